@@ -1,0 +1,75 @@
+"""clgrad: PyTorch-style tensors and autograd on any OpenCL device (and on the host with NumPy).
+
+>>> import clgrad
+>>> x = clgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+
+from .tensor import Size, Tensor  # first: the ops import it
+
+from . import autograd  # noqa: I001
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .device import Device, DeviceType, default_device, device, devices, set_default_device
+from .dtypes import (
+    bool_ as bool,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from .errors import KernelBuildError, OutOfMemoryError
+from .functional import *  # noqa: F403
+from .ops.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
+half, float, double = float16, float32, float64
+long, int, short = int64, int32, int16
+__version__ = "0.1.0"
+
+
+def synchronize(device=None):
+    """Waits until every queued kernel on ``device`` (default: every opened device) is done."""
+    from .device import resolve
+
+    targets = [resolve(device)] if device is not None else devices()
+    for d in targets:
+        if d.is_cl and "runtime" in d.__dict__:
+            d.runtime.synchronize()
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)

@@ -1,0 +1,138 @@
+"""The backward engine: iterative (a 100,000-op chain is fine), releasing the graph as it goes."""
+
+from __future__ import annotations
+
+import heapq
+
+from .function import AccumulateGrad
+from .grad_mode import _set, is_grad_enabled
+
+
+def _collect(roots):
+    """Every node reachable from ``roots`` and how many edges point at each (no recursion)."""
+    deps: dict = {}
+    seen = set()
+    stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen, deps
+
+
+def _needed(nodes, targets):
+    """The nodes on some path to a target, found by walking the edges backwards."""
+    parents: dict = {}
+    for node in nodes:
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(node)
+    needed = set(targets)
+    stack = list(targets)
+    while stack:
+        for p in parents.get(stack.pop(), ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed
+
+
+def _accumulate(buffer, i, grad):
+    if grad is None:
+        return
+    buffer[i] = grad if buffer[i] is None else buffer[i] + grad
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, capture=False):
+    """Runs backward from ``tensors``.
+
+    With ``capture`` the gradients reaching ``inputs`` are returned instead of accumulated
+    (``autograd.grad``); with ``inputs`` alone only those tensors' ``.grad`` are filled.
+    """
+    roots = [(t.grad_fn or t._grad_accumulator(), t._output_nr) for t in tensors]
+    nodes, deps = _collect([n for n, _ in roots])
+    targets = {}  # (node, output_nr) -> position in inputs
+    if inputs is not None:
+        for k, t in enumerate(inputs):
+            key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
+            targets[key] = k
+        needed = _needed(nodes, {n for n, _ in targets})
+    else:
+        needed = nodes
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grad_tensors):
+        buf = buffers.setdefault(node, [None] * _n_outputs(node))
+        _accumulate(buf, nr, g)
+    ready = [(-n._seq, id(n), n) for n, _ in roots if deps.get(n, 0) == 0 and n in needed]
+    ready = list({id(e[2]): e for e in ready}.values())
+    heapq.heapify(ready)
+
+    prev = is_grad_enabled()
+    _set(create_graph)
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, None) or [None] * _n_outputs(node)
+            for nr, hooks in node._pre_hooks.items():
+                if nr == "node":
+                    continue
+                for hook in hooks:
+                    if grads[nr] is not None:
+                        new = hook(grads[nr])
+                        grads[nr] = grads[nr] if new is None else new
+            for nr, ref in node._retained.items():
+                t = ref()
+                if t is not None and grads[nr] is not None:
+                    g = grads[nr] if create_graph else grads[nr].detach()
+                    t.grad = g.clone() if t.grad is None else t.grad + g
+            hit = False
+            for nr, g in enumerate(grads):
+                k = targets.get((node, nr))
+                if k is not None:
+                    hit = True
+                    if capture:
+                        captured[k] = g
+                    elif g is not None and isinstance(node, AccumulateGrad):
+                        node.accumulate(g, create_graph)
+                    elif g is not None:
+                        t = inputs[k]
+                        t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+            if isinstance(node, AccumulateGrad):
+                if not hit and inputs is None and grads[0] is not None:
+                    node.accumulate(grads[0], create_graph)
+                continue
+            if hit and capture and not any(
+                nxt in needed for nxt, _ in node.next_functions if nxt is not None
+            ):
+                continue
+            if all(g is None for g in grads):
+                in_grads = (None,) * len(node.next_functions)
+            else:
+                in_grads = node.apply(grads)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, in_grads):
+                if nxt is None or nxt not in needed:
+                    continue
+                buf = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
+                _accumulate(buf, nr, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        _set(prev)
+    return captured
+
+
+def _n_outputs(node):
+    meta = getattr(node, "output_meta", None)
+    return len(meta) if meta is not None else 1

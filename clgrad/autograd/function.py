@@ -1,0 +1,265 @@
+"""Graph nodes and ``Function``: the user contract of PyTorch's torch.autograd.Function."""
+
+from __future__ import annotations
+
+import itertools
+
+from .grad_mode import _set, is_grad_enabled
+
+_sequence = itertools.count()
+
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class Node:
+    """A step of the backward graph: ``apply(grads of its outputs)`` -> grads of its inputs."""
+
+    def __init__(self, next_functions=()):
+        self.next_functions = tuple(next_functions)
+        self._seq = next(_sequence)
+        self._pre_hooks = {}  # output_nr -> hooks of the tensor that is that output
+        self._retained = {}  # output_nr -> tensor whose .grad keeps what arrives (retain_grad)
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_hook(self, fn):
+        self._pre_hooks.setdefault("node", []).append(fn)
+
+    def release(self):
+        pass
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds what arrives into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def accumulate(self, grad, create_graph):
+        v = self.variable
+        for hook in v._hooks or ():
+            new = hook(grad)
+            grad = grad if new is None else new
+        if v.grad is None:
+            # a copy: the same gradient tensor may reach several leaves, or be the user's own
+            v.grad = grad.clone() if not create_graph else grad
+            if not create_graph:
+                v.grad = v.grad.detach()
+        elif create_graph:
+            v.grad = v.grad + grad
+        else:
+            v.grad.add_(grad.detach())
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had; unpacking checks it is unchanged."""
+
+    __slots__ = ("tensor", "version", "output_nr")
+
+    def __init__(self, tensor, output_nr=None):
+        # An output is kept without its grad_fn (that would be a cycle) and given it back later.
+        self.tensor = tensor.detach() if output_nr is not None else tensor
+        self.version = tensor._version
+        self.output_nr = output_nr
+
+    def unpack(self, node):
+        t = self.tensor
+        if t._version != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.type_name()} {list(t.shape)}], which is "
+                f"{'output ' + str(self.output_nr) + ' of ' + node.name() if self.output_nr is not None else 'an input of ' + node.name()}"
+                f", is at version {t._version}; expected version {self.version} instead. Hint: "
+                "the operation that failed to compute its gradient saved this tensor; clone it "
+                "before changing it in place."
+            )
+        if self.output_nr is not None:
+            from ..tensor import Tensor
+
+            return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
+        return t
+
+
+class FunctionCtx:
+    """The ``ctx`` of a Function: save_for_backward, saved_tensors, needs_input_grad, ..."""
+
+    def __init__(self):
+        self._to_save = ()
+        self._saved = None
+        self._node = None
+        self._non_differentiable = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = value
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            if self._node is None:  # not recorded: forward ran without grad
+                return self._to_save
+            raise RuntimeError(FREED)
+        return tuple(None if s is None else s.unpack(self._node) for s in self._saved)
+
+
+class BackwardNode(Node):
+    """The node a ``Function`` records; its class is named ``<Function>Backward0``."""
+
+    function = None
+
+    def __init__(self, ctx, next_functions, outputs):
+        super().__init__(next_functions)
+        self.ctx = ctx
+        # shape, dtype, device of each output: a missing output grad is materialized as zeros
+        self.output_meta = [(o.shape, o.dtype, o.device) if o is not None else None for o in outputs]
+
+    def apply(self, grads):
+        from ..tensor import zeros
+
+        ctx = self.ctx
+        if ctx._saved is None and self._released:
+            raise RuntimeError(FREED)
+        if ctx.materialize_grads:
+            grads = [
+                zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
+                for g, m in zip(grads, self.output_meta)
+            ]
+        result = self.function.backward(ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_in = len(self.next_functions)
+        if len(result) < n_in:
+            result = result + (None,) * (n_in - len(result))
+        elif len(result) > n_in:
+            if any(r is not None for r in result[n_in:]):
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_in}, got {len(result)})"
+                )
+            result = result[:n_in]
+        for i, (g, shape) in enumerate(zip(result, self.input_shapes)):
+            if g is not None and shape is not None and tuple(g.shape) != shape:
+                if g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape)):
+                    continue
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                )
+        return result
+
+    _released = False
+
+    def release(self):
+        self.ctx._saved = None
+        self._released = True
+
+
+def _broadcasts_to(target, shape):
+    return len(shape) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(shape), reversed(target))
+    )
+
+
+def _edge(t):
+    if t is None or not getattr(t, "requires_grad", False):
+        return (None, 0)
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (t._grad_accumulator(), 0)
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        node_name = ns.get("node_name") or f"{name}Backward0"
+        cls._node_class = type(node_name, (BackwardNode,), {"function": cls})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static ``forward(ctx, ...)`` and ``backward(ctx, *grads)``; call ``.apply``.
+
+    >>> class Square(clgrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    """
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args):
+        from ..tensor import Tensor
+
+        ctx = FunctionCtx()
+        record = is_grad_enabled() and any(
+            isinstance(a, Tensor) and a.requires_grad for a in args
+        )
+        if not record:
+            # Nothing to record; a user's forward still runs without grad, as in PyTorch.
+            if cls.__module__.startswith("clgrad."):
+                return cls.forward(ctx, *args)
+            _set(False)
+            try:
+                return cls.forward(ctx, *args)
+            finally:
+                _set(True)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        _set(False)
+        try:
+            out = cls.forward(ctx, *args)
+        finally:
+            _set(True)
+        single = not isinstance(out, tuple)
+        outputs = [out] if single else list(out)
+        for i, o in enumerate(outputs):
+            if isinstance(o, Tensor) and any(o is a for a in args):
+                outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
+        tensor_args = [a if isinstance(a, Tensor) else None for a in args]
+        node = cls._node_class(ctx, [_edge(a) for a in tensor_args],
+                               [o if isinstance(o, Tensor) else None for o in outputs])
+        node.input_shapes = [tuple(a.shape) if a is not None else None for a in tensor_args]
+        non_diff = ctx._non_differentiable
+        for i, o in enumerate(outputs):
+            if isinstance(o, Tensor) and o.dtype.is_floating_point and not any(o is t for t in non_diff):
+                o._requires_grad = True
+                o.grad_fn = node
+                o._output_nr = i
+        ctx._node = node
+        ctx._saved = [
+            None if t is None else SavedTensor(
+                t, next((i for i, o in enumerate(outputs) if o is t), None)
+            )
+            for t in ctx._to_save
+        ]
+        ctx._to_save = ()
+        return outputs[0] if single else tuple(outputs)

@@ -1,0 +1,46 @@
+"""Shapes and strides into kernel arguments: broadcasting, dim merging, index width, sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+INT32_MAX = 2**31 - 1
+
+
+def merge_dims(shape, strides_list):
+    """Merges adjacent dims that every operand walks as one run; drops size-1 dims.
+
+    ``strides_list`` holds each operand's strides over ``shape`` (0 where broadcast).
+    Returns (shape, strides_list) with at least one dim.
+    """
+    dims = [i for i, s in enumerate(shape) if s != 1]
+    if not dims:
+        return (1,), [(0,) for _ in strides_list]
+    out_shape = [shape[dims[0]]]
+    out_strides = [[s[dims[0]]] for s in strides_list]
+    for d in dims[1:]:
+        n = shape[d]
+        if all(os[-1] == s[d] * n for os, s in zip(out_strides, strides_list)):
+            out_shape[-1] *= n
+            for os, s in zip(out_strides, strides_list):
+                os[-1] = s[d]
+        else:
+            out_shape.append(n)
+            for os, s in zip(out_strides, strides_list):
+                os.append(s[d])
+    return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+def index_type(*extents) -> str:
+    """``int`` when every offset a kernel can form fits in 31 bits, else ``long``."""
+    return "int" if max(extents, default=0) <= INT32_MAX else "long"
+
+
+def extent(t) -> int:
+    """One past the largest element offset a view reaches in its storage."""
+    if t.numel() == 0:
+        return t._offset
+    return t._offset + sum((n - 1) * abs(s) for n, s in zip(t._shape, t._stride)) + 1
+
+
+INDEX_NP = {"int": np.int32, "long": np.int64}

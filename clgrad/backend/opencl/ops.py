@@ -1,0 +1,126 @@
+"""The OpenCL device's primitives: each renders (once) a kernel family and launches it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..elementwise_table import OPS
+from .launch import INDEX_NP, extent, index_type, merge_dims
+
+
+def _fp64(*dts) -> bool:
+    return any(d.name == "float64" for d in dts)
+
+
+def _scalar(value, ctype):
+    return {"float": np.float32, "double": np.float64, "half": np.float32, "uchar": np.uint8,
+            "char": np.int8, "short": np.int16, "int": np.int32, "long": np.int64}[ctype](value)
+
+
+def elementwise(op, out, operands, compute, expr=None):
+    """out = OPS[op](operands...), each operand converted to its compute dtype first."""
+    n = out.numel()
+    if n == 0:
+        return
+    rt = out.device.runtime
+    tensors = [x for x in operands if hasattr(x, "_storage")]
+    shape = out._shape
+    strides = [out._stride] + [_broadcast_strides(t, shape) for t in tensors]
+    mshape, mstrides = merge_dims(shape, strides)
+    contiguous = len(mshape) == 1 and all(s[0] == 1 for s in mstrides)
+    itype = index_type(extent(out), *(extent(t) for t in tensors))
+    ins = tuple(
+        (x.dtype.ctype if hasattr(x, "_storage") else None, dt.compute_ctype)
+        for x, dt in zip(operands, compute)
+    )
+    ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
+    code = (expr or OPS[op][0]).replace("{T}", ct)
+    kernel = rt.kernel(
+        "elementwise.cl.mako", f"cg_elementwise_{op}", name=op, expr=code, ins=ins,
+        out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", ndim=len(mshape),
+        contiguous=contiguous, index_t=itype, fp64=_fp64(out.dtype, *compute),
+    )
+    I = INDEX_NP[itype]
+    args = [out._storage.data, I(out._offset)]
+    for x, (st, cty) in zip(operands, ins):
+        if st is None:
+            args.append(_scalar(x, cty))
+        else:
+            args += [x._storage.data, I(x._offset)]
+    if not contiguous:
+        for d, size in enumerate(mshape):
+            args += [I(size), I(mstrides[0][d])]
+            args += [I(s[d]) for s in mstrides[1:]]
+    args.append(I(n))
+    rt.launch1d(kernel, n, args)
+
+
+def _broadcast_strides(t, shape):
+    lead = len(shape) - t.ndim
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(t._shape, t._stride))
+
+
+def arange(out, start, step, dt):
+    elementwise("arange", out, [start, step], [dt, dt])
+
+
+def random(out, kind, seed, offset, dt):
+    n = out.numel()
+    if n == 0:
+        return
+    rt = out.device.runtime
+    acc = "double" if dt.name == "float64" else "float"
+    kernel = rt.kernel("random.cl.mako", "cg_random", kind=kind, out_ct=out.dtype.ctype,
+                       acc=acc, fp64=acc == "double")
+    args = [out._storage.data, np.uint64(out._offset), np.uint32(seed & 0xFFFFFFFF),
+            np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint64(offset), np.uint64(n)]
+    rt.launch1d(kernel, n, args)
+
+
+def to_numpy(t) -> np.ndarray:
+    """Waits for the queue and copies the tensor's elements to a new host array."""
+    host = np.empty(t._shape, t.dtype.np)
+    if host.size == 0:
+        return host
+    if not t.is_contiguous():
+        t = t.contiguous()
+    cl.enqueue_copy(t.device.runtime.queue, host, t._storage.data,
+                    src_offset=t._offset * t.dtype.itemsize, is_blocking=True)
+    return host
+
+
+def from_numpy(dst, arr):
+    """Copies a host array into a contiguous tensor (blocking: the array may be temporary)."""
+    arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
+    if arr.size:
+        cl.enqueue_copy(dst.device.runtime.queue, dst._storage.data, arr,
+                        dst_offset=dst._offset * dst.dtype.itemsize, is_blocking=True)
+
+
+def _index_kernel(dst, function):
+    rt = dst.device.runtime
+    atomic64 = "cl_khr_int64_base_atomics" in dst.device._cl.extensions
+    return rt, rt.kernel("index.cl.mako", function, ct=dst.dtype.ctype, atomic64=atomic64,
+                         fp64=dst.dtype.name == "float64")
+
+
+def _limit(t):
+    return np.int64(t._storage.nbytes // t.dtype.itemsize)
+
+
+def take(out, src, offsets):
+    """out (contiguous) = src's storage at int64 ``offsets`` (contiguous)."""
+    rt, k = _index_kernel(src, "cg_index_take")
+    n = out.numel()
+    rt.launch1d(k, n, [out._storage.data, np.int64(out._offset), src._storage.data, _limit(src),
+                       offsets._storage.data, np.int64(offsets._offset), np.int64(n)])
+
+
+def put(dst, offsets, values, accumulate):
+    """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``."""
+    rt, k = _index_kernel(dst, "cg_index_put_add" if accumulate else "cg_index_put")
+    n = offsets.numel()
+    rt.launch1d(k, n, [dst._storage.data, _limit(dst), offsets._storage.data,
+                       np.int64(offsets._offset), values._storage.data,
+                       np.int64(values._offset), np.int64(n)])

@@ -1,0 +1,305 @@
+"""Reductions (sum, prod, max, min, argmax, argmin) and cumsum as OpenCL kernels.
+
+Both read their input in place, whatever its strides: the kept dims and the reduced (or scanned)
+dims are each merged into as few runs as they allow, and the kernels walk those runs.
+
+CPU devices (PoCL and the like): one work-item owns one output (or ``vw`` adjacent outputs whose
+input is contiguous, read as vectors) and walks the reduced elements serially, with vector loads
+along a contiguous reduced dim. When there are too few outputs to keep every core busy (a full
+reduction has one), each output's range is cut into P chunks: a first launch writes M*P partial
+results to a scratch buffer and a second, small launch of the same kernels reduces them.
+
+GPUs: a work-group per (lx outputs, chunk) whose ly items per output stride through the chunk,
+reading adjacent addresses, then combine in a tree in local memory; same two-pass scheme.
+
+cumsum: lines scanned serially per work-item (vectorized across lines when the lines are
+adjacent in memory, or with an in-register prefix along a contiguous line), a work-group scan in
+local memory on GPUs; long lines are cut into chunks whose sums come from the reduction kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .launch import INDEX_NP, extent, index_type, merge_dims
+
+ARG_OPS = ("argmax", "argmin")
+VALUE_OPS = ("sum", "prod", "max", "min")
+
+# None: GPU kernels on GPUs only. True/False forces a path (tests run the GPU kernels on PoCL).
+GPU_PATH = None
+# CPU: a chunk is at least this many elements, so partials stay few and cheap to combine.
+MIN_CHUNK = 1 << 14
+# GPU work-group size (a power of two every OpenCL GPU supports).
+WG = 256
+
+_SIZES = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
+          "double": 8}
+
+
+def _gpu(rt) -> bool:
+    return rt.is_gpu if GPU_PATH is None else bool(GPU_PATH)
+
+
+def _vw(ct: str) -> int:
+    return VW_OVERRIDE or _vw0(ct)
+
+
+VW_OVERRIDE = 0
+
+
+def _vw0(ct: str) -> int:
+    """Lanes of a CPU vector load: 64 bytes of 4-byte elements."""
+    return 8 if _SIZES[ct] == 8 else 16
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def _wg_size(rt) -> int:
+    return min(WG, _pow2_floor(rt.device._cl.max_work_group_size))
+
+
+def _fp64(*cts) -> bool:
+    return "double" in cts
+
+
+def _cpu_launch(rt, kernel, n_items, args):
+    """Grid-stride kernels on a CPU device: enough items for every core, a few per group."""
+    cu = rt.device.compute_units
+    items = max(1, min(n_items, rt.max_work_items))
+    local = 1
+    while local < 16 and items // (local * 2) >= 8 * cu:
+        local *= 2
+    items = _cdiv(items, local) * local
+    rt.launch(kernel, (items,), (local,), args)
+
+
+class _Src:
+    """What a reduction launch reads: a buffer, its element ctype, kept and reduced runs."""
+
+    __slots__ = ("buf", "off", "ct", "idx", "kshape", "kstr", "rshape", "rstr", "ext")
+
+    def __init__(self, buf, off, ct, idx, kshape, kstr, rshape, rstr, ext):
+        self.buf, self.off, self.ct, self.idx = buf, off, ct, idx
+        self.kshape, self.kstr, self.rshape, self.rstr = kshape, kstr, rshape, rstr
+        self.ext = ext  # one past the largest element offset read
+
+
+def _plan(rt, src, M, R, value_only):
+    """(mode, vw, lx, ly, base_items): how one launch covers M outputs over R elements each."""
+    K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
+    if _gpu(rt):
+        wg = _wg_size(rt)
+        lx = 1
+        if M > 1 and ks == 1 and rs != 1:  # adjacent outputs are adjacent in memory
+            lx = min(64, wg, 1 << (K0 - 1).bit_length())
+        return "wg", 0, lx, wg // lx, _cdiv(M, lx)
+    vw = _vw(src.ct)
+    if M > 1 and ks == 1 and rs != 1 and K0 >= vw and value_only:
+        return "outer", vw, 0, 0, (M // K0) * _cdiv(K0, vw)
+    return "inner", (vw if rs == 1 and R >= vw and value_only else 0), 0, 0, M
+
+
+def _split(rt, plan, R) -> tuple[int, int]:
+    """(P, chunk): cut each output's R elements into P chunks when outputs alone are too few."""
+    mode, _, _, ly, base = plan
+    if R == 0:
+        return 1, 0
+    if mode == "wg":
+        # work-groups that fill the device (at least a few per compute unit)
+        target = max(rt.max_work_items // (ly * plan[2]), 4 * rt.device.compute_units)
+        min_chunk = ly * 16
+    else:
+        target = rt.max_work_items
+        min_chunk = MIN_CHUNK
+    P = 1
+    if base < target:
+        P = max(1, min(_cdiv(target, base), R // min_chunk))
+    chunk = _cdiv(R, P)
+    return _cdiv(R, chunk), chunk
+
+
+def _launch(rt, op, ct, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off, o_sm,
+            o_sc):
+    mode, vw, lx, ly, base = plan
+    n_items = base * P
+    span = max(src.ext, o_off + M * P + 1, R + chunk, n_items) + 64 * max(rt.max_work_items, 1024)
+    itype = index_type(span)
+    I = INDEX_NP[itype]
+    nk, nr = len(src.kshape), len(src.rshape)
+    kernel = rt.kernel(
+        "reduce.cl.mako", f"cg_reduce_{mode}_{op}", mode=mode, op=op, in_ct=src.ct, ct=ct,
+        idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
+        out_bool=out_bool, idx_out=outi is not None, nk=nk, nr=nr, vw=vw, lx=lx, ly=ly,
+        index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
+    )
+    args = [src.buf, I(src.off)]
+    if src.idx is not None:
+        args.append(src.idx)
+    for n, s in zip(src.kshape, src.kstr):
+        args += [I(n), I(s)]
+    for n, s in zip(src.rshape, src.rstr):
+        args += [I(n), I(s)]
+    args += [I(M), I(R), I(chunk), I(P)]
+    if out is not None:
+        args.append(out)
+    if outi is not None:
+        args.append(outi)
+    args += [I(o_off), I(o_sm), I(o_sc), I(n_items)]
+    if mode == "wg":
+        rt.launch(kernel, (base * lx, P * ly), (lx, ly), args)
+    else:
+        _cpu_launch(rt, kernel, n_items, args)
+
+
+def _partials(rt, op, ct, plan, src, M, R, P, chunk):
+    """Launches the first pass into scratch; returns (vals, idx, nbytes, o_sm, o_sc)."""
+    arg = op in ARG_OPS
+    nvals = M * P * _SIZES[ct]
+    vals = rt.allocator.alloc(nvals)
+    idx = rt.allocator.alloc(M * P * 8) if arg else None
+    # outer and wg write adjacent outputs side by side: [P][M]; inner: [M][P]
+    o_sm, o_sc = (1, M) if plan[0] in ("outer", "wg") else (P, 1)
+    _launch(rt, op, ct, plan, src, M, R, P, chunk, vals, ct, False, idx, 0, o_sm, o_sc)
+    return vals, idx, nvals, o_sm, o_sc
+
+
+def _reduce_src(rt, op, ct, src, M, R, out, out_ct, out_bool, outi, o_off):
+    arg = op in ARG_OPS
+    plan = _plan(rt, src, M, R, src.idx is None)
+    P, chunk = _split(rt, plan, R)
+    if P == 1:
+        _launch(rt, op, ct, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi, o_off, 1, 0)
+        return
+    vals, idx, nvals, o_sm, o_sc = _partials(rt, op, ct, plan, src, M, R, P, chunk)
+    second = _Src(vals, 0, ct, idx, (M,), (o_sm,), (P,), (o_sc,), M * P)
+    plan2 = _plan(rt, second, M, P, not arg)
+    _launch(rt, op, ct, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off, 1, 0)
+    rt.allocator.release(vals, nvals)
+    if idx is not None:
+        rt.allocator.release(idx, M * P * 8)
+
+
+def _stride_key(s):
+    return math.inf if s == 0 else abs(s)
+
+
+def reduce(op, out, x, dims, acc) -> None:
+    """out = op over the dims ``dims`` of x (see the module docstring). Enqueues only."""
+    M = out.numel()
+    if M == 0:
+        return
+    rt = out.device.runtime
+    arg = op in ARG_OPS
+    if op not in ARG_OPS + VALUE_OPS:
+        raise ValueError(f"unknown reduction {op!r}")
+    dims = tuple(sorted(d % x.ndim for d in dims)) if x.ndim else ()
+    kept = [d for d in range(x.ndim) if d not in dims]
+    red = list(dims)
+    R = math.prod(x._shape[d] for d in red)
+    if not arg:  # any order sums the same: walk the smallest stride innermost
+        red.sort(key=lambda d: -_stride_key(x._stride[d]))
+    kshape, (kstr,) = merge_dims([x._shape[d] for d in kept], [[x._stride[d] for d in kept]])
+    if R == 0:
+        rshape, rstr = (1,), (0,)
+    else:
+        rshape, (rstr,) = merge_dims([x._shape[d] for d in red], [[x._stride[d] for d in red]])
+    if op in ("sum", "prod"):
+        ct = (acc or out.dtype).compute_ctype
+    else:
+        ct = x.dtype.compute_ctype
+    src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr,
+               extent(x))
+    if arg:
+        _reduce_src(rt, op, ct, src, M, R, None, "", False, out._storage.data, out._offset)
+    else:
+        _reduce_src(rt, op, ct, src, M, R, out._storage.data, out.dtype.ctype,
+                    out.dtype.name == "bool", None, out._offset)
+
+
+def cumsum(out, x, dim, acc) -> None:
+    """out = inclusive cumulative sum of x along dim, accumulated in acc. Enqueues only."""
+    n = out.numel()
+    if n == 0:
+        return
+    rt = out.device.runtime
+    ct = (acc or out.dtype).compute_ctype
+    if x.ndim == 0:
+        L, sx, so, bshape, bx, bo = 1, 0, 0, (1,), (0,), (0,)
+    else:
+        dim %= x.ndim
+        L, sx, so = x._shape[dim], x._stride[dim], out._stride[dim]
+        others = [d for d in range(x.ndim) if d != dim]
+        bshape, (bx, bo) = merge_dims(
+            [x._shape[d] for d in others],
+            [[x._stride[d] for d in others], [out._stride[d] for d in others]],
+        )
+    B = n // L
+    gpu = _gpu(rt)
+    K0 = bshape[-1]
+    vw = _vw(x.dtype.ctype)
+    if gpu:
+        # adjacent lines adjacent in memory: one item per line reads coalesced; else work-groups
+        mode = "lines" if B > 1 and bx[-1] == 1 and sx != 1 else "wg"
+        base = B
+        ls = _wg_size(rt)
+        target = max(rt.max_work_items // (ls if mode == "wg" else 1), 4 * rt.device.compute_units)
+        min_chunk = ls * 16 if mode == "wg" else MIN_CHUNK
+    else:
+        mode = "tiles" if B > 1 and bx[-1] == 1 and bo[-1] == 1 and K0 >= vw and sx != 1 \
+            else "lines"
+        base = (B // K0) * _cdiv(K0, vw) if mode == "tiles" else B
+        ls = 0
+        target = rt.max_work_items
+        min_chunk = MIN_CHUNK
+    P = 1
+    if base < target:
+        P = max(1, min(_cdiv(target, base), L // min_chunk))
+    chunk = _cdiv(L, P)
+    P = _cdiv(L, chunk)
+    lvec = 8 if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
+
+    part = None
+    if P > 1:
+        src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,),
+                   extent(x))
+        plan = _plan(rt, src, B, L, True)
+        part, _, nvals, ps_b, ps_c = _partials(rt, "sum", ct, plan, src, B, L, P, chunk)
+
+    span = max(extent(x), out._offset + n, L + chunk, B * P * 2) + 64 * max(rt.max_work_items, 1024)
+    itype = index_type(span)
+    I = INDEX_NP[itype]
+    kernel = rt.kernel(
+        "scan.cl.mako", f"cg_scan_{mode}", mode=mode, in_ct=x.dtype.ctype, ct=ct,
+        out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", nb=len(bshape),
+        vw=vw if mode == "tiles" else 0, lvec=lvec, ls=ls, has_part=part is not None,
+        index_t=itype, fp64=_fp64(x.dtype.ctype, ct, out.dtype.ctype),
+    )
+    args = [x._storage.data, I(x._offset)]
+    for size, a, b in zip(bshape, bx, bo):
+        args += [I(size), I(a), I(b)]
+    args += [I(L), I(sx), I(so), I(chunk), I(P)]
+    if part is not None:
+        args += [part, I(ps_b), I(ps_c)]
+    n_items = (base if mode != "wg" else B) * P
+    args += [out._storage.data, I(out._offset), I(n_items)]
+    if mode == "wg":
+        rt.launch(kernel, (n_items * ls,), (ls,), args)
+    elif gpu:
+        rt.launch1d(kernel, n_items, args)
+    else:
+        _cpu_launch(rt, kernel, n_items, args)
+    if part is not None:
+        rt.allocator.release(part, nvals)
+
+
+__all__ = ["reduce", "cumsum"]
+_ = np  # numpy is used through INDEX_NP's scalar types

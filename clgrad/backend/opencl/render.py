@@ -1,0 +1,43 @@
+"""Renders the ``kernels/*.cl.mako`` templates (strict_undefined: a missing name is an error)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from mako.exceptions import text_error_template
+from mako.lookup import TemplateLookup
+
+
+class KernelRenderError(RuntimeError):
+    """A template failed to render; the message names the template and its parameters."""
+
+
+def kernels_dir() -> Path:
+    """The templates: inside the installed package, or the repository's top-level kernels/."""
+    here = Path(__file__).resolve().parents[2]  # .../clgrad
+    for candidate in (here / "kernels", here.parent / "kernels"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"clgrad's kernel templates are missing (looked in {here / 'kernels'})")
+
+
+@lru_cache(maxsize=1)
+def _lookup() -> TemplateLookup:
+    return TemplateLookup(directories=[str(kernels_dir())], strict_undefined=True)
+
+
+def templates() -> list[str]:
+    return sorted(p.name for p in kernels_dir().glob("*.cl.mako") if not p.name.startswith("_"))
+
+
+def render(template: str, **params) -> str:
+    try:
+        return _lookup().get_template(template).render(**params)
+    except Exception as e:
+        detail = text_error_template().render()
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+        raise KernelRenderError(
+            f"rendering {template} failed with {type(e).__name__}: {e}\n"
+            f"parameters: {shown}\n{detail}"
+        ) from e

@@ -1,0 +1,213 @@
+"""One OpenCL device's context, in-order queue, caching allocator and program cache."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+from ...errors import KernelBuildError, OutOfMemoryError
+from .render import render
+
+log = logging.getLogger("clgrad")
+DEBUG = int(os.environ.get("CLGRAD_DEBUG", "0") or 0)
+if DEBUG and not log.handlers:
+    logging.basicConfig(level=logging.DEBUG, format="clgrad: %(message)s")
+
+_PROBES = {
+    "double": "__kernel void probe(__global double *x) { x[0] = x[0] * 2.0 + 1.0; }",
+    "half": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+    "__kernel void probe(__global half *x) { x[0] = x[0] * (half)2 + (half)1; }",
+}
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("CLGRAD_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clgrad"
+    )
+    return Path(root)
+
+
+class Allocator:
+    """Keeps freed buffers by size and hands them out again: allocation is the slow part."""
+
+    ALIGN = 256
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.free: dict[int, list[cl.Buffer]] = defaultdict(list)
+        self.in_use = 0  # bytes handed out and not yet returned
+        self.cached = 0  # bytes held in self.free
+        self.lock = threading.Lock()
+
+    def round(self, nbytes: int) -> int:
+        return max(self.ALIGN, -(-nbytes // self.ALIGN) * self.ALIGN)
+
+    def alloc(self, nbytes: int) -> cl.Buffer:
+        size = self.round(nbytes)
+        with self.lock:
+            bucket = self.free.get(size)
+            if bucket:
+                self.cached -= size
+                self.in_use += size
+                return bucket.pop()
+        buf = self._new(size)
+        with self.lock:
+            self.in_use += size
+        return buf
+
+    def _new(self, size):
+        dev = self.runtime.device
+        limit = dev._cl.max_mem_alloc_size
+        for attempt in range(2):
+            # OpenCL allocates lazily, so a buffer larger than the device holds may "succeed"
+            # and fail at first use: check against what the device reports before asking.
+            if size <= limit and self.in_use + self.cached + size <= dev.global_memory:
+                try:
+                    return cl.Buffer(self.runtime.context, cl.mem_flags.READ_WRITE, size)
+                except (cl.MemoryError, cl.RuntimeError, cl.LogicError):
+                    pass
+            if attempt == 0:
+                self.empty_cache()
+        raise OutOfMemoryError(
+            f"{dev} ({dev.name}) cannot allocate {size} bytes: {self.in_use} bytes in use, "
+            f"largest single allocation {limit}, global memory {dev.global_memory}"
+        )
+
+    def release(self, buf: cl.Buffer, nbytes: int):
+        size = self.round(nbytes)
+        with self.lock:
+            self.in_use -= size
+            self.cached += size
+            self.free[size].append(buf)
+
+    def empty_cache(self):
+        with self.lock:
+            for bucket in self.free.values():
+                for buf in bucket:
+                    buf.release()
+            self.free.clear()
+            self.cached = 0
+
+
+class Runtime:
+    """Opened lazily by ``Device.runtime``: one context and one in-order queue per device."""
+
+    def __init__(self, device):
+        self.device = device
+        self.context = cl.Context([device._cl])
+        self.queue = cl.CommandQueue(self.context)
+        self.allocator = Allocator(self)
+        self.programs: dict[tuple, cl.Program] = {}
+        self.kernels: dict[tuple, cl.Kernel] = {}
+        self.lock = threading.RLock()
+        d = device._cl
+        self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
+        self.build_options = ["-cl-std=CL1.2"]
+        self.is_gpu = bool(d.type & cl.device_type.GPU)
+        # A grid-stride loop needs only enough work-items to fill the device.
+        self.local_size = min(256, d.max_work_group_size) if self.is_gpu else None
+        self.max_work_items = d.max_compute_units * (2048 if self.is_gpu else 64)
+
+    # ---- programs ----------------------------------------------------------------------------
+    def probe(self, kind: str) -> bool:
+        """Builds and runs a tiny kernel: extension strings alone are not always truthful."""
+        np_t = {"double": np.float64, "half": np.float16}[kind]
+        try:
+            prg = cl.Program(self.context, _PROBES[kind]).build(cache_dir=False)
+            x = np.array([3], np_t)
+            buf = cl.Buffer(self.context, cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+            prg.probe(self.queue, (1,), None, buf)
+            cl.enqueue_copy(self.queue, x, buf)
+            return float(x[0]) == 7.0
+        except Exception:
+            return False
+
+    def kernel(self, template: str, function: str, **params) -> cl.Kernel:
+        """Kernel ``function`` of ``template`` rendered with ``params``; built once per process."""
+        key = (template, function, tuple(sorted(params.items())))
+        k = self.kernels.get(key)
+        if k is None:
+            with self.lock:
+                prg = self.program(template, **params)
+                k = self.kernels[key] = getattr(prg, function)
+        return k
+
+    def program(self, template: str, **params) -> cl.Program:
+        key = (template, tuple(sorted(params.items())))
+        prg = self.programs.get(key)
+        if prg is None:
+            source = render(template, **params)
+            if DEBUG >= 2:
+                log.debug("rendered %s %s:\n%s", template, params, source)
+            prg = self.programs[key] = self.build(source, template)
+        return prg
+
+    def build(self, source: str, label: str = "program") -> cl.Program:
+        """Builds ``source``, reusing a binary cached on disk by an earlier process."""
+        opts = " ".join(self.build_options)
+        digest = hashlib.sha256(f"{self.cache_key}\n{opts}\n{source}".encode()).hexdigest()
+        path = cache_dir() / f"{digest}.bin"
+        dev = self.device._cl
+        if path.exists():
+            try:
+                prg = cl.Program(self.context, [dev], [path.read_bytes()])
+                return prg.build(options=self.build_options)
+            except Exception:
+                path.unlink(missing_ok=True)  # a stale or corrupt binary: rebuild from source
+        try:
+            with warnings.catch_warnings():
+                # compiler remarks (e.g. an always-false unsigned compare) are not the user's
+                # business; CLGRAD_DEBUG=2 shows the source to look at
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                prg = cl.Program(self.context, source).build(
+                    options=self.build_options, cache_dir=False
+                )
+        except cl.RuntimeError as e:
+            src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{digest[:12]}.cl"
+            src_path.write_text(source)
+            try:
+                build_log = cl.Program(self.context, source).get_build_info(
+                    dev, cl.program_build_info.LOG
+                )
+            except Exception:
+                build_log = str(e)
+            raise KernelBuildError(
+                f"building {label} failed on {self.device} ({self.device.name}, driver "
+                f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{build_log or e}"
+            ) from None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(prg.get_info(cl.program_info.BINARIES)[0])
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only cache only costs time
+        return prg
+
+    # ---- launching ---------------------------------------------------------------------------
+    def launch(self, kernel: cl.Kernel, global_size, local_size, args):
+        if DEBUG:
+            log.debug("launch %s on %s global=%s local=%s", kernel.function_name,
+                      self.device, global_size, local_size)
+        kernel.set_args(*args)
+        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+
+    def launch1d(self, kernel: cl.Kernel, n: int, args, per_item: int = 1):
+        """Launches a grid-stride kernel over ``n`` items."""
+        items = max(1, min(-(-n // per_item), self.max_work_items))
+        if self.local_size:
+            items = -(-items // self.local_size) * self.local_size
+            return self.launch(kernel, (items,), (self.local_size,), args)
+        return self.launch(kernel, (items,), None, args)
+
+    def synchronize(self):
+        self.queue.finish()

@@ -1,0 +1,37 @@
+"""Philox4x32-10, the counter-based generator both devices run, so one seed gives one stream.
+
+Element i of a draw that starts at ``offset`` uses counter (offset + i) and the first output
+word; the same arithmetic runs in kernels/random.cl.mako.
+"""
+
+import numpy as np
+
+M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+W0, W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+MASK = np.uint64(0xFFFFFFFF)
+
+
+def philox_bits(seed: int, offset: int, n: int) -> np.ndarray:
+    counter = np.arange(offset, offset + n, dtype=np.uint64)
+    c0 = (counter & MASK).astype(np.uint32)
+    c1 = (counter >> np.uint64(32)).astype(np.uint32)
+    c2 = np.zeros(n, np.uint32)
+    c3 = np.zeros(n, np.uint32)
+    k0 = np.uint32(seed & 0xFFFFFFFF)
+    k1 = np.uint32((seed >> 32) & 0xFFFFFFFF)
+    with np.errstate(over="ignore"):
+        for _ in range(10):
+            p0 = M0 * c0.astype(np.uint64)
+            p1 = M1 * c2.astype(np.uint64)
+            hi0, lo0 = (p0 >> np.uint64(32)).astype(np.uint32), (p0 & MASK).astype(np.uint32)
+            hi1, lo1 = (p1 >> np.uint64(32)).astype(np.uint32), (p1 & MASK).astype(np.uint32)
+            c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+            k0 = np.uint32(k0 + W0)
+            k1 = np.uint32(k1 + W1)
+    return c0
+
+
+def philox_uniform(seed: int, offset: int, n: int) -> np.ndarray:
+    """Uniform floats in (0, 1): 24 random bits, centred in their bucket so log() never sees 0."""
+    bits = philox_bits(seed, offset, n)
+    return ((bits >> np.uint32(8)).astype(np.float64) + 0.5) * (1.0 / (1 << 24))

@@ -1,0 +1,141 @@
+"""dtype objects, PyTorch's type promotion, and the NumPy / OpenCL C names of each dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``clgrad.float32``)."""
+
+    __slots__ = ("name", "np", "ctype", "compute_ctype", "itemsize", "category", "rank")
+
+    def __init__(self, name, np_dtype, ctype, compute_ctype, category, rank):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.ctype = ctype  # how the element is stored in an OpenCL buffer
+        self.compute_ctype = compute_ctype  # how kernels compute with it (half computes in float)
+        self.itemsize = self.np.itemsize
+        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.rank = rank  # order used to promote within a category
+
+    is_floating_point = property(lambda self: self.category == 2)
+    is_signed = property(lambda self: self.name not in ("bool", "uint8"))
+
+    def __repr__(self):
+        return f"clgrad.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, "uchar", "uchar", 0, 0)
+uint8 = dtype("uint8", np.uint8, "uchar", "uchar", 1, 1)
+int8 = dtype("int8", np.int8, "char", "char", 1, 1)
+int16 = dtype("int16", np.int16, "short", "short", 1, 2)
+int32 = dtype("int32", np.int32, "int", "int", 1, 3)
+int64 = dtype("int64", np.int64, "long", "long", 1, 4)
+float16 = dtype("float16", np.float16, "half", "float", 2, 1)
+float32 = dtype("float32", np.float32, "float", "float", 2, 2)
+float64 = dtype("float64", np.float64, "double", "double", 2, 3)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+FLOATING = (float16, float32, float64)
+INTEGRAL = (uint8, int8, int16, int32, int64)
+_BY_NP = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16)
+
+_default_float = float32
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def get_default_dtype():
+    return _default_float
+
+
+def set_default_dtype(d):
+    global _default_float
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def as_dtype(d) -> dtype:
+    """Accepts a clgrad dtype, a NumPy dtype or type, a name, or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return _default_float
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"clgrad has no dtype for {d!r}") from None
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's promote_types for the dtypes clgrad has."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == 1 and {a, b} == {uint8, int8}:
+        return int16
+    if a.category == 1 and uint8 in (a, b):
+        other = b if a is uint8 else a
+        return other if other.rank > 1 else int16
+    return a if a.rank >= b.rank else b
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype PyTorch gives a Python scalar when it stands alone."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    if isinstance(value, (float, np.floating)):
+        return _default_float
+    raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+def _combine(higher, lower):
+    # torch/csrc ... ScalarType combine_categories: a higher-priority group wins unless a
+    # lower-priority group brings a higher category.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == 2:
+        return higher
+    if higher is bool_ or lower.category == 2:
+        return promote_types(higher, lower) if lower.category > higher.category else higher
+    return higher
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's result_type: dimensioned tensors > 0-d tensors > Python scalars."""
+    groups = [None, None, None]
+    for x in operands:
+        if x is None:
+            continue
+        if hasattr(x, "dtype") and hasattr(x, "ndim"):
+            g, d = (0 if x.ndim > 0 else 1), x.dtype
+        else:
+            g, d = 2, scalar_dtype(x)
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+def to_float(d: dtype) -> dtype:
+    """The dtype an op that needs floating point (sqrt, true division) computes in."""
+    return d if d.is_floating_point else _default_float

@@ -1,0 +1,51 @@
+"""A tensor's repr, laid out as PyTorch lays it out."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+
+
+def _float_formatter(values: np.ndarray):
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return lambda v: str(v).replace("inf", "inf")
+    big, small = np.abs(finite).max(), np.abs(finite[finite != 0]).min() if np.any(finite) else 1
+    if big >= 1e8 or small < 1e-4:
+        return lambda v: f"{v:.4e}" if np.isfinite(v) else f"{v}"
+    if np.all(finite == np.round(finite)):
+        width = len(f"{big:.0f}") + 1
+        return lambda v: (f"{v:.0f}." if np.isfinite(v) else f"{v}").rjust(width)
+    return lambda v: f"{v:.4f}" if np.isfinite(v) else f"{v}"
+
+
+def tensor_repr(t) -> str:
+    arr = t.detach().numpy() if t.numel() <= 1000 or t.ndim == 0 else _summary(t)
+    kw = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
+    if t.dtype.is_floating_point:
+        kw["formatter"] = {"float_kind": _float_formatter(np.asarray(arr, np.float64).reshape(-1))}
+    if t.dtype is D.bool_:
+        kw["formatter"] = {"bool": lambda v: "True" if v else "False"}
+    body = np.array2string(np.asarray(arr), **kw) if arr.size else "[]"
+    if t.numel() == 0 and t.ndim != 1:
+        body = "[]"
+    extras = []
+    if not t.device.is_cpu:
+        extras.append(f"device='{t.device}'")
+    default = D.get_default_dtype() if t.dtype.is_floating_point else (
+        D.int64 if t.dtype.category == 1 else D.bool_
+    )
+    if t.dtype is not default or (t.numel() == 0 and t.dtype is not D.get_default_dtype()):
+        extras.append(f"dtype={t.dtype!r}")
+    if t.numel() == 0 and t.ndim != 1:
+        extras.insert(0, f"size={tuple(t.shape)}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+def _summary(t):
+    return t.detach().numpy()

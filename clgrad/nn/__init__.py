@@ -1,0 +1,3 @@
+"""Neural-network building blocks."""
+
+from . import functional  # noqa: F401

@@ -1,0 +1,156 @@
+"""What every op needs: broadcasting, device and dtype checks, and launching a primitive."""
+
+from __future__ import annotations
+
+import numbers
+
+from .. import dtypes as D
+from ..tensor import Tensor, _backend, _wrap
+
+Number = numbers.Number
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """PyTorch's broadcasting; a mismatch names every shape."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != out[i] and out[i] != 1 and n != 1:
+                shown = " and ".join(str(list(x)) for x in shapes)
+                raise RuntimeError(
+                    f"The size of tensor a ({out[i]}) must match the size of tensor b ({n}) at "
+                    f"non-singleton dimension {i}: shapes {shown} do not broadcast"
+                )
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
+
+def same_device(*xs):
+    """The one device of the tensors among ``xs``; 0-d cpu tensors may join any device."""
+    dev = None
+    for x in xs:
+        if isinstance(x, Tensor) and not (x.ndim == 0 and x.device.is_cpu):
+            if dev is None:
+                dev = x.device
+            elif x.device != dev:
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two "
+                    f"devices, {dev} and {x.device}!"
+                )
+    if dev is None:
+        dev = next((x.device for x in xs if isinstance(x, Tensor)), None)
+    return dev
+
+
+def as_operand(x, device):
+    """A tensor on ``device``, or a Python number (0-d cpu tensors become numbers elsewhere)."""
+    if isinstance(x, Tensor):
+        if x.device != device and x.ndim == 0 and x.device.is_cpu:
+            return x.item()
+        return x
+    if isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, Number):
+        return x.item() if hasattr(x, "item") else float(x)
+    raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
+
+
+def check_device_dtype(device, *dts):
+    for dt in dts:
+        if not device.supports(dt):
+            raise RuntimeError(
+                f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
+                "(cl_khr_fp64); use float32"
+            )
+
+
+def empty(shape, dt, device) -> Tensor:
+    return Tensor._empty(shape, dt, device)
+
+
+def launch(op, operands, out_dtype, compute=None, out=None, shape=None, expr=None):
+    """Runs elementwise ``op`` over broadcast ``operands`` into a new tensor (or ``out``).
+
+    ``compute`` is one dtype for every operand or a list with one per operand.
+    """
+    device = same_device(*operands) if out is None else out.device
+    if out is not None:
+        same_device(out, *operands)
+    operands = [as_operand(x, device) for x in operands]
+    if shape is None:
+        shape = broadcast_shapes(*(x._shape for x in operands if isinstance(x, Tensor)))
+    if compute is None:
+        compute = D.result_type(*operands)
+    if not isinstance(compute, (list, tuple)):
+        compute = [compute] * len(operands)
+    check_device_dtype(device, out_dtype, *compute)
+    if out is None:
+        out = empty(shape, out_dtype, device)
+    else:
+        _check_writable(out, shape, operands)
+        operands = [_unalias(x, out) for x in operands]
+    _backend(device).elementwise(op, out, operands, compute, expr)
+    return out
+
+
+def _check_writable(out, shape, operands):
+    if tuple(shape) != out._shape:
+        try:
+            full = broadcast_shapes(out._shape, shape)
+        except RuntimeError:
+            full = None
+        if full != out._shape:
+            raise RuntimeError(
+                f"output with shape {list(out._shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
+    if any(s == 0 and n > 1 for n, s in zip(out._shape, out._stride)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
+def _unalias(x, out):
+    """An operand that shares memory with ``out`` in another layout is copied first, so an
+    in-place op never reads elements it has already written."""
+    if (
+        isinstance(x, Tensor)
+        and x._storage is out._storage
+        and (x._offset, x._stride, x._shape) != (out._offset, out._stride, out._shape)
+        and not all(n == 1 for n in x._shape)
+    ):
+        return x.clone()
+    return x
+
+
+def normalize_dims(dim, ndim) -> tuple:
+    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = tuple(sorted({_wrap(d, ndim) for d in dim}))
+    if len(dims) != len(tuple(dim)):
+        raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
+    return dims
+
+
+def sum_to(g, shape):
+    """Sums a broadcast gradient back to ``shape`` (the input's)."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = list(range(lead)) + [
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    ]
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape) if lead or tuple(g.shape) != shape else g

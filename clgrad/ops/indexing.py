@@ -1,0 +1,422 @@
+"""Indexing: basic keys are views; integer-tensor and mask keys gather through element offsets.
+
+Advanced indexing, gather and scatter_add all reduce to two primitives on a storage: ``take``
+(out[i] = storage[offsets[i]]) and ``put`` (storage[offsets[i]] = / += values[i]). The offsets
+are built on the device with broadcast int64 arithmetic; indices are bounds-checked first, and
+the kernels clamp besides, so no input can reach outside a storage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..tensor import Tensor, _backend, _wrap
+from .core import broadcast_shapes, launch, same_device, sum_to
+
+
+# ---- keys --------------------------------------------------------------------------------------
+def _as_index_tensor(k, device):
+    from .creation import tensor
+
+    if isinstance(k, Tensor):
+        return k if k.device == device else k.to(device)
+    arr = np.asarray(k)
+    if arr.dtype == object or arr.dtype.kind not in "biu":
+        raise IndexError(
+            "tensors used as indices must be long, int, byte or bool tensors"
+        )
+    return tensor(arr, dtype=D.bool_ if arr.dtype.kind == "b" else D.int64, device=device)
+
+
+def _parse(x, key):
+    """Splits ``key`` into a basic view (shape, stride, offset, basic_key) and advanced indices
+    [(dim of the view, int64 index tensor)]."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for k in key:
+        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor)):
+            items.append(_as_index_tensor(k, x.device))
+        elif isinstance(k, (bool, np.bool_)):
+            items.append(_as_index_tensor(np.array(k), x.device))
+        else:
+            items.append(k)
+    consumed = sum(
+        (k.ndim if k.dtype is D.bool_ else 1) if isinstance(k, Tensor)
+        else 0 if k is None or k is Ellipsis else 1
+        for k in items
+    )
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {x.ndim}"
+        )
+    if Ellipsis in [k for k in items if not isinstance(k, Tensor)]:
+        i = next(i for i, k in enumerate(items) if k is Ellipsis and not isinstance(k, Tensor))
+        items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
+    else:
+        items += [slice(None)] * (x.ndim - consumed)
+
+    shape, stride, offset = [], [], x._offset
+    basic_key, advanced = [], []
+    d = 0  # dim of x
+    for k in items:
+        if k is None:
+            shape.append(1)
+            stride.append(0)
+            basic_key.append(None)
+        elif isinstance(k, Tensor):
+            if k.dtype is D.bool_:
+                if tuple(k.shape) != x._shape[d : d + k.ndim]:
+                    bad = next(i for i in range(k.ndim) if k.shape[i] != x._shape[d + i])
+                    raise IndexError(
+                        f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
+                        f"shape of the indexed tensor {list(x._shape)} at index {d + bad}"
+                    )
+                for j, idx in enumerate(k.nonzero(as_tuple=True) if k.ndim else _scalar_mask(k)):
+                    advanced.append((len(shape), idx))
+                    if k.ndim:
+                        shape.append(x._shape[d + j])
+                        stride.append(x._stride[d + j])
+                        basic_key.append(slice(None))
+                    else:
+                        shape.append(1)
+                        stride.append(0)
+                        basic_key.append(None)
+                d += k.ndim
+            else:
+                if k.dtype.is_floating_point:
+                    raise IndexError(
+                        "tensors used as indices must be long, int, byte or bool tensors"
+                    )
+                advanced.append((len(shape), k))
+                shape.append(x._shape[d])
+                stride.append(x._stride[d])
+                basic_key.append(slice(None))
+                d += 1
+        elif isinstance(k, slice):
+            n = x._shape[d]
+            start, stop, step = k.indices(n)
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            count = max(0, -(-(stop - start) // step))
+            offset += start * x._stride[d] if count else 0
+            shape.append(count)
+            stride.append(x._stride[d] * step)
+            basic_key.append(k)
+            d += 1
+        else:
+            try:
+                i = int(k.__index__())
+            except (AttributeError, TypeError):
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                    f"Variables are valid indices (got {type(k).__name__})"
+                ) from None
+            n = x._shape[d]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {n}")
+            offset += (i % n) * x._stride[d]
+            basic_key.append(i)
+            d += 1
+    return tuple(shape), tuple(stride), offset, tuple(basic_key), advanced
+
+
+def _scalar_mask(k):
+    """x[True] adds a dim of 1, x[False] a dim of 0: as an index tensor into a new size-1 dim."""
+    from .creation import zeros
+
+    n = 1 if bool(k.item()) else 0
+    return (zeros(n, dtype=D.int64, device=k.device),)
+
+
+# ---- offsets -----------------------------------------------------------------------------------
+def _checked(idx, n, dim):
+    """Index tensor as int64 with negatives wrapped; IndexError if any is out of range."""
+    if idx.dtype is not D.int64:
+        idx = idx.to(D.int64)
+    if idx.numel():
+        bad = ((idx < -n) | (idx >= n)).any()
+        if bad.item():
+            lo, hi = idx.min().item(), idx.max().item()
+            wrong = hi if hi >= n else lo
+            raise IndexError(f"index {wrong} is out of bounds for dimension {dim} with size {n}")
+        idx = launch("mod", [idx, n], D.int64, D.int64) if (idx < 0).any().item() else idx
+    return idx
+
+
+def _arange_along(n, stride, pos, ndim, device):
+    from .creation import arange
+
+    r = arange(n, device=device) * stride
+    return r.reshape((1,) * pos + (n,) + (1,) * (ndim - pos - 1))
+
+
+def _offsets(v, advanced):
+    """int64 offsets into v's storage of every element of v[advanced], and the result's shape."""
+    dims = [d for d, _ in advanced]
+    idxs = [_checked(i, v._shape[d], d) for d, i in advanced]
+    bshape = broadcast_shapes(*(i._shape for i in idxs))
+    rest = [d for d in range(v.ndim) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    first = dims[0] if adjacent else 0
+    before = [d for d in rest if d < first] if adjacent else []
+    after = [d for d in rest if d not in before]
+    out_shape = tuple(v._shape[d] for d in before) + bshape + tuple(v._shape[d] for d in after)
+    nd = len(out_shape)
+    lead = len(before)
+    off = None
+    for d, i in zip(dims, idxs):
+        term = (i * v._stride[d]) if v._stride[d] != 1 else i
+        off = term if off is None else off + term
+    off = off.reshape((1,) * lead + bshape + (1,) * len(after))
+    for pos, d in enumerate(before):
+        off = off + _arange_along(v._shape[d], v._stride[d], pos, nd, v.device)
+    for j, d in enumerate(after):
+        off = off + _arange_along(v._shape[d], v._stride[d], lead + len(bshape) + j, nd, v.device)
+    off = (off + v._offset).expand(out_shape)
+    return off.contiguous() if not off.is_contiguous() else off, out_shape
+
+
+def take(v, offsets):
+    out = Tensor._empty(offsets._shape, v.dtype, v.device)
+    if out.numel():
+        _backend(v.device).take(out, v, offsets)
+    return out
+
+
+def put(dst, offsets, values, accumulate):
+    """dst's storage at offsets = values (or += with accumulate); values broadcast to offsets."""
+    if offsets.numel() == 0:
+        return
+    same_device(dst, values) if isinstance(values, Tensor) else None
+    if not isinstance(values, Tensor):
+        from .creation import full
+
+        values = full((), values, dtype=dst.dtype, device=dst.device)
+    values = values.to(dst.dtype).expand(offsets._shape).contiguous()
+    _backend(dst.device).put(dst, offsets, values, accumulate)
+    dst._storage.version += 1
+
+
+# ---- autograd ----------------------------------------------------------------------------------
+class Index(Function):
+    @staticmethod
+    def forward(ctx, v, advanced):
+        offsets, _ = _offsets(v, advanced)
+        ctx.shape, ctx.advanced = v.shape, advanced
+        return take(v, offsets)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+
+        z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
+        return IndexPut.apply(z, g, (), ctx.advanced, True), None
+
+
+class IndexPut(Function):
+    """out = x with x[basic_key][advanced] = values (or += values with accumulate); out of place.
+
+    PyTorch's name for the node of an indexed assignment is CopySlices.
+    """
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, x, values, basic_key, advanced, accumulate):
+        ctx.key, ctx.accumulate = (basic_key, advanced), accumulate
+        ctx.values_shape = values.shape if isinstance(values, Tensor) else None
+        out = x.clone()
+        write(out, basic_key, advanced, values, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        basic_key, advanced = ctx.key
+        gv = None
+        if ctx.values_shape is not None and ctx.needs_input_grad[1]:
+            gv = sum_to(index_parsed(g, basic_key, advanced), ctx.values_shape)
+        gx = None
+        if ctx.needs_input_grad[0]:
+            gx = g if ctx.accumulate else IndexPut.apply(g, 0.0, basic_key, advanced, False)
+        return gx, gv, None, None, None
+
+
+def basic_view(x, basic_key):
+    """The view ``x[basic_key]`` as a plain tensor (no graph)."""
+    shape, stride, offset, _, _ = _parse(x, basic_key)
+    return x._view(shape, stride, offset)
+
+
+def write(x, basic_key, advanced, values, accumulate=False):
+    """Writes ``values`` into x[basic_key][advanced] in place (no graph, bumps the version)."""
+    v = basic_view(x, basic_key)
+    if advanced:
+        offsets, _ = _offsets(v, advanced)
+        put(x, offsets, values, accumulate)
+        return
+    if isinstance(values, Tensor):
+        broadcast_shapes(v._shape, values._shape)  # names both shapes when they don't fit
+    if accumulate:
+        launch("add", [v, values], v.dtype, v.dtype, out=v)
+    else:
+        launch("copy", [values], v.dtype,
+               values.dtype if isinstance(values, Tensor) else v.dtype, out=v)
+    x._storage.version += 1
+
+
+def index_parsed(x, basic_key, advanced):
+    from .movement import Slice
+
+    shape, stride, offset, _, _ = _parse(x, basic_key)
+    v = Slice.apply(x, shape, stride, offset, basic_key)
+    return Index.apply(v, advanced) if advanced else v
+
+
+def getitem(x, key):
+    shape, stride, offset, basic_key, advanced = _parse(x, key)
+    from .movement import Slice
+
+    if (shape, stride, offset) == (x._shape, x._stride, x._offset) and all(
+        isinstance(k, slice) and k == slice(None) for k in basic_key
+    ):
+        v = x
+    else:
+        v = Slice.apply(x, shape, stride, offset, basic_key)
+    return Index.apply(v, advanced) if advanced else v
+
+
+def setitem(x, key, value):
+    from .inplace import inplace
+
+    _, _, _, basic_key, advanced = _parse(x, key)
+    if isinstance(value, Tensor):
+        same_device(x, value)
+    inplace(
+        x,
+        lambda old: IndexPut.apply(old, value, basic_key, advanced, False),
+        lambda: write(x, basic_key, advanced, value),
+        value,
+    )
+
+
+# ---- gather / scatter / select -----------------------------------------------------------------
+def _dim_offsets(t, dim, index):
+    """Offsets into t's storage of t[i0, .., index[i], .., in] over index's shape."""
+    nd = index.ndim
+    idx = _checked(index, t._shape[dim], dim)
+    off = idx * t._stride[dim]
+    for d in range(nd):
+        if d != dim:
+            off = off + _arange_along(index._shape[d], t._stride[d], d, nd, t.device)
+    return (off + t._offset).contiguous()
+
+
+def _check_gather(name, x, dim, index):
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim != x.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor"
+        )
+    for d in range(x.ndim):
+        if d != dim and index._shape[d] > x._shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than self {list(x.shape)} apart from dimension {dim}"
+            )
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.save_for_backward(index)
+        ctx.shape, ctx.dim = x.shape, dim
+        return take(x, _dim_offsets(x, dim, index))
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        from .creation import zeros
+
+        return zeros(ctx.shape, dtype=g.dtype, device=g.device).scatter_add(ctx.dim, index, g), \
+            None, None
+
+
+def gather(x, dim, index):
+    same_device(x, index)
+    d = _wrap(dim, x.ndim)
+    _check_gather("gather", x, d, index)
+    return Gather.apply(x, d, index)
+
+
+class ScatterAdd(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        out = x.clone()
+        src = src[tuple(slice(0, n) for n in index._shape)] if src._shape != index._shape else src
+        put(out, _dim_offsets(out, dim, index), src, accumulate=True)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        return g, None, None, g.gather(ctx.dim, index)
+
+
+def scatter_add(x, dim, index, src):
+    same_device(x, index, src)
+    d = _wrap(dim, x.ndim)
+    _check_gather("scatter_add", x, d, index)
+    return ScatterAdd.apply(x, d, index, src)
+
+
+def index_select(x, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap(dim, x.ndim) if x.ndim else 0
+    if x.ndim == 0:
+        return getitem(x.reshape(1), index.reshape(-1)).reshape(index.shape)
+    return getitem(x, (slice(None),) * d + (index.reshape(-1),))
+
+
+def masked_fill(x, mask, value):
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name}")
+    from .elementwise import where
+
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        value = value.to(x.dtype)
+    out = where(mask, value, x)
+    if tuple(out.shape) != x._shape:
+        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast "
+                           f"to the tensor's shape {list(x.shape)}")
+    return out if out.dtype is x.dtype else out.to(x.dtype)
+
+
+def nonzero(x, as_tuple=False):
+    from .creation import tensor
+
+    idx = _backend(x.device).nonzero(x) if x.device.is_cpu else None
+    if idx is None:
+        host = x.detach().cpu()
+        idx = _backend(host.device).nonzero(host)
+    result = tensor(idx, dtype=D.int64, device=x.device)
+    if as_tuple:
+        return tuple(result[:, i] for i in range(result.shape[1])) if x.ndim else (result[:, 0:0].reshape(-1),)
+    return result
+
+
+def masked_select(x, mask):
+    mask = mask.expand(broadcast_shapes(x._shape, mask._shape))
+    return getitem(x.expand(mask.shape), mask)

@@ -1,0 +1,173 @@
+## Inclusive cumulative sum along one dim of a strided view into a contiguous output.
+##
+## B lines (the other dims, merged: nb dims of size bs_d, input stride bx_d, output stride bo_d;
+## line b is their row-major index) of L elements (input stride sx, output stride so). Each line
+## is cut into P chunks of `chunk`; with has_part, part[b*ps_b + c*ps_c] holds chunk c's sum
+## (from the reduction kernels) and chunk c starts from the sum of the chunks before it.
+##
+##   mode "lines": one work-item per (line, chunk), serial; lvec > 0 when the line is contiguous
+##                 in input and output: lvec elements at a time with an in-register prefix.
+##   mode "tiles": one work-item per (vw adjacent lines, chunk) when adjacent lines are adjacent
+##                 in memory (input and output): vector loads and stores across lines (CPU).
+##   mode "wg":    one work-group of ls items per (line, chunk): tiles of ls elements scanned in
+##                 local memory, carried from tile to tile (GPU).
+##
+## Params: mode, in_ct, ct (accumulator), out_ct, out_bool, nb, vw, lvec, ls, has_part, index_t, fp64.
+<%include file="_prelude.cl.mako"/>
+<%
+I = index_t
+
+def load(ptr, idx):
+    if in_ct == "half":
+        return f"(({ct})vload_half({idx}, {ptr}))"
+    return f"(({ct}){ptr}[{idx}])"
+
+def loadv(n, ptr, idx):
+    if in_ct == "half":
+        return f"convert_{ct}{n}(vload_half{n}(0, {ptr} + ({idx})))"
+    return f"convert_{ct}{n}(vload{n}(0, {ptr} + ({idx})))"
+
+def store(ptr, idx, val):
+    if out_ct == "half":
+        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
+    if out_bool:
+        return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
+    return f"{ptr}[{idx}] = ({out_ct})({val})"
+
+def storev(n, ptr, idx, val):
+    if out_ct == "half":
+        return f"vstore_half{n}_rte(convert_float{n}({val}), 0, {ptr} + ({idx}))"
+    if out_bool:
+        return f"vstore{n}(convert_uchar{n}(-(({val}) != ({ct}{n})0)), 0, {ptr} + ({idx}))"
+    return f"vstore{n}(convert_{out_ct}{n}({val}), 0, {ptr} + ({idx}))"
+
+def shifted(n, h):
+    """v's lanes moved up by h, zeros shifted in: (0, .., 0, v.s0, .., v.s{n-h-1})."""
+    return ", ".join([f"({ct})0"] * h + [f"v.s{'0123456789abcdef'[j]}" for j in range(n - h)])
+%>
+<%def name="line_offsets(b, upto)">\
+## xb, ob = offsets of line b over batch dims [0, upto)
+    ${index_t} xb = x_off, ob = o_off;
+    {
+      ${index_t} q_ = ${b};
+% for d in reversed(range(1, upto)):
+      { const ${index_t} t_ = q_ / bs${d}, c_ = q_ - t_ * bs${d}; xb += c_ * bx${d}; ob += c_ * bo${d}; q_ = t_; }
+% endfor
+% if upto > 0:
+      xb += q_ * bx0; ob += q_ * bo0;
+% endif
+    }
+</%def>
+
+% if mode == "wg":
+__kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
+% else:
+__kernel
+% endif
+void cg_scan_${mode}(
+    __global const ${in_ct} *x, const ${I} x_off,
+% for d in range(nb):
+    const ${I} bs${d}, const ${I} bx${d}, const ${I} bo${d},
+% endfor
+    const ${I} L, const ${I} sx, const ${I} so, const ${I} chunk, const ${I} P,
+% if has_part:
+    __global const ${ct} *part, const ${I} ps_b, const ${I} ps_c,
+% endif
+    __global ${out_ct} *out, const ${I} o_off, const ${I} n_items)
+{
+% if mode == "lines":
+  for (${I} w = get_global_id(0); w < n_items; w += get_global_size(0)) {
+    const ${I} b = w / P, c = w - b * P;
+${line_offsets("b", nb)}
+    const ${I} lo = c * chunk, hi = min(L, lo + chunk);
+    ${ct} carry = 0;
+  % if has_part:
+    for (${I} j = 0; j < c; j++) carry += part[b * ps_b + j * ps_c];
+  % endif
+    ${I} i = lo;
+  % if lvec:
+    ## contiguous line (sx == so == 1): a prefix within the vector, then the carry
+    for (; i + ${lvec} <= hi; i += ${lvec}) {
+      ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i")};
+    % for h in (1, 2, 4, 8):
+      % if h < lvec:
+      v += (${ct}${lvec})(${shifted(lvec, h)});
+      % endif
+    % endfor
+      v += carry;
+      ${storev(lvec, "out", "ob + i", "v")};
+      carry = v.s${"0123456789abcdef"[lvec - 1]};
+    }
+  % endif
+    for (; i < hi; i++) {
+      carry += ${load("x", "xb + i * sx")};
+      ${store("out", "ob + i * so", "carry")};
+    }
+  }
+% elif mode == "tiles":
+  const ${I} K0 = bs${nb - 1};
+  const ${I} T = (K0 + ${vw - 1}) / ${vw}, Q = (n_items / P) / T;
+  for (${I} w = get_global_id(0); w < n_items; w += get_global_size(0)) {
+    const ${I} t = w % T, rest = w / T;
+    const ${I} q = rest % Q, c = rest / Q;
+${line_offsets("q", nb - 1)}
+    xb += t * ${vw};
+    ob += t * ${vw};
+    const ${I} b0 = q * K0 + t * ${vw};
+    const ${I} width = min((${I})${vw}, K0 - t * ${vw});
+    const ${I} lo = c * chunk, hi = min(L, lo + chunk);
+    if (width == ${vw}) {
+      ${ct} init[${vw}];
+      for (int j = 0; j < ${vw}; j++) {
+        ${ct} s = 0;
+  % if has_part:
+        for (${I} k = 0; k < c; k++) s += part[(b0 + j) * ps_b + k * ps_c];
+  % endif
+        init[j] = s;
+      }
+      ${ct}${vw} carry = vload${vw}(0, init);
+      for (${I} i = lo; i < hi; i++) {
+        carry += ${loadv(vw, "x", "xb + i * sx")};
+        ${storev(vw, "out", "ob + i * so", "carry")};
+      }
+    } else {
+      for (${I} j = 0; j < width; j++) {
+        ${ct} carry = 0;
+  % if has_part:
+        for (${I} k = 0; k < c; k++) carry += part[(b0 + j) * ps_b + k * ps_c];
+  % endif
+        for (${I} i = lo; i < hi; i++) {
+          carry += ${load("x", "xb + j + i * sx")};
+          ${store("out", "ob + j + i * so", "carry")};
+        }
+      }
+    }
+  }
+% else:
+## mode == "wg"
+  __local ${ct} s[${ls}];
+  const int lid = get_local_id(0);
+  const ${I} g = get_group_id(0);
+  const ${I} b = g / P, c = g - b * P;
+${line_offsets("b", nb)}
+  const ${I} lo = c * chunk, hi = min(L, lo + chunk);
+  ${ct} carry = 0;
+  % if has_part:
+  for (${I} j = 0; j < c; j++) carry += part[b * ps_b + j * ps_c];
+  % endif
+  for (${I} t0 = lo; t0 < hi; t0 += ${ls}) {
+    const ${I} i = t0 + lid;
+    s[lid] = i < hi ? ${load("x", "xb + i * sx")} : (${ct})0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = 1; h < ${ls}; h <<= 1) {
+      const ${ct} add = lid >= h ? s[lid - h] : (${ct})0;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      s[lid] += add;
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (i < hi) ${store("out", "ob + i * so", "carry + s[lid]")};
+    carry += s[${ls - 1}];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+% endif
+}

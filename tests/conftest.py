@@ -1,0 +1,58 @@
+"""Every op test runs on ``cpu`` and on each OpenCL device found.
+
+CLGRAD_TEST_DEVICES (comma-separated, e.g. ``cpu,cl:0``) restricts the list.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import clgrad
+
+
+def _devices():
+    wanted = os.environ.get("CLGRAD_TEST_DEVICES")
+    found = [str(d) for d in clgrad.devices()]
+    if wanted:
+        return [d.strip() for d in wanted.split(",") if d.strip()]
+    return found
+
+
+DEVICES = _devices()
+CL_DEVICES = [d for d in DEVICES if d != "cpu"]
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", DEVICES)
+    if "cl_device" in metafunc.fixturenames:
+        metafunc.parametrize("cl_device", CL_DEVICES or [pytest.param(None, marks=pytest.mark.skip(
+            reason="no OpenCL device"))])
+
+
+def tolerance(dtype):
+    """(rtol, atol) a result in ``dtype`` is held to."""
+    name = dtype.name if hasattr(dtype, "name") else np.dtype(dtype).name
+    return {"float16": (2e-3, 2e-3), "float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12)}.get(
+        name, (0, 0)
+    )
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
+    """Compares a clgrad tensor with a NumPy reference: shape, dtype and values."""
+    expected = np.asarray(expected)
+    got = actual.detach().cpu().numpy() if isinstance(actual, clgrad.Tensor) else np.asarray(actual)
+    assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}"
+    if dtype is not None:
+        assert actual.dtype == dtype, f"dtype {actual.dtype} != {dtype}"
+    r, a = tolerance(actual.dtype if isinstance(actual, clgrad.Tensor) else got.dtype)
+    np.testing.assert_allclose(
+        got.astype(np.float64) if got.dtype.kind == "f" else got,
+        expected.astype(np.float64) if expected.dtype.kind == "f" else expected,
+        rtol=r if rtol is None else rtol, atol=a if atol is None else atol, equal_nan=True,
+    )
+
+
+def supports(device, dtype):
+    return clgrad.device(device).supports(dtype)
