@@ -7,13 +7,13 @@
 tensor([2., 4., 6.])
 """
 
-from .tensor import Size, Tensor  # first: the ops import it
-
-from . import autograd  # noqa: I001
+from . import autograd, nn  # noqa: I001
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import Device, DeviceType, default_device, device, devices, set_default_device
 from .dtypes import (
     bool_ as bool,
+)
+from .dtypes import (
     dtype,
     float16,
     float32,
@@ -56,6 +56,8 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
+from .tensor import Size, Tensor  # first: the ops import it
+
 half, float, double = float16, float32, float64
 long, int, short = int64, int32, int16
 __version__ = "0.1.0"

@@ -60,6 +60,8 @@ class Device:
         return "cpu" if self.is_cpu else f"cl:{self.index}"
 
     def __eq__(self, other):
+        if other is self:  # devices are singletons: the common case is one compare
+            return True
         if isinstance(other, str):
             try:
                 other = resolve(other)
@@ -68,7 +70,7 @@ class Device:
         return isinstance(other, Device) and str(self) == str(other)
 
     def __hash__(self):
-        return hash(str(self))
+        return hash(self.index) if self.is_cl else -1
 
     def __reduce__(self):
         return (resolve, (str(self),))
@@ -129,9 +131,8 @@ class Device:
         return Runtime(self)
 
     def supports(self, dt) -> bool:
-        if dt.name == "float64":
-            return self.supports_float64
-        return True  # float16 is stored in half and computed in float everywhere
+        # float16 is stored in half and computed in float everywhere
+        return dt.name != "float64" or self.supports_float64
 
 
 # ---- the registry ------------------------------------------------------------------------------

@@ -6,13 +6,12 @@ Methods are one to three lines that call the ops in ``clgrad.ops``; autograd sta
 
 from __future__ import annotations
 
-import weakref
 import warnings
+import weakref
 
 import numpy as np
 
 from . import dtypes as _dt
-
 from .autograd.function import AccumulateGrad
 from .device import resolve
 from .storage import Storage
@@ -75,16 +74,21 @@ class Tensor:
 
     @classmethod
     def _empty(cls, shape, dt, device) -> Tensor:
-        shape = tuple(int(n) for n in shape)
-        if any(n < 0 for n in shape):
-            raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
-        if not device.supports(dt):
+        """A new contiguous tensor (on the hot path of every op: kept lean)."""
+        shape = tuple(shape)
+        strides, numel = [], 1
+        for n in reversed(shape):
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+            strides.append(numel)
+            numel *= n if n else 1
+        if dt.name == "float64" and not device.supports(dt):
             raise RuntimeError(
                 f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
                 "(cl_khr_fp64); use float32"
             )
-        numel = int(np.prod(shape, dtype=np.int64))
-        return cls._make(Storage.allocate(device, numel, dt), shape, contiguous_strides(shape), 0, dt)
+        numel = numel if 0 not in shape else 0
+        return cls._make(Storage.allocate(device, numel, dt), shape, strides[::-1], 0, dt)
 
     @classmethod
     def _alias(cls, t, grad_fn=None, output_nr=0) -> Tensor:

@@ -1,8 +1,14 @@
 ## out = expr(in0, in1, ...), broadcast over any strides.
 ##   ins: per input (storage ctype, or None for a scalar argument; compute ctype)
 ##   expr: a C expression of in0.. and _i (the output's linear index)
-##   ndim: dims after merging; contiguous: every operand is one flat run (no index arithmetic)
+##   ndim: dims after merging (the last is the innermost)
+##   layout: "flat"    every operand is one contiguous run: no index arithmetic;
+##           "rows"    2-D launch, dim 0 walks the innermost dim, dim 1 the rest: the
+##                     division by sizes is uniform across a work-group (hoisted by PoCL);
+##           "general" 1-D launch, each work-item divides its index by every size
 ##   index_t: int where every offset fits in 31 bits, else long
+##   grid_stride: (flat, general) loop over n with as many work-items as fill a GPU; on CPU
+##     devices one work-item per element (a loop in the body stops PoCL vectorizing)
 <%include file="_prelude.cl.mako"/>
 <%
 def load(ct, ptr, idx):
@@ -16,41 +22,59 @@ def store(ptr, idx, val):
     return f"{ptr}[{idx}] = ({out_ct})({val})"
 
 tensors = [k for k, (st, ct) in enumerate(ins) if st is not None]
+I = index_t
+outer_dims = range(ndim - 1) if layout == "rows" else range(ndim)
 %>
 __kernel void cg_elementwise_${name}(
-    __global ${out_ct} *out, const ${index_t} out_off,
+    __global ${out_ct} *out, const ${I} out_off,
 % for k, (st, ct) in enumerate(ins):
   % if st is None:
     const ${ct} s${k},
   % else:
-    __global const ${st} *p${k}, const ${index_t} off${k},
+    __global const ${st} *p${k}, const ${I} off${k},
   % endif
 % endfor
-% if not contiguous:
+% if layout != "flat":
   % for d in range(ndim):
-    const ${index_t} size${d}, const ${index_t} ostride${d},
+    const ${I} size${d}, const ${I} ostride${d},
     % for k in tensors:
-    const ${index_t} stride${k}_${d},
+    const ${I} stride${k}_${d},
     % endfor
   % endfor
 % endif
-    const ${index_t} n)
+    const ${I} n)
 {
-  const ${index_t} step = get_global_size(0);
-  for (${index_t} _i = get_global_id(0); _i < n; _i += step) {
-% if contiguous:
-    const ${index_t} o = out_off + _i;
+% if layout == "rows":
+  const ${I} inner = get_global_id(0);
+  if (inner >= size${ndim - 1}) return;
+  ${I} rem = get_global_id(1);
+  const ${I} _i = rem * size${ndim - 1} + inner;
+  ${I} o = out_off + inner * ostride${ndim - 1};
   % for k in tensors:
-    const ${index_t} i${k} = off${k} + _i;
+  ${I} i${k} = off${k} + inner * stride${k}_${ndim - 1};
+  % endfor
+  {
+% elif grid_stride:
+  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
+% else:
+  const ${I} _i = get_global_id(0);
+  if (_i < n) {
+% endif
+% if layout == "flat":
+    const ${I} o = out_off + _i;
+  % for k in tensors:
+    const ${I} i${k} = off${k} + _i;
   % endfor
 % else:
-    ${index_t} rem = _i, o = out_off;
-  % for k in tensors:
-    ${index_t} i${k} = off${k};
-  % endfor
-  % for d in reversed(range(ndim)):
+  % if layout == "general":
+    ${I} rem = _i, o = out_off;
+    % for k in tensors:
+    ${I} i${k} = off${k};
+    % endfor
+  % endif
+  % for d in reversed(outer_dims):
     {
-      const ${index_t} c = rem % size${d};
+      const ${I} c = rem % size${d};
       rem /= size${d};
       o += c * ostride${d};
     % for k in tensors:

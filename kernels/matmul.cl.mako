@@ -6,7 +6,7 @@
 ##   tile: what the variant's loops are shaped by (one parameter, so every variant takes the
 ##   same names: Mako's strict_undefined checks names in branches that are not rendered too)
 ##     general: (RM, RN)              RM x RN block per work-item
-##     packed:  (MR, NR, UK, order)   MR x NR block per work-item (NR a vector width), k-loop
+##     packed:  (MR, NR, VW, UK, order)  MR x NR block per work-item in VW-wide vectors, k-loop
 ##                                    unrolled UK times, order "mfirst"/"nfirst": which block
 ##                                    index is dimension 0 (and so shares a work-group)
 ##     tiled:   (TM, TN, TK, WM, WN)  TM x TN tile per work-group, TK deep, WM x WN per item
@@ -26,11 +26,9 @@ def store(ptr, idx, val):
     return f"{ptr}[{idx}] = ({out_ct})({val})"
 
 def mad(c, a, b):
-    # mad() lets the compiler use an FMA where it has one; integers have no mad() for long
-    # vectors in every implementation, so they get a plain multiply-add.
-    if acc in ("float", "double"):
-        return f"{c} = mad({a}, {b}, {c})"
-    return f"{c} += ({a}) * ({b})"
+    # A plain multiply-add, which OpenCL C may contract to an FMA (FP_CONTRACT is on by
+    # default): PoCL leaves mad() and fma() on vectors as out-of-line calls, 3x slower.
+    return f"{c} += {a} * {b}"
 %>
 % if variant == "general":
 <% RM, RN = tile %>
@@ -83,9 +81,13 @@ __kernel void cg_matmul_general(
 
 % elif variant == "packed":
 <%
-MR, NR, UK, order = tile
-VT = f"{acc}{NR}"
+MR, NR, VW, UK, order = tile
+NV = NR // VW
+VT = f"{acc}{VW}"
 %>
+## Vectors are VW wide (8: one AVX register): PoCL's LLVM miscompiles or crashes on 16-wide
+## vectors passed to builtins (vstore16, mad) when the target lacks AVX-512, so a 16-wide row
+## of the block is held as two 8-wide vectors instead.
 ## Packed A: for each batch and each MR-row block q, a K x MR panel (rows past M are zero), so
 ## the micro-kernel reads one contiguous stream whatever a's strides were.
 __kernel void cg_matmul_pack_a(
@@ -117,19 +119,18 @@ __kernel void cg_matmul_pack_b(
   const long p = get_global_id(1);
   const long z = get_global_id(2);
   if (k >= K || p >= np_) return;
-  ${VT} v;
+  __global ${acc} *dst = bp + z * bp_zstride + (p * K + k) * ${NR};
   const long src = b_off + z * b_sz + k * b_sk;
 % for j in range(NR):
   {
     const long n = p * ${NR} + ${j};
-    v.s${"%x" % j} = n < N ? ${load(b_ct, "b", "src + n * b_sn")} : (${acc})0;
+    dst[${j}] = n < N ? ${load(b_ct, "b", "src + n * b_sn")} : (${acc})0;
   }
 % endfor
-  vstore${NR}(v, 0, bp + z * bp_zstride + (p * K + k) * ${NR});
 }
 
-## The micro-kernel: an MR x NR block of out in MR vector accumulators; per k one NR-wide row
-## of the B panel and MR broadcast scalars of the A panel. The panels make both streams
+## The micro-kernel: an MR x NR block of out in MR*NV vector accumulators; per k one NR-wide
+## row of the B panel and MR broadcast scalars of the A panel. The panels make both streams
 ## contiguous, so the loop is loads and FMAs only.
 __kernel void cg_matmul_packed(
     __global ${out_ct} *out, const long out_off,
@@ -147,25 +148,39 @@ __kernel void cg_matmul_packed(
   const long z = get_global_id(2);
   if (q >= mq || p >= np_) return;
   __global const ${acc} *pa = ap + z * ap_zstride + q * K * ${MR};
+  // A vector pointer, not vload: PoCL leaves vloadN an out-of-line call, which spills every
+  // accumulator around it. Panels start at multiples of NR elements, so the cast is aligned.
   __global const ${VT} *pb = (__global const ${VT} *)(bp + z * bp_zstride + p * K * ${NR});
 % for i in range(MR):
-  ${VT} c${i} = (${VT})0;
+  % for v in range(NV):
+  ${VT} c${i}_${v} = (${VT})0;
+  % endfor
 % endfor
   long k = 0;
   for (; k + ${UK} <= K; k += ${UK}) {
 % for u in range(UK):
     {
-      const ${VT} bv = pb[k + ${u}];
+  % for v in range(NV):
+      const ${VT} b${v} = pb[(k + ${u}) * ${NV} + ${v}];
+  % endfor
   % for i in range(MR):
-      ${mad(f"c{i}", f"({VT})pa[(k + {u}) * {MR} + {i}]", "bv")};
+      const ${VT} a${i} = (${VT})pa[(k + ${u}) * ${MR} + ${i}];
+    % for v in range(NV):
+      ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
+    % endfor
   % endfor
     }
 % endfor
   }
   for (; k < K; ++k) {
-    const ${VT} bv = pb[k];
+% for v in range(NV):
+    const ${VT} b${v} = pb[k * ${NV} + ${v}];
+% endfor
 % for i in range(MR):
-    ${mad(f"c{i}", f"({VT})pa[k * {MR} + {i}]", "bv")};
+    const ${VT} a${i} = (${VT})pa[k * ${MR} + ${i}];
+  % for v in range(NV):
+    ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
+  % endfor
 % endfor
   }
   const long m0 = q * ${MR}, n0 = p * ${NR};
@@ -173,17 +188,19 @@ __kernel void cg_matmul_packed(
   if (n0 + ${NR} <= N) {
 % for i in range(MR):
     if (m0 + ${i} < M) {
-  % if out_ct == "half":
-      vstore_half${NR}_rte(convert_float${NR}(c${i}), 0, o + ${i} * N);
-  % else:
-      vstore${NR}(convert_${out_ct}${NR}(c${i}), 0, o + ${i} * N);
-  % endif
+  % for v in range(NV):
+    % if out_ct == "half":
+      vstore_half${VW}_rte(c${i}_${v}, 0, o + ${i} * N + ${v * VW});
+    % else:
+      vstore${VW}(c${i}_${v}, 0, o + ${i} * N + ${v * VW});
+    % endif
+  % endfor
     }
 % endfor
   } else {
 % for i in range(MR):
     if (m0 + ${i} < M) {
-      const ${acc} r[${NR}] = {${", ".join(f"c{i}.s{j:x}" for j in range(NR))}};
+      const ${acc} r[${NR}] = {${", ".join(f"c{i}_{j // VW}.s{j % VW:x}" for j in range(NR))}};
       for (long j = 0; j < N - n0; ++j) ${store("o", f"{i} * N + j", "r[j]")};
     }
 % endfor

@@ -23,9 +23,11 @@ I = index_t
 arg = op in ("argmax", "argmin")
 is_float = ct in ("float", "double")
 cmp = ">" if op in ("max", "argmax") else "<"
-EMPTY = "LONG_MAX"
+EMPTY = "INT_MAX" if I == "int" else "LONG_MAX"  # the index of "nothing seen yet"
 vec = f"{ct}{vw}" if vw else ""
-ivec = f"long{vw}" if vw else ""
+ivec = f"{I}{vw}" if vw else ""
+# what comparing two ct vectors gives (select wants a mask of ct's size)
+mvec = {"float": "int", "double": "long", "uchar": "char"}.get(ct, ct) + str(vw) if vw else ""
 
 _LIMITS = {"uchar": ("0", "UCHAR_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
            "short": ("SHRT_MIN", "SHRT_MAX"), "int": ("INT_MIN", "INT_MAX"),
@@ -115,7 +117,7 @@ ${caller.body()}
       }
 </%def>
 % if arg:
-inline int cg_red_better(${ct} v, long i, ${ct} s, long si)
+inline int cg_red_better(${ct} v, ${I} i, ${ct} s, ${I} si)
 {
   % if is_float:
   if (isnan(s)) return isnan(v) && i < si;
@@ -158,7 +160,7 @@ ${kept_offset("m", "base", nk)}
     const ${I} lo = c * chunk, hi = min(R, lo + chunk);
     ${ct} s = ${ident()};
   % if arg:
-    long si = ${EMPTY};
+    ${I} si = ${EMPTY};
   % endif
   % if vw:
     ${vec} sv = (${vec})(${ident()});
@@ -173,9 +175,9 @@ ${kept_offset("m", "base", nk)}
         for (; k + ${vw} <= len; k += ${vw}) {
           const ${vec} v = ${loadv("x", "base + roff + k")};
     % if arg:
-          const ${ivec} mask = convert_${ivec}(${seq_better("v", "sv")});
+          const ${mvec} mask = ${seq_better("v", "sv")};
           sv = select(sv, v, mask);
-          svi = select(svi, (${ivec})(r + k) + lane, mask);
+          svi = select(svi, (${ivec})(r + k) + lane, convert_${ivec}(mask));
     % else:
           sv = ${combine("sv", "v")};
     % endif
@@ -186,7 +188,7 @@ ${kept_offset("m", "base", nk)}
   % endif
           const ${ct} v = ${load("x", "base + roff + k * st")};
   % if arg and idx_in:
-          const long vi = xi[base + roff + k * st];
+          const ${I} vi = xi[base + roff + k * st];
           if (cg_red_better(v, vi, s, si)) { s = v; si = vi; }
   % elif arg:
           if (${seq_better("v", "s")}) { s = v; si = r + k; }
@@ -200,7 +202,7 @@ ${kept_offset("m", "base", nk)}
       ${ct} lanes[${vw}];
       vstore${vw}(sv, 0, lanes);
     % if arg:
-      long lanei[${vw}];
+      ${I} lanei[${vw}];
       vstore${vw}(svi, 0, lanei);
       for (int j = 0; j < ${vw}; j++)
         if (cg_red_better(lanes[j], lanei[j], s, si)) { s = lanes[j]; si = lanei[j]; }
@@ -243,9 +245,9 @@ ${kept_offset("q", "base", nk - 1)}
         for (${I} k = 0; k < len; k++) {
           const ${vec} v = ${loadv("x", "base + roff + k * st")};
   % if arg:
-          const ${ivec} mask = convert_${ivec}(${seq_better("v", "sv")});
+          const ${mvec} mask = ${seq_better("v", "sv")};
           sv = select(sv, v, mask);
-          svi = select(svi, (${ivec})(r + k), mask);
+          svi = select(svi, (${ivec})(r + k), convert_${ivec}(mask));
   % else:
           sv = ${combine("sv", "v")};
   % endif
@@ -258,13 +260,15 @@ ${kept_offset("q", "base", nk - 1)}
       ${storev("out", "o", "sv")};
   % endif
   % if idx_out:
-      vstore${vw}(svi, 0, outi + o);
+      ${I} lanei[${vw}];
+      vstore${vw}(svi, 0, lanei);
+      for (int j = 0; j < ${vw}; j++) outi[o + j] = lanei[j];
   % endif
     } else {
       for (${I} j = 0; j < width; j++) {
         ${ct} s = ${ident()};
   % if arg:
-        long si = ${EMPTY};
+        ${I} si = ${EMPTY};
   % endif
     <%self:segments>
         for (${I} k = 0; k < len; k++) {
@@ -292,14 +296,14 @@ ${kept_offset("q", "base", nk - 1)}
 ## mode == "wg"
   __local ${ct} sv[${lx * ly}];
   % if arg:
-  __local long svi[${lx * ly}];
+  __local ${I} svi[${lx * ly}];
   % endif
   const int lx = get_local_id(0), ly = get_local_id(1), slot = ly * ${lx} + lx;
   const ${I} m = (${I})get_group_id(0) * ${lx} + lx;
   const ${I} c = get_group_id(1);
   ${ct} s = ${ident()};
   % if arg:
-  long si = ${EMPTY};
+  ${I} si = ${EMPTY};
   % endif
   if (m < M) {
 ${kept_offset("m", "base", nk)}
@@ -315,7 +319,7 @@ ${kept_offset("m", "base", nk)}
       }
       const ${ct} v = ${load("x", "base + roff")};
   % if arg:
-      const long vi = ${"xi[base + roff]" if idx_in else "r"};
+      const ${I} vi = ${"xi[base + roff]" if idx_in else "r"};
       if (cg_red_better(v, vi, s, si)) { s = v; si = vi; }
   % else:
       s = ${combine("s", "v")};
@@ -331,7 +335,7 @@ ${kept_offset("m", "base", nk)}
     if (ly < h) {
       const ${ct} v = sv[slot + h * ${lx}];
   % if arg:
-      const long vi = svi[slot + h * ${lx}];
+      const ${I} vi = svi[slot + h * ${lx}];
       if (cg_red_better(v, vi, s, si)) { s = v; si = vi; sv[slot] = s; svi[slot] = si; }
   % else:
       s = ${combine("s", "v")};

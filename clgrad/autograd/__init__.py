@@ -70,7 +70,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     _check_requires_grad(outputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, _as_list(grad_outputs) or [None] * len(outputs))
     if retain_graph is None:
         retain_graph = create_graph

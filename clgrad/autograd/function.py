@@ -221,9 +221,12 @@ class Function(metaclass=_FunctionMeta):
         from ..tensor import Tensor
 
         ctx = FunctionCtx()
-        record = is_grad_enabled() and any(
-            isinstance(a, Tensor) and a.requires_grad for a in args
-        )
+        record = False
+        if is_grad_enabled():
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    record = True
+                    break
         if not record:
             # Nothing to record; a user's forward still runs without grad, as in PyTorch.
             if cls.__module__.startswith("clgrad."):

@@ -36,12 +36,10 @@ def _numerical(func, inputs, k, eps):
             p = base.copy()
             p.reshape(-1)[j] += sign * eps
             moved = list(inputs)
-            moved[k] = tensor(p, dtype=x.dtype, device=x.device)
-            from .grad_mode import no_grad
-
-            with no_grad():
-                vals.append([o.detach().cpu().numpy().astype(np.float64).reshape(-1)
-                             for o in _outputs(func, moved)])
+            moved[k] = tensor(p, dtype=x.dtype, device=x.device, requires_grad=x.requires_grad)
+            # with grad enabled: ``func`` may itself differentiate (gradgradcheck)
+            vals.append([o.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                         for o in _outputs(func, moved)])
         columns.append([(a - b) / (2 * eps) for a, b in zip(*vals)])
     return columns  # columns[j][output] -> vector over output elements
 

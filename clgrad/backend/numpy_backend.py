@@ -23,7 +23,7 @@ def _compute_np(dt):
     return np.float32 if dt.name == "float16" else dt.np
 
 
-def elementwise(op, out, operands, compute, expr=None):
+def elementwise(op, out, operands, compute):
     fn = OPS[op][1]
     args = [
         array(x).astype(_compute_np(dt), copy=False) if hasattr(x, "_storage")

@@ -74,28 +74,36 @@ def empty(shape, dt, device) -> Tensor:
     return Tensor._empty(shape, dt, device)
 
 
-def launch(op, operands, out_dtype, compute=None, out=None, shape=None, expr=None):
+def launch(op, operands, out_dtype, compute=None, out=None, shape=None):
     """Runs elementwise ``op`` over broadcast ``operands`` into a new tensor (or ``out``).
 
     ``compute`` is one dtype for every operand or a list with one per operand.
     """
-    device = same_device(*operands) if out is None else out.device
-    if out is not None:
-        same_device(out, *operands)
-    operands = [as_operand(x, device) for x in operands]
-    if shape is None:
-        shape = broadcast_shapes(*(x._shape for x in operands if isinstance(x, Tensor)))
+    first = operands[0] if operands else None
+    if (out is None and shape is None and isinstance(first, Tensor)
+            and all(isinstance(x, Tensor) and x._shape == first._shape
+                    and x._storage.device is first._storage.device for x in operands)):
+        # the common case, kept short: same-shape tensors on one device
+        device, shape = first._storage.device, first._shape
+    else:
+        device = same_device(*operands) if out is None else out.device
+        if out is not None:
+            same_device(out, *operands)
+        operands = [as_operand(x, device) for x in operands]
+        if shape is None:
+            shape = broadcast_shapes(*(x._shape for x in operands if isinstance(x, Tensor)))
     if compute is None:
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
-    check_device_dtype(device, out_dtype, *compute)
+    if not device.is_cpu and (out_dtype.name == "float64" or D.float64 in compute):
+        check_device_dtype(device, out_dtype, *compute)
     if out is None:
-        out = empty(shape, out_dtype, device)
+        out = Tensor._empty(shape, out_dtype, device)
     else:
         _check_writable(out, shape, operands)
         operands = [_unalias(x, out) for x in operands]
-    _backend(device).elementwise(op, out, operands, compute, expr)
+    _backend(device).elementwise(op, out, operands, compute)
     return out
 
 

@@ -57,7 +57,10 @@ def _infer_np(data):
         return data, D.as_dtype(data.dtype)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _to_lists(data)
-    arr = np.array(data)
+    try:
+        arr = np.array(data)
+    except ValueError as e:
+        raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
     if arr.dtype == object:
         raise TypeError(f"can't build a tensor from {type(data).__name__} with ragged or "
                         "non-numeric items")

@@ -110,13 +110,19 @@ class Pow(Function):
         b = sb if sb is not None else ctx.numbers[1]
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = _grad_for(a, where(b == 0, 0.0, g * b * a ** (b - 1)) if is_tensor(b) or b != 0
-                           else g * 0)
+            # b * a^(b-1), taken as 0 where b == 0 (PyTorch's convention, also at a == 0)
+            if is_tensor(b):
+                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+            else:
+                ga = g * 0 if b == 0 else g * b * a ** (b - 1)
+            ga = _grad_for(a, ga)
         if ctx.needs_input_grad[1]:
-            # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
-            la = a.log() if is_tensor(a) else math.log(a) if a > 0 else float("-inf")
-            gb = _grad_for(b, where((a == 0) & (b >= 0), 0.0, g * (a ** b) * la)
-                           if is_tensor(a) else g * (a ** b) * la)
+            # a^b log a, taken as 0 where a == 0 and b >= 0
+            if is_tensor(a):
+                gb = where((a == 0) & (b >= 0), 0.0, g * a**b * a.log())
+            else:
+                gb = g * a**b * (math.log(a) if a > 0 else float("nan") if a < 0 else 0.0)
+            gb = _grad_for(b, gb)
         return ga, gb
 
 

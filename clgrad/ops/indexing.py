@@ -321,7 +321,7 @@ def _check_gather(name, x, dim, index):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     if index.ndim != x.ndim:
         raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as input tensor"
+            "Index tensor must have the same number of dimensions as input tensor"
         )
     for d in range(x.ndim):
         if d != dim and index._shape[d] > x._shape[d]:
@@ -407,10 +407,7 @@ def masked_fill(x, mask, value):
 def nonzero(x, as_tuple=False):
     from .creation import tensor
 
-    idx = _backend(x.device).nonzero(x) if x.device.is_cpu else None
-    if idx is None:
-        host = x.detach().cpu()
-        idx = _backend(host.device).nonzero(host)
+    idx = _backend(x.device).nonzero(x.detach())
     result = tensor(idx, dtype=D.int64, device=x.device)
     if as_tuple:
         return tuple(result[:, i] for i in range(result.shape[1])) if x.ndim else (result[:, 0:0].reshape(-1),)

@@ -229,7 +229,7 @@ def expand(x, *shape):
     for i, n in enumerate(shape):
         if i < lead:
             if n < 0:
-                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension")
+                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
             out_shape.append(n)
             out_stride.append(0)
             continue

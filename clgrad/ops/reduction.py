@@ -114,7 +114,7 @@ class Prod(Function):
 
 def prod(x, dim=None, keepdim=False, dtype=None):
     dt = D.as_dtype(dtype) if dtype is not None else _sum_dtype(x.dtype)
-    dims = normalize_dims(dim, x.ndim) if dim is None else normalize_dims((dim,), x.ndim)
+    dims = normalize_dims(dim, x.ndim)
     return Prod.apply(x, dims, keepdim, dt)
 
 

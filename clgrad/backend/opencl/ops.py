@@ -6,7 +6,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..elementwise_table import OPS
-from .launch import INDEX_NP, extent, index_type, merge_dims
+from .launch import INDEX_NP, INT32_MAX, merge_dims
 
 
 def _fp64(*dts) -> bool:
@@ -18,7 +18,10 @@ def _scalar(value, ctype):
             "char": np.int8, "short": np.int16, "int": np.int32, "long": np.int64}[ctype](value)
 
 
-def elementwise(op, out, operands, compute, expr=None):
+_elementwise_kernels: dict = {}  # a lean key -> kernel: this lookup is on every op's path
+
+
+def elementwise(op, out, operands, compute):
     """out = OPS[op](operands...), each operand converted to its compute dtype first."""
     n = out.numel()
     if n == 0:
@@ -26,21 +29,34 @@ def elementwise(op, out, operands, compute, expr=None):
     rt = out.device.runtime
     tensors = [x for x in operands if hasattr(x, "_storage")]
     shape = out._shape
-    strides = [out._stride] + [_broadcast_strides(t, shape) for t in tensors]
-    mshape, mstrides = merge_dims(shape, strides)
-    contiguous = len(mshape) == 1 and all(s[0] == 1 for s in mstrides)
-    itype = index_type(extent(out), *(extent(t) for t in tensors))
+    if out.is_contiguous() and all(t._shape == shape and t.is_contiguous() for t in tensors):
+        mshape, mstrides, layout = (n,), None, "flat"
+    else:
+        strides = [out._stride] + [_broadcast_strides(t, shape) for t in tensors]
+        mshape, mstrides = merge_dims(shape, strides)
+        if len(mshape) == 1 and all(s[0] == 1 for s in mstrides):
+            layout = "flat"
+        else:
+            # a 2-D launch pays off once rows are long enough to fill work-groups
+            layout = "rows" if mshape[-1] >= 64 else "general"
+    # offsets stay inside their storages, so a storage's size bounds every index
+    itype = "int" if all(
+        t._storage.nbytes <= INT32_MAX * t.dtype.itemsize for t in (out, *tensors)
+    ) else "long"
     ins = tuple(
         (x.dtype.ctype if hasattr(x, "_storage") else None, dt.compute_ctype)
         for x, dt in zip(operands, compute)
     )
-    ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
-    code = (expr or OPS[op][0]).replace("{T}", ct)
-    kernel = rt.kernel(
-        "elementwise.cl.mako", f"cg_elementwise_{op}", name=op, expr=code, ins=ins,
-        out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", ndim=len(mshape),
-        contiguous=contiguous, index_t=itype, fp64=_fp64(out.dtype, *compute),
-    )
+    key = (rt, op, ins, out.dtype, len(mshape), layout, itype)
+    kernel = _elementwise_kernels.get(key)
+    if kernel is None:
+        ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
+        kernel = _elementwise_kernels[key] = rt.kernel(
+            "elementwise.cl.mako", f"cg_elementwise_{op}", name=op,
+            expr=OPS[op][0].replace("{T}", ct), ins=ins, out_ct=out.dtype.ctype,
+            out_bool=out.dtype.name == "bool", ndim=len(mshape), layout=layout,
+            index_t=itype, fp64=_fp64(out.dtype, *compute), grid_stride=rt.is_gpu,
+        )
     I = INDEX_NP[itype]
     args = [out._storage.data, I(out._offset)]
     for x, (st, cty) in zip(operands, ins):
@@ -48,12 +64,16 @@ def elementwise(op, out, operands, compute, expr=None):
             args.append(_scalar(x, cty))
         else:
             args += [x._storage.data, I(x._offset)]
-    if not contiguous:
+    if layout != "flat":
         for d, size in enumerate(mshape):
             args += [I(size), I(mstrides[0][d])]
             args += [I(s[d]) for s in mstrides[1:]]
     args.append(I(n))
-    rt.launch1d(kernel, n, args)
+    if layout == "rows":
+        inner, L = mshape[-1], rt.local_size
+        rt.launch(kernel, (-(-inner // L) * L, n // inner), (L, 1), args)
+    else:
+        rt.launch1d(kernel, n, args)
 
 
 def _broadcast_strides(t, shape):
@@ -124,3 +144,15 @@ def put(dst, offsets, values, accumulate):
     rt.launch1d(k, n, [dst._storage.data, _limit(dst), offsets._storage.data,
                        np.int64(offsets._offset), values._storage.data,
                        np.int64(values._offset), np.int64(n)])
+
+
+def nonzero(x):
+    """Indices of the nonzero elements (the count decides the shape, so this reads the device)."""
+    host = to_numpy(x)
+    return np.stack(np.nonzero(host), axis=1).astype(np.int64) if x.ndim else np.zeros(
+        (int(bool(host)), 0), np.int64
+    )
+
+
+from .matmul import matmul  # noqa: E402,F401  (kernels/matmul.cl.mako)
+from .reduce import cumsum, reduce  # noqa: E402,F401  (kernels/reduce.cl.mako, scan.cl.mako)

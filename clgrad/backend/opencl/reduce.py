@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .launch import INDEX_NP, extent, index_type, merge_dims
 
 ARG_OPS = ("argmax", "argmin")
@@ -43,16 +41,13 @@ def _gpu(rt) -> bool:
     return rt.is_gpu if GPU_PATH is None else bool(GPU_PATH)
 
 
-def _vw(ct: str) -> int:
-    return VW_OVERRIDE or _vw0(ct)
+def _vw(*cts: str) -> int:
+    """Lanes of a CPU vector: 32 bytes of the widest type involved, at most 16 lanes.
 
-
-VW_OVERRIDE = 0
-
-
-def _vw0(ct: str) -> int:
-    """Lanes of a CPU vector load: 64 bytes of 4-byte elements."""
-    return 8 if _SIZES[ct] == 8 else 16
+    PoCL on AVX2 (no AVX-512) miscompiles or crashes on 64-byte vectors (float16, long8)
+    handed to its builtins, so no vector here is wider than 256 bits.
+    """
+    return min(16, 32 // max(max(_SIZES[c], 4) if c == "half" else _SIZES[c] for c in cts))
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -93,7 +88,12 @@ class _Src:
         self.ext = ext  # one past the largest element offset read
 
 
-def _plan(rt, src, M, R, value_only):
+def _itype(rt, *extents) -> str:
+    """int or long for every index a launch forms, with room for grid strides and partials."""
+    return index_type(max(extents) + 64 * 16 * max(rt.max_work_items, 1 << 16))
+
+
+def _plan(rt, op, ct, itype, src, M, R):
     """(mode, vw, lx, ly, base_items): how one launch covers M outputs over R elements each."""
     K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
     if _gpu(rt):
@@ -102,20 +102,22 @@ def _plan(rt, src, M, R, value_only):
         if M > 1 and ks == 1 and rs != 1:  # adjacent outputs are adjacent in memory
             lx = min(64, wg, 1 << (K0 - 1).bit_length())
         return "wg", 0, lx, wg // lx, _cdiv(M, lx)
-    vw = _vw(src.ct)
-    if M > 1 and ks == 1 and rs != 1 and K0 >= vw and value_only:
+    arg = op in ARG_OPS
+    vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
+    vw = _vw(src.ct, ct, *((itype,) if arg else ()))
+    if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
         return "outer", vw, 0, 0, (M // K0) * _cdiv(K0, vw)
-    return "inner", (vw if rs == 1 and R >= vw and value_only else 0), 0, 0, M
+    return "inner", (vw if vector_ok and rs == 1 and R >= vw else 0), 0, 0, M
 
 
 def _split(rt, plan, R) -> tuple[int, int]:
     """(P, chunk): cut each output's R elements into P chunks when outputs alone are too few."""
-    mode, _, _, ly, base = plan
+    mode, _, lx, ly, base = plan
     if R == 0:
         return 1, 0
     if mode == "wg":
         # work-groups that fill the device (at least a few per compute unit)
-        target = max(rt.max_work_items // (ly * plan[2]), 4 * rt.device.compute_units)
+        target = max(rt.max_work_items // (lx * ly), 4 * rt.device.compute_units)
         min_chunk = ly * 16
     else:
         target = rt.max_work_items
@@ -127,19 +129,16 @@ def _split(rt, plan, R) -> tuple[int, int]:
     return _cdiv(R, chunk), chunk
 
 
-def _launch(rt, op, ct, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off, o_sm,
-            o_sc):
+def _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off,
+            o_sm, o_sc):
     mode, vw, lx, ly, base = plan
     n_items = base * P
-    span = max(src.ext, o_off + M * P + 1, R + chunk, n_items) + 64 * max(rt.max_work_items, 1024)
-    itype = index_type(span)
     I = INDEX_NP[itype]
-    nk, nr = len(src.kshape), len(src.rshape)
     kernel = rt.kernel(
         "reduce.cl.mako", f"cg_reduce_{mode}_{op}", mode=mode, op=op, in_ct=src.ct, ct=ct,
         idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
-        out_bool=out_bool, idx_out=outi is not None, nk=nk, nr=nr, vw=vw, lx=lx, ly=ly,
-        index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
+        out_bool=out_bool, idx_out=outi is not None, nk=len(src.kshape), nr=len(src.rshape),
+        vw=vw, lx=lx, ly=ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
     )
     args = [src.buf, I(src.off)]
     if src.idx is not None:
@@ -160,30 +159,30 @@ def _launch(rt, op, ct, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, 
         _cpu_launch(rt, kernel, n_items, args)
 
 
-def _partials(rt, op, ct, plan, src, M, R, P, chunk):
-    """Launches the first pass into scratch; returns (vals, idx, nbytes, o_sm, o_sc)."""
-    arg = op in ARG_OPS
-    nvals = M * P * _SIZES[ct]
-    vals = rt.allocator.alloc(nvals)
-    idx = rt.allocator.alloc(M * P * 8) if arg else None
+def _partials(rt, op, ct, itype, plan, src, M, R, P, chunk):
+    """Launches a first pass into scratch; returns (vals, idx, o_sm, o_sc): release both."""
+    vals = rt.allocator.alloc(M * P * _SIZES[ct])
+    idx = rt.allocator.alloc(M * P * 8) if op in ARG_OPS else None
     # outer and wg write adjacent outputs side by side: [P][M]; inner: [M][P]
     o_sm, o_sc = (1, M) if plan[0] in ("outer", "wg") else (P, 1)
-    _launch(rt, op, ct, plan, src, M, R, P, chunk, vals, ct, False, idx, 0, o_sm, o_sc)
-    return vals, idx, nvals, o_sm, o_sc
+    _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, vals, ct, False, idx, 0, o_sm, o_sc)
+    return vals, idx, o_sm, o_sc
 
 
 def _reduce_src(rt, op, ct, src, M, R, out, out_ct, out_bool, outi, o_off):
-    arg = op in ARG_OPS
-    plan = _plan(rt, src, M, R, src.idx is None)
+    itype = _itype(rt, src.ext, o_off + M, 2 * M, R)
+    plan = _plan(rt, op, ct, itype, src, M, R)
     P, chunk = _split(rt, plan, R)
     if P == 1:
-        _launch(rt, op, ct, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi, o_off, 1, 0)
+        _launch(rt, op, ct, itype, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi,
+                o_off, 1, 0)
         return
-    vals, idx, nvals, o_sm, o_sc = _partials(rt, op, ct, plan, src, M, R, P, chunk)
+    vals, idx, o_sm, o_sc = _partials(rt, op, ct, itype, plan, src, M, R, P, chunk)
     second = _Src(vals, 0, ct, idx, (M,), (o_sm,), (P,), (o_sc,), M * P)
-    plan2 = _plan(rt, second, M, P, not arg)
-    _launch(rt, op, ct, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off, 1, 0)
-    rt.allocator.release(vals, nvals)
+    plan2 = _plan(rt, op, ct, itype, second, M, P)
+    _launch(rt, op, ct, itype, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off,
+            1, 0)
+    rt.allocator.release(vals, M * P * _SIZES[ct])
     if idx is not None:
         rt.allocator.release(idx, M * P * 8)
 
@@ -245,19 +244,19 @@ def cumsum(out, x, dim, acc) -> None:
     B = n // L
     gpu = _gpu(rt)
     K0 = bshape[-1]
-    vw = _vw(x.dtype.ctype)
+    vw = _vw(x.dtype.ctype, ct, out.dtype.ctype)
     if gpu:
-        # adjacent lines adjacent in memory: one item per line reads coalesced; else work-groups
+        # adjacent lines adjacent in memory: an item per line reads coalesced; else work-groups
         mode = "lines" if B > 1 and bx[-1] == 1 and sx != 1 else "wg"
+        ls = _wg_size(rt) if mode == "wg" else 0
         base = B
-        ls = _wg_size(rt)
-        target = max(rt.max_work_items // (ls if mode == "wg" else 1), 4 * rt.device.compute_units)
+        target = max(rt.max_work_items // max(ls, 1), 4 * rt.device.compute_units)
         min_chunk = ls * 16 if mode == "wg" else MIN_CHUNK
     else:
-        mode = "tiles" if B > 1 and bx[-1] == 1 and bo[-1] == 1 and K0 >= vw and sx != 1 \
-            else "lines"
-        base = (B // K0) * _cdiv(K0, vw) if mode == "tiles" else B
+        tiles = B > 1 and bx[-1] == 1 and bo[-1] == 1 and K0 >= vw and sx != 1
+        mode = "tiles" if tiles else "lines"
         ls = 0
+        base = (B // K0) * _cdiv(K0, vw) if tiles else B
         target = rt.max_work_items
         min_chunk = MIN_CHUNK
     P = 1
@@ -265,18 +264,17 @@ def cumsum(out, x, dim, acc) -> None:
         P = max(1, min(_cdiv(target, base), L // min_chunk))
     chunk = _cdiv(L, P)
     P = _cdiv(L, chunk)
-    lvec = 8 if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
+    lvec = min(8, vw) if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
+    itype = _itype(rt, extent(x), out._offset + n, 2 * B * P, L + chunk)
+    I = INDEX_NP[itype]
 
     part = None
-    if P > 1:
+    if P > 1:  # each chunk starts from the sum of the chunks before it
         src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,),
                    extent(x))
-        plan = _plan(rt, src, B, L, True)
-        part, _, nvals, ps_b, ps_c = _partials(rt, "sum", ct, plan, src, B, L, P, chunk)
+        plan = _plan(rt, "sum", ct, itype, src, B, L)
+        part, _, ps_b, ps_c = _partials(rt, "sum", ct, itype, plan, src, B, L, P, chunk)
 
-    span = max(extent(x), out._offset + n, L + chunk, B * P * 2) + 64 * max(rt.max_work_items, 1024)
-    itype = index_type(span)
-    I = INDEX_NP[itype]
     kernel = rt.kernel(
         "scan.cl.mako", f"cg_scan_{mode}", mode=mode, in_ct=x.dtype.ctype, ct=ct,
         out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", nb=len(bshape),
@@ -289,7 +287,7 @@ def cumsum(out, x, dim, acc) -> None:
     args += [I(L), I(sx), I(so), I(chunk), I(P)]
     if part is not None:
         args += [part, I(ps_b), I(ps_c)]
-    n_items = (base if mode != "wg" else B) * P
+    n_items = base * P
     args += [out._storage.data, I(out._offset), I(n_items)]
     if mode == "wg":
         rt.launch(kernel, (n_items * ls,), (ls,), args)
@@ -298,8 +296,7 @@ def cumsum(out, x, dim, acc) -> None:
     else:
         _cpu_launch(rt, kernel, n_items, args)
     if part is not None:
-        rt.allocator.release(part, nvals)
+        rt.allocator.release(part, B * P * _SIZES[ct])
 
 
 __all__ = ["reduce", "cumsum"]
-_ = np  # numpy is used through INDEX_NP's scalar types

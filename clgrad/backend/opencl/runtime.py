@@ -108,14 +108,17 @@ class Runtime:
         self.allocator = Allocator(self)
         self.programs: dict[tuple, cl.Program] = {}
         self.kernels: dict[tuple, cl.Kernel] = {}
+        self.typed: set[cl.Kernel] = set()
         self.lock = threading.RLock()
         d = device._cl
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
         self.build_options = ["-cl-std=CL1.2"]
         self.is_gpu = bool(d.type & cl.device_type.GPU)
-        # A grid-stride loop needs only enough work-items to fill the device.
-        self.local_size = min(256, d.max_work_group_size) if self.is_gpu else None
-        self.max_work_items = d.max_compute_units * (2048 if self.is_gpu else 64)
+        # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
+        # work-item per element in groups of 256, which it runs as a vectorized loop per core
+        # (a grid-stride loop there walks memory with a stride and runs 30x slower).
+        self.local_size = min(256, d.max_work_group_size)
+        self.max_work_items = d.max_compute_units * 2048 if self.is_gpu else 2**40
 
     # ---- programs ----------------------------------------------------------------------------
     def probe(self, kind: str) -> bool:
@@ -174,15 +177,9 @@ class Runtime:
         except cl.RuntimeError as e:
             src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{digest[:12]}.cl"
             src_path.write_text(source)
-            try:
-                build_log = cl.Program(self.context, source).get_build_info(
-                    dev, cl.program_build_info.LOG
-                )
-            except Exception:
-                build_log = str(e)
             raise KernelBuildError(
                 f"building {label} failed on {self.device} ({self.device.name}, driver "
-                f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{build_log or e}"
+                f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{e}"
             ) from None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,19 +192,26 @@ class Runtime:
 
     # ---- launching ---------------------------------------------------------------------------
     def launch(self, kernel: cl.Kernel, global_size, local_size, args):
+        """Enqueues ``kernel``; scalar arguments are NumPy scalars (their type is the C type).
+
+        The first launch tells pyopencl the scalar types, which switches it to a generated
+        invoker: 4 us per launch instead of 26 us for setting arguments one by one.
+        """
         if DEBUG:
             log.debug("launch %s on %s global=%s local=%s", kernel.function_name,
                       self.device, global_size, local_size)
-        kernel.set_args(*args)
-        return cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+        if kernel not in self.typed:
+            kernel.set_scalar_arg_dtypes(
+                [type(a) if isinstance(a, np.generic) else None for a in args]
+            )
+            self.typed.add(kernel)
+        return kernel(self.queue, global_size, local_size, *args)
 
     def launch1d(self, kernel: cl.Kernel, n: int, args, per_item: int = 1):
         """Launches a grid-stride kernel over ``n`` items."""
         items = max(1, min(-(-n // per_item), self.max_work_items))
-        if self.local_size:
-            items = -(-items // self.local_size) * self.local_size
-            return self.launch(kernel, (items,), (self.local_size,), args)
-        return self.launch(kernel, (items,), None, args)
+        items = -(-items // self.local_size) * self.local_size
+        return self.launch(kernel, (items,), (self.local_size,), args)
 
     def synchronize(self):
         self.queue.finish()

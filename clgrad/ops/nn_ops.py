@@ -1,0 +1,230 @@
+"""Primitives of ``clgrad.nn.functional`` that composing Tensor ops would make slow or hungry.
+
+Each is an autograd ``Function`` whose backward is written with Tensor ops (or with another
+Function of this module), so gradients of gradients work too:
+
+- ``Pad`` / constant padding: the gradient of a pad is the pad with the negated widths (a crop).
+- ``Patches``: the sliding windows of a (N, C, H, W) tensor as a strided *view*
+  (N, C, OH, OW, kh, kw), no copy. Its gradient is ``Fold``, which adds every window back into
+  a (N, C, H, W) tensor: one strided copy when the windows do not overlap, else one strided add
+  per kernel offset (kh * kw launches, never a loop over batch or channels).
+  conv2d is ``Patches`` -> one copy into the (C*kh*kw, N*OH*OW) column matrix -> one matmul;
+  pooling reduces the window dims of the view directly.
+- ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
+  (an elementwise one-hot product: no scatter, no atomics).
+- ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .core import launch
+from .indexing import put, take
+
+
+# ---- constant padding ------------------------------------------------------------------------
+def _pad_geometry(shape, pads):
+    """For pads ((lo, hi) per dim of ``shape``, possibly negative): the output shape and the
+    (start, length) of the copied region in the input and in the output, per dim."""
+    out_shape, src, dst = [], [], []
+    for n, (lo, hi) in zip(shape, pads):
+        m = n + lo + hi
+        if m < 0:
+            raise RuntimeError(
+                f"The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
+                f"output size, which is invalid. Check dimension of your input."
+            )
+        s0, d0 = max(0, -lo), max(0, lo)
+        length = max(0, min(n - s0, m - d0))
+        out_shape.append(m)
+        src.append((s0, length))
+        dst.append((d0, length))
+    return tuple(out_shape), src, dst
+
+
+def _region(t, region):
+    offset = t._offset + sum(s * st for (s, _), st in zip(region, t._stride))
+    return t._view(tuple(n for _, n in region), t._stride, offset)
+
+
+class Pad(Function):
+    """Constant padding by ``pads`` ((lo, hi) for every dim; negative widths crop)."""
+
+    node_name = "ConstantPadNdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, pads, value):
+        ctx.pads = pads
+        shape, src, dst = _pad_geometry(x._shape, pads)
+        out = Tensor._empty(shape, x.dtype, x.device)
+        if out.numel():
+            if any(lo > 0 or hi > 0 for lo, hi in pads):
+                launch("fill", [value], out.dtype, out.dtype, out=out)
+            if all(n for _, n in src):
+                launch("copy", [_region(x, src)], out.dtype, x.dtype, out=_region(out, dst))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return Pad.apply(g, tuple((-lo, -hi) for lo, hi in ctx.pads), 0), None, None
+
+
+def pad_constant(x, pads, value=0.0):
+    """``pads`` as (lo, hi) for every dim of x."""
+    if all(lo == 0 and hi == 0 for lo, hi in pads):
+        return x
+    return Pad.apply(x, tuple(pads), value)
+
+
+# ---- sliding windows -------------------------------------------------------------------------
+def out_size(n, k, s, d):
+    return (n - d * (k - 1) - 1) // s + 1
+
+
+def _windows(t, kernel, stride, dilation):
+    """(shape, strides, offset) of the view (N, C, OH, OW, kh, kw) of the last two dims of t."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    n, c, h, w = t._shape
+    s0, s1, s2, s3 = t._stride
+    oh, ow = out_size(h, kh, sh, dh), out_size(w, kw, sw, dw)
+    return (n, c, oh, ow, kh, kw), (s0, s1, s2 * sh, s3 * sw, s2 * dh, s3 * dw), t._offset
+
+
+class Patches(Function):
+    """The sliding windows of a (N, C, H, W) tensor as a view (N, C, OH, OW, kh, kw)."""
+
+    node_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, dilation):
+        ctx.geometry = (x.shape, kernel, stride, dilation)
+        return x._view(*_windows(x, kernel, stride, dilation))
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, kernel, stride, dilation = ctx.geometry
+        return Fold.apply(g, shape, kernel, stride, dilation), None, None, None
+
+
+def _injective(n_out, k, s, d):
+    """True when the window positions of one dim never share an input row."""
+    rows = {o * s + i * d for o in range(n_out) for i in range(k)}
+    return len(rows) == n_out * k
+
+
+class Fold(Function):
+    """Adds every window of ``g`` (N, C, OH, OW, kh, kw) back into a (N, C, H, W) tensor."""
+
+    node_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, g, shape, kernel, stride, dilation):
+        ctx.geometry = (kernel, stride, dilation)
+        out = Tensor._empty(tuple(shape), g.dtype, g.device)
+        launch("fill", [0], out.dtype, out.dtype, out=out)
+        if g.numel() == 0:
+            return out
+        wshape, wstride, offset = _windows(out, kernel, stride, dilation)
+        n, c, oh, ow, kh, kw = wshape
+        if _injective(oh, kh, stride[0], dilation[0]) and _injective(ow, kw, stride[1],
+                                                                      dilation[1]):
+            launch("copy", [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
+            return out
+        for i in range(kh):
+            for j in range(kw):
+                dst = out._view((n, c, oh, ow), wstride[:4],
+                                offset + i * wstride[4] + j * wstride[5])
+                src = g._view((n, c, oh, ow), g._stride[:4],
+                              g._offset + i * g._stride[4] + j * g._stride[5])
+                launch("add", [dst, src], out.dtype, out.dtype, out=dst)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Patches.apply(gg, *ctx.geometry), None, None, None, None
+
+
+# ---- max over the last dim -------------------------------------------------------------------
+class MaxLast(Function):
+    """max over the last dim; the gradient goes to the first maximal element (PyTorch's pick)."""
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        idx = x.argmax(-1)
+        ctx.save_for_backward(idx)
+        ctx.k = x._shape[-1]
+        ctx.mark_non_differentiable(idx)
+        return x.amax(-1), idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        (idx,) = ctx.saved_tensors
+        from .creation import arange
+
+        hot = arange(ctx.k, device=g.device) == idx.unsqueeze(-1)
+        return hot * g.unsqueeze(-1)
+
+
+# ---- embedding -------------------------------------------------------------------------------
+def _row_offsets(idx, width, device):
+    from .creation import arange
+
+    return idx.unsqueeze(-1) * width + arange(width, device=device)
+
+
+class EmbeddingFn(Function):
+    """weight[idx] for a contiguous (V, D) weight; rows at ``padding_idx`` get no gradient."""
+
+    node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, idx, padding_idx):
+        ctx.save_for_backward(idx)
+        ctx.meta = (weight._shape[0], padding_idx)
+        w = weight if weight.is_contiguous() else weight.contiguous()
+        offsets = _row_offsets(idx, w._shape[1], w.device)
+        return take(w, offsets + w._offset if w._offset else offsets)
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        num, padding_idx = ctx.meta
+        if padding_idx is not None:
+            g = g * (idx != padding_idx).unsqueeze(-1)
+        return EmbeddingGrad.apply(g, idx, num), None, None
+
+
+class EmbeddingGrad(Function):
+    """Sums the rows of ``g`` (..., D) into a zero (num, D) tensor at rows ``idx``."""
+
+    node_name = "EmbeddingDenseBackward0"
+
+    @staticmethod
+    def forward(ctx, g, idx, num):
+        ctx.save_for_backward(idx)
+        width = g._shape[-1]
+        out = Tensor._empty((num, width), g.dtype, g.device)
+        launch("fill", [0], out.dtype, out.dtype, out=out)
+        if g.numel():
+            put(out, _row_offsets(idx, width, g.device).contiguous(), g, accumulate=True)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (idx,) = ctx.saved_tensors
+        return EmbeddingFn.apply(gg, idx, None), None, None
+
+
+def check_index_range(idx, n, what="index out of range in self"):
+    """IndexError when an index is outside [0, n) (one host read)."""
+    if idx.dtype not in (D.int64, D.int32):
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {idx.type_name()} instead"
+        )
+    if idx.numel() and bool(((idx < 0) | (idx >= n)).any().item()):
+        raise IndexError(what)

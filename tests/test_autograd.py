@@ -1,0 +1,309 @@
+"""Autograd semantics, following PyTorch's autograd tutorials, on every device."""
+
+import gc
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_close
+
+import clgrad
+from clgrad.autograd import Function
+
+
+def leaf(values, device, dtype=None):
+    return clgrad.tensor(values, device=device, dtype=dtype, requires_grad=True)
+
+
+def test_tutorial_polynomial(device):
+    x = leaf(3.0, device)
+    y = x**2 + 2 * x + 1
+    y.backward()
+    assert x.grad.item() == 8.0
+    assert x.grad.device == clgrad.device(device)
+
+
+def test_tutorial_sum_of_squares(device):
+    x = leaf([1.0, 2.0, 3.0], device)
+    (x**2).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_tutorial_accumulation(device):
+    x = leaf(2.0, device)
+    (x**2).backward()
+    assert x.grad.item() == 4.0
+    (x**3).backward()
+    assert x.grad.item() == 16.0
+    x.grad.zero_()
+    (x**3).backward()
+    assert x.grad.item() == 12.0
+    x.grad = None
+    (x * 5).backward()
+    assert x.grad.item() == 5.0
+
+
+def test_tutorial_product(device):
+    a, b = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    c = a * b
+    c.sum().backward()
+    assert a.grad.tolist() == b.tolist() and b.grad.tolist() == a.tolist()
+
+
+def test_tutorial_linear_layer(device):
+    rng = np.random.default_rng(0)
+    X = clgrad.tensor(rng.normal(size=(4, 3)).astype(np.float32), device=device)
+    W = leaf(rng.normal(size=(3, 2)).astype(np.float32), device)
+    b = leaf([0.1, -0.2], device)
+    L = (X @ W + b).sum()
+    L.backward()
+    assert_close(W.grad, X.numpy().T @ np.ones((4, 2), np.float32), rtol=1e-5)
+    assert b.grad.tolist() == [4.0, 4.0]
+
+
+def test_manual_sgd_update(device):
+    w = leaf([1.0, -1.0], device)
+    loss = (w * w).sum()
+    loss.backward()
+    with clgrad.no_grad():
+        w -= 0.1 * w.grad
+    assert_close(w, np.array([0.8, -0.8], np.float32))
+    assert w.is_leaf and w.requires_grad and w.grad_fn is None
+
+
+def test_tracking_rules(device):
+    x = leaf([1.0], device)
+    assert x.is_leaf and x.grad_fn is None and x.grad is None
+    y = x * 2
+    assert y.requires_grad and not y.is_leaf
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    assert type((x + 1).grad_fn).__name__ == "AddBackward0"
+    assert type((x.sum()).grad_fn).__name__ == "SumBackward0"
+    m = leaf([[1.0]], device)
+    assert type((m @ m).grad_fn).__name__ == "MmBackward0"
+    nxt = y.grad_fn.next_functions
+    assert type(nxt[0][0]).__name__ == "AccumulateGrad"
+    z = clgrad.ones(1, device=device)
+    assert not (z * 2).requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        clgrad.tensor([1, 2], device=device).requires_grad_()
+    with pytest.raises(RuntimeError, match="floating point"):
+        clgrad.tensor([1, 2], device=device, requires_grad=True)
+    i = clgrad.ones(2, device=device, requires_grad=True)
+    assert not (i > 0).requires_grad and (i > 0).grad_fn is None
+
+
+def test_implicit_grad_only_for_scalars(device):
+    x = leaf([1.0, 2.0], device)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(clgrad.tensor([1.0, 10.0], device=device))
+    assert x.grad.tolist() == [2.0, 20.0]
+
+
+def test_second_backward_raises(device):
+    x = leaf([1.0, 2.0], device)
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_non_leaf_grad_warns_and_retain_grad(device):
+    x = leaf([1.0, 2.0], device)
+    y = x * 3
+    z = y * y
+    y.retain_grad()
+    w = x * 2
+    z.sum().backward()
+    assert y.grad.tolist() == [6.0, 12.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert w.grad is None
+    assert any("not a leaf" in str(c.message) for c in caught)
+
+
+def test_autograd_grad_and_higher_order(device):
+    x = leaf(2.0, device, dtype=clgrad.float32)
+    y = x**3
+    (g,) = clgrad.autograd.grad(y, x, create_graph=True)
+    assert g.item() == 12.0
+    (gg,) = clgrad.autograd.grad(g, x)
+    assert gg.item() == 12.0  # d2/dx2 x^3 = 6x at 2
+    assert x.grad is None
+    a, b = leaf(1.0, device), leaf(2.0, device)
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        clgrad.autograd.grad(a * 2, [a, b])
+    ga, gb = clgrad.autograd.grad(a * 2, [a, b], allow_unused=True)
+    assert ga.item() == 2.0 and gb is None
+
+
+def test_backward_inputs(device):
+    a, b = leaf(1.0, device), leaf(2.0, device)
+    (a * b).backward(inputs=[a])
+    assert a.grad.item() == 2.0 and b.grad is None
+
+
+def test_grad_modes(device):
+    x = leaf([1.0], device)
+    with clgrad.no_grad():
+        y = x * 2
+        assert not clgrad.is_grad_enabled()
+        with clgrad.enable_grad():
+            assert (x * 2).requires_grad
+    assert not y.requires_grad and y.grad_fn is None
+    with clgrad.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert clgrad.is_grad_enabled()
+    with clgrad.inference_mode():
+        assert not (x * 2).requires_grad
+
+    @clgrad.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+
+    import threading
+
+    seen = []
+    with clgrad.no_grad():
+        th = threading.Thread(target=lambda: seen.append(clgrad.is_grad_enabled()))
+        th.start()
+        th.join()
+    assert seen == [True]  # grad mode is per thread
+
+
+def test_detach_and_data(device):
+    x = leaf([1.0, 2.0], device)
+    y = x * 2
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d._storage is y._storage
+    d[0] = 10.0
+    assert y[0].item() == 10.0
+    assert not x.data.requires_grad and x.data._storage is x._storage
+    y.detach_()
+    assert not y.requires_grad and y.grad_fn is None
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        x.numpy()
+    assert x.detach().numpy().tolist() == [1.0, 2.0]
+
+
+def test_inplace_safety(device):
+    x = leaf([1.0, 2.0], device)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with clgrad.no_grad():
+        x.add_(1)
+    y = x.exp()
+    y.add_(1)  # exp saved its output: changing it must be caught at backward
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_inplace_on_non_leaf_is_recorded(device):
+    x = leaf([-1.0, 2.0, 3.0], device)
+    y = x * 2
+    y.relu_()
+    y.mul_(x)
+    y[0] = 5.0
+    y.sum().backward()
+    # y = relu(2x) * x with y[0] overwritten: d/dx = 4x where x > 0, 0 at index 0
+    assert x.grad.tolist() == [0.0, 8.0, 12.0]
+
+
+def test_hooks(device):
+    x = leaf([1.0, 2.0], device)
+    seen = []
+    h = x.register_hook(lambda g: seen.append(g.tolist()))
+    y = x * 3
+    y.register_hook(lambda g: g * 2)  # replaces the gradient flowing on
+    y.sum().backward()
+    assert seen == [[6.0, 6.0]] and x.grad.tolist() == [6.0, 6.0]
+    h.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    assert seen == [[6.0, 6.0]]
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return x**3 * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        assert ctx.needs_input_grad == (True, False)
+        return g * 3 * x**2 * ctx.k, None
+
+
+class SortWithIndex(Function):
+    @staticmethod
+    def forward(ctx, x):
+        idx = x.argmax(0, keepdim=True)
+        ctx.mark_non_differentiable(idx)
+        return x * 1, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return g
+
+
+def test_custom_function(device):
+    x = leaf([1.0, 2.0], device)
+    y = Cube.apply(x, 2.0)
+    assert type(y.grad_fn).__name__ == "CubeBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 24.0]
+    v, i = SortWithIndex.apply(x)
+    assert v.requires_grad and not i.requires_grad
+    z = leaf([1.0], device)
+    out = Cube.apply(z, 1.0)
+    with clgrad.no_grad():
+        z.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_no_path_gets_no_grad(device):
+    a, b = leaf([1.0], device), leaf([1.0], device)
+    c = a * 2
+    _ = b * 2
+    c.sum().backward()
+    assert b.grad is None
+
+
+def test_deep_chain_is_iterative(device):
+    x = leaf([1.0], device)
+    y = x
+    for _ in range(100000 if device == "cpu" else 20000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.item() == 1.0
+
+
+def test_graph_released_after_backward(device):
+    import weakref
+
+    x = leaf([1.0, 2.0], device)
+    y = x.exp()
+    ref = weakref.ref(y.grad_fn)
+    y.sum().backward()
+    assert y.grad_fn.ctx._saved is None  # saved tensors freed
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def test_cast_and_device_gradients(device):
+    x = leaf([1.0, 2.0], device)
+    y = x.half().float() * 2
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    z = leaf([1.0, 2.0], "cpu")
+    (z.to(device) * 3).sum().backward()
+    assert z.grad.device == clgrad.device("cpu") and z.grad.tolist() == [3.0, 3.0]

@@ -1,0 +1,154 @@
+"""Creation functions, dtypes, transfers and the Tensor's metadata on every device."""
+
+import numpy as np
+import pytest
+from conftest import assert_close, supports
+
+import clgrad
+
+
+def test_tensor_inference(device):
+    assert clgrad.tensor([1.0, 2.0], device=device).dtype == clgrad.float32
+    assert clgrad.tensor([1, 2], device=device).dtype == clgrad.int64
+    assert clgrad.tensor([True], device=device).dtype == clgrad.bool
+    assert clgrad.tensor(np.zeros(2, np.int32), device=device).dtype == clgrad.int32
+    assert clgrad.tensor(3.5, device=device).shape == ()
+    assert clgrad.tensor([[1, 2], [3, 4]], dtype=clgrad.float16, device=device).dtype == clgrad.float16
+    assert clgrad.tensor([], device=device).shape == (0,)
+    with pytest.raises(ValueError, match="rectangular"):
+        clgrad.tensor([[1, 2], [3]])
+
+
+def test_filled(device):
+    assert_close(clgrad.zeros(2, 3, device=device), np.zeros((2, 3), np.float32))
+    assert_close(clgrad.ones((2,), dtype=clgrad.int32, device=device), np.ones(2, np.int32))
+    assert_close(clgrad.full((2, 2), 7, device=device), np.full((2, 2), 7))
+    assert clgrad.full((2,), 7, device=device).dtype == clgrad.int64
+    assert clgrad.full((2,), 7.0, device=device).dtype == clgrad.float32
+    assert clgrad.empty(3, 0, device=device).shape == (3, 0)
+    assert_close(clgrad.eye(3, 4, device=device), np.eye(3, 4, dtype=np.float32))
+    x = clgrad.ones(2, 3, dtype=clgrad.int8, device=device)
+    for like, ref in ((clgrad.zeros_like, 0), (clgrad.ones_like, 1), (lambda t: clgrad.full_like(t, 4), 4)):
+        y = like(x)
+        assert y.dtype == clgrad.int8 and y.device == x.device and y.tolist() == [[ref] * 3] * 2
+    assert clgrad.empty_like(x).shape == (2, 3)
+
+
+def test_ranges(device):
+    assert_close(clgrad.arange(5, device=device), np.arange(5))
+    assert_close(clgrad.arange(1, 10, 3, device=device), np.arange(1, 10, 3))
+    assert_close(clgrad.arange(0, 1, 0.25, device=device), np.arange(0, 1, 0.25, dtype=np.float32))
+    assert clgrad.arange(0, 1, 0.25, device=device).dtype == clgrad.float32
+    assert_close(clgrad.arange(10, 0, -3, device=device), np.arange(10, 0, -3))
+    assert_close(clgrad.linspace(-1, 1, 5, device=device), np.linspace(-1, 1, 5, dtype=np.float32))
+    assert clgrad.linspace(0, 1, 1, device=device).tolist() == [0.0]
+    big = clgrad.arange(2**40, 2**40 + 3, device=device)
+    assert big.tolist() == [2**40, 2**40 + 1, 2**40 + 2]
+
+
+def test_random_reproducible_and_same_everywhere(device):
+    clgrad.manual_seed(123)
+    a = clgrad.rand(1000, device=device)
+    b = clgrad.randn(1000, device=device)
+    clgrad.manual_seed(123)
+    assert_close(clgrad.rand(1000, device=device), a.numpy())
+    assert_close(clgrad.randn(1000, device=device), b.numpy())
+    clgrad.manual_seed(123)
+    assert_close(clgrad.rand(1000), a.numpy(), rtol=1e-6, atol=1e-7)  # the same stream on cpu
+    u = a.numpy()
+    assert 0 < u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
+    n = b.numpy()
+    assert abs(n.mean()) < 0.1 and abs(n.std() - 1) < 0.1
+    r = clgrad.randint(3, 7, (2000,), device=device)
+    assert r.dtype == clgrad.int64 and set(r.tolist()) == {3, 4, 5, 6}
+    p = clgrad.randperm(10, device=device)
+    assert sorted(p.tolist()) == list(range(10))
+    assert clgrad.rand(2, 3, dtype=clgrad.float16, device=device).dtype == clgrad.float16
+    with pytest.raises(RuntimeError):
+        clgrad.rand(2, dtype=clgrad.int64, device=device)
+
+
+def test_from_numpy_shares_memory():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = clgrad.from_numpy(a)
+    a[0, 0] = 42
+    assert t[0, 0].item() == 42
+    t.add_(1)
+    assert a[1, 2] == 6
+    assert np.shares_memory(t.numpy(), a)
+    v = clgrad.from_numpy(a[:, ::2])
+    assert v.stride() == (3, 2) and v.tolist() == [[43, 3], [4, 6]]
+    with pytest.raises(ValueError, match="negative"):
+        clgrad.from_numpy(a[:, ::-1])
+    assert clgrad.as_tensor(a).numpy() is not None and np.shares_memory(clgrad.as_tensor(a).numpy(), a)
+
+
+def test_transfers(device):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = clgrad.tensor(a)
+    y = x.to(device)
+    assert y.device == clgrad.device(device)
+    assert_close(y.T.to("cpu"), a.T)
+    assert_close(y.cpu(), a)
+    assert_close(y.to(device, clgrad.int32), a.astype(np.int32))
+    assert y.to(dtype=clgrad.float16).dtype == clgrad.float16
+    assert x.to(y).device == y.device
+    for d in clgrad.devices():
+        assert_close(y.to(d), a)
+    assert y.numpy().tolist() == a.tolist()
+    assert np.asarray(y).shape == (3, 4)
+    assert y.tolist() == a.tolist()
+    assert y[1, 2].item() == 6.0 and isinstance(y[1, 2].item(), float)
+    assert [r.tolist() for r in y] == a.tolist()
+    assert len(y) == 3
+
+
+def test_metadata(device):
+    x = clgrad.zeros(2, 3, 4, device=device)
+    assert x.shape == (2, 3, 4) and x.size() == clgrad.Size([2, 3, 4]) and x.size(-1) == 4
+    assert x.dim() == 3 and x.ndim == 3 and x.numel() == 24
+    assert x.stride() == (12, 4, 1) and x.stride(0) == 12 and x.is_contiguous()
+    assert x.dtype == clgrad.float32 and x.element_size() == 4
+    assert repr(x.shape) == "clgrad.Size([2, 3, 4])"
+
+
+def test_repr(device):
+    x = clgrad.tensor([1.0, 2.5], device=device)
+    suffix = "" if device == "cpu" else f", device='{device}'"
+    assert repr(x) == f"tensor([1.0000, 2.5000]{suffix})"
+    assert repr(clgrad.tensor([1, 2], device=device)) == f"tensor([1, 2]{suffix})"
+    assert repr(clgrad.tensor([1.0, 2.0], device=device)) == f"tensor([1., 2.]{suffix})"
+    h = clgrad.tensor([1.0], dtype=clgrad.float16, device=device)
+    assert repr(h) == f"tensor([1.]{suffix}, dtype=clgrad.float16)"
+    r = clgrad.ones(1, device=device, requires_grad=True)
+    assert repr(r).endswith("requires_grad=True)")
+    assert repr(r * 2).endswith("grad_fn=<MulBackward0>)")
+    assert repr(clgrad.tensor(True, device=device)) == f"tensor(True{suffix})"
+
+
+def test_item_errors(device):
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        clgrad.ones(2, device=device).item()
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(clgrad.ones(2, device=device))
+
+
+def test_unsupported_dtype_names_device_and_dtype():
+    for d in clgrad.devices():
+        if not d.supports_float64:
+            with pytest.raises(RuntimeError, match=f"{d}.*float64"):
+                clgrad.zeros(2, dtype=clgrad.float64, device=d)
+
+
+def test_half_storage_everywhere(device):
+    a = np.array([0.1, 1000.0, -2.5], np.float16)
+    x = clgrad.tensor(a, device=device)
+    assert_close(x * 2, (a.astype(np.float32) * 2).astype(np.float16))
+    assert supports(device, clgrad.float16)
+
+
+def test_synchronize(device):
+    x = clgrad.ones(1000, device=device) * 3
+    clgrad.synchronize(device)
+    clgrad.synchronize()
+    assert x.sum().item() == 3000

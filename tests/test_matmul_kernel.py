@@ -1,0 +1,149 @@
+"""The matmul kernels alone, on tensor-like stand-ins: every path, dtype, stride pattern, edge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+
+from clgrad import dtypes  # noqa: E402
+from clgrad.backend.opencl.matmul import matmul  # noqa: E402
+from clgrad.device import Device  # noqa: E402
+
+GUARD = 7  # elements of sentinel on each side of out, to catch stray writes
+
+
+class _Storage:
+    def __init__(self, data):
+        self.data = data
+
+
+class View:
+    """What matmul reads of a tensor: storage buffer, element offset, shape, strides, dtype."""
+
+    def __init__(self, device, buf, offset, shape, stride, dt):
+        self.device, self._storage, self.dtype = device, _Storage(buf), dt
+        self._offset, self._shape, self._stride = offset, tuple(shape), tuple(stride)
+
+
+def upload(device, view: np.ndarray, flat: np.ndarray, dt) -> View:
+    """A View of ``view``, which must look into the 1-D array ``flat``; flat goes to the device."""
+    item = flat.itemsize
+    offset = (view.__array_interface__["data"][0] - flat.__array_interface__["data"][0]) // item
+    host = flat if flat.size else np.zeros(1, flat.dtype)  # OpenCL has no empty buffers
+    buf = cl.Buffer(device.runtime.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=host)
+    return View(device, buf, offset, view.shape, [s // item for s in view.strides], dt)
+
+
+def make_operand(rng, shape, np_t, layout, pad):
+    """A (Z, R, C) array in ``layout`` ("c", "t": last two dims transposed, "bcast": batch
+    stride 0, "strided": every other column), ``pad`` elements into its flat storage."""
+    Z, R, C = shape
+    if np.issubdtype(np_t, np.integer):
+        vals = lambda n: rng.integers(-9, 10, n)  # noqa: E731
+    else:
+        vals = lambda n: rng.uniform(-1, 1, n)  # noqa: E731
+    if layout == "c":
+        flat = vals(pad + Z * R * C).astype(np_t)
+        return flat, flat[pad:].reshape(Z, R, C)
+    if layout == "t":
+        flat = vals(pad + Z * R * C).astype(np_t)
+        return flat, flat[pad:].reshape(Z, C, R).transpose(0, 2, 1)
+    if layout == "bcast":
+        flat = vals(pad + R * C).astype(np_t)
+        return flat, np.broadcast_to(flat[pad:].reshape(1, R, C), (Z, R, C))
+    if layout == "strided":
+        flat = vals(pad + Z * R * C * 2).astype(np_t)
+        return flat, flat[pad:].reshape(Z, R, 2 * C)[:, :, ::2]
+    raise ValueError(layout)
+
+
+ACC = {"float16": dtypes.float32, "float32": dtypes.float32, "float64": dtypes.float64}
+
+
+def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, seed=0):
+    rng = np.random.default_rng(seed)
+    acc = ACC.get(dt.name, dtypes.int64)
+    fa, va = make_operand(rng, (Z, M, K), dt.np, a_layout, pad)
+    fb, vb = make_operand(rng, (Z, K, N), dt.np, b_layout, pad + 3)
+    a, b = upload(device, va, fa, dt), upload(device, vb, fb, dt)
+    sentinel = np.full(Z * M * N + 2 * GUARD, 77, dt.np)
+    out_buf = cl.Buffer(device.runtime.context,
+                        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=sentinel)
+    out = View(device, out_buf, GUARD, (Z, M, N), (M * N, N, 1), dt)
+    matmul(out, a, b, acc, path=path)
+    host = np.empty_like(sentinel)
+    cl.enqueue_copy(device.runtime.queue, host, out_buf, is_blocking=True)
+    assert (host[:GUARD] == 77).all() and (host[GUARD + Z * M * N:] == 77).all(), "stray write"
+    got = host[GUARD:GUARD + Z * M * N].reshape(Z, M, N)
+    if dt.is_floating_point:
+        want = np.matmul(va.astype(np.float64), vb.astype(np.float64))
+        tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dt.name] * max(K, 1) ** 0.5
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol)
+    else:
+        want = np.matmul(va.astype(np.int64), vb.astype(np.int64)).astype(dt.np)
+        np.testing.assert_array_equal(got, want)
+
+
+SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (2, 17, 33, 65), (3, 13, 40, 9), (1, 0, 5, 4),
+          (1, 5, 0, 4), (1, 5, 4, 0), (0, 5, 4, 3), (2, 70, 50, 37), (1, 1, 97, 130)]
+LAYOUTS = [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t"), ("bcast", "c"), ("c", "bcast"),
+           ("strided", "strided")]
+PATHS = [None, "general", "packed", "tiled"]
+
+
+@pytest.fixture
+def cldev(cl_device):
+    """conftest runs each test on every OpenCL device (``cl_device`` is its name)."""
+    return Device(cl_device)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_shapes_float32(cldev, shape, path):
+    check(cldev, *shape, dtypes.float32, path=path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda l: "-".join(l))
+def test_layouts(cldev, layout, path):
+    check(cldev, 3, 29, 35, 22, dtypes.float32, *layout, pad=5, path=path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name", ["float16", "float64", "int32", "int64", "int8", "uint8",
+                                  "int16"])
+def test_dtypes(cldev, name, path):
+    dt = getattr(dtypes, name)
+    if name == "float64" and not cldev.supports_float64:
+        pytest.skip("no float64 on this device")
+    check(cldev, 2, 19, 37, 23, dt, "t", "c", pad=2, path=path)
+    check(cldev, 1, 40, 33, 70, dt, "c", "bcast", pad=1, path=path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_k_zero_gives_zeros(cldev, path):
+    check(cldev, 2, 6, 9, 0, dtypes.float32, path=path)
+    check(cldev, 2, 6, 9, 0, dtypes.int64, path=path)
+
+
+@pytest.mark.parametrize("path", [None, "tiled"])
+def test_large(cldev, path):
+    check(cldev, 1, 1024, 1024, 1024, dtypes.float32, path=path)
+
+
+def test_large_odd_transposed_batched(cldev):
+    check(cldev, 3, 301, 259, 517, dtypes.float32, "t", "bcast", pad=11)
+    check(cldev, 2, 129, 67, 255, dtypes.float64, "strided", "t", pad=3)
+    check(cldev, 2, 130, 65, 200, dtypes.float16, "c", "t", pad=1)
+
+
+def test_batch_chunks(cldev, monkeypatch):
+    """Scratch too small for every batch: the packed path runs in chunks of batches."""
+    from clgrad.backend.opencl import matmul as mm
+
+    monkeypatch.setattr(mm, "PACKED_SCRATCH_BYTES", 40_000)
+    check(cldev, 5, 33, 47, 65, dtypes.float32, "c", "c", path="packed")
+    check(cldev, 5, 33, 47, 65, dtypes.float32, "bcast", "t", path="packed")

@@ -1,0 +1,239 @@
+"""Views, movement ops and indexing against NumPy on every device."""
+
+import numpy as np
+import pytest
+from conftest import assert_close
+
+import clgrad
+
+
+def arr(*shape, dtype=np.float32):
+    return np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+
+
+def shares(a, b):
+    return a._storage is b._storage
+
+
+def test_views_share_storage(device):
+    a = arr(2, 3, 4)
+    x = clgrad.tensor(a, device=device)
+    cases = [
+        (x.view(6, 4), a.reshape(6, 4)), (x.reshape(-1), a.reshape(-1)),
+        (x.permute(2, 0, 1), a.transpose(2, 0, 1)), (x.transpose(0, 2), a.swapaxes(0, 2)),
+        (x.T, a.T), (x.mT, a.swapaxes(-1, -2)), (x.flatten(1), a.reshape(2, 12)),
+        (x.unsqueeze(1), a[:, None]), (x[:, :1].squeeze(1), a[:, 0]),
+        (x[:1].expand(5, 3, 4), np.broadcast_to(a[:1], (5, 3, 4))),
+        (x.narrow(2, 1, 2), a[:, :, 1:3]), (x[..., ::2], a[..., ::2]), (x[1, None, -1], a[1, None, -1]),
+        (x[:, 1], a[:, 1]), (x.select(1, -1), a[:, -1]), (x.movedim(0, -1), np.moveaxis(a, 0, -1)),
+        (x.unflatten(2, (2, 2)), a.reshape(2, 3, 2, 2)), (clgrad.broadcast_to(x[0, 0], (3, 4)), np.broadcast_to(a[0, 0], (3, 4))),
+    ]
+    for view, ref in cases:
+        assert shares(view, x)
+        assert_close(view, ref)
+    for part, ref in zip(x.split(1, 1), np.split(a, 3, 1)):
+        assert shares(part, x)
+        assert_close(part, ref)
+    for part, ref in zip(x.chunk(2, 2), np.split(a, 2, 2)):
+        assert_close(part, ref)
+    assert [p.shape[0] for p in clgrad.arange(5, device=device).split([2, 3])] == [2, 3]
+    assert len(x.unbind(1)) == 3
+
+
+def test_view_error_and_reshape_copy(device):
+    x = clgrad.tensor(arr(3, 4), device=device).T
+    with pytest.raises(RuntimeError, match=r"view size is not compatible.*Use \.reshape"):
+        x.view(12)
+    y = x.reshape(12)
+    assert not shares(y, x)
+    assert_close(y, arr(3, 4).T.reshape(12))
+    with pytest.raises(RuntimeError, match=r"shape '\[5, -1\]' is invalid for input of size 12"):
+        x.reshape(5, -1)
+
+
+def test_contiguous(device):
+    x = clgrad.tensor(arr(3, 4), device=device)
+    assert x.contiguous() is x
+    t = x.T
+    assert not t.is_contiguous()
+    c = t.contiguous()
+    assert c.is_contiguous() and c.stride() == (3, 1)
+    assert_close(c, arr(3, 4).T)
+
+
+def test_copying_movement(device):
+    a = arr(2, 3)
+    x = clgrad.tensor(a, device=device)
+    assert_close(clgrad.cat([x, x * 2], 0), np.concatenate([a, a * 2], 0))
+    assert_close(clgrad.cat([x, x.T.contiguous().T], 1), np.concatenate([a, a], 1))
+    assert_close(clgrad.stack([x, x], 1), np.stack([a, a], 1))
+    assert_close(x.repeat(2, 3), np.tile(a, (2, 3)))
+    assert_close(x.repeat(2, 1, 1), np.tile(a, (2, 1, 1)))
+    assert_close(x.flip(0), a[::-1])
+    assert_close(x.flip((0, 1)), a[::-1, ::-1])
+    assert_close(x.T.flip(1), a.T[:, ::-1])
+    assert_close(clgrad.cat([clgrad.tensor([], device=device), x.reshape(-1)]), a.reshape(-1))
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        clgrad.cat([x, clgrad.ones(2, 2, device=device)], 0)
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        clgrad.stack([x, x[:1]])
+
+
+def test_cat_promotes(device):
+    out = clgrad.cat([clgrad.ones(2, device=device), clgrad.ones(2, dtype=clgrad.int64, device=device)])
+    assert out.dtype == clgrad.float32
+
+
+def test_basic_indexing_errors(device):
+    x = clgrad.ones(2, 3, device=device)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
+        x[0, 3]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="out of range"):
+        x.sum(5)
+
+
+INDEX_CASES = [
+    lambda I: (I([2, 0, 2]),),
+    lambda I: (slice(None), I([[1, 0], [3, 3]])),
+    lambda I: (I([0, 1]), slice(None), I([1, 1])),  # separated: advanced dims go first
+    lambda I: (I([0, 1]), I([2, 0])),
+    lambda I: (Ellipsis, I([-1, 0])),
+    lambda I: (1, I([0, 2]), slice(1, 3)),
+    lambda I: (I([]),),
+]
+
+
+@pytest.mark.parametrize("case", range(len(INDEX_CASES)))
+def test_advanced_indexing(device, case):
+    a = arr(3, 4, 5)
+    x = clgrad.tensor(a, device=device)
+    key_t = INDEX_CASES[case](lambda v: clgrad.tensor(v, dtype=clgrad.int64, device=device))
+    key_n = INDEX_CASES[case](lambda v: np.array(v, dtype=np.int64))
+    assert_close(x[key_t], a[key_n])
+    assert_close(x.T[key_t], a.T[key_n])  # strided source
+
+
+def test_mask_indexing(device):
+    a = arr(3, 4) - 5
+    x = clgrad.tensor(a, device=device)
+    assert_close(x[x > 0], a[a > 0])
+    assert_close(x[clgrad.tensor([True, False, True], device=device)], a[[True, False, True]])
+    assert_close(x[:, clgrad.tensor([True, False, True, False], device=device)], a[:, [True, False, True, False]])
+    assert_close(x.masked_select(x < 0), a[a < 0])
+    with pytest.raises(IndexError, match="shape of the mask"):
+        x[clgrad.tensor([True, False], device=device)]
+
+
+def test_index_out_of_range(device):
+    x = clgrad.ones(3, 4, device=device)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        x[clgrad.tensor([0, 3], device=device)]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[:, clgrad.tensor([-5], device=device)]
+    with pytest.raises(IndexError):
+        x.gather(1, clgrad.tensor([[4]], device=device))
+    with pytest.raises(IndexError):
+        x.index_select(0, clgrad.tensor([7], device=device))
+    with pytest.raises(IndexError):
+        x[clgrad.tensor([9], device=device)] = 1.0
+    assert x.sum().item() == 12  # nothing was written
+
+
+def test_setitem(device):
+    a = arr(3, 4)
+    x = clgrad.tensor(a, device=device)
+    b = a.copy()
+    x[0] = 7.0
+    b[0] = 7
+    x[1:, ::2] = clgrad.tensor([[-1.0], [-2.0]], device=device)
+    b[1:, ::2] = [[-1], [-2]]
+    x[x > 8] = 0.0
+    b[b > 8] = 0
+    x[clgrad.tensor([2, 0], device=device), clgrad.tensor([1, 3], device=device)] = clgrad.tensor([5.0, 6.0], device=device)
+    b[[2, 0], [1, 3]] = [5, 6]
+    x[..., 1] = clgrad.arange(3, dtype=clgrad.float32, device=device)
+    b[..., 1] = np.arange(3)
+    assert_close(x, b)
+    with pytest.raises(RuntimeError):
+        x[0] = clgrad.ones(5, device=device)
+
+
+def test_gather_scatter_add_index_select(device):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 4)).astype(np.float32)
+    idx = rng.integers(0, 4, size=(3, 6))
+    x = clgrad.tensor(a, device=device)
+    i = clgrad.tensor(idx, device=device)
+    assert_close(x.gather(1, i), np.take_along_axis(a, idx, 1))
+    i0 = clgrad.tensor(rng.integers(0, 3, size=(2, 4)), device=device)
+    assert_close(x.gather(0, i0), np.take_along_axis(a, i0.numpy(), 0))
+    src = clgrad.ones(3, 6, device=device)
+    ref = np.zeros((3, 4), np.float32)
+    for r in range(3):
+        for c in range(6):
+            ref[r, idx[r, c]] += 1
+    assert_close(clgrad.zeros(3, 4, device=device).scatter_add(1, i, src), ref)
+    assert_close(x.index_select(1, clgrad.tensor([3, 0, 3], device=device)), a[:, [3, 0, 3]])
+    assert_close(x.T.index_select(0, clgrad.tensor([1], device=device)), a.T[[1]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16"])
+def test_scatter_add_dtypes_repeated(device, dtype):
+    if not clgrad.device(device).supports(getattr(clgrad, dtype)):
+        pytest.skip("dtype unsupported")
+    dt = getattr(clgrad, dtype)
+    idx = clgrad.tensor([0, 1, 0, 0, 3, 1], device=device)
+    out = clgrad.zeros(5, dtype=dt, device=device).scatter_add(0, idx, clgrad.ones(6, dtype=dt, device=device))
+    assert out.tolist() == [3, 2, 0, 1, 0]
+
+
+def test_masked_fill(device):
+    a = arr(2, 3)
+    x = clgrad.tensor(a, device=device)
+    m = clgrad.tensor([[True, False, True]], device=device)
+    assert_close(x.masked_fill(m, -1.0), np.where([[True, False, True]], -1, a))
+    assert_close(x.masked_fill(m, clgrad.tensor(2.0)), np.where([[True, False, True]], 2, a))
+    with pytest.raises(RuntimeError, match="boolean"):
+        x.masked_fill(clgrad.ones(2, 3, device=device), 0.0)
+
+
+def test_nonzero_where_single(device):
+    a = np.array([[0, 1], [2, 0]])
+    x = clgrad.tensor(a, device=device)
+    assert x.nonzero().tolist() == np.argwhere(a).tolist()
+    rows, cols = clgrad.where(x != 0)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+
+
+def test_inplace_ops(device):
+    a = arr(2, 3)
+    x = clgrad.tensor(a, device=device)
+    v = x._version
+    x.add_(1).mul_(2).sub_(clgrad.ones(3, device=device)).div_(2)
+    assert_close(x, ((a + 1) * 2 - 1) / 2)
+    assert x._version > v
+    x.clamp_(0, 3)
+    assert_close(x, np.clip(((a + 1) * 2 - 1) / 2, 0, 3))
+    x.zero_()
+    assert x.sum().item() == 0
+    x.fill_(2.5)
+    x += 1
+    x *= 2
+    assert_close(x, np.full((2, 3), 7.0, np.float32))
+    x.copy_(clgrad.tensor([1.0, 2.0, 3.0], device=device))
+    assert_close(x, np.tile([1.0, 2.0, 3.0], (2, 1)).astype(np.float32))
+    x.T.copy_(clgrad.tensor(a, device=device).T)  # writing through a view
+    assert_close(x, a)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        clgrad.ones(2, dtype=clgrad.int64, device=device).add_(1.5)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        clgrad.zeros(1, device=device).expand(3).add_(1)
+
+
+def test_inplace_with_overlap(device):
+    a = arr(3, 3)
+    x = clgrad.tensor(a, device=device)
+    x.add_(x.T)
+    assert_close(x, a + a.T)

@@ -1,0 +1,385 @@
+"""The OpenCL reduction and cumsum kernels against NumPy, on strided views of raw buffers.
+
+Uses a minimal tensor-like object (storage, offset, shape, stride, dtype, device), so this runs
+whatever state the rest of the library is in. Every case runs both the CPU kernels and (forced)
+the GPU work-group kernels.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from clgrad import dtypes as D
+from clgrad.device import devices
+
+R = pytest.importorskip("clgrad.backend.opencl.reduce")
+
+_CL = [d for d in devices() if d.is_cl]
+pytestmark = pytest.mark.skipif(not _CL, reason="no OpenCL device")
+
+ALL = [D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.float32, D.float64]
+OPS = ["sum", "prod", "max", "min", "argmax", "argmin"]
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return _CL[0]
+
+
+@pytest.fixture(params=["cpu-kernels", "gpu-kernels"])
+def path(request):
+    old = R.GPU_PATH
+    R.GPU_PATH = request.param == "gpu-kernels"
+    yield request.param
+    R.GPU_PATH = old
+
+
+class _Storage:
+    def __init__(self, rt, nbytes):
+        self.rt, self.nbytes = rt, nbytes
+        self.data = rt.allocator.alloc(nbytes)
+
+    def __del__(self):
+        self.rt.allocator.release(self.data, self.nbytes)
+
+
+class Fake:
+    """Just what the kernels read of a tensor."""
+
+    def __init__(self, dev, dt, storage, shape, stride, offset):
+        self.device, self.dtype, self._storage = dev, dt, storage
+        self._shape, self._stride, self._offset = tuple(shape), tuple(stride), offset
+        self.ndim = len(shape)
+
+    def numel(self):
+        return math.prod(self._shape)
+
+
+def _contig_strides(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+def upload(dev, base: np.ndarray, dt, shape, stride, offset):
+    """A view (shape, stride, offset) of a buffer holding base's elements; and its NumPy twin."""
+    rt = dev.runtime
+    base = np.ascontiguousarray(base.reshape(-1), dtype=dt.np)
+    st = _Storage(rt, max(base.nbytes, 1))
+    if base.size:
+        cl.enqueue_copy(rt.queue, st.data, base, is_blocking=True)
+    view = np.lib.stride_tricks.as_strided(
+        base[offset:], shape, tuple(s * base.itemsize for s in stride)
+    )
+    return Fake(dev, dt, st, shape, stride, offset), view
+
+
+def empty(dev, dt, shape):
+    rt = dev.runtime
+    st = _Storage(rt, max(math.prod(shape) * dt.itemsize, 1))
+    return Fake(dev, dt, st, shape, _contig_strides(shape), 0)
+
+
+def download(t):
+    host = np.empty(t._shape, t.dtype.np)
+    if host.size:
+        cl.enqueue_copy(t.device.runtime.queue, host, t._storage.data, is_blocking=True)
+    return host
+
+
+def values(rng, dt, n, op):
+    """Test data for op: small values (ties for arg ops), near 1 for float products."""
+    if dt.name == "bool":
+        return rng.random(n) < 0.5
+    if dt.is_floating_point:
+        if op == "prod":
+            return rng.uniform(0.97, 1.03, n)
+        return np.round(rng.uniform(-4, 4, n), 1)
+    lo = 0 if dt.name == "uint8" else -3
+    return rng.integers(lo, 4, n)
+
+
+# ---- references -------------------------------------------------------------------------------
+
+def result_dtype(op, dt):
+    if op in ("argmax", "argmin"):
+        return D.int64, None
+    if op in ("sum", "prod"):
+        if not dt.is_floating_point:
+            return D.int64, D.int64
+        return dt, (D.float32 if dt.name == "float16" else dt)
+    return dt, None
+
+
+def reference(op, a, dims, acc):
+    dims = tuple(dims)
+    if op in ("argmax", "argmin"):
+        fn = np.argmax if op == "argmax" else np.argmin
+        if len(dims) == 1 and a.ndim > 1:
+            return fn(a, axis=dims[0])
+        return np.asarray(fn(a.reshape(-1)))
+    if op in ("sum", "prod"):
+        a = a.astype(np.float32 if acc.name == "float16" else acc.np)
+        return (np.sum if op == "sum" else np.prod)(a, axis=dims)
+    return (np.max if op == "max" else np.min)(a, axis=dims)
+
+
+def check(op, dt, got, want, a, dims):
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if op in ("sum", "prod") and dt.is_floating_point:
+        if op == "sum":
+            scale = np.sum(np.abs(a.astype(np.float64)), axis=tuple(dims)) + 1e-30
+            tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dt.name]
+            err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            nan = np.isnan(want)
+            np.testing.assert_array_equal(np.isnan(got), nan)
+            assert np.all((err <= tol * scale + np.abs(want) * tol) | nan), (got, want)
+        else:
+            rtol = {"float16": 2e-3, "float32": 3e-4, "float64": 1e-12}[dt.name]
+            atol = 1e-7 if dt.name == "float16" else 0  # half subnormals
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
+                                       atol=atol)
+    elif dt.is_floating_point and op in ("max", "min"):
+        np.testing.assert_array_equal(got, want.astype(dt.np))
+    else:
+        np.testing.assert_array_equal(got, want.astype(got.dtype))
+
+
+def run_reduce(dev, op, x, a, dims):
+    out_dt, acc = result_dtype(op, x.dtype)
+    kept = [n for d, n in enumerate(x._shape) if d not in dims]
+    out = empty(dev, out_dt, kept)
+    R.reduce(op, out, x, tuple(dims), acc)
+    got = download(out)
+    check(op, x.dtype, got, reference(op, a, dims, acc), a, dims)
+
+
+# ---- views ------------------------------------------------------------------------------------
+
+def views(shape):
+    """(name, base size, shape, stride, offset) views of one shape, each a different layout."""
+    n = math.prod(shape)
+    nd = len(shape)
+    c = _contig_strides(shape)
+    yield "contiguous", n, shape, c, 0
+    yield "offset", n + 7, shape, c, 7
+    if nd >= 2:
+        perm = tuple(reversed(range(nd)))
+        pshape = tuple(shape[p] for p in perm)
+        pc = _contig_strides(pshape)
+        stride = [0] * nd
+        for i, p in enumerate(perm):
+            stride[p] = pc[i]
+        yield "transposed", n, shape, tuple(stride), 0
+    if nd >= 1:
+        # every dim stepped: base is (2*n0, n1, 3*n2, ...) viewed [::2, :, ::3]
+        steps = [(2, 1, 3)[i % 3] for i in range(nd)]
+        bshape = tuple(s * k for s, k in zip(shape, steps))
+        bc = _contig_strides(bshape)
+        yield "stepped", math.prod(bshape) + 3, shape, tuple(a * k for a, k in zip(bc, steps)), 3
+    if nd >= 2:
+        # dim 1 broadcast (stride 0)
+        bshape = tuple(s for i, s in enumerate(shape) if i != 1)
+        bc = list(_contig_strides(bshape))
+        bc.insert(1, 0)
+        yield "broadcast", math.prod(bshape), shape, tuple(bc), 0
+
+
+DIMS_3D = [(0,), (1,), (2,), (0, 2), (0, 1), (1, 2), (0, 1, 2)]
+
+
+def dims_for(op, nd):
+    if nd == 0:
+        return []
+    if nd == 1:
+        return [(0,)]
+    if op in ("argmax", "argmin"):
+        return [(d,) for d in range(nd)] + [tuple(range(nd))]
+    return DIMS_3D if nd == 3 else [(0,), (1,), (0, 1)]
+
+
+# ---- tests ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", OPS)
+def test_reduce_all_dtypes(dev, path, op, dt):
+    rng = np.random.default_rng(0)
+    for shape in [(7,), (1,), (33,), (4, 5, 6), (3, 1, 17)]:
+        for name, size, vshape, stride, off in views(shape):
+            if path == "gpu-kernels" and name in ("offset", "broadcast") and len(shape) == 3:
+                continue
+            base = values(rng, dt, size, op)
+            x, a = upload(dev, base, dt, vshape, stride, off)
+            for dims in dims_for(op, len(shape)):
+                run_reduce(dev, op, x, a, dims)
+
+
+@pytest.mark.parametrize("dt", [D.float32, D.int32, D.float16], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", OPS)
+def test_reduce_wide_rows(dev, path, op, dt):
+    """Rows long enough for the vector loops, across and along; odd sizes leave tails."""
+    rng = np.random.default_rng(1)
+    for shape in [(37, 101), (5, 19, 67), (67, 19, 5)]:
+        for name, size, vshape, stride, off in views(shape):
+            base = values(rng, dt, size, op)
+            x, a = upload(dev, base, dt, vshape, stride, off)
+            for dims in dims_for(op, len(shape)):
+                run_reduce(dev, op, x, a, dims)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@pytest.mark.parametrize("dt", [D.float32, D.int64, D.bool_, D.float16], ids=lambda d: d.name)
+def test_empty_reductions(dev, path, op, dt):
+    for shape, dims in [((0,), (0,)), ((3, 0, 4), (1,)), ((3, 0, 4), (0, 1)), ((0, 5), (0,))]:
+        x, a = upload(dev, np.zeros(0), dt, shape, _contig_strides(shape), 0)
+        run_reduce(dev, op, x, a, dims)
+
+
+def test_zero_outputs(dev, path):
+    x, a = upload(dev, np.zeros(0), D.float32, (0, 5), (5, 1), 0)
+    for op in OPS:
+        run_reduce(dev, op, x, a, (1,))
+
+
+@pytest.mark.parametrize("dt", [D.float32, D.float16, D.float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin", "sum"])
+def test_nan(dev, path, op, dt):
+    rng = np.random.default_rng(2)
+    for shape in [(40,), (9, 40), (40, 9), (3, 1000)]:
+        base = values(rng, dt, math.prod(shape), op)
+        base[rng.random(base.size) < 0.03] = np.nan
+        base[3] = np.nan  # at least one, not first
+        x, a = upload(dev, base, dt, shape, _contig_strides(shape), 0)
+        for dims in dims_for(op, len(shape)):
+            run_reduce(dev, op, x, a, dims)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
+def test_identity_valued(dev, path, op, dt):
+    """Every element equals the reduction's identity (-inf, INT_MIN, ...): first index wins."""
+    big = op in ("min", "argmin")
+    if dt.is_floating_point:
+        v = np.inf if big else -np.inf
+    elif dt.name == "bool":
+        v = big
+    else:
+        info = np.iinfo(dt.np)
+        v = info.max if big else info.min
+    for shape in [(37,), (5, 37), (37, 5), (40, 3, 19)]:
+        base = np.full(math.prod(shape), v, dt.np)
+        x, a = upload(dev, base, dt, shape, _contig_strides(shape), 0)
+        for dims in dims_for(op, len(shape)):
+            run_reduce(dev, op, x, a, dims)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_large_two_pass(dev, path, op):
+    """Few outputs over millions of elements: the partials-then-combine path."""
+    rng = np.random.default_rng(3)
+    dt = D.float32 if op != "prod" else D.int32
+    n = 3_000_000
+    base = values(rng, dt, n + 5, op)
+    if op in ("argmax", "argmin"):
+        base[2_345_678] = 100 if op == "argmax" else -100
+        base[2_900_001] = 100 if op == "argmax" else -100
+    for shape, stride, off, dims in [
+        ((n,), (1,), 5, (0,)),
+        ((3, n // 3), (n // 3, 1), 0, (1,)),
+        ((n // 3, 3), (3, 1), 0, (0,)),
+        ((n // 40, 40), (40, 1), 0, (0,)),
+        ((n // 2,), (2,), 1, (0,)),
+        ((2, n // 4, 2), (n // 2, 2, 1), 0, (0, 1)),
+    ]:
+        if op in ("argmax", "argmin") and 1 < len(dims) < len(shape):
+            dims = tuple(range(len(shape)))  # arg ops take one dim or all
+        x, a = upload(dev, base, dt, shape, stride, off)
+        run_reduce(dev, op, x, a, dims)
+
+
+def test_argmax_nan_large(dev, path):
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal(2_000_000).astype(np.float32)
+    base[1_500_000] = np.nan
+    base[1_700_000] = np.nan
+    x, a = upload(dev, base, D.float32, (base.size,), (1,), 0)
+    for op in ("argmax", "argmin", "max", "min"):
+        run_reduce(dev, op, x, a, (0,))
+
+
+def test_all_any_bool(dev, path):
+    rng = np.random.default_rng(5)
+    base = rng.random(6 * 50 * 7) < 0.9
+    x, a = upload(dev, base, D.bool_, (6, 50, 7), (350, 7, 1), 0)
+    for op, dims in itertools.product(["max", "min"], DIMS_3D):
+        out = empty(dev, D.bool_, [n for d, n in enumerate(x._shape) if d not in dims])
+        R.reduce(op, out, x, dims, None)
+        want = (np.all if op == "min" else np.any)(a, axis=dims)
+        np.testing.assert_array_equal(download(out), want)
+
+
+# ---- cumsum -----------------------------------------------------------------------------------
+
+def run_cumsum(dev, x, a, dim):
+    dt = x.dtype
+    out_dt = dt if dt.is_floating_point else D.int64
+    acc = D.float32 if dt.name == "float16" else out_dt
+    out = empty(dev, out_dt, x._shape)
+    R.cumsum(out, x, dim, acc)
+    got = download(out)
+    src = a.astype(np.float32 if dt.name == "float16" else acc.np)
+    want = np.cumsum(src, axis=dim) if a.ndim else src
+    if dt.is_floating_point:
+        scale = np.cumsum(np.abs(src.astype(np.float64)), axis=dim) if a.ndim else abs(src)
+        tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}[dt.name]
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        assert np.all(err <= tol * (scale + 1) + np.abs(want) * tol), np.max(err)
+    else:
+        np.testing.assert_array_equal(got, want.astype(got.dtype))
+
+
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
+def test_cumsum_all_dtypes(dev, path, dt):
+    rng = np.random.default_rng(6)
+    for shape in [(7,), (1,), (4, 5, 6), (3, 1, 40), (40, 3, 17)]:
+        for name, size, vshape, stride, off in views(shape):
+            base = values(rng, dt, size, "sum")
+            x, a = upload(dev, base, dt, vshape, stride, off)
+            for dim in range(len(shape)):
+                run_cumsum(dev, x, a, dim)
+
+
+def test_cumsum_0d(dev, path):
+    x, a = upload(dev, np.array([2.5]), D.float32, (), (), 0)
+    run_cumsum(dev, x, a, 0)
+
+
+def test_cumsum_empty(dev, path):
+    x, a = upload(dev, np.zeros(0), D.float32, (3, 0), (0, 1), 0)
+    run_cumsum(dev, x, a, 1)
+    run_cumsum(dev, x, a, 0)
+
+
+@pytest.mark.parametrize("dt", [D.float32, D.int32, D.float64], ids=lambda d: d.name)
+def test_cumsum_long_lines(dev, path, dt):
+    """Few long lines: cut into chunks that start from the sums of the chunks before."""
+    rng = np.random.default_rng(7)
+    n = 1_000_003
+    base = values(rng, dt, n + 1, "sum")
+    for shape, stride, off, dim in [
+        ((n,), (1,), 1, 0),
+        ((n // 2,), (2,), 0, 0),
+        ((3, n // 3), (n // 3, 1), 0, 1),
+        ((n // 3, 3), (3, 1), 0, 0),
+        ((n // 20, 20), (20, 1), 0, 0),
+    ]:
+        x, a = upload(dev, base, dt, shape, stride, off)
+        run_cumsum(dev, x, a, dim)

@@ -1,0 +1,224 @@
+"""Devices, CLGRAD_DEVICE, the kernel and binary caches, errors, and the installed wheel."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import clgrad
+
+D = sys.modules["clgrad.device"]
+from clgrad.backend.opencl.render import KernelRenderError, render, templates
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_py(code, env=None, cwd=None, python=sys.executable):
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([python, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=300)
+
+
+def test_device_registry():
+    devs = clgrad.devices()
+    assert str(devs[0]) == "cpu" and devs[0].type is clgrad.DeviceType.HOST
+    for i, d in enumerate(devs[1:]):
+        assert str(d) == f"cl:{i}"
+        assert d.type in (clgrad.DeviceType.GPU, clgrad.DeviceType.CPU, clgrad.DeviceType.ACCELERATOR)
+        assert d.vendor in ("NVIDIA", "AMD", "Intel", "Apple", "PoCL", "other")
+        assert d.name and d.driver_version and d.compute_units > 0 and d.global_memory > 0
+        assert isinstance(d.supports_float64, bool) and isinstance(d.supports_float16, bool)
+        assert d.runtime is d.runtime  # one context and queue, opened once
+    assert clgrad.device("cpu") == "cpu"
+
+
+def _fresh_parse(spec, monkeypatch, env=None):
+    monkeypatch.setattr(D, "_resolved", {})
+    if env is None:
+        monkeypatch.delenv("CLGRAD_DEVICE", raising=False)
+    else:
+        monkeypatch.setenv("CLGRAD_DEVICE", env)
+    return D.resolve(spec)
+
+
+def test_device_selection(monkeypatch):
+    cls = [d for d in clgrad.devices() if d.is_cl]
+    assert _fresh_parse("cpu", monkeypatch) is D.CPU
+    if not cls:
+        with pytest.raises(RuntimeError, match="pip install"):
+            _fresh_parse("cl", monkeypatch)
+        return
+    gpus = [d for d in cls if d.type is clgrad.DeviceType.GPU]
+    assert _fresh_parse("cl", monkeypatch) is (gpus or cls)[0]
+    assert _fresh_parse("cl:0", monkeypatch) is cls[0]
+    assert _fresh_parse("CL:0", monkeypatch) is cls[0]
+    assert _fresh_parse(cls[0].vendor.lower(), monkeypatch) is cls[0]
+    assert _fresh_parse(cls[0].name.upper()[:5], monkeypatch).vendor  # a name substring
+    assert _fresh_parse("cl", monkeypatch, env=f"cl:{len(cls) - 1}") is cls[-1]
+    with pytest.raises(RuntimeError, match=r"no device matches 'nothing-like-this'.*cpu.*cl:0"):
+        _fresh_parse("nothing-like-this", monkeypatch)
+    with pytest.raises(RuntimeError, match="there are"):
+        _fresh_parse(f"cl:{len(cls)}", monkeypatch)
+    if not gpus:
+        with pytest.raises(RuntimeError, match="no OpenCL GPU"):
+            _fresh_parse("gpu", monkeypatch)
+
+
+def test_clgrad_device_env_sets_default_device():
+    r = run_py("import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
+               env={"CLGRAD_DEVICE": "cpu"})
+    assert r.stdout.split() == ["cpu", "cpu"], r.stderr
+    if any(d.is_cl for d in clgrad.devices()):
+        r = run_py("import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
+                   env={"CLGRAD_DEVICE": "cl:0"})
+        assert r.stdout.split() == ["cl:0", "cl:0"], r.stderr
+    r = run_py("import clgrad; clgrad.ones(2)", env={"CLGRAD_DEVICE": "no-such-device"})
+    assert r.returncode != 0 and "no device matches 'no-such-device'" in r.stderr
+
+
+def test_info_command():
+    r = subprocess.run([sys.executable, "-m", "clgrad", "info"], capture_output=True, text=True)
+    assert r.returncode == 0
+    assert "cpu" in r.stdout and "vendor" in r.stdout and "fp64" in r.stdout
+    for d in clgrad.devices()[1:]:
+        assert str(d) in r.stdout
+
+
+def test_without_any_opencl_platform():
+    code = """
+        import clgrad
+        x = clgrad.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()
+        print(x.grad.tolist())
+        try:
+            clgrad.device("cl")
+        except RuntimeError as e:
+            print("ERR", e)
+    """
+    r = run_py(code, env={"OCL_ICD_VENDORS": "/nonexistent"})
+    assert r.returncode == 0, r.stderr
+    assert "[2.0, 4.0]" in r.stdout
+    assert "ERR" in r.stdout and "pip install" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "clgrad", "info"], capture_output=True, text=True,
+                       env={**os.environ, "OCL_ICD_VENDORS": "/nonexistent"})
+    assert r.returncode == 0 and "pocl" in r.stdout
+
+
+def test_render_errors_name_template_and_parameters():
+    with pytest.raises(KernelRenderError, match=r"elementwise\.cl\.mako.*\n.*parameters: .*name='x'"):
+        render("elementwise.cl.mako", name="x")
+    assert "elementwise.cl.mako" in templates()
+
+
+def test_build_failure_reports_device_log_and_source(cl_device):
+    rt = clgrad.device(cl_device).runtime
+    with pytest.raises(clgrad.KernelBuildError) as info:
+        rt.build("__kernel void broken(__global float *x) { x[0] = undefined_thing; }", "broken")
+    msg = str(info.value)
+    assert cl_device in msg and "undefined_thing" in msg
+    path = msg.split("source: ")[1].split("\n")[0]
+    assert Path(path).read_text().startswith("__kernel void broken")
+
+
+def test_kernels_are_cached_per_process(cl_device):
+    x = clgrad.ones(10, device=cl_device)
+    x + x
+    rt = clgrad.device(cl_device).runtime
+    n_prog, n_kern = len(rt.programs), len(rt.kernels)
+    for n in (3, 17, 1000):  # new shapes reuse the same program and kernel object
+        y = clgrad.ones(n, device=cl_device)
+        y + y
+    assert (len(rt.programs), len(rt.kernels)) == (n_prog, n_kern)
+
+
+def test_disk_cache_makes_second_process_faster(cl_device, tmp_path):
+    code = f"""
+        import time, clgrad
+        t = time.perf_counter()
+        x = clgrad.ones(8, device="{cl_device}")
+        for op in ("exp", "log", "sin", "cos", "tanh", "sqrt", "sigmoid", "relu"):
+            getattr(x, op)()
+        (x @ x.reshape(8, 1)).sum().item()
+        print(time.perf_counter() - t)
+    """
+    env = {"CLGRAD_CACHE_DIR": str(tmp_path / "cache"), "POCL_CACHE_DIR": str(tmp_path / "pocl")}
+    cold = float(run_py(code, env=env).stdout.strip().splitlines()[-1])
+    assert any((tmp_path / "cache").iterdir())
+    warm = min(float(run_py(code, env=env).stdout.strip().splitlines()[-1]) for _ in range(2))
+    assert warm < 0.7 * cold, (cold, warm)
+
+
+def test_debug_logs_launches(cl_device):
+    r = run_py(f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x + x).tolist()",
+               env={"CLGRAD_DEBUG": "1"})
+    assert "launch cg_elementwise_add" in r.stderr
+    r = run_py(f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x * x).tolist()",
+               env={"CLGRAD_DEBUG": "2", "CLGRAD_CACHE_DIR": "/tmp/clgrad-debug-test"})
+    assert "__kernel void cg_elementwise_mul" in r.stderr
+
+
+def test_out_of_memory(cl_device):
+    dev = clgrad.device(cl_device)
+    with pytest.raises(clgrad.OutOfMemoryError, match=cl_device):
+        clgrad.empty(dev.global_memory // 2 + 2**20, dtype=clgrad.float32, device=dev)
+    assert (clgrad.ones(4, device=dev) * 2).tolist() == [2.0] * 4  # the device still works
+
+
+def test_allocator_reuses_blocks(cl_device):
+    alloc = clgrad.device(cl_device).runtime.allocator
+    x = clgrad.empty(1000, device=cl_device)
+    buf = x._storage.data
+    del x
+    y = clgrad.empty(1000, device=cl_device)
+    assert y._storage.data is buf
+
+
+def test_async_enqueue_no_sync(cl_device, monkeypatch):
+    import pyopencl as cl
+
+    calls = []
+    rt = clgrad.device(cl_device).runtime
+    monkeypatch.setattr(rt, "synchronize", lambda: calls.append(1))
+    real_wait = cl.Event.wait
+    monkeypatch.setattr(cl.Event, "wait", lambda self: (calls.append(1), real_wait(self)))
+    x = clgrad.ones(100, device=cl_device)
+    y = ((x * 2 + 1).exp().sum(0) + x[:3].mean()).relu()
+    assert calls == []
+    assert y.item() > 0
+
+
+def test_wheel_ships_kernels(tmp_path):
+    """Builds the wheel, installs it in a fresh venv and runs a kernel from outside the repo."""
+    dist = tmp_path / "dist"
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    wheel = next(dist.glob("clgrad-*.whl"))
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "clgrad/kernels/elementwise.cl.mako" in names
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = run_py("import sysconfig; print(sysconfig.get_paths()['purelib'])", python=py).stdout.strip()
+    # the wheel goes into the new venv; its dependencies are borrowed from this environment
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site, "deps.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", site,
+                    str(wheel)], check=True, capture_output=True)
+    code = """
+        import clgrad, pathlib
+        from clgrad.backend.opencl.render import kernels_dir
+        print(kernels_dir())
+        devs = [d for d in clgrad.devices() if d.is_cl]
+        x = clgrad.arange(4.0, device=devs[0] if devs else "cpu")
+        print((x * x).tolist())
+    """
+    r = run_py(code, cwd=tmp_path, python=py, env={"PYTHONPATH": ""})
+    assert r.returncode == 0, r.stderr
+    assert str(ROOT) not in r.stdout.splitlines()[0]
+    assert "[0.0, 1.0, 4.0, 9.0]" in r.stdout
