@@ -57,6 +57,8 @@ from .ops.creation import (
     zeros_like,
 )
 from .tensor import Size, Tensor  # first: the ops import it
+from . import utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 half, float, double = float16, float32, float64
 long, int, short = int64, int32, int16

@@ -1,19 +1,23 @@
 ## Batched matmul: out[z, m, n] = sum_k a[z, m, k] * b[z, k, n].
 ##   variant: "general" (any dtype, any strides; a small register block per work-item),
-##            "packed"  (CPU fast path: pack A and B into panels, then a vector micro-kernel),
+##            "packed"  (CPU fast path: pack B into panels, then a vector micro-kernel),
 ##            "tiled"   (GPU path: local-memory tiles, a TM/WM x TN/WN block per work-item)
 ##   a_ct, b_ct, out_ct: storage ctypes; acc: the ctype products are summed in
 ##   tile: what the variant's loops are shaped by (one parameter, so every variant takes the
 ##   same names: Mako's strict_undefined checks names in branches that are not rendered too)
 ##     general: (RM, RN)              RM x RN block per work-item
-##     packed:  (MR, NR, VW, UK, order)  MR x NR block per work-item in VW-wide vectors, k-loop
-##                                    unrolled UK times, order "mfirst"/"nfirst": which block
-##                                    index is dimension 0 (and so shares a work-group)
+##     packed:  (MR, NR, VW, UK)      MR x NR block per work-item in VW-wide vectors, k-loop
+##                                    unrolled UK times
 ##     tiled:   (TM, TN, TK, WM, WN)  TM x TN tile per work-group, TK deep, WM x WN per item
-## Sizes, strides and offsets are arguments (a new shape never rebuilds), all long: a batched
-## offset z*stride can pass 2^31 even where each matrix is small.
+##   index_t: int where every offset a launch can form fits in 31 bits, else long (a batched
+##   offset z*stride can pass 2^31 even where each matrix is small)
+## Sizes, strides and offsets are kernel arguments: a new shape never rebuilds a program.
+## general, packed and the packing kernels run on a 1-D range over exactly the work there is
+## (batch outermost), padded to a fixed local size: PoCL compiles a kernel once per local size,
+## and with 3-D ranges a small matrix in a big batch left most of each work-group idle.
 <%include file="_prelude.cl.mako"/>
 <%
+I = index_t
 def load(ct, ptr, idx):
     # half is stored, never computed in: vload_half widens it to float (core OpenCL 1.2)
     if ct == "half":
@@ -35,28 +39,30 @@ def mad(c, a, b):
 ## One work-item per RM x RN block of one matrix. Loads clamp their row/column to the last
 ## valid one, so every read is in bounds without a branch in the k loop; stores are guarded.
 __kernel void cg_matmul_general(
-    __global ${out_ct} *out, const long out_off,
-    __global const ${a_ct} *a, const long a_off, const long a_sz, const long a_sm, const long a_sk,
-    __global const ${b_ct} *b, const long b_off, const long b_sz, const long b_sk, const long b_sn,
-    const long M, const long N, const long K, const long nblk_n)
+    __global ${out_ct} *out, const ${I} out_off,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk, const ${I} b_sn,
+    const ${I} M, const ${I} N, const ${I} K, const ${I} nblk_n, const ${I} nblk_m,
+    const ${I} items)
 {
-  const long bn = get_global_id(0);  // block column: adjacent work-items share the A rows
-  const long bm = get_global_id(1);
-  const long z = get_global_id(2);
-  if (bn >= nblk_n || bm * ${RM} >= M) return;
-  const long m0 = bm * ${RM}, n0 = bn * ${RN};
+  const ${I} id = get_global_id(0);
+  if (id >= items) return;
+  const ${I} bn = id % nblk_n;  // block column fastest: neighbours share the rows of a
+  const ${I} bm = (id / nblk_n) % nblk_m;
+  const ${I} z = id / nblk_n / nblk_m;
+  const ${I} m0 = bm * ${RM}, n0 = bn * ${RN};
 % for i in range(RM):
-  const long ar${i} = a_off + z * a_sz + min(m0 + ${i}, M - 1) * a_sm;
+  const ${I} ar${i} = a_off + z * a_sz + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
 % for j in range(RN):
-  const long bc${j} = b_off + z * b_sz + min(n0 + ${j}, N - 1) * b_sn;
+  const ${I} bc${j} = b_off + z * b_sz + min(n0 + ${j}, N - 1) * b_sn;
 % endfor
 % for i in range(RM):
   % for j in range(RN):
   ${acc} c${i}_${j} = 0;
   % endfor
 % endfor
-  for (long k = 0; k < K; ++k) {
+  for (${I} k = 0; k < K; ++k) {
 % for i in range(RM):
     const ${acc} a${i} = ${load(a_ct, "a", f"ar{i} + k * a_sk")};
 % endfor
@@ -69,7 +75,7 @@ __kernel void cg_matmul_general(
   % endfor
 % endfor
   }
-  const long o = out_off + (z * M + m0) * N + n0;
+  const ${I} o = out_off + (z * M + m0) * N + n0;
 % for i in range(RM):
   if (m0 + ${i} < M) {
   % for j in range(RN):
@@ -81,73 +87,96 @@ __kernel void cg_matmul_general(
 
 % elif variant == "packed":
 <%
-MR, NR, VW, UK, order = tile
+MR, NR, VW, UK = tile
 NV = NR // VW
 VT = f"{acc}{VW}"
+VTU = f"cg_{VT}_u"
+def load_row(ptr):
+    # VW consecutive elements from anywhere: vloadN would do, but PoCL compiles it as an
+    # out-of-line call; a load through a type aligned like its scalar is one unaligned move.
+    if b_ct == acc:
+        return f"*(__global const {VTU} *)({ptr})"
+    if b_ct == "half":
+        return f"vload_half{VW}(0, {ptr})"
+    return f"convert_{VT}(vload{VW}(0, {ptr}))"
 %>
-## Vectors are VW wide (8: one AVX register): PoCL's LLVM miscompiles or crashes on 16-wide
-## vectors passed to builtins (vstore16, mad) when the target lacks AVX-512, so a 16-wide row
-## of the block is held as two 8-wide vectors instead.
-## Packed A: for each batch and each MR-row block q, a K x MR panel (rows past M are zero), so
-## the micro-kernel reads one contiguous stream whatever a's strides were.
-__kernel void cg_matmul_pack_a(
-    __global ${acc} *ap, const long ap_zstride,
-    __global const ${a_ct} *a, const long a_off, const long a_sz, const long a_sm, const long a_sk,
-    const long M, const long K, const long mq)
+## Vectors are VW wide (8 floats: one AVX register): PoCL's LLVM crashes or miscompiles
+## 16-wide vectors passed to builtins (vstore16, mad) when the target lacks AVX-512, so a
+## 16-wide row of the block is held as two 8-wide vectors instead.
+typedef ${VT} ${VTU} __attribute__((aligned(${8 if acc == "double" else 4})));
+
+## a in another type than the sums (half): converted to a contiguous copy in the sums' type
+## first, since the micro-kernel would otherwise convert each element once per NR columns.
+__kernel void cg_matmul_convert_a(
+    __global ${acc} *dst, const ${I} dst_zstride,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    const ${I} M, const ${I} K, const ${I} kq, const ${I} items)
 {
-  const long k = get_global_id(0);
-  const long q = get_global_id(1);
-  const long z = get_global_id(2);
-  if (k >= K || q >= mq) return;
-  __global ${acc} *dst = ap + z * ap_zstride + (q * K + k) * ${MR};
-  const long src = a_off + z * a_sz + k * a_sk;
-% for i in range(MR):
-  {
-    const long m = q * ${MR} + ${i};
-    dst[${i}] = m < M ? ${load(a_ct, "a", "src + m * a_sm")} : (${acc})0;
+  const ${I} id = get_global_id(0);
+  if (id >= items) return;
+  const ${I} k0 = id % kq * ${VW};  // VW elements of one row per work-item
+  const ${I} m = id / kq % M;
+  const ${I} z = id / kq / M;
+  __global ${acc} *d = dst + z * dst_zstride + m * K + k0;
+  __global const ${a_ct} *src = a + a_off + z * a_sz + m * a_sm + k0 * a_sk;
+  if (a_sk == 1 && k0 + ${VW} <= K) {
+% if a_ct == "half":
+    *(__global ${VTU} *)d = vload_half${VW}(0, src);
+% else:
+    *(__global ${VTU} *)d = convert_${VT}(vload${VW}(0, src));
+% endif
+  } else {
+    for (${I} j = 0; j < ${VW} && k0 + j < K; ++j) d[j] = ${load(a_ct, "src", "j * a_sk")};
   }
-% endfor
 }
 
-## Packed B: for each batch and each NR-column block p, a K x NR panel (columns past N zero).
+## Packed B: for each batch and each NR-column block p, a K x NR panel (columns past N are
+## zero) in the accumulation type, so the micro-kernel reads one aligned contiguous stream
+## whatever b's strides and type were. One work-item per panel row.
 __kernel void cg_matmul_pack_b(
-    __global ${acc} *bp, const long bp_zstride,
-    __global const ${b_ct} *b, const long b_off, const long b_sz, const long b_sk, const long b_sn,
-    const long N, const long K, const long np_)
+    __global ${acc} *bp, const ${I} bp_zstride,
+    __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk, const ${I} b_sn,
+    const ${I} N, const ${I} K, const ${I} np_, const ${I} items)
 {
-  const long k = get_global_id(0);
-  const long p = get_global_id(1);
-  const long z = get_global_id(2);
-  if (k >= K || p >= np_) return;
+  const ${I} id = get_global_id(0);
+  if (id >= items) return;
+  const ${I} k = id % K;
+  const ${I} p = id / K % np_;
+  const ${I} z = id / K / np_;
+  const ${I} n0 = p * ${NR};
   __global ${acc} *dst = bp + z * bp_zstride + (p * K + k) * ${NR};
-  const long src = b_off + z * b_sz + k * b_sk;
-% for j in range(NR):
-  {
-    const long n = p * ${NR} + ${j};
-    dst[${j}] = n < N ? ${load(b_ct, "b", "src + n * b_sn")} : (${acc})0;
-  }
+  __global const ${b_ct} *src = b + b_off + z * b_sz + k * b_sk + n0 * b_sn;
+  if (b_sn == 1 && n0 + ${NR} <= N) {  // a whole row of a row-major b: vector copies
+% for v in range(NV):
+    ((__global ${VT} *)dst)[${v}] = ${load_row(f"src + {v * VW}")};
 % endfor
+  } else {
+% for j in range(NR):
+    dst[${j}] = n0 + ${j} < N ? ${load(b_ct, "src", f"{j} * b_sn")} : (${acc})0;
+% endfor
+  }
 }
 
 ## The micro-kernel: an MR x NR block of out in MR*NV vector accumulators; per k one NR-wide
-## row of the B panel and MR broadcast scalars of the A panel. The panels make both streams
-## contiguous, so the loop is loads and FMAs only.
+## row of the B panel and MR scalars of a, broadcast. a is read in place through its strides:
+## MR sequential streams (row-major a) or MR adjacent words (transposed a) are both cache
+## friendly, and skipping its packing saves a launch and a pass over a.
 __kernel void cg_matmul_packed(
-    __global ${out_ct} *out, const long out_off,
-    __global const ${acc} *ap, const long ap_zstride,
-    __global const ${acc} *bp, const long bp_zstride,
-    const long M, const long N, const long K, const long mq, const long np_)
+    __global ${out_ct} *out, const ${I} out_off,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    __global const ${acc} *bp, const ${I} bp_zstride,
+    const ${I} M, const ${I} N, const ${I} K, const ${I} mq, const ${I} np_, const ${I} items)
 {
-% if order == "mfirst":
-  const long q = get_global_id(0);
-  const long p = get_global_id(1);
-% else:
-  const long p = get_global_id(0);
-  const long q = get_global_id(1);
-% endif
-  const long z = get_global_id(2);
-  if (q >= mq || p >= np_) return;
-  __global const ${acc} *pa = ap + z * ap_zstride + q * K * ${MR};
+  const ${I} id = get_global_id(0);
+  if (id >= items) return;
+  const ${I} q = id % mq;  // row block fastest: a work-group shares one B panel in cache
+  const ${I} p = id / mq % np_;
+  const ${I} z = id / mq / np_;
+  const ${I} m0 = q * ${MR}, n0 = p * ${NR};
+  // Rows past M re-read row M - 1, so the loop needs no branch; their sums are never stored.
+% for i in range(MR):
+  __global const ${a_ct} *ar${i} = a + a_off + z * a_sz + min(m0 + ${i}, M - 1) * a_sm;
+% endfor
   // A vector pointer, not vload: PoCL leaves vloadN an out-of-line call, which spills every
   // accumulator around it. Panels start at multiples of NR elements, so the cast is aligned.
   __global const ${VT} *pb = (__global const ${VT} *)(bp + z * bp_zstride + p * K * ${NR});
@@ -156,7 +185,7 @@ __kernel void cg_matmul_packed(
   ${VT} c${i}_${v} = (${VT})0;
   % endfor
 % endfor
-  long k = 0;
+  ${I} k = 0, ka = 0;  // ka = k * a_sk
   for (; k + ${UK} <= K; k += ${UK}) {
 % for u in range(UK):
     {
@@ -164,26 +193,26 @@ __kernel void cg_matmul_packed(
       const ${VT} b${v} = pb[(k + ${u}) * ${NV} + ${v}];
   % endfor
   % for i in range(MR):
-      const ${VT} a${i} = (${VT})pa[(k + ${u}) * ${MR} + ${i}];
+      const ${VT} a${i} = (${VT})${load(a_ct, f"ar{i}", "ka")};
     % for v in range(NV):
       ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
     % endfor
   % endfor
+      ka += a_sk;
     }
 % endfor
   }
-  for (; k < K; ++k) {
+  for (; k < K; ++k, ka += a_sk) {
 % for v in range(NV):
     const ${VT} b${v} = pb[k * ${NV} + ${v}];
 % endfor
 % for i in range(MR):
-    const ${VT} a${i} = (${VT})pa[k * ${MR} + ${i}];
+    const ${VT} a${i} = (${VT})${load(a_ct, f"ar{i}", "ka")};
   % for v in range(NV):
     ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
   % endfor
 % endfor
   }
-  const long m0 = q * ${MR}, n0 = p * ${NR};
   __global ${out_ct} *o = out + out_off + (z * M + m0) * N + n0;
   if (n0 + ${NR} <= N) {
 % for i in range(MR):
@@ -191,8 +220,10 @@ __kernel void cg_matmul_packed(
   % for v in range(NV):
     % if out_ct == "half":
       vstore_half${VW}_rte(c${i}_${v}, 0, o + ${i} * N + ${v * VW});
+    % elif out_ct == acc:
+      *(__global ${VTU} *)(o + ${i} * N + ${v * VW}) = c${i}_${v};
     % else:
-      vstore${VW}(c${i}_${v}, 0, o + ${i} * N + ${v * VW});
+      vstore${VW}(convert_${out_ct}${VW}(c${i}_${v}), 0, o + ${i} * N + ${v * VW});
     % endif
   % endfor
     }
@@ -201,7 +232,7 @@ __kernel void cg_matmul_packed(
 % for i in range(MR):
     if (m0 + ${i} < M) {
       const ${acc} r[${NR}] = {${", ".join(f"c{i}_{j // VW}.s{j % VW:x}" for j in range(NR))}};
-      for (long j = 0; j < N - n0; ++j) ${store("o", f"{i} * N + j", "r[j]")};
+      for (${I} j = 0; j < N - n0; ++j) ${store("o", f"{i} * N + j", "r[j]")};
     }
 % endfor
   }
@@ -219,34 +250,34 @@ NT = LM * LN
 ## columns tx + LN*j, so neighbours read neighbouring local words and write coalesced.
 __kernel __attribute__((reqd_work_group_size(${LN}, ${LM}, 1)))
 void cg_matmul_tiled(
-    __global ${out_ct} *out, const long out_off,
-    __global const ${a_ct} *a, const long a_off, const long a_sz, const long a_sm, const long a_sk,
-    __global const ${b_ct} *b, const long b_off, const long b_sz, const long b_sk, const long b_sn,
-    const long M, const long N, const long K)
+    __global ${out_ct} *out, const ${I} out_off,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk, const ${I} b_sn,
+    const ${I} M, const ${I} N, const ${I} K)
 {
   __local ${acc} As[${TK}][${TM + 1}];
   __local ${acc} Bs[${TK}][${TN + 1}];
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * ${LN} + tx;
-  const long m0 = (long)get_group_id(1) * ${TM}, n0 = (long)get_group_id(0) * ${TN};
-  const long z = get_group_id(2);
-  const long abase = a_off + z * a_sz, bbase = b_off + z * b_sz;
+  const ${I} m0 = (${I})get_group_id(1) * ${TM}, n0 = (${I})get_group_id(0) * ${TN};
+  const ${I} z = get_group_id(2);
+  const ${I} abase = a_off + z * a_sz, bbase = b_off + z * b_sz;
 % for i in range(WM):
   % for j in range(WN):
   ${acc} c${i}_${j} = 0;
   % endfor
 % endfor
-  for (long k0 = 0; k0 < K; k0 += ${TK}) {
+  for (${I} k0 = 0; k0 < K; k0 += ${TK}) {
     // Stage A's slice: element e is row e / TK, column e % TK (consecutive work-items walk k).
     for (int e = tid; e < ${TM * TK}; e += ${NT}) {
       const int r = e / ${TK}, kk = e % ${TK};
-      const long m = m0 + r, k = k0 + kk;
+      const ${I} m = m0 + r, k = k0 + kk;
       As[kk][r] = (m < M && k < K) ? ${load(a_ct, "a", "abase + m * a_sm + k * a_sk")} : (${acc})0;
     }
     // Stage B's slice: element e is row e / TN, column e % TN (consecutive work-items walk n).
     for (int e = tid; e < ${TK * TN}; e += ${NT}) {
       const int kk = e / ${TN}, cc = e % ${TN};
-      const long k = k0 + kk, n = n0 + cc;
+      const ${I} k = k0 + kk, n = n0 + cc;
       Bs[kk][cc] = (k < K && n < N) ? ${load(b_ct, "b", "bbase + k * b_sk + n * b_sn")} : (${acc})0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -265,14 +296,14 @@ void cg_matmul_tiled(
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  const long obase = out_off + z * M * N;
+  const ${I} obase = out_off + z * M * N;
 % for i in range(WM):
   {
-    const long m = m0 + ty + ${LM * i};
+    const ${I} m = m0 + ty + ${LM * i};
     if (m < M) {
   % for j in range(WN):
       {
-        const long n = n0 + tx + ${LN * j};
+        const ${I} n = n0 + tx + ${LN * j};
         if (n < N) ${store("out", "obase + m * N + n", f"c{i}_{j}")};
       }
   % endfor

@@ -307,3 +307,47 @@ def test_cast_and_device_gradients(device):
     z = leaf([1.0, 2.0], "cpu")
     (z.to(device) * 3).sum().backward()
     assert z.grad.device == clgrad.device("cpu") and z.grad.tolist() == [3.0, 3.0]
+
+
+def _count_waits(monkeypatch, device):
+    """Counts every way the host can wait for an OpenCL device."""
+    import pyopencl as cl
+
+    calls = []
+    rt = clgrad.device(device).runtime
+    real_finish, real_copy = rt.synchronize, cl.enqueue_copy
+    monkeypatch.setattr(rt, "synchronize", lambda: (calls.append("finish"), real_finish()))
+    monkeypatch.setattr(cl, "enqueue_copy", lambda *a, **k: (calls.append("copy"), real_copy(*a, **k))[1])
+    return calls
+
+
+def test_backward_does_not_synchronize(cl_device, monkeypatch):
+    rng = np.random.default_rng(0)
+    x = clgrad.tensor(rng.normal(size=(5, 4)).astype(np.float32), device=cl_device, requires_grad=True)
+    idx = clgrad.tensor([0, 3, 3], device=cl_device)
+    w = clgrad.tensor(rng.normal(size=(4, 3)).astype(np.float32), device=cl_device, requires_grad=True)
+    y = (x @ w).softmax(1)[idx].sum() + x.max(1).values.sum() + x.gather(1, idx.reshape(3, 1)).sum()
+    y = y + x.logsumexp(0).sum() + x.var() + x.prod(1).sum() + x[:, 1:].cumsum(1).mean()
+    calls = _count_waits(monkeypatch, cl_device)
+    y.backward()
+    assert calls == []
+    assert x.grad.shape == (5, 4)
+
+
+def test_memory_does_not_grow_across_iterations(cl_device):
+    alloc = clgrad.device(cl_device).runtime.allocator
+    clgrad.manual_seed(0)
+    w1 = clgrad.randn(16, 32, device=cl_device, requires_grad=True)
+    w2 = clgrad.randn(32, 4, device=cl_device, requires_grad=True)
+    x = clgrad.randn(64, 16, device=cl_device)
+    used = []
+    for _ in range(6):
+        loss = ((x @ w1).relu() @ w2).softmax(1).log().mean()
+        loss.backward()
+        with clgrad.no_grad():
+            w1 -= 0.01 * w1.grad
+            w2 -= 0.01 * w2.grad
+        w1.grad = w2.grad = None
+        del loss
+        used.append(alloc.in_use)
+    assert used[-1] == used[2], used

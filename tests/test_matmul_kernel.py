@@ -146,4 +146,15 @@ def test_batch_chunks(cldev, monkeypatch):
 
     monkeypatch.setattr(mm, "PACKED_SCRATCH_BYTES", 40_000)
     check(cldev, 5, 33, 47, 65, dtypes.float32, "c", "c", path="packed")
-    check(cldev, 5, 33, 47, 65, dtypes.float32, "bcast", "t", path="packed")
+    check(cldev, 5, 33, 47, 65, dtypes.float32, "t", "bcast", path="packed")
+    check(cldev, 5, 33, 47, 65, dtypes.float16, "c", "strided", path="packed")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_long_index(cldev, path, monkeypatch):
+    """Views whose offsets pass 2^31 get long index arithmetic; force it on small ones."""
+    from clgrad.backend.opencl import matmul as mm
+
+    monkeypatch.setattr(mm, "index_type", lambda *extents: "long")
+    check(cldev, 2, 19, 37, 23, dtypes.float32, "t", "bcast", pad=4, path=path)
+    check(cldev, 2, 19, 37, 23, dtypes.int64, "c", "t", pad=4, path=path)

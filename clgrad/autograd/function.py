@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .grad_mode import _set, is_grad_enabled
 
@@ -118,7 +119,8 @@ class FunctionCtx:
             if self._node is None:  # not recorded: forward ran without grad
                 return self._to_save
             raise RuntimeError(FREED)
-        return tuple(None if s is None else s.unpack(self._node) for s in self._saved)
+        node = self._node()
+        return tuple(None if s is None else s.unpack(node) for s in self._saved)
 
 
 class BackwardNode(Node):
@@ -257,7 +259,7 @@ class Function(metaclass=_FunctionMeta):
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
-        ctx._node = node
+        ctx._node = weakref.ref(node)  # node -> ctx only: no cycle to wait for the GC
         ctx._saved = [
             None if t is None else SavedTensor(
                 t, next((i for i, o in enumerate(outputs) if o is t), None)

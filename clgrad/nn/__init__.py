@@ -1,3 +1,10 @@
-"""Neural-network building blocks."""
+"""Neural-network building blocks, as torch.nn: Module, Parameter, layers, losses, init and
+functional."""
 
-from . import functional  # noqa: F401
+from .. import tensor as _tensor  # noqa: F401, I001  (first: the ops import it)
+from . import functional, init  # noqa: F401
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Parameter
+
+__all__ = ["Parameter", "functional", "init", *_modules_all]

@@ -12,12 +12,25 @@ from ..autograd.function import Function
 from .core import is_tensor, launch, sum_to
 
 
+def _meta(x):
+    """What a gradient needs of an input: its shape and dtype (None for a number). Keeping
+    this instead of the tensor lets the input be freed while the graph lives on."""
+    return (x.shape, x.dtype) if is_tensor(x) else None
+
+
+def _numbers(*xs):
+    return tuple(None if is_tensor(x) else x for x in xs)
+
+
 def _grad_for(x, g):
-    """``g`` reduced to the shape and dtype of input ``x`` (None for a number)."""
-    if not is_tensor(x):
+    """``g`` reduced to the shape and dtype of input ``x`` (a tensor or its ``_meta``)."""
+    if is_tensor(x):
+        x = _meta(x)
+    if not isinstance(x, tuple):
         return None
-    g = sum_to(g, x.shape)
-    return g if g.dtype is x.dtype else g.to(x.dtype)
+    shape, dt = x
+    g = sum_to(g, shape)
+    return g if g.dtype is dt else g.to(dt)
 
 
 # ---- binary arithmetic -----------------------------------------------------------------------
@@ -37,7 +50,7 @@ def _check_cast(dt, out_dt, op):
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.inputs = (a, b)
+        ctx.inputs = (_meta(a), _meta(b))
         return _arith("add", a, b)
 
     @staticmethod
@@ -49,20 +62,20 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.inputs = (a, b)
+        ctx.inputs = (_meta(a), _meta(b))
         return _arith("sub", a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return _grad_for(a, g), _grad_for(b, -g) if is_tensor(b) else None
+        return _grad_for(a, g), _grad_for(b, -g) if b is not None else None
 
 
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = (a, b)
+        ctx.numbers = _numbers(a, b)
         return _arith("mul", a, b)
 
     @staticmethod
@@ -80,7 +93,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = (a, b)
+        ctx.numbers = _numbers(a, b)
         dt = D.to_float(D.result_type(a, b))
         return launch("div", [a, b], dt, dt)
 
@@ -99,7 +112,7 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = (a, b)
+        ctx.numbers = _numbers(a, b)
         out = _arith("pow", a, b)
         return out
 
@@ -318,7 +331,7 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.save_for_backward(cond)
-        ctx.inputs = (a, b)
+        ctx.inputs = (_meta(a), _meta(b))
         dt = D.result_type(a, b)
         return launch("where", [cond, a, b], dt, [D.bool_, dt, dt])
 

@@ -135,17 +135,29 @@ def _scalar_mask(k):
 
 # ---- offsets -----------------------------------------------------------------------------------
 def _checked(idx, n, dim):
-    """Index tensor as int64 with negatives wrapped; IndexError if any is out of range."""
+    """Index tensor as int64 in [0, n), negatives wrapped; IndexError if any is out of range.
+
+    Reads the smallest and largest index (one wait for the device): the shape of what follows
+    does not depend on them, but an error must be raised here, not inside a kernel.
+    """
     if idx.dtype is not D.int64:
         idx = idx.to(D.int64)
     if idx.numel():
-        bad = ((idx < -n) | (idx >= n)).any()
-        if bad.item():
-            lo, hi = idx.min().item(), idx.max().item()
+        from .movement import stack
+
+        lo, hi = stack([idx.amin(), idx.amax()]).tolist()
+        if lo < -n or hi >= n:
             wrong = hi if hi >= n else lo
             raise IndexError(f"index {wrong} is out of bounds for dimension {dim} with size {n}")
-        idx = launch("mod", [idx, n], D.int64, D.int64) if (idx < 0).any().item() else idx
+        if lo < 0:
+            idx = launch("mod", [idx, n], D.int64, D.int64)
     return idx
+
+
+def check_advanced(v, advanced):
+    """The advanced indices of a key, checked against v's shape once (forward), so that the
+    backward reuses them without reading the device again."""
+    return [(d, _checked(i, v._shape[d], d)) for d, i in advanced]
 
 
 def _arange_along(n, stride, pos, ndim, device):
@@ -156,9 +168,12 @@ def _arange_along(n, stride, pos, ndim, device):
 
 
 def _offsets(v, advanced):
-    """int64 offsets into v's storage of every element of v[advanced], and the result's shape."""
+    """int64 offsets into v's storage of every element of v[advanced], and the result's shape.
+
+    ``advanced`` holds checked indices (``check_advanced``).
+    """
     dims = [d for d, _ in advanced]
-    idxs = [_checked(i, v._shape[d], d) for d, i in advanced]
+    idxs = [i for _, i in advanced]
     bshape = broadcast_shapes(*(i._shape for i in idxs))
     rest = [d for d in range(v.ndim) if d not in dims]
     adjacent = dims == list(range(dims[0], dims[-1] + 1))
@@ -287,15 +302,17 @@ def getitem(x, key):
         v = x
     else:
         v = Slice.apply(x, shape, stride, offset, basic_key)
-    return Index.apply(v, advanced) if advanced else v
+    return Index.apply(v, check_advanced(v, advanced)) if advanced else v
 
 
 def setitem(x, key, value):
     from .inplace import inplace
 
-    _, _, _, basic_key, advanced = _parse(x, key)
+    shape, _, _, basic_key, advanced = _parse(x, key)
     if isinstance(value, Tensor):
         same_device(x, value)
+    if advanced:
+        advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
     inplace(
         x,
         lambda old: IndexPut.apply(old, value, basic_key, advanced, False),
@@ -305,14 +322,13 @@ def setitem(x, key, value):
 
 
 # ---- gather / scatter / select -----------------------------------------------------------------
-def _dim_offsets(t, dim, index):
-    """Offsets into t's storage of t[i0, .., index[i], .., in] over index's shape."""
-    nd = index.ndim
-    idx = _checked(index, t._shape[dim], dim)
+def _dim_offsets(t, dim, idx):
+    """Offsets into t's storage of t[i0, .., idx[i], .., in] over idx's shape (idx checked)."""
+    nd = idx.ndim
     off = idx * t._stride[dim]
     for d in range(nd):
         if d != dim:
-            off = off + _arange_along(index._shape[d], t._stride[d], d, nd, t.device)
+            off = off + _arange_along(idx._shape[d], t._stride[d], d, nd, t.device)
     return (off + t._offset).contiguous()
 
 
@@ -343,15 +359,15 @@ class Gather(Function):
         (index,) = ctx.saved_tensors
         from .creation import zeros
 
-        return zeros(ctx.shape, dtype=g.dtype, device=g.device).scatter_add(ctx.dim, index, g), \
-            None, None
+        z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
+        return ScatterAdd.apply(z, ctx.dim, index, g), None, None
 
 
 def gather(x, dim, index):
     same_device(x, index)
     d = _wrap(dim, x.ndim)
     _check_gather("gather", x, d, index)
-    return Gather.apply(x, d, index)
+    return Gather.apply(x, d, _checked(index, x._shape[d], d))
 
 
 class ScatterAdd(Function):
@@ -367,14 +383,14 @@ class ScatterAdd(Function):
     @staticmethod
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
-        return g, None, None, g.gather(ctx.dim, index)
+        return g, None, None, Gather.apply(g, ctx.dim, index)
 
 
 def scatter_add(x, dim, index, src):
     same_device(x, index, src)
     d = _wrap(dim, x.ndim)
     _check_gather("scatter_add", x, d, index)
-    return ScatterAdd.apply(x, d, index, src)
+    return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d), src)
 
 
 def index_select(x, dim, index):

@@ -128,16 +128,19 @@ class Fold(Function):
             return out
         wshape, wstride, offset = _windows(out, kernel, stride, dilation)
         n, c, oh, ow, kh, kw = wshape
-        if _injective(oh, kh, stride[0], dilation[0]) and _injective(ow, kw, stride[1],
-                                                                      dilation[1]):
+        if _injective(oh, kh, stride[0], dilation[0]) and _injective(
+            ow, kw, stride[1], dilation[1]
+        ):
             launch("copy", [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
             return out
         for i in range(kh):
             for j in range(kw):
-                dst = out._view((n, c, oh, ow), wstride[:4],
-                                offset + i * wstride[4] + j * wstride[5])
-                src = g._view((n, c, oh, ow), g._stride[:4],
-                              g._offset + i * g._stride[4] + j * g._stride[5])
+                dst = out._view(
+                    (n, c, oh, ow), wstride[:4], offset + i * wstride[4] + j * wstride[5]
+                )
+                src = g._view(
+                    (n, c, oh, ow), g._stride[:4], g._offset + i * g._stride[4] + j * g._stride[5]
+                )
                 launch("add", [dst, src], out.dtype, out.dtype, out=dst)
         return out
 

@@ -184,8 +184,10 @@ class ExtremeDim(Function):
 
         if not ctx.keepdim:
             g, indices = g.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
+        from .indexing import ScatterAdd
+
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
-        return z.scatter_add(ctx.dim, indices, g), None, None, None
+        return ScatterAdd.apply(z, ctx.dim, indices, g), None, None, None
 
 
 def _max_min(op, x, dim, keepdim, other):

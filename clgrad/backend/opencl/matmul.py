@@ -1,38 +1,38 @@
 """Batched matmul on an OpenCL device: picks one of three kernel families of matmul.cl.mako.
 
 * ``tiled`` (GPUs): local-memory tiles read straight through the operands' strides.
-* ``packed`` (CPUs, floating point, big enough to repay two extra launches): A and B are first
-  packed on the device into zero-padded panels in the accumulation type, then a vector
-  micro-kernel computes an MR x NR block per work-item from two contiguous streams.
+* ``packed`` (CPUs, floating point, big enough to repay an extra launch): B is first packed on
+  the device into zero-padded panels in the accumulation type, then a vector micro-kernel
+  computes an MR x NR block per work-item from a B panel and MR rows of A.
 * ``general`` (everything else: small, integer, K == 0): a small register block per
   work-item, read through the strides.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from .launch import INDEX_NP, index_type
 
 TEMPLATE = "matmul.cl.mako"
 
 # general: RM x RN block per work-item.
 GENERAL_TILE = (4, 4)
-# packed: (MR, NR, VW, UK, order) per accumulation type. MR*NR/VW vector accumulators plus
+# packed: (MR, NR, VW, UK) per accumulation type. MR*NR/VW vector accumulators plus
 # NR/VW for the B row and one broadcast must fit AVX2's 16 registers: 6 x 16 floats is 12
 # float8 sums, 6 x 8 doubles 12 double4 sums (the shape of OpenBLAS's Haswell kernels).
-PACKED_TILE = {"float": (6, 16, 8, 2, "mfirst"), "double": (6, 8, 4, 2, "mfirst")}
-# Work-items per work-group, along dimension 0, for every launch: fixed (with the global size
-# padded and the kernels bounds-checked) because PoCL compiles a kernel again for each local
-# size it meets, which a local size of None would make depend on the shape. In packed, the
-# group runs along M, so it shares one B panel while it is in cache.
+PACKED_TILE = {"float": (6, 16, 8, 2), "double": (6, 8, 4, 2)}
+# Work-items per work-group of the 1-D launches (all but tiled): fixed, with the range padded
+# and the kernels bounds-checked, because PoCL compiles a kernel again for each local size it
+# meets, which a local size of None would make depend on the shape. A group of the packed
+# micro-kernel is a run of row blocks under one B panel, which it shares in cache; the cheap
+# copies take bigger groups, since each group costs PoCL about 0.1 us.
 LOCAL = 16
-# packed is worth its two packing launches (and the scratch) from about this many MACs.
-PACKED_MIN_MACS = 48**3
+LOCAL_COPY = 64
+# packed is worth its packing launch (and the scratch) from about this many MACs.
+PACKED_MIN_MACS = 40**3
 # packed: scratch per chunk of batches; a chunk always holds at least one batch.
 PACKED_SCRATCH_BYTES = 256 << 20
 # tiled: (TM, TN, TK, WM, WN), a 16 x 16 work-group.
 TILED_TILE = (64, 64, 16, 4, 4)
-
-_L = np.int64  # every size, stride and offset argument is a long
 
 
 def matmul(out, a, b, acc, *, path: str | None = None) -> None:
@@ -62,78 +62,99 @@ def _choose(rt, Z, M, N, K, acc) -> str:
     return "general"
 
 
-def _params(out, a, b, acc, variant, tile):
-    return dict(
-        variant=variant, tile=tile, a_ct=a.dtype.ctype, b_ct=b.dtype.ctype,
+def _extent(t) -> int:
+    """One past the largest element offset the view reaches."""
+    if 0 in t._shape:
+        return t._offset
+    return t._offset + sum((n - 1) * abs(s) for n, s in zip(t._shape, t._stride)) + 1
+
+
+def _params(out, a, b, acc, variant, tile, *scratch):
+    """Template parameters, and the numpy type of the index arguments they call for."""
+    itype = index_type(_extent(out), _extent(a), _extent(b), *scratch)
+    params = dict(
+        variant=variant, tile=tile, index_t=itype, a_ct=a.dtype.ctype, b_ct=b.dtype.ctype,
         out_ct=out.dtype.ctype, acc=acc.ctype,
         fp64=any(d.name == "float64" for d in (out.dtype, a.dtype, b.dtype, acc)),
     )
+    return params, INDEX_NP[itype]
 
 
-def _pad(n: int) -> int:
-    return -(-n // LOCAL) * LOCAL
+def _launch1d(rt, kernel, I, items, args, local=LOCAL):
+    """One work-item per item, in groups of ``local``; ``items`` is the kernel's last argument."""
+    rt.launch(kernel, (-(-items // local) * local,), (local,), [*args, I(items)])
 
 
-def _operand_args(t, z0=0):
+def _operand_args(I, t, z0=0):
     """buffer, offset, batch, row and column strides of a 3-D operand from batch z0 on."""
     sz, sr, sc = t._stride
-    return [t._storage.data, _L(t._offset + z0 * sz), _L(sz), _L(sr), _L(sc)]
+    return [t._storage.data, I(t._offset + z0 * sz), I(sz), I(sr), I(sc)]
 
 
 def _general(rt, out, a, b, acc, Z, M, N, K):
     RM, RN = GENERAL_TILE
-    kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **_params(out, a, b, acc, "general",
-                                                                 GENERAL_TILE))
+    params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
+    kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **params)
     nbm, nbn = -(-M // RM), -(-N // RN)
-    args = [out._storage.data, _L(out._offset), *_operand_args(a), *_operand_args(b),
-            _L(M), _L(N), _L(K), _L(nbn)]
-    rt.launch(kernel, (_pad(nbn), nbm, Z), (LOCAL, 1, 1), args)
+    args = [out._storage.data, I(out._offset), *_operand_args(I, a), *_operand_args(I, b),
+            I(M), I(N), I(K), I(nbn), I(nbm)]
+    _launch1d(rt, kernel, I, nbn * nbm * Z, args)
 
 
 def _tiled(rt, out, a, b, acc, Z, M, N, K):
     TM, TN, TK, WM, WN = TILED_TILE
-    kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **_params(out, a, b, acc, "tiled",
-                                                               TILED_TILE))
+    params, I = _params(out, a, b, acc, "tiled", TILED_TILE)
+    kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **params)
     lx, ly = TN // WN, TM // WM
-    args = [out._storage.data, _L(out._offset), *_operand_args(a), *_operand_args(b),
-            _L(M), _L(N), _L(K)]
+    args = [out._storage.data, I(out._offset), *_operand_args(I, a), *_operand_args(I, b),
+            I(M), I(N), I(K)]
     rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, Z), (lx, ly, 1), args)
 
 
 def _packed(rt, out, a, b, acc, Z, M, N, K):
     tile = PACKED_TILE[acc.ctype]
     MR, NR = tile[0], tile[1]
-    params = _params(out, a, b, acc, "packed", tile)
-    pack_a = rt.kernel(TEMPLATE, "cg_matmul_pack_a", **params)
-    pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
-    gemm = rt.kernel(TEMPLATE, "cg_matmul_packed", **params)
     mq, np_ = -(-M // MR), -(-N // NR)
-    a_panel, b_panel = mq * MR * K, np_ * NR * K  # elements of one batch's packed operand
-    # A batch stride of 0 (a broadcast operand) is packed once and shared by every batch.
-    a_shared, b_shared = a._stride[0] == 0 or Z == 1, b._stride[0] == 0 or Z == 1
     isz = 8 if acc.ctype == "double" else 4
-    per_batch = ((0 if a_shared else a_panel) + (0 if b_shared else b_panel)) * isz
-    fixed = ((a_panel if a_shared else 0) + (b_panel if b_shared else 0)) * isz
-    chunk = Z if per_batch == 0 else max(1, min(Z, (PACKED_SCRATCH_BYTES - fixed) // per_batch))
-    za, zb = (1 if a_shared else chunk), (1 if b_shared else chunk)
-    a_bytes, b_bytes = za * a_panel * isz, zb * b_panel * isz
-    alloc = rt.allocator
-    ap, bp = alloc.alloc(a_bytes), alloc.alloc(b_bytes)
-    a_zs, b_zs = (0 if a_shared else a_panel), (0 if b_shared else b_panel)
+    # Scratch: B packed into panels; A converted to the sums' type when it is in another one.
+    # An operand with batch stride 0 (broadcast) is prepared once and shared by every batch.
+    convert = a.dtype.ctype != acc.ctype
+    b_size, a_size = np_ * NR * K, (M * K if convert else 0)  # elements per batch
+    b_shared, a_shared = b._stride[0] == 0 or Z == 1, a._stride[0] == 0 or Z == 1
+    per_batch = (0 if b_shared else b_size) + (0 if a_shared else a_size)
+    fixed = (b_size if b_shared else 0) + (a_size if a_shared else 0)
+    chunk = Z if per_batch == 0 else max(1, min(Z, (PACKED_SCRATCH_BYTES // isz - fixed)
+                                                // per_batch))
+    b_elems = (1 if b_shared else chunk) * b_size
+    a_elems = (1 if a_shared else chunk) * a_size
+    params, I = _params(out, a, b, acc, "packed", tile, b_elems, a_elems)
+    pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
+    # The micro-kernel reads a as it is, or the converted copy.
+    gemm_params = dict(params, a_ct=acc.ctype) if convert else params
+    gemm = rt.kernel(TEMPLATE, "cg_matmul_packed", **gemm_params)
+    bp = rt.allocator.alloc(b_elems * isz)
+    b_zs = 0 if b_shared else b_size
+    if convert:
+        conv = rt.kernel(TEMPLATE, "cg_matmul_convert_a", **params)
+        ap = rt.allocator.alloc(a_elems * isz)
+        a_zs = 0 if a_shared else a_size
     for z0 in range(0, Z, chunk):
         zc = min(chunk, Z - z0)
-        if z0 == 0 or not a_shared:
-            rt.launch(pack_a, (_pad(K), mq, 1 if a_shared else zc), (LOCAL, 1, 1),
-                      [ap, _L(a_zs), *_operand_args(a, z0), _L(M), _L(K), _L(mq)])
         if z0 == 0 or not b_shared:
-            rt.launch(pack_b, (_pad(K), np_, 1 if b_shared else zc), (LOCAL, 1, 1),
-                      [bp, _L(b_zs), *_operand_args(b, z0), _L(N), _L(K), _L(np_)])
-        args = [out._storage.data, _L(out._offset + z0 * M * N), ap, _L(a_zs), bp, _L(b_zs),
-                _L(M), _L(N), _L(K), _L(mq), _L(np_)]
-        if tile[4] == "mfirst":
-            rt.launch(gemm, (_pad(mq), np_, zc), (LOCAL, 1, 1), args)
+            _launch1d(rt, pack_b, I, K * np_ * (1 if b_shared else zc),
+                      [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_)], LOCAL_COPY)
+        if not convert:
+            a_args = _operand_args(I, a, z0)
         else:
-            rt.launch(gemm, (_pad(np_), mq, zc), (LOCAL, 1, 1), args)
+            if z0 == 0 or not a_shared:
+                kq = -(-K // tile[2])
+                _launch1d(rt, conv, I, kq * M * (1 if a_shared else zc),
+                          [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(kq)], LOCAL_COPY)
+            a_args = [ap, I(0), I(a_zs), I(K), I(1)]
+        args = [out._storage.data, I(out._offset + z0 * M * N), *a_args,
+                bp, I(b_zs), I(M), I(N), I(K), I(mq), I(np_)]
+        _launch1d(rt, gemm, I, mq * np_ * zc, args)
     # The queue is in order: the kernels above run before anything that reuses the scratch.
-    alloc.release(ap, a_bytes)
-    alloc.release(bp, b_bytes)
+    rt.allocator.release(bp, b_elems * isz)
+    if convert:
+        rt.allocator.release(ap, a_elems * isz)

@@ -36,6 +36,14 @@ def cache_dir() -> Path:
     return Path(root)
 
 
+def _quiet_build(program, options):
+    """Builds without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
+    compare) are not the user's business; CLGRAD_DEBUG=2 shows the source to look at."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return program.build(options=options, cache_dir=False)
+
+
 class Allocator:
     """Keeps freed buffers by size and hands them out again: allocation is the slow part."""
 
@@ -125,7 +133,7 @@ class Runtime:
         """Builds and runs a tiny kernel: extension strings alone are not always truthful."""
         np_t = {"double": np.float64, "half": np.float16}[kind]
         try:
-            prg = cl.Program(self.context, _PROBES[kind]).build(cache_dir=False)
+            prg = _quiet_build(cl.Program(self.context, _PROBES[kind]), [])
             x = np.array([3], np_t)
             buf = cl.Buffer(self.context, cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
             prg.probe(self.queue, (1,), None, buf)
@@ -162,18 +170,12 @@ class Runtime:
         dev = self.device._cl
         if path.exists():
             try:
-                prg = cl.Program(self.context, [dev], [path.read_bytes()])
-                return prg.build(options=self.build_options)
+                return _quiet_build(cl.Program(self.context, [dev], [path.read_bytes()]),
+                                    self.build_options)
             except Exception:
                 path.unlink(missing_ok=True)  # a stale or corrupt binary: rebuild from source
         try:
-            with warnings.catch_warnings():
-                # compiler remarks (e.g. an always-false unsigned compare) are not the user's
-                # business; CLGRAD_DEBUG=2 shows the source to look at
-                warnings.simplefilter("ignore", cl.CompilerWarning)
-                prg = cl.Program(self.context, source).build(
-                    options=self.build_options, cache_dir=False
-                )
+            prg = _quiet_build(cl.Program(self.context, source), self.build_options)
         except cl.RuntimeError as e:
             src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{digest[:12]}.cl"
             src_path.write_text(source)

@@ -1,0 +1,178 @@
+"""``Optimizer``: parameter groups with per-group options, per-parameter state, state dicts.
+
+Every update runs on the parameters' own device, under no_grad, with in-place Tensor ops:
+``step()`` never reads a value back to the host. Step counts are Python ints.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from copy import deepcopy
+
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: subclasses implement ``step``; ``defaults`` fill each group's options."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {params.type_name()}"
+            )
+        if isinstance(params, dict):
+            params = [params]
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group):
+        """Adds a group (a dict with "params" and any option overriding the defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
+        group["params"] = list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is "
+                    f"{type(p).__name__}"
+                )
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            group.setdefault(name, default)
+        ids = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in ids for p in group["params"]) or len(
+            {id(p) for p in group["params"]}
+        ) != len(group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is not None:
+                    if set_to_none:
+                        p._grad = None
+                    else:
+                        p._grad = p._grad.detach()
+                        p._grad.zero_()
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def _closure(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def _params_with_grad(self, group):
+        return [p for p in group["params"] if p._grad is not None]
+
+    # ---- state dicts -----------------------------------------------------------------------
+    def state_dict(self):
+        """{"state": {index: {name: value}}, "param_groups": [{options, "params": [index]}]},
+        parameters numbered in group order (PyTorch's layout). Tensors are not copied."""
+        index, groups, n = {}, [], 0
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            ids = []
+            for p in g["params"]:
+                if id(p) not in index:
+                    index[id(p)] = n
+                    n += 1
+                ids.append(index[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restores options and state; state tensors go to each parameter's device (and its
+        dtype, for floating-point state)."""
+        state_dict = deepcopy({"param_groups": state_dict["param_groups"]}) | {
+            "state": state_dict["state"]
+        }
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for g, s in zip(self.param_groups, saved):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    "of optimizer's group"
+                )
+        id_map = {}
+        for g, s in zip(self.param_groups, saved):
+            for p, i in zip(g["params"], s["params"]):
+                id_map[i] = p
+        self.state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            k = int(key) if isinstance(key, str) else key
+            if k not in id_map:
+                continue
+            p = id_map[k]
+            self.state[p] = {name: _cast(p, v) for name, v in value.items()}
+        for g, s in zip(self.param_groups, saved):
+            for name, v in s.items():
+                if name != "params":
+                    g[name] = v
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _cast(p, value):
+    if isinstance(value, Tensor):
+        with no_grad():
+            if value.dtype.is_floating_point and p.dtype.is_floating_point:
+                value = value.to(p.dtype)
+            moved = value.to(p.device).detach()
+            # a copy: the loaded optimizer must not update the state dict's tensors in place
+            return moved.clone() if moved._storage is value._storage else moved
+    return value

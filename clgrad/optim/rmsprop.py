@@ -1,0 +1,79 @@
+"""RMSprop (PyTorch's formulation: alpha, eps, weight_decay, momentum, centered, maximize)."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from ..ops.creation import zeros_like
+from .optimizer import Optimizer
+
+
+class RMSprop(Optimizer):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        *,
+        maximize=False,
+    ):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if alpha < 0.0:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+                maximize=maximize,
+            ),
+        )
+
+    def step(self, closure=None):
+        loss = self._closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+                wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+                for p in self._params_with_grad(group):
+                    g = -p._grad if group["maximize"] else p._grad
+                    state = self.state[p]
+                    if not state:
+                        state["step"] = 0
+                        state["square_avg"] = zeros_like(p).detach()
+                        if momentum > 0:
+                            state["momentum_buffer"] = zeros_like(p).detach()
+                        if centered:
+                            state["grad_avg"] = zeros_like(p).detach()
+                    state["step"] += 1
+                    if wd != 0:
+                        g = g + p * wd
+                    square_avg = state["square_avg"]
+                    square_avg.mul_(alpha).add_(g * g * (1 - alpha))
+                    if centered:
+                        grad_avg = state["grad_avg"]
+                        grad_avg.mul_(alpha).add_(g * (1 - alpha))
+                        avg = (square_avg - grad_avg * grad_avg).sqrt() + eps
+                    else:
+                        avg = square_avg.sqrt() + eps
+                    if momentum > 0:
+                        buf = state["momentum_buffer"]
+                        buf.mul_(momentum).add_(g / avg)
+                        p.add_(buf, alpha=-lr)
+                    else:
+                        p.add_(g / avg, alpha=-lr)
+        return loss

@@ -1,0 +1,327 @@
+"""Datasets and the DataLoader, as torch.utils.data (in-process: no worker processes).
+
+A ``TensorDataset`` under the default collate is batched with one gather per tensor (one
+kernel on its device, through int64 offsets computed on the host), never by stacking samples.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+
+import numpy as np
+
+from .. import dtypes as D
+from ..device import default_device
+from ..ops.creation import randperm
+from ..ops.creation import tensor as _tensor
+from ..ops.indexing import take
+from ..ops.movement import stack
+from ..tensor import Tensor
+
+__all__ = [
+    "Dataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "DataLoader",
+    "default_collate",
+]
+
+
+class Dataset:
+    """Map-style dataset: implement ``__getitem__(index)`` and ``__len__``."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class TensorDataset(Dataset):
+    """Samples are ``tuple(t[i] for t in tensors)``; every tensor has the same first dim."""
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        n = tensors[0].shape[0] if tensors[0].ndim else None
+        if n is None or any(t.ndim == 0 or t.shape[0] != n for t in tensors):
+            raise ValueError(
+                "Size mismatch between tensors: every tensor needs the same size "
+                f"in dim 0, got {[list(t.shape) for t in tensors]}"
+            )
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __getitems__(self, indices):
+        batch = self._batch(indices)
+        return [tuple(t[i] for t in batch) for i in range(len(indices))]
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+    def _batch(self, indices):
+        """Each tensor's rows ``indices`` (host ints), one gather per tensor."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        n = len(self)
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = idx[(idx < -n) | (idx >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {n}")
+        idx = idx % n if n else idx
+        return [_rows(t, idx) for t in self.tensors]
+
+
+def _rows(t, idx):
+    """t[idx] for host int64 indices: a contiguous slice when they are consecutive, else one
+    ``take`` through offsets computed on the host."""
+    if t.requires_grad:
+        return t[_tensor(idx, dtype=D.int64, device=t.device)]
+    if idx.size and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)):
+        return t[int(idx[0]) : int(idx[0]) + idx.size].clone()
+    row = np.zeros((), dtype=np.int64)
+    for d in range(1, t.ndim):
+        row = row[..., None] + np.arange(t.shape[d], dtype=np.int64) * t.stride(d)
+    offsets = (idx * t.stride(0)).reshape((-1,) + (1,) * (t.ndim - 1)) + row + t.storage_offset()
+    return take(t, _tensor(np.ascontiguousarray(offsets), dtype=D.int64, device=t.device))
+
+
+class Subset(Dataset):
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, list(indices)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("datasets should not be an empty iterable")
+        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+
+    def __len__(self):
+        return int(self.cumulative_sizes[-1])
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx += len(self)
+        i = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = 0 if i == 0 else int(self.cumulative_sizes[i - 1])
+        return self.datasets[i][idx - start]
+
+
+def random_split(dataset, lengths, generator=None):
+    """Splits into non-overlapping Subsets of the given lengths (or fractions summing to 1)."""
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = [int(math.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    perm = randperm(n, generator=generator).tolist()
+    out, start = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, perm[start : start + length]))
+        start += length
+    return out
+
+
+# ---- samplers --------------------------------------------------------------------------------
+class Sampler:
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new permutation per epoch from ``generator`` (default: clgrad's global generator, so
+    ``clgrad.manual_seed`` makes the order reproducible)."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        if self.replacement:
+            from ..ops.creation import randint
+
+            return iter(
+                randint(0, n, (self.num_samples,), device="cpu", generator=self.generator).tolist()
+            )
+        out = []
+        while len(out) < self.num_samples:
+            out += randperm(n, generator=self.generator).tolist()
+        return iter(out[: self.num_samples])
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for i in self.sampler:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+# ---- collate ---------------------------------------------------------------------------------
+def default_collate(batch):
+    """Stacks a list of samples: tensors (and NumPy arrays) with ``stack``, numbers into a
+    tensor (int64 / float64 / bool, on the default device), strings into a list; tuples,
+    lists and dicts element by element (tuples and lists come back as lists)."""
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return stack(list(batch), 0)
+    if isinstance(elem, np.ndarray):
+        return _tensor(np.stack(batch), device=default_device())
+    if isinstance(elem, (bool, np.bool_)):
+        return _tensor(list(batch), dtype=D.bool_, device=default_device())
+    if isinstance(elem, numbers.Integral):
+        return _tensor(list(batch), dtype=D.int64, device=default_device())
+    if isinstance(elem, numbers.Real):
+        return _tensor(list(batch), dtype=D.float64, device=default_device())
+    if isinstance(elem, (str, bytes)):
+        return list(batch)
+    if isinstance(elem, dict):
+        items = [(k, default_collate([d[k] for d in batch])) for k in elem]
+        return dict(items) if type(elem) is dict else type(elem)(items)
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, (list, tuple)):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(list(s)) for s in zip(*batch)]
+    raise TypeError(
+        f"default_collate: batch must contain tensors, NumPy arrays, numbers, dicts or lists; "
+        f"found {type(elem).__name__}"
+    )
+
+
+class DataLoader:
+    """Iterates over a dataset in batches.
+
+    batch_size=None turns batching off (samples come one by one, uncollated). ``shuffle``
+    draws a new order per epoch from ``generator`` (or the global generator).
+    ``num_workers`` is accepted for compatibility; loading runs in the calling process.
+    """
+
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        generator=None,
+        **_,
+    ):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
+            batch_size, drop_last = None, False
+        if sampler is None:
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
+        self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
+        self.num_workers, self.pin_memory = num_workers, pin_memory
+        self._auto_collation = batch_sampler is not None
+        self.collate_fn = (
+            collate_fn
+            if collate_fn is not None
+            else (default_collate if self._auto_collation else (lambda x: x))
+        )
+
+    def __iter__(self):
+        if not self._auto_collation:
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+            return
+        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
+        for indices in self.batch_sampler:
+            if fast:
+                yield self.dataset._batch(indices)
+            elif hasattr(self.dataset, "__getitems__"):
+                yield self.collate_fn(self.dataset.__getitems__(indices))
+            else:
+                yield self.collate_fn([self.dataset[i] for i in indices])
+
+    def __len__(self):
+        return len(self.batch_sampler) if self._auto_collation else len(self.sampler)

@@ -1,0 +1,52 @@
+"""Every template is rendered and built, for every dtype it supports, on every OpenCL device."""
+
+import pytest
+
+import clgrad
+from clgrad.backend.opencl.render import templates
+
+FLOATS = ["float32", "float64", "float16"]
+INTS = ["int64", "int32", "int16", "int8", "uint8"]
+
+
+def _exercise(device, name):
+    """Runs the ops whose kernels cover each template for one dtype."""
+    dt = getattr(clgrad, name)
+    x = clgrad.ones(4, 3, dtype=dt, device=device)
+    (x + x).tolist()  # elementwise, flat
+    (x.T + x[:, 0]).tolist()  # elementwise, strided
+    x.sum(0).tolist()  # reduce
+    x.amax().item()
+    x.argmax(1).tolist()
+    x.cumsum(1).tolist()  # scan
+    x[clgrad.tensor([0, 2], device=device)].tolist()  # index: take
+    clgrad.zeros(3, dtype=dt, device=device).scatter_add(
+        0, clgrad.tensor([0, 0, 2], device=device), clgrad.ones(3, dtype=dt, device=device)
+    ).tolist()  # index: put_add
+    x[clgrad.tensor([1], device=device)] = clgrad.zeros(1, 3, dtype=dt, device=device)  # put
+    (x @ x.T).tolist()  # matmul
+    if dt.is_floating_point:
+        clgrad.rand(5, dtype=dt, device=device).tolist()  # random
+        clgrad.randn(5, dtype=dt, device=device).tolist()
+        big = clgrad.ones(64, 64, dtype=dt, device=device)
+        (big @ big).sum().item()  # the fast matmul path
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS + ["bool"])
+def test_every_template_builds_for_every_dtype(cl_device, dtype):
+    dev = clgrad.device(cl_device)
+    if not dev.supports(getattr(clgrad, dtype)):
+        pytest.skip(f"{cl_device} has no {dtype}")
+    if dtype == "bool":
+        b = clgrad.tensor([[True, False]], device=cl_device)
+        assert (b & b).tolist() == [[True, False]] and b.any().item() and not b.all().item()
+        assert b.T[clgrad.tensor([1], device=cl_device)].tolist() == [[False]]
+        return
+    _exercise(cl_device, dtype)
+    ctype = getattr(clgrad, dtype).ctype
+    # a program per template whose parameters name this dtype's C type
+    built = {key[0] for key in dev.runtime.programs if f"'{ctype}'" in str(key[1])}
+    expected = set(templates())
+    if dtype in INTS:
+        expected.discard("random.cl.mako")
+    assert expected <= built, f"not built for {dtype}: {expected - built}"

@@ -1,0 +1,1052 @@
+"""clgrad.nn: Module semantics, every layer and functional op against NumPy references,
+gradcheck in float64 of every differentiable functional, and short training runs."""
+
+import math
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from conftest import assert_close, supports
+
+import clgrad
+import clgrad.nn as nn
+import clgrad.nn.functional as F
+import clgrad.optim as optim
+from clgrad.autograd import gradcheck
+
+RNG = np.random.default_rng(1234)
+
+
+def t(a, device, dtype=clgrad.float32, requires_grad=False):
+    return clgrad.tensor(np.asarray(a), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn(*shape):
+    return RNG.normal(size=shape)
+
+
+def need64(device):
+    if not supports(device, clgrad.float64):
+        pytest.skip("no float64 on this device")
+
+
+def check_grad(fn, inputs, device):
+    """gradcheck of sum(fn(*inputs) * fixed random weights), inputs as float64 leaves.
+
+    Arrays become float64 leaves that require grad; tensors pass through as they are.
+    """
+    need64(device)
+    xs = [
+        clgrad.tensor(a, dtype=clgrad.float64, device=device, requires_grad=True)
+        if isinstance(a, np.ndarray)
+        else a
+        for a in inputs
+    ]
+    weights = {}
+
+    def scalar(*args):
+        out = fn(*args)
+        if "w" not in weights:
+            weights["w"] = clgrad.tensor(
+                RNG.normal(size=tuple(out.shape)), dtype=out.dtype, device=device
+            )
+        return (out * weights["w"]).sum()
+
+    assert gradcheck(scalar, xs)
+
+
+# ---- NumPy references ------------------------------------------------------------------------
+def conv_ref(x, w, b, stride, pad, dil, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    per = o // groups
+    for oc in range(o):
+        g = oc // per
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dil[0], j * dil[1]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    r0 : r0 + stride[0] * (oh - 1) + 1 : stride[0],
+                    c0 : c0 + stride[1] * (ow - 1) + 1 : stride[1],
+                ]
+                out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, i, j])
+    return out if b is None else out + b.reshape(1, o, 1, 1)
+
+
+def pool_ref(x, k, s, p, op, pad_value):
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=pad_value)
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = op(xp[:, :, i * s : i * s + k, j * s : j * s + k], axis=(2, 3))
+    return out
+
+
+def log_softmax_ref(x, axis):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+# ---- Module semantics ------------------------------------------------------------------------
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.act = nn.ReLU()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.BatchNorm1d(4)])
+        self.scale = nn.Parameter(clgrad.ones(1))
+        self.register_buffer("steps", clgrad.zeros((), dtype=clgrad.int64))
+        self.register_buffer("scratch", clgrad.zeros(2), persistent=False)
+        self.plain = clgrad.zeros(2)  # a plain attribute: not registered
+
+    def forward(self, x):
+        x = self.act(self.fc1(x))
+        for b in self.blocks:
+            x = b(x)
+        return x * self.scale
+
+
+def test_parameter_is_a_tensor():
+    p = nn.Parameter(clgrad.zeros(2, 3))
+    assert isinstance(p, nn.Parameter) and isinstance(p, clgrad.Tensor)
+    assert p.requires_grad and p.is_leaf
+    assert not nn.Parameter(clgrad.zeros(2), requires_grad=False).requires_grad
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    assert not isinstance(p * 2, nn.Parameter) and not isinstance(p.detach(), nn.Parameter)
+    with pytest.raises(RuntimeError, match="floating point"):
+        nn.Parameter(clgrad.zeros(2, dtype=clgrad.int64))
+
+
+def test_registration_and_traversal():
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == [
+        "scale",
+        "fc1.weight",
+        "fc1.bias",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
+    ]
+    assert len(list(net.parameters())) == 7
+    assert [n for n, _ in net.named_children()] == ["fc1", "act", "blocks"]
+    assert [n for n, _ in net.named_modules()] == [
+        "",
+        "fc1",
+        "act",
+        "blocks",
+        "blocks.0",
+        "blocks.1",
+    ]
+    assert [n for n, _ in net.named_buffers()] == [
+        "steps",
+        "scratch",
+        "blocks.1.running_mean",
+        "blocks.1.running_var",
+        "blocks.1.num_batches_tracked",
+    ]
+    assert list(net.state_dict()) == [
+        "scale",
+        "steps",
+        "fc1.weight",
+        "fc1.bias",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
+        "blocks.1.running_mean",
+        "blocks.1.running_var",
+        "blocks.1.num_batches_tracked",
+    ]
+    assert isinstance(net.state_dict(), OrderedDict)
+    assert not net.state_dict()["fc1.weight"].requires_grad
+    assert net.state_dict(keep_vars=True)["fc1.weight"] is net.fc1.weight
+    # shared modules and parameters are listed once
+    shared = nn.Sequential(net.fc1, net.fc1)
+    assert len(list(shared.parameters())) == 2
+    with pytest.raises(TypeError, match="Parameter or None"):
+        net.fc1.weight = clgrad.zeros(4, 3)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = net.nope
+    del net.scale
+    assert "scale" not in dict(net.named_parameters())
+    with pytest.raises(KeyError, match="already exists"):
+        net.register_buffer("fc1", clgrad.zeros(1))
+
+
+def test_train_eval_zero_grad_apply_hooks():
+    net = Net()
+    assert net.training and net.blocks[1].training
+    assert net.eval() is net
+    assert not net.training and not net.blocks[1].training
+    net.train()
+    assert net.blocks[1].training
+    net(clgrad.randn(5, 3)).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and p.grad.abs().sum().item() == 0 for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    seen = []
+    net.apply(lambda m: seen.append(type(m).__name__))
+    assert seen == ["Linear", "ReLU", "Linear", "BatchNorm1d", "ModuleList", "Net"]
+    calls = []
+    h = net.fc1.register_forward_hook(lambda m, args, out: calls.append(out.shape))
+    net(clgrad.randn(2, 3))
+    h.remove()
+    net(clgrad.randn(2, 3))
+    assert calls == [clgrad.Size([2, 4])]
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+
+
+def test_repr_like_pytorch():
+    model = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32, 10, bias=False),
+        nn.Dropout(0.25),
+        nn.LayerNorm(10),
+    )
+    assert repr(model) == (
+        "Sequential(\n"
+        "  (0): Conv2d(1, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "  (1): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "  (2): ReLU()\n"
+        "  (3): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)\n"
+        "  (4): Flatten(start_dim=1, end_dim=-1)\n"
+        "  (5): Linear(in_features=32, out_features=10, bias=False)\n"
+        "  (6): Dropout(p=0.25, inplace=False)\n"
+        "  (7): LayerNorm((10,), eps=1e-05, elementwise_affine=True)\n"
+        ")"
+    )
+    assert repr(nn.Sequential(nn.Sequential(nn.Tanh()))) == (
+        "Sequential(\n  (0): Sequential(\n    (0): Tanh()\n  )\n)"
+    )
+
+
+def test_containers():
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert len(seq) == 3 and isinstance(seq[-1], nn.Linear)
+    assert isinstance(seq[:2], nn.Sequential) and len(seq[:2]) == 2
+    seq.append(nn.Sigmoid())
+    assert len(seq) == 4 and seq(clgrad.randn(5, 2)).shape == (5, 1)
+    named = nn.Sequential(OrderedDict([("inp", nn.Linear(2, 2)), ("out", nn.Tanh())]))
+    assert list(named.state_dict()) == ["inp.weight", "inp.bias"]
+    ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+    ml.insert(0, nn.ReLU())
+    assert [type(m).__name__ for m in ml] == ["ReLU", "Linear", "Linear", "Linear"]
+    assert len(list(ml.parameters())) == 6
+    md = nn.ModuleDict({"a": nn.Linear(1, 2)})
+    assert "a" in md and list(md.state_dict()) == ["a.weight", "a.bias"]
+    with pytest.raises(IndexError):
+        seq[7]
+
+
+def test_state_dict_round_trip_and_errors():
+    a, b = Net(), Net()
+    a(clgrad.randn(6, 3))  # moves a's running statistics
+    result = b.load_state_dict(a.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        np.testing.assert_array_equal(x.numpy(), y.numpy(), err_msg=name)
+    sd = a.state_dict()
+    del sd["fc1.bias"]
+    sd["extra"] = clgrad.zeros(1)
+    with pytest.raises(RuntimeError) as e:
+        b.load_state_dict(sd)
+    msg = str(e.value)
+    assert "Error(s) in loading state_dict for Net" in msg
+    assert 'Missing key(s) in state_dict: "fc1.bias"' in msg
+    assert 'Unexpected key(s) in state_dict: "extra"' in msg
+    result = b.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["fc1.bias"] and result.unexpected_keys == ["extra"]
+    sd = a.state_dict()
+    sd["fc1.weight"] = clgrad.zeros(2, 2)
+    with pytest.raises(RuntimeError, match="size mismatch for fc1.weight"):
+        b.load_state_dict(sd)
+
+
+def test_module_to_device_and_dtype(device):
+    net = Net()
+    net(clgrad.randn(4, 3)).sum().backward()
+    w = net.fc1.weight
+    before = w.detach().numpy().copy()
+    assert net.to(device) is net
+    assert net.fc1.weight is w  # moved in place
+    assert w.device == clgrad.device(device) and w.grad.device == clgrad.device(device)
+    assert net.blocks[1].running_mean.device == clgrad.device(device)
+    assert isinstance(w, nn.Parameter) and w.requires_grad and w.is_leaf
+    np.testing.assert_array_equal(w.detach().cpu().numpy(), before)
+    out = net(clgrad.randn(4, 3, device=device))
+    assert out.device == clgrad.device(device)
+    if supports(device, clgrad.float64):
+        net.to(clgrad.float64)
+        assert w.dtype == clgrad.float64 and w.grad.dtype == clgrad.float64
+        assert net.steps.dtype == clgrad.int64  # integer buffers keep their dtype
+        assert net(clgrad.randn(4, 3, dtype=clgrad.float64, device=device)).dtype == clgrad.float64
+    net.to("cpu")
+    assert w.device == clgrad.device("cpu")
+
+
+def test_load_state_dict_across_devices(device):
+    src = nn.Linear(3, 2)
+    dst = nn.Linear(3, 2).to(device)
+    dst.load_state_dict(src.state_dict())
+    assert dst.weight.device == clgrad.device(device)
+    x = clgrad.randn(4, 3)
+    assert_close(dst(x.to(device)), src(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_deepcopy_module(device):
+    import copy
+
+    net = Net().to(device)
+    net(clgrad.randn(4, 3, device=device)).sum().backward()
+    twin = copy.deepcopy(net)
+    assert isinstance(twin.fc1.weight, nn.Parameter) and twin.fc1.weight is not net.fc1.weight
+    assert twin.fc1.weight.device == clgrad.device(device) and twin.fc1.weight.grad is not None
+    with clgrad.no_grad():
+        twin.fc1.weight.fill_(0.0)
+    assert net.fc1.weight.abs().sum().item() > 0
+    x = clgrad.randn(3, 3, device=device)
+    net.eval()
+    assert twin.eval()(x).shape == net(x).shape
+
+
+# ---- initialization --------------------------------------------------------------------------
+def test_default_inits(device):
+    lin = nn.Linear(50, 40, device=device)
+    bound = 1 / math.sqrt(50)
+    w, b = lin.weight.detach().cpu().numpy(), lin.bias.detach().cpu().numpy()
+    assert lin.weight.device == clgrad.device(device)
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.1 * bound  # uniform(-b, b) has std b/sqrt(3)
+    conv = nn.Conv2d(4, 6, 3, device=device)
+    cb = 1 / math.sqrt(4 * 9)
+    assert np.abs(conv.weight.detach().cpu().numpy()).max() <= cb
+    assert np.abs(conv.bias.detach().cpu().numpy()).max() <= cb
+    emb = nn.Embedding(300, 20, padding_idx=2, device=device).weight.detach().cpu().numpy()
+    assert abs(emb.std() - 1) < 0.05 and (emb[2] == 0).all()
+    bn = nn.BatchNorm2d(3, device=device)
+    assert bn.weight.tolist() == [1, 1, 1] and bn.bias.tolist() == [0, 0, 0]
+    assert bn.running_var.tolist() == [1, 1, 1] and bn.num_batches_tracked.item() == 0
+
+
+def test_init_functions(device):
+    assert nn.init.calculate_gain("relu") == math.sqrt(2)
+    assert nn.init.calculate_gain("tanh") == 5 / 3
+    assert nn.init.calculate_gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
+    assert nn.init.calculate_gain("conv2d") == 1
+    with pytest.raises(ValueError):
+        nn.init.calculate_gain("nope")
+    p = nn.Parameter(clgrad.empty(200, 100, device=device))
+    nn.init.xavier_uniform_(p)
+    a = p.detach().cpu().numpy()
+    assert np.abs(a).max() <= math.sqrt(6 / 300) and p.grad_fn is None and p.is_leaf
+    nn.init.kaiming_normal_(p, mode="fan_out", nonlinearity="relu")
+    assert abs(p.detach().cpu().numpy().std() - math.sqrt(2 / 200)) < 0.01
+    nn.init.xavier_normal_(p, gain=2.0)
+    assert abs(p.detach().cpu().numpy().std() - 2 * math.sqrt(2 / 300)) < 0.01
+    nn.init.kaiming_uniform_(p, a=0, nonlinearity="relu")
+    assert np.abs(p.detach().cpu().numpy()).max() <= math.sqrt(6 / 100)
+    nn.init.normal_(p, 3.0, 0.5)
+    assert abs(p.detach().cpu().numpy().mean() - 3) < 0.01
+    nn.init.uniform_(p, -2, -1)
+    a = p.detach().cpu().numpy()
+    assert a.min() >= -2 and a.max() <= -1
+    nn.init.constant_(p, 0.25)
+    assert (p.detach().cpu().numpy() == 0.25).all()
+    nn.init.zeros_(p)
+    assert p.abs().sum().item() == 0
+    nn.init.ones_(p)
+    assert p.sum().item() == 20000 and p.device == clgrad.device(device) and p.requires_grad
+    nn.init.trunc_normal_(p, std=1.0, a=-1.0, b=1.5)
+    a = p.detach().cpu().numpy()
+    assert a.min() >= -1 and a.max() <= 1.5 and a.std() > 0.4
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        nn.init.xavier_uniform_(clgrad.empty(3))
+    clgrad.manual_seed(3)
+    x = nn.init.normal_(clgrad.empty(5, device=device)).tolist()
+    clgrad.manual_seed(3)
+    assert nn.init.normal_(clgrad.empty(5, device=device)).tolist() == x
+
+
+# ---- linear, conv, pooling -------------------------------------------------------------------
+def test_linear(device):
+    x, w, b = randn(2, 3, 4), randn(5, 4), randn(5)
+    out = F.linear(t(x, device), t(w, device), t(b, device))
+    assert_close(out, x @ w.T + b, rtol=1e-5, atol=1e-5)
+    lin = nn.Linear(4, 5, bias=False).to(device)
+    assert lin.bias is None and "bias" in lin._parameters
+    assert_close(
+        lin(t(x[0, 0], device)), lin.weight.detach().cpu().numpy() @ x[0, 0], rtol=1e-5, atol=1e-5
+    )
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        F.linear(t(randn(2, 3), device), t(w, device))
+    check_grad(F.linear, [randn(2, 3), randn(2, 3), randn(2)], device)
+
+
+CONV_CASES = [  # (N, C, H, W, O, k, stride, padding, dilation, groups, bias)
+    (2, 3, 7, 6, 4, 3, 1, 1, 1, 1, True),
+    (2, 4, 9, 8, 6, (3, 2), (2, 1), (1, 0), (2, 1), 2, False),
+    (1, 2, 5, 5, 2, 2, 2, 0, 1, 1, True),
+    (2, 4, 6, 6, 4, 3, 1, 2, 1, 4, True),  # depthwise
+    (1, 3, 4, 4, 5, 1, 1, 0, 1, 1, True),  # 1x1
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV_CASES)))
+def test_conv2d_forward(device, case):
+    n, c, h, w, o, k, s, p, d, g, bias = CONV_CASES[case]
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
+    x, wt = randn(n, c, h, w), randn(o, c // g, *pair(k))
+    b = randn(o) if bias else None
+    ref = conv_ref(x, wt, b, pair(s), pair(p), pair(d), g)
+    out = F.conv2d(t(x, device), t(wt, device), t(b, device) if bias else None, s, p, d, g)
+    assert out.is_contiguous()
+    assert_close(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_module_padding_modes(device):
+    x = t(randn(1, 2, 5, 6), device)
+    conv = nn.Conv2d(2, 3, 3, padding="same").to(device)
+    w, b = conv.weight.detach().cpu().numpy(), conv.bias.detach().cpu().numpy()
+    assert_close(
+        conv(x), conv_ref(x.cpu().numpy(), w, b, (1, 1), (1, 1), (1, 1), 1), rtol=1e-4, atol=1e-4
+    )
+    assert nn.Conv2d(2, 3, (2, 4), padding="same").to(device)(x).shape == (1, 3, 5, 6)
+    assert conv(x[0]).shape == (3, 5, 6)  # unbatched
+    refl = nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect").to(device)
+    refl.load_state_dict(conv.state_dict())
+    xr = np.pad(x.cpu().numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    assert_close(refl(x), conv_ref(xr, w, b, (1, 1), (0, 0), (1, 1), 1), rtol=1e-4, atol=1e-4)
+    with pytest.raises(RuntimeError, match="expected input.*to have 2 channels, but got 3"):
+        F.conv2d(t(randn(1, 3, 5, 5), device), conv.weight.detach())
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
+        F.conv2d(t(randn(1, 2, 2, 2), device), conv.weight.detach())
+    with pytest.raises(ValueError, match="strided"):
+        nn.Conv2d(2, 3, 3, stride=2, padding="same")
+
+
+def test_conv1d(device):
+    x, w, b = randn(2, 3, 9), randn(4, 3, 3), randn(4)
+    out = F.conv1d(t(x, device), t(w, device), t(b, device), stride=2, padding=1)
+    ref = conv_ref(x[:, :, None], w[:, :, None], b, (1, 2), (0, 1), (1, 1), 1)[:, :, 0]
+    assert_close(out, ref, rtol=1e-4, atol=1e-4)
+    assert nn.Conv1d(3, 4, 3, padding=1).to(device)(t(x, device)).shape == (2, 4, 9)
+
+
+def test_unfold_fold(device):
+    x = randn(2, 3, 5, 4)
+    cols = F.unfold(t(x, device), (2, 3), padding=1, stride=(2, 1))
+    ref = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (2, 3), axis=(2, 3)
+    )[:, :, ::2, :]
+    n, c, oh, ow = ref.shape[:4]
+    assert_close(cols, ref.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * 6, oh * ow))
+    back = F.fold(cols, (5, 4), (2, 3), padding=1, stride=(2, 1))
+    counts = F.fold(
+        F.unfold(clgrad.ones(1, 1, 5, 4, device=device), (2, 3), padding=1, stride=(2, 1)),
+        (5, 4),
+        (2, 3),
+        padding=1,
+        stride=(2, 1),
+    )
+    assert_close(back, x * counts.cpu().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_gradcheck(device):
+    check_grad(
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
+        [randn(1, 2, 5, 5), randn(4, 1, 3, 3), randn(4)],
+        device,
+    )
+    check_grad(
+        lambda x, w: F.conv2d(x, w, None, stride=(1, 2), padding=(2, 1), dilation=2),
+        [randn(1, 1, 4, 5), randn(2, 1, 2, 2)],
+        device,
+    )
+
+
+def test_max_pool2d(device):
+    x = randn(2, 3, 7, 6)
+    assert_close(F.max_pool2d(t(x, device), 2), pool_ref(x, 2, 2, 0, np.max, -np.inf))
+    assert_close(nn.MaxPool2d(3, 2, 1)(t(x, device)), pool_ref(x, 3, 2, 1, np.max, -np.inf))
+    out = F.max_pool2d(t(x, device), 2, ceil_mode=True)
+    assert out.shape == (2, 3, 4, 3)
+    assert_close(out[:, :, 3, :], x[:, :, 6, :].reshape(2, 3, 3, 2).max(-1))
+    v, idx = F.max_pool2d(t(x, device), 3, 2, 1, return_indices=True)
+    assert idx.dtype == clgrad.int64
+    assert_close(
+        v,
+        np.take_along_axis(x.reshape(2, 3, -1), idx.cpu().numpy().reshape(2, 3, -1), 2).reshape(
+            v.shape
+        ),
+    )
+    assert F.max_pool2d(t(x[0], device), 2).shape == (3, 3, 3)  # unbatched
+    # the gradient goes to one element per window, also with ties
+    z = clgrad.zeros(1, 1, 4, 4, device=device, requires_grad=True)
+    F.max_pool2d(z, 2).sum().backward()
+    assert z.grad.sum().item() == 4 and z.grad.numpy()[0, 0, ::2, ::2].sum() == 4
+    with pytest.raises(RuntimeError, match="pad should be at most half"):
+        F.max_pool2d(t(x, device), 2, padding=2)
+    check_grad(lambda a: F.max_pool2d(a, 3, 2, 1, ceil_mode=True), [randn(1, 2, 5, 5)], device)
+    check_grad(lambda a: F.max_pool2d(a, 2, 1, dilation=2), [randn(1, 1, 5, 4)], device)
+
+
+def test_avg_pool2d(device):
+    x = randn(2, 3, 7, 6)
+    assert_close(
+        F.avg_pool2d(t(x, device), 2), pool_ref(x, 2, 2, 0, np.mean, 0.0), rtol=1e-5, atol=1e-6
+    )
+    assert_close(
+        nn.AvgPool2d(3, 2, 1)(t(x, device)),
+        pool_ref(x, 3, 2, 1, np.mean, 0.0),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    # count_include_pad=False divides by the number of real elements
+    ones = F.avg_pool2d(clgrad.ones(1, 1, 4, 4, device=device), 3, 2, 1, count_include_pad=False)
+    assert_close(ones, np.ones((1, 1, 2, 2)), rtol=1e-6, atol=1e-6)
+    sums = pool_ref(x, 3, 2, 1, np.sum, 0.0)
+    cnt = pool_ref(np.ones_like(x), 3, 2, 1, np.sum, 0.0)
+    assert_close(
+        F.avg_pool2d(t(x, device), 3, 2, 1, count_include_pad=False),
+        sums / cnt,
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    assert_close(
+        F.avg_pool2d(t(x, device), 2, divisor_override=3),
+        pool_ref(x, 2, 2, 0, np.sum, 0.0) / 3,
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    assert F.avg_pool2d(t(x, device), 2, ceil_mode=True).shape == (2, 3, 4, 3)
+    check_grad(
+        lambda a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        [randn(1, 2, 5, 5)],
+        device,
+    )
+
+
+def test_adaptive_avg_pool2d(device):
+    x = randn(2, 3, 7, 6)
+    assert_close(
+        F.adaptive_avg_pool2d(t(x, device), 1), x.mean((2, 3), keepdims=True), rtol=1e-5, atol=1e-6
+    )
+    assert_close(
+        nn.AdaptiveAvgPool2d((1, 3))(t(x, device)),
+        x.reshape(2, 3, 7, 3, 2).mean((2, 4))[:, :, None],
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    out = F.adaptive_avg_pool2d(t(x, device), (3, 4))
+    ref = np.zeros((2, 3, 3, 4))
+    for i in range(3):
+        for j in range(4):
+            r0, r1 = (i * 7) // 3, -(-((i + 1) * 7) // 3)
+            c0, c1 = (j * 6) // 4, -(-((j + 1) * 6) // 4)
+            ref[:, :, i, j] = x[:, :, r0:r1, c0:c1].mean((2, 3))
+    assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    assert F.adaptive_avg_pool2d(t(x, device), (None, 2)).shape == (2, 3, 7, 2)
+    check_grad(lambda a: F.adaptive_avg_pool2d(a, (2, 3)), [randn(1, 1, 5, 4)], device)
+
+
+# ---- normalization ---------------------------------------------------------------------------
+def test_batch_norm_module(device):
+    bn = nn.BatchNorm2d(3, momentum=0.2).to(device)
+    x = randn(4, 3, 2, 5) * 3 + 1
+    y = bn(t(x, device))
+    mean, var = x.mean((0, 2, 3)), x.var((0, 2, 3))
+    ref = (x - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + 1e-5)
+    assert_close(y, ref, rtol=1e-4, atol=1e-4)
+    n = 4 * 2 * 5
+    assert_close(bn.running_mean, 0.2 * mean, rtol=1e-5, atol=1e-5)
+    assert_close(bn.running_var, 0.8 + 0.2 * var * n / (n - 1), rtol=1e-5, atol=1e-5)
+    assert bn.num_batches_tracked.item() == 1
+    bn(t(x, device))
+    assert bn.num_batches_tracked.item() == 2
+    bn.eval()
+    rm, rv = bn.running_mean.cpu().numpy(), bn.running_var.cpu().numpy()
+    with clgrad.no_grad():
+        bn.weight.fill_(2.0)
+    out = bn(t(x, device))
+    assert_close(
+        out,
+        2 * (x - rm.reshape(1, 3, 1, 1)) / np.sqrt(rv.reshape(1, 3, 1, 1) + 1e-5),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    assert bn.num_batches_tracked.item() == 2  # eval leaves the statistics alone
+    # cumulative average with momentum=None
+    cum = nn.BatchNorm1d(2, momentum=None, affine=False).to(device)
+    a, b = randn(5, 2), randn(5, 2)
+    cum(t(a, device))
+    cum(t(b, device))
+    assert cum.weight is None
+    assert_close(cum.running_mean, (a.mean(0) + b.mean(0)) / 2, rtol=1e-5, atol=1e-5)
+    # no running statistics: batch statistics in eval too
+    free = nn.BatchNorm1d(2, track_running_stats=False).to(device).eval()
+    assert free.running_mean is None
+    z = randn(6, 2, 3)
+    ref = (z - z.mean((0, 2), keepdims=True)) / np.sqrt(z.var((0, 2), keepdims=True) + 1e-5)
+    assert_close(free(t(z, device)), ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="expected 4D input"):
+        bn(t(randn(2, 3), device))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        nn.BatchNorm1d(2).to(device)(t(randn(1, 2), device))
+
+
+def test_batch_norm_gradcheck(device):
+    check_grad(
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        [randn(4, 3, 2), randn(3), randn(3)],
+        device,
+    )
+    need64(device)
+    rm = clgrad.tensor(randn(3), dtype=clgrad.float64, device=device)
+    rv = clgrad.tensor(np.abs(randn(3)) + 0.5, dtype=clgrad.float64, device=device)
+    check_grad(
+        lambda x, w: F.batch_norm(x, rm, rv, w, None, training=False),
+        [randn(3, 3), randn(3)],
+        device,
+    )
+
+
+def test_layer_norm(device):
+    x, w, b = randn(2, 3, 4), randn(3, 4), randn(3, 4)
+    out = F.layer_norm(t(x, device), (3, 4), t(w, device), t(b, device), eps=1e-3)
+    m = x.mean((1, 2), keepdims=True)
+    v = x.var((1, 2), keepdims=True)
+    assert_close(out, (x - m) / np.sqrt(v + 1e-3) * w + b, rtol=1e-4, atol=1e-4)
+    ln = nn.LayerNorm(4).to(device)
+    assert_close(
+        ln(t(x, device)),
+        (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        F.layer_norm(t(x, device), (3,))
+    check_grad(
+        lambda a, w_, b_: F.layer_norm(a, (4,), w_, b_), [randn(3, 4), randn(4), randn(4)], device
+    )
+
+
+def test_group_norm(device):
+    x = randn(2, 4, 3)
+    out = nn.GroupNorm(2, 4).to(device)(t(x, device))
+    g = x.reshape(2, 2, 6)
+    ref = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
+    assert_close(out, ref.reshape(2, 4, 3), rtol=1e-4, atol=1e-4)
+
+
+# ---- dropout, embedding, activations ---------------------------------------------------------
+def test_dropout(device):
+    x = clgrad.ones(200, 100, device=device)
+    drop = nn.Dropout(0.3)
+    y = drop(x).numpy()
+    zero = (y == 0).mean()
+    assert 0.27 < zero < 0.33
+    assert np.allclose(y[y != 0], 1 / 0.7)
+    drop.eval()
+    assert drop(x) is x
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 1.0).abs().sum().item() == 0
+    assert F.dropout(x, 0.0) is x
+    clgrad.manual_seed(7)
+    a = F.dropout(x, 0.5).numpy()
+    clgrad.manual_seed(7)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), a)
+    g = clgrad.ones(4, 50, device=device, requires_grad=True)
+    out = F.dropout(g, 0.5)
+    out.sum().backward()
+    np.testing.assert_allclose(g.grad.numpy(), out.detach().numpy())
+    ch = F.dropout2d(clgrad.ones(2, 50, 3, 3, device=device), 0.5).numpy()
+    assert (ch.reshape(2, 50, 9).std(-1) == 0).all()  # whole channels
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_embedding(device):
+    emb = nn.Embedding(5, 3, padding_idx=0).to(device)
+    w = emb.weight.detach().cpu().numpy()
+    idx = clgrad.tensor([[1, 2, 1], [0, 4, 4]], device=device)
+    out = emb(idx)
+    assert out.shape == (2, 3, 3)
+    assert_close(out, w[idx.cpu().numpy()])
+    out.sum().backward()
+    assert_close(emb.weight.grad, np.array([[0] * 3, [2] * 3, [1] * 3, [0] * 3, [2] * 3]))
+    with pytest.raises(IndexError, match="index out of range"):
+        emb(clgrad.tensor([5], device=device))
+    with pytest.raises(RuntimeError, match="indices"):
+        emb(clgrad.tensor([1.0], device=device))
+    pre = nn.Embedding.from_pretrained(clgrad.eye(3, device=device))
+    assert not pre.weight.requires_grad
+    assert pre(clgrad.tensor([2], device=device)).tolist() == [[0, 0, 1]]
+    mn = nn.Embedding(4, 2, max_norm=1.0).to(device)
+    rows = mn(clgrad.tensor([0, 1], device=device)).detach().cpu().numpy()
+    assert (np.linalg.norm(rows, axis=1) <= 1 + 1e-5).all()
+    need64(device)
+    index = clgrad.tensor([[0, 2], [2, 3]], device=device)
+    check_grad(lambda wt: F.embedding(index, wt), [randn(4, 3)], device)
+
+
+ACTIVATIONS = {
+    "ReLU": (nn.ReLU(), lambda x: np.maximum(x, 0)),
+    "GELU": (nn.GELU(), lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
+    "GELU_tanh": (
+        nn.GELU("tanh"),
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    ),
+    "SiLU": (nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
+    "Tanh": (nn.Tanh(), np.tanh),
+    "Sigmoid": (nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+    "LeakyReLU": (nn.LeakyReLU(0.1), lambda x: np.where(x > 0, x, 0.1 * x)),
+    "ELU": (nn.ELU(), lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+    "Softplus": (nn.Softplus(), lambda x: np.log1p(np.exp(x))),
+    "Softmax": (nn.Softmax(dim=1), lambda x: np.exp(log_softmax_ref(x, 1))),
+    "LogSoftmax": (nn.LogSoftmax(dim=0), lambda x: log_softmax_ref(x, 0)),
+    "Identity": (nn.Identity(), lambda x: x),
+}
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activations(device, name):
+    module, ref = ACTIVATIONS[name]
+    x = randn(3, 5) * 3
+    assert_close(module(t(x, device)), ref(x), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_implicit_dim_warns(device):
+    x = t(randn(2, 3), device)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        y = F.softmax(x)
+    assert_close(y, np.exp(log_softmax_ref(x.cpu().numpy(), 1)), rtol=1e-5, atol=1e-6)
+    with pytest.warns(UserWarning, match="log_softmax"):
+        assert F.log_softmax(t(randn(2, 3, 4), device)).shape == (2, 3, 4)
+
+
+def test_softmax_stability(device):
+    big = t([[1e4, 0.0, -1e4], [-1e4, -1e4, -1e4]], device)
+    sm = F.softmax(big, dim=1).numpy()
+    assert np.isfinite(sm).all()
+    np.testing.assert_allclose(sm, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-6)
+    ls = F.log_softmax(big, dim=1).numpy()
+    assert np.isfinite(ls).all() and ls[0, 0] == 0 and ls[0, 1] == -1e4
+    ce = F.cross_entropy(big, clgrad.tensor([1, 0], device=device))
+    assert math.isclose(ce.item(), (1e4 + math.log(3)) / 2, rel_tol=1e-5)
+
+
+# ---- losses ----------------------------------------------------------------------------------
+def ce_ref(x, y, weight=None, ignore=-100, reduction="mean", smoothing=0.0):
+    logp = log_softmax_ref(x, 1)
+    c = x.shape[1]
+    w = np.ones(c) if weight is None else weight
+    valid = y != ignore
+    ys = np.where(valid, y, 0)
+    picked = np.take_along_axis(logp, ys[:, None], 1)[:, 0]
+    wt = w[ys] * valid
+    nll = -picked * wt
+    smooth = -(logp * w).sum(1) * valid
+    loss = (1 - smoothing) * nll + smoothing / c * smooth
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / wt.sum()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy(device, reduction):
+    x = randn(6, 4) * 2
+    y = np.array([0, 3, 1, 1, 2, 3])
+    w = np.array([0.5, 2.0, 1.0, 1.5])
+    xt, yt, wt = t(x, device), clgrad.tensor(y, device=device), t(w, device)
+    assert_close(
+        F.cross_entropy(xt, yt, reduction=reduction),
+        ce_ref(x, y, reduction=reduction),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert_close(
+        F.cross_entropy(xt, yt, wt, reduction=reduction),
+        ce_ref(x, y, w, reduction=reduction),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert_close(
+        nn.CrossEntropyLoss(wt, ignore_index=1, reduction=reduction, label_smoothing=0.2)(xt, yt),
+        ce_ref(x, y, w, 1, reduction, 0.2),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert_close(
+        F.cross_entropy(xt, yt, ignore_index=3, reduction=reduction, label_smoothing=0.1),
+        ce_ref(x, y, None, 3, reduction, 0.1),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+
+
+def test_cross_entropy_shapes_and_targets(device):
+    x = randn(2, 3, 4, 5)  # (N, C, d1, d2)
+    y = RNG.integers(0, 3, size=(2, 4, 5))
+    flat_x = x.transpose(0, 2, 3, 1).reshape(-1, 3)
+    assert_close(
+        F.cross_entropy(t(x, device), clgrad.tensor(y, device=device), label_smoothing=0.1),
+        ce_ref(flat_x, y.reshape(-1), smoothing=0.1),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    none = F.cross_entropy(t(x, device), clgrad.tensor(y, device=device), reduction="none")
+    assert none.shape == (2, 4, 5)
+    # unbatched
+    v = randn(4)
+    assert_close(
+        F.cross_entropy(t(v, device), clgrad.tensor(2, device=device)),
+        -log_softmax_ref(v, 0)[2],
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    # probability targets
+    p = np.exp(log_softmax_ref(randn(3, 4), 1))
+    xs = randn(3, 4)
+    assert_close(
+        F.cross_entropy(t(xs, device), t(p, device)),
+        -(log_softmax_ref(xs, 1) * p).sum(1).mean(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    # wrong targets say what was expected and what came
+    xt = t(randn(3, 4), device)
+    with pytest.raises(RuntimeError, match="expected target of dtype int64.*got int32"):
+        F.cross_entropy(xt, clgrad.tensor([0, 1, 2], dtype=clgrad.int32, device=device))
+    with pytest.raises(RuntimeError, match="int64.*got float32.*\\[3, 4\\], got \\[3\\]"):
+        F.cross_entropy(xt, t([0, 1, 2], device))
+    with pytest.raises(
+        ValueError, match="Expected input batch_size \\(3\\) to match target batch_size \\(2\\)"
+    ):
+        F.cross_entropy(xt, clgrad.tensor([0, 1], device=device))
+    with pytest.raises(RuntimeError, match="expected target size \\[2, 4, 5\\], got \\[2, 4\\]"):
+        F.cross_entropy(t(x, device), clgrad.tensor(y[:, :, 0], device=device))
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        F.cross_entropy(xt, clgrad.tensor([0, 4, 1], device=device))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.cross_entropy(xt, clgrad.tensor([0, 1, 1], device=device), reduction="avg")
+
+
+def test_cross_entropy_gradcheck(device):
+    need64(device)
+    y = clgrad.tensor([1, 0, 3], device=device)
+    w = clgrad.tensor([1.0, 2.0, 0.5, 1.5], dtype=clgrad.float64, device=device)
+    check_grad(
+        lambda x: F.cross_entropy(x, y, w, ignore_index=0, label_smoothing=0.1),
+        [randn(3, 4)],
+        device,
+    )
+    y2 = clgrad.tensor([[0, 2], [1, 1]], device=device)
+    check_grad(lambda x: F.cross_entropy(x, y2, reduction="none"), [randn(2, 3, 2)], device)
+
+
+def test_nll_loss(device):
+    logp = log_softmax_ref(randn(5, 3), 1)
+    y = np.array([0, 2, 1, 2, -100])
+    w = np.array([1.0, 0.5, 2.0])
+    got = F.nll_loss(t(logp, device), clgrad.tensor(y, device=device), t(w, device))
+    valid = y != -100
+    ys = np.where(valid, y, 0)
+    ref = -(logp[np.arange(5), ys] * w[ys] * valid).sum() / (w[ys] * valid).sum()
+    assert_close(got, ref, rtol=1e-5, atol=1e-6)
+    assert_close(
+        nn.NLLLoss(reduction="sum")(t(logp, device), clgrad.tensor(y, device=device)),
+        -(logp[np.arange(5), ys] * valid).sum(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    check_grad(
+        lambda a: F.nll_loss(a, clgrad.tensor([0, 2, 1], device=device)), [randn(3, 3)], device
+    )
+
+
+def test_regression_losses(device):
+    a, b = randn(4, 3), randn(4, 3)
+    at, bt = t(a, device), t(b, device)
+    assert_close(nn.MSELoss()(at, bt), ((a - b) ** 2).mean(), rtol=1e-5, atol=1e-6)
+    assert_close(F.mse_loss(at, bt, reduction="sum"), ((a - b) ** 2).sum(), rtol=1e-5, atol=1e-5)
+    assert_close(nn.L1Loss(reduction="none")(at, bt), np.abs(a - b), rtol=1e-5, atol=1e-6)
+    d = np.abs(a - b)
+    assert_close(
+        nn.SmoothL1Loss()(at, bt),
+        np.where(d < 1, 0.5 * d * d, d - 0.5).mean(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    with pytest.warns(UserWarning, match="different to the input size"):
+        F.mse_loss(at, t(b[:1], device))
+    check_grad(
+        lambda x, y: F.mse_loss(x, y) + F.l1_loss(x, y) + F.huber_loss(x, y, delta=0.5),
+        [randn(2, 3), randn(2, 3)],
+        device,
+    )
+
+
+def test_binary_cross_entropy(device):
+    p = 1 / (1 + np.exp(-randn(6)))
+    y = RNG.random(6)
+    w = RNG.random(6)
+    ref = -(y * np.log(p) + (1 - y) * np.log(1 - p))
+    assert_close(nn.BCELoss()(t(p, device), t(y, device)), ref.mean(), rtol=1e-5, atol=1e-6)
+    assert_close(
+        F.binary_cross_entropy(t(p, device), t(y, device), t(w, device), "sum"),
+        (ref * w).sum(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    edge = F.binary_cross_entropy(t([0.0, 1.0], device), t([1.0, 0.0], device), reduction="none")
+    assert edge.tolist() == [100.0, 100.0]  # logs clamped at -100
+    with pytest.raises(ValueError, match="different to the input size"):
+        F.binary_cross_entropy(t(p, device), t(y[:3], device))
+    check_grad(
+        lambda x, tgt: F.binary_cross_entropy(x.sigmoid(), tgt), [randn(5), RNG.random(5)], device
+    )
+
+
+def test_bce_with_logits(device):
+    x, y = randn(2, 4) * 3, RNG.random((2, 4))
+    pw = np.array([1.0, 2.0, 0.5, 3.0])
+    sig = 1 / (1 + np.exp(-x))
+    ref = -(pw * y * np.log(sig) + (1 - y) * np.log(1 - sig))
+    assert_close(
+        nn.BCEWithLogitsLoss(pos_weight=t(pw, device))(t(x, device), t(y, device)),
+        ref.mean(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    assert_close(
+        F.binary_cross_entropy_with_logits(t(x, device), t(y, device), reduction="none"),
+        -(y * np.log(sig) + (1 - y) * np.log(1 - sig)),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    big = F.binary_cross_entropy_with_logits(
+        t([1e4, -1e4, 1e4, -1e4], device), t([1.0, 0.0, 0.0, 1.0], device), reduction="none"
+    )
+    assert big.tolist() == [0.0, 0.0, 1e4, 1e4]
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        F.binary_cross_entropy_with_logits(t(x, device), t(y[0], device))
+    need64(device)
+    tgt = clgrad.tensor(RNG.random(4), dtype=clgrad.float64, device=device)
+    pwt = clgrad.tensor(pw, dtype=clgrad.float64, device=device)
+    check_grad(
+        lambda a, wt: F.binary_cross_entropy_with_logits(a, tgt, wt, pos_weight=pwt),
+        [randn(4), RNG.random(4)],
+        device,
+    )
+
+
+# ---- pad, one_hot ----------------------------------------------------------------------------
+def test_pad(device):
+    x = randn(2, 3, 4)
+    xt = t(x, device)
+    assert_close(F.pad(xt, (1, 2)), np.pad(x, ((0, 0), (0, 0), (1, 2))))
+    assert_close(
+        F.pad(xt, (1, 0, 0, 2), value=-1.5),
+        np.pad(x, ((0, 0), (0, 2), (1, 0)), constant_values=-1.5),
+    )
+    assert_close(F.pad(xt, (-1, 1)), np.pad(x, ((0, 0), (0, 0), (0, 1)))[:, :, 1:])
+    for mode, np_mode in (("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")):
+        assert_close(
+            F.pad(xt, (2, 1, 1, 2), mode=mode), np.pad(x, ((0, 0), (1, 2), (2, 1)), mode=np_mode)
+        )
+    with pytest.raises(RuntimeError, match="divisible by 2"):
+        F.pad(xt, (1, 2, 3))
+    with pytest.raises(RuntimeError, match="Padding size should be less than"):
+        F.pad(xt, (4, 0), mode="reflect")
+    check_grad(lambda a: F.pad(a, (1, 2, 0, 1), value=0.5) * 2, [randn(2, 3)], device)
+    check_grad(lambda a: F.pad(a, (2, 1), mode="reflect"), [randn(1, 2, 4)], device)
+    check_grad(lambda a: F.pad(a, (-1, 1)), [randn(2, 3)], device)
+
+
+def test_one_hot(device):
+    y = clgrad.tensor([[0, 2], [1, 2]], device=device)
+    oh = F.one_hot(y)
+    assert oh.dtype == clgrad.int64 and oh.shape == (2, 2, 3)
+    assert oh.tolist() == [[[1, 0, 0], [0, 0, 1]], [[0, 1, 0], [0, 0, 1]]]
+    assert F.one_hot(y, 5).shape == (2, 2, 5)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(y, 2)
+    with pytest.raises(RuntimeError, match="LongTensor"):
+        F.one_hot(y.to(clgrad.int32))
+
+
+# ---- training --------------------------------------------------------------------------------
+def test_mlp_sgd_lowers_loss(device):
+    clgrad.manual_seed(0)
+    x = clgrad.randn(64, 4, device=device)
+    y = ((x[:, 0] * x[:, 1]) > 0).long()
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2)).to(device)
+    opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.6 * losses[0]
+
+
+def test_cnn_adam_lowers_loss(device):
+    clgrad.manual_seed(0)
+    x = clgrad.randn(32, 1, 8, 8, device=device)
+    y = (x[:, 0, :4].mean((1, 2)) > x[:, 0, 4:].mean((1, 2))).long()
+    model = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.1),
+        nn.Linear(32, 2),
+    ).to(device)
+    opt = optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(15):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    model.eval()
+    with clgrad.no_grad():
+        acc = (model(x).argmax(1) == y).float().mean().item()
+    assert acc > 0.8
+
+
+def test_no_warnings_in_a_step(device):
+    model = nn.Sequential(nn.Linear(3, 2)).to(device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.cross_entropy(
+            model(clgrad.randn(4, 3, device=device)), clgrad.tensor([0, 1, 1, 0], device=device)
+        ).backward()
