@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import clgrad  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -163,12 +164,17 @@ class Suite:
         self.add("compile", "kernel build warm (disk cache)", "ms", warm * 1e3, None)
 
     def training(self):
-        from bench import workloads
+        """conv2d and training steps: clgrad on the device, NumPy by hand, PyTorch CPU."""
+        import workloads
 
-        for name, fn in workloads.training_steps(self.dev, self.quick).items():
-            ours = self.t(fn) * 1e3
-            ref = workloads.numpy_reference(name, self.quick)
-            self.add("training", name, "ms", ours, ref)
+        ours = {**workloads.conv_steps(self.dev, self.quick),
+                **workloads.training_steps(self.dev, self.quick)}
+        ref = workloads.numpy_steps(self.quick)
+        ref_torch = self._torch(lambda T: workloads.torch_steps(self.quick)) or {}
+        host = lambda fn: median_time(fn, lambda: None, self.repeat) * 1e3  # noqa: E731
+        for name, fn in ours.items():
+            self.add("training", name, "ms", self.t(fn) * 1e3, host(ref[name]),
+                     host(ref_torch[name]) if name in ref_torch else None)
 
     def _torch(self, fn):
         if not HAVE_TORCH:

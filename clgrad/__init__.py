@@ -6,13 +6,21 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
+# ruff: noqa: I001  (order matters: Tensor first, the ops modules import it)
 
-from . import autograd, nn  # noqa: I001
+from .tensor import Size, Tensor
+from . import autograd, nn, optim, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .device import Device, DeviceType, default_device, device, devices, set_default_device
-from .dtypes import (
-    bool_ as bool,
+from .device import (
+    Device,
+    DeviceType,
+    default_device,
+    device,
+    devices,
+    set_default_device,
+    synchronize,
 )
+from .dtypes import bool_ as bool
 from .dtypes import (
     dtype,
     float16,
@@ -31,6 +39,7 @@ from .dtypes import (
 from .errors import KernelBuildError, OutOfMemoryError
 from .functional import *  # noqa: F403
 from .ops.creation import (
+    Generator,
     arange,
     as_tensor,
     empty,
@@ -56,23 +65,11 @@ from .ops.creation import (
     zeros,
     zeros_like,
 )
-from .tensor import Size, Tensor  # first: the ops import it
-from . import utils  # noqa: E402
-from .serialization import load, save  # noqa: E402
+from .serialization import load, save
 
 half, float, double = float16, float32, float64
 long, int, short = int64, int32, int16
 __version__ = "0.1.0"
-
-
-def synchronize(device=None):
-    """Waits until every queued kernel on ``device`` (default: every opened device) is done."""
-    from .device import resolve
-
-    targets = [resolve(device)] if device is not None else devices()
-    for d in targets:
-        if d.is_cl and "runtime" in d.__dict__:
-            d.runtime.synchronize()
 
 
 def is_tensor(x):

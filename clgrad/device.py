@@ -243,3 +243,10 @@ def default_device() -> Device:
 def set_default_device(spec) -> None:
     global _default
     _default = None if spec is None else resolve(spec)
+
+
+def synchronize(device=None) -> None:
+    """Waits until every kernel queued on ``device`` (default: every opened device) is done."""
+    for d in [resolve(device)] if device is not None else devices():
+        if d.is_cl and "runtime" in d.__dict__:
+            d.runtime.synchronize()

@@ -103,7 +103,7 @@ def plot(curves, path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--device", default=None, help="default: what CLGRAD_DEVICE selects")
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="few samples and epochs")
     p.add_argument("--plot", default="digits_loss.png")
     args = p.parse_args(argv)
@@ -114,7 +114,7 @@ def main(argv=None):
     print(f"device {device} ({device.vendor} {device.name}): {len(train_set)} training and "
           f"{len(test_set)} test images")
     curves, results = {}, {}
-    for name, make, lr in (("MLP", mlp, 3e-3), ("CNN", cnn, 3e-3)):
+    for name, make, lr in (("MLP", mlp, 1e-2), ("CNN", cnn, 1e-2)):
         start = time.perf_counter()
         model = make().to(device)
         curves[name], results[name] = train(name, model, train_set, test_set, epochs, lr)

@@ -1,13 +1,14 @@
 ## Batched matmul: out[z, m, n] = sum_k a[z, m, k] * b[z, k, n].
 ##   variant: "general" (any dtype, any strides; a small register block per work-item),
 ##            "packed"  (CPU fast path: pack B into panels, then a vector micro-kernel),
+##            "direct"  (the same micro-kernel reading a row-major B in place: for few rows),
 ##            "tiled"   (GPU path: local-memory tiles, a TM/WM x TN/WN block per work-item)
 ##   a_ct, b_ct, out_ct: storage ctypes; acc: the ctype products are summed in
 ##   tile: what the variant's loops are shaped by (one parameter, so every variant takes the
 ##   same names: Mako's strict_undefined checks names in branches that are not rendered too)
 ##     general: (RM, RN)              RM x RN block per work-item
-##     packed:  (MR, NR, VW, UK)      MR x NR block per work-item in VW-wide vectors, k-loop
-##                                    unrolled UK times
+##     packed, direct: (MR, NR, VW, UK, KB)  MR x NR block per work-item in VW-wide vectors,
+##                                    k-loop unrolled UK times; KB B-panel rows per packing item
 ##     tiled:   (TM, TN, TK, WM, WN)  TM x TN tile per work-group, TK deep, WM x WN per item
 ##   index_t: int where every offset a launch can form fits in 31 bits, else long (a batched
 ##   offset z*stride can pass 2^31 even where each matrix is small)
@@ -45,8 +46,8 @@ __kernel void cg_matmul_general(
     const ${I} M, const ${I} N, const ${I} K, const ${I} nblk_n, const ${I} nblk_m,
     const ${I} items)
 {
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} id = get_global_id(0);
-  if (id >= items) return;
   const ${I} bn = id % nblk_n;  // block column fastest: neighbours share the rows of a
   const ${I} bm = (id / nblk_n) % nblk_m;
   const ${I} z = id / nblk_n / nblk_m;
@@ -85,9 +86,9 @@ __kernel void cg_matmul_general(
 % endfor
 }
 
-% elif variant == "packed":
+% elif variant in ("packed", "direct"):
 <%
-MR, NR, VW, UK = tile
+MR, NR, VW, UK, KB = tile
 NV = NR // VW
 VT = f"{acc}{VW}"
 VTU = f"cg_{VT}_u"
@@ -104,16 +105,18 @@ def load_row(ptr):
 ## 16-wide vectors passed to builtins (vstore16, mad) when the target lacks AVX-512, so a
 ## 16-wide row of the block is held as two 8-wide vectors instead.
 typedef ${VT} ${VTU} __attribute__((aligned(${8 if acc == "double" else 4})));
+% if variant == "packed":
 
-## a in another type than the sums (half): converted to a contiguous copy in the sums' type
-## first, since the micro-kernel would otherwise convert each element once per NR columns.
+## a in another type than the sums (half), or with rows that are not contiguous: copied to
+## contiguous rows in the sums' type first, since the micro-kernel would otherwise convert each
+## element once per NR columns, or read a whole cache line for each of its MR words.
 __kernel void cg_matmul_convert_a(
     __global ${acc} *dst, const ${I} dst_zstride,
     __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
     const ${I} M, const ${I} K, const ${I} kq, const ${I} items)
 {
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} id = get_global_id(0);
-  if (id >= items) return;
   const ${I} k0 = id % kq * ${VW};  // VW elements of one row per work-item
   const ${I} m = id / kq % M;
   const ${I} z = id / kq / M;
@@ -132,43 +135,77 @@ __kernel void cg_matmul_convert_a(
 
 ## Packed B: for each batch and each NR-column block p, a K x NR panel (columns past N are
 ## zero) in the accumulation type, so the micro-kernel reads one aligned contiguous stream
-## whatever b's strides and type were. One work-item per panel row.
+## whatever b's strides and type were. KB rows of one panel per work-item.
 __kernel void cg_matmul_pack_b(
     __global ${acc} *bp, const ${I} bp_zstride,
     __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk, const ${I} b_sn,
-    const ${I} N, const ${I} K, const ${I} np_, const ${I} items)
+    const ${I} N, const ${I} K, const ${I} np_, const ${I} kq, const ${I} items)
 {
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} id = get_global_id(0);
-  if (id >= items) return;
-  const ${I} k = id % K;
-  const ${I} p = id / K % np_;
-  const ${I} z = id / K / np_;
-  const ${I} n0 = p * ${NR};
-  __global ${acc} *dst = bp + z * bp_zstride + (p * K + k) * ${NR};
-  __global const ${b_ct} *src = b + b_off + z * b_sz + k * b_sk + n0 * b_sn;
-  if (b_sn == 1 && n0 + ${NR} <= N) {  // a whole row of a row-major b: vector copies
+  const ${I} k0 = id % kq * ${KB};  // KB panel rows per work-item: the divisions cost more
+  const ${I} p = id / kq % np_;     // than copying one row
+  const ${I} z = id / kq / np_;
+  const ${I} n0 = p * ${NR}, kend = min(k0 + ${KB}, K);
+  __global ${acc} *dst = bp + z * bp_zstride + (p * K + k0) * ${NR};
+  __global const ${b_ct} *src = b + b_off + z * b_sz + k0 * b_sk + n0 * b_sn;
+  if (b_sn == 1 && n0 + ${NR} <= N) {  // whole rows of a row-major b: vector copies
+    for (${I} k = k0; k < kend; ++k, dst += ${NR}, src += b_sk) {
 % for v in range(NV):
-    ((__global ${VT} *)dst)[${v}] = ${load_row(f"src + {v * VW}")};
+      ((__global ${VT} *)dst)[${v}] = ${load_row(f"src + {v * VW}")};
 % endfor
+    }
   } else {
+    for (${I} k = k0; k < kend; ++k, dst += ${NR}, src += b_sk) {
 % for j in range(NR):
-    dst[${j}] = n0 + ${j} < N ? ${load(b_ct, "src", f"{j} * b_sn")} : (${acc})0;
+      dst[${j}] = n0 + ${j} < N ? ${load(b_ct, "src", f"{j} * b_sn")} : (${acc})0;
 % endfor
+    }
   }
 }
 
+% endif
+<%
+def kstep(bvec, indent):
+    """One k step: NV vectors of a B row (bvec(v) gives each), MR broadcasts of a, the FMAs."""
+    lines = [f"const {VT} b{v} = {bvec(v)};" for v in range(NV)]
+    for i in range(MR):
+        lines.append(f"const {VT} a{i} = ({VT}){load(a_ct, f'ar{i}', 'ka')};")
+        lines += [mad(f"c{i}_{v}", f"a{i}", f"b{v}") + ";" for v in range(NV)]
+    lines.append("ka += a_sk;")
+    return "\n".join(" " * indent + l for l in lines)
+
+def kloop(bvec, advance):
+    """The k loop, unrolled UK times; advance: what else moves one k step."""
+    body = "\n".join(" " * 4 + "{\n" + kstep(bvec, 6) + "\n" + " " * 6 + advance + "\n    }"
+                     for u in range(UK))
+    tail = kstep(bvec, 4) + "\n    " + advance
+    return (f"for ({I} k = 0; k + {UK} <= K; k += {UK}) {{\n{body}\n  }}\n"
+            f"  for ({I} k = K / {UK} * {UK}; k < K; ++k) {{\n{tail}\n  }}")
+%>
 ## The micro-kernel: an MR x NR block of out in MR*NV vector accumulators; per k one NR-wide
-## row of the B panel and MR scalars of a, broadcast. a is read in place through its strides:
-## MR sequential streams (row-major a) or MR adjacent words (transposed a) are both cache
-## friendly, and skipping its packing saves a launch and a pass over a.
+## row of B and MR scalars of a, broadcast. a is read in place through its strides: MR
+## sequential streams (row-major a) or MR adjacent words (transposed a) are both cache
+## friendly, and skipping its packing saves a launch and a pass over a. B comes from
+##   packed: its panels, one aligned contiguous stream (any b; pays off for many rows of a);
+##   direct: b itself, which must be row-major (b_sn == 1), in the sums' type: no packing
+##           launch or pass over b, for few rows of a, where packing would not be repaid.
+% if variant == "packed":
 __kernel void cg_matmul_packed(
+% else:
+__kernel void cg_matmul_direct(
+% endif
     __global ${out_ct} *out, const ${I} out_off,
     __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+% if variant == "packed":
     __global const ${acc} *bp, const ${I} bp_zstride,
+% else:
+    __global const ${acc} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk,
+% endif
     const ${I} M, const ${I} N, const ${I} K, const ${I} mq, const ${I} np_, const ${I} items)
 {
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} id = get_global_id(0);
-  if (id >= items) return;
   const ${I} q = id % mq;  // row block fastest: a work-group shares one B panel in cache
   const ${I} p = id / mq % np_;
   const ${I} z = id / mq / np_;
@@ -177,42 +214,33 @@ __kernel void cg_matmul_packed(
 % for i in range(MR):
   __global const ${a_ct} *ar${i} = a + a_off + z * a_sz + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
-  // A vector pointer, not vload: PoCL leaves vloadN an out-of-line call, which spills every
-  // accumulator around it. Panels start at multiples of NR elements, so the cast is aligned.
-  __global const ${VT} *pb = (__global const ${VT} *)(bp + z * bp_zstride + p * K * ${NR});
 % for i in range(MR):
   % for v in range(NV):
   ${VT} c${i}_${v} = (${VT})0;
   % endfor
 % endfor
-  ${I} k = 0, ka = 0;  // ka = k * a_sk
-  for (; k + ${UK} <= K; k += ${UK}) {
-% for u in range(UK):
-    {
-  % for v in range(NV):
-      const ${VT} b${v} = pb[(k + ${u}) * ${NV} + ${v}];
-  % endfor
-  % for i in range(MR):
-      const ${VT} a${i} = (${VT})${load(a_ct, f"ar{i}", "ka")};
-    % for v in range(NV):
-      ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
-    % endfor
-  % endfor
-      ka += a_sk;
-    }
+  ${I} ka = 0;  // k * a_sk
+% if variant == "packed":
+  // A vector pointer, not vload: PoCL leaves vloadN an out-of-line call, which spills every
+  // accumulator around it. Panels start at multiples of NR elements, so the cast is aligned.
+  __global const ${VT} *pb = (__global const ${VT} *)(bp + z * bp_zstride + p * K * ${NR});
+  ${kloop(lambda v: f"pb[{v}]", f"pb += {NV};")}
+% else:
+  __global const ${acc} *br = b + b_off + z * b_sz + n0;  // row k of the block's columns
+  if (n0 + ${NR} <= N) {
+    ${kloop(lambda v: f"*(__global const {VTU} *)(br + {v * VW})", "br += b_sk;")}
+  } else {
+    // The last, partial block: columns past N re-read column N - 1 (never stored).
+% for j in range(NR):
+    const ${I} bc${j} = min((${I})${j}, N - 1 - n0);
 % endfor
+<%
+    def edge(v):
+        return f"({VT})(" + ", ".join(f"br[bc{v * VW + j}]" for j in range(VW)) + ")"
+%>
+    ${kloop(edge, "br += b_sk;")}
   }
-  for (; k < K; ++k, ka += a_sk) {
-% for v in range(NV):
-    const ${VT} b${v} = pb[k * ${NV} + ${v}];
-% endfor
-% for i in range(MR):
-    const ${VT} a${i} = (${VT})${load(a_ct, f"ar{i}", "ka")};
-  % for v in range(NV):
-    ${mad(f"c{i}_{v}", f"a{i}", f"b{v}")};
-  % endfor
-% endfor
-  }
+% endif
   __global ${out_ct} *o = out + out_off + (z * M + m0) * N + n0;
   if (n0 + ${NR} <= N) {
 % for i in range(MR):
@@ -253,62 +281,64 @@ void cg_matmul_tiled(
     __global ${out_ct} *out, const ${I} out_off,
     __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
     __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk, const ${I} b_sn,
-    const ${I} M, const ${I} N, const ${I} K)
+    const ${I} M, const ${I} N, const ${I} K, const ${I} Z)
 {
   __local ${acc} As[${TK}][${TM + 1}];
   __local ${acc} Bs[${TK}][${TN + 1}];
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * ${LN} + tx;
   const ${I} m0 = (${I})get_group_id(1) * ${TM}, n0 = (${I})get_group_id(0) * ${TN};
-  const ${I} z = get_group_id(2);
-  const ${I} abase = a_off + z * a_sz, bbase = b_off + z * b_sz;
+  // Batches past the grid's third dimension (65535 groups on some GPUs) loop.
+  for (${I} z = get_group_id(2); z < Z; z += get_num_groups(2)) {
+    const ${I} abase = a_off + z * a_sz, bbase = b_off + z * b_sz;
 % for i in range(WM):
-  % for j in range(WN):
-  ${acc} c${i}_${j} = 0;
-  % endfor
+    % for j in range(WN):
+    ${acc} c${i}_${j} = 0;
+    % endfor
 % endfor
-  for (${I} k0 = 0; k0 < K; k0 += ${TK}) {
-    // Stage A's slice: element e is row e / TK, column e % TK (consecutive work-items walk k).
-    for (int e = tid; e < ${TM * TK}; e += ${NT}) {
-      const int r = e / ${TK}, kk = e % ${TK};
-      const ${I} m = m0 + r, k = k0 + kk;
-      As[kk][r] = (m < M && k < K) ? ${load(a_ct, "a", "abase + m * a_sm + k * a_sk")} : (${acc})0;
-    }
-    // Stage B's slice: element e is row e / TN, column e % TN (consecutive work-items walk n).
-    for (int e = tid; e < ${TK * TN}; e += ${NT}) {
-      const int kk = e / ${TN}, cc = e % ${TN};
-      const ${I} k = k0 + kk, n = n0 + cc;
-      Bs[kk][cc] = (k < K && n < N) ? ${load(b_ct, "b", "bbase + k * b_sk + n * b_sn")} : (${acc})0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < ${TK}; ++kk) {
+    for (${I} k0 = 0; k0 < K; k0 += ${TK}) {
+      // Stage A's slice: element e is row e / TK, column e % TK (consecutive work-items walk k).
+      for (int e = tid; e < ${TM * TK}; e += ${NT}) {
+        const int r = e / ${TK}, kk = e % ${TK};
+        const ${I} m = m0 + r, k = k0 + kk;
+        As[kk][r] = (m < M && k < K) ? ${load(a_ct, "a", "abase + m * a_sm + k * a_sk")} : (${acc})0;
+      }
+      // Stage B's slice: element e is row e / TN, column e % TN (consecutive work-items walk n).
+      for (int e = tid; e < ${TK * TN}; e += ${NT}) {
+        const int kk = e / ${TN}, cc = e % ${TN};
+        const ${I} k = k0 + kk, n = n0 + cc;
+        Bs[kk][cc] = (k < K && n < N) ? ${load(b_ct, "b", "bbase + k * b_sk + n * b_sn")} : (${acc})0;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int kk = 0; kk < ${TK}; ++kk) {
 % for i in range(WM):
-      const ${acc} a${i} = As[kk][ty + ${LM * i}];
+        const ${acc} a${i} = As[kk][ty + ${LM * i}];
 % endfor
 % for j in range(WN):
-      const ${acc} b${j} = Bs[kk][tx + ${LN * j}];
+        const ${acc} b${j} = Bs[kk][tx + ${LN * j}];
 % endfor
 % for i in range(WM):
-  % for j in range(WN):
-      ${mad(f"c{i}_{j}", f"a{i}", f"b{j}")};
-  % endfor
+    % for j in range(WN):
+        ${mad(f"c{i}_{j}", f"a{i}", f"b{j}")};
+    % endfor
 % endfor
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const ${I} obase = out_off + z * M * N;
-% for i in range(WM):
-  {
-    const ${I} m = m0 + ty + ${LM * i};
-    if (m < M) {
-  % for j in range(WN):
-      {
-        const ${I} n = n0 + tx + ${LN * j};
-        if (n < N) ${store("out", "obase + m * N + n", f"c{i}_{j}")};
       }
-  % endfor
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
-  }
+    const ${I} obase = out_off + z * M * N;
+% for i in range(WM):
+    {
+      const ${I} m = m0 + ty + ${LM * i};
+      if (m < M) {
+    % for j in range(WN):
+        {
+          const ${I} n = n0 + tx + ${LN * j};
+          if (n < N) ${store("out", "obase + m * N + n", f"c{i}_{j}")};
+        }
+    % endfor
+      }
+    }
 % endfor
+  }
 }
 % endif

@@ -8,26 +8,32 @@
 ## this same template reduces, with idx_in carrying argmax/argmin's indices along).
 ##
 ##   mode "inner": one work-item per (m, c) walks its chunk; vw > 0 when the innermost reduced
-##                 dim has stride 1: vloadN along it (CPU devices).
-##   mode "outer": one work-item per (vw consecutive outputs of the innermost kept dim, which has
-##                 stride 1; c): walks the chunk with vector loads across outputs (CPU devices).
-##   mode "wg":    one work-group of lx*ly items per (lx consecutive outputs, c): the ly items of
+##                 dim has stride 1: aligned vector loads along it (CPU devices).
+##   mode "outer": one work-item per (unroll*vw adjacent outputs of the innermost kept dim, which
+##                 has stride 1; c) walks the chunk with vector loads across outputs, `unroll`
+##                 accumulators (CPU devices). aligned: every such vector is vw-aligned.
+##   mode "wg":    one work-group of lx*ly items per (lx adjacent outputs, c): the ly items of
 ##                 an output stride through the chunk (coalesced), then a tree in local memory (GPU).
 ##
-## Params: op; in_ct (storage ctype of x); ct (compute / accumulate ctype); idx_in (x's indices
-## come from the buffer xi, laid out as x); out_ct (storage ctype of the value output, or "" for
-## none); out_bool; idx_out (write indices, long); nk, nr; vw; lx, ly; index_t; fp64.
+## argmax/argmin: a serial walk keeps the first extreme (a NaN counts as the extreme); vector
+## lanes and work-items each keep theirs, then merge preferring the smaller index on ties.
+##
+## Params: mode, op, in_ct (storage ctype of x), ct (compute / accumulate ctype), idx_in (x's
+## indices come from xi, laid out as x), out_ct (storage ctype of the value output, "" for none),
+## out_bool, idx_out (write indices: long), nk, nr, vw, unroll, aligned, lx, ly, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 arg = op in ("argmax", "argmin")
 is_float = ct in ("float", "double")
 cmp = ">" if op in ("max", "argmax") else "<"
-EMPTY = "INT_MAX" if I == "int" else "LONG_MAX"  # the index of "nothing seen yet"
+EMPTY = "INT_MAX" if I == "int" else "LONG_MAX"  # the index of "nothing kept yet"
 vec = f"{ct}{vw}" if vw else ""
 ivec = f"{I}{vw}" if vw else ""
 # what comparing two ct vectors gives (select wants a mask of ct's size)
-mvec = {"float": "int", "double": "long", "uchar": "char"}.get(ct, ct) + str(vw) if vw else ""
+mvec = ({"float": "int", "double": "long", "uchar": "char"}.get(ct, ct) + str(vw)) if vw else ""
+esize = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
+         "double": 8}[in_ct]
 
 _LIMITS = {"uchar": ("0", "UCHAR_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
            "short": ("SHRT_MIN", "SHRT_MAX"), "int": ("INT_MIN", "INT_MAX"),
@@ -48,9 +54,14 @@ def load(ptr, idx):
         return f"(({ct})vload_half({idx}, {ptr}))"
     return f"(({ct}){ptr}[{idx}])"
 
-def loadv(ptr, idx):
+def loadv(ptr, idx, is_aligned):
+    """vw elements at ptr + idx as a ct vector (vloadN is much slower than an aligned load
+    on PoCL, so aligned addresses get a plain vector load)."""
     if in_ct == "half":
-        return f"convert_{vec}(vload_half{vw}(0, {ptr} + ({idx})))"
+        fn = "vloada_half" if is_aligned else "vload_half"
+        return f"convert_{vec}({fn}{vw}(0, {ptr} + ({idx})))"
+    if is_aligned:
+        return f"convert_{vec}(*(const __global {in_ct}{vw} *)({ptr} + ({idx})))"
     return f"convert_{vec}(vload{vw}(0, {ptr} + ({idx})))"
 
 def combine(a, b):
@@ -59,15 +70,30 @@ def combine(a, b):
         return f"({a} + {b})"
     if op == "prod":
         return f"({a} * {b})"
-    if is_float:  # NaN propagates: once a is NaN, nothing compares greater
+    if is_float:  # NaN propagates: once a is NaN, nothing compares past it
         return f"((({b} {cmp} {a}) || isnan({b})) ? {b} : {a})"
     return f"{'max' if op == 'max' else 'min'}({a}, {b})"
 
 def seq_better(v, s):
-    """v replaces s when scanning in increasing index order (ties keep s; NaN is the extreme)."""
+    """v replaces s in a walk in increasing index order (ties keep s; NaN is the extreme)."""
     if is_float:
         return f"(({v} {cmp} {s}) || (isnan({v}) && !isnan({s})))"
     return f"({v} {cmp} {s})"
+
+def update(s, si, v, vi):
+    """One element into a serial scalar state."""
+    if not arg:
+        return f"{s} = {combine(s, v)};"
+    if idx_in:
+        return f"if (cg_red_better({v}, {vi}, {s}, {si})) {{ {s} = {v}; {si} = {vi}; }}"
+    return f"if ({seq_better(v, s)}) {{ {s} = {v}; {si} = {vi}; }}"
+
+def updatev(s, si, v, vi):
+    """One vector into a vector state, lane by lane (indices increase along each lane)."""
+    if not arg:
+        return f"{s} = {combine(s, v)};"
+    return (f"{{ const {mvec} mask_ = {seq_better(v, s)}; {s} = select({s}, {v}, mask_); "
+            f"{si} = select({si}, {vi}, convert_{ivec}(mask_)); }}")
 
 def store(ptr, idx, val):
     if out_ct == "half":
@@ -82,6 +108,16 @@ def storev(ptr, idx, val):
     if out_bool:
         return f"vstore{vw}(convert_uchar{vw}(-(({val}) != ({vec})0)), 0, {ptr} + ({idx}))"
     return f"vstore{vw}(convert_{out_ct}{vw}({val}), 0, {ptr} + ({idx}))"
+
+def write_vec(s, si, o):
+    """A vector state's vw results to out / outi at o .. o + vw - 1."""
+    text = []
+    if out_ct:
+        text.append(storev("out", o, s) + ";")
+    if idx_out:
+        text.append(f"{{ {I} lanei_[{vw}]; vstore{vw}({si}, 0, lanei_); "
+                    f"for (int j_ = 0; j_ < {vw}; j_++) outi[{o} + j_] = lanei_[j_]; }}")
+    return "\n      ".join(text)
 %>
 <%def name="kept_offset(m, var, upto)">\
 ## var = x_off + offset of kept index m over kept dims [0, upto)
@@ -97,7 +133,7 @@ def storev(ptr, idx, val):
     }
 </%def>
 <%def name="segments()">\
-## Walks [lo, hi) one run of the innermost reduced dim at a time: roff, len, r.
+## Walks [lo, hi) one run of the innermost reduced dim at a time: r, roff, len, st.
       for (${index_t} r = lo; r < hi;) {
 % if nr == 1:
         const ${index_t} len = hi - r;
@@ -171,31 +207,41 @@ ${kept_offset("m", "base", nk)}
   % endif
     <%self:segments>
   % if vw:
+        ## st == 1 here: scalars up to a vw-aligned address, vectors, scalars after
+        const __global ${in_ct} *p = x + (base + roff);
+        const ${I} mis = (${I})(((size_t)p / ${esize}) & ${vw - 1});
+        const ${I} head = min(len, mis ? ${vw} - mis : (${I})0);
         ${I} k = 0;
-        for (; k + ${vw} <= len; k += ${vw}) {
-          const ${vec} v = ${loadv("x", "base + roff + k")};
-    % if arg:
-          const ${mvec} mask = ${seq_better("v", "sv")};
-          sv = select(sv, v, mask);
-          svi = select(svi, (${ivec})(r + k) + lane, convert_${ivec}(mask));
-    % else:
-          sv = ${combine("sv", "v")};
+        for (; k < head; k++) {
+          const ${ct} v = ${load("p", "k")};
+          ${update("s", "si", "v", "r + k")}
+        }
+    % if not arg:
+        {  // four independent accumulators: one would wait on the adder's latency
+          ${vec} s1 = (${vec})(${ident()}), s2 = s1, s3 = s1;
+          for (; k + ${4 * vw} <= len; k += ${4 * vw}) {
+            sv = ${combine("sv", loadv("p", "k", True))};
+            s1 = ${combine("s1", loadv("p", f"k + {vw}", True))};
+            s2 = ${combine("s2", loadv("p", f"k + {2 * vw}", True))};
+            s3 = ${combine("s3", loadv("p", f"k + {3 * vw}", True))};
+          }
+          sv = ${combine(combine("sv", "s1"), combine("s2", "s3"))};
+        }
     % endif
+        for (; k + ${vw} <= len; k += ${vw}) {
+          const ${vec} v = ${loadv("p", "k", True)};
+          ${updatev("sv", "svi", "v", f"(({ivec})(r + k) + lane)")}
         }
         for (; k < len; k++) {
+          const ${ct} v = ${load("p", "k")};
+          ${update("s", "si", "v", "r + k")}
+        }
   % else:
         for (${I} k = 0; k < len; k++) {
-  % endif
           const ${ct} v = ${load("x", "base + roff + k * st")};
-  % if arg and idx_in:
-          const ${I} vi = xi[base + roff + k * st];
-          if (cg_red_better(v, vi, s, si)) { s = v; si = vi; }
-  % elif arg:
-          if (${seq_better("v", "s")}) { s = v; si = r + k; }
-  % else:
-          s = ${combine("s", "v")};
-  % endif
+          ${update("s", "si", "v", "xi[base + roff + k * st]" if idx_in else "r + k")}
         }
+  % endif
     </%self:segments>
   % if vw:
     {
@@ -225,69 +271,77 @@ ${kept_offset("m", "base", nk)}
   % endif
   }
 % elif mode == "outer":
+<% TW = unroll * vw %>\
   const ${I} K0 = ks${nk - 1};
-  const ${I} T = (K0 + ${vw - 1}) / ${vw}, Q = M / K0;
+  const ${I} T = (K0 + ${TW - 1}) / ${TW}, Q = M / K0;
   for (${I} w = get_global_id(0); w < n_items; w += get_global_size(0)) {
     const ${I} t = w % T, rest = w / T;
     const ${I} q = rest % Q, c = rest / Q;
 ${kept_offset("q", "base", nk - 1)}
-    base += t * ${vw};
-    const ${I} m0 = q * K0 + t * ${vw};
-    const ${I} width = min((${I})${vw}, K0 - t * ${vw});
+    base += t * ${TW};
+    const ${I} width = min((${I})${TW}, K0 - t * ${TW});
     const ${I} lo = c * chunk, hi = min(R, lo + chunk);
-    const ${I} o = o_off + m0 * o_sm + c * o_sc;  // o_sm == 1 here
-    if (width == ${vw}) {
-      ${vec} sv = (${vec})(${ident()});
+    const ${I} o = o_off + q * K0 + t * ${TW} + c * o_sc;  // o_sm == 1 here
+    if (width == ${TW}) {
+  % for u in range(unroll):
+      ${vec} s${u} = (${vec})(${ident()});
+    % if arg:
+      ${ivec} si${u} = (${ivec})(${EMPTY});
+    % endif
+  % endfor
+    <%self:segments>
+        for (${I} k = 0; k < len; k++) {
+          const __global ${in_ct} *p = x + (base + roff + k * st);
   % if arg:
-      ${ivec} svi = (${ivec})(${EMPTY});
+          const ${ivec} vi = (${ivec})(r + k);
+  % endif
+  % for u in range(unroll):
+          ${updatev(f"s{u}", f"si{u}", loadv("p", u * vw, aligned), "vi")}
+  % endfor
+        }
+    </%self:segments>
+  % for u in range(unroll):
+    % if arg:
+      si${u} = select(si${u}, (${ivec})(lo), si${u} == (${ivec})(${EMPTY}));
+    % endif
+      ${write_vec(f"s{u}", f"si{u}", f"o + {u * vw}")}
+  % endfor
+    } else {
+      ${I} g = 0;
+      for (; g + ${vw} <= width; g += ${vw}) {  // the whole vectors of a partial tile
+        ${vec} sv = (${vec})(${ident()});
+  % if arg:
+        ${ivec} svi = (${ivec})(${EMPTY});
   % endif
     <%self:segments>
         for (${I} k = 0; k < len; k++) {
-          const ${vec} v = ${loadv("x", "base + roff + k * st")};
-  % if arg:
-          const ${mvec} mask = ${seq_better("v", "sv")};
-          sv = select(sv, v, mask);
-          svi = select(svi, (${ivec})(r + k), convert_${ivec}(mask));
-  % else:
-          sv = ${combine("sv", "v")};
-  % endif
+          ${updatev("sv", "svi", loadv("x", "base + g + roff + k * st", aligned), f"(({ivec})(r + k))")}
         }
     </%self:segments>
   % if arg:
-      svi = select(svi, (${ivec})(lo), svi == (${ivec})(${EMPTY}));
+        svi = select(svi, (${ivec})(lo), svi == (${ivec})(${EMPTY}));
   % endif
-  % if out_ct:
-      ${storev("out", "o", "sv")};
-  % endif
-  % if idx_out:
-      ${I} lanei[${vw}];
-      vstore${vw}(svi, 0, lanei);
-      for (int j = 0; j < ${vw}; j++) outi[o + j] = lanei[j];
-  % endif
-    } else {
-      for (${I} j = 0; j < width; j++) {
+        ${write_vec("sv", "svi", "o + g")}
+      }
+      for (; g < width; g++) {  // and its last few outputs one by one
         ${ct} s = ${ident()};
   % if arg:
         ${I} si = ${EMPTY};
   % endif
     <%self:segments>
         for (${I} k = 0; k < len; k++) {
-          const ${ct} v = ${load("x", "base + j + roff + k * st")};
-  % if arg:
-          if (${seq_better("v", "s")}) { s = v; si = r + k; }
-  % else:
-          s = ${combine("s", "v")};
-  % endif
+          const ${ct} v = ${load("x", "base + g + roff + k * st")};
+          ${update("s", "si", "v", "r + k")}
         }
     </%self:segments>
   % if arg:
         if (si == ${EMPTY}) si = lo;
   % endif
   % if out_ct:
-        ${store("out", "o + j", "s")};
+        ${store("out", "o + g", "s")};
   % endif
   % if idx_out:
-        outi[o + j] = si;
+        outi[o + g] = si;
   % endif
       }
     }

@@ -91,7 +91,7 @@ SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (2, 17, 33, 65), (3, 13, 40, 9), (1, 0, 5,
           (1, 5, 0, 4), (1, 5, 4, 0), (0, 5, 4, 3), (2, 70, 50, 37), (1, 1, 97, 130)]
 LAYOUTS = [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t"), ("bcast", "c"), ("c", "bcast"),
            ("strided", "strided")]
-PATHS = [None, "general", "packed", "tiled"]
+PATHS = [None, "general", "packed", "direct", "tiled"]
 
 
 @pytest.fixture
@@ -158,3 +158,11 @@ def test_long_index(cldev, path, monkeypatch):
     monkeypatch.setattr(mm, "index_type", lambda *extents: "long")
     check(cldev, 2, 19, 37, 23, dtypes.float32, "t", "bcast", pad=4, path=path)
     check(cldev, 2, 19, 37, 23, dtypes.int64, "c", "t", pad=4, path=path)
+
+
+def test_tiled_batches_past_the_grid(cldev, monkeypatch):
+    """More batches than the grid's third dimension holds: the tiled kernel loops over them."""
+    from clgrad.backend.opencl import matmul as mm
+
+    monkeypatch.setattr(mm, "MAX_GRID_Z", 2)
+    check(cldev, 5, 70, 66, 20, dtypes.float32, "c", "t", pad=3, path="tiled")

@@ -274,6 +274,11 @@ def test_state_dict_round_trip_and_errors():
     assert 'Unexpected key(s) in state_dict: "extra"' in msg
     result = b.load_state_dict(sd, strict=False)
     assert result.missing_keys == ["fc1.bias"] and result.unexpected_keys == ["extra"]
+    fresh = Net()
+    w = fresh.fc1.weight
+    fresh.load_state_dict(a.state_dict(), assign=True)
+    assert fresh.fc1.weight is w and w.requires_grad
+    assert w._storage is a.fc1.weight._storage  # shares the state dict's tensor
     sd = a.state_dict()
     sd["fc1.weight"] = clgrad.zeros(2, 2)
     with pytest.raises(RuntimeError, match="size mismatch for fc1.weight"):
@@ -309,6 +314,24 @@ def test_load_state_dict_across_devices(device):
     assert dst.weight.device == clgrad.device(device)
     x = clgrad.randn(4, 3)
     assert_close(dst(x.to(device)), src(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_clip_grad(device):
+    a = nn.Parameter(clgrad.zeros(2, device=device))
+    b = nn.Parameter(clgrad.zeros(1, device=device))
+    a.grad = t([3.0, 0.0], device)
+    b.grad = t([4.0], device)
+    total = nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    assert total.item() == pytest.approx(5.0)
+    assert a.grad.tolist() == pytest.approx([0.6, 0.0]) and b.grad.tolist() == pytest.approx([0.8])
+    assert nn.utils.clip_grad_norm_([a, b], 10.0, norm_type="inf").item() == pytest.approx(0.8)
+    assert a.grad.tolist() == pytest.approx([0.6, 0.0])  # under the limit: unchanged
+    nn.utils.clip_grad_value_([a, b], 0.7)
+    assert b.grad.tolist() == pytest.approx([0.7])
+    vec = nn.utils.parameters_to_vector([a, b])
+    assert vec.shape == (3,)
+    nn.utils.vector_to_parameters(t([1.0, 2.0, 3.0], device), [a, b])
+    assert a.tolist() == [1.0, 2.0] and b.tolist() == [3.0]
 
 
 def test_deepcopy_module(device):
@@ -398,6 +421,26 @@ def test_linear(device):
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         F.linear(t(randn(2, 3), device), t(w, device))
     check_grad(F.linear, [randn(2, 3), randn(2, 3), randn(2)], device)
+
+
+def test_bilinear_and_normalize(device):
+    x1, x2, w, b = randn(2, 3), randn(2, 4), randn(5, 3, 4), randn(5)
+    bl = nn.Bilinear(3, 4, 5).to(device)
+    bl.load_state_dict({"weight": t(w, device), "bias": t(b, device)})
+    assert_close(
+        bl(t(x1, device), t(x2, device)),
+        np.einsum("ni,kij,nj->nk", x1, w, x2) + b,
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    v = randn(3, 4)
+    assert_close(
+        F.normalize(t(v, device), dim=1),
+        v / np.linalg.norm(v, axis=1, keepdims=True),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    check_grad(lambda a: F.normalize(a, dim=0), [randn(3, 2)], device)
 
 
 CONV_CASES = [  # (N, C, H, W, O, k, stride, padding, dilation, groups, bias)

@@ -579,6 +579,10 @@ def embedding(
     scale_grad_by_freq=False,
     sparse=False,
 ):
+    if sparse or scale_grad_by_freq:
+        raise NotImplementedError(
+            "embedding: sparse gradients and scale_grad_by_freq are not supported"
+        )
     if not isinstance(input, Tensor):
         input = _tensor(input, dtype=_D.int64, device=weight.device)
     num = weight.shape[0]

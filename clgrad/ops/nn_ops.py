@@ -6,8 +6,8 @@ Function of this module), so gradients of gradients work too:
 - ``Pad`` / constant padding: the gradient of a pad is the pad with the negated widths (a crop).
 - ``Patches``: the sliding windows of a (N, C, H, W) tensor as a strided *view*
   (N, C, OH, OW, kh, kw), no copy. Its gradient is ``Fold``, which adds every window back into
-  a (N, C, H, W) tensor: one strided copy when the windows do not overlap, else one strided add
-  per kernel offset (kh * kw launches, never a loop over batch or channels).
+  a (N, C, H, W) tensor: one strided copy when the windows do not overlap, else one ``put``
+  with accumulate through int64 offsets (cached per geometry): never a loop in Python.
   conv2d is ``Patches`` -> one copy into the (C*kh*kw, N*OH*OW) column matrix -> one matmul;
   pooling reduces the window dims of the view directly.
 - ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
@@ -114,6 +114,25 @@ def _injective(n_out, k, s, d):
     return len(rows) == n_out * k
 
 
+_OFFSETS: dict = {}
+
+
+def _fold_offsets(out, kernel, stride, dilation):
+    """int64 offsets into the contiguous ``out`` of every window element (N, C, OH, OW, kh,
+    kw), contiguous; cached per geometry and device (a few entries)."""
+    from .creation import arange
+
+    key = (str(out.device), out._shape, kernel, stride, dilation)
+    offsets = _OFFSETS.get(key)
+    if offsets is None:
+        flat = arange(out.numel(), device=out.device).reshape(out._shape)
+        offsets = flat._view(*_windows(flat, kernel, stride, dilation)).contiguous()
+        if len(_OFFSETS) >= 16:
+            _OFFSETS.pop(next(iter(_OFFSETS)))
+        _OFFSETS[key] = offsets
+    return offsets
+
+
 class Fold(Function):
     """Adds every window of ``g`` (N, C, OH, OW, kh, kw) back into a (N, C, H, W) tensor."""
 
@@ -133,15 +152,7 @@ class Fold(Function):
         ):
             launch("copy", [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
             return out
-        for i in range(kh):
-            for j in range(kw):
-                dst = out._view(
-                    (n, c, oh, ow), wstride[:4], offset + i * wstride[4] + j * wstride[5]
-                )
-                src = g._view(
-                    (n, c, oh, ow), g._stride[:4], g._offset + i * g._stride[4] + j * g._stride[5]
-                )
-                launch("add", [dst, src], out.dtype, out.dtype, out=dst)
+        put(out, _fold_offsets(out, kernel, stride, dilation), g, accumulate=True)
         return out
 
     @staticmethod

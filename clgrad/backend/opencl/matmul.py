@@ -1,9 +1,11 @@
-"""Batched matmul on an OpenCL device: picks one of three kernel families of matmul.cl.mako.
+"""Batched matmul on an OpenCL device: picks one of the kernel families of matmul.cl.mako.
 
 * ``tiled`` (GPUs): local-memory tiles read straight through the operands' strides.
 * ``packed`` (CPUs, floating point, big enough to repay an extra launch): B is first packed on
   the device into zero-padded panels in the accumulation type, then a vector micro-kernel
-  computes an MR x NR block per work-item from a B panel and MR rows of A.
+  computes an MR x NR block per work-item from a B panel and MR rows of A (read in place).
+* ``direct`` (CPUs, as packed but with few rows of A and a row-major B): the same micro-kernel
+  reads B in place, since packing it would not be repaid.
 * ``general`` (everything else: small, integer, K == 0): a small register block per
   work-item, read through the strides.
 """
@@ -16,10 +18,12 @@ TEMPLATE = "matmul.cl.mako"
 
 # general: RM x RN block per work-item.
 GENERAL_TILE = (4, 4)
-# packed: (MR, NR, VW, UK) per accumulation type. MR*NR/VW vector accumulators plus
-# NR/VW for the B row and one broadcast must fit AVX2's 16 registers: 6 x 16 floats is 12
-# float8 sums, 6 x 8 doubles 12 double4 sums (the shape of OpenBLAS's Haswell kernels).
-PACKED_TILE = {"float": (6, 16, 8, 2), "double": (6, 8, 4, 2)}
+# packed and direct: (MR, NR, VW, UK, KB) per accumulation type: an MR x NR block per
+# work-item in VW-wide vectors, the k loop unrolled UK times, KB B-panel rows per packing
+# work-item. MR*NR/VW vector accumulators plus NR/VW for the B row and one broadcast must fit
+# AVX2's 16 registers: 6 x 16 floats is 12 float8 sums, 6 x 8 doubles 12 double4 sums (the
+# shape of OpenBLAS's Haswell kernels).
+PACKED_TILE = {"float": (6, 16, 8, 2, 16), "double": (6, 8, 4, 2, 16)}
 # Work-items per work-group of the 1-D launches (all but tiled): fixed, with the range padded
 # and the kernels bounds-checked, because PoCL compiles a kernel again for each local size it
 # meets, which a local size of None would make depend on the shape. A group of the packed
@@ -27,12 +31,19 @@ PACKED_TILE = {"float": (6, 16, 8, 2), "double": (6, 8, 4, 2)}
 # copies take bigger groups, since each group costs PoCL about 0.1 us.
 LOCAL = 16
 LOCAL_COPY = 64
-# packed is worth its packing launch (and the scratch) from about this many MACs.
-PACKED_MIN_MACS = 40**3
+# The micro-kernel (packed or direct) beats general from about this many multiply-adds in
+# all, and per matrix (below it, its blocks are mostly padding).
+MICRO_MIN_MACS = 40**3
+MICRO_MIN_MACS_EACH = 8**3
+# direct (B read in place) beats packing B up to about this many rows of A, which is how
+# often each packed element would be reused; it needs whole NR-wide blocks to be quick.
+DIRECT_MAX_M = 48
 # packed: scratch per chunk of batches; a chunk always holds at least one batch.
 PACKED_SCRATCH_BYTES = 256 << 20
-# tiled: (TM, TN, TK, WM, WN), a 16 x 16 work-group.
+# tiled: (TM, TN, TK, WM, WN), a 16 x 16 work-group; at most MAX_GRID_Z groups along the
+# batch (CUDA-based drivers cap the third grid dimension), the kernel loops over the rest.
 TILED_TILE = (64, 64, 16, 4, 4)
+MAX_GRID_Z = 65535
 
 
 def matmul(out, a, b, acc, *, path: str | None = None) -> None:
@@ -40,7 +51,8 @@ def matmul(out, a, b, acc, *, path: str | None = None) -> None:
 
     ``out`` is contiguous; ``a`` and ``b`` are read through their strides (0 broadcasts a
     batch). ``acc`` is the dtype the sums are kept in. ``path`` forces a kernel family
-    ("general", "packed" or "tiled") for tests; by default the device decides.
+    ("general", "packed", "direct" or "tiled"), for tests and benchmarks; by default the
+    device and the shapes decide.
     """
     Z, M, N = out._shape
     K = a._shape[2]
@@ -48,18 +60,33 @@ def matmul(out, a, b, acc, *, path: str | None = None) -> None:
         return
     rt = out.device.runtime
     if path is None:
-        path = _choose(rt, Z, M, N, K, acc)
-    if path == "packed" and (K == 0 or acc.ctype not in PACKED_TILE):
+        path = _choose(rt, b, acc, Z, M, N, K)
+    if path in ("packed", "direct") and (K == 0 or acc.ctype not in PACKED_TILE):
         path = "general"  # nothing to pack, or no vector micro-kernel for this type
-    {"general": _general, "packed": _packed, "tiled": _tiled}[path](rt, out, a, b, acc, Z, M, N, K)
+    if path == "direct" and not _row_major(b, acc):
+        path = "packed"
+    if path == "general":
+        _general(rt, out, a, b, acc, Z, M, N, K)
+    elif path == "tiled":
+        _tiled(rt, out, a, b, acc, Z, M, N, K)
+    else:
+        _micro(rt, out, a, b, acc, Z, M, N, K, direct=path == "direct")
 
 
-def _choose(rt, Z, M, N, K, acc) -> str:
+def _row_major(b, acc) -> bool:
+    """Whether direct can read rows of b as vectors of the sums' type."""
+    return b._stride[2] == 1 and b.dtype.ctype == acc.ctype
+
+
+def _choose(rt, b, acc, Z, M, N, K) -> str:
     if rt.is_gpu:
         return "tiled"
-    if acc.ctype in PACKED_TILE and M * N * K >= PACKED_MIN_MACS and K > 0:
-        return "packed"
-    return "general"
+    macs = M * N * K
+    if acc.ctype not in PACKED_TILE or macs < MICRO_MIN_MACS_EACH or Z * macs < MICRO_MIN_MACS:
+        return "general"  # integers, K == 0, or too little work to repay the extra launch
+    if M <= DIRECT_MAX_M and N >= PACKED_TILE[acc.ctype][1] and _row_major(b, acc):
+        return "direct"
+    return "packed"
 
 
 def _extent(t) -> int:
@@ -107,19 +134,22 @@ def _tiled(rt, out, a, b, acc, Z, M, N, K):
     kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **params)
     lx, ly = TN // WN, TM // WM
     args = [out._storage.data, I(out._offset), *_operand_args(I, a), *_operand_args(I, b),
-            I(M), I(N), I(K)]
-    rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, Z), (lx, ly, 1), args)
+            I(M), I(N), I(K), I(Z)]
+    rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
 
 
-def _packed(rt, out, a, b, acc, Z, M, N, K):
+def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
+    """The micro-kernel, with B packed into panels first, or (direct) read as it is."""
     tile = PACKED_TILE[acc.ctype]
-    MR, NR = tile[0], tile[1]
+    MR, NR, VW = tile[0], tile[1], tile[2]
     mq, np_ = -(-M // MR), -(-N // NR)
     isz = 8 if acc.ctype == "double" else 4
-    # Scratch: B packed into panels; A converted to the sums' type when it is in another one.
-    # An operand with batch stride 0 (broadcast) is prepared once and shared by every batch.
-    convert = a.dtype.ctype != acc.ctype
-    b_size, a_size = np_ * NR * K, (M * K if convert else 0)  # elements per batch
+    # Scratch: B packed into panels; A copied to row-major rows of the sums' type when it is in
+    # another type, or when its rows are not contiguous (a transposed A would have every work-
+    # item walk K cache lines for MR words each). An operand with batch stride 0 (broadcast)
+    # is prepared once and shared by every batch.
+    convert = a.dtype.ctype != acc.ctype or (a._stride[2] != 1 and K > 1)
+    b_size, a_size = (0 if direct else np_ * NR * K), (M * K if convert else 0)  # per batch
     b_shared, a_shared = b._stride[0] == 0 or Z == 1, a._stride[0] == 0 or Z == 1
     per_batch = (0 if b_shared else b_size) + (0 if a_shared else a_size)
     fixed = (b_size if b_shared else 0) + (a_size if a_shared else 0)
@@ -127,34 +157,43 @@ def _packed(rt, out, a, b, acc, Z, M, N, K):
                                                 // per_batch))
     b_elems = (1 if b_shared else chunk) * b_size
     a_elems = (1 if a_shared else chunk) * a_size
-    params, I = _params(out, a, b, acc, "packed", tile, b_elems, a_elems)
-    pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
+    variant = "direct" if direct else "packed"
+    params, I = _params(out, a, b, acc, variant, tile, b_elems, a_elems)
     # The micro-kernel reads a as it is, or the converted copy.
-    gemm_params = dict(params, a_ct=acc.ctype) if convert else params
-    gemm = rt.kernel(TEMPLATE, "cg_matmul_packed", **gemm_params)
-    bp = rt.allocator.alloc(b_elems * isz)
-    b_zs = 0 if b_shared else b_size
+    gemm = rt.kernel(TEMPLATE, f"cg_matmul_{variant}",
+                     **(dict(params, a_ct=acc.ctype) if convert else params))
+    if not direct:
+        pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
+        bp = rt.allocator.alloc(b_elems * isz)
+        b_zs = 0 if b_shared else b_size
     if convert:
-        conv = rt.kernel(TEMPLATE, "cg_matmul_convert_a", **params)
+        conv = rt.kernel(TEMPLATE, "cg_matmul_convert_a", **dict(params, variant="packed"))
         ap = rt.allocator.alloc(a_elems * isz)
         a_zs = 0 if a_shared else a_size
     for z0 in range(0, Z, chunk):
         zc = min(chunk, Z - z0)
-        if z0 == 0 or not b_shared:
-            _launch1d(rt, pack_b, I, K * np_ * (1 if b_shared else zc),
-                      [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_)], LOCAL_COPY)
+        if direct:
+            b_args = _operand_args(I, b, z0)[:-1]  # no column stride: it is 1
+        else:
+            if z0 == 0 or not b_shared:
+                kq = -(-K // tile[4])
+                _launch1d(rt, pack_b, I, kq * np_ * (1 if b_shared else zc),
+                          [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
+                          LOCAL_COPY)
+            b_args = [bp, I(b_zs)]
         if not convert:
             a_args = _operand_args(I, a, z0)
         else:
             if z0 == 0 or not a_shared:
-                kq = -(-K // tile[2])
+                kq = -(-K // VW)
                 _launch1d(rt, conv, I, kq * M * (1 if a_shared else zc),
                           [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(kq)], LOCAL_COPY)
             a_args = [ap, I(0), I(a_zs), I(K), I(1)]
-        args = [out._storage.data, I(out._offset + z0 * M * N), *a_args,
-                bp, I(b_zs), I(M), I(N), I(K), I(mq), I(np_)]
+        args = [out._storage.data, I(out._offset + z0 * M * N), *a_args, *b_args,
+                I(M), I(N), I(K), I(mq), I(np_)]
         _launch1d(rt, gemm, I, mq * np_ * zc, args)
     # The queue is in order: the kernels above run before anything that reuses the scratch.
-    rt.allocator.release(bp, b_elems * isz)
+    if not direct:
+        rt.allocator.release(bp, b_elems * isz)
     if convert:
         rt.allocator.release(ap, a_elems * isz)

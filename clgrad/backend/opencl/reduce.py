@@ -30,6 +30,8 @@ VALUE_OPS = ("sum", "prod", "max", "min")
 GPU_PATH = None
 # CPU: a chunk is at least this many elements, so partials stay few and cheap to combine.
 MIN_CHUNK = 1 << 14
+OUTER_UNROLL = 8
+CPU_ITEMS = 0
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
@@ -94,25 +96,28 @@ def _itype(rt, *extents) -> str:
 
 
 def _plan(rt, op, ct, itype, src, M, R):
-    """(mode, vw, lx, ly, base_items): how one launch covers M outputs over R elements each."""
+    """(mode, vw, lx, ly, base_items, unroll, aligned): how a launch covers M outputs x R."""
     K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
     if _gpu(rt):
         wg = _wg_size(rt)
         lx = 1
-        if M > 1 and ks == 1 and rs != 1:  # adjacent outputs are adjacent in memory
-            lx = min(64, wg, 1 << (K0 - 1).bit_length())
-        return "wg", 0, lx, wg // lx, _cdiv(M, lx)
+        if M > 1 and ks == 1 and rs != 1 and K0 >= 16:  # adjacent outputs, adjacent in memory
+            lx = 16 if K0 < 64 else 64
+        return "wg", 0, lx, wg // lx, _cdiv(M, lx), 0, False
     arg = op in ARG_OPS
     vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
     vw = _vw(src.ct, ct, *((itype,) if arg else ()))
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
-        return "outer", vw, 0, 0, (M // K0) * _cdiv(K0, vw)
-    return "inner", (vw if vector_ok and rs == 1 and R >= vw else 0), 0, 0, M
+        unroll = 4 if arg else OUTER_UNROLL
+        # every vector starts vw-aligned when all offsets are multiples of vw (buffers are)
+        aligned = all(v % vw == 0 for v in (src.off, *src.kstr[:-1], *src.rstr))
+        return "outer", vw, 0, 0, (M // K0) * _cdiv(K0, unroll * vw), unroll, aligned
+    return "inner", (vw if vector_ok and rs == 1 and R >= vw else 0), 0, 0, M, 0, False
 
 
 def _split(rt, plan, R) -> tuple[int, int]:
     """(P, chunk): cut each output's R elements into P chunks when outputs alone are too few."""
-    mode, _, lx, ly, base = plan
+    mode, _, lx, ly, base, _, _ = plan
     if R == 0:
         return 1, 0
     if mode == "wg":
@@ -120,8 +125,9 @@ def _split(rt, plan, R) -> tuple[int, int]:
         target = max(rt.max_work_items // (lx * ly), 4 * rt.device.compute_units)
         min_chunk = ly * 16
     else:
-        target = rt.max_work_items
-        min_chunk = MIN_CHUNK
+        target = CPU_ITEMS or rt.max_work_items
+        # an item's chunk reads chunk * (outputs per item) elements
+        min_chunk = MIN_CHUNK if mode == "inner" else MIN_CHUNK // (plan[1] * plan[5])
     P = 1
     if base < target:
         P = max(1, min(_cdiv(target, base), R // min_chunk))
@@ -131,14 +137,14 @@ def _split(rt, plan, R) -> tuple[int, int]:
 
 def _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off,
             o_sm, o_sc):
-    mode, vw, lx, ly, base = plan
+    mode, vw, lx, ly, base, unroll, aligned = plan
     n_items = base * P
     I = INDEX_NP[itype]
     kernel = rt.kernel(
         "reduce.cl.mako", f"cg_reduce_{mode}_{op}", mode=mode, op=op, in_ct=src.ct, ct=ct,
         idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
         out_bool=out_bool, idx_out=outi is not None, nk=len(src.kshape), nr=len(src.rshape),
-        vw=vw, lx=lx, ly=ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
+        vw=vw, unroll=unroll, aligned=aligned, lx=lx, ly=ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
     )
     args = [src.buf, I(src.off)]
     if src.idx is not None:

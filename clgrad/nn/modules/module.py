@@ -420,7 +420,7 @@ class Module:
                 )
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, missing, unexpected, errors):
+    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
         own = {n: p for n, p in self._parameters.items() if p is not None}
         own.update(
             {
@@ -447,19 +447,25 @@ class Module:
                     f"checkpoint, the shape in current model is {target.shape}."
                 )
                 continue
-            with no_grad():
-                target.copy_(value)
+            if not assign:
+                with no_grad():
+                    target.copy_(value)
+            elif name in self._parameters:
+                target.data = value.detach()  # the Parameter object stays; its data is value's
+            else:
+                self._buffers[name] = value.detach()
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copies tensors of ``state_dict`` into the parameters and buffers (across devices
-        and dtypes). With ``strict``, missing or unexpected keys raise RuntimeError."""
+        and dtypes); with ``assign``, they take the state dict's tensors themselves (device and
+        dtype included). With ``strict``, missing or unexpected keys raise RuntimeError."""
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, errors = [], []
         expected = set()
         for prefix_mod, m in self.named_modules():
             prefix = prefix_mod + "." if prefix_mod else ""
-            m._load_from_state_dict(state_dict, prefix, missing, [], errors)
+            m._load_from_state_dict(state_dict, prefix, missing, errors, assign)
             for name, p in m._parameters.items():
                 if p is not None:
                     expected.add(prefix + name)

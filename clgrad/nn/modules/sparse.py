@@ -27,6 +27,10 @@ class Embedding(Module):
         dtype=None,
     ):
         super().__init__()
+        if sparse or scale_grad_by_freq:
+            raise NotImplementedError(
+                "Embedding: sparse gradients and scale_grad_by_freq are not supported"
+            )
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:

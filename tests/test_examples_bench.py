@@ -1,0 +1,56 @@
+"""The examples and the benchmark suite run in the test suite, at a reduced size."""
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+import clgrad
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_example(name):
+    return runpy.run_path(str(ROOT / "examples" / f"{name}.py"))
+
+
+def test_train_digits_quick(device, tmp_path):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    main = load_example("train_digits")["main"]
+    plot = tmp_path / "loss.png"
+    results = main(["--quick", "--device", device, "--plot", str(plot)])
+    assert set(results) == {"MLP", "CNN"}
+    assert all(acc > 0.3 for acc in results.values()), results  # chance is 0.1
+    assert plot.stat().st_size > 1000
+
+
+def test_linear_by_hand(device, capsys):
+    load_example("linear_by_hand")["main"](device)
+    assert "equal: yes" in capsys.readouterr().out
+
+
+def test_linear_regression(device):
+    w, b, loss = load_example("linear_regression")["main"](device, steps=150)
+    assert loss < 1e-3
+    assert abs(b.item() - 1.0) < 0.05 and abs(w[0, 0].item() - 2.0) < 0.05
+
+
+def test_bench_quick(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    run = runpy.run_path(str(ROOT / "bench" / "run.py"))
+    devices = [str(d) for d in clgrad.devices() if d.is_cl][:1] or ["cpu"]
+    written = run["main"](["--quick", "--devices", *devices, "--out", str(tmp_path)])
+    result = json.loads(Path(written[0]).read_text())
+    names = {r["name"] for r in result["results"]}
+    assert {"a + b contiguous float32", "small op (16 elements) a + b",
+            "MLP training step (784-256-10)"} <= names
+    assert any(n.startswith("matmul") for n in names)
+    assert all(r["clgrad"] > 0 for r in result["results"])
+    assert result["vendor"] and result["driver"] and result["date"]
+    assert Path(written[0]).with_suffix(".md").read_text().startswith("### ")
+    compare = runpy.run_path(str(ROOT / "bench" / "compare.py"))["main"]
+    out = compare(["--results", str(tmp_path), "--out", str(tmp_path / "CROSS_VENDOR.md")])
+    assert "a + b contiguous float32" in Path(out).read_text()
