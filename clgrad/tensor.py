@@ -577,6 +577,9 @@ def zeros(shape, dtype=None, device=None):
 
 
 # The ops import Tensor from this module, so they are imported after it is defined.
+from .autograd import function as _function  # noqa: E402
+
+_function.Tensor = Tensor
 from .ops import creation as C  # noqa: E402
 from .ops import elementwise as E  # noqa: E402
 from .ops import indexing as I  # noqa: E402

@@ -10,6 +10,7 @@
 ##     packed, direct: (MR, NR, VW, UK, KB)  MR x NR block per work-item in VW-wide vectors,
 ##                                    k-loop unrolled UK times; KB B-panel rows per packing item
 ##     tiled:   (TM, TN, TK, WM, WN)  TM x TN tile per work-group, TK deep, WM x WN per item
+##   a_panels: (packed, direct) a has been packed by cg_matmul_pack_a; else read in place
 ##   index_t: int where every offset a launch can form fits in 31 bits, else long (a batched
 ##   offset z*stride can pass 2^31 even where each matrix is small)
 ## Sizes, strides and offsets are kernel arguments: a new shape never rebuilds a program.
@@ -107,12 +108,12 @@ def load_row(ptr):
 typedef ${VT} ${VTU} __attribute__((aligned(${8 if acc == "double" else 4})));
 % if variant == "packed":
 
-## a in another type than the sums (half), or with rows that are not contiguous: copied to
-## contiguous rows in the sums' type first, since the micro-kernel would otherwise convert each
-## element once per NR columns, or read a whole cache line for each of its MR words.
+## a in another type than the sums (half) with contiguous rows: copied to contiguous rows in
+## the sums' type first, since the micro-kernel would otherwise convert each element once per
+## NR columns.
 __kernel void cg_matmul_convert_a(
     __global ${acc} *dst, const ${I} dst_zstride,
-    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm,
     const ${I} M, const ${I} K, const ${I} kq, const ${I} items)
 {
   if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
@@ -121,15 +122,48 @@ __kernel void cg_matmul_convert_a(
   const ${I} m = id / kq % M;
   const ${I} z = id / kq / M;
   __global ${acc} *d = dst + z * dst_zstride + m * K + k0;
-  __global const ${a_ct} *src = a + a_off + z * a_sz + m * a_sm + k0 * a_sk;
-  if (a_sk == 1 && k0 + ${VW} <= K) {
+  __global const ${a_ct} *src = a + a_off + z * a_sz + m * a_sm + k0;
+  if (k0 + ${VW} <= K) {
 % if a_ct == "half":
     *(__global ${VTU} *)d = vload_half${VW}(0, src);
 % else:
     *(__global ${VTU} *)d = convert_${VT}(vload${VW}(0, src));
 % endif
   } else {
-    for (${I} j = 0; j < ${VW} && k0 + j < K; ++j) d[j] = ${load(a_ct, "src", "j * a_sk")};
+    for (${I} j = 0; k0 + j < K; ++j) d[j] = ${load(a_ct, "src", "j")};
+  }
+}
+
+## a whose rows are not contiguous (transposed): packed into panels, for each batch and each
+## MR-row block q a K x MR panel in the sums' type (rows past M are zero), which the
+## micro-kernel reads as one stream. Read in place, a transposed a would cost each work-item a
+## cache line per k for MR words of it. Neighbouring work-items take neighbouring row blocks,
+## whose words share cache lines in a transposed a.
+__kernel void cg_matmul_pack_a(
+    __global ${acc} *ap, const ${I} ap_zstride,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm, const ${I} a_sk,
+    const ${I} M, const ${I} K, const ${I} mq, const ${I} kq, const ${I} items)
+{
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
+  const ${I} id = get_global_id(0);
+  const ${I} q = id % mq;
+  const ${I} k0 = id / mq % kq * ${KB};  // KB panel rows per work-item
+  const ${I} z = id / mq / kq;
+  const ${I} kend = min(k0 + ${KB}, K);
+  __global ${acc} *d = ap + z * ap_zstride + (q * K + k0) * ${MR};
+  __global const ${a_ct} *src = a + a_off + z * a_sz + q * ${MR} * a_sm + k0 * a_sk;
+  if (q * ${MR} + ${MR} <= M) {
+    for (${I} k = k0; k < kend; ++k, d += ${MR}, src += a_sk) {
+% for i in range(MR):
+      d[${i}] = ${load(a_ct, "src", f"{i} * a_sm")};
+% endfor
+    }
+  } else {
+    for (${I} k = k0; k < kend; ++k, d += ${MR}, src += a_sk) {
+% for i in range(MR):
+      d[${i}] = q * ${MR} + ${i} < M ? ${load(a_ct, "src", f"{i} * a_sm")} : (${acc})0;
+% endfor
+    }
   }
 }
 
@@ -210,10 +244,17 @@ __kernel void cg_matmul_direct(
   const ${I} p = id / mq % np_;
   const ${I} z = id / mq / np_;
   const ${I} m0 = q * ${MR}, n0 = p * ${NR};
+% if a_panels:
+  // a packed into panels (a_sk is MR): row m0 + i of this block is word i of each panel row.
+% for i in range(MR):
+  __global const ${a_ct} *ar${i} = a + a_off + z * a_sz + q * K * ${MR} + ${i};
+% endfor
+% else:
   // Rows past M re-read row M - 1, so the loop needs no branch; their sums are never stored.
 % for i in range(MR):
   __global const ${a_ct} *ar${i} = a + a_off + z * a_sz + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
+% endif
 % for i in range(MR):
   % for v in range(NV):
   ${VT} c${i}_${v} = (${VT})0;

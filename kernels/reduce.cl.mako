@@ -12,6 +12,8 @@
 ##   mode "outer": one work-item per (unroll*vw adjacent outputs of the innermost kept dim, which
 ##                 has stride 1; c) walks the chunk with vector loads across outputs, `unroll`
 ##                 accumulators (CPU devices). aligned: every such vector is vw-aligned.
+##   mode "rows":  as "outer" but an item owns cb outputs (unroll*vw at a time) and walks rb rows
+##                 at a time across them, its running results in a ct scratch (CPU devices).
 ##   mode "wg":    one work-group of lx*ly items per (lx adjacent outputs, c): the ly items of
 ##                 an output stride through the chunk (coalesced), then a tree in local memory (GPU).
 ##
@@ -20,7 +22,8 @@
 ##
 ## Params: mode, op, in_ct (storage ctype of x), ct (compute / accumulate ctype), idx_in (x's
 ## indices come from xi, laid out as x), out_ct (storage ctype of the value output, "" for none),
-## out_bool, idx_out (write indices: long), nk, nr, vw, unroll, aligned, lx, ly, index_t, fp64.
+## out_bool, idx_out (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t,
+## fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
@@ -70,14 +73,15 @@ def combine(a, b):
         return f"({a} + {b})"
     if op == "prod":
         return f"({a} * {b})"
-    if is_float:  # NaN propagates: once a is NaN, nothing compares past it
-        return f"((({b} {cmp} {a}) || isnan({b})) ? {b} : {a})"
-    return f"{'max' if op == 'max' else 'min'}({a}, {b})"
+    # NaN propagates: once a is NaN nothing compares past it (x != x: NaN; cheaper than isnan)
+    if is_float:
+        return f"((({b} {cmp} {a}) || ({b} != {b})) ? {b} : {a})"
+    return f"(({b} {cmp} {a}) ? {b} : {a})"
 
 def seq_better(v, s):
     """v replaces s in a walk in increasing index order (ties keep s; NaN is the extreme)."""
     if is_float:
-        return f"(({v} {cmp} {s}) || (isnan({v}) && !isnan({s})))"
+        return f"(({v} {cmp} {s}) || ({v} != {v} && {s} == {s}))"
     return f"({v} {cmp} {s})"
 
 def update(s, si, v, vi):
@@ -108,6 +112,17 @@ def storev(ptr, idx, val):
     if out_bool:
         return f"vstore{vw}(convert_uchar{vw}(-(({val}) != ({vec})0)), 0, {ptr} + ({idx}))"
     return f"vstore{vw}(convert_{out_ct}{vw}({val}), 0, {ptr} + ({idx}))"
+
+def hreduce(v, out):
+    """const ct out = the vector v's lanes combined (halving: lo op hi)."""
+    lines, cur, n, i = [], v, vw, 0
+    while n > 1:
+        n //= 2
+        t = f"{ct}{n}" if n > 1 else ct
+        lines.append(f"const {t} {out}_{i} = {combine(cur + '.lo', cur + '.hi')};")
+        cur, i = f"{out}_{i}", i + 1
+    lines.append(f"const {ct} {out} = {cur};")
+    return "\n          ".join(lines)
 
 def write_vec(s, si, o):
     """A vector state's vw results to out / outi at o .. o + vw - 1."""
@@ -198,12 +213,8 @@ ${kept_offset("m", "base", nk)}
   % if arg:
     ${I} si = ${EMPTY};
   % endif
-  % if vw:
+  % if vw and not arg:
     ${vec} sv = (${vec})(${ident()});
-    % if arg:
-    ${ivec} svi = (${ivec})(${EMPTY});
-    const ${ivec} lane = (${ivec})(${", ".join(str(j) for j in range(vw))});
-    % endif
   % endif
     <%self:segments>
   % if vw:
@@ -227,11 +238,33 @@ ${kept_offset("m", "base", nk)}
           }
           sv = ${combine(combine("sv", "s1"), combine("s2", "s3"))};
         }
-    % endif
-        for (; k + ${vw} <= len; k += ${vw}) {
-          const ${vec} v = ${loadv("p", "k", True)};
-          ${updatev("sv", "svi", "v", f"(({ivec})(r + k) + lane)")}
+        for (; k + ${vw} <= len; k += ${vw}) sv = ${combine("sv", loadv("p", "k", True))};
+    % else:
+        ## blocks of 32 vectors: the block's extreme at max/min speed; only a block that beats
+        ## the best so far is scanned again (from L1) for the first index of its extreme
+        for (; k + ${32 * vw} <= len; k += ${32 * vw}) {
+          ${vec} b0 = ${loadv("p", "k", True)}, b1 = ${loadv("p", f"k + {vw}", True)};
+          ${vec} b2 = ${loadv("p", f"k + {2 * vw}", True)}, b3 = ${loadv("p", f"k + {3 * vw}", True)};
+          for (int j = ${4 * vw}; j < ${32 * vw}; j += ${4 * vw}) {
+            b0 = ${combine("b0", loadv("p", "k + j", True))};
+            b1 = ${combine("b1", loadv("p", f"k + j + {vw}", True))};
+            b2 = ${combine("b2", loadv("p", f"k + j + {2 * vw}", True))};
+            b3 = ${combine("b3", loadv("p", f"k + j + {3 * vw}", True))};
+          }
+          b0 = ${combine(combine("b0", "b1"), combine("b2", "b3"))};
+          ${hreduce("b0", "bm")}
+          if (${seq_better("bm", "s")}) {
+            for (int j = 0; j < ${32 * vw}; j++) {
+              const ${ct} v = ${load("p", "k + j")};
+              if (${"v == bm || (bm != bm && v != v)" if is_float else "v == bm"}) {
+                s = v;
+                si = r + k + j;
+                break;
+              }
+            }
+          }
         }
+    % endif
         for (; k < len; k++) {
           const ${ct} v = ${load("p", "k")};
           ${update("s", "si", "v", "r + k")}
@@ -243,20 +276,10 @@ ${kept_offset("m", "base", nk)}
         }
   % endif
     </%self:segments>
-  % if vw:
+  % if vw and not arg:
     {
-      ${ct} lanes[${vw}];
-      vstore${vw}(sv, 0, lanes);
-    % if arg:
-      ${I} lanei[${vw}];
-      vstore${vw}(svi, 0, lanei);
-      for (int j = 0; j < ${vw}; j++)
-        if (cg_red_better(lanes[j], lanei[j], s, si)) { s = lanes[j]; si = lanei[j]; }
-    % else:
-      ${ct} t = lanes[0];
-      for (int j = 1; j < ${vw}; j++) t = ${combine("t", "lanes[j]")};
+      ${hreduce("sv", "t")}
       s = ${combine("t", "s")};
-    % endif
     }
   % endif
   % if arg and not idx_in:
@@ -269,6 +292,59 @@ ${kept_offset("m", "base", nk)}
   % if idx_out:
     outi[o] = si;
   % endif
+  }
+% elif mode == "rows":
+<% TW = unroll * vw %>\
+  ## out: a ct scratch holding output m of chunk c at o_off + m + c * o_sc. An item owns cb
+  ## adjacent outputs and walks its chunk `rb` rows at a time across all of them, keeping
+  ## the running results there (cache-resident): memory is read a few rows by a few rows.
+  const ${I} K0 = ks${nk - 1};
+  const ${I} T = (K0 + ${cb - 1}) / ${cb}, Q = M / K0;
+  for (${I} w = get_global_id(0); w < n_items; w += get_global_size(0)) {
+    const ${I} t = w % T, rest = w / T;
+    const ${I} q = rest % Q, c = rest / Q;
+${kept_offset("q", "base", nk - 1)}
+    base += t * ${cb};
+    const ${I} width = min((${I})${cb}, K0 - t * ${cb});
+    const ${I} lo = c * chunk, hi = min(R, lo + chunk);
+    __global ${ct} *acc = out + (o_off + q * K0 + t * ${cb} + c * o_sc);
+    for (${I} rb = lo; rb < hi; rb += ${rb}) {
+      const int nrow = (int)min((${I})${rb}, hi - rb);
+      const int first = rb == lo;
+      ${I} roffs[${rb}];
+      for (int i = 0; i < nrow; i++) {
+        ${I} q_ = rb + i, ro_ = 0;
+  % for d in reversed(range(1, nr)):
+        { const ${I} t_ = q_ / rs${d}; ro_ += (q_ - t_ * rs${d}) * rt${d}; q_ = t_; }
+  % endfor
+        roffs[i] = base + ro_ + q_ * rt0;
+      }
+      ${I} j = 0;
+      for (; j + ${TW} <= width; j += ${TW}) {
+  % for u in range(unroll):
+        ${vec} s${u} = first ? (${vec})(${ident()}) : vload${vw}(0, acc + j + ${u * vw});
+  % endfor
+        for (int i = 0; i < nrow; i++) {
+          const __global ${in_ct} *p = x + (roffs[i] + j);
+  % for u in range(unroll):
+          s${u} = ${combine(f"s{u}", loadv("p", u * vw, aligned))};
+  % endfor
+        }
+  % for u in range(unroll):
+        vstore${vw}(s${u}, 0, acc + j + ${u * vw});
+  % endfor
+      }
+      for (; j + ${vw} <= width; j += ${vw}) {
+        ${vec} sv = first ? (${vec})(${ident()}) : vload${vw}(0, acc + j);
+        for (int i = 0; i < nrow; i++) sv = ${combine("sv", loadv("x", "roffs[i] + j", aligned))};
+        vstore${vw}(sv, 0, acc + j);
+      }
+      for (; j < width; j++) {
+        ${ct} s = first ? ${ident()} : acc[j];
+        for (int i = 0; i < nrow; i++) s = ${combine("s", load("x", "roffs[i] + j"))};
+        acc[j] = s;
+      }
+    }
   }
 % elif mode == "outer":
 <% TW = unroll * vw %>\

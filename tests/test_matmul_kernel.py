@@ -39,7 +39,8 @@ def upload(device, view: np.ndarray, flat: np.ndarray, dt) -> View:
 
 def make_operand(rng, shape, np_t, layout, pad):
     """A (Z, R, C) array in ``layout`` ("c", "t": last two dims transposed, "bcast": batch
-    stride 0, "strided": every other column), ``pad`` elements into its flat storage."""
+    stride 0, "bcast_t": both, "strided": every other column), ``pad`` elements into its flat
+    storage."""
     Z, R, C = shape
     if np.issubdtype(np_t, np.integer):
         vals = lambda n: rng.integers(-9, 10, n)  # noqa: E731
@@ -54,6 +55,9 @@ def make_operand(rng, shape, np_t, layout, pad):
     if layout == "bcast":
         flat = vals(pad + R * C).astype(np_t)
         return flat, np.broadcast_to(flat[pad:].reshape(1, R, C), (Z, R, C))
+    if layout == "bcast_t":
+        flat = vals(pad + R * C).astype(np_t)
+        return flat, np.broadcast_to(flat[pad:].reshape(1, C, R).transpose(0, 2, 1), (Z, R, C))
     if layout == "strided":
         flat = vals(pad + Z * R * C * 2).astype(np_t)
         return flat, flat[pad:].reshape(Z, R, 2 * C)[:, :, ::2]
@@ -90,7 +94,7 @@ def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, 
 SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (2, 17, 33, 65), (3, 13, 40, 9), (1, 0, 5, 4),
           (1, 5, 0, 4), (1, 5, 4, 0), (0, 5, 4, 3), (2, 70, 50, 37), (1, 1, 97, 130)]
 LAYOUTS = [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t"), ("bcast", "c"), ("c", "bcast"),
-           ("strided", "strided")]
+           ("bcast_t", "bcast_t"), ("strided", "strided")]
 PATHS = [None, "general", "packed", "direct", "tiled"]
 
 

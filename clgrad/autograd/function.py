@@ -8,6 +8,7 @@ import weakref
 from .grad_mode import _set, is_grad_enabled
 
 _sequence = itertools.count()
+Tensor = None  # set by clgrad.tensor once the class exists (it imports this module)
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -94,12 +95,12 @@ class SavedTensor:
 class FunctionCtx:
     """The ``ctx`` of a Function: save_for_backward, saved_tensors, needs_input_grad, ..."""
 
-    def __init__(self):
-        self._to_save = ()
-        self._saved = None
-        self._node = None
-        self._non_differentiable = ()
-        self.materialize_grads = True
+    # defaults live on the class: a ctx is made for every op call, so it starts empty
+    _to_save = ()
+    _saved = None
+    _node = None
+    _non_differentiable = ()
+    materialize_grads = True
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -194,6 +195,9 @@ class _FunctionMeta(type):
         super().__init__(name, bases, ns)
         node_name = ns.get("node_name") or f"{name}Backward0"
         cls._node_class = type(node_name, (BackwardNode,), {"function": cls})
+        # clgrad's own ops call no Tensor ops in forward that would record: they skip
+        # switching grad mode off when nothing needs recording
+        cls._internal = cls.__module__.startswith("clgrad.")
 
 
 class Function(metaclass=_FunctionMeta):
@@ -220,8 +224,6 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        from ..tensor import Tensor
-
         ctx = FunctionCtx()
         record = False
         if is_grad_enabled():
@@ -231,7 +233,7 @@ class Function(metaclass=_FunctionMeta):
                     break
         if not record:
             # Nothing to record; a user's forward still runs without grad, as in PyTorch.
-            if cls.__module__.startswith("clgrad."):
+            if cls._internal:
                 return cls.forward(ctx, *args)
             _set(False)
             try:

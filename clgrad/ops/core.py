@@ -79,13 +79,15 @@ def launch(op, operands, out_dtype, compute=None, out=None, shape=None):
 
     ``compute`` is one dtype for every operand or a list with one per operand.
     """
-    first = operands[0] if operands else None
-    if (out is None and shape is None and isinstance(first, Tensor)
-            and all(isinstance(x, Tensor) and x._shape == first._shape
-                    and x._storage.device is first._storage.device for x in operands)):
+    fast = out is None and shape is None and operands and isinstance(operands[0], Tensor)
+    if fast:
         # the common case, kept short: same-shape tensors on one device
-        device, shape = first._storage.device, first._shape
-    else:
+        shape, device = operands[0]._shape, operands[0]._storage.device
+        for x in operands:
+            if not isinstance(x, Tensor) or x._shape != shape or x._storage.device is not device:
+                fast = False
+                break
+    if not fast:
         device = same_device(*operands) if out is None else out.device
         if out is not None:
             same_device(out, *operands)

@@ -90,10 +90,11 @@ def _choose(rt, b, acc, Z, M, N, K) -> str:
 
 
 def _extent(t) -> int:
-    """One past the largest element offset the view reaches."""
-    if 0 in t._shape:
+    """One past the largest element offset the 3-D view reaches."""
+    (z, r, c), (sz, sr, sc) = t._shape, t._stride
+    if not (z and r and c):
         return t._offset
-    return t._offset + sum((n - 1) * abs(s) for n, s in zip(t._shape, t._stride)) + 1
+    return t._offset + (z - 1) * abs(sz) + (r - 1) * abs(sr) + (c - 1) * abs(sc) + 1
 
 
 def _params(out, a, b, acc, variant, tile, *scratch):
@@ -101,7 +102,7 @@ def _params(out, a, b, acc, variant, tile, *scratch):
     itype = index_type(_extent(out), _extent(a), _extent(b), *scratch)
     params = dict(
         variant=variant, tile=tile, index_t=itype, a_ct=a.dtype.ctype, b_ct=b.dtype.ctype,
-        out_ct=out.dtype.ctype, acc=acc.ctype,
+        out_ct=out.dtype.ctype, acc=acc.ctype, a_panels=False,
         fp64=any(d.name == "float64" for d in (out.dtype, a.dtype, b.dtype, acc)),
     )
     return params, INDEX_NP[itype]
@@ -141,15 +142,17 @@ def _tiled(rt, out, a, b, acc, Z, M, N, K):
 def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     """The micro-kernel, with B packed into panels first, or (direct) read as it is."""
     tile = PACKED_TILE[acc.ctype]
-    MR, NR, VW = tile[0], tile[1], tile[2]
+    MR, NR, VW, KB = tile[0], tile[1], tile[2], tile[4]
     mq, np_ = -(-M // MR), -(-N // NR)
     isz = 8 if acc.ctype == "double" else 4
-    # Scratch: B packed into panels; A copied to row-major rows of the sums' type when it is in
-    # another type, or when its rows are not contiguous (a transposed A would have every work-
-    # item walk K cache lines for MR words each). An operand with batch stride 0 (broadcast)
-    # is prepared once and shared by every batch.
-    convert = a.dtype.ctype != acc.ctype or (a._stride[2] != 1 and K > 1)
-    b_size, a_size = (0 if direct else np_ * NR * K), (M * K if convert else 0)  # per batch
+    # Scratch: B packed into panels (unless direct). A is read in place when its rows are
+    # contiguous and in the sums' type; else copied first: packed into MR-row panels when its
+    # rows are not contiguous (transposed), converted row by row when only its type differs.
+    # An operand with batch stride 0 (broadcast) is prepared once and shared by every batch.
+    a_mode = ("panels" if a._stride[2] != 1 and K > 1 else
+              "rows" if a.dtype.ctype != acc.ctype else None)
+    b_size = 0 if direct else np_ * NR * K  # scratch elements per batch
+    a_size = {"panels": mq * MR * K, "rows": M * K, None: 0}[a_mode]
     b_shared, a_shared = b._stride[0] == 0 or Z == 1, a._stride[0] == 0 or Z == 1
     per_batch = (0 if b_shared else b_size) + (0 if a_shared else a_size)
     fixed = (b_size if b_shared else 0) + (a_size if a_shared else 0)
@@ -159,15 +162,16 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     a_elems = (1 if a_shared else chunk) * a_size
     variant = "direct" if direct else "packed"
     params, I = _params(out, a, b, acc, variant, tile, b_elems, a_elems)
-    # The micro-kernel reads a as it is, or the converted copy.
-    gemm = rt.kernel(TEMPLATE, f"cg_matmul_{variant}",
-                     **(dict(params, a_ct=acc.ctype) if convert else params))
+    # The micro-kernel reads a as it is, or its copy.
+    gemm = rt.kernel(TEMPLATE, f"cg_matmul_{variant}", **(
+        dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params))
     if not direct:
         pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
         bp = rt.allocator.alloc(b_elems * isz)
         b_zs = 0 if b_shared else b_size
-    if convert:
-        conv = rt.kernel(TEMPLATE, "cg_matmul_convert_a", **dict(params, variant="packed"))
+    if a_mode:
+        name = "cg_matmul_pack_a" if a_mode == "panels" else "cg_matmul_convert_a"
+        prep_a = rt.kernel(TEMPLATE, name, **dict(params, variant="packed"))
         ap = rt.allocator.alloc(a_elems * isz)
         a_zs = 0 if a_shared else a_size
     for z0 in range(0, Z, chunk):
@@ -176,24 +180,33 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
             b_args = _operand_args(I, b, z0)[:-1]  # no column stride: it is 1
         else:
             if z0 == 0 or not b_shared:
-                kq = -(-K // tile[4])
+                kq = -(-K // KB)
                 _launch1d(rt, pack_b, I, kq * np_ * (1 if b_shared else zc),
                           [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
                           LOCAL_COPY)
             b_args = [bp, I(b_zs)]
-        if not convert:
+        if a_mode is None:
             a_args = _operand_args(I, a, z0)
         else:
+            zs = 1 if a_shared else zc
             if z0 == 0 or not a_shared:
-                kq = -(-K // VW)
-                _launch1d(rt, conv, I, kq * M * (1 if a_shared else zc),
-                          [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(kq)], LOCAL_COPY)
-            a_args = [ap, I(0), I(a_zs), I(K), I(1)]
+                if a_mode == "panels":
+                    kq = -(-K // KB)
+                    _launch1d(rt, prep_a, I, mq * kq * zs,
+                              [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(mq), I(kq)],
+                              LOCAL_COPY)
+                else:
+                    kq = -(-K // VW)
+                    _launch1d(rt, prep_a, I, kq * M * zs,
+                              [ap, I(a_zs), *_operand_args(I, a, z0)[:-1], I(M), I(K), I(kq)],
+                              LOCAL_COPY)
+            # panels: row stride unused, k stride MR; rows: contiguous
+            a_args = [ap, I(0), I(a_zs), I(K), I(MR if a_mode == "panels" else 1)]
         args = [out._storage.data, I(out._offset + z0 * M * N), *a_args, *b_args,
                 I(M), I(N), I(K), I(mq), I(np_)]
         _launch1d(rt, gemm, I, mq * np_ * zc, args)
     # The queue is in order: the kernels above run before anything that reuses the scratch.
     if not direct:
         rt.allocator.release(bp, b_elems * isz)
-    if convert:
+    if a_mode:
         rt.allocator.release(ap, a_elems * isz)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ...tensor import Tensor
 from ..elementwise_table import OPS
 from .launch import INDEX_NP, INT32_MAX, merge_dims
 
@@ -26,10 +27,24 @@ def elementwise(op, out, operands, compute):
     n = out.numel()
     if n == 0:
         return
-    rt = out.device.runtime
-    tensors = [x for x in operands if hasattr(x, "_storage")]
+    rt = out._storage.device.runtime
     shape = out._shape
-    if out.is_contiguous() and all(t._shape == shape and t.is_contiguous() for t in tensors):
+    # one pass over the operands: this function is on every op's path, so it stays lean
+    flat = out.is_contiguous()
+    small = out._storage.nbytes <= INT32_MAX * out.dtype.itemsize
+    tensors, ins = [], []
+    for x, dt in zip(operands, compute):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+            ins.append((x.dtype.ctype, dt.compute_ctype))
+            flat = flat and x._shape == shape and x.is_contiguous()
+            small = small and x._storage.nbytes <= INT32_MAX * x.dtype.itemsize
+        else:
+            ins.append((None, dt.compute_ctype))
+    ins = tuple(ins)
+    # offsets stay inside their storages, so a storage's size bounds every index
+    itype = "int" if small else "long"
+    if flat:
         mshape, mstrides, layout = (n,), None, "flat"
     else:
         strides = [out._stride] + [_broadcast_strides(t, shape) for t in tensors]
@@ -39,14 +54,6 @@ def elementwise(op, out, operands, compute):
         else:
             # a 2-D launch pays off once rows are long enough to fill work-groups
             layout = "rows" if mshape[-1] >= 64 else "general"
-    # offsets stay inside their storages, so a storage's size bounds every index
-    itype = "int" if all(
-        t._storage.nbytes <= INT32_MAX * t.dtype.itemsize for t in (out, *tensors)
-    ) else "long"
-    ins = tuple(
-        (x.dtype.ctype if hasattr(x, "_storage") else None, dt.compute_ctype)
-        for x, dt in zip(operands, compute)
-    )
     key = (rt, op, ins, out.dtype, len(mshape), layout, itype)
     kernel = _elementwise_kernels.get(key)
     if kernel is None:

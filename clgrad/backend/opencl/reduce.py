@@ -30,8 +30,19 @@ VALUE_OPS = ("sum", "prod", "max", "min")
 GPU_PATH = None
 # CPU: a chunk is at least this many elements, so partials stay few and cheap to combine.
 MIN_CHUNK = 1 << 14
+# CPU: work-items per compute unit to aim for (PoCL balances work-groups across its threads).
+ITEMS_PER_CU = 64
+# CPU outer mode: accumulators per item (of vw lanes), rows an item walks before handing over a
+# partial (short walks keep the items of a work-group on adjacent memory), most partials.
 OUTER_UNROLL = 8
-CPU_ITEMS = 0
+OUTER_ROWS = 32
+MAX_PARTS = 1024
+# CPU outer mode: below this many elements one launch beats two.
+OUTER_SPLIT_MIN = 1 << 18
+# CPU rows mode: rows walked at a time, bytes of adjacent outputs an item owns, items per CU.
+ROWS_BLOCK = 8
+ROWS_COLS_BYTES = 16384
+ROWS_ITEMS_PER_CU = 16
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
@@ -68,10 +79,15 @@ def _fp64(*cts) -> bool:
     return "double" in cts
 
 
+def _cpu_items(rt) -> int:
+    """Most work-items a CPU launch runs; past that, items loop grid-stride."""
+    return rt.device.compute_units * ITEMS_PER_CU * 64
+
+
 def _cpu_launch(rt, kernel, n_items, args):
-    """Grid-stride kernels on a CPU device: enough items for every core, a few per group."""
+    """A CPU device: groups of up to 16 items (PoCL runs a group's items one after another)."""
     cu = rt.device.compute_units
-    items = max(1, min(n_items, rt.max_work_items))
+    items = max(1, min(n_items, _cpu_items(rt)))
     local = 1
     while local < 16 and items // (local * 2) >= 8 * cu:
         local *= 2
@@ -90,61 +106,84 @@ class _Src:
         self.ext = ext  # one past the largest element offset read
 
 
-def _itype(rt, *extents) -> str:
-    """int or long for every index a launch forms, with room for grid strides and partials."""
-    return index_type(max(extents) + 64 * 16 * max(rt.max_work_items, 1 << 16))
+def _itype(*extents) -> str:
+    """int or long: every index a launch forms, grid-stride overshoot included, fits."""
+    return index_type(2 * max(extents) + (1 << 20))
 
 
-def _plan(rt, op, ct, itype, src, M, R):
-    """(mode, vw, lx, ly, base_items, unroll, aligned): how a launch covers M outputs x R."""
+class _Plan:
+    """How one launch covers M outputs x R elements: the kernel's mode and shape of work."""
+
+    __slots__ = ("mode", "vw", "lx", "ly", "base", "unroll", "aligned", "cb", "rb")
+
+    def __init__(self, mode, base, vw=0, lx=0, ly=0, unroll=0, aligned=False, cb=0, rb=0):
+        self.mode, self.base, self.vw, self.lx, self.ly = mode, base, vw, lx, ly
+        self.unroll, self.aligned, self.cb, self.rb = unroll, aligned, cb, rb
+        # base: work-items (work-groups for "wg") per chunk of the reduced range
+
+
+def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
+    """The kernel for M outputs over R elements each; direct: one that writes out itself."""
     K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
     if _gpu(rt):
         wg = _wg_size(rt)
         lx = 1
         if M > 1 and ks == 1 and rs != 1 and K0 >= 16:  # adjacent outputs, adjacent in memory
             lx = 16 if K0 < 64 else 64
-        return "wg", 0, lx, wg // lx, _cdiv(M, lx), 0, False
+        return _Plan("wg", _cdiv(M, lx), lx=lx, ly=wg // lx)
     arg = op in ARG_OPS
     vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
     vw = _vw(src.ct, ct, *((itype,) if arg else ()))
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
-        unroll = 4 if arg else OUTER_UNROLL
         # every vector starts vw-aligned when all offsets are multiples of vw (buffers are)
         aligned = all(v % vw == 0 for v in (src.off, *src.kstr[:-1], *src.rstr))
-        return "outer", vw, 0, 0, (M // K0) * _cdiv(K0, unroll * vw), unroll, aligned
-    return "inner", (vw if vector_ok and rs == 1 and R >= vw else 0), 0, 0, M, 0, False
+        if not (arg or direct) and M * R >= OUTER_SPLIT_MIN and R >= 4 * ROWS_BLOCK:
+            unroll = OUTER_UNROLL
+            cb = max(1, ROWS_COLS_BYTES // (_SIZES[ct] * unroll * vw)) * unroll * vw
+            return _Plan("rows", (M // K0) * _cdiv(K0, cb), vw=vw, unroll=unroll,
+                         aligned=aligned, cb=cb, rb=ROWS_BLOCK)
+        unroll = 4 if arg else OUTER_UNROLL
+        return _Plan("outer", (M // K0) * _cdiv(K0, unroll * vw), vw=vw, unroll=unroll,
+                     aligned=aligned)
+    return _Plan("inner", M, vw=vw if vector_ok and rs == 1 and R >= vw else 0)
 
 
 def _split(rt, plan, R) -> tuple[int, int]:
     """(P, chunk): cut each output's R elements into P chunks when outputs alone are too few."""
-    mode, _, lx, ly, base, _, _ = plan
     if R == 0:
         return 1, 0
-    if mode == "wg":
-        # work-groups that fill the device (at least a few per compute unit)
-        target = max(rt.max_work_items // (lx * ly), 4 * rt.device.compute_units)
-        min_chunk = ly * 16
-    else:
-        target = CPU_ITEMS or rt.max_work_items
-        # an item's chunk reads chunk * (outputs per item) elements
-        min_chunk = MIN_CHUNK if mode == "inner" else MIN_CHUNK // (plan[1] * plan[5])
     P = 1
-    if base < target:
-        P = max(1, min(_cdiv(target, base), R // min_chunk))
-    chunk = _cdiv(R, P)
+    base = plan.base
+    if plan.mode == "wg":
+        # work-groups that fill the device (at least a few per compute unit)
+        target = max(rt.max_work_items // (plan.lx * plan.ly), 4 * rt.device.compute_units)
+        if base < target:
+            P = min(_cdiv(target, base), R // (plan.ly * 16))
+    elif plan.mode == "inner":
+        target = rt.device.compute_units * ITEMS_PER_CU
+        if base < target:
+            P = min(_cdiv(target, base), R // MIN_CHUNK)
+    elif plan.mode == "rows":
+        target = rt.device.compute_units * ROWS_ITEMS_PER_CU
+        if base < target:
+            P = min(_cdiv(target, base), R // (4 * plan.rb))
+    elif base * plan.vw * plan.unroll * R >= OUTER_SPLIT_MIN:
+        # short walks: the items of a group then read adjacent tiles of the same few rows
+        P = min(R // OUTER_ROWS, MAX_PARTS, _cpu_items(rt) // base)
+    chunk = _cdiv(R, max(P, 1))
     return _cdiv(R, chunk), chunk
 
 
 def _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off,
             o_sm, o_sc):
-    mode, vw, lx, ly, base, unroll, aligned = plan
-    n_items = base * P
+    n_items = plan.base * P
     I = INDEX_NP[itype]
     kernel = rt.kernel(
-        "reduce.cl.mako", f"cg_reduce_{mode}_{op}", mode=mode, op=op, in_ct=src.ct, ct=ct,
-        idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
+        "reduce.cl.mako", f"cg_reduce_{plan.mode}_{op}", mode=plan.mode, op=op, in_ct=src.ct,
+        ct=ct, idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
         out_bool=out_bool, idx_out=outi is not None, nk=len(src.kshape), nr=len(src.rshape),
-        vw=vw, unroll=unroll, aligned=aligned, lx=lx, ly=ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
+        vw=plan.vw, unroll=plan.unroll, aligned=plan.aligned, cb=plan.cb, rb=plan.rb,
+        lx=plan.lx, ly=plan.ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
     )
     args = [src.buf, I(src.off)]
     if src.idx is not None:
@@ -159,8 +198,8 @@ def _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool,
     if outi is not None:
         args.append(outi)
     args += [I(o_off), I(o_sm), I(o_sc), I(n_items)]
-    if mode == "wg":
-        rt.launch(kernel, (base * lx, P * ly), (lx, ly), args)
+    if plan.mode == "wg":
+        rt.launch(kernel, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
     else:
         _cpu_launch(rt, kernel, n_items, args)
 
@@ -169,23 +208,28 @@ def _partials(rt, op, ct, itype, plan, src, M, R, P, chunk):
     """Launches a first pass into scratch; returns (vals, idx, o_sm, o_sc): release both."""
     vals = rt.allocator.alloc(M * P * _SIZES[ct])
     idx = rt.allocator.alloc(M * P * 8) if op in ARG_OPS else None
-    # outer and wg write adjacent outputs side by side: [P][M]; inner: [M][P]
-    o_sm, o_sc = (1, M) if plan[0] in ("outer", "wg") else (P, 1)
+    # adjacent outputs side by side, [P][M], except "inner": [M][P]
+    o_sm, o_sc = (P, 1) if plan.mode == "inner" else (1, M)
     _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, vals, ct, False, idx, 0, o_sm, o_sc)
     return vals, idx, o_sm, o_sc
 
 
 def _reduce_src(rt, op, ct, src, M, R, out, out_ct, out_bool, outi, o_off):
-    itype = _itype(rt, src.ext, o_off + M, 2 * M, R)
-    plan = _plan(rt, op, ct, itype, src, M, R)
-    P, chunk = _split(rt, plan, R)
-    if P == 1:
+    itype = "int"
+    while True:  # the plan (vector width of index lanes) depends on the index type
+        plan = _plan(rt, op, ct, itype, src, M, R)
+        P, chunk = _split(rt, plan, R)
+        need = _itype(src.ext, o_off + M, M * P, plan.base * P, R + chunk)
+        if need == itype:
+            break
+        itype = need
+    if P == 1 and plan.mode != "rows":
         _launch(rt, op, ct, itype, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi,
                 o_off, 1, 0)
         return
     vals, idx, o_sm, o_sc = _partials(rt, op, ct, itype, plan, src, M, R, P, chunk)
     second = _Src(vals, 0, ct, idx, (M,), (o_sm,), (P,), (o_sc,), M * P)
-    plan2 = _plan(rt, op, ct, itype, second, M, P)
+    plan2 = _plan(rt, op, ct, itype, second, M, P, direct=True)
     _launch(rt, op, ct, itype, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off,
             1, 0)
     rt.allocator.release(vals, M * P * _SIZES[ct])
@@ -263,7 +307,7 @@ def cumsum(out, x, dim, acc) -> None:
         mode = "tiles" if tiles else "lines"
         ls = 0
         base = (B // K0) * _cdiv(K0, vw) if tiles else B
-        target = rt.max_work_items
+        target = rt.device.compute_units * ITEMS_PER_CU
         min_chunk = MIN_CHUNK
     P = 1
     if base < target:
@@ -271,14 +315,14 @@ def cumsum(out, x, dim, acc) -> None:
     chunk = _cdiv(L, P)
     P = _cdiv(L, chunk)
     lvec = min(8, vw) if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
-    itype = _itype(rt, extent(x), out._offset + n, 2 * B * P, L + chunk)
+    itype = _itype(extent(x), out._offset + n, B * P, base * P, L + chunk)
     I = INDEX_NP[itype]
 
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
         src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,),
                    extent(x))
-        plan = _plan(rt, "sum", ct, itype, src, B, L)
+        plan = _plan(rt, "sum", ct, itype, src, B, L, direct=True)
         part, _, ps_b, ps_c = _partials(rt, "sum", ct, itype, plan, src, B, L, P, chunk)
 
     kernel = rt.kernel(
