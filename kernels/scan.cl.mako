@@ -7,24 +7,33 @@
 ##
 ##   mode "lines": one work-item per (line, chunk), serial; lvec > 0 when the line is contiguous
 ##                 in input and output: lvec elements at a time with an in-register prefix.
-##   mode "tiles": one work-item per (vw adjacent lines, chunk) when adjacent lines are adjacent
-##                 in memory (input and output): vector loads and stores across lines (CPU).
+##   mode "tiles": one work-item per (unroll*vw adjacent lines, chunk) when adjacent lines are
+##                 adjacent in memory (input and output): vector loads and stores across lines;
+##                 aligned: every such vector is vw-aligned in input and output (CPU).
 ##   mode "wg":    one work-group of ls items per (line, chunk): tiles of ls elements scanned in
 ##                 local memory, carried from tile to tile (GPU).
 ##
-## Params: mode, in_ct, ct (accumulator), out_ct, out_bool, nb, vw, lvec, ls, has_part, index_t, fp64.
+## Params: mode, in_ct, ct (accumulator), out_ct, out_bool, nb, vw, unroll, aligned, lvec, ls,
+## has_part, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
+DIGITS = "0123456789abcdef"
+esize = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
+         "double": 8}
 
 def load(ptr, idx):
     if in_ct == "half":
         return f"(({ct})vload_half({idx}, {ptr}))"
     return f"(({ct}){ptr}[{idx}])"
 
-def loadv(n, ptr, idx):
+def loadv(n, ptr, idx, is_aligned=False):
+    """n elements at ptr + idx as a ct vector: a plain vector load where aligned (vloadN is
+    much slower on PoCL)."""
     if in_ct == "half":
-        return f"convert_{ct}{n}(vload_half{n}(0, {ptr} + ({idx})))"
+        return f"convert_{ct}{n}(vload{'a' if is_aligned else ''}_half{n}(0, {ptr} + ({idx})))"
+    if is_aligned:
+        return f"convert_{ct}{n}(*(const __global {in_ct}{n} *)({ptr} + ({idx})))"
     return f"convert_{ct}{n}(vload{n}(0, {ptr} + ({idx})))"
 
 def store(ptr, idx, val):
@@ -34,16 +43,27 @@ def store(ptr, idx, val):
         return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
     return f"{ptr}[{idx}] = ({out_ct})({val})"
 
-def storev(n, ptr, idx, val):
+def storev(n, ptr, idx, val, is_aligned=False):
     if out_ct == "half":
-        return f"vstore_half{n}_rte(convert_float{n}({val}), 0, {ptr} + ({idx}))"
+        return (f"vstore{'a' if is_aligned else ''}_half{n}_rte(convert_float{n}({val}), 0, "
+                f"{ptr} + ({idx}))")
     if out_bool:
-        return f"vstore{n}(convert_uchar{n}(-(({val}) != ({ct}{n})0)), 0, {ptr} + ({idx}))"
-    return f"vstore{n}(convert_{out_ct}{n}({val}), 0, {ptr} + ({idx}))"
+        v = f"convert_uchar{n}(-(({val}) != ({ct}{n})0))"
+    else:
+        v = f"convert_{out_ct}{n}({val})"
+    if is_aligned:
+        return f"*(__global {out_ct}{n} *)({ptr} + ({idx})) = {v}"
+    return f"vstore{n}({v}, 0, {ptr} + ({idx}))"
 
 def shifted(n, h):
     """v's lanes moved up by h, zeros shifted in: (0, .., 0, v.s0, .., v.s{n-h-1})."""
-    return ", ".join([f"({ct})0"] * h + [f"v.s{'0123456789abcdef'[j]}" for j in range(n - h)])
+    return ", ".join([f"({ct})0"] * h + [f"v.s{DIGITS[j]}" for j in range(n - h)])
+
+def carry_in(b):
+    """The sum of line b's chunks before chunk c."""
+    if not has_part:
+        return f"({ct})0"
+    return f"cg_scan_carry(part, {b}, ps_b, ps_c, c)"
 %>
 <%def name="line_offsets(b, upto)">\
 ## xb, ob = offsets of line b over batch dims [0, upto)
@@ -58,6 +78,14 @@ def shifted(n, h):
 % endif
     }
 </%def>
+% if has_part:
+inline ${ct} cg_scan_carry(__global const ${ct} *part, ${I} b, ${I} ps_b, ${I} ps_c, ${I} c)
+{
+  ${ct} s = 0;
+  for (${I} j = 0; j < c; j++) s += part[b * ps_b + j * ps_c];
+  return s;
+}
+% endif
 
 % if mode == "wg":
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
@@ -80,23 +108,44 @@ void cg_scan_${mode}(
     const ${I} b = w / P, c = w - b * P;
 ${line_offsets("b", nb)}
     const ${I} lo = c * chunk, hi = min(L, lo + chunk);
-    ${ct} carry = 0;
-  % if has_part:
-    for (${I} j = 0; j < c; j++) carry += part[b * ps_b + j * ps_c];
-  % endif
+    ${ct} carry = ${carry_in("b")};
     ${I} i = lo;
   % if lvec:
-    ## contiguous line (sx == so == 1): a prefix within the vector, then the carry
-    for (; i + ${lvec} <= hi; i += ${lvec}) {
-      ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i")};
+    ## contiguous line (sx == so == 1): scalars up to an aligned input address, then lvec at a
+    ## time with a prefix within the vector, then the carry
+    {
+      const ${I} mis = (${I})(((size_t)(x + xb + i) / ${esize[in_ct]}) & ${lvec - 1});
+      const ${I} head = min(hi - i, mis ? ${lvec} - mis : (${I})0);
+      for (const ${I} e = i + head; i < e; i++) {
+        carry += ${load("x", "xb + i")};
+        ${store("out", "ob + i", "carry")};
+      }
+    }
+    <% last = DIGITS[lvec - 1] %>
+    if ((((size_t)(out + ob + i) / ${esize[out_ct]}) & ${lvec - 1}) == 0) {
+      for (; i + ${lvec} <= hi; i += ${lvec}) {
+        ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i", True)};
     % for h in (1, 2, 4, 8):
       % if h < lvec:
-      v += (${ct}${lvec})(${shifted(lvec, h)});
+        v += (${ct}${lvec})(${shifted(lvec, h)});
       % endif
     % endfor
-      v += carry;
-      ${storev(lvec, "out", "ob + i", "v")};
-      carry = v.s${"0123456789abcdef"[lvec - 1]};
+        v += carry;
+        ${storev(lvec, "out", "ob + i", "v", True)};
+        carry = v.s${last};
+      }
+    } else {
+      for (; i + ${lvec} <= hi; i += ${lvec}) {
+        ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i", True)};
+    % for h in (1, 2, 4, 8):
+      % if h < lvec:
+        v += (${ct}${lvec})(${shifted(lvec, h)});
+      % endif
+    % endfor
+        v += carry;
+        ${storev(lvec, "out", "ob + i", "v")};
+        carry = v.s${last};
+      }
     }
   % endif
     for (; i < hi; i++) {
@@ -105,41 +154,53 @@ ${line_offsets("b", nb)}
     }
   }
 % elif mode == "tiles":
+<% TW = unroll * vw %>\
   const ${I} K0 = bs${nb - 1};
-  const ${I} T = (K0 + ${vw - 1}) / ${vw}, Q = (n_items / P) / T;
+  const ${I} T = (K0 + ${TW - 1}) / ${TW}, Q = (n_items / P) / T;
   for (${I} w = get_global_id(0); w < n_items; w += get_global_size(0)) {
     const ${I} t = w % T, rest = w / T;
     const ${I} q = rest % Q, c = rest / Q;
 ${line_offsets("q", nb - 1)}
-    xb += t * ${vw};
-    ob += t * ${vw};
-    const ${I} b0 = q * K0 + t * ${vw};
-    const ${I} width = min((${I})${vw}, K0 - t * ${vw});
+    xb += t * ${TW};
+    ob += t * ${TW};
+    const ${I} b0 = q * K0 + t * ${TW};
+    const ${I} width = min((${I})${TW}, K0 - t * ${TW});
     const ${I} lo = c * chunk, hi = min(L, lo + chunk);
-    if (width == ${vw}) {
-      ${ct} init[${vw}];
-      for (int j = 0; j < ${vw}; j++) {
-        ${ct} s = 0;
-  % if has_part:
-        for (${I} k = 0; k < c; k++) s += part[(b0 + j) * ps_b + k * ps_c];
-  % endif
-        init[j] = s;
+    ${I} g = 0;
+    if (width == ${TW}) {
+  % for u in range(unroll):
+      ${ct}${vw} c${u};
+      {
+        ${ct} init[${vw}];
+        for (int j = 0; j < ${vw}; j++) init[j] = ${carry_in(f"b0 + {u * vw} + j")};
+        c${u} = vload${vw}(0, init);
       }
-      ${ct}${vw} carry = vload${vw}(0, init);
+  % endfor
       for (${I} i = lo; i < hi; i++) {
-        carry += ${loadv(vw, "x", "xb + i * sx")};
-        ${storev(vw, "out", "ob + i * so", "carry")};
+  % for u in range(unroll):
+        c${u} += ${loadv(vw, "x", f"xb + {u * vw} + i * sx", aligned)};
+        ${storev(vw, "out", f"ob + {u * vw} + i * so", f"c{u}", aligned)};
+  % endfor
       }
-    } else {
-      for (${I} j = 0; j < width; j++) {
-        ${ct} carry = 0;
-  % if has_part:
-        for (${I} k = 0; k < c; k++) carry += part[(b0 + j) * ps_b + k * ps_c];
-  % endif
-        for (${I} i = lo; i < hi; i++) {
-          carry += ${load("x", "xb + j + i * sx")};
-          ${store("out", "ob + j + i * so", "carry")};
-        }
+      g = ${TW};
+    }
+    for (; g + ${vw} <= width; g += ${vw}) {  // the whole vectors of a partial tile
+      ${ct}${vw} cv;
+      {
+        ${ct} init[${vw}];
+        for (int j = 0; j < ${vw}; j++) init[j] = ${carry_in("b0 + g + j")};
+        cv = vload${vw}(0, init);
+      }
+      for (${I} i = lo; i < hi; i++) {
+        cv += ${loadv(vw, "x", "xb + g + i * sx", aligned)};
+        ${storev(vw, "out", "ob + g + i * so", "cv", aligned)};
+      }
+    }
+    for (; g < width; g++) {  // and its last few lines one by one
+      ${ct} carry = ${carry_in("b0 + g")};
+      for (${I} i = lo; i < hi; i++) {
+        carry += ${load("x", "xb + g + i * sx")};
+        ${store("out", "ob + g + i * so", "carry")};
       }
     }
   }
@@ -151,10 +212,7 @@ ${line_offsets("q", nb - 1)}
   const ${I} b = g / P, c = g - b * P;
 ${line_offsets("b", nb)}
   const ${I} lo = c * chunk, hi = min(L, lo + chunk);
-  ${ct} carry = 0;
-  % if has_part:
-  for (${I} j = 0; j < c; j++) carry += part[b * ps_b + j * ps_c];
-  % endif
+  ${ct} carry = ${carry_in("b")};
   for (${I} t0 = lo; t0 < hi; t0 += ${ls}) {
     const ${I} i = t0 + lid;
     s[lid] = i < hi ? ${load("x", "xb + i * sx")} : (${ct})0;

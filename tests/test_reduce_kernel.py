@@ -370,7 +370,7 @@ def run_cumsum(dev, x, a, dim):
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
 def test_cumsum_all_dtypes(dev, path, dt):
     rng = np.random.default_rng(6)
-    for shape in [(7,), (1,), (4, 5, 6), (3, 1, 40), (40, 3, 17)]:
+    for shape in [(7,), (1,), (4, 5, 6), (3, 1, 40), (40, 3, 17), (70, 128), (9, 130)]:
         for name, size, vshape, stride, off in views(shape):
             base = values(rng, dt, size, "sum")
             x, a = upload(dev, base, dt, vshape, stride, off)
@@ -397,7 +397,9 @@ def test_cumsum_long_lines(dev, path, dt):
     base = values(rng, dt, n + 1, "sum")
     for shape, stride, off, dim in [
         ((n,), (1,), 1, 0),
+        ((n,), (1,), 0, 0),
         ((n // 2,), (2,), 0, 0),
+        ((n // 256, 256), (256, 1), 0, 0),
         ((3, n // 3), (n // 3, 1), 0, 1),
         ((n // 3, 3), (3, 1), 0, 0),
         ((n // 20, 20), (20, 1), 0, 0),

@@ -82,11 +82,12 @@ def launch(op, operands, out_dtype, compute=None, out=None, shape=None):
     fast = out is None and shape is None and operands and isinstance(operands[0], Tensor)
     if fast:
         # the common case, kept short: same-shape tensors on one device
-        shape, device = operands[0]._shape, operands[0]._storage.device
+        same, device = operands[0]._shape, operands[0]._storage.device
         for x in operands:
-            if not isinstance(x, Tensor) or x._shape != shape or x._storage.device is not device:
+            if not isinstance(x, Tensor) or x._shape != same or x._storage.device is not device:
                 fast = False
                 break
+        shape = same if fast else None
     if not fast:
         device = same_device(*operands) if out is None else out.device
         if out is not None:

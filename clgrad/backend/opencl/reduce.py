@@ -43,6 +43,8 @@ OUTER_SPLIT_MIN = 1 << 18
 ROWS_BLOCK = 8
 ROWS_COLS_BYTES = 16384
 ROWS_ITEMS_PER_CU = 16
+# CPU cumsum across adjacent lines: vectors of lines per item.
+SCAN_UNROLL = 8
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
@@ -73,6 +75,14 @@ def _pow2_floor(n: int) -> int:
 
 def _wg_size(rt) -> int:
     return min(WG, _pow2_floor(rt.device._cl.max_work_group_size))
+
+
+def _aligned(rt, lanes, esize, *offsets) -> bool:
+    """Whether vectors of ``lanes`` elements at these element offsets (all multiples of lanes)
+    are aligned: they are when buffers start aligned to the vector, and OpenCL buffers start
+    aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN."""
+    return rt.device._cl.mem_base_addr_align // 8 >= lanes * esize and all(
+        o % lanes == 0 for o in offsets)
 
 
 def _fp64(*cts) -> bool:
@@ -127,16 +137,19 @@ def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
     K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
     if _gpu(rt):
         wg = _wg_size(rt)
-        lx = 1
         if M > 1 and ks == 1 and rs != 1 and K0 >= 16:  # adjacent outputs, adjacent in memory
             lx = 16 if K0 < 64 else 64
+        elif M > 1 and R < wg // 4:  # short rows: several outputs per group, no idle items
+            lx = wg // max(4, 1 << (max(R, 1) - 1).bit_length())
+        else:
+            lx = 1
         return _Plan("wg", _cdiv(M, lx), lx=lx, ly=wg // lx)
     arg = op in ARG_OPS
     vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
     vw = _vw(src.ct, ct, *((itype,) if arg else ()))
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
-        # every vector starts vw-aligned when all offsets are multiples of vw (buffers are)
-        aligned = all(v % vw == 0 for v in (src.off, *src.kstr[:-1], *src.rstr))
+        # every vector starts vw-aligned when all offsets are multiples of vw
+        aligned = _aligned(rt, vw, _SIZES[src.ct], src.off, *src.kstr[:-1], *src.rstr)
         if not (arg or direct) and M * R >= OUTER_SPLIT_MIN and R >= 4 * ROWS_BLOCK:
             unroll = OUTER_UNROLL
             cb = max(1, ROWS_COLS_BYTES // (_SIZES[ct] * unroll * vw)) * unroll * vw
@@ -297,8 +310,9 @@ def cumsum(out, x, dim, acc) -> None:
     vw = _vw(x.dtype.ctype, ct, out.dtype.ctype)
     if gpu:
         # adjacent lines adjacent in memory: an item per line reads coalesced; else work-groups
-        mode = "lines" if B > 1 and bx[-1] == 1 and sx != 1 else "wg"
+        mode = "lines" if B > 1 and ((bx[-1] == 1 and sx != 1) or L < 64) else "wg"
         ls = _wg_size(rt) if mode == "wg" else 0
+        unroll = 0
         base = B
         target = max(rt.max_work_items // max(ls, 1), 4 * rt.device.compute_units)
         min_chunk = ls * 16 if mode == "wg" else MIN_CHUNK
@@ -306,7 +320,8 @@ def cumsum(out, x, dim, acc) -> None:
         tiles = B > 1 and bx[-1] == 1 and bo[-1] == 1 and K0 >= vw and sx != 1
         mode = "tiles" if tiles else "lines"
         ls = 0
-        base = (B // K0) * _cdiv(K0, vw) if tiles else B
+        unroll = SCAN_UNROLL if tiles else 0
+        base = (B // K0) * _cdiv(K0, unroll * vw) if tiles else B
         target = rt.device.compute_units * ITEMS_PER_CU
         min_chunk = MIN_CHUNK
     P = 1
@@ -315,6 +330,9 @@ def cumsum(out, x, dim, acc) -> None:
     chunk = _cdiv(L, P)
     P = _cdiv(L, chunk)
     lvec = min(8, vw) if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
+    aligned = mode == "tiles" and _aligned(
+        rt, vw, max(_SIZES[x.dtype.ctype], _SIZES[out.dtype.ctype]),
+        x._offset, *bx[:-1], sx, out._offset, *bo[:-1], so)
     itype = _itype(extent(x), out._offset + n, B * P, base * P, L + chunk)
     I = INDEX_NP[itype]
 
@@ -328,7 +346,8 @@ def cumsum(out, x, dim, acc) -> None:
     kernel = rt.kernel(
         "scan.cl.mako", f"cg_scan_{mode}", mode=mode, in_ct=x.dtype.ctype, ct=ct,
         out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", nb=len(bshape),
-        vw=vw if mode == "tiles" else 0, lvec=lvec, ls=ls, has_part=part is not None,
+        vw=vw if mode == "tiles" else 0, unroll=unroll, aligned=aligned, lvec=lvec, ls=ls,
+        has_part=part is not None,
         index_t=itype, fp64=_fp64(x.dtype.ctype, ct, out.dtype.ctype),
     )
     args = [x._storage.data, I(x._offset)]
