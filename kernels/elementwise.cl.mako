@@ -46,7 +46,9 @@ __kernel void cg_elementwise_${name}(
 {
 % if layout == "rows":
   const ${I} inner = get_global_id(0);
-  if (inner >= size${ndim - 1}) return;
+  // (as below: a group-uniform test first, so whole groups vectorize)
+  if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size${ndim - 1}
+      && inner >= size${ndim - 1}) return;
   ${I} rem = get_global_id(1);
   const ${I} _i = rem * size${ndim - 1} + inner;
   ${I} o = out_off + inner * ostride${ndim - 1};
@@ -58,7 +60,10 @@ __kernel void cg_elementwise_${name}(
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
   const ${I} _i = get_global_id(0);
-  if (_i < n) {
+  // Whole work-groups skip the bounds test: a branch that is the same for the whole group
+  // lets PoCL vectorize the group's loop without masked stores.
+  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
+  if (whole || _i < n) {
 % endif
 % if layout == "flat":
     const ${I} o = out_off + _i;
