@@ -21,7 +21,9 @@ TIME_UNITS = ("ms", "us", "s")
 def speedup(row):
     if not row.get("numpy"):
         return None
-    return row["numpy"] / row["clgrad"] if row["unit"] in TIME_UNITS else row["clgrad"] / row["numpy"]
+    return (
+        row["numpy"] / row["clgrad"] if row["unit"] in TIME_UNITS else row["clgrad"] / row["numpy"]
+    )
 
 
 def load(results_dir, include_quick=False):
@@ -55,7 +57,8 @@ def table(runs):
         lines.append(f"| {name} | {unit} | " + " | ".join(cells) + " |")
     drivers = "\n".join(
         f"- {r['vendor']} {r['name']}: `{r['device']}`, platform {r['platform']}, driver "
-        f"{r['driver']}, host {r['host']}, NumPy {r['numpy']}, measured {r['date']}" for r in runs
+        f"{r['driver']}, host {r['host']}, NumPy {r['numpy']}, measured {r['date']}"
+        for r in runs
     )
     return "\n".join(lines) + "\n\n" + drivers + "\n"
 
@@ -76,8 +79,12 @@ def chart(runs, path):
         for name in names:
             row = next((r for r in run["results"] if r["name"] == name), None)
             vals.append(speedup(row) if row else 0)
-        ax.barh([i + k * height for i in range(len(names))], vals, height,
-                label=f"{run['vendor']} {run['name']}")
+        ax.barh(
+            [i + k * height for i in range(len(names))],
+            vals,
+            height,
+            label=f"{run['vendor']} {run['name']}",
+        )
     ax.set_yticks([i + height * (len(runs) - 1) / 2 for i in range(len(names))], names)
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_xscale("log")

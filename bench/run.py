@@ -61,29 +61,43 @@ class Suite:
         self.repeat = 3 if quick else 7
 
     def add(self, group, name, unit, ours, ref_np, ref_torch=None):
-        self.rows.append({"group": group, "name": name, "unit": unit, "clgrad": ours,
-                          "numpy": ref_np, "torch": ref_torch})
+        self.rows.append(
+            {
+                "group": group,
+                "name": name,
+                "unit": unit,
+                "clgrad": ours,
+                "numpy": ref_np,
+                "torch": ref_torch,
+            }
+        )
         ratio = f"{ours / ref_np:.2f}x numpy" if ref_np else ""
         if unit in ("ms", "us", "s") and ref_np:
             ratio = f"{ref_np / ours:.2f}x numpy speed"
-        print(f"  {name:<34} {ours:10.2f} {unit:<7} numpy {ref_np or float('nan'):10.2f}  {ratio}",
-              flush=True)
+        print(
+            f"  {name:<34} {ours:10.2f} {unit:<7} numpy {ref_np or float('nan'):10.2f}  {ratio}",
+            flush=True,
+        )
 
     def t(self, fn, inner=1):
         return median_time(fn, self.sync, repeat=self.repeat, inner=inner)
 
     # ---- the suite -------------------------------------------------------------------------
     def matmul(self):
-        for n in ([64, 128] if self.quick else [256, 512, 1024]):
+        for n in [64, 128] if self.quick else [256, 512, 1024]:
             a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
             b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
             ta, tb = clgrad.tensor(a, device=self.dev), clgrad.tensor(b, device=self.dev)
             flop = 2 * n**3 / 1e9
-            ours = flop / self.t(lambda: ta @ tb)
-            ref = flop / median_time(lambda: a @ b, lambda: None, self.repeat)
-            self.add("matmul", f"matmul {n}x{n}x{n} float32", "GFLOP/s", ours, ref,
-                     self._torch(lambda T: flop / median_time(
-                         lambda: T.from_numpy(a) @ T.from_numpy(b), lambda: None, self.repeat)))
+            ours = flop / self.t(lambda ta=ta, tb=tb: ta @ tb)
+            ref = flop / median_time(lambda a=a, b=b: a @ b, lambda: None, self.repeat)
+
+            def torch_gflops(T, a=a, b=b, flop=flop):
+                ta, tb = T.from_numpy(a), T.from_numpy(b)
+                return flop / median_time(lambda: ta @ tb, lambda: None, self.repeat)
+
+            name = f"matmul {n}x{n}x{n} float32"
+            self.add("matmul", name, "GFLOP/s", ours, ref, self._torch(torch_gflops))
 
     def elementwise(self):
         n = 1 << (18 if self.quick else 24)
@@ -116,24 +130,43 @@ class Suite:
         a = np.random.default_rng(0).random(n, dtype=np.float32)
         ta = clgrad.tensor(a, device=self.dev)
         gb = n * 4 / 1e9
-        self.add("reduction", "sum (all) float32", "GB/s", gb / self.t(lambda: ta.sum()),
-                 gb / median_time(lambda: a.sum(), lambda: None, self.repeat))
+        self.add(
+            "reduction",
+            "sum (all) float32",
+            "GB/s",
+            gb / self.t(lambda: ta.sum()),
+            gb / median_time(lambda: a.sum(), lambda: None, self.repeat),
+        )
         rows = 1 << (9 if self.quick else 12)
         m = a[: rows * rows].reshape(rows, rows)
         tm = clgrad.tensor(m, device=self.dev)
         gb = m.size * 4 / 1e9
-        self.add("reduction", "sum over last dim", "GB/s", gb / self.t(lambda: tm.sum(1)),
-                 gb / median_time(lambda: m.sum(1), lambda: None, self.repeat))
-        self.add("reduction", "sum over first dim", "GB/s", gb / self.t(lambda: tm.sum(0)),
-                 gb / median_time(lambda: m.sum(0), lambda: None, self.repeat))
+        self.add(
+            "reduction",
+            "sum over last dim",
+            "GB/s",
+            gb / self.t(lambda: tm.sum(1)),
+            gb / median_time(lambda: m.sum(1), lambda: None, self.repeat),
+        )
+        self.add(
+            "reduction",
+            "sum over first dim",
+            "GB/s",
+            gb / self.t(lambda: tm.sum(0)),
+            gb / median_time(lambda: m.sum(0), lambda: None, self.repeat),
+        )
 
         def np_softmax():
             e = np.exp(m - m.max(1, keepdims=True))
             return e / e.sum(1, keepdims=True)
 
-        self.add("reduction", "softmax over last dim", "GB/s",
-                 2 * gb / self.t(lambda: tm.softmax(1)),
-                 2 * gb / median_time(np_softmax, lambda: None, self.repeat))
+        self.add(
+            "reduction",
+            "softmax over last dim",
+            "GB/s",
+            2 * gb / self.t(lambda: tm.softmax(1)),
+            2 * gb / median_time(np_softmax, lambda: None, self.repeat),
+        )
 
     def dispatch(self):
         """Host time to enqueue one small op: the Python thread's own CPU time over many ops
@@ -157,8 +190,13 @@ class Suite:
         host_us(lambda: a + b)  # warm-up
         ref = median_time(lambda: na + nb, lambda: None, self.repeat, inner=k) * 1e6
         self.add("dispatch", "small op a + b, host time", "us", host_us(lambda: a + b), ref)
-        self.add("dispatch", "small op a + b, with device work", "us",
-                 self.t(lambda: a + b, inner=k) * 1e6, ref)
+        self.add(
+            "dispatch",
+            "small op a + b, with device work",
+            "us",
+            self.t(lambda: a + b, inner=k) * 1e6,
+            ref,
+        )
 
     def compile_times(self):
         if self.dev.is_cpu:
@@ -182,14 +220,22 @@ class Suite:
         """conv2d and training steps: clgrad on the device, NumPy by hand, PyTorch CPU."""
         import workloads
 
-        ours = {**workloads.conv_steps(self.dev, self.quick),
-                **workloads.training_steps(self.dev, self.quick)}
+        ours = {
+            **workloads.conv_steps(self.dev, self.quick),
+            **workloads.training_steps(self.dev, self.quick),
+        }
         ref = workloads.numpy_steps(self.quick)
         ref_torch = self._torch(lambda T: workloads.torch_steps(self.quick)) or {}
         host = lambda fn: median_time(fn, lambda: None, self.repeat) * 1e3  # noqa: E731
         for name, fn in ours.items():
-            self.add("training", name, "ms", self.t(fn) * 1e3, host(ref[name]),
-                     host(ref_torch[name]) if name in ref_torch else None)
+            self.add(
+                "training",
+                name,
+                "ms",
+                self.t(fn) * 1e3,
+                host(ref[name]),
+                host(ref_torch[name]) if name in ref_torch else None,
+            )
 
     def _torch(self, fn):
         if not HAVE_TORCH:
@@ -204,11 +250,16 @@ class Suite:
         for g in groups:
             getattr(self, g)()
         return {
-            "device": str(self.dev), "vendor": self.dev.vendor, "name": self.dev.name,
-            "platform": self.dev.platform, "driver": self.dev.driver_version,
+            "device": str(self.dev),
+            "vendor": self.dev.vendor,
+            "name": self.dev.name,
+            "platform": self.dev.platform,
+            "driver": self.dev.driver_version,
             "host": platform.processor() or platform.machine(),
-            "date": datetime.date.today().isoformat(), "quick": self.quick,
-            "numpy": np.__version__, "results": self.rows,
+            "date": datetime.date.today().isoformat(),
+            "quick": self.quick,
+            "numpy": np.__version__,
+            "results": self.rows,
         }
 
 
@@ -220,9 +271,13 @@ def slug(result):
 
 
 def markdown(result):
-    lines = [f"### {result['vendor']} {result['name']} ({result['device']}, driver "
-             f"{result['driver']}, {result['date']})", "",
-             "| benchmark | unit | clgrad | NumPy | ratio |", "| --- | --- | ---: | ---: | ---: |"]
+    lines = [
+        f"### {result['vendor']} {result['name']} ({result['device']}, driver "
+        f"{result['driver']}, {result['date']})",
+        "",
+        "| benchmark | unit | clgrad | NumPy | ratio |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
     for r in result["results"]:
         ref = r["numpy"]
         if ref is None:
@@ -245,8 +300,10 @@ def chart(result, path):
     except ImportError:
         return None
     rows = [r for r in result["results"] if r["numpy"]]
-    ratios = [(r["numpy"] / r["clgrad"]) if r["unit"] in ("ms", "us", "s") else
-              (r["clgrad"] / r["numpy"]) for r in rows]
+    ratios = [
+        (r["numpy"] / r["clgrad"]) if r["unit"] in ("ms", "us", "s") else (r["clgrad"] / r["numpy"])
+        for r in rows
+    ]
     fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
     ax.barh([r["name"] for r in rows], ratios, color="#3b7dd8")
     ax.axvline(1.0, color="k", lw=0.8)

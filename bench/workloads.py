@@ -15,8 +15,11 @@ import clgrad.nn.functional as F
 
 def sizes(quick):
     # batch, channels in/out, image side
-    return dict(batch=16, cin=4, cout=8, side=16) if quick else dict(batch=64, cin=16, cout=32,
-                                                                     side=32)
+    return (
+        dict(batch=16, cin=4, cout=8, side=16)
+        if quick
+        else dict(batch=64, cin=16, cout=32, side=32)
+    )
 
 
 # ---- clgrad ------------------------------------------------------------------------------------
@@ -44,9 +47,14 @@ def mlp_model():
 def cnn_model(quick):
     c = 8 if quick else 16
     return nn.Sequential(
-        nn.Conv2d(1, c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(2 * c * 7 * 7, 10),
+        nn.Conv2d(1, c, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(c, 2 * c, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(2 * c * 7 * 7, 10),
     )
 
 
@@ -77,7 +85,9 @@ def _im2col(x, k=3, pad=1):
     n, c, h, w = x.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     s = xp.strides
-    cols = np.lib.stride_tricks.as_strided(xp, (n, c, k, k, h, w), (s[0], s[1], s[2], s[3], s[2], s[3]))
+    cols = np.lib.stride_tricks.as_strided(
+        xp, (n, c, k, k, h, w), (s[0], s[1], s[2], s[3], s[2], s[3])
+    )
     return cols.reshape(n, c * k * k, h * w)
 
 
@@ -87,8 +97,8 @@ def _col2im(cols, shape, k=3, pad=1):
     cols = cols.reshape(n, c, k, k, h, w)
     for i in range(k):
         for j in range(k):
-            out[:, :, i:i + h, j:j + w] += cols[:, :, i, j]
-    return out[:, :, pad:pad + h, pad:pad + w]
+            out[:, :, i : i + h, j : j + w] += cols[:, :, i, j]
+    return out[:, :, pad : pad + h, pad : pad + w]
 
 
 def np_conv(x, w):
@@ -150,8 +160,9 @@ def numpy_steps(quick):
         return m, (r == m[:, :, :, None, :, None])
 
     def unpool(g, mask):
-        return (mask * g[:, :, :, None, :, None]).reshape(mask.shape[0], mask.shape[1],
-                                                           mask.shape[2] * 2, mask.shape[4] * 2)
+        return (mask * g[:, :, :, None, :, None]).reshape(
+            mask.shape[0], mask.shape[1], mask.shape[2] * 2, mask.shape[4] * 2
+        )
 
     def cnn():
         h1, c1 = np_conv(xc, K1)
@@ -193,9 +204,15 @@ def torch_steps(quick):
     c = 8 if quick else 16
     mlp = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
     cnn = torch.nn.Sequential(
-        torch.nn.Conv2d(1, c, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(c, 2 * c, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(), torch.nn.Linear(2 * c * 49, 10))
+        torch.nn.Conv2d(1, c, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(c, 2 * c, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(2 * c * 49, 10),
+    )
     y = torch.randint(0, 10, (batch,))
 
     def step(model, inp):

@@ -17,11 +17,19 @@ def info(out=sys.stdout):
 
     rows = [("device", "kind", "vendor", "name", "driver", "CUs", "memory", "fp64", "fp16")]
     for d in clgrad.devices():
-        rows.append((
-            str(d), d.type.value, d.vendor, d.name, d.driver_version, str(d.compute_units),
-            _gib(d.global_memory), "yes" if d.supports_float64 else "no",
-            "yes" if d.supports_float16 else "storage",
-        ))
+        rows.append(
+            (
+                str(d),
+                d.type.value,
+                d.vendor,
+                d.name,
+                d.driver_version,
+                str(d.compute_units),
+                _gib(d.global_memory),
+                "yes" if d.supports_float64 else "no",
+                "yes" if d.supports_float16 else "storage",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for k, r in enumerate(rows):
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
@@ -47,8 +55,11 @@ def demo(out=sys.stdout):
             w -= 0.5 * w.grad
             b -= 0.5 * b.grad
         w.grad = b.grad = None
-    print(f"on {dev} ({dev.name}): fitted y = {w.item():.3f} x + {b.item():.3f}, "
-          f"loss {loss.item():.2e}", file=out)
+    print(
+        f"on {dev} ({dev.name}): fitted y = {w.item():.3f} x + {b.item():.3f}, "
+        f"loss {loss.item():.2e}",
+        file=out,
+    )
 
 
 def main(argv=None):

@@ -91,8 +91,13 @@ class Device:
             return "host"
         text = f"{self._cl.platform.name} {self._cl.platform.vendor} {self._cl.vendor}".lower()
         for key, label in (
-            ("pocl", "PoCL"), ("portable computing", "PoCL"), ("nvidia", "NVIDIA"),
-            ("advanced micro", "AMD"), ("amd", "AMD"), ("intel", "Intel"), ("apple", "Apple"),
+            ("pocl", "PoCL"),
+            ("portable computing", "PoCL"),
+            ("nvidia", "NVIDIA"),
+            ("advanced micro", "AMD"),
+            ("amd", "AMD"),
+            ("intel", "Intel"),
+            ("apple", "Apple"),
         ):
             if key in text:
                 return label
@@ -100,7 +105,9 @@ class Device:
 
     @cached_property
     def driver_version(self):
-        return "numpy " + __import__("numpy").__version__ if self.is_cpu else self._cl.driver_version
+        return (
+            "numpy " + __import__("numpy").__version__ if self.is_cpu else self._cl.driver_version
+        )
 
     @cached_property
     def compute_units(self):

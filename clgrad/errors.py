@@ -6,4 +6,5 @@ class OutOfMemoryError(RuntimeError):
 
 
 class KernelBuildError(RuntimeError):
-    """An OpenCL program failed to build; the message has the device, the log and the source path."""
+    """An OpenCL program failed to build: the message names the device, the build log and
+    where the rendered source was written."""

@@ -33,8 +33,10 @@ def tensor_repr(t) -> str:
     extras = []
     if not t.device.is_cpu:
         extras.append(f"device='{t.device}'")
-    default = D.get_default_dtype() if t.dtype.is_floating_point else (
-        D.int64 if t.dtype.category == 1 else D.bool_
+    default = (
+        D.get_default_dtype()
+        if t.dtype.is_floating_point
+        else (D.int64 if t.dtype.category == 1 else D.bool_)
     )
     if t.dtype is not default or (t.numel() == 0 and t.dtype is not D.get_default_dtype()):
         extras.append(f"dtype={t.dtype!r}")

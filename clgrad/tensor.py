@@ -47,8 +47,19 @@ def _backend(device):
 
 class Tensor:
     __slots__ = (
-        "_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "_grad",
-        "grad_fn", "_output_nr", "_hooks", "_accumulator", "_retains_grad", "__weakref__",
+        "_storage",
+        "_shape",
+        "_stride",
+        "_offset",
+        "dtype",
+        "_requires_grad",
+        "_grad",
+        "grad_fn",
+        "_output_nr",
+        "_hooks",
+        "_accumulator",
+        "_retains_grad",
+        "__weakref__",
     )
     __array_priority__ = 1000  # NumPy defers `array + tensor` to Tensor.__radd__
 
@@ -79,7 +90,9 @@ class Tensor:
         strides, numel = [], 1
         for n in reversed(shape):
             if n < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension: {list(shape)}"
+                )
             strides.append(numel)
             numel *= n if n else 1
         if dt.name == "float64" and not device.supports(dt):
@@ -252,7 +265,6 @@ class Tensor:
     def data(self, other):
         self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
         self._offset, self.dtype = other._offset, other.dtype
-
 
     # ---- conversions and devices -----------------------------------------------------------
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
@@ -470,10 +482,14 @@ class Tensor:
     lerp_ = lambda self, end, w: IP.binary_("add", self, (end - self) * w)  # noqa: E731
 
     def uniform_(self, a=0.0, b=1.0):
-        return IP.copy_(self, C.rand(self.shape, dtype=self.dtype, device=self.device) * (b - a) + a)
+        return IP.copy_(
+            self, C.rand(self.shape, dtype=self.dtype, device=self.device) * (b - a) + a
+        )
 
     def normal_(self, mean=0.0, std=1.0):
-        return IP.copy_(self, C.randn(self.shape, dtype=self.dtype, device=self.device) * std + mean)
+        return IP.copy_(
+            self, C.randn(self.shape, dtype=self.dtype, device=self.device) * std + mean
+        )
 
     # ---- leaving clgrad --------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -522,9 +538,6 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
-    def __hash__(self):
-        return id(self)
-
     def __repr__(self):
         from .format import tensor_repr
 
@@ -572,8 +585,6 @@ def zeros(shape, dtype=None, device=None):
     from .ops.creation import zeros as _zeros
 
     return _zeros(shape, dtype=dtype, device=device)
-
-
 
 
 # The ops import Tensor from this module, so they are imported after it is defined.

@@ -39,8 +39,10 @@ def main(device=None):
         rows_a = np.atleast_2d(auto.numpy())
         for i, (h, a) in enumerate(zip(rows_h, rows_a)):
             label = name if i == 0 else ""
-            print(f"{label:6}{np.array2string(h, precision=6):>36}    "
-                  f"{np.array2string(a, precision=6):>36}")
+            print(
+                f"{label:6}{np.array2string(h, precision=6):>36}    "
+                f"{np.array2string(a, precision=6):>36}"
+            )
         tol = 1e-10 if dt == clgrad.float64 else 1e-5
         assert np.allclose(hand, auto.numpy(), rtol=tol, atol=tol), name
     print("equal: yes")

@@ -1,6 +1,6 @@
 """Linear regression trained with the manual update inside ``no_grad()``.
 
-    w <- w - lr * dL/dw, as in PyTorch's autograd tutorial; no optimizer object.
+w <- w - lr * dL/dw, as in PyTorch's autograd tutorial; no optimizer object.
 """
 
 from __future__ import annotations

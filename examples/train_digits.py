@@ -30,11 +30,16 @@ def mlp():
 
 def cnn():
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),  # 16 x 8 x 8
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),  # 16 x 8 x 8
         nn.MaxPool2d(2),  # 16 x 4 x 4
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),  # 32 x 4 x 4
-        nn.AdaptiveAvgPool2d(2), nn.Flatten(),  # 128
-        nn.Dropout(0.1), nn.Linear(128, 10),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),  # 32 x 4 x 4
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),  # 128
+        nn.Dropout(0.1),
+        nn.Linear(128, 10),
     )
 
 
@@ -111,8 +116,10 @@ def main(argv=None):
     epochs = 2 if args.quick else args.epochs
     clgrad.manual_seed(0)
     train_set, test_set = load(device, limit=300 if args.quick else None)
-    print(f"device {device} ({device.vendor} {device.name}): {len(train_set)} training and "
-          f"{len(test_set)} test images")
+    print(
+        f"device {device} ({device.vendor} {device.name}): {len(train_set)} training and "
+        f"{len(test_set)} test images"
+    )
     curves, results = {}, {}
     for name, make, lr in (("MLP", mlp, 1e-2), ("CNN", cnn, 1e-2)):
         start = time.perf_counter()

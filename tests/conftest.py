@@ -27,8 +27,10 @@ def pytest_generate_tests(metafunc):
     if "device" in metafunc.fixturenames:
         metafunc.parametrize("device", DEVICES)
     if "cl_device" in metafunc.fixturenames:
-        metafunc.parametrize("cl_device", CL_DEVICES or [pytest.param(None, marks=pytest.mark.skip(
-            reason="no OpenCL device"))])
+        metafunc.parametrize(
+            "cl_device",
+            CL_DEVICES or [pytest.param(None, marks=pytest.mark.skip(reason="no OpenCL device"))],
+        )
 
 
 def tolerance(dtype):
@@ -50,7 +52,9 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
     np.testing.assert_allclose(
         got.astype(np.float64) if got.dtype.kind == "f" else got,
         expected.astype(np.float64) if expected.dtype.kind == "f" else expected,
-        rtol=r if rtol is None else rtol, atol=a if atol is None else atol, equal_nan=True,
+        rtol=r if rtol is None else rtol,
+        atol=a if atol is None else atol,
+        equal_nan=True,
     )
 
 

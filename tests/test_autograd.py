@@ -95,7 +95,9 @@ def test_tracking_rules(device):
 
 def test_implicit_grad_only_for_scalars(device):
     x = leaf([1.0, 2.0], device)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         (x * 2).backward()
     (x * 2).backward(clgrad.tensor([1.0, 10.0], device=device))
     assert x.grad.tolist() == [2.0, 20.0]
@@ -317,15 +319,21 @@ def _count_waits(monkeypatch, device):
     rt = clgrad.device(device).runtime
     real_finish, real_copy = rt.synchronize, cl.enqueue_copy
     monkeypatch.setattr(rt, "synchronize", lambda: (calls.append("finish"), real_finish()))
-    monkeypatch.setattr(cl, "enqueue_copy", lambda *a, **k: (calls.append("copy"), real_copy(*a, **k))[1])
+    monkeypatch.setattr(
+        cl, "enqueue_copy", lambda *a, **k: (calls.append("copy"), real_copy(*a, **k))[1]
+    )
     return calls
 
 
 def test_backward_does_not_synchronize(cl_device, monkeypatch):
     rng = np.random.default_rng(0)
-    x = clgrad.tensor(rng.normal(size=(5, 4)).astype(np.float32), device=cl_device, requires_grad=True)
+    x = clgrad.tensor(
+        rng.normal(size=(5, 4)).astype(np.float32), device=cl_device, requires_grad=True
+    )
     idx = clgrad.tensor([0, 3, 3], device=cl_device)
-    w = clgrad.tensor(rng.normal(size=(4, 3)).astype(np.float32), device=cl_device, requires_grad=True)
+    w = clgrad.tensor(
+        rng.normal(size=(4, 3)).astype(np.float32), device=cl_device, requires_grad=True
+    )
     y = (x @ w).softmax(1)[idx].sum() + x.max(1).values.sum() + x.gather(1, idx.reshape(3, 1)).sum()
     y = y + x.logsumexp(0).sum() + x.var() + x.prod(1).sum() + x[:, 1:].cumsum(1).mean()
     calls = _count_waits(monkeypatch, cl_device)

@@ -13,7 +13,9 @@ def test_tensor_inference(device):
     assert clgrad.tensor([True], device=device).dtype == clgrad.bool
     assert clgrad.tensor(np.zeros(2, np.int32), device=device).dtype == clgrad.int32
     assert clgrad.tensor(3.5, device=device).shape == ()
-    assert clgrad.tensor([[1, 2], [3, 4]], dtype=clgrad.float16, device=device).dtype == clgrad.float16
+    assert (
+        clgrad.tensor([[1, 2], [3, 4]], dtype=clgrad.float16, device=device).dtype == clgrad.float16
+    )
     assert clgrad.tensor([], device=device).shape == (0,)
     with pytest.raises(ValueError, match="rectangular"):
         clgrad.tensor([[1, 2], [3]])
@@ -28,7 +30,11 @@ def test_filled(device):
     assert clgrad.empty(3, 0, device=device).shape == (3, 0)
     assert_close(clgrad.eye(3, 4, device=device), np.eye(3, 4, dtype=np.float32))
     x = clgrad.ones(2, 3, dtype=clgrad.int8, device=device)
-    for like, ref in ((clgrad.zeros_like, 0), (clgrad.ones_like, 1), (lambda t: clgrad.full_like(t, 4), 4)):
+    for like, ref in (
+        (clgrad.zeros_like, 0),
+        (clgrad.ones_like, 1),
+        (lambda t: clgrad.full_like(t, 4), 4),
+    ):
         y = like(x)
         assert y.dtype == clgrad.int8 and y.device == x.device and y.tolist() == [[ref] * 3] * 2
     assert clgrad.empty_like(x).shape == (2, 3)
@@ -80,7 +86,9 @@ def test_from_numpy_shares_memory():
     assert v.stride() == (3, 2) and v.tolist() == [[43, 3], [4, 6]]
     with pytest.raises(ValueError, match="negative"):
         clgrad.from_numpy(a[:, ::-1])
-    assert clgrad.as_tensor(a).numpy() is not None and np.shares_memory(clgrad.as_tensor(a).numpy(), a)
+    assert clgrad.as_tensor(a).numpy() is not None and np.shares_memory(
+        clgrad.as_tensor(a).numpy(), a
+    )
 
 
 def test_transfers(device):

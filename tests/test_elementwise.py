@@ -60,8 +60,10 @@ def test_binary_arith_layouts(device, op, dtype):
         assert_close(out, ref(a, b).astype(dtype))
 
 
-@pytest.mark.parametrize("shapes", [((), ()), ((0,), (0,)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)),
-                                    ((5, 0), (1,)), ((1,), (2, 3))])
+@pytest.mark.parametrize(
+    "shapes",
+    [((), ()), ((0,), (0,)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((5, 0), (1,)), ((1,), (2, 3))],
+)
 def test_broadcast_shapes_values(device, shapes):
     rng = np.random.default_rng(1)
     a, b = sample(shapes[0], "float32", rng), sample(shapes[1], "float32", rng)
@@ -87,10 +89,13 @@ def test_division_family(device):
     assert_close(x % y, a % b)
     af = a.astype(np.float32)
     bf = b.astype(np.float32)
-    assert_close(clgrad.tensor(af, device=device) // clgrad.tensor(bf, device=device),
-                 np.floor_divide(af, bf))
-    assert_close(clgrad.tensor(af, device=device) % clgrad.tensor(bf, device=device),
-                 np.mod(af, bf))
+    assert_close(
+        clgrad.tensor(af, device=device) // clgrad.tensor(bf, device=device),
+        np.floor_divide(af, bf),
+    )
+    assert_close(
+        clgrad.tensor(af, device=device) % clgrad.tensor(bf, device=device), np.mod(af, bf)
+    )
     # integer division by zero must not trap the device
     zero = clgrad.zeros(5, dtype=clgrad.int64, device=device)
     assert (x[0] // zero).tolist() == [0] * 5
@@ -104,7 +109,7 @@ def test_pow(device):
     assert_close(x**x, a**a, rtol=1e-6)
     i = clgrad.tensor([2, 3, -2], device=device)
     assert (i**3).tolist() == [8, 27, -8]
-    assert (i ** 3).dtype == clgrad.int64
+    assert (i**3).dtype == clgrad.int64
 
 
 def test_scalar_promotion(device):
@@ -116,7 +121,9 @@ def test_scalar_promotion(device):
     assert (b + 1).dtype == clgrad.int64
     h = clgrad.tensor([1.0], dtype=clgrad.float16, device=device)
     assert (h + 1.0).dtype == clgrad.float16
-    assert (clgrad.tensor([1], dtype=clgrad.int32, device=device) + clgrad.tensor(5)).dtype == clgrad.int32
+    assert (
+        clgrad.tensor([1], dtype=clgrad.int32, device=device) + clgrad.tensor(5)
+    ).dtype == clgrad.int32
     f = clgrad.tensor([1.0], device=device)
     assert (f + clgrad.tensor(2.0, dtype=clgrad.float64)).dtype == clgrad.float32
     u8 = clgrad.tensor([200], dtype=clgrad.uint8, device=device)
@@ -125,14 +132,23 @@ def test_scalar_promotion(device):
 
 
 UNARY = {
-    "exp": (np.exp, (-3, 3)), "log": (np.log, (0.1, 5)), "log1p": (np.log1p, (-0.5, 5)),
-    "expm1": (np.expm1, (-3, 3)), "sqrt": (np.sqrt, (0, 9)), "rsqrt": (lambda v: 1 / np.sqrt(v), (0.1, 9)),
-    "sin": (np.sin, (-3, 3)), "cos": (np.cos, (-3, 3)), "tanh": (np.tanh, (-3, 3)),
+    "exp": (np.exp, (-3, 3)),
+    "log": (np.log, (0.1, 5)),
+    "log1p": (np.log1p, (-0.5, 5)),
+    "expm1": (np.expm1, (-3, 3)),
+    "sqrt": (np.sqrt, (0, 9)),
+    "rsqrt": (lambda v: 1 / np.sqrt(v), (0.1, 9)),
+    "sin": (np.sin, (-3, 3)),
+    "cos": (np.cos, (-3, 3)),
+    "tanh": (np.tanh, (-3, 3)),
     "sigmoid": (lambda v: 1 / (1 + np.exp(-v)), (-8, 8)),
     "relu": (lambda v: np.maximum(v, 0), (-3, 3)),
     "erf": (np.vectorize(math.erf), (-3, 3)),
-    "abs": (np.abs, (-3, 3)), "sign": (np.sign, (-3, 3)), "floor": (np.floor, (-3, 3)),
-    "ceil": (np.ceil, (-3, 3)), "round": (np.round, (-3, 3)),
+    "abs": (np.abs, (-3, 3)),
+    "sign": (np.sign, (-3, 3)),
+    "floor": (np.floor, (-3, 3)),
+    "ceil": (np.ceil, (-3, 3)),
+    "round": (np.round, (-3, 3)),
 }
 
 
@@ -149,7 +165,9 @@ def test_unary_float(device, op, dtype):
     for _, x in layouts(a, device, dt):
         out = getattr(x, op)()
         assert out.dtype == dt
-        assert_close(out, fn(a.astype(np.float64)).astype(dtype), rtol=2e-3 if dtype == "float16" else 1e-5)
+        assert_close(
+            out, fn(a.astype(np.float64)).astype(dtype), rtol=2e-3 if dtype == "float16" else 1e-5
+        )
 
 
 @pytest.mark.parametrize("op", ["exp", "sqrt", "sin", "sigmoid", "tanh"])
@@ -162,7 +180,12 @@ def test_unary_int_promotes_to_float(device, op):
 
 def test_unary_int_keeps_dtype(device):
     x = clgrad.tensor([-2, 0, 3], dtype=clgrad.int32, device=device)
-    for op, ref in (("abs", [2, 0, 3]), ("sign", [-1, 0, 1]), ("relu", [0, 0, 3]), ("floor", [-2, 0, 3])):
+    for op, ref in (
+        ("abs", [2, 0, 3]),
+        ("sign", [-1, 0, 1]),
+        ("relu", [0, 0, 3]),
+        ("floor", [-2, 0, 3]),
+    ):
         out = getattr(x, op)()
         assert out.dtype == clgrad.int32 and out.tolist() == ref
 
@@ -173,8 +196,11 @@ def test_activations(device, op):
     x = clgrad.tensor(a, device=device)
     erf = np.vectorize(math.erf)
     d = a.astype(np.float64)
-    ref = {"gelu": 0.5 * d * (1 + erf(d / math.sqrt(2))), "silu": d / (1 + np.exp(-d)),
-           "softplus": np.log1p(np.exp(d))}[op]
+    ref = {
+        "gelu": 0.5 * d * (1 + erf(d / math.sqrt(2))),
+        "silu": d / (1 + np.exp(-d)),
+        "softplus": np.log1p(np.exp(d)),
+    }[op]
     from clgrad.nn import functional as F
 
     assert_close(getattr(F, op)(x), ref.astype(np.float32), rtol=1e-5, atol=1e-6)
@@ -214,9 +240,14 @@ def test_comparisons(device, dtype):
     a, b = sample((3, 4), dtype, rng), sample((1, 4), dtype, rng)
     dt = getattr(clgrad, dtype)
     x, y = clgrad.tensor(a, device=device, dtype=dt), clgrad.tensor(b, device=device, dtype=dt)
-    for f, ref in ((lambda p, q: p == q, np.equal), (lambda p, q: p != q, np.not_equal),
-                   (lambda p, q: p < q, np.less), (lambda p, q: p <= q, np.less_equal),
-                   (lambda p, q: p > q, np.greater), (lambda p, q: p >= q, np.greater_equal)):
+    for f, ref in (
+        (lambda p, q: p == q, np.equal),
+        (lambda p, q: p != q, np.not_equal),
+        (lambda p, q: p < q, np.less),
+        (lambda p, q: p <= q, np.less_equal),
+        (lambda p, q: p > q, np.greater),
+        (lambda p, q: p >= q, np.greater_equal),
+    ):
         out = f(x, y)
         assert out.dtype == clgrad.bool
         assert_close(out, ref(a, b))

@@ -45,8 +45,11 @@ def test_bench_quick(tmp_path):
     written = run["main"](["--quick", "--devices", *devices, "--out", str(tmp_path)])
     result = json.loads(Path(written[0]).read_text())
     names = {r["name"] for r in result["results"]}
-    assert {"a + b contiguous float32", "small op a + b, host time",
-            "MLP training step (784-256-10)"} <= names
+    assert {
+        "a + b contiguous float32",
+        "small op a + b, host time",
+        "MLP training step (784-256-10)",
+    } <= names
     assert any(n.startswith("matmul") for n in names)
     assert all(r["clgrad"] > 0 for r in result["results"])
     assert result["vendor"] and result["driver"] and result["date"]

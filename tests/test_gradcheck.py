@@ -20,7 +20,7 @@ OPS = {
     "mul": (lambda a, b: a * b, [(2, 3), (2, 3)]),
     "div": (lambda a, b: a / b, [(2, 3), positive((3,))]),
     "pow": (lambda a, b: a**b, [positive((2, 3)), (2, 3)]),
-    "pow_scalar": (lambda a: a**3 + 2 ** a, [(4,)]),
+    "pow_scalar": (lambda a: a**3 + 2**a, [(4,)]),
     "rsub_scalar": (lambda a: 1 - a / 2, [(3,)]),
     "neg_abs": (lambda a: (-a).abs(), [(5,)]),
     "exp_log": (lambda a: a.exp() + a.log(), [positive((4,))]),
@@ -28,8 +28,14 @@ OPS = {
     "sqrt_rsqrt": (lambda a: a.sqrt() + a.rsqrt(), [positive((4,))]),
     "trig": (lambda a: a.sin() * a.cos() + a.tanh(), [(4,)]),
     "sigmoid_relu": (lambda a: a.sigmoid() + a.relu(), [(5,)]),
-    "gelu_silu_softplus": (lambda a: clgrad.nn.functional.gelu(a) + clgrad.nn.functional.silu(a)
-                           + clgrad.nn.functional.softplus(a), [(5,)]),
+    "gelu_silu_softplus": (
+        lambda a: (
+            clgrad.nn.functional.gelu(a)
+            + clgrad.nn.functional.silu(a)
+            + clgrad.nn.functional.softplus(a)
+        ),
+        [(5,)],
+    ),
     "erf": (lambda a: a.erf(), [(5,)]),
     "clamp": (lambda a: a.clamp(-0.5, 0.5) + a.clamp(min=0.1), [(6,)]),
     "maximum_minimum": (lambda a, b: clgrad.maximum(a, b) + clgrad.minimum(a, b) * 2, [(4,), (4,)]),
@@ -44,17 +50,36 @@ OPS = {
     "softmax": (lambda a: a.softmax(1) * a, [(3, 4)]),
     "log_softmax": (lambda a: a.log_softmax(0), [(3, 4)]),
     "cumsum": (lambda a: a.cumsum(1) * a, [(3, 4)]),
-    "views": (lambda a: a.view(6, 2).T.reshape(3, 4).permute(1, 0).unsqueeze(0).squeeze(0)
-              .flatten().narrow(0, 2, 6).expand(2, 6), [(3, 4)]),
+    "views": (
+        lambda a: (
+            a.view(6, 2)
+            .T.reshape(3, 4)
+            .permute(1, 0)
+            .unsqueeze(0)
+            .squeeze(0)
+            .flatten()
+            .narrow(0, 2, 6)
+            .expand(2, 6)
+        ),
+        [(3, 4)],
+    ),
     "transpose_slice": (lambda a: a.transpose(0, 1)[::2, 1:] * a.mT[1, 1:], [(3, 4)]),
-    "cat_stack_split": (lambda a, b: clgrad.stack([clgrad.cat([a, b], 0)[1:3], a * 2]).split(1, 2)[1]
-                        + b.chunk(2, 0)[0].sum(), [(2, 3), (2, 3)]),
+    "cat_stack_split": (
+        lambda a, b: (
+            clgrad.stack([clgrad.cat([a, b], 0)[1:3], a * 2]).split(1, 2)[1]
+            + b.chunk(2, 0)[0].sum()
+        ),
+        [(2, 3), (2, 3)],
+    ),
     "repeat_flip": (lambda a: a.repeat(2, 3).flip(0), [(2, 2)]),
     "getitem_advanced": (lambda a: a[I(0, 2, 0)][:, :3] + a[:, I(1, 1, 3)].T, [(3, 4)]),
     "getitem_mask": (lambda a: a[a > 0.1], [(3, 4)]),
     "setitem": (lambda a, b: _setitem(a, b), [(3, 4), (4,)]),
     "gather": (lambda a: a.gather(1, I([0, 0], [2, 1], [3, 3])), [(3, 4)]),
-    "scatter_add": (lambda a, s: a.scatter_add(0, I([0, 2, 0, 0], [1, 1, 1, 2]), s), [(3, 4), (2, 4)]),
+    "scatter_add": (
+        lambda a, s: a.scatter_add(0, I([0, 2, 0, 0], [1, 1, 1, 2]), s),
+        [(3, 4), (2, 4)],
+    ),
     "index_select": (lambda a: a.index_select(1, I(3, 0, 3)), [(3, 4)]),
     "masked_fill": (lambda a: a.masked_fill(a > 0, 0.5), [(3, 4)]),
     "matmul_2d": (lambda a, b: a @ b, [(3, 4), (4, 2)]),
@@ -89,6 +114,7 @@ def make_inputs(shapes, device, dt, seed=0):
 
 def _move(fn, device):
     """Index tensors built on cpu inside a lambda move to the inputs' device."""
+
     def wrapped(*xs):
         global I
         saved = I
@@ -97,6 +123,7 @@ def _move(fn, device):
             return fn(*xs)
         finally:
             I = saved
+
     return wrapped
 
 
@@ -115,20 +142,50 @@ def test_gradcheck(device, name):
     assert gradcheck(_move(fn, device), make_inputs(shapes, device, dt), **tol)
 
 
-@pytest.mark.parametrize("name", ["mul", "div", "exp_log", "trig", "softmax", "matmul_2d",
-                                  "logsumexp", "sigmoid_relu", "pow", "var_std"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mul",
+        "div",
+        "exp_log",
+        "trig",
+        "softmax",
+        "matmul_2d",
+        "logsumexp",
+        "sigmoid_relu",
+        "pow",
+        "var_std",
+    ],
+)
 def test_gradgradcheck(device, name):
     fn, shapes = OPS[name]
     dt, tol = precision(device)
     assert gradgradcheck(_move(fn, device), make_inputs(shapes, device, dt), **tol)
 
 
-UNARY = [lambda x: x.exp(), lambda x: x.tanh(), lambda x: x.sigmoid(), lambda x: x * x,
-         lambda x: x.sin(), lambda x: (x * x + 1).sqrt(), lambda x: x.relu() + 0.1 * x]
-BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b,
-          lambda a, b: a / (b * b + 1), lambda a, b: clgrad.maximum(a, b)]
-REDUCE = [lambda x: x.sum(0, keepdim=True), lambda x: x.mean(1, keepdim=True),
-          lambda x: x.softmax(1), lambda x: x.T.contiguous().T, lambda x: x.logsumexp(0, keepdim=True)]
+UNARY = [
+    lambda x: x.exp(),
+    lambda x: x.tanh(),
+    lambda x: x.sigmoid(),
+    lambda x: x * x,
+    lambda x: x.sin(),
+    lambda x: (x * x + 1).sqrt(),
+    lambda x: x.relu() + 0.1 * x,
+]
+BINARY = [
+    lambda a, b: a + b,
+    lambda a, b: a * b,
+    lambda a, b: a - b,
+    lambda a, b: a / (b * b + 1),
+    lambda a, b: clgrad.maximum(a, b),
+]
+REDUCE = [
+    lambda x: x.sum(0, keepdim=True),
+    lambda x: x.mean(1, keepdim=True),
+    lambda x: x.softmax(1),
+    lambda x: x.T.contiguous().T,
+    lambda x: x.logsumexp(0, keepdim=True),
+]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -32,8 +32,9 @@ def upload(device, view: np.ndarray, flat: np.ndarray, dt) -> View:
     item = flat.itemsize
     offset = (view.__array_interface__["data"][0] - flat.__array_interface__["data"][0]) // item
     host = flat if flat.size else np.zeros(1, flat.dtype)  # OpenCL has no empty buffers
-    buf = cl.Buffer(device.runtime.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                    hostbuf=host)
+    buf = cl.Buffer(
+        device.runtime.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host
+    )
     return View(device, buf, offset, view.shape, [s // item for s in view.strides], dt)
 
 
@@ -74,14 +75,17 @@ def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, 
     fb, vb = make_operand(rng, (Z, K, N), dt.np, b_layout, pad + 3)
     a, b = upload(device, va, fa, dt), upload(device, vb, fb, dt)
     sentinel = np.full(Z * M * N + 2 * GUARD, 77, dt.np)
-    out_buf = cl.Buffer(device.runtime.context,
-                        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=sentinel)
+    out_buf = cl.Buffer(
+        device.runtime.context,
+        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+        hostbuf=sentinel,
+    )
     out = View(device, out_buf, GUARD, (Z, M, N), (M * N, N, 1), dt)
     matmul(out, a, b, acc, path=path)
     host = np.empty_like(sentinel)
     cl.enqueue_copy(device.runtime.queue, host, out_buf, is_blocking=True)
-    assert (host[:GUARD] == 77).all() and (host[GUARD + Z * M * N:] == 77).all(), "stray write"
-    got = host[GUARD:GUARD + Z * M * N].reshape(Z, M, N)
+    assert (host[:GUARD] == 77).all() and (host[GUARD + Z * M * N :] == 77).all(), "stray write"
+    got = host[GUARD : GUARD + Z * M * N].reshape(Z, M, N)
     if dt.is_floating_point:
         want = np.matmul(va.astype(np.float64), vb.astype(np.float64))
         tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dt.name] * max(K, 1) ** 0.5
@@ -91,10 +95,28 @@ def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, 
         np.testing.assert_array_equal(got, want)
 
 
-SHAPES = [(1, 1, 1, 1), (1, 3, 5, 7), (2, 17, 33, 65), (3, 13, 40, 9), (1, 0, 5, 4),
-          (1, 5, 0, 4), (1, 5, 4, 0), (0, 5, 4, 3), (2, 70, 50, 37), (1, 1, 97, 130)]
-LAYOUTS = [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t"), ("bcast", "c"), ("c", "bcast"),
-           ("bcast_t", "bcast_t"), ("strided", "strided")]
+SHAPES = [
+    (1, 1, 1, 1),
+    (1, 3, 5, 7),
+    (2, 17, 33, 65),
+    (3, 13, 40, 9),
+    (1, 0, 5, 4),
+    (1, 5, 0, 4),
+    (1, 5, 4, 0),
+    (0, 5, 4, 3),
+    (2, 70, 50, 37),
+    (1, 1, 97, 130),
+]
+LAYOUTS = [
+    ("c", "c"),
+    ("t", "c"),
+    ("c", "t"),
+    ("t", "t"),
+    ("bcast", "c"),
+    ("c", "bcast"),
+    ("bcast_t", "bcast_t"),
+    ("strided", "strided"),
+]
 PATHS = [None, "general", "packed", "direct", "tiled"]
 
 
@@ -117,8 +139,7 @@ def test_layouts(cldev, layout, path):
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("name", ["float16", "float64", "int32", "int64", "int8", "uint8",
-                                  "int16"])
+@pytest.mark.parametrize("name", ["float16", "float64", "int32", "int64", "int8", "uint8", "int16"])
 def test_dtypes(cldev, name, path):
     dt = getattr(dtypes, name)
     if name == "float64" and not cldev.supports_float64:

@@ -19,14 +19,24 @@ def test_views_share_storage(device):
     a = arr(2, 3, 4)
     x = clgrad.tensor(a, device=device)
     cases = [
-        (x.view(6, 4), a.reshape(6, 4)), (x.reshape(-1), a.reshape(-1)),
-        (x.permute(2, 0, 1), a.transpose(2, 0, 1)), (x.transpose(0, 2), a.swapaxes(0, 2)),
-        (x.T, a.T), (x.mT, a.swapaxes(-1, -2)), (x.flatten(1), a.reshape(2, 12)),
-        (x.unsqueeze(1), a[:, None]), (x[:, :1].squeeze(1), a[:, 0]),
+        (x.view(6, 4), a.reshape(6, 4)),
+        (x.reshape(-1), a.reshape(-1)),
+        (x.permute(2, 0, 1), a.transpose(2, 0, 1)),
+        (x.transpose(0, 2), a.swapaxes(0, 2)),
+        (x.T, a.T),
+        (x.mT, a.swapaxes(-1, -2)),
+        (x.flatten(1), a.reshape(2, 12)),
+        (x.unsqueeze(1), a[:, None]),
+        (x[:, :1].squeeze(1), a[:, 0]),
         (x[:1].expand(5, 3, 4), np.broadcast_to(a[:1], (5, 3, 4))),
-        (x.narrow(2, 1, 2), a[:, :, 1:3]), (x[..., ::2], a[..., ::2]), (x[1, None, -1], a[1, None, -1]),
-        (x[:, 1], a[:, 1]), (x.select(1, -1), a[:, -1]), (x.movedim(0, -1), np.moveaxis(a, 0, -1)),
-        (x.unflatten(2, (2, 2)), a.reshape(2, 3, 2, 2)), (clgrad.broadcast_to(x[0, 0], (3, 4)), np.broadcast_to(a[0, 0], (3, 4))),
+        (x.narrow(2, 1, 2), a[:, :, 1:3]),
+        (x[..., ::2], a[..., ::2]),
+        (x[1, None, -1], a[1, None, -1]),
+        (x[:, 1], a[:, 1]),
+        (x.select(1, -1), a[:, -1]),
+        (x.movedim(0, -1), np.moveaxis(a, 0, -1)),
+        (x.unflatten(2, (2, 2)), a.reshape(2, 3, 2, 2)),
+        (clgrad.broadcast_to(x[0, 0], (3, 4)), np.broadcast_to(a[0, 0], (3, 4))),
     ]
     for view, ref in cases:
         assert shares(view, x)
@@ -80,7 +90,9 @@ def test_copying_movement(device):
 
 
 def test_cat_promotes(device):
-    out = clgrad.cat([clgrad.ones(2, device=device), clgrad.ones(2, dtype=clgrad.int64, device=device)])
+    out = clgrad.cat(
+        [clgrad.ones(2, device=device), clgrad.ones(2, dtype=clgrad.int64, device=device)]
+    )
     assert out.dtype == clgrad.float32
 
 
@@ -120,7 +132,10 @@ def test_mask_indexing(device):
     x = clgrad.tensor(a, device=device)
     assert_close(x[x > 0], a[a > 0])
     assert_close(x[clgrad.tensor([True, False, True], device=device)], a[[True, False, True]])
-    assert_close(x[:, clgrad.tensor([True, False, True, False], device=device)], a[:, [True, False, True, False]])
+    assert_close(
+        x[:, clgrad.tensor([True, False, True, False], device=device)],
+        a[:, [True, False, True, False]],
+    )
     assert_close(x.masked_select(x < 0), a[a < 0])
     with pytest.raises(IndexError, match="shape of the mask"):
         x[clgrad.tensor([True, False], device=device)]
@@ -151,7 +166,9 @@ def test_setitem(device):
     b[1:, ::2] = [[-1], [-2]]
     x[x > 8] = 0.0
     b[b > 8] = 0
-    x[clgrad.tensor([2, 0], device=device), clgrad.tensor([1, 3], device=device)] = clgrad.tensor([5.0, 6.0], device=device)
+    x[clgrad.tensor([2, 0], device=device), clgrad.tensor([1, 3], device=device)] = clgrad.tensor(
+        [5.0, 6.0], device=device
+    )
     b[[2, 0], [1, 3]] = [5, 6]
     x[..., 1] = clgrad.arange(3, dtype=clgrad.float32, device=device)
     b[..., 1] = np.arange(3)
@@ -179,13 +196,17 @@ def test_gather_scatter_add_index_select(device):
     assert_close(x.T.index_select(0, clgrad.tensor([1], device=device)), a.T[[1]])
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16"]
+)
 def test_scatter_add_dtypes_repeated(device, dtype):
     if not clgrad.device(device).supports(getattr(clgrad, dtype)):
         pytest.skip("dtype unsupported")
     dt = getattr(clgrad, dtype)
     idx = clgrad.tensor([0, 1, 0, 0, 3, 1], device=device)
-    out = clgrad.zeros(5, dtype=dt, device=device).scatter_add(0, idx, clgrad.ones(6, dtype=dt, device=device))
+    out = clgrad.zeros(5, dtype=dt, device=device).scatter_add(
+        0, idx, clgrad.ones(6, dtype=dt, device=device)
+    )
     assert out.tolist() == [3, 2, 0, 1, 0]
 
 

@@ -9,17 +9,23 @@ from pathlib import Path
 import pytest
 
 import clgrad
+from clgrad.backend.opencl.render import KernelRenderError, render, templates
 
 D = sys.modules["clgrad.device"]
-from clgrad.backend.opencl.render import KernelRenderError, render, templates
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_py(code, env=None, cwd=None, python=sys.executable):
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([python, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [python, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def test_device_registry():
@@ -27,7 +33,11 @@ def test_device_registry():
     assert str(devs[0]) == "cpu" and devs[0].type is clgrad.DeviceType.HOST
     for i, d in enumerate(devs[1:]):
         assert str(d) == f"cl:{i}"
-        assert d.type in (clgrad.DeviceType.GPU, clgrad.DeviceType.CPU, clgrad.DeviceType.ACCELERATOR)
+        assert d.type in (
+            clgrad.DeviceType.GPU,
+            clgrad.DeviceType.CPU,
+            clgrad.DeviceType.ACCELERATOR,
+        )
         assert d.vendor in ("NVIDIA", "AMD", "Intel", "Apple", "PoCL", "other")
         assert d.name and d.driver_version and d.compute_units > 0 and d.global_memory > 0
         assert isinstance(d.supports_float64, bool) and isinstance(d.supports_float16, bool)
@@ -68,12 +78,16 @@ def test_device_selection(monkeypatch):
 
 
 def test_clgrad_device_env_sets_default_device():
-    r = run_py("import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
-               env={"CLGRAD_DEVICE": "cpu"})
+    r = run_py(
+        "import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
+        env={"CLGRAD_DEVICE": "cpu"},
+    )
     assert r.stdout.split() == ["cpu", "cpu"], r.stderr
     if any(d.is_cl for d in clgrad.devices()):
-        r = run_py("import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
-                   env={"CLGRAD_DEVICE": "cl:0"})
+        r = run_py(
+            "import clgrad; print(clgrad.default_device(), clgrad.ones(2).device)",
+            env={"CLGRAD_DEVICE": "cl:0"},
+        )
         assert r.stdout.split() == ["cl:0", "cl:0"], r.stderr
     r = run_py("import clgrad; clgrad.ones(2)", env={"CLGRAD_DEVICE": "no-such-device"})
     assert r.returncode != 0 and "no device matches 'no-such-device'" in r.stderr
@@ -102,13 +116,19 @@ def test_without_any_opencl_platform():
     assert r.returncode == 0, r.stderr
     assert "[2.0, 4.0]" in r.stdout
     assert "ERR" in r.stdout and "pip install" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "clgrad", "info"], capture_output=True, text=True,
-                       env={**os.environ, "OCL_ICD_VENDORS": "/nonexistent"})
+    r = subprocess.run(
+        [sys.executable, "-m", "clgrad", "info"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OCL_ICD_VENDORS": "/nonexistent"},
+    )
     assert r.returncode == 0 and "pocl" in r.stdout
 
 
 def test_render_errors_name_template_and_parameters():
-    with pytest.raises(KernelRenderError, match=r"elementwise\.cl\.mako.*\n.*parameters: .*name='x'"):
+    with pytest.raises(
+        KernelRenderError, match=r"elementwise\.cl\.mako.*\n.*parameters: .*name='x'"
+    ):
         render("elementwise.cl.mako", name="x")
     assert "elementwise.cl.mako" in templates()
 
@@ -152,11 +172,15 @@ def test_disk_cache_makes_second_process_faster(cl_device, tmp_path):
 
 
 def test_debug_logs_launches(cl_device):
-    r = run_py(f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x + x).tolist()",
-               env={"CLGRAD_DEBUG": "1"})
+    r = run_py(
+        f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x + x).tolist()",
+        env={"CLGRAD_DEBUG": "1"},
+    )
     assert "launch cg_elementwise_add" in r.stderr
-    r = run_py(f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x * x).tolist()",
-               env={"CLGRAD_DEBUG": "2", "CLGRAD_CACHE_DIR": "/tmp/clgrad-debug-test"})
+    r = run_py(
+        f"import clgrad; x = clgrad.ones(4, device='{cl_device}'); (x * x).tolist()",
+        env={"CLGRAD_DEBUG": "2", "CLGRAD_CACHE_DIR": "/tmp/clgrad-debug-test"},
+    )
     assert "__kernel void cg_elementwise_mul" in r.stderr
 
 
@@ -168,7 +192,6 @@ def test_out_of_memory(cl_device):
 
 
 def test_allocator_reuses_blocks(cl_device):
-    alloc = clgrad.device(cl_device).runtime.allocator
     x = clgrad.empty(1000, device=cl_device)
     buf = x._storage.data
     del x
@@ -193,8 +216,22 @@ def test_async_enqueue_no_sync(cl_device, monkeypatch):
 def test_wheel_ships_kernels(tmp_path):
     """Builds the wheel, installs it in a fresh venv and runs a kernel from outside the repo."""
     dist = tmp_path / "dist"
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     wheel = next(dist.glob("clgrad-*.whl"))
     import zipfile
@@ -204,12 +241,17 @@ def test_wheel_ships_kernels(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
-    site = run_py("import sysconfig; print(sysconfig.get_paths()['purelib'])", python=py).stdout.strip()
+    site = run_py(
+        "import sysconfig; print(sysconfig.get_paths()['purelib'])", python=py
+    ).stdout.strip()
     # the wheel goes into the new venv; its dependencies are borrowed from this environment
     deps = [p for p in sys.path if p.endswith("site-packages")]
     Path(site, "deps.pth").write_text("\n".join(deps) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", site,
-                    str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", site, str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     code = """
         import clgrad, pathlib
         from clgrad.backend.opencl.render import kernels_dir

@@ -57,8 +57,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=False,
+    materialize_grads=False,
+):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
 
     >>> x = clgrad.tensor(3.0, requires_grad=True)
@@ -66,9 +73,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     27.0
     """
     outputs, inputs = _as_list(outputs), _as_list(inputs)
-    single = len(inputs) == 1
     _check_requires_grad(outputs)
-    for i, t in enumerate(inputs):
+    for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, _as_list(grad_outputs) or [None] * len(outputs))
@@ -86,13 +92,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "One of the differentiated Tensors appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-    _ = single
     return tuple(result)
 
 
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "grad", "no_grad", "enable_grad",
-    "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck",
+    "Function",
+    "FunctionCtx",
+    "Node",
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "gradcheck",
+    "gradgradcheck",
 ]

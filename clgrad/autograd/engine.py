@@ -110,8 +110,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if not hit and inputs is None and grads[0] is not None:
                     node.accumulate(grads[0], create_graph)
                 continue
-            if hit and capture and not any(
-                nxt in needed for nxt, _ in node.next_functions if nxt is not None
+            if (
+                hit
+                and capture
+                and not any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
             ):
                 continue
             if all(g is None for g in grads):

@@ -77,10 +77,14 @@ class SavedTensor:
     def unpack(self, node):
         t = self.tensor
         if t._version != self.version:
+            which = (
+                f"output {self.output_nr} of {node.name()}"
+                if self.output_nr is not None
+                else f"an input of {node.name()}"
+            )
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.type_name()} {list(t.shape)}], which is "
-                f"{'output ' + str(self.output_nr) + ' of ' + node.name() if self.output_nr is not None else 'an input of ' + node.name()}"
+                f"inplace operation: [{t.type_name()} {list(t.shape)}], which is {which}"
                 f", is at version {t._version}; expected version {self.version} instead. Hint: "
                 "the operation that failed to compute its gradient saved this tensor; clone it "
                 "before changing it in place."
@@ -133,7 +137,9 @@ class BackwardNode(Node):
         super().__init__(next_functions)
         self.ctx = ctx
         # shape, dtype, device of each output: a missing output grad is materialized as zeros
-        self.output_meta = [(o.shape, o.dtype, o.device) if o is not None else None for o in outputs]
+        self.output_meta = [
+            (o.shape, o.dtype, o.device) if o is not None else None for o in outputs
+        ]
 
     def apply(self, grads):
         from ..tensor import zeros
@@ -252,20 +258,27 @@ class Function(metaclass=_FunctionMeta):
             if isinstance(o, Tensor) and any(o is a for a in args):
                 outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
         tensor_args = [a if isinstance(a, Tensor) else None for a in args]
-        node = cls._node_class(ctx, [_edge(a) for a in tensor_args],
-                               [o if isinstance(o, Tensor) else None for o in outputs])
+        node = cls._node_class(
+            ctx,
+            [_edge(a) for a in tensor_args],
+            [o if isinstance(o, Tensor) else None for o in outputs],
+        )
         node.input_shapes = [tuple(a.shape) if a is not None else None for a in tensor_args]
         non_diff = ctx._non_differentiable
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and o.dtype.is_floating_point and not any(o is t for t in non_diff):
+            if (
+                isinstance(o, Tensor)
+                and o.dtype.is_floating_point
+                and not any(o is t for t in non_diff)
+            ):
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
         ctx._node = weakref.ref(node)  # node -> ctx only: no cycle to wait for the GC
         ctx._saved = [
-            None if t is None else SavedTensor(
-                t, next((i for i, o in enumerate(outputs) if o is t), None)
-            )
+            None
+            if t is None
+            else SavedTensor(t, next((i for i, o in enumerate(outputs) if o is t), None))
             for t in ctx._to_save
         ]
         ctx._to_save = ()

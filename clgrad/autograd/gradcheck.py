@@ -38,8 +38,12 @@ def _numerical(func, inputs, k, eps):
             moved = list(inputs)
             moved[k] = tensor(p, dtype=x.dtype, device=x.device, requires_grad=x.requires_grad)
             # with grad enabled: ``func`` may itself differentiate (gradgradcheck)
-            vals.append([o.detach().cpu().numpy().astype(np.float64).reshape(-1)
-                         for o in _outputs(func, moved)])
+            vals.append(
+                [
+                    o.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                    for o in _outputs(func, moved)
+                ]
+            )
         columns.append([(a - b) / (2 * eps) for a, b in zip(*vals)])
     return columns  # columns[j][output] -> vector over output elements
 
@@ -60,11 +64,14 @@ def _analytical(func, inputs, diff):
                 per_out.append([np.zeros(inputs[k].numel()) for k in diff])
                 continue
             gs = grad([o], [inputs[k] for k in diff], [g], retain_graph=True, allow_unused=True)
-            per_out.append([
-                np.zeros(inputs[k].numel()) if gi is None
-                else gi.detach().cpu().numpy().astype(np.float64).reshape(-1)
-                for k, gi in zip(diff, gs)
-            ])
+            per_out.append(
+                [
+                    np.zeros(inputs[k].numel())
+                    if gi is None
+                    else gi.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                    for k, gi in zip(diff, gs)
+                ]
+            )
         rows.append(per_out)
     return outs, rows
 
@@ -97,8 +104,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True, **_):
+def gradgradcheck(
+    func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_
+):
     """gradcheck of the gradient itself: second derivatives by create_graph=True."""
     from ..ops.creation import randn
     from . import grad
@@ -119,5 +127,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         gs = grad(o, [xs[k] for k in diff], list(gos), create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(first_grads, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_grads,
+        inputs + tuple(grad_outputs),
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

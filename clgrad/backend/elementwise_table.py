@@ -45,8 +45,9 @@ def _pow(a, b):
 
 
 def _sigmoid(x):
-    return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))))
-
+    return np.where(
+        x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))
+    )
 
 
 # name: (C expression, NumPy function)
@@ -72,11 +73,15 @@ OPS: dict[str, tuple[str, object]] = {
     "tanh": ("tanh(in0)", np.tanh),
     "erf": ("erf(in0)", _np_erf),
     "sigmoid": ("cg_sigmoid_{T}(in0)", _sigmoid),
-    "relu": ("((in0 > 0 || in0 != in0) ? in0 : ({T})0)", lambda a: np.where((a > 0) | (a != a), a, np.zeros_like(a))),
+    "relu": (
+        "((in0 > 0 || in0 != in0) ? in0 : ({T})0)",
+        lambda a: np.where((a > 0) | (a != a), a, np.zeros_like(a)),
+    ),
     "gelu": ("cg_gelu_{T}(in0)", lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5)))),
     "silu": ("in0 * cg_sigmoid_{T}(in0)", lambda a: a * _sigmoid(a)),
     "softplus": (
-        "cg_softplus_{T}(in0)", lambda a: np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20))))
+        "cg_softplus_{T}(in0)",
+        lambda a: np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20)))),
     ),
     "sign_float": ("cg_sign_{T}(in0)", np.sign),
     "sign_int": ("(({T})(in0 > 0) - ({T})(in0 < 0))", np.sign),
@@ -86,9 +91,11 @@ OPS: dict[str, tuple[str, object]] = {
     "trunc": ("trunc(in0)", np.trunc),
     "clamp": (
         "((in0 < in1 ? in1 : in0) > in2 ? in2 : (in0 < in1 ? in1 : in0))",
-        lambda a, lo, hi: np.where(np.isnan(a), a, np.minimum(np.maximum(a, lo), hi))
-        if np.issubdtype(np.asarray(a).dtype, np.floating)
-        else np.minimum(np.maximum(a, lo), hi),
+        lambda a, lo, hi: (
+            np.where(np.isnan(a), a, np.minimum(np.maximum(a, lo), hi))
+            if np.issubdtype(np.asarray(a).dtype, np.floating)
+            else np.minimum(np.maximum(a, lo), hi)
+        ),
     ),
     "clamp_min": ("(in0 < in1 ? in1 : in0)", lambda a, lo: np.where(a < lo, lo, a)),
     "clamp_max": ("(in0 > in1 ? in1 : in0)", lambda a, hi: np.where(a > hi, hi, a)),

@@ -26,24 +26,35 @@ def _compute_np(dt):
 def elementwise(op, out, operands, compute):
     fn = OPS[op][1]
     args = [
-        array(x).astype(_compute_np(dt), copy=False) if hasattr(x, "_storage")
+        array(x).astype(_compute_np(dt), copy=False)
+        if hasattr(x, "_storage")
         else np.array(x, dtype=_compute_np(dt))
         for x, dt in zip(operands, compute)
     ]
+    dest = array(out)
     with np.errstate(all="ignore"):
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and dest.dtype == _compute_np(compute[0]):
+            fn(*args, out=dest)  # straight into the output: no temporary, no second pass
+            return
         result = fn(*args)
-    np.copyto(array(out), result, casting="unsafe")
+    np.copyto(dest, result, casting="unsafe")
 
 
 def arange(out, start, step, dt):
     with np.errstate(all="ignore"):
-        values = start + np.arange(out.numel(), dtype=_compute_np(dt)) * np.array(step, _compute_np(dt))
+        values = start + np.arange(out.numel(), dtype=_compute_np(dt)) * np.array(
+            step, _compute_np(dt)
+        )
     np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
 
 
 _REDUCE = {
-    "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
-    "argmax": np.argmax, "argmin": np.argmin,
+    "sum": np.sum,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "argmax": np.argmax,
+    "argmin": np.argmin,
 }
 
 
@@ -74,13 +85,18 @@ def cumsum(out, x, dim, acc):
 
 def matmul(out, a, b, acc):
     dt = _compute_np(acc)
-    np.copyto(array(out), np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False)),
-              casting="unsafe")
+    np.copyto(
+        array(out),
+        np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False)),
+        casting="unsafe",
+    )
 
 
 def nonzero(x):
-    return np.stack(np.nonzero(array(x)), axis=1).astype(np.int64) if x.ndim else np.zeros(
-        (int(bool(array(x))), 0), np.int64
+    return (
+        np.stack(np.nonzero(array(x)), axis=1).astype(np.int64)
+        if x.ndim
+        else np.zeros((int(bool(array(x))), 0), np.int64)
     )
 
 

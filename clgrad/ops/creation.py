@@ -40,13 +40,23 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape(size), 0, dtype=dtype or D.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    return full(
+        _shape(size),
+        0,
+        dtype=dtype or D.get_default_dtype(),
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape(size), 1, dtype=dtype or D.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    return full(
+        _shape(size),
+        1,
+        dtype=dtype or D.get_default_dtype(),
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 def _infer_np(data):
@@ -62,8 +72,9 @@ def _infer_np(data):
     except ValueError as e:
         raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
     if arr.dtype == object:
-        raise TypeError(f"can't build a tensor from {type(data).__name__} with ragged or "
-                        "non-numeric items")
+        raise TypeError(
+            f"can't build a tensor from {type(data).__name__} with ragged or non-numeric items"
+        )
     if arr.dtype.kind == "f":
         return arr, D.get_default_dtype()
     if arr.dtype.kind in "iu":
@@ -105,8 +116,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """
     arr, dt = _infer_np(data)
     dt = D.as_dtype(dtype) if dtype is not None else dt
-    dev = resolve(device) if device is not None else (
-        data.device if isinstance(data, Tensor) else default_device()
+    dev = (
+        resolve(device)
+        if device is not None
+        else (data.device if isinstance(data, Tensor) else default_device())
     )
     return _finish(_upload(np.asarray(arr), dt, dev), requires_grad)
 
@@ -138,8 +151,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
             "copy of your array with array.copy().)"
         )
     if any(s % item for s in array.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
+        raise ValueError(
+            "given numpy array strides not a multiple of the element byte size. "
+            "Copy the numpy array to reallocate the memory."
+        )
     strides = tuple(s // item for s in array.strides)
     span = 0 if array.size == 0 else 1 + sum((n - 1) * s for n, s in zip(array.shape, strides))
     base = np.lib.stride_tricks.as_strided(array, (span,), (item,))
@@ -164,8 +179,13 @@ def ones_like(t, dtype=None, device=None, requires_grad=False):
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+    return full(
+        t.shape,
+        fill_value,
+        dtype=dtype or t.dtype,
+        device=device or t.device,
+        requires_grad=requires_grad,
+    )
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -184,8 +204,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     out = Tensor._empty((n,), dt, resolve(device))
     # computed in double where it can be, so large int64 ranges stay exact
-    acc = D.int64 if not dt.is_floating_point else (
-        D.float64 if out.device.supports_float64 else D.float32
+    acc = (
+        D.int64
+        if not dt.is_floating_point
+        else (D.float64 if out.device.supports_float64 else D.float32)
     )
     _backend(out.device).arange(out, start, step, acc)
     return _finish(out, requires_grad)
@@ -252,7 +274,7 @@ def initial_seed():
 def _random(kind, size, dtype, device, generator, requires_grad):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"{kind}\" is only implemented for floating types, got {dt}")
+        raise RuntimeError(f'"{kind}" is only implemented for floating types, got {dt}')
     out = Tensor._empty(_shape(size), dt, resolve(device))
     gen = generator or default_generator
     n = out.numel()
@@ -275,8 +297,9 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     dev = resolve(device)
     acc = D.float64 if dev.supports_float64 else D.float32
     u = _random("uniform", _shape((size,)), acc, dev, generator, False)
@@ -299,9 +322,7 @@ def randint_like(t, low, high=None, dtype=None, device=None):
 
 def randperm(n, dtype=None, device=None, generator=None):
     keys = rand(n, dtype=D.float32, device="cpu", generator=generator)
-    return tensor(np.argsort(keys.numpy(), kind="stable"), dtype=dtype or D.int64,
-                  device=device)
-
+    return tensor(np.argsort(keys.numpy(), kind="stable"), dtype=dtype or D.int64, device=device)
 
 
 class ToDevice(Function):

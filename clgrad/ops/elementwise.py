@@ -43,8 +43,9 @@ def _arith(op, a, b, out=None):
 
 def _check_cast(dt, out_dt, op):
     if out_dt.category < dt.category:
-        raise RuntimeError(f"result type {dt.name} can't be cast to the desired output type "
-                           f"{out_dt.name} ({op})")
+        raise RuntimeError(
+            f"result type {dt.name} can't be cast to the desired output type {out_dt.name} ({op})"
+        )
 
 
 class Add(Function):
@@ -171,8 +172,10 @@ def div(a, b, rounding_mode=None):
     if rounding_mode == "trunc":
         q = Div.apply(a, b)
         return q.trunc().to(D.result_type(a, b))
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                     f"found '{rounding_mode}'")
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+        f"found '{rounding_mode}'"
+    )
 
 
 def pow(a, b):
@@ -198,10 +201,15 @@ def _unary_fn(op, grad, saves="input", name=None, floating=True):
         (s,) = ctx.saved_tensors
         return grad(g, s)
 
-    cls = type(name or op.capitalize(), (Function,), {
-        "forward": staticmethod(forward), "backward": staticmethod(backward),
-        "__module__": __name__,
-    })
+    cls = type(
+        name or op.capitalize(),
+        (Function,),
+        {
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__module__": __name__,
+        },
+    )
     return cls
 
 
@@ -220,13 +228,16 @@ Erf = _unary_fn("erf", lambda g, x: g * (2 / math.sqrt(math.pi)) * (-(x * x)).ex
 Relu = _unary_fn("relu", lambda g, y: g * (y > 0), saves="output", name="Relu", floating=False)
 Gelu = _unary_fn(
     "gelu",
-    lambda g, x: g * (0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
-                      + x * (-(x * x) * 0.5).exp() * (1 / math.sqrt(2 * math.pi))),
+    lambda g, x: (
+        g
+        * (
+            0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+            + x * (-(x * x) * 0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        )
+    ),
     name="Gelu",
 )
-Silu = _unary_fn(
-    "silu", lambda g, x: g * (x.sigmoid() * (1 + x * (1 - x.sigmoid()))), name="Silu"
-)
+Silu = _unary_fn("silu", lambda g, x: g * (x.sigmoid() * (1 + x * (1 - x.sigmoid()))), name="Silu")
 Softplus = _unary_fn("softplus", lambda g, x: g * x.sigmoid(), name="Softplus")
 Abs = _unary_fn("abs", lambda g, x: g * x.sign(), floating=False)
 Neg = _unary_fn("neg", lambda g, x: -g, saves="none", floating=False)
@@ -261,9 +272,11 @@ def round_(x, decimals=0):
 
 def neg(x):
     if x.dtype is D.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
-                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator "
+            "instead."
+        )
     return Neg.apply(x)
 
 
@@ -283,8 +296,9 @@ def compare(op, a, b):
 def _bitwise(op, a, b):
     dt = D.result_type(a, b)
     if dt.is_floating_point:
-        raise RuntimeError(f"\"bitwise_{op[3:]}\" is only defined for bool and integer tensors, "
-                           f"got {dt}")
+        raise RuntimeError(
+            f'"bitwise_{op[3:]}" is only defined for bool and integer tensors, got {dt}'
+        )
     return launch(op, [a, b], dt, dt)
 
 
@@ -302,7 +316,9 @@ def bitwise_xor(a, b):
 
 def bitwise_not(x):
     if x.dtype.is_floating_point:
-        raise RuntimeError(f"bitwise_not is only defined for bool and integer tensors, got {x.dtype}")
+        raise RuntimeError(
+            f"bitwise_not is only defined for bool and integer tensors, got {x.dtype}"
+        )
     return launch("lognot" if x.dtype is D.bool_ else "bitnot", [x], x.dtype, x.dtype)
 
 
@@ -340,9 +356,11 @@ class Where(Function):
         (cond,) = ctx.saved_tensors
         a, b = ctx.inputs
         zero = g * 0
-        return (None,
-                _grad_for(a, where(cond, g, zero)) if ctx.needs_input_grad[1] else None,
-                _grad_for(b, where(cond, zero, g)) if ctx.needs_input_grad[2] else None)
+        return (
+            None,
+            _grad_for(a, where(cond, g, zero)) if ctx.needs_input_grad[1] else None,
+            _grad_for(b, where(cond, zero, g)) if ctx.needs_input_grad[2] else None,
+        )
 
 
 def where(cond, a=None, b=None):

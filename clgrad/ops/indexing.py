@@ -24,9 +24,7 @@ def _as_index_tensor(k, device):
         return k if k.device == device else k.to(device)
     arr = np.asarray(k)
     if arr.dtype == object or arr.dtype.kind not in "biu":
-        raise IndexError(
-            "tensors used as indices must be long, int, byte or bool tensors"
-        )
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return tensor(arr, dtype=D.bool_ if arr.dtype.kind == "b" else D.int64, device=device)
 
 
@@ -44,16 +42,17 @@ def _parse(x, key):
         else:
             items.append(k)
     consumed = sum(
-        (k.ndim if k.dtype is D.bool_ else 1) if isinstance(k, Tensor)
-        else 0 if k is None or k is Ellipsis else 1
+        (k.ndim if k.dtype is D.bool_ else 1)
+        if isinstance(k, Tensor)
+        else 0
+        if k is None or k is Ellipsis
+        else 1
         for k in items
     )
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > x.ndim:
-        raise IndexError(
-            f"too many indices for tensor of dimension {x.ndim}"
-        )
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     if Ellipsis in [k for k in items if not isinstance(k, Tensor)]:
         i = next(i for i, k in enumerate(items) if k is Ellipsis and not isinstance(k, Tensor))
         items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
@@ -279,8 +278,13 @@ def write(x, basic_key, advanced, values, accumulate=False):
     if accumulate:
         launch("add", [v, values], v.dtype, v.dtype, out=v)
     else:
-        launch("copy", [values], v.dtype,
-               values.dtype if isinstance(values, Tensor) else v.dtype, out=v)
+        launch(
+            "copy",
+            [values],
+            v.dtype,
+            values.dtype if isinstance(values, Tensor) else v.dtype,
+            out=v,
+        )
     x._storage.version += 1
 
 
@@ -336,9 +340,7 @@ def _check_gather(name, x, dim, index):
     if index.dtype is not D.int64:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
     if index.ndim != x.ndim:
-        raise RuntimeError(
-            "Index tensor must have the same number of dimensions as input tensor"
-        )
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for d in range(x.ndim):
         if d != dim and index._shape[d] > x._shape[d]:
             raise RuntimeError(
@@ -404,19 +406,24 @@ def index_select(x, dim, index):
 
 def masked_fill(x, mask, value):
     if mask.dtype is not D.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype.name}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+        )
     from .elementwise import where
 
     if isinstance(value, Tensor):
         if value.ndim:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.ndim} dimension(s).")
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got "
+                f"tensor with {value.ndim} dimension(s)."
+            )
         value = value.to(x.dtype)
     out = where(mask, value, x)
     if tuple(out.shape) != x._shape:
-        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast "
-                           f"to the tensor's shape {list(x.shape)}")
+        raise RuntimeError(
+            f"masked_fill: mask of shape {list(mask.shape)} does not broadcast "
+            f"to the tensor's shape {list(x.shape)}"
+        )
     return out if out.dtype is x.dtype else out.to(x.dtype)
 
 
@@ -426,7 +433,11 @@ def nonzero(x, as_tuple=False):
     idx = _backend(x.device).nonzero(x.detach())
     result = tensor(idx, dtype=D.int64, device=x.device)
     if as_tuple:
-        return tuple(result[:, i] for i in range(result.shape[1])) if x.ndim else (result[:, 0:0].reshape(-1),)
+        return (
+            tuple(result[:, i] for i in range(result.shape[1]))
+            if x.ndim
+            else (result[:, 0:0].reshape(-1),)
+        )
     return result
 
 

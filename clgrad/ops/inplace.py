@@ -98,8 +98,10 @@ def copy_(x, src):
 def fill_(x, value):
     if isinstance(value, Tensor):
         if value.ndim:
-            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value.ndim} dimensions.")
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
         return copy_(x, value)
     from .core import launch
 

@@ -33,8 +33,10 @@ class Mm(Function):
         m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
         out = Tensor._empty(batch + (m, n), a.dtype, a.device)
         if out.numel():
-            acc = D.float32 if a.dtype is D.float16 else (
-                a.dtype if a.dtype.is_floating_point else D.int64
+            acc = (
+                D.float32
+                if a.dtype is D.float16
+                else (a.dtype if a.dtype.is_floating_point else D.int64)
             )
             out3 = out._view(*_flat3(out, batch, m, n))
             _backend(a.device).matmul(out3, _as_3d(a, batch, m, k), _as_3d(b, batch, k, n), acc)
@@ -87,10 +89,10 @@ def matmul(a, b):
 def _check(a, b, orig_a, orig_b):
     if a._shape[-1] != b._shape[-2]:
         if orig_a.ndim == 1 and orig_b.ndim == 1:
+            na, nb = orig_a._shape[0], orig_b._shape[0]
             raise RuntimeError(
-                "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
-                "number of elements, but got %d and %d elements respectively"
-                % (orig_a._shape[0], orig_b._shape[0], orig_a._shape[0], orig_b._shape[0])
+                f"inconsistent tensor size, expected tensor [{na}] and src [{nb}] to have the "
+                f"same number of elements, but got {na} and {nb} elements respectively"
             )
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied "

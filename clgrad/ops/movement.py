@@ -135,16 +135,18 @@ def squeeze(x, dim=None):
 def unsqueeze(x, dim):
     d = _wrap(dim, x.ndim + 1)
     stride = x._stride[d] * x._shape[d] if d < x.ndim else 1
-    return Unsqueeze.apply(x, x._shape[:d] + (1,) + x._shape[d:],
-                           x._stride[:d] + (stride,) + x._stride[d:])
+    return Unsqueeze.apply(
+        x, x._shape[:d] + (1,) + x._shape[d:], x._stride[:d] + (stride,) + x._stride[d:]
+    )
 
 
 class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return x._view(tuple(x._shape[d] for d in dims), tuple(x._stride[d] for d in dims),
-                       x._offset)
+        return x._view(
+            tuple(x._shape[d] for d in dims), tuple(x._stride[d] for d in dims), x._offset
+        )
 
     @staticmethod
     def backward(ctx, g):
@@ -197,7 +199,9 @@ def t(x):
 
 def movedim(x, source, destination):
     src = [_wrap(d, x.ndim) for d in ((source,) if isinstance(source, int) else source)]
-    dst = [_wrap(d, x.ndim) for d in ((destination,) if isinstance(destination, int) else destination)]
+    dst = [
+        _wrap(d, x.ndim) for d in ((destination,) if isinstance(destination, int) else destination)
+    ]
     order = [d for d in range(x.ndim) if d not in src]
     for s, d in sorted(zip(dst, src)):
         order.insert(s, d)
@@ -306,13 +310,16 @@ def select(x, dim, index):
     d = _wrap(dim, x.ndim)
     n = x._shape[d]
     if not -n <= index < n:
-        raise IndexError(
-            f"index {index} is out of bounds for dimension {d} with size {n}"
-        )
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
     index %= n
     key = (slice(None),) * d + (index,)
-    return Select.apply(x, x._shape[:d] + x._shape[d + 1 :], x._stride[:d] + x._stride[d + 1 :],
-                        x._offset + index * x._stride[d], key)
+    return Select.apply(
+        x,
+        x._shape[:d] + x._shape[d + 1 :],
+        x._stride[:d] + x._stride[d + 1 :],
+        x._offset + index * x._stride[d],
+        key,
+    )
 
 
 def split(x, split_size_or_sections, dim=0):
@@ -465,4 +472,6 @@ def flip(x, dims):
 
 
 def as_strided(x, size, stride, storage_offset=None):
-    return x._view(tuple(size), tuple(stride), x._offset if storage_offset is None else storage_offset)
+    return x._view(
+        tuple(size), tuple(stride), x._offset if storage_offset is None else storage_offset
+    )

@@ -218,8 +218,9 @@ def min(x, dim=None, keepdim=False, other=None):
 def _arg(op, x, dim, keepdim):
     if dim is None:
         if x.numel() == 0:
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+            raise RuntimeError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
         out = _reduce(op, x, tuple(range(x.ndim)), False, D.int64)
         return out.reshape((1,) * x.ndim) if keepdim else out
     d = _wrap(dim, x.ndim) if x.ndim else 0

@@ -101,8 +101,14 @@ def _params(out, a, b, acc, variant, tile, *scratch):
     """Template parameters, and the numpy type of the index arguments they call for."""
     itype = index_type(_extent(out), _extent(a), _extent(b), *scratch)
     params = dict(
-        variant=variant, tile=tile, index_t=itype, a_ct=a.dtype.ctype, b_ct=b.dtype.ctype,
-        out_ct=out.dtype.ctype, acc=acc.ctype, a_panels=False,
+        variant=variant,
+        tile=tile,
+        index_t=itype,
+        a_ct=a.dtype.ctype,
+        b_ct=b.dtype.ctype,
+        out_ct=out.dtype.ctype,
+        acc=acc.ctype,
+        a_panels=False,
         fp64=any(d.name == "float64" for d in (out.dtype, a.dtype, b.dtype, acc)),
     )
     return params, INDEX_NP[itype]
@@ -124,8 +130,17 @@ def _general(rt, out, a, b, acc, Z, M, N, K):
     params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
     kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **params)
     nbm, nbn = -(-M // RM), -(-N // RN)
-    args = [out._storage.data, I(out._offset), *_operand_args(I, a), *_operand_args(I, b),
-            I(M), I(N), I(K), I(nbn), I(nbm)]
+    args = [
+        out._storage.data,
+        I(out._offset),
+        *_operand_args(I, a),
+        *_operand_args(I, b),
+        I(M),
+        I(N),
+        I(K),
+        I(nbn),
+        I(nbm),
+    ]
     _launch1d(rt, kernel, I, nbn * nbm * Z, args)
 
 
@@ -134,8 +149,16 @@ def _tiled(rt, out, a, b, acc, Z, M, N, K):
     params, I = _params(out, a, b, acc, "tiled", TILED_TILE)
     kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **params)
     lx, ly = TN // WN, TM // WM
-    args = [out._storage.data, I(out._offset), *_operand_args(I, a), *_operand_args(I, b),
-            I(M), I(N), I(K), I(Z)]
+    args = [
+        out._storage.data,
+        I(out._offset),
+        *_operand_args(I, a),
+        *_operand_args(I, b),
+        I(M),
+        I(N),
+        I(K),
+        I(Z),
+    ]
     rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
 
 
@@ -149,22 +172,27 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     # contiguous and in the sums' type; else copied first: packed into MR-row panels when its
     # rows are not contiguous (transposed), converted row by row when only its type differs.
     # An operand with batch stride 0 (broadcast) is prepared once and shared by every batch.
-    a_mode = ("panels" if a._stride[2] != 1 and K > 1 else
-              "rows" if a.dtype.ctype != acc.ctype else None)
+    a_mode = (
+        "panels" if a._stride[2] != 1 and K > 1 else "rows" if a.dtype.ctype != acc.ctype else None
+    )
     b_size = 0 if direct else np_ * NR * K  # scratch elements per batch
     a_size = {"panels": mq * MR * K, "rows": M * K, None: 0}[a_mode]
     b_shared, a_shared = b._stride[0] == 0 or Z == 1, a._stride[0] == 0 or Z == 1
     per_batch = (0 if b_shared else b_size) + (0 if a_shared else a_size)
     fixed = (b_size if b_shared else 0) + (a_size if a_shared else 0)
-    chunk = Z if per_batch == 0 else max(1, min(Z, (PACKED_SCRATCH_BYTES // isz - fixed)
-                                                // per_batch))
+    chunk = (
+        Z if per_batch == 0 else max(1, min(Z, (PACKED_SCRATCH_BYTES // isz - fixed) // per_batch))
+    )
     b_elems = (1 if b_shared else chunk) * b_size
     a_elems = (1 if a_shared else chunk) * a_size
     variant = "direct" if direct else "packed"
     params, I = _params(out, a, b, acc, variant, tile, b_elems, a_elems)
     # The micro-kernel reads a as it is, or its copy.
-    gemm = rt.kernel(TEMPLATE, f"cg_matmul_{variant}", **(
-        dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params))
+    gemm = rt.kernel(
+        TEMPLATE,
+        f"cg_matmul_{variant}",
+        **(dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params),
+    )
     if not direct:
         pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
         bp = rt.allocator.alloc(b_elems * isz)
@@ -181,9 +209,14 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
         else:
             if z0 == 0 or not b_shared:
                 kq = -(-K // KB)
-                _launch1d(rt, pack_b, I, kq * np_ * (1 if b_shared else zc),
-                          [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
-                          LOCAL_COPY)
+                _launch1d(
+                    rt,
+                    pack_b,
+                    I,
+                    kq * np_ * (1 if b_shared else zc),
+                    [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
+                    LOCAL_COPY,
+                )
             b_args = [bp, I(b_zs)]
         if a_mode is None:
             a_args = _operand_args(I, a, z0)
@@ -192,18 +225,37 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
             if z0 == 0 or not a_shared:
                 if a_mode == "panels":
                     kq = -(-K // KB)
-                    _launch1d(rt, prep_a, I, mq * kq * zs,
-                              [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(mq), I(kq)],
-                              LOCAL_COPY)
+                    _launch1d(
+                        rt,
+                        prep_a,
+                        I,
+                        mq * kq * zs,
+                        [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(mq), I(kq)],
+                        LOCAL_COPY,
+                    )
                 else:
                     kq = -(-K // VW)
-                    _launch1d(rt, prep_a, I, kq * M * zs,
-                              [ap, I(a_zs), *_operand_args(I, a, z0)[:-1], I(M), I(K), I(kq)],
-                              LOCAL_COPY)
+                    _launch1d(
+                        rt,
+                        prep_a,
+                        I,
+                        kq * M * zs,
+                        [ap, I(a_zs), *_operand_args(I, a, z0)[:-1], I(M), I(K), I(kq)],
+                        LOCAL_COPY,
+                    )
             # panels: row stride unused, k stride MR; rows: contiguous
             a_args = [ap, I(0), I(a_zs), I(K), I(MR if a_mode == "panels" else 1)]
-        args = [out._storage.data, I(out._offset + z0 * M * N), *a_args, *b_args,
-                I(M), I(N), I(K), I(mq), I(np_)]
+        args = [
+            out._storage.data,
+            I(out._offset + z0 * M * N),
+            *a_args,
+            *b_args,
+            I(M),
+            I(N),
+            I(K),
+            I(mq),
+            I(np_),
+        ]
         _launch1d(rt, gemm, I, mq * np_ * zc, args)
     # The queue is in order: the kernels above run before anything that reuses the scratch.
     if not direct:

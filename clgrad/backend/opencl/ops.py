@@ -15,8 +15,16 @@ def _fp64(*dts) -> bool:
 
 
 def _scalar(value, ctype):
-    return {"float": np.float32, "double": np.float64, "half": np.float32, "uchar": np.uint8,
-            "char": np.int8, "short": np.int16, "int": np.int32, "long": np.int64}[ctype](value)
+    return {
+        "float": np.float32,
+        "double": np.float64,
+        "half": np.float32,
+        "uchar": np.uint8,
+        "char": np.int8,
+        "short": np.int16,
+        "int": np.int32,
+        "long": np.int64,
+    }[ctype](value)
 
 
 _elementwise_kernels: dict = {}  # a lean key -> kernel: this lookup is on every op's path
@@ -59,10 +67,18 @@ def elementwise(op, out, operands, compute):
     if kernel is None:
         ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
         kernel = _elementwise_kernels[key] = rt.kernel(
-            "elementwise.cl.mako", f"cg_elementwise_{op}", name=op,
-            expr=OPS[op][0].replace("{T}", ct), ins=ins, out_ct=out.dtype.ctype,
-            out_bool=out.dtype.name == "bool", ndim=len(mshape), layout=layout,
-            index_t=itype, fp64=_fp64(out.dtype, *compute), grid_stride=rt.is_gpu,
+            "elementwise.cl.mako",
+            f"cg_elementwise_{op}",
+            name=op,
+            expr=OPS[op][0].replace("{T}", ct),
+            ins=ins,
+            out_ct=out.dtype.ctype,
+            out_bool=out.dtype.name == "bool",
+            ndim=len(mshape),
+            layout=layout,
+            index_t=itype,
+            fp64=_fp64(out.dtype, *compute),
+            grid_stride=rt.is_gpu,
         )
     I = INDEX_NP[itype]
     args = [out._storage.data, I(out._offset)]
@@ -98,10 +114,22 @@ def random(out, kind, seed, offset, dt):
         return
     rt = out.device.runtime
     acc = "double" if dt.name == "float64" else "float"
-    kernel = rt.kernel("random.cl.mako", "cg_random", kind=kind, out_ct=out.dtype.ctype,
-                       acc=acc, fp64=acc == "double")
-    args = [out._storage.data, np.uint64(out._offset), np.uint32(seed & 0xFFFFFFFF),
-            np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint64(offset), np.uint64(n)]
+    kernel = rt.kernel(
+        "random.cl.mako",
+        "cg_random",
+        kind=kind,
+        out_ct=out.dtype.ctype,
+        acc=acc,
+        fp64=acc == "double",
+    )
+    args = [
+        out._storage.data,
+        np.uint64(out._offset),
+        np.uint32(seed & 0xFFFFFFFF),
+        np.uint32((seed >> 32) & 0xFFFFFFFF),
+        np.uint64(offset),
+        np.uint64(n),
+    ]
     rt.launch1d(kernel, n, args)
 
 
@@ -112,8 +140,13 @@ def to_numpy(t) -> np.ndarray:
         return host
     if not t.is_contiguous():
         t = t.contiguous()
-    cl.enqueue_copy(t.device.runtime.queue, host, t._storage.data,
-                    src_offset=t._offset * t.dtype.itemsize, is_blocking=True)
+    cl.enqueue_copy(
+        t.device.runtime.queue,
+        host,
+        t._storage.data,
+        src_offset=t._offset * t.dtype.itemsize,
+        is_blocking=True,
+    )
     return host
 
 
@@ -121,15 +154,25 @@ def from_numpy(dst, arr):
     """Copies a host array into a contiguous tensor (blocking: the array may be temporary)."""
     arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
     if arr.size:
-        cl.enqueue_copy(dst.device.runtime.queue, dst._storage.data, arr,
-                        dst_offset=dst._offset * dst.dtype.itemsize, is_blocking=True)
+        cl.enqueue_copy(
+            dst.device.runtime.queue,
+            dst._storage.data,
+            arr,
+            dst_offset=dst._offset * dst.dtype.itemsize,
+            is_blocking=True,
+        )
 
 
 def _index_kernel(dst, function):
     rt = dst.device.runtime
     atomic64 = "cl_khr_int64_base_atomics" in dst.device._cl.extensions
-    return rt, rt.kernel("index.cl.mako", function, ct=dst.dtype.ctype, atomic64=atomic64,
-                         fp64=dst.dtype.name == "float64")
+    return rt, rt.kernel(
+        "index.cl.mako",
+        function,
+        ct=dst.dtype.ctype,
+        atomic64=atomic64,
+        fp64=dst.dtype.name == "float64",
+    )
 
 
 def _limit(t):
@@ -140,24 +183,47 @@ def take(out, src, offsets):
     """out (contiguous) = src's storage at int64 ``offsets`` (contiguous)."""
     rt, k = _index_kernel(src, "cg_index_take")
     n = out.numel()
-    rt.launch1d(k, n, [out._storage.data, np.int64(out._offset), src._storage.data, _limit(src),
-                       offsets._storage.data, np.int64(offsets._offset), np.int64(n)])
+    rt.launch1d(
+        k,
+        n,
+        [
+            out._storage.data,
+            np.int64(out._offset),
+            src._storage.data,
+            _limit(src),
+            offsets._storage.data,
+            np.int64(offsets._offset),
+            np.int64(n),
+        ],
+    )
 
 
 def put(dst, offsets, values, accumulate):
     """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``."""
     rt, k = _index_kernel(dst, "cg_index_put_add" if accumulate else "cg_index_put")
     n = offsets.numel()
-    rt.launch1d(k, n, [dst._storage.data, _limit(dst), offsets._storage.data,
-                       np.int64(offsets._offset), values._storage.data,
-                       np.int64(values._offset), np.int64(n)])
+    rt.launch1d(
+        k,
+        n,
+        [
+            dst._storage.data,
+            _limit(dst),
+            offsets._storage.data,
+            np.int64(offsets._offset),
+            values._storage.data,
+            np.int64(values._offset),
+            np.int64(n),
+        ],
+    )
 
 
 def nonzero(x):
     """Indices of the nonzero elements (the count decides the shape, so this reads the device)."""
     host = to_numpy(x)
-    return np.stack(np.nonzero(host), axis=1).astype(np.int64) if x.ndim else np.zeros(
-        (int(bool(host)), 0), np.int64
+    return (
+        np.stack(np.nonzero(host), axis=1).astype(np.int64)
+        if x.ndim
+        else np.zeros((int(bool(host)), 0), np.int64)
     )
 
 

@@ -170,8 +170,9 @@ class Runtime:
         dev = self.device._cl
         if path.exists():
             try:
-                return _quiet_build(cl.Program(self.context, [dev], [path.read_bytes()]),
-                                    self.build_options)
+                return _quiet_build(
+                    cl.Program(self.context, [dev], [path.read_bytes()]), self.build_options
+                )
             except Exception:
                 path.unlink(missing_ok=True)  # a stale or corrupt binary: rebuild from source
         try:
@@ -200,8 +201,13 @@ class Runtime:
         invoker: 4 us per launch instead of 26 us for setting arguments one by one.
         """
         if DEBUG:
-            log.debug("launch %s on %s global=%s local=%s", kernel.function_name,
-                      self.device, global_size, local_size)
+            log.debug(
+                "launch %s on %s global=%s local=%s",
+                kernel.function_name,
+                self.device,
+                global_size,
+                local_size,
+            )
         if kernel not in self.typed:
             kernel.set_scalar_arg_dtypes(
                 [type(a) if isinstance(a, np.generic) else None for a in args]
