@@ -97,18 +97,31 @@ def chart(runs, path):
     return path
 
 
+def update_readme(text, readme):
+    """Puts the table between the README's bench markers (the README shows the latest)."""
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    body = Path(readme).read_text()
+    if start in body and end in body:
+        head, rest = body.split(start, 1)
+        Path(readme).write_text(head + start + "\n" + text + end + rest.split(end, 1)[1])
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--results", default=str(RESULTS))
     p.add_argument("--out", default=str(RESULTS / "CROSS_VENDOR.md"))
     p.add_argument("--include-quick", action="store_true")
+    p.add_argument("--readme", help="also put the table into this README between its markers")
     args = p.parse_args(argv)
     runs = load(args.results, include_quick=True) if args.include_quick else load(args.results)
     if not runs:
         runs = load(args.results, include_quick=True)
     out = Path(args.out)
-    out.write_text("# clgrad across devices\n\n" + table(runs))
+    text = table(runs)
+    out.write_text("# clgrad across devices\n\n" + text)
     chart(runs, out.with_suffix(".png"))
+    if args.readme:
+        update_readme(text, args.readme)
     print(f"wrote {out}")
     return out
 

@@ -17,8 +17,11 @@
 ##   mode "wg":    one work-group of lx*ly items per (lx adjacent outputs, c): the ly items of
 ##                 an output stride through the chunk (coalesced), then a tree in local memory (GPU).
 ##
-## argmax/argmin: a serial walk keeps the first extreme (a NaN counts as the extreme); vector
-## lanes and work-items each keep theirs, then merge preferring the smaller index on ties.
+## argmax/argmin: a serial walk keeps the first extreme (a NaN counts as the extreme); "inner"
+## takes each block of 8 vectors' extreme at max speed and rescans (from cache) only a block
+## that beats the best so far; "outer" keeps one per vector lane; work-items and chunks merge
+## preferring the smaller index on ties. An index of EMPTY means "only identity values seen"
+## (all -inf, or INT_MIN, ...): the first element of the walk is then the answer.
 ##
 ## Params: mode, op, in_ct (storage ctype of x), ct (compute / accumulate ctype), idx_in (x's
 ## indices come from xi, laid out as x), out_ct (storage ctype of the value output, "" for none),
@@ -35,6 +38,7 @@ vec = f"{ct}{vw}" if vw else ""
 ivec = f"{I}{vw}" if vw else ""
 # what comparing two ct vectors gives (select wants a mask of ct's size)
 mvec = ({"float": "int", "double": "long", "uchar": "char"}.get(ct, ct) + str(vw)) if vw else ""
+ABLK = 8  # argmax/argmin: vectors per block
 esize = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
          "double": 8}[in_ct]
 
@@ -240,12 +244,12 @@ ${kept_offset("m", "base", nk)}
         }
         for (; k + ${vw} <= len; k += ${vw}) sv = ${combine("sv", loadv("p", "k", True))};
     % else:
-        ## blocks of 32 vectors: the block's extreme at max/min speed; only a block that beats
+        ## blocks of 8 vectors: the block's extreme at max/min speed; only a block that beats
         ## the best so far is scanned again (from L1) for the first index of its extreme
-        for (; k + ${32 * vw} <= len; k += ${32 * vw}) {
+        for (; k + ${ABLK * vw} <= len; k += ${ABLK * vw}) {
           ${vec} b0 = ${loadv("p", "k", True)}, b1 = ${loadv("p", f"k + {vw}", True)};
           ${vec} b2 = ${loadv("p", f"k + {2 * vw}", True)}, b3 = ${loadv("p", f"k + {3 * vw}", True)};
-          for (int j = ${4 * vw}; j < ${32 * vw}; j += ${4 * vw}) {
+          for (int j = ${4 * vw}; j < ${ABLK * vw}; j += ${4 * vw}) {
             b0 = ${combine("b0", loadv("p", "k + j", True))};
             b1 = ${combine("b1", loadv("p", f"k + j + {vw}", True))};
             b2 = ${combine("b2", loadv("p", f"k + j + {2 * vw}", True))};
@@ -254,7 +258,7 @@ ${kept_offset("m", "base", nk)}
           b0 = ${combine(combine("b0", "b1"), combine("b2", "b3"))};
           ${hreduce("b0", "bm")}
           if (${seq_better("bm", "s")}) {
-            for (int j = 0; j < ${32 * vw}; j++) {
+            for (int j = 0; j < ${ABLK * vw}; j++) {
               const ${ct} v = ${load("p", "k + j")};
               if (${"v == bm || (bm != bm && v != v)" if is_float else "v == bm"}) {
                 s = v;

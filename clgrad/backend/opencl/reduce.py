@@ -1,20 +1,38 @@
 """Reductions (sum, prod, max, min, argmax, argmin) and cumsum as OpenCL kernels.
 
-Both read their input in place, whatever its strides: the kept dims and the reduced (or scanned)
-dims are each merged into as few runs as they allow, and the kernels walk those runs.
+Both read their input in place, whatever its strides (transposed, stepped, broadcast, offset):
+the kept dims and the reduced (or scanned) dims are each merged into as few runs as they allow
+(value reductions first order the reduced dims by stride), and the kernels walk those runs with
+sizes and strides as arguments; the number of runs is a template parameter. Index arithmetic is
+int, or long where a launch's offsets could pass 2**31.
 
-CPU devices (PoCL and the like): one work-item owns one output (or ``vw`` adjacent outputs whose
-input is contiguous, read as vectors) and walks the reduced elements serially, with vector loads
-along a contiguous reduced dim. When there are too few outputs to keep every core busy (a full
-reduction has one), each output's range is cut into P chunks: a first launch writes M*P partial
-results to a scratch buffer and a second, small launch of the same kernels reduces them.
+The work is M outputs x R reduced elements. On CPU devices (PoCL), by layout:
 
-GPUs: a work-group per (lx outputs, chunk) whose ly items per output stride through the chunk,
-reading adjacent addresses, then combine in a tree in local memory; same two-pass scheme.
+* "inner": the reduced run is innermost (or nothing is contiguous). A work-item owns an output
+  and walks its elements, with aligned 32-byte vector loads and four accumulators when they
+  are contiguous; argmax/argmin take each block's extreme at max speed and rescan only a block
+  that beats the best so far. Too few outputs to fill the cores (a full reduction has one):
+  each output's range is cut into P chunks, a first launch writes M*P partials to scratch and
+  a second, small launch of the same kernels combines them.
+* "rows": the outputs are adjacent in memory and many rows reduce into them (sum over dim 0).
+  An item owns 16 KB of adjacent outputs and a range of rows, walks them 8 rows at a time across
+  all its outputs with their running values in a cache-resident scratch, so memory is read in
+  long runs; a second launch combines the row ranges.
+* "outer": the same layout when small, and argmax/argmin on it: an item owns unroll*vw adjacent
+  outputs in registers and walks the rows.
 
-cumsum: lines scanned serially per work-item (vectorized across lines when the lines are
-adjacent in memory, or with an in-register prefix along a contiguous line), a work-group scan in
-local memory on GPUs; long lines are cut into chunks whose sums come from the reduction kernels.
+On GPUs ("wg"): a work-group per (lx outputs, chunk); its ly items per output stride through
+the chunk reading adjacent addresses (lx > 1 when adjacent outputs are adjacent in memory, or
+rows are short), then combine in a tree in local memory; the same two-pass scheme. GPU_PATH
+forces either path (the tests run the GPU kernels on PoCL).
+
+cumsum: "lines" scans a line per item (a contiguous line 8 elements at a time with a prefix in
+registers), "tiles" scans unroll*vw adjacent lines per item with vectors when lines are adjacent
+in memory, "wg" (GPU) scans tiles of a line in local memory. Few long lines are cut into chunks
+whose sums come from the reduction kernels; each chunk starts from the sum of those before it.
+
+Semantics are NumPy's / PyTorch's: sum of nothing 0, prod 1; max/min propagate NaN; argmax and
+argmin give the first extreme, a NaN counting as the extreme.
 """
 
 from __future__ import annotations
@@ -91,15 +109,17 @@ def _fp64(*cts) -> bool:
 
 def _cpu_items(rt) -> int:
     """Most work-items a CPU launch runs; past that, items loop grid-stride."""
-    return rt.device.compute_units * ITEMS_PER_CU * 64
+    return 1 << 22
 
 
 def _cpu_launch(rt, kernel, n_items, args):
-    """A CPU device: groups of up to 16 items (PoCL runs a group's items one after another)."""
+    """A CPU device: an item per task (no grid-stride loop: short tasks are faster so), in
+    groups of up to 64 that still leave 8 groups per core to balance (PoCL runs a group's
+    items one after another on one core)."""
     cu = rt.device.compute_units
     items = max(1, min(n_items, _cpu_items(rt)))
     local = 1
-    while local < 16 and items // (local * 2) >= 8 * cu:
+    while local < 64 and items // (local * 2) >= 8 * cu:
         local *= 2
     items = _cdiv(items, local) * local
     rt.launch(kernel, (items,), (local,), args)
@@ -146,7 +166,7 @@ def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
         return _Plan("wg", _cdiv(M, lx), lx=lx, ly=wg // lx)
     arg = op in ARG_OPS
     vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
-    vw = _vw(src.ct, ct, *((itype,) if arg else ()))
+    vw = _vw(src.ct, ct, *((itype,) if arg else ()))  # "outer" keeps indices in vectors too
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
         # every vector starts vw-aligned when all offsets are multiples of vw
         aligned = _aligned(rt, vw, _SIZES[src.ct], src.off, *src.kstr[:-1], *src.rstr)
@@ -158,6 +178,7 @@ def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
         unroll = 4 if arg else OUTER_UNROLL
         return _Plan("outer", (M // K0) * _cdiv(K0, unroll * vw), vw=vw, unroll=unroll,
                      aligned=aligned)
+    vw = _vw(src.ct, ct)
     return _Plan("inner", M, vw=vw if vector_ok and rs == 1 and R >= vw else 0)
 
 
@@ -182,7 +203,7 @@ def _split(rt, plan, R) -> tuple[int, int]:
             P = min(_cdiv(target, base), R // (4 * plan.rb))
     elif base * plan.vw * plan.unroll * R >= OUTER_SPLIT_MIN:
         # short walks: the items of a group then read adjacent tiles of the same few rows
-        P = min(R // OUTER_ROWS, MAX_PARTS, _cpu_items(rt) // base)
+        P = min(R // OUTER_ROWS, MAX_PARTS, max(1, (1 << 16) // base))
     chunk = _cdiv(R, max(P, 1))
     return _cdiv(R, chunk), chunk
 
