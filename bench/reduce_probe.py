@@ -49,8 +49,7 @@ class View:
 
 def upload(dev, arr):
     t = View(dev, D.as_dtype(arr.dtype), arr.shape)
-    cl.enqueue_copy(dev.runtime.queue, t._storage.data, np.ascontiguousarray(arr),
-                    is_blocking=True)
+    cl.enqueue_copy(dev.runtime.queue, t._storage.data, np.ascontiguousarray(arr), is_blocking=True)
     return t
 
 
@@ -95,20 +94,35 @@ def main():
 
     probes = [
         ("sum, all of 16M", flat.nbytes, reduction(flat, (0,)), lambda: flat.sum()),
-        ("sum 4096x4096, dim 1", square.nbytes, reduction(square, (1,)),
-         lambda: square.sum(axis=1)),
-        ("sum 4096x4096, dim 0", square.nbytes, reduction(square, (0,)),
-         lambda: square.sum(axis=0)),
-        ("cumsum 4096x1024, dim 1", 2 * rows.nbytes, scan(rows, 1),
-         lambda: np.cumsum(rows, axis=1)),
+        (
+            "sum 4096x4096, dim 1",
+            square.nbytes,
+            reduction(square, (1,)),
+            lambda: square.sum(axis=1),
+        ),
+        (
+            "sum 4096x4096, dim 0",
+            square.nbytes,
+            reduction(square, (0,)),
+            lambda: square.sum(axis=0),
+        ),
+        (
+            "cumsum 4096x1024, dim 1",
+            2 * rows.nbytes,
+            scan(rows, 1),
+            lambda: np.cumsum(rows, axis=1),
+        ),
     ]
-    print(f"{'probe':26s} {'clgrad ms':>10s} {'GB/s':>7s} {'numpy ms':>9s} {'GB/s':>7s} "
-          f"{'ratio':>6s}")
+    print(
+        f"{'probe':26s} {'clgrad ms':>10s} {'GB/s':>7s} {'numpy ms':>9s} {'GB/s':>7s} {'ratio':>6s}"
+    )
     for name, nbytes, ours, theirs in probes:
         t_cl = median_time(ours, rt.queue.finish, args.repeat)
         t_np = median_time(theirs, lambda: None, args.repeat)
-        print(f"{name:26s} {t_cl * 1e3:10.3f} {nbytes / t_cl / 1e9:7.2f} {t_np * 1e3:9.3f} "
-              f"{nbytes / t_np / 1e9:7.2f} {t_np / t_cl:6.2f}x")
+        print(
+            f"{name:26s} {t_cl * 1e3:10.3f} {nbytes / t_cl / 1e9:7.2f} {t_np * 1e3:9.3f} "
+            f"{nbytes / t_np / 1e9:7.2f} {t_np / t_cl:6.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -117,6 +117,7 @@ def values(rng, dt, n, op):
 
 # ---- references -------------------------------------------------------------------------------
 
+
 def result_dtype(op, dt):
     if op in ("argmax", "argmin"):
         return D.int64, None
@@ -174,6 +175,7 @@ def run_reduce(dev, op, x, a, dims):
 
 # ---- views ------------------------------------------------------------------------------------
 
+
 def views(shape):
     """(name, base size, shape, stride, offset) views of one shape, each a different layout."""
     n = math.prod(shape)
@@ -217,6 +219,7 @@ def dims_for(op, nd):
 
 
 # ---- tests ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", OPS)
@@ -322,16 +325,21 @@ def test_large_two_pass(dev, path, op):
         run_reduce(dev, op, x, a, dims)
 
 
-@pytest.mark.parametrize("dt", [D.float32, D.float16, D.float64, D.int32, D.uint8, D.bool_],
-                         ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "dt", [D.float32, D.float16, D.float64, D.int32, D.uint8, D.bool_], ids=lambda d: d.name
+)
 @pytest.mark.parametrize("op", OPS)
 def test_reduce_columns_large(dev, path, op, dt):
     """Many rows reduced into adjacent outputs: the row-block kernels, partial tiles included."""
     if path == "gpu-kernels" and dt.name not in ("float32", "int32"):
         pytest.skip("the GPU kernels run on a subset of dtypes here")
     rng = np.random.default_rng(8)
-    for shape, dims in [((3000, 130), (0,)), ((2, 700, 517), (1,)), ((60, 70, 190), (0, 1)),
-                        ((5000, 64), (0,))]:
+    for shape, dims in [
+        ((3000, 130), (0,)),
+        ((2, 700, 517), (1,)),
+        ((60, 70, 190), (0, 1)),
+        ((5000, 64), (0,)),
+    ]:
         if op in ("argmax", "argmin") and len(dims) > 1:
             continue
         for name, size, vshape, stride, off in views(shape):
@@ -366,6 +374,7 @@ def test_all_any_bool(dev, path):
 
 
 # ---- cumsum -----------------------------------------------------------------------------------
+
 
 def run_cumsum(dev, x, a, dim):
     dt = x.dtype

@@ -66,8 +66,16 @@ SCAN_UNROLL = 8
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
-_SIZES = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
-          "double": 8}
+_SIZES = {
+    "uchar": 1,
+    "char": 1,
+    "short": 2,
+    "half": 2,
+    "int": 4,
+    "float": 4,
+    "long": 8,
+    "double": 8,
+}
 
 
 def _gpu(rt) -> bool:
@@ -100,7 +108,8 @@ def _aligned(rt, lanes, esize, *offsets) -> bool:
     are aligned: they are when buffers start aligned to the vector, and OpenCL buffers start
     aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN."""
     return rt.device._cl.mem_base_addr_align // 8 >= lanes * esize and all(
-        o % lanes == 0 for o in offsets)
+        o % lanes == 0 for o in offsets
+    )
 
 
 def _fp64(*cts) -> bool:
@@ -173,11 +182,19 @@ def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
         if not (arg or direct) and M * R >= OUTER_SPLIT_MIN and R >= 4 * ROWS_BLOCK:
             unroll = OUTER_UNROLL
             cb = max(1, ROWS_COLS_BYTES // (_SIZES[ct] * unroll * vw)) * unroll * vw
-            return _Plan("rows", (M // K0) * _cdiv(K0, cb), vw=vw, unroll=unroll,
-                         aligned=aligned, cb=cb, rb=ROWS_BLOCK)
+            return _Plan(
+                "rows",
+                (M // K0) * _cdiv(K0, cb),
+                vw=vw,
+                unroll=unroll,
+                aligned=aligned,
+                cb=cb,
+                rb=ROWS_BLOCK,
+            )
         unroll = 4 if arg else OUTER_UNROLL
-        return _Plan("outer", (M // K0) * _cdiv(K0, unroll * vw), vw=vw, unroll=unroll,
-                     aligned=aligned)
+        return _Plan(
+            "outer", (M // K0) * _cdiv(K0, unroll * vw), vw=vw, unroll=unroll, aligned=aligned
+        )
     vw = _vw(src.ct, ct)
     return _Plan("inner", M, vw=vw if vector_ok and rs == 1 and R >= vw else 0)
 
@@ -208,16 +225,33 @@ def _split(rt, plan, R) -> tuple[int, int]:
     return _cdiv(R, chunk), chunk
 
 
-def _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off,
-            o_sm, o_sc):
+def _launch(
+    rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off, o_sm, o_sc
+):
     n_items = plan.base * P
     I = INDEX_NP[itype]
     kernel = rt.kernel(
-        "reduce.cl.mako", f"cg_reduce_{plan.mode}_{op}", mode=plan.mode, op=op, in_ct=src.ct,
-        ct=ct, idx_in=src.idx is not None, out_ct=out_ct if out is not None else "",
-        out_bool=out_bool, idx_out=outi is not None, nk=len(src.kshape), nr=len(src.rshape),
-        vw=plan.vw, unroll=plan.unroll, aligned=plan.aligned, cb=plan.cb, rb=plan.rb,
-        lx=plan.lx, ly=plan.ly, index_t=itype, fp64=_fp64(src.ct, ct, out_ct),
+        "reduce.cl.mako",
+        f"cg_reduce_{plan.mode}_{op}",
+        mode=plan.mode,
+        op=op,
+        in_ct=src.ct,
+        ct=ct,
+        idx_in=src.idx is not None,
+        out_ct=out_ct if out is not None else "",
+        out_bool=out_bool,
+        idx_out=outi is not None,
+        nk=len(src.kshape),
+        nr=len(src.rshape),
+        vw=plan.vw,
+        unroll=plan.unroll,
+        aligned=plan.aligned,
+        cb=plan.cb,
+        rb=plan.rb,
+        lx=plan.lx,
+        ly=plan.ly,
+        index_t=itype,
+        fp64=_fp64(src.ct, ct, out_ct),
     )
     args = [src.buf, I(src.off)]
     if src.idx is not None:
@@ -258,14 +292,14 @@ def _reduce_src(rt, op, ct, src, M, R, out, out_ct, out_bool, outi, o_off):
             break
         itype = need
     if P == 1 and plan.mode != "rows":
-        _launch(rt, op, ct, itype, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi,
-                o_off, 1, 0)
+        _launch(
+            rt, op, ct, itype, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi, o_off, 1, 0
+        )
         return
     vals, idx, o_sm, o_sc = _partials(rt, op, ct, itype, plan, src, M, R, P, chunk)
     second = _Src(vals, 0, ct, idx, (M,), (o_sm,), (P,), (o_sc,), M * P)
     plan2 = _plan(rt, op, ct, itype, second, M, P, direct=True)
-    _launch(rt, op, ct, itype, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off,
-            1, 0)
+    _launch(rt, op, ct, itype, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off, 1, 0)
     rt.allocator.release(vals, M * P * _SIZES[ct])
     if idx is not None:
         rt.allocator.release(idx, M * P * 8)
@@ -299,13 +333,25 @@ def reduce(op, out, x, dims, acc) -> None:
         ct = (acc or out.dtype).compute_ctype
     else:
         ct = x.dtype.compute_ctype
-    src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr,
-               extent(x))
+    src = _Src(
+        x._storage.data, x._offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x)
+    )
     if arg:
         _reduce_src(rt, op, ct, src, M, R, None, "", False, out._storage.data, out._offset)
     else:
-        _reduce_src(rt, op, ct, src, M, R, out._storage.data, out.dtype.ctype,
-                    out.dtype.name == "bool", None, out._offset)
+        _reduce_src(
+            rt,
+            op,
+            ct,
+            src,
+            M,
+            R,
+            out._storage.data,
+            out.dtype.ctype,
+            out.dtype.name == "bool",
+            None,
+            out._offset,
+        )
 
 
 def cumsum(out, x, dim, acc) -> None:
@@ -352,24 +398,44 @@ def cumsum(out, x, dim, acc) -> None:
     P = _cdiv(L, chunk)
     lvec = min(8, vw) if mode == "lines" and not gpu and sx == 1 and so == 1 else 0
     aligned = mode == "tiles" and _aligned(
-        rt, vw, max(_SIZES[x.dtype.ctype], _SIZES[out.dtype.ctype]),
-        x._offset, *bx[:-1], sx, out._offset, *bo[:-1], so)
+        rt,
+        vw,
+        max(_SIZES[x.dtype.ctype], _SIZES[out.dtype.ctype]),
+        x._offset,
+        *bx[:-1],
+        sx,
+        out._offset,
+        *bo[:-1],
+        so,
+    )
     itype = _itype(extent(x), out._offset + n, B * P, base * P, L + chunk)
     I = INDEX_NP[itype]
 
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
-        src = _Src(x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,),
-                   extent(x))
+        src = _Src(
+            x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,), extent(x)
+        )
         plan = _plan(rt, "sum", ct, itype, src, B, L, direct=True)
         part, _, ps_b, ps_c = _partials(rt, "sum", ct, itype, plan, src, B, L, P, chunk)
 
     kernel = rt.kernel(
-        "scan.cl.mako", f"cg_scan_{mode}", mode=mode, in_ct=x.dtype.ctype, ct=ct,
-        out_ct=out.dtype.ctype, out_bool=out.dtype.name == "bool", nb=len(bshape),
-        vw=vw if mode == "tiles" else 0, unroll=unroll, aligned=aligned, lvec=lvec, ls=ls,
+        "scan.cl.mako",
+        f"cg_scan_{mode}",
+        mode=mode,
+        in_ct=x.dtype.ctype,
+        ct=ct,
+        out_ct=out.dtype.ctype,
+        out_bool=out.dtype.name == "bool",
+        nb=len(bshape),
+        vw=vw if mode == "tiles" else 0,
+        unroll=unroll,
+        aligned=aligned,
+        lvec=lvec,
+        ls=ls,
         has_part=part is not None,
-        index_t=itype, fp64=_fp64(x.dtype.ctype, ct, out.dtype.ctype),
+        index_t=itype,
+        fp64=_fp64(x.dtype.ctype, ct, out.dtype.ctype),
     )
     args = [x._storage.data, I(x._offset)]
     for size, a, b in zip(bshape, bx, bo):
