@@ -129,6 +129,17 @@ class Device:
         return True if self.is_cpu else self.runtime.probe("half")
 
     @cached_property
+    def backend(self):
+        """The module of primitives for this device: NumPy for cpu, OpenCL otherwise."""
+        if self.is_cpu:
+            from .backend import numpy_backend
+
+            return numpy_backend
+        from .backend.opencl import ops
+
+        return ops
+
+    @cached_property
     def runtime(self):
         """The device's context, queue, allocator and kernel cache, opened at first use."""
         if self.is_cpu:

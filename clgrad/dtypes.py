@@ -128,8 +128,9 @@ def result_type(*operands) -> dtype:
     for x in operands:
         if x is None:
             continue
-        if hasattr(x, "dtype") and hasattr(x, "ndim"):
-            g, d = (0 if x.ndim > 0 else 1), x.dtype
+        shape = getattr(x, "_shape", None)  # a Tensor (this module cannot import it)
+        if shape is not None:
+            g, d = (0 if shape else 1), x.dtype
         else:
             g, d = 2, scalar_dtype(x)
         groups[g] = d if groups[g] is None else promote_types(groups[g], d)

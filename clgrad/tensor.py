@@ -36,13 +36,8 @@ def contiguous_strides(shape) -> tuple:
 
 
 def _backend(device):
-    if device.is_cpu:
-        from .backend import numpy_backend
-
-        return numpy_backend
-    from .backend.opencl import ops
-
-    return ops
+    """The module of primitives that runs on ``device`` (NumPy or OpenCL)."""
+    return device.backend
 
 
 class Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import numpy as np
 import pyopencl as cl
@@ -40,8 +41,26 @@ def gpu_only(path, dt):
         pytest.skip("the GPU kernels run on a subset of dtypes here")
 
 
+# On PoCL every GPU kernel is a fresh build of barrier code (seconds each, cold): by default the
+# forced GPU path runs a smoke set in float32; CLGRAD_TEST_ALL_PATHS=1 runs all of it.
+GPU_SMOKE = {
+    "test_reduce_all_dtypes",
+    "test_nan",
+    "test_large_two_pass",
+    "test_all_any_bool",
+    "test_cumsum_all_dtypes",
+    "test_empty_reductions",
+    "test_zero_outputs",
+}
+
+
 @pytest.fixture(params=["cpu-kernels", "gpu-kernels"])
 def path(request):
+    if request.param == "gpu-kernels" and not os.environ.get("CLGRAD_TEST_ALL_PATHS"):
+        dt = request.node.callspec.params.get("dt")
+        name = request.node.originalname
+        if name not in GPU_SMOKE or (dt is not None and dt.name != "float32"):
+            pytest.skip("GPU-path variant: set CLGRAD_TEST_ALL_PATHS=1 to run it on this device")
     old = R.GPU_PATH
     R.GPU_PATH = request.param == "gpu-kernels"
     yield request.param

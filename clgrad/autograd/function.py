@@ -105,6 +105,7 @@ class FunctionCtx:
     _node = None
     _non_differentiable = ()
     materialize_grads = True
+    recording = False  # True when apply will record a node: forward may skip what backward needs
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -247,6 +248,7 @@ class Function(metaclass=_FunctionMeta):
             finally:
                 _set(True)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.recording = True
         _set(False)
         try:
             out = cls.forward(ctx, *args)

@@ -51,7 +51,8 @@ def _check_cast(dt, out_dt, op):
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.inputs = (_meta(a), _meta(b))
+        if ctx.recording:
+            ctx.inputs = (_meta(a), _meta(b))
         return _arith("add", a, b)
 
     @staticmethod
@@ -63,7 +64,8 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.inputs = (_meta(a), _meta(b))
+        if ctx.recording:
+            ctx.inputs = (_meta(a), _meta(b))
         return _arith("sub", a, b)
 
     @staticmethod
@@ -347,7 +349,8 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.save_for_backward(cond)
-        ctx.inputs = (_meta(a), _meta(b))
+        if ctx.recording:
+            ctx.inputs = (_meta(a), _meta(b))
         dt = D.result_type(a, b)
         return launch("where", [cond, a, b], dt, [D.bool_, dt, dt])
 

@@ -14,17 +14,17 @@ def _fp64(*dts) -> bool:
     return any(d.name == "float64" for d in dts)
 
 
-def _scalar(value, ctype):
-    return {
-        "float": np.float32,
-        "double": np.float64,
-        "half": np.float32,
-        "uchar": np.uint8,
-        "char": np.int8,
-        "short": np.int16,
-        "int": np.int32,
-        "long": np.int64,
-    }[ctype](value)
+# the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
+_SCALAR_NP = {
+    "float": np.float32,
+    "double": np.float64,
+    "half": np.float32,
+    "uchar": np.uint8,
+    "char": np.int8,
+    "short": np.int16,
+    "int": np.int32,
+    "long": np.int64,
+}
 
 
 _elementwise_kernels: dict = {}  # a lean key -> kernel: this lookup is on every op's path
@@ -80,18 +80,27 @@ def elementwise(op, out, operands, compute):
             fp64=_fp64(out.dtype, *compute),
             grid_stride=rt.is_gpu,
         )
-    I = INDEX_NP[itype]
-    args = [out._storage.data, I(out._offset)]
-    for x, (st, cty) in zip(operands, ins):
+        # the argument types are known now: typing the kernel once lets every launch pass
+        # plain Python numbers (no NumPy scalar per argument)
+        I = INDEX_NP[itype]
+        types = [None, I]
+        for st, cty in ins:
+            types += [_SCALAR_NP[cty]] if st is None else [None, I]
+        if layout != "flat":
+            types += [I] * (len(mshape) * (2 + len(tensors)))
+        kernel.set_scalar_arg_dtypes(types + [I])
+        rt.typed.add(kernel)
+    args = [out._storage.data, out._offset]
+    for x, (st, _) in zip(operands, ins):
         if st is None:
-            args.append(_scalar(x, cty))
+            args.append(x)
         else:
-            args += [x._storage.data, I(x._offset)]
+            args += [x._storage.data, x._offset]
     if layout != "flat":
         for d, size in enumerate(mshape):
-            args += [I(size), I(mstrides[0][d])]
-            args += [I(s[d]) for s in mstrides[1:]]
-    args.append(I(n))
+            args += [size, mstrides[0][d]]
+            args += [s[d] for s in mstrides[1:]]
+    args.append(n)
     if layout == "rows":
         inner, L = mshape[-1], rt.local_size
         rt.launch(kernel, (-(-inner // L) * L, n // inner), (L, 1), args)
