@@ -48,12 +48,17 @@ def _check_cast(dt, out_dt, op):
         )
 
 
+def _linear(ctx, op, a, b):
+    """a + b or a - b: the gradient needs only the inputs' shapes and dtypes."""
+    if ctx.recording:
+        ctx.inputs = (_meta(a), _meta(b))
+    return _arith(op, a, b)
+
+
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        if ctx.recording:
-            ctx.inputs = (_meta(a), _meta(b))
-        return _arith("add", a, b)
+        return _linear(ctx, "add", a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -64,9 +69,7 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        if ctx.recording:
-            ctx.inputs = (_meta(a), _meta(b))
-        return _arith("sub", a, b)
+        return _linear(ctx, "sub", a, b)
 
     @staticmethod
     def backward(ctx, g):
