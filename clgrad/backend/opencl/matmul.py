@@ -125,12 +125,9 @@ def _operand_args(I, t, z0=0):
     return [t._storage.data, I(t._offset + z0 * sz), I(sz), I(sr), I(sc)]
 
 
-def _general(rt, out, a, b, acc, Z, M, N, K):
-    RM, RN = GENERAL_TILE
-    params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
-    kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **params)
-    nbm, nbn = -(-M // RM), -(-N // RN)
-    args = [
+def _strided_args(I, out, a, b, M, N, K):
+    """The arguments the kernels that read both operands through their strides begin with."""
+    return [
         out._storage.data,
         I(out._offset),
         *_operand_args(I, a),
@@ -138,9 +135,15 @@ def _general(rt, out, a, b, acc, Z, M, N, K):
         I(M),
         I(N),
         I(K),
-        I(nbn),
-        I(nbm),
     ]
+
+
+def _general(rt, out, a, b, acc, Z, M, N, K):
+    RM, RN = GENERAL_TILE
+    params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
+    kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **params)
+    nbm, nbn = -(-M // RM), -(-N // RN)
+    args = _strided_args(I, out, a, b, M, N, K) + [I(nbn), I(nbm)]
     _launch1d(rt, kernel, I, nbn * nbm * Z, args)
 
 
@@ -149,16 +152,7 @@ def _tiled(rt, out, a, b, acc, Z, M, N, K):
     params, I = _params(out, a, b, acc, "tiled", TILED_TILE)
     kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **params)
     lx, ly = TN // WN, TM // WM
-    args = [
-        out._storage.data,
-        I(out._offset),
-        *_operand_args(I, a),
-        *_operand_args(I, b),
-        I(M),
-        I(N),
-        I(K),
-        I(Z),
-    ]
+    args = _strided_args(I, out, a, b, M, N, K) + [I(Z)]
     rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
 
 

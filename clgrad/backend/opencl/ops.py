@@ -174,12 +174,11 @@ def from_numpy(dst, arr):
 
 def _index_kernel(dst, function):
     rt = dst.device.runtime
-    atomic64 = "cl_khr_int64_base_atomics" in dst.device._cl.extensions
     return rt, rt.kernel(
         "index.cl.mako",
         function,
         ct=dst.dtype.ctype,
-        atomic64=atomic64,
+        atomic64=rt.atomic64,
         fp64=dst.dtype.name == "float64",
     )
 

@@ -122,6 +122,8 @@ class Runtime:
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
         self.build_options = ["-cl-std=CL1.2"]
         self.is_gpu = bool(d.type & cl.device_type.GPU)
+        # read once: querying the driver's extension string is a call into the driver
+        self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
         # work-item per element in groups of 256, which it runs as a vectorized loop per core
         # (a grid-stride loop there walks memory with a stride and runs 30x slower).

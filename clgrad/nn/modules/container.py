@@ -15,7 +15,49 @@ def _index(idx, n, what):
     return i % n
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: a list of modules keyed "0", "1", ..."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def _key(self, idx):
+        return list(self._modules)[_index(idx, len(self), type(self).__name__)]
+
+    def __setitem__(self, idx, module):
+        self.add_module(self._key(idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for k in keys[idx] if isinstance(idx, slice) else [self._key(idx)]:
+            del self._modules[k]
+        self._renumber(list(self._modules.values()))
+
+    def _renumber(self, modules):
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._renumber(modules)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Runs its modules in order: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
 
     Also takes one OrderedDict of named modules.
@@ -35,51 +77,13 @@ class Sequential(Module):
             input = m(input)
         return input
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
-        keys = list(self._modules)
-        return self._modules[keys[_index(idx, len(keys), "Sequential")]]
-
-    def __setitem__(self, idx, module):
-        keys = list(self._modules)
-        self.add_module(keys[_index(idx, len(keys), "Sequential")], module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        targets = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "x")]]
-        for k in targets:
-            del self._modules[k]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
-        return self
+        return self._modules[self._key(idx)]
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules whose parameters the parent registers."""
 
     def __init__(self, modules=None):
@@ -87,45 +91,13 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
-        return self._modules[str(_index(idx, len(self), "ModuleList"))]
-
-    def __setitem__(self, idx, module):
-        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
-
-    def __delitem__(self, idx):
-        items = list(self._modules.values())
-        del items[idx]
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        return self._modules[self._key(idx)]
 
     def __iadd__(self, modules):
         return self.extend(modules)
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList has no forward: iterate over its modules instead")
