@@ -5,12 +5,29 @@ from __future__ import annotations
 import builtins
 from collections import namedtuple
 
+import numpy as np
+
 from .. import dtypes as D
+from ..backend.base import ReduceKernel
 from ..autograd.function import Function
 from ..tensor import Tensor, _backend, _wrap
 from .core import check_device_dtype, normalize_dims
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
+
+# NaN propagates through max/min: once a is NaN nothing compares past it (b != b: b is NaN)
+REDUCE_KERNELS = {
+    k.name: k
+    for k in (
+        ReduceKernel("sum", "0", "a + b", np.sum),
+        ReduceKernel("prod", "1", "a * b", np.prod),
+        ReduceKernel("max", "LOWEST", "((b > a || b != b) ? b : a)", np.max),
+        ReduceKernel("min", "HIGHEST", "((b < a || b != b) ? b : a)", np.min),
+        ReduceKernel("nansum", "0", "a + b", np.nansum, map_expr="(x != x ? ({T})0 : x)"),
+        ReduceKernel("argmax", "LOWEST", numpy=np.argmax, arg=True, better="v > s"),
+        ReduceKernel("argmin", "HIGHEST", numpy=np.argmin, arg=True, better="v < s"),
+    )
+}
 
 
 def _reduced_shape(x, dims, keepdim):

@@ -115,6 +115,8 @@ class Runtime:
         self.queue = cl.CommandQueue(self.context)
         self.allocator = Allocator(self)
         self.programs: dict[tuple, cl.Program] = {}
+        # the one kernel cache of this device: kernel families look kernels up by a lean key of
+        # their own (``cached``) so the lookup on each launch costs a dict probe
         self.kernels: dict[tuple, cl.Kernel] = {}
         self.typed: set[cl.Kernel] = set()
         self.lock = threading.RLock()
@@ -129,6 +131,11 @@ class Runtime:
         # (a grid-stride loop there walks memory with a stride and runs 30x slower).
         self.local_size = min(256, d.max_work_group_size)
         self.max_work_items = d.max_compute_units * 2048 if self.is_gpu else 2**40
+        # capabilities, read once: each is a call into the driver
+        self.max_work_group_size = d.max_work_group_size
+        self.base_align_bytes = d.mem_base_addr_align // 8
+        self.compute_units = d.max_compute_units
+        self.max_mem_alloc_size = d.max_mem_alloc_size
 
     # ---- programs ----------------------------------------------------------------------------
     def probe(self, kind: str) -> bool:
@@ -152,6 +159,14 @@ class Runtime:
             with self.lock:
                 prg = self.program(template, **params)
                 k = self.kernels[key] = getattr(prg, function)
+        return k
+
+    def cached(self, key: tuple, template: str, function: str, **params) -> cl.Kernel:
+        """``kernel(template, function, **params)`` looked up by ``key``, a cheap tuple the
+        caller builds (it must determine ``params``); built on the first miss."""
+        k = self.kernels.get(key)
+        if k is None:
+            k = self.kernels[key] = self.kernel(template, function, **params)
         return k
 
     def program(self, template: str, **params) -> cl.Program:

@@ -1,0 +1,160 @@
+"""The boundary between the front end and a backend: the record a backend sees of a tensor,
+the declarations of the kernels it runs, and the primitives every backend provides.
+
+A backend never sees a ``Tensor``: the front end hands it ``View`` records. An elementwise or
+reduction op reaches a backend as data (a ``MapKernel`` or ``ReduceKernel``: C expressions and a
+NumPy reference), so a backend holds no per-op code and never imports ``clgrad.ops``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+
+class View(NamedTuple):
+    """What a backend knows of a tensor: elements ``offset + sum(i_d * strides[d])`` of
+    ``buffer`` (a host array or an OpenCL buffer), in units of ``dtype``. ``nbytes`` is the
+    size of the whole storage: no index a backend forms may reach past it."""
+
+    buffer: Any
+    offset: int
+    shape: tuple
+    strides: tuple
+    dtype: Any
+    nbytes: int
+
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class MapKernel:
+    """An elementwise computation: ``expr`` is OpenCL C over ``in0``, ``in1``, ... (operands
+    already converted to the compute type ``{T}``) and ``_i`` (the output's linear index);
+    ``numpy`` computes the same from NumPy arrays or scalars in the compute dtype.
+
+    Identity matters: backends key their kernel caches on the object, so declare each once.
+    """
+
+    __slots__ = ("name", "expr", "numpy", "__weakref__")
+
+    def __init__(self, name: str, expr: str, numpy: Callable | None):
+        self.name, self.expr, self.numpy = name, expr, numpy
+
+    def __repr__(self):
+        return f"MapKernel({self.name!r}, {self.expr!r})"
+
+
+class ReduceKernel:
+    """A reduction, as pyopencl's ``ReductionKernel`` takes it: each element is mapped by
+    ``map_expr`` (C over ``x``), combined by ``reduce_expr`` (C over ``a`` and ``b``, valid on
+    scalars and on vectors) starting from ``neutral``.
+
+    ``neutral`` is C text with ``{T}`` for the compute type; the words ``LOWEST`` and
+    ``HIGHEST`` stand for the type's smallest and largest value (-INFINITY and INFINITY for
+    floats). An arg reduction (``arg=True``) keeps the index of the first element for which
+    ``better`` (C over ``v`` and ``s``: v replaces s) holds, a NaN counting as better.
+    ``numpy(array, axis)`` is the host reference.
+    """
+
+    __slots__ = ("name", "neutral", "reduce_expr", "map_expr", "arg", "better", "numpy")
+
+    def __init__(
+        self,
+        name: str,
+        neutral: str,
+        reduce_expr: str = "",
+        numpy: Callable | None = None,
+        map_expr: str = "x",
+        arg: bool = False,
+        better: str = "",
+    ):
+        self.name, self.neutral, self.reduce_expr, self.map_expr = (
+            name,
+            neutral,
+            reduce_expr,
+            map_expr,
+        )
+        self.arg, self.better, self.numpy = arg, better, numpy
+
+    def __repr__(self):
+        return f"ReduceKernel({self.name!r})"
+
+
+# Kernels every backend needs for its own primitives.
+COPY = MapKernel("copy", "in0", lambda a: a)
+FILL = MapKernel("fill", "in0", lambda v: v)
+ARANGE = MapKernel("arange", "(in0 + ({T})_i * in1)", None)
+
+
+class Backend:
+    """The primitives a device kind implements. Every argument named ``out``, ``x``, ``src``,
+    ``dst``, ``offsets``, ``a`` or ``b`` is a ``View``; dtypes are ``clgrad.dtypes.dtype``.
+
+    The front end checks shapes, dtypes and devices before calling; a primitive only computes.
+    """
+
+    def elementwise(self, kernel: MapKernel, out: View, operands: list, compute: list) -> None:
+        """``out = kernel(operands...)`` broadcast to ``out.shape``; an operand is a ``View``
+        (already broadcast: stride 0 where it repeats) or a Python number, converted to its
+        ``compute`` dtype first."""
+        raise NotImplementedError
+
+    def arange(self, out: View, start, step, dt) -> None:
+        """``out[i] = start + i * step`` computed in ``dt``."""
+        raise NotImplementedError
+
+    def reduce(self, kernel: ReduceKernel, out: View, x: View, dims: tuple, acc) -> None:
+        """``out`` (x's shape without ``dims``) = the reduction of x over ``dims``,
+        accumulated in dtype ``acc``; arg reductions write int64 indices."""
+        raise NotImplementedError
+
+    def cumsum(self, out: View, x: View, dim: int, acc) -> None:
+        """The inclusive prefix sum of x along ``dim``, accumulated in ``acc``."""
+        raise NotImplementedError
+
+    def matmul(self, out: View, a: View, b: View, acc) -> None:
+        """Batched ``out[i] = a[i] @ b[i]`` over 3-D views, accumulated in ``acc``."""
+        raise NotImplementedError
+
+    def take(self, out: View, src: View, offsets: View) -> None:
+        """``out`` (contiguous) = src's storage at int64 element ``offsets``."""
+        raise NotImplementedError
+
+    def put(self, dst: View, offsets: View, values: View, accumulate: bool) -> None:
+        """dst's storage at ``offsets`` = values (``+=`` with ``accumulate``)."""
+        raise NotImplementedError
+
+    def nonzero(self, x: View):
+        """A NumPy int64 array (count, ndim) of the indices of x's nonzero elements."""
+        raise NotImplementedError
+
+    def random(self, out: View, kind: str, seed: int, offset: int, dt) -> None:
+        """Philox uniform [0, 1) or standard normal numbers, identical on every backend."""
+        raise NotImplementedError
+
+    def to_numpy(self, x: View):
+        """A NumPy array of x's elements (waits for queued work)."""
+        raise NotImplementedError
+
+    def from_numpy(self, dst: View, array) -> None:
+        """Copies a host array into contiguous ``dst``."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Waits until every queued kernel is done."""
+        raise NotImplementedError
