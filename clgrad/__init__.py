@@ -6,10 +6,8 @@
 >>> x.grad
 tensor([2., 4., 6.])
 """
-# ruff: noqa: I001  (order matters: Tensor first, the ops modules import it)
 
-from .tensor import Size, Tensor
-from . import autograd, nn, optim, utils
+from . import autograd, backend, nn, optim, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import (
     Device,
@@ -66,11 +64,17 @@ from .ops.creation import (
     zeros_like,
 )
 from .serialization import load, save
+from .tensor import Size, Tensor
 
 half, float, double = float16, float32, float64
 long, int, short = int64, int32, int16
 __version__ = "0.1.0"
 
 
-def is_tensor(x):
-    return isinstance(x, Tensor)
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a clgrad Tensor.
+
+    >>> clgrad.is_tensor(clgrad.zeros(1)), clgrad.is_tensor([0.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)

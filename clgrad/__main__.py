@@ -6,6 +6,7 @@ import argparse
 import sys
 
 import clgrad
+from clgrad.device import NO_OPENCL_HINT, accelerators
 
 
 def _gib(n):
@@ -13,8 +14,6 @@ def _gib(n):
 
 
 def info(out=sys.stdout):
-    from .device import NO_OPENCL_HINT, _opencl_devices
-
     rows = [("device", "kind", "vendor", "name", "driver", "CUs", "memory", "fp64", "fp16")]
     for d in clgrad.devices():
         rows.append(
@@ -36,7 +35,7 @@ def info(out=sys.stdout):
         if k == 0:
             print("  ".join("-" * w for w in widths), file=out)
     print(f"\ndefault device: {clgrad.default_device()}  (CLGRAD_DEVICE selects it)", file=out)
-    if not _opencl_devices():
+    if not accelerators():
         print(f"\nNote: {NO_OPENCL_HINT}", file=out)
 
 

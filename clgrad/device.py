@@ -1,4 +1,10 @@
-"""Devices: the host (``cpu``) and every OpenCL device (``cl:N``), and CLGRAD_DEVICE parsing."""
+"""Devices: the ``Device`` every backend's devices derive from, the list of devices, and
+``CLGRAD_DEVICE`` parsing.
+
+This module knows no backend. A backend registers its device kind with ``register_kind``
+(``clgrad.backend`` does so for the host and for OpenCL when it is imported); the list of
+devices is gathered from the registered kinds at first use.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import enum
 import os
 import re
 import threading
+from collections.abc import Callable
 from functools import cached_property
 
 NO_OPENCL_HINT = (
@@ -25,9 +32,23 @@ class DeviceType(enum.Enum):
 
 
 class Device:
-    """``cpu`` (host memory, NumPy compute) or ``cl:N`` (the N-th OpenCL device)."""
+    """A place tensors live and ops run: ``cpu`` (the host) or ``cl:N`` (an OpenCL device).
 
-    __slots__ = ("type", "index", "_cl", "__dict__")
+    Devices are singletons made by their backend; ``clgrad.device("cl:0")`` finds one.
+    A subclass sets ``kind`` ("cpu" or "cl") and provides ``backend`` (the primitives),
+    ``allocator`` (``alloc(nbytes)`` / ``release(buffer, nbytes)``) and the descriptive
+    properties below.
+
+    >>> clgrad.device("cpu")
+    device(type='cpu')
+    >>> clgrad.device("cpu") == "cpu"
+    True
+    """
+
+    kind = "cpu"
+    is_cpu = True  # class attributes: read on every op, so a plain lookup
+    is_cl = False
+    type = DeviceType.HOST
 
     def __new__(cls, spec="cpu", index=None):
         if isinstance(spec, Device):
@@ -35,29 +56,20 @@ class Device:
         return resolve(spec if index is None else f"{spec}:{index}")
 
     @classmethod
-    def _make(cls, index, cl_device=None):
+    def _make(cls, index: int, **attrs) -> Device:
         self = object.__new__(cls)
         self.index = index
-        self._cl = cl_device
-        if cl_device is None:
-            self.type = DeviceType.HOST
-        else:
-            import pyopencl as cl
-
-            kinds = {cl.device_type.GPU: DeviceType.GPU, cl.device_type.CPU: DeviceType.CPU}
-            self.type = next(
-                (v for k, v in kinds.items() if cl_device.type & k), DeviceType.ACCELERATOR
-            )
+        for k, v in attrs.items():
+            setattr(self, k, v)
         return self
 
-    is_cpu = property(lambda self: self._cl is None)
-    is_cl = property(lambda self: self._cl is not None)
-
     def __repr__(self):
-        return f"device(type='{self}')" if self.is_cpu else f"device(type='cl', index={self.index})"
+        if self.kind == "cpu":
+            return "device(type='cpu')"
+        return f"device(type='{self.kind}', index={self.index})"
 
     def __str__(self):
-        return "cpu" if self.is_cpu else f"cl:{self.index}"
+        return self.kind if self.kind == "cpu" else f"{self.kind}:{self.index}"
 
     def __eq__(self, other):
         if other is self:  # devices are singletons: the common case is one compare
@@ -70,155 +82,125 @@ class Device:
         return isinstance(other, Device) and str(self) == str(other)
 
     def __hash__(self):
-        return hash(self.index) if self.is_cl else -1
+        return hash(str(self))
 
     def __reduce__(self):
         return (resolve, (str(self),))
 
-    # ---- what the device is -------------------------------------------------------------------
-    @cached_property
-    def name(self):
-        return "host (NumPy)" if self.is_cpu else self._cl.name.strip()
-
-    @cached_property
-    def platform(self):
-        return "host" if self.is_cpu else self._cl.platform.name.strip()
-
-    @cached_property
-    def vendor(self):
-        """NVIDIA, AMD, Intel, Apple, PoCL or other."""
-        if self.is_cpu:
-            return "host"
-        text = f"{self._cl.platform.name} {self._cl.platform.vendor} {self._cl.vendor}".lower()
-        for key, label in (
-            ("pocl", "PoCL"),
-            ("portable computing", "PoCL"),
-            ("nvidia", "NVIDIA"),
-            ("advanced micro", "AMD"),
-            ("amd", "AMD"),
-            ("intel", "Intel"),
-            ("apple", "Apple"),
-        ):
-            if key in text:
-                return label
-        return "other"
-
-    @cached_property
-    def driver_version(self):
-        return (
-            "numpy " + __import__("numpy").__version__ if self.is_cpu else self._cl.driver_version
-        )
-
-    @cached_property
-    def compute_units(self):
-        return os.cpu_count() if self.is_cpu else self._cl.max_compute_units
-
-    @cached_property
-    def global_memory(self):
-        if self.is_cpu:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        return self._cl.global_mem_size
-
-    @cached_property
-    def supports_float64(self):
-        return True if self.is_cpu else self.runtime.probe("double")
-
-    @cached_property
-    def supports_float16(self):
-        """Whether half arithmetic compiles; half *storage* works on every device regardless."""
-        return True if self.is_cpu else self.runtime.probe("half")
+    # ---- what a backend's device provides ------------------------------------------------
+    name = "device"
+    platform = ""
+    vendor = "other"
+    driver_version = ""
+    compute_units = 1
+    global_memory = 0
+    supports_float64 = True
+    supports_float16 = True  # whether half *arithmetic* compiles; half storage works everywhere
 
     @cached_property
     def backend(self):
-        """The module of primitives for this device: NumPy for cpu, OpenCL otherwise."""
-        if self.is_cpu:
-            from .backend import numpy_backend
-
-            return numpy_backend
-        from .backend.opencl import ops
-
-        return ops
+        raise NotImplementedError
 
     @cached_property
-    def runtime(self):
-        """The device's context, queue, allocator and kernel cache, opened at first use."""
-        if self.is_cpu:
-            raise RuntimeError("the cpu device has no OpenCL runtime")
-        from .backend.opencl.runtime import Runtime
-
-        return Runtime(self)
+    def allocator(self):
+        raise NotImplementedError
 
     def supports(self, dt) -> bool:
-        # float16 is stored in half and computed in float everywhere
+        """Whether tensors of dtype ``dt`` can live here (float64 needs double precision)."""
         return dt.name != "float64" or self.supports_float64
+
+    def synchronize(self) -> None:
+        """Waits for the work queued on this device."""
 
 
 # ---- the registry ------------------------------------------------------------------------------
 _lock = threading.Lock()
+_host: Device | None = None
+_enumerators: list[Callable[[int], list[Device]]] = []
 _registry: list[Device] | None = None
-_opencl_error: str | None = None
-CPU = Device._make(0)
+errors: list[str] = []  # why a registered kind found no device (shown by `clgrad info`)
 
 
-def _opencl_devices() -> list[Device]:
-    """Every OpenCL device on every platform, in one stable order (platform name, then index)."""
-    global _registry, _opencl_error
+def register_kind(enumerate_devices: Callable[[int], list[Device]], host: bool = False):
+    """A backend's devices: ``enumerate_devices(first_index)`` lists them at first use. The
+    host kind gives the one ``cpu`` device."""
+    global _host, _registry
+    with _lock:
+        if host:
+            (_host,) = enumerate_devices(0)
+        else:
+            _enumerators.append(enumerate_devices)
+            _registry = None
+
+
+def accelerators() -> list[Device]:
+    """Every non-host device (``cl:0``, ``cl:1``, ...), in one stable order."""
+    global _registry
     with _lock:
         if _registry is None:
-            try:
-                import pyopencl as cl
-
-                platforms = sorted(cl.get_platforms(), key=lambda p: (p.name, p.vendor))
-                found = [d for p in platforms for d in p.get_devices()]
-            except Exception as e:  # no ICD loader, no platform: cpu still works
-                found, _opencl_error = [], f"{type(e).__name__}: {e}"
-            _registry = [Device._make(i, d) for i, d in enumerate(found)]
+            found: list[Device] = []
+            for enumerate_devices in _enumerators:
+                found += enumerate_devices(len(found))
+            _registry = found
         return _registry
 
 
+def host() -> Device:
+    if _host is None:
+        raise RuntimeError("no host backend is registered (import clgrad, not clgrad.device)")
+    return _host
+
+
 def devices() -> list[Device]:
-    """Every device clgrad can use: ``cpu`` first, then ``cl:0``, ``cl:1``, ..."""
-    return [CPU, *_opencl_devices()]
+    """Every device clgrad can use: ``cpu`` first, then ``cl:0``, ``cl:1``, ...
+
+    >>> clgrad.devices()[0]
+    device(type='cpu')
+    """
+    return [host(), *accelerators()]
 
 
 def _no_device(spec, why):
     listed = ", ".join(f"{d} ({d.vendor} {d.name})" for d in devices())
-    hint = f" Note: {NO_OPENCL_HINT}" if not _opencl_devices() else ""
+    hint = f" Note: {NO_OPENCL_HINT}" if not accelerators() else ""
     return RuntimeError(f"no device matches {spec!r}: {why}. Devices: {listed}.{hint}")
 
 
-def _best_cl() -> Device:
-    cls = _opencl_devices()
-    if not cls:
+def _gpus() -> list[Device]:
+    return [d for d in accelerators() if d.type is DeviceType.GPU]
+
+
+def _best() -> Device:
+    found = accelerators()
+    if not found:
         raise _no_device("cl", "there is no OpenCL device")
-    return next((d for d in cls if d.type is DeviceType.GPU), cls[0])
+    return next(iter(_gpus()), found[0])
 
 
 def _parse(spec: str) -> Device:
     s = spec.strip().lower()
-    cls = _opencl_devices()
+    found = accelerators()
     if s == "cpu":
-        return CPU
+        return host()
     if s == "cl":
         env = os.environ.get("CLGRAD_DEVICE", "").strip().lower()
-        if env and env != "cl" and env != "cpu":
+        if env and env not in ("cl", "cpu"):
             chosen = _parse(env)
             if chosen.is_cl:
                 return chosen
-        return _best_cl()
+        return _best()
     m = re.fullmatch(r"(cl|gpu):(\d+)", s)
     if m:
-        pool = cls if m[1] == "cl" else [d for d in cls if d.type is DeviceType.GPU]
+        pool = found if m[1] == "cl" else _gpus()
         n = int(m[2])
         if n >= len(pool):
             raise _no_device(spec, f"there are {len(pool)} {m[1]} devices")
         return pool[n]
     if s == "gpu":
-        gpus = [d for d in cls if d.type is DeviceType.GPU]
-        if not gpus:
+        if not _gpus():
             raise _no_device(spec, "there is no OpenCL GPU")
-        return gpus[0]
-    for d in cls:
+        return _gpus()[0]
+    for d in found:
         if s and s in f"{d.vendor}\n{d.platform}\n{d.name}".lower():
             return d
     raise _no_device(spec, "nothing has that name, vendor or platform")
@@ -242,7 +224,11 @@ def resolve(spec) -> Device:
 
 
 def device(spec="cpu", index=None) -> Device:
-    """``clgrad.device("cl")``: the OpenCL device CLGRAD_DEVICE selects, or the best one."""
+    """``clgrad.device("cl")``: the OpenCL device CLGRAD_DEVICE selects, or the best one.
+
+    >>> str(clgrad.device("cpu"))
+    'cpu'
+    """
     return Device(spec, index)
 
 
@@ -250,21 +236,33 @@ _default: Device | None = None
 
 
 def default_device() -> Device:
-    """Where tensors are created when no ``device=`` is given: CLGRAD_DEVICE, else ``cpu``."""
+    """Where tensors are created when no ``device=`` is given: CLGRAD_DEVICE, else ``cpu``.
+
+    >>> clgrad.default_device() in clgrad.devices()
+    True
+    """
     global _default
     if _default is None:
         env = os.environ.get("CLGRAD_DEVICE", "").strip()
-        _default = _parse(env) if env else CPU
+        _default = _parse(env) if env else host()
     return _default
 
 
 def set_default_device(spec) -> None:
+    """Makes ``spec`` the device creation functions use; ``None`` goes back to CLGRAD_DEVICE.
+
+    >>> clgrad.set_default_device("cpu"); clgrad.zeros(1).device
+    device(type='cpu')
+    >>> clgrad.set_default_device(None)
+    """
     global _default
     _default = None if spec is None else resolve(spec)
 
 
 def synchronize(device=None) -> None:
-    """Waits until every kernel queued on ``device`` (default: every opened device) is done."""
+    """Waits until every kernel queued on ``device`` (default: every device) is done.
+
+    >>> clgrad.synchronize()
+    """
     for d in [resolve(device)] if device is not None else devices():
-        if d.is_cl and "runtime" in d.__dict__:
-            d.runtime.synchronize()
+        d.synchronize()

@@ -1,119 +1,88 @@
-"""The ``clgrad.<op>`` functions, each the same op as the Tensor method of that name."""
+"""The ``clgrad.<op>`` functions: every declared op (``ops.registry``) and the hand-written
+families' public functions, each the same op as the Tensor method of that name."""
+
+from __future__ import annotations
 
 from .ops import elementwise as _E
 from .ops import indexing as _I
 from .ops import linalg as _L
+from .ops import methods as _methods  # attaches Tensor's methods
 from .ops import movement as _M
 from .ops import reduction as _R
+from .ops.core import broadcast_shapes as _broadcast_shapes
+from .ops.registry import ELEMENTWISE as _ELEMENTWISE
+from .ops.registry import REDUCTIONS as _REDUCTIONS
+from .tensor import Size as _Size
 
-add, sub, mul, div, pow = _E.add, _E.sub, _E.mul, _E.div, _E.pow
-subtract, multiply, divide, true_divide = _E.sub, _E.mul, _E.div, _E.true_divide
-floor_divide, remainder, neg, negative = _E.floor_divide, _E.remainder, _E.neg, _E.neg
-where, clamp, clip, isnan, isinf, isfinite = (
-    _E.where,
-    _E.clamp,
-    _E.clamp,
-    _E.isnan,
-    _E.isinf,
-    _E.isfinite,
-)
-logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not = (
-    _E.logical_not,
-    _E.bitwise_and,
-    _E.bitwise_or,
-    _E.bitwise_xor,
-    _E.bitwise_not,
-)
-floor, ceil, trunc = _E.floor, _E.ceil, _E.trunc
-matmul, mm, bmm, dot = _L.matmul, _L.mm, _L.bmm, _L.dot
-sum, mean, prod, var, std = _R.sum, _R.mean, _R.prod, _R.var, _R.std
-amax, amin, argmax, argmin, logsumexp, cumsum = (
-    _R.amax,
-    _R.amin,
-    _R.argmax,
-    _R.argmin,
-    _R.logsumexp,
-    _R.cumsum,
-)
-softmax, log_softmax = _R.softmax, _R.log_softmax
-reshape, flatten, permute, transpose, squeeze, unsqueeze = (
-    _M.reshape,
-    _M.flatten,
-    _M.permute,
-    _M.transpose,
-    _M.squeeze,
-    _M.unsqueeze,
-)
-cat, concat, stack, split, chunk, narrow, flip, unbind, movedim = (
-    _M.cat,
-    _M.cat,
-    _M.stack,
-    _M.split,
-    _M.chunk,
-    _M.narrow,
-    _M.flip,
-    _M.unbind,
-    _M.movedim,
-)
-broadcast_to = _M.expand
-gather, scatter_add, index_select, masked_fill, nonzero, masked_select = (
-    _I.gather,
-    _I.scatter_add,
-    _I.index_select,
-    _I.masked_fill,
-    _I.nonzero,
-    _I.masked_select,
-)
-
-
-def _method(name):
-    def fn(x, *args, **kwargs):
-        return getattr(x, name)(*args, **kwargs)
-
-    fn.__name__ = name
-    fn.__doc__ = f"``clgrad.{name}(x, ...)`` is ``x.{name}(...)``."
-    return fn
+_DECLARED = {op.name: op.public for op in (*_ELEMENTWISE.values(), *_REDUCTIONS.values())}
+_HAND_WRITTEN = {
+    # elementwise helpers and aliases
+    "true_divide": _E.true_divide,
+    "subtract": _E.sub,
+    "multiply": _E.mul,
+    "divide": _E.div,
+    "negative": _E.neg,
+    "clip": _E.clip,
+    "clamp_min": _E.clamp_min,
+    "clamp_max": _E.clamp_max,
+    "square": _E.square,
+    "reciprocal": _E.reciprocal,
+    # reductions built on the declared ones
+    "mean": _R.mean,
+    "var": _R.var,
+    "std": _R.std,
+    "max": _R.max,
+    "min": _R.min,
+    "all": _R.all,
+    "any": _R.any,
+    "logsumexp": _R.logsumexp,
+    "softmax": _R.softmax,
+    "log_softmax": _R.log_softmax,
+    "cumsum": _R.cumsum,
+    # linear algebra
+    "matmul": _L.matmul,
+    "mm": _L.mm,
+    "bmm": _L.bmm,
+    "dot": _L.dot,
+    # movement
+    "reshape": _M.reshape,
+    "flatten": _M.flatten,
+    "permute": _M.permute,
+    "transpose": _M.transpose,
+    "t": _M.t,
+    "squeeze": _M.squeeze,
+    "unsqueeze": _M.unsqueeze,
+    "cat": _M.cat,
+    "concat": _M.cat,
+    "stack": _M.stack,
+    "split": _M.split,
+    "chunk": _M.chunk,
+    "narrow": _M.narrow,
+    "flip": _M.flip,
+    "unbind": _M.unbind,
+    "movedim": _M.movedim,
+    "broadcast_to": _M.expand,
+    "clone": _M.clone,
+    # indexing
+    "gather": _I.gather,
+    "scatter_add": _I.scatter_add,
+    "index_select": _I.index_select,
+    "masked_fill": _I.masked_fill,
+    "nonzero": _I.nonzero,
+    "masked_select": _I.masked_select,
+}
+globals().update(_DECLARED)
+globals().update(_HAND_WRITTEN)
 
 
-(
-    exp,
-    log,
-    log1p,
-    expm1,
-    sqrt,
-    rsqrt,
-    sin,
-    cos,
-    tanh,
-    sigmoid,
-    relu,
-    erf,
-    abs,
-    sign,
-    round,
-    maximum,
-    minimum,
-    eq,
-    ne,
-    lt,
-    le,
-    gt,
-    ge,
-    all,
-    any,
-    max,
-    min,
-    t,
-    clone,
-) = (
-    _method(n)
-    for n in (
-        "exp log log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu erf abs sign round maximum "
-        "minimum eq ne lt le gt ge all any max min t clone"
-    ).split()
-)
-broadcast_shapes = lambda *shapes: __import__("clgrad").Size(  # noqa: E731
-    __import__("clgrad.ops.core", fromlist=["x"]).broadcast_shapes(*shapes)
-)
+def broadcast_shapes(*shapes) -> _Size:
+    """The shape the given shapes broadcast to.
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+    >>> clgrad.broadcast_shapes((2, 1), (3,))
+    clgrad.Size([2, 3])
+    """
+    return _Size(_broadcast_shapes(*shapes))
+
+
+__all__ = [*_DECLARED, *_HAND_WRITTEN, "broadcast_shapes"]
+del _methods

@@ -38,6 +38,8 @@ import json
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -49,11 +51,18 @@ FORMAT, VERSION = "clgrad.npz", 1
 _SAVEABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 
 
-def save(obj, f):
-    """Writes ``obj`` (tensors, numbers, strings, None, dicts, lists, tuples of them) to ``f``,
-    a path or a binary file object, in the ``.npz`` format of this module's docstring.
+def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
+    """Saves ``obj`` to ``f`` (a path or a binary file object), as ``torch.save`` does for state
+    dicts: tensors (and Parameters), Python numbers, strings, None, dtypes, devices, and dicts,
+    OrderedDicts, lists and tuples of them. The file is the ``.npz`` format described in this
+    module's docstring (no pickle); a tensor that appears several times is stored once.
 
-    >>> clgrad.save({"w": clgrad.ones(2)}, "w.npz")
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> clgrad.save({"w": clgrad.ones(2), "step": 3}, buf)
+    >>> _ = buf.seek(0)
+    >>> clgrad.load(buf)
+    {'w': tensor([1., 1.]), 'step': 3}
     """
     arrays, memo = {}, {}
     root = _encode(obj, arrays, memo)
@@ -121,11 +130,26 @@ def _encode(obj, arrays, memo):
     )
 
 
-def load(f, map_location=None, weights_only=True):
-    """Reads what ``save`` wrote. Tensors go back to the device they were saved from unless
-    ``map_location`` says otherwise: a device (string or Device) for every tensor, a dict
-    {saved device: device}, or a callable ``fn(tensor_on_cpu, saved_device_str)`` that
-    returns the tensor to use."""
+def load(
+    f: str | os.PathLike | BinaryIO,
+    map_location: str | Device | dict[str, str] | Callable[[Tensor, str], Tensor] | None = None,
+    weights_only: bool = True,
+) -> Any:
+    """Loads an object saved by ``save`` from ``f`` (a path or a binary file object), as
+    ``torch.load``. Tensors go back to the device they were saved from unless ``map_location``
+    says otherwise: a device (string or Device) for every tensor, a dict {saved device: device},
+    or a callable ``fn(tensor_on_cpu, saved_device_str)`` that returns the tensor to use.
+    Parameters come back as ``nn.Parameter``. ``weights_only`` is accepted for compatibility
+    (the format holds data only, so loading never runs code).
+
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> clgrad.save(clgrad.nn.Linear(3, 2).state_dict(), buf)
+    >>> _ = buf.seek(0)
+    >>> state = clgrad.load(buf, map_location="cpu")
+    >>> list(state), state["weight"].shape, state["weight"].device
+    (['weight', 'bias'], clgrad.Size([2, 3]), device(type='cpu'))
+    """
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return _load(fh, map_location)

@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 
 class Storage:
-    """Host storage is a 1-D NumPy array; OpenCL storage is a pooled cl.Buffer.
+    """``nbytes`` of memory on ``device``: ``data`` is whatever the device's allocator hands
+    out (a host byte array, an OpenCL buffer) and goes back to it when the storage dies.
 
     ``version`` counts in-place writes, so autograd can tell a saved tensor was changed.
     """
 
     __slots__ = ("device", "data", "nbytes", "version", "__weakref__")
 
-    def __init__(self, device, data, nbytes):
+    def __init__(self, device, data, nbytes: int):
         self.device = device
         self.data = data
         self.nbytes = nbytes
         self.version = 0
 
     @classmethod
-    def allocate(cls, device, numel: int, dt) -> Storage:
-        nbytes = max(numel, 0) * dt.itemsize
-        if device.is_cpu:
-            return cls(device, np.empty(max(numel, 0), dt.np), nbytes)
-        return cls(device, device.runtime.allocator.alloc(nbytes), nbytes)
+    def allocate(cls, device, nbytes: int) -> Storage:
+        return cls(device, device.allocator.alloc(nbytes), nbytes)
 
     def __del__(self):
-        if self.device.is_cl and self.data is not None:
+        if self.data is not None:
             try:
-                self.device.runtime.allocator.release(self.data, self.nbytes)
+                self.device.allocator.release(self.data, self.nbytes)
             except Exception:  # interpreter shutdown: the context is going away anyway
                 pass
             self.data = None

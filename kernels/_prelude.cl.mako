@@ -1,4 +1,6 @@
-## Shared by every template: extensions and the helpers an expression may call.
+## Shared by every template: extensions and the helpers an expression may call. (The helpers
+## the templates' own Python shares are `h`: clgrad/backend/opencl/template_helpers.py, which
+## render.py passes to every render.)
 ## double only where the device runs it; half is stored with vload_half/vstore_half (core 1.2)
 ## and computed in float, so no cl_khr_fp16 is needed.
 % if fp64:

@@ -11,16 +11,6 @@
 ##     devices one work-item per element (a loop in the body stops PoCL vectorizing)
 <%include file="_prelude.cl.mako"/>
 <%
-def load(ct, ptr, idx):
-    return f"vload_half({idx}, {ptr})" if ct == "half" else f"{ptr}[{idx}]"
-
-def store(ptr, idx, val):
-    if out_ct == "half":
-        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
-    if out_bool:
-        return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
-    return f"{ptr}[{idx}] = ({out_ct})({val})"
-
 tensors = [k for k, (st, ct) in enumerate(ins) if st is not None]
 I = index_t
 outer_dims = range(ndim - 1) if layout == "rows" else range(ndim)
@@ -92,9 +82,9 @@ __kernel void cg_elementwise_${name}(
   % if st is None:
     const ${ct} in${k} = s${k};
   % else:
-    const ${ct} in${k} = (${ct})${load(st, f"p{k}", f"i{k}")};
+    const ${ct} in${k} = ${h.load(st, ct, f"p{k}", f"i{k}")};
   % endif
 % endfor
-    ${store("out", "o", expr)};
+    ${h.store(out_ct, out_bool, "out", "o", expr)};
   }
 }

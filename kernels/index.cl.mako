@@ -50,7 +50,7 @@ inline void cg_atomic_add(__global ${ct} *p, const ${ct} v)
 % else:
 ## 8- and 16-bit types: compare-and-swap the aligned 32-bit word that holds the element
 <%
-    bits = {"half": 16, "short": 16, "char": 8, "uchar": 8}[ct]
+    bits = 8 * h.SIZES[ct]
 %>
 inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "half" else ct} v)
 {

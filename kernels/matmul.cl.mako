@@ -22,14 +22,10 @@
 I = index_t
 def load(ct, ptr, idx):
     # half is stored, never computed in: vload_half widens it to float (core OpenCL 1.2)
-    if ct == "half":
-        return f"(({acc})vload_half({idx}, {ptr}))"
-    return f"(({acc}){ptr}[{idx}])"
+    return h.load(ct, acc, ptr, idx)
 
 def store(ptr, idx, val):
-    if out_ct == "half":
-        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
-    return f"{ptr}[{idx}] = ({out_ct})({val})"
+    return h.store(out_ct, False, ptr, idx, val)
 
 def mad(c, a, b):
     # A plain multiply-add, which OpenCL C may contract to an FMA (FP_CONTRACT is on by

@@ -3,9 +3,7 @@
 <%include file="_prelude.cl.mako"/>
 <%
 def store(v):
-    if out_ct == "half":
-        return f"vstore_half_rte((float)({v}), i, out)"
-    return f"out[i] = ({out_ct})({v})"
+    return h.store(out_ct, False, "out", "i", v)
 %>
 inline uint cg_philox(ulong counter, uint k0, uint k1)
 {

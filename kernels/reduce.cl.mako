@@ -1,11 +1,14 @@
-## Reductions: sum, prod, max, min, argmax, argmin over any dims of a strided view.
+## Reductions declared as data: the op is a clgrad.backend.base.ReduceKernel (`kernel`): each
+## loaded element is mapped by kernel.map_expr, values combine by kernel.reduce_expr from
+## kernel.neutral; an arg reduction (kernel.arg) keeps the first index for which kernel.better
+## holds. Nothing here names an op.
 ##
 ## Every kernel sees the same problem: M outputs (the kept dims, merged: nk dims of size ks_d and
 ## input stride kt_d, row-major order = output order) times R reduced elements (the reduced dims,
 ## merged: nr dims of size rs_d and stride rt_d; r is their row-major index). Output m's
 ## reduced range [0, R) is cut into P chunks of `chunk` elements; (m, c) writes its result to
 ## out[o_off + m*o_sm + c*o_sc] (P > 1: a scratch buffer of partials that a second launch of
-## this same template reduces, with idx_in carrying argmax/argmin's indices along).
+## this same template reduces, with idx_in carrying an arg reduction's indices along).
 ##
 ##   mode "inner": one work-item per (m, c) walks its chunk; vw > 0 when the innermost reduced
 ##                 dim has stride 1: aligned vector loads along it (CPU devices).
@@ -17,76 +20,67 @@
 ##   mode "wg":    one work-group of lx*ly items per (lx adjacent outputs, c): the ly items of
 ##                 an output stride through the chunk (coalesced), then a tree in local memory (GPU).
 ##
-## argmax/argmin: a serial walk keeps the first extreme (a NaN counts as the extreme); "inner"
-## takes each block of 8 vectors' extreme at max speed and rescans (from cache) only a block
+## Arg reductions: a serial walk keeps the first best element (a NaN counts as the best); "inner"
+## takes each block of 8 vectors' best value at max speed and rescans (from cache) only a block
 ## that beats the best so far; "outer" keeps one per vector lane; work-items and chunks merge
-## preferring the smaller index on ties. An index of EMPTY means "only identity values seen"
+## preferring the smaller index on ties. An index of EMPTY means "only neutral values seen"
 ## (all -inf, or INT_MIN, ...): the first element of the walk is then the answer.
 ##
-## Params: mode, op, in_ct (storage ctype of x), ct (compute / accumulate ctype), idx_in (x's
-## indices come from xi, laid out as x), out_ct (storage ctype of the value output, "" for none),
-## out_bool, idx_out (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t,
-## fp64.
+## Params: mode, kernel, in_ct (storage ctype of x), ct (compute / accumulate ctype), apply_map
+## (map x's elements: a first pass; partials are mapped already), idx_in (x's indices come from
+## xi, laid out as x), out_ct (storage ctype of the value output, "" for none), out_bool, idx_out
+## (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
-arg = op in ("argmax", "argmin")
-is_float = ct in ("float", "double")
-cmp = ">" if op in ("max", "argmax") else "<"
+arg = kernel.arg
+nan = h.has_nan(ct)
 EMPTY = "INT_MAX" if I == "int" else "LONG_MAX"  # the index of "nothing kept yet"
-vec = f"{ct}{vw}" if vw else ""
-ivec = f"{I}{vw}" if vw else ""
-# what comparing two ct vectors gives (select wants a mask of ct's size)
-mvec = ({"float": "int", "double": "long", "uchar": "char"}.get(ct, ct) + str(vw)) if vw else ""
-ABLK = 8  # argmax/argmin: vectors per block
-esize = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
-         "double": 8}[in_ct]
+vec = h.vtype(ct, vw) if vw else ""
+ivec = h.vtype(I, vw) if vw else ""
+mvec = h.mask_type(ct, vw) if vw else ""  # what comparing two vec gives
+ABLK = 8  # arg reductions: vectors per block
+esize = h.SIZES[in_ct]
+IDENT = h.neutral(kernel.neutral, ct)
 
-_LIMITS = {"uchar": ("0", "UCHAR_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
-           "short": ("SHRT_MIN", "SHRT_MAX"), "int": ("INT_MIN", "INT_MAX"),
-           "long": ("LONG_MIN", "LONG_MAX")}
+def ident(n=0):
+    return h.neutral(kernel.neutral, ct, n) if n else IDENT
 
-def ident():
-    if op == "sum":
-        return f"({ct})0"
-    if op == "prod":
-        return f"({ct})1"
-    big = op in ("min", "argmin")
-    if is_float:
-        return f"({ct})INFINITY" if big else f"({ct})(-INFINITY)"
-    return f"({ct}){_LIMITS[ct][1 if big else 0]}"
+def map_body(T):
+    """kernel.map_expr over x of type T (a scalar or vector type)."""
+    return h.ctext(kernel.map_expr, T, ct)
 
 def load(ptr, idx):
-    if in_ct == "half":
-        return f"(({ct})vload_half({idx}, {ptr}))"
-    return f"(({ct}){ptr}[{idx}])"
+    v = h.load(in_ct, ct, ptr, idx)
+    return f"cg_reduce_map({v})" if apply_map else v
 
 def loadv(ptr, idx, is_aligned):
-    """vw elements at ptr + idx as a ct vector (vloadN is much slower than an aligned load
-    on PoCL, so aligned addresses get a plain vector load)."""
-    if in_ct == "half":
-        fn = "vloada_half" if is_aligned else "vload_half"
-        return f"convert_{vec}({fn}{vw}(0, {ptr} + ({idx})))"
-    if is_aligned:
-        return f"convert_{vec}(*(const __global {in_ct}{vw} *)({ptr} + ({idx})))"
-    return f"convert_{vec}(vload{vw}(0, {ptr} + ({idx})))"
+    v = h.loadv(in_ct, ct, vw, ptr, idx, is_aligned)
+    return f"cg_reduce_mapv({v})" if apply_map else v
+
+def better(v, s):
+    return h.subst(kernel.better, v=v, s=s)
 
 def combine(a, b):
-    """a op b for the value ops; the same text works on scalars and on vectors."""
-    if op == "sum":
-        return f"({a} + {b})"
-    if op == "prod":
-        return f"({a} * {b})"
-    # NaN propagates: once a is NaN nothing compares past it (x != x: NaN; cheaper than isnan)
-    if is_float:
-        return f"((({b} {cmp} {a}) || ({b} != {b})) ? {b} : {a})"
-    return f"(({b} {cmp} {a}) ? {b} : {a})"
+    """Two values (scalars or vectors) combined. An arg reduction's values combine by keeping
+    the better one, a NaN counting as better (nothing is better than a NaN)."""
+    if not arg:
+        return h.subst(kernel.reduce_expr, a=a, b=b)
+    if nan:
+        return f"(({better(b, a)} || ({b}) != ({b})) ? ({b}) : ({a}))"
+    return f"({better(b, a)} ? ({b}) : ({a}))"
 
 def seq_better(v, s):
-    """v replaces s in a walk in increasing index order (ties keep s; NaN is the extreme)."""
-    if is_float:
-        return f"(({v} {cmp} {s}) || ({v} != {v} && {s} == {s}))"
-    return f"({v} {cmp} {s})"
+    """v replaces s in a walk in increasing index order (ties keep s; NaN is the best)."""
+    if nan:
+        return f"({better(v, s)} || (({v}) != ({v}) && ({s}) == ({s})))"
+    return f"({better(v, s)})"
+
+def same_value(v, m):
+    """v is the value m (NaN matching NaN)."""
+    if nan:
+        return h.subst("v == m || (m != m && v != v)", v=v, m=m)
+    return h.subst("v == m", v=v, m=m)
 
 def update(s, si, v, vi):
     """One element into a serial scalar state."""
@@ -100,30 +94,21 @@ def updatev(s, si, v, vi):
     """One vector into a vector state, lane by lane (indices increase along each lane)."""
     if not arg:
         return f"{s} = {combine(s, v)};"
-    return (f"{{ const {mvec} mask_ = {seq_better(v, s)}; {s} = select({s}, {v}, mask_); "
-            f"{si} = select({si}, {vi}, convert_{ivec}(mask_)); }}")
+    return (f"{{ const {vec} v_ = {v}; const {mvec} mask_ = {seq_better('v_', s)}; "
+            f"{s} = select({s}, v_, mask_); {si} = select({si}, {vi}, convert_{ivec}(mask_)); }}")
 
 def store(ptr, idx, val):
-    if out_ct == "half":
-        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
-    if out_bool:
-        return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
-    return f"{ptr}[{idx}] = ({out_ct})({val})"
+    return h.store(out_ct, out_bool, ptr, idx, val)
 
 def storev(ptr, idx, val):
-    if out_ct == "half":
-        return f"vstore_half{vw}_rte(convert_float{vw}({val}), 0, {ptr} + ({idx}))"
-    if out_bool:
-        return f"vstore{vw}(convert_uchar{vw}(-(({val}) != ({vec})0)), 0, {ptr} + ({idx}))"
-    return f"vstore{vw}(convert_{out_ct}{vw}({val}), 0, {ptr} + ({idx}))"
+    return h.storev(out_ct, out_bool, ct, vw, ptr, idx, val)
 
 def hreduce(v, out):
-    """const ct out = the vector v's lanes combined (halving: lo op hi)."""
+    """const ct out = the vector v's lanes combined (halving: lo with hi)."""
     lines, cur, n, i = [], v, vw, 0
     while n > 1:
         n //= 2
-        t = f"{ct}{n}" if n > 1 else ct
-        lines.append(f"const {t} {out}_{i} = {combine(cur + '.lo', cur + '.hi')};")
+        lines.append(f"const {h.vtype(ct, n)} {out}_{i} = {combine(cur + '.lo', cur + '.hi')};")
         cur, i = f"{out}_{i}", i + 1
     lines.append(f"const {ct} {out} = {cur};")
     return "\n          ".join(lines)
@@ -171,14 +156,22 @@ ${caller.body()}
         r += len;
       }
 </%def>
+% if apply_map:
+## each element of x as the reduction sees it (a function: the element is loaded once)
+inline ${ct} cg_reduce_map(const ${ct} x) { return ${map_body(ct)}; }
+  % if vw:
+inline ${vec} cg_reduce_mapv(const ${vec} x) { return ${map_body(vec)}; }
+  % endif
+% endif
 % if arg:
+## (v, i) replaces (s, si) when merging walks: the better value, the smaller index on ties
 inline int cg_red_better(${ct} v, ${I} i, ${ct} s, ${I} si)
 {
-  % if is_float:
+  % if nan:
   if (isnan(s)) return isnan(v) && i < si;
-  return isnan(v) || v ${cmp} s || (v == s && i < si);
+  return isnan(v) || ${better("v", "s")} || (v == s && i < si);
   % else:
-  return v ${cmp} s || (v == s && i < si);
+  return ${better("v", "s")} || (v == s && i < si);
   % endif
 }
 % endif
@@ -188,7 +181,7 @@ __kernel __attribute__((reqd_work_group_size(${lx}, ${ly}, 1)))
 % else:
 __kernel
 % endif
-void cg_reduce_${mode}_${op}(
+void cg_reduce_${mode}_${kernel.name}(
     __global const ${in_ct} *x, const ${I} x_off,
 % if idx_in:
     __global const long *xi,
@@ -260,7 +253,7 @@ ${kept_offset("m", "base", nk)}
           if (${seq_better("bm", "s")}) {
             for (int j = 0; j < ${ABLK * vw}; j++) {
               const ${ct} v = ${load("p", "k + j")};
-              if (${"v == bm || (bm != bm && v != v)" if is_float else "v == bm"}) {
+              if (${same_value("v", "bm")}) {
                 s = v;
                 si = r + k + j;
                 break;

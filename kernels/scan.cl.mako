@@ -19,45 +19,22 @@
 <%
 I = index_t
 DIGITS = "0123456789abcdef"
-esize = {"uchar": 1, "char": 1, "short": 2, "half": 2, "int": 4, "float": 4, "long": 8,
-         "double": 8}
 
 def load(ptr, idx):
-    if in_ct == "half":
-        return f"(({ct})vload_half({idx}, {ptr}))"
-    return f"(({ct}){ptr}[{idx}])"
+    return h.load(in_ct, ct, ptr, idx)
 
 def loadv(n, ptr, idx, is_aligned=False):
-    """n elements at ptr + idx as a ct vector: a plain vector load where aligned (vloadN is
-    much slower on PoCL)."""
-    if in_ct == "half":
-        return f"convert_{ct}{n}(vload{'a' if is_aligned else ''}_half{n}(0, {ptr} + ({idx})))"
-    if is_aligned:
-        return f"convert_{ct}{n}(*(const __global {in_ct}{n} *)({ptr} + ({idx})))"
-    return f"convert_{ct}{n}(vload{n}(0, {ptr} + ({idx})))"
+    return h.loadv(in_ct, ct, n, ptr, idx, is_aligned)
 
 def store(ptr, idx, val):
-    if out_ct == "half":
-        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
-    if out_bool:
-        return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
-    return f"{ptr}[{idx}] = ({out_ct})({val})"
+    return h.store(out_ct, out_bool, ptr, idx, val)
 
 def storev(n, ptr, idx, val, is_aligned=False):
-    if out_ct == "half":
-        return (f"vstore{'a' if is_aligned else ''}_half{n}_rte(convert_float{n}({val}), 0, "
-                f"{ptr} + ({idx}))")
-    if out_bool:
-        v = f"convert_uchar{n}(-(({val}) != ({ct}{n})0))"
-    else:
-        v = f"convert_{out_ct}{n}({val})"
-    if is_aligned:
-        return f"*(__global {out_ct}{n} *)({ptr} + ({idx})) = {v}"
-    return f"vstore{n}({v}, 0, {ptr} + ({idx}))"
+    return h.storev(out_ct, out_bool, ct, n, ptr, idx, val, is_aligned)
 
-def shifted(n, h):
-    """v's lanes moved up by h, zeros shifted in: (0, .., 0, v.s0, .., v.s{n-h-1})."""
-    return ", ".join([f"({ct})0"] * h + [f"v.s{DIGITS[j]}" for j in range(n - h)])
+def shifted(n, k):
+    """v's lanes moved up by k, zeros shifted in: (0, .., 0, v.s0, .., v.s{n-k-1})."""
+    return ", ".join([f"({ct})0"] * k + [f"v.s{DIGITS[j]}" for j in range(n - k)])
 
 def carry_in(b):
     """The sum of line b's chunks before chunk c."""
@@ -114,7 +91,7 @@ ${line_offsets("b", nb)}
     ## contiguous line (sx == so == 1): scalars up to an aligned input address, then lvec at a
     ## time with a prefix within the vector, then the carry
     {
-      const ${I} mis = (${I})(((size_t)(x + xb + i) / ${esize[in_ct]}) & ${lvec - 1});
+      const ${I} mis = (${I})(((size_t)(x + xb + i) / ${h.SIZES[in_ct]}) & ${lvec - 1});
       const ${I} head = min(hi - i, mis ? ${lvec} - mis : (${I})0);
       for (const ${I} e = i + head; i < e; i++) {
         carry += ${load("x", "xb + i")};
@@ -122,12 +99,12 @@ ${line_offsets("b", nb)}
       }
     }
     <% last = DIGITS[lvec - 1] %>
-    if ((((size_t)(out + ob + i) / ${esize[out_ct]}) & ${lvec - 1}) == 0) {
+    if ((((size_t)(out + ob + i) / ${h.SIZES[out_ct]}) & ${lvec - 1}) == 0) {
       for (; i + ${lvec} <= hi; i += ${lvec}) {
         ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i", True)};
-    % for h in (1, 2, 4, 8):
-      % if h < lvec:
-        v += (${ct}${lvec})(${shifted(lvec, h)});
+    % for sh in (1, 2, 4, 8):
+      % if sh < lvec:
+        v += (${ct}${lvec})(${shifted(lvec, sh)});
       % endif
     % endfor
         v += carry;
@@ -137,9 +114,9 @@ ${line_offsets("b", nb)}
     } else {
       for (; i + ${lvec} <= hi; i += ${lvec}) {
         ${ct}${lvec} v = ${loadv(lvec, "x", "xb + i", True)};
-    % for h in (1, 2, 4, 8):
-      % if h < lvec:
-        v += (${ct}${lvec})(${shifted(lvec, h)});
+    % for sh in (1, 2, 4, 8):
+      % if sh < lvec:
+        v += (${ct}${lvec})(${shifted(lvec, sh)});
       % endif
     % endfor
         v += carry;

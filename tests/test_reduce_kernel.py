@@ -1,8 +1,8 @@
 """The OpenCL reduction and cumsum kernels against NumPy, on strided views of raw buffers.
 
-Uses a minimal tensor-like object (storage, offset, shape, stride, dtype, device), so this runs
-whatever state the rest of the library is in. Every case runs both the CPU kernels and (forced)
-the GPU work-group kernels.
+Calls the backend's entry points directly with ``View`` records over buffers from the device's
+allocator and the declared ``REDUCE_KERNELS``, so no Tensor is involved. Every case runs both
+the CPU kernels and (forced) the GPU work-group kernels.
 """
 
 from __future__ import annotations
@@ -15,21 +15,39 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+import clgrad
 from clgrad import dtypes as D
-from clgrad.device import devices
+from clgrad.backend.base import View
+from clgrad.ops.reduction import REDUCE_KERNELS
 
 R = pytest.importorskip("clgrad.backend.opencl.reduce")
 
-_CL = [d for d in devices() if d.is_cl]
-pytestmark = pytest.mark.skipif(not _CL, reason="no OpenCL device")
+pytestmark = pytest.mark.skipif(
+    not any(d.is_cl for d in clgrad.devices()), reason="no OpenCL device"
+)
 
 ALL = [D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.float32, D.float64]
+FLOATS = [D.float16, D.float32, D.float64]
 OPS = ["sum", "prod", "max", "min", "argmax", "argmin"]
+ARG_OPS = ("argmax", "argmin")
 
 
 @pytest.fixture(scope="module")
-def dev():
-    return _CL[0]
+def rt():
+    return clgrad.device("cl:0").runtime
+
+
+# (buffer, bytes) taken from the allocator by this test: given back when it ends
+_TAKEN: list = []
+
+
+@pytest.fixture(autouse=True)
+def _give_back(rt):
+    yield
+    rt.synchronize()
+    for buf, nbytes in _TAKEN:
+        rt.allocator.release(buf, nbytes)
+    _TAKEN.clear()
 
 
 # The GPU kernels build slowly on PoCL (barriers): their runs cover fewer dtypes and layouts.
@@ -46,6 +64,7 @@ def gpu_only(path, dt):
 GPU_SMOKE = {
     "test_reduce_all_dtypes",
     "test_nan",
+    "test_nansum",
     "test_large_two_pass",
     "test_all_any_bool",
     "test_cumsum_all_dtypes",
@@ -67,27 +86,6 @@ def path(request):
     R.GPU_PATH = old
 
 
-class _Storage:
-    def __init__(self, rt, nbytes):
-        self.rt, self.nbytes = rt, nbytes
-        self.data = rt.allocator.alloc(nbytes)
-
-    def __del__(self):
-        self.rt.allocator.release(self.data, self.nbytes)
-
-
-class Fake:
-    """Just what the kernels read of a tensor."""
-
-    def __init__(self, dev, dt, storage, shape, stride, offset):
-        self.device, self.dtype, self._storage = dev, dt, storage
-        self._shape, self._stride, self._offset = tuple(shape), tuple(stride), offset
-        self.ndim = len(shape)
-
-    def numel(self):
-        return math.prod(self._shape)
-
-
 def _contig_strides(shape):
     out, acc = [], 1
     for n in reversed(shape):
@@ -96,40 +94,51 @@ def _contig_strides(shape):
     return tuple(reversed(out))
 
 
-def upload(dev, base: np.ndarray, dt, shape, stride, offset):
-    """A view (shape, stride, offset) of a buffer holding base's elements; and its NumPy twin."""
-    rt = dev.runtime
+def _buffer(rt, nbytes):
+    """A buffer of at least one byte (OpenCL has no empty buffers) for this test."""
+    buf = rt.allocator.alloc(max(nbytes, 1))
+    _TAKEN.append((buf, max(nbytes, 1)))
+    return buf
+
+
+def upload(rt, base: np.ndarray, dt, shape, stride, offset):
+    """A View (shape, stride, offset) of a buffer holding base's elements; and its NumPy twin."""
     base = np.ascontiguousarray(base.reshape(-1), dtype=dt.np)
-    st = _Storage(rt, max(base.nbytes, 1))
+    buf = _buffer(rt, base.nbytes)
     if base.size:
-        cl.enqueue_copy(rt.queue, st.data, base, is_blocking=True)
+        cl.enqueue_copy(rt.queue, buf, base, is_blocking=True)
     view = np.lib.stride_tricks.as_strided(
         base[offset:], shape, tuple(s * base.itemsize for s in stride)
     )
-    return Fake(dev, dt, st, shape, stride, offset), view
+    return View(buf, offset, tuple(shape), tuple(stride), dt, base.nbytes), view
 
 
-def empty(dev, dt, shape):
-    rt = dev.runtime
-    st = _Storage(rt, max(math.prod(shape) * dt.itemsize, 1))
-    return Fake(dev, dt, st, shape, _contig_strides(shape), 0)
+def empty(rt, dt, shape, offset=0):
+    """A contiguous View starting ``offset`` elements into a new buffer."""
+    nbytes = (offset + math.prod(shape)) * dt.itemsize
+    return View(_buffer(rt, nbytes), offset, tuple(shape), _contig_strides(shape), dt, nbytes)
 
 
-def download(t):
-    host = np.empty(t._shape, t.dtype.np)
+def download(rt, v):
+    host = np.empty(v.shape, v.dtype.np)
     if host.size:
-        cl.enqueue_copy(t.device.runtime.queue, host, t._storage.data, is_blocking=True)
+        off = v.offset * v.dtype.itemsize
+        cl.enqueue_copy(rt.queue, host, v.buffer, src_offset=off, is_blocking=True)
     return host
 
 
 def values(rng, dt, n, op):
-    """Test data for op: small values (ties for arg ops), near 1 for float products."""
+    """Test data for op: small values (ties for arg ops), near 1 for float products, some NaN
+    for nansum."""
     if dt.name == "bool":
         return rng.random(n) < 0.5
     if dt.is_floating_point:
         if op == "prod":
             return rng.uniform(0.97, 1.03, n)
-        return np.round(rng.uniform(-4, 4, n), 1)
+        v = np.round(rng.uniform(-4, 4, n), 1)
+        if op == "nansum":
+            v[rng.random(n) < 0.1] = np.nan
+        return v
     lo = 0 if dt.name == "uint8" else -3
     return rng.integers(lo, 4, n)
 
@@ -138,9 +147,9 @@ def values(rng, dt, n, op):
 
 
 def result_dtype(op, dt):
-    if op in ("argmax", "argmin"):
+    if op in ARG_OPS:
         return D.int64, None
-    if op in ("sum", "prod"):
+    if op in ("sum", "prod", "nansum"):
         if not dt.is_floating_point:
             return D.int64, D.int64
         return dt, (D.float32 if dt.name == "float16" else dt)
@@ -148,29 +157,29 @@ def result_dtype(op, dt):
 
 
 def reference(op, a, dims, acc):
+    """NumPy's answer, by the kernel's own declared reference (``ReduceKernel.numpy``)."""
     dims = tuple(dims)
-    if op in ("argmax", "argmin"):
-        fn = np.argmax if op == "argmax" else np.argmin
+    fn = REDUCE_KERNELS[op].numpy
+    if op in ARG_OPS:
         if len(dims) == 1 and a.ndim > 1:
             return fn(a, axis=dims[0])
         return np.asarray(fn(a.reshape(-1)))
-    if op in ("sum", "prod"):
+    if op in ("sum", "prod", "nansum"):
         a = a.astype(np.float32 if acc.name == "float16" else acc.np)
-        return (np.sum if op == "sum" else np.prod)(a, axis=dims)
-    return (np.max if op == "max" else np.min)(a, axis=dims)
+    return fn(a, axis=dims)
 
 
 def check(op, dt, got, want, a, dims):
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
-    if op in ("sum", "prod") and dt.is_floating_point:
+    if op in ("sum", "prod", "nansum") and dt.is_floating_point:
         with np.errstate(over="ignore"):
             want = want.astype(got.dtype)  # float16 results overflow as the kernels' do
         special = ~np.isfinite(want)
         np.testing.assert_array_equal(got[special], want[special])
         got, want = got[~special].astype(np.float64), want[~special].astype(np.float64)
-        if op == "sum":
-            scale = np.sum(np.abs(a.astype(np.float64)), axis=tuple(dims))[~special]
+        if op in ("sum", "nansum"):
+            scale = np.nansum(np.abs(a.astype(np.float64)), axis=tuple(dims))[~special]
             tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dt.name]
             assert np.all(np.abs(got - want) <= tol * scale + np.abs(want) * tol), (got, want)
         else:
@@ -183,12 +192,12 @@ def check(op, dt, got, want, a, dims):
         np.testing.assert_array_equal(got, want.astype(got.dtype))
 
 
-def run_reduce(dev, op, x, a, dims):
+def run_reduce(rt, op, x, a, dims):
     out_dt, acc = result_dtype(op, x.dtype)
-    kept = [n for d, n in enumerate(x._shape) if d not in dims]
-    out = empty(dev, out_dt, kept)
-    R.reduce(op, out, x, tuple(dims), acc)
-    got = download(out)
+    kept = [n for d, n in enumerate(x.shape) if d not in dims]
+    out = empty(rt, out_dt, kept, offset=3)  # an output that does not start its buffer
+    R.reduce(rt, REDUCE_KERNELS[op], out, x, tuple(dims), acc)
+    got = download(rt, out)
     check(op, x.dtype, got, reference(op, a, dims, acc), a, dims)
 
 
@@ -232,7 +241,7 @@ def dims_for(op, nd):
         return []
     if nd == 1:
         return [(0,)]
-    if op in ("argmax", "argmin"):
+    if op in ARG_OPS:
         return [(d,) for d in range(nd)] + [tuple(range(nd))]
     return DIMS_3D if nd == 3 else [(0,), (1,), (0, 1)]
 
@@ -242,7 +251,7 @@ def dims_for(op, nd):
 
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", OPS)
-def test_reduce_all_dtypes(dev, path, op, dt):
+def test_reduce_all_dtypes(rt, path, op, dt):
     rng = np.random.default_rng(0)
     gpu = path == "gpu-kernels"
     if gpu and dt.name not in ("float32", "float16", "int64", "bool"):
@@ -252,14 +261,14 @@ def test_reduce_all_dtypes(dev, path, op, dt):
             if gpu and name not in ("contiguous", "transposed"):
                 continue
             base = values(rng, dt, size, op)
-            x, a = upload(dev, base, dt, vshape, stride, off)
+            x, a = upload(rt, base, dt, vshape, stride, off)
             for dims in dims_for(op, len(shape)):
-                run_reduce(dev, op, x, a, dims)
+                run_reduce(rt, op, x, a, dims)
 
 
 @pytest.mark.parametrize("dt", [D.float32, D.int32, D.float16], ids=lambda d: d.name)
 @pytest.mark.parametrize("op", OPS)
-def test_reduce_wide_rows(dev, path, op, dt):
+def test_reduce_wide_rows(rt, path, op, dt):
     """Rows long enough for the vector loops, across and along; odd sizes leave tails."""
     if path == "gpu-kernels" and dt.name != "float32":
         pytest.skip("the GPU kernels run on a subset of dtypes here")
@@ -267,41 +276,65 @@ def test_reduce_wide_rows(dev, path, op, dt):
     for shape in [(37, 101), (5, 19, 67), (67, 19, 5)]:
         for _name, size, vshape, stride, off in views(shape):
             base = values(rng, dt, size, op)
-            x, a = upload(dev, base, dt, vshape, stride, off)
+            x, a = upload(rt, base, dt, vshape, stride, off)
             for dims in dims_for(op, len(shape)):
-                run_reduce(dev, op, x, a, dims)
+                run_reduce(rt, op, x, a, dims)
 
 
 @pytest.mark.parametrize("op", ["sum", "prod"])
 @pytest.mark.parametrize("dt", [D.float32, D.int64, D.bool_, D.float16], ids=lambda d: d.name)
-def test_empty_reductions(dev, path, op, dt):
+def test_empty_reductions(rt, path, op, dt):
     for shape, dims in [((0,), (0,)), ((3, 0, 4), (1,)), ((3, 0, 4), (0, 1)), ((0, 5), (0,))]:
-        x, a = upload(dev, np.zeros(0), dt, shape, _contig_strides(shape), 0)
-        run_reduce(dev, op, x, a, dims)
+        x, a = upload(rt, np.zeros(0), dt, shape, _contig_strides(shape), 0)
+        run_reduce(rt, op, x, a, dims)
 
 
-def test_zero_outputs(dev, path):
-    x, a = upload(dev, np.zeros(0), D.float32, (0, 5), (5, 1), 0)
+def test_zero_outputs(rt, path):
+    x, a = upload(rt, np.zeros(0), D.float32, (0, 5), (5, 1), 0)
     for op in OPS:
-        run_reduce(dev, op, x, a, (1,))
+        run_reduce(rt, op, x, a, (1,))
 
 
 @pytest.mark.parametrize("dt", [D.float32, D.float16, D.float64], ids=lambda d: d.name)
-@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin", "sum"])
-def test_nan(dev, path, op, dt):
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin", "sum", "nansum"])
+def test_nan(rt, path, op, dt):
     rng = np.random.default_rng(2)
     for shape in [(40,), (9, 40), (40, 9), (3, 1000)]:
         base = values(rng, dt, math.prod(shape), op)
         base[rng.random(base.size) < 0.03] = np.nan
         base[3] = np.nan  # at least one, not first
-        x, a = upload(dev, base, dt, shape, _contig_strides(shape), 0)
+        x, a = upload(rt, base, dt, shape, _contig_strides(shape), 0)
         for dims in dims_for(op, len(shape)):
-            run_reduce(dev, op, x, a, dims)
+            run_reduce(rt, op, x, a, dims)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_nansum(rt, path, dt):
+    """NaN maps to 0, then sums: every layout, and every mode (vector loads, rows, outer, two
+    passes), where the map applies to the input's elements only, never to partials."""
+    rng = np.random.default_rng(9)
+    for shape in [(7,), (33,), (4, 5, 6), (37, 101), (67, 19, 5)]:
+        for _name, size, vshape, stride, off in views(shape):
+            base = values(rng, dt, size, "nansum")
+            x, a = upload(rt, base, dt, vshape, stride, off)
+            for dims in dims_for("nansum", len(shape)):
+                run_reduce(rt, "nansum", x, a, dims)
+    for shape, dims in [
+        ((1_000_003,), (0,)),
+        ((3, 300_001), (1,)),
+        ((3000, 130), (0,)),
+        ((25_000, 40), (0,)),
+        ((60, 70, 190), (0, 1)),
+    ]:
+        base = values(rng, dt, math.prod(shape), "nansum")
+        base[:: 1 + math.prod(shape) // 1000] = np.nan
+        x, a = upload(rt, base, dt, shape, _contig_strides(shape), 0)
+        run_reduce(rt, "nansum", x, a, dims)
 
 
 @pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
-def test_identity_valued(dev, path, op, dt):
+def test_identity_valued(rt, path, op, dt):
     """Every element equals the reduction's identity (-inf, INT_MIN, ...): first index wins."""
     if path == "gpu-kernels" and dt.name not in ("float32", "int8"):
         pytest.skip("the GPU kernels run on a subset of dtypes here")
@@ -315,13 +348,13 @@ def test_identity_valued(dev, path, op, dt):
         v = info.max if big else info.min
     for shape in [(37,), (5, 37), (37, 5), (40, 3, 19), (2, 1500)]:
         base = np.full(math.prod(shape), v, dt.np)
-        x, a = upload(dev, base, dt, shape, _contig_strides(shape), 0)
+        x, a = upload(rt, base, dt, shape, _contig_strides(shape), 0)
         for dims in dims_for(op, len(shape)):
-            run_reduce(dev, op, x, a, dims)
+            run_reduce(rt, op, x, a, dims)
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_large_two_pass(dev, path, op):
+def test_large_two_pass(rt, path, op):
     """Few outputs over millions of elements: the partials-then-combine path."""
     rng = np.random.default_rng(3)
     dt = D.float32 if op != "prod" else D.int32
@@ -340,15 +373,15 @@ def test_large_two_pass(dev, path, op):
     ]:
         if op in ("argmax", "argmin") and 1 < len(dims) < len(shape):
             dims = tuple(range(len(shape)))  # arg ops take one dim or all
-        x, a = upload(dev, base, dt, shape, stride, off)
-        run_reduce(dev, op, x, a, dims)
+        x, a = upload(rt, base, dt, shape, stride, off)
+        run_reduce(rt, op, x, a, dims)
 
 
 @pytest.mark.parametrize(
     "dt", [D.float32, D.float16, D.float64, D.int32, D.uint8, D.bool_], ids=lambda d: d.name
 )
 @pytest.mark.parametrize("op", OPS)
-def test_reduce_columns_large(dev, path, op, dt):
+def test_reduce_columns_large(rt, path, op, dt):
     """Many rows reduced into adjacent outputs: the row-block kernels, partial tiles included."""
     if path == "gpu-kernels" and dt.name not in ("float32", "int32"):
         pytest.skip("the GPU kernels run on a subset of dtypes here")
@@ -367,41 +400,41 @@ def test_reduce_columns_large(dev, path, op, dt):
             base = values(rng, dt, size, op)
             if dt.is_floating_point and op in ("max", "min"):
                 base[rng.random(size) < 1e-4] = np.nan
-            x, a = upload(dev, base, dt, vshape, stride, off)
-            run_reduce(dev, op, x, a, dims)
+            x, a = upload(rt, base, dt, vshape, stride, off)
+            run_reduce(rt, op, x, a, dims)
 
 
-def test_argmax_nan_large(dev, path):
+def test_argmax_nan_large(rt, path):
     rng = np.random.default_rng(4)
     base = rng.standard_normal(2_000_000).astype(np.float32)
     base[1_500_000] = np.nan
     base[1_700_000] = np.nan
-    x, a = upload(dev, base, D.float32, (base.size,), (1,), 0)
+    x, a = upload(rt, base, D.float32, (base.size,), (1,), 0)
     for op in ("argmax", "argmin", "max", "min"):
-        run_reduce(dev, op, x, a, (0,))
+        run_reduce(rt, op, x, a, (0,))
 
 
-def test_all_any_bool(dev, path):
+def test_all_any_bool(rt, path):
     rng = np.random.default_rng(5)
     base = rng.random(6 * 50 * 7) < 0.9
-    x, a = upload(dev, base, D.bool_, (6, 50, 7), (350, 7, 1), 0)
+    x, a = upload(rt, base, D.bool_, (6, 50, 7), (350, 7, 1), 0)
     for op, dims in itertools.product(["max", "min"], DIMS_3D):
-        out = empty(dev, D.bool_, [n for d, n in enumerate(x._shape) if d not in dims])
-        R.reduce(op, out, x, dims, None)
+        out = empty(rt, D.bool_, [n for d, n in enumerate(x.shape) if d not in dims])
+        R.reduce(rt, REDUCE_KERNELS[op], out, x, dims, None)
         want = (np.all if op == "min" else np.any)(a, axis=dims)
-        np.testing.assert_array_equal(download(out), want)
+        np.testing.assert_array_equal(download(rt, out), want)
 
 
 # ---- cumsum -----------------------------------------------------------------------------------
 
 
-def run_cumsum(dev, x, a, dim):
+def run_cumsum(rt, x, a, dim):
     dt = x.dtype
     out_dt = dt if dt.is_floating_point else D.int64
     acc = D.float32 if dt.name == "float16" else out_dt
-    out = empty(dev, out_dt, x._shape)
-    R.cumsum(out, x, dim, acc)
-    got = download(out)
+    out = empty(rt, out_dt, x.shape, offset=5)
+    R.cumsum(rt, out, x, dim, acc)
+    got = download(rt, out)
     src = a.astype(np.float32 if dt.name == "float16" else acc.np)
     want = np.cumsum(src, axis=dim) if a.ndim else src
     if dt.is_floating_point:
@@ -414,7 +447,7 @@ def run_cumsum(dev, x, a, dim):
 
 
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
-def test_cumsum_all_dtypes(dev, path, dt):
+def test_cumsum_all_dtypes(rt, path, dt):
     rng = np.random.default_rng(6)
     shapes = [(7,), (1,), (4, 5, 6), (3, 1, 40), (40, 3, 17), (70, 128), (9, 130)]
     if path == "gpu-kernels":
@@ -423,24 +456,24 @@ def test_cumsum_all_dtypes(dev, path, dt):
     for shape in shapes:
         for _name, size, vshape, stride, off in views(shape):
             base = values(rng, dt, size, "sum")
-            x, a = upload(dev, base, dt, vshape, stride, off)
+            x, a = upload(rt, base, dt, vshape, stride, off)
             for dim in range(len(shape)):
-                run_cumsum(dev, x, a, dim)
+                run_cumsum(rt, x, a, dim)
 
 
-def test_cumsum_0d(dev, path):
-    x, a = upload(dev, np.array([2.5]), D.float32, (), (), 0)
-    run_cumsum(dev, x, a, 0)
+def test_cumsum_0d(rt, path):
+    x, a = upload(rt, np.array([2.5]), D.float32, (), (), 0)
+    run_cumsum(rt, x, a, 0)
 
 
-def test_cumsum_empty(dev, path):
-    x, a = upload(dev, np.zeros(0), D.float32, (3, 0), (0, 1), 0)
-    run_cumsum(dev, x, a, 1)
-    run_cumsum(dev, x, a, 0)
+def test_cumsum_empty(rt, path):
+    x, a = upload(rt, np.zeros(0), D.float32, (3, 0), (0, 1), 0)
+    run_cumsum(rt, x, a, 1)
+    run_cumsum(rt, x, a, 0)
 
 
 @pytest.mark.parametrize("dt", [D.float32, D.int32, D.float64], ids=lambda d: d.name)
-def test_cumsum_long_lines(dev, path, dt):
+def test_cumsum_long_lines(rt, path, dt):
     """Few long lines: cut into chunks that start from the sums of the chunks before."""
     rng = np.random.default_rng(7)
     n = 1_000_003
@@ -454,23 +487,23 @@ def test_cumsum_long_lines(dev, path, dt):
         ((n // 3, 3), (3, 1), 0, 0),
         ((n // 20, 20), (20, 1), 0, 0),
     ]:
-        x, a = upload(dev, base, dt, shape, stride, off)
-        run_cumsum(dev, x, a, dim)
+        x, a = upload(rt, base, dt, shape, stride, off)
+        run_cumsum(rt, x, a, dim)
 
 
-def test_more_than_2_31_elements(dev):
+def test_more_than_2_31_elements(rt):
     """Long indices: a broadcast view of 2**31 + 4096 elements over a 2 MB buffer."""
     rows = 2**19 + 1
     base = np.zeros(rows, np.int32)
     base[::7] = 1
     base[400_000] = 5  # argmax: flat index 400_000 * 4096 > 2**31
-    x, a = upload(dev, base, D.int32, (rows, 4096), (1, 0), 0)
+    x, a = upload(rt, base, D.int32, (rows, 4096), (1, 0), 0)
     assert x.numel() > 2**31
-    out = empty(dev, D.int64, ())
-    R.reduce("sum", out, x, (0, 1), D.int64)
-    assert download(out) == 4096 * int(base.sum())
-    R.reduce("argmax", out, x, (0, 1), None)
-    assert download(out) == 400_000 * 4096
-    out = empty(dev, D.int64, (4096,))
-    R.reduce("sum", out, x, (0,), D.int64)
-    assert np.all(download(out) == int(base.sum()))
+    out = empty(rt, D.int64, ())
+    R.reduce(rt, REDUCE_KERNELS["sum"], out, x, (0, 1), D.int64)
+    assert download(rt, out) == 4096 * int(base.sum())
+    R.reduce(rt, REDUCE_KERNELS["argmax"], out, x, (0, 1), None)
+    assert download(rt, out) == 400_000 * 4096
+    out = empty(rt, D.int64, (4096,))
+    R.reduce(rt, REDUCE_KERNELS["sum"], out, x, (0,), D.int64)
+    assert np.all(download(rt, out) == int(base.sum()))

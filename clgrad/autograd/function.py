@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..tensor import Tensor
 from .grad_mode import _set, is_grad_enabled
 
 _sequence = itertools.count()
-Tensor = None  # set by clgrad.tensor once the class exists (it imports this module)
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -90,8 +90,6 @@ class SavedTensor:
                 "before changing it in place."
             )
         if self.output_nr is not None:
-            from ..tensor import Tensor
-
             return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
         return t
 
@@ -143,14 +141,12 @@ class BackwardNode(Node):
         ]
 
     def apply(self, grads):
-        from ..tensor import zeros
-
         ctx = self.ctx
         if ctx._saved is None and self._released:
             raise RuntimeError(FREED)
         if ctx.materialize_grads:
             grads = [
-                zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
+                Tensor._full(m[0], 0, m[1], m[2]) if g is None and m is not None else g
                 for g, m in zip(grads, self.output_meta)
             ]
         result = self.function.backward(ctx, *grads)
@@ -189,12 +185,21 @@ def _broadcasts_to(target, shape):
     )
 
 
+def grad_accumulator(t) -> AccumulateGrad:
+    """The one AccumulateGrad of leaf ``t`` while a graph holds it (a weak reference on t)."""
+    acc = t._accumulator() if t._accumulator is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._accumulator = weakref.ref(acc)
+    return acc
+
+
 def _edge(t):
     if t is None or not getattr(t, "requires_grad", False):
         return (None, 0)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
-    return (t._grad_accumulator(), 0)
+    return (grad_accumulator(t), 0)
 
 
 class _FunctionMeta(type):
@@ -219,6 +224,10 @@ class Function(metaclass=_FunctionMeta):
     ...     def backward(ctx, g):
     ...         (x,) = ctx.saved_tensors
     ...         return 2 * x * g
+    >>> x = clgrad.tensor([1.0, 3.0], requires_grad=True)
+    >>> Square.apply(x).sum().backward()
+    >>> x.grad
+    tensor([2., 6.])
     """
 
     @staticmethod

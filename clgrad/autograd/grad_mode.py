@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 _state = threading.local()
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 def is_grad_enabled() -> bool:
+    """Whether operations record the autograd graph in this thread (``True`` unless a
+    ``no_grad``, ``inference_mode`` or ``set_grad_enabled(False)`` is in effect), as
+    ``torch.is_grad_enabled``.
+
+    >>> clgrad.is_grad_enabled()
+    True
+    >>> with clgrad.no_grad():
+    ...     clgrad.is_grad_enabled()
+    False
+    """
     return getattr(_state, "enabled", True)
 
 
@@ -30,7 +44,7 @@ class _GradMode:
         _set(self.prev)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args()):
@@ -43,11 +57,18 @@ class _GradMode:
 
 
 class no_grad(_GradMode):
-    """Records no graph inside: results have ``requires_grad=False``.
+    """Context manager (and, called, a decorator: ``@no_grad()``) that disables gradient
+    recording inside it: results computed there have ``requires_grad=False`` and no
+    ``grad_fn``, as ``torch.no_grad``. The previous mode comes back on exit.
 
     >>> x = clgrad.ones(2, requires_grad=True)
     >>> with clgrad.no_grad():
     ...     (x * 2).requires_grad
+    False
+    >>> @clgrad.no_grad()
+    ... def double(t):
+    ...     return t * 2
+    >>> double(x).requires_grad
     False
     """
 
@@ -55,11 +76,32 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
+    """Context manager (and, called, a decorator) that turns gradient recording back on inside
+    a ``no_grad`` block, as ``torch.enable_grad``.
+
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> with clgrad.no_grad():
+    ...     with clgrad.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
+
     enabled = True
 
 
 class inference_mode(_GradMode):
-    def __init__(self, mode: bool = True):
+    """Context manager (and, called, a decorator) for inference: like ``no_grad`` when ``mode``
+    is True (clgrad has no separate inference tensors), a no-op switch back to grad mode when
+    False, as ``torch.inference_mode``.
+
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> with clgrad.inference_mode():
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool = True) -> None:
         self.enabled = not mode
 
     def _args(self):
@@ -67,7 +109,23 @@ class inference_mode(_GradMode):
 
 
 class set_grad_enabled(_GradMode):
-    def __init__(self, mode: bool):
+    """Sets gradient recording on or off: at once when called as a function, for the block
+    when used in ``with``, or for a function when used as a decorator, as
+    ``torch.set_grad_enabled``.
+
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> with clgrad.set_grad_enabled(False):
+    ...     (x * 2).requires_grad
+    False
+    >>> _ = clgrad.set_grad_enabled(False)
+    >>> clgrad.is_grad_enabled()
+    False
+    >>> _ = clgrad.set_grad_enabled(True)
+    >>> clgrad.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
         self.enabled = bool(mode)
         self.prev = is_grad_enabled()
         _set(self.enabled)  # takes effect at once, as PyTorch's function form does
@@ -78,6 +136,6 @@ class set_grad_enabled(_GradMode):
     def _args(self):
         return (self.enabled,)
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         _set(self.prev)  # as a decorator it must not have switched anything yet
         return super().__call__(fn)

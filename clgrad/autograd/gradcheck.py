@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
+
+from ..tensor import Tensor
+from .engine import grad
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """Raised by ``gradcheck`` and ``gradgradcheck`` when the analytical and numerical
+    Jacobians differ (with ``raise_exception=True``), as
+    ``torch.autograd.gradcheck.GradcheckError``; it is a ``RuntimeError``.
+
+    >>> from clgrad.autograd.gradcheck import GradcheckError
+    >>> x = clgrad.tensor([1.0, 2.0], dtype=clgrad.float64, requires_grad=True)
+    >>> try:
+    ...     clgrad.autograd.gradcheck(lambda t: t.detach() * 2 + t, (x,))
+    ... except GradcheckError as e:
+    ...     print(str(e)[:17])
+    Jacobian mismatch
+    """
 
 
 def _tensors(xs):
-    from ..tensor import Tensor
-
     return [x for x in xs if isinstance(x, Tensor)]
 
 
 def _outputs(func, inputs):
-    from ..tensor import Tensor
-
     out = func(*inputs)
     out = out if isinstance(out, (tuple, list)) else (out,)
     return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
@@ -25,8 +38,6 @@ def _outputs(func, inputs):
 
 def _numerical(func, inputs, k, eps):
     """d outputs / d inputs[k], one column per element of inputs[k] (central differences)."""
-    from ..ops.creation import tensor
-
     x = inputs[k]
     base = x.detach().cpu().numpy().astype(np.float64)
     columns = []
@@ -36,7 +47,7 @@ def _numerical(func, inputs, k, eps):
             p = base.copy()
             p.reshape(-1)[j] += sign * eps
             moved = list(inputs)
-            moved[k] = tensor(p, dtype=x.dtype, device=x.device, requires_grad=x.requires_grad)
+            moved[k] = Tensor._from_numpy(p, x.dtype, x.device).requires_grad_(x.requires_grad)
             # with grad enabled: ``func`` may itself differentiate (gradgradcheck)
             vals.append(
                 [
@@ -50,15 +61,12 @@ def _numerical(func, inputs, k, eps):
 
 def _analytical(func, inputs, diff):
     """Rows of the Jacobian by one backward pass per output element."""
-    from ..ops.creation import zeros_like
-    from . import grad
-
     outs = _outputs(func, inputs)
     rows = []  # rows[output][element] -> list over diff inputs of flattened grads
     for o in outs:
         per_out = []
         for e in range(o.numel()):
-            g = zeros_like(o)
+            g = Tensor._full(o.shape, 0, o.dtype, o.device)
             g.view(-1)[e] = 1.0
             if not o.requires_grad:
                 per_out.append([np.zeros(inputs[k].numel()) for k in diff])
@@ -76,10 +84,29 @@ def _analytical(func, inputs, diff):
     return outs, rows
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_):
-    """True when autograd's gradients of ``func`` at ``inputs`` match finite differences.
+def gradcheck(
+    func: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_: Any,
+) -> bool:
+    """Checks the gradients that autograd computes for ``func`` at ``inputs`` (those inputs
+    with ``requires_grad=True``) against central finite differences of step ``eps``, element
+    by element of the Jacobian, as ``torch.autograd.gradcheck``: returns True when every
+    element agrees within ``atol + rtol * |numerical|``; otherwise raises ``GradcheckError``
+    (or returns False when ``raise_exception=False``). Use float64 inputs where the device
+    runs them (``eps`` is sized for double precision). Other PyTorch keywords are accepted and
+    ignored.
 
-    Use float64 inputs where the device runs it (``eps`` is sized for double precision).
+    >>> x = clgrad.tensor([1.0, 2.0, 3.0], dtype=clgrad.float64, requires_grad=True)
+    >>> clgrad.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
+    True
+    >>> clgrad.autograd.gradcheck(lambda t: t.detach() * t, (x,), raise_exception=False)
+    False
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     diff = [k for k, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
@@ -105,17 +132,33 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def gradgradcheck(
-    func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_
-):
-    """gradcheck of the gradient itself: second derivatives by create_graph=True."""
-    from ..ops.creation import randn
-    from . import grad
+    func: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    **_: Any,
+) -> bool:
+    """Checks second derivatives, as ``torch.autograd.gradgradcheck``: runs ``gradcheck`` on
+    the function that maps ``(inputs, grad_outputs)`` to the gradients of ``func`` (taken with
+    ``create_graph=True``). ``grad_outputs`` defaults to standard normal tensors shaped like the
+    outputs (from a fixed seed, so the check is repeatable). Returns True or raises
+    ``GradcheckError`` (or returns False when ``raise_exception=False``).
 
+    >>> x = clgrad.tensor([1.0, 2.0], dtype=clgrad.float64, requires_grad=True)
+    >>> clgrad.autograd.gradgradcheck(lambda t: (t * t * t).sum(), (x,))
+    True
+    """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     outs = _outputs(func, inputs)
     if grad_outputs is None:
+        rng = np.random.default_rng(0)
         grad_outputs = [
-            randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outs
+            Tensor._from_numpy(rng.standard_normal(o.shape), o.dtype, o.device).requires_grad_()
+            for o in outs
         ]
     grad_outputs = list(grad_outputs)
     n_in = len(inputs)

@@ -8,7 +8,8 @@ NumPy reference), so a backend holds no per-op code and never imports ``clgrad.o
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 class View(NamedTuple):
@@ -109,9 +110,8 @@ class Backend:
     """
 
     def elementwise(self, kernel: MapKernel, out: View, operands: list, compute: list) -> None:
-        """``out = kernel(operands...)`` broadcast to ``out.shape``; an operand is a ``View``
-        (already broadcast: stride 0 where it repeats) or a Python number, converted to its
-        ``compute`` dtype first."""
+        """``out = kernel(operands...)``; an operand is a ``View`` whose shape broadcasts to
+        ``out.shape``, or a Python number; each is converted to its ``compute`` dtype first."""
         raise NotImplementedError
 
     def arange(self, out: View, start, step, dt) -> None:

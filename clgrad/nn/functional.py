@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -20,6 +22,12 @@ from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..dtypes import dtype as DType
+
+_Int2 = int | tuple[int, int]
+_Reduction = Literal["mean", "sum", "none"]
 
 __all__ = [
     "relu",
@@ -67,61 +75,136 @@ __all__ = [
 
 
 # ---- activations -----------------------------------------------------------------------------
-def relu(x, inplace=False):
-    return x.relu_() if inplace else _E.Relu.apply(x)
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """Applies the rectified linear unit ``max(0, x)`` element-wise (in place with ``inplace``),
+    as ``torch.nn.functional.relu``.
+
+    >>> import clgrad.nn.functional as F
+    >>> F.relu(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([0., 0., 3.])
+    """
+    return x.relu_() if inplace else _E.relu(x)
 
 
-def relu_(x):
+def relu_(x: Tensor) -> Tensor:
+    """In-place ``relu``: replaces ``x`` by ``max(0, x)`` and returns it, as
+    ``torch.nn.functional.relu_``.
+
+    >>> x = clgrad.tensor([-2.0, 3.0])
+    >>> _ = clgrad.nn.functional.relu_(x)
+    >>> x
+    tensor([0., 3.])
+    """
     return x.relu_()
 
 
-def relu6(x, inplace=False):
+def relu6(x: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``min(max(0, x), 6)`` element-wise, as ``torch.nn.functional.relu6``.
+
+    >>> clgrad.nn.functional.relu6(clgrad.tensor([-2.0, 3.0, 8.0]))
+    tensor([0., 3., 6.])
+    """
     return hardtanh(x, 0.0, 6.0, inplace)
 
 
-def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(
+    x: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """Clamps ``x`` element-wise into ``[min_val, max_val]``, as ``torch.nn.functional.hardtanh``.
+
+    >>> clgrad.nn.functional.hardtanh(clgrad.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1.0000, 0.5000, 1.0000])
+    """
     return x.clamp_(min_val, max_val) if inplace else x.clamp(min_val, max_val)
 
 
-def leaky_relu(x, negative_slope=0.01, inplace=False):
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """Applies ``x`` where ``x > 0`` and ``negative_slope * x`` elsewhere, element-wise, as
+    ``torch.nn.functional.leaky_relu``.
+
+    >>> clgrad.nn.functional.leaky_relu(clgrad.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2000, 3.0000])
+    """
     out = _E.where(x > 0, x, x * negative_slope)
     return x.copy_(out) if inplace else out
 
 
-def elu(x, alpha=1.0, inplace=False):
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Applies the exponential linear unit, ``x`` where ``x > 0`` and ``alpha * (exp(x) - 1)``
+    elsewhere, element-wise, as ``torch.nn.functional.elu``.
+
+    >>> clgrad.nn.functional.elu(clgrad.tensor([-2.0, 3.0]))
+    tensor([-0.8647, 3.0000])
+    """
     out = _E.where(x > 0, x, (x.clamp(max=0.0).expm1()) * alpha)
     return x.copy_(out) if inplace else out
 
 
-def gelu(x, approximate="none"):
+def gelu(x: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor:
+    """Applies the Gaussian error linear unit ``x * Phi(x)`` element-wise (``Phi`` the standard
+    normal CDF; ``approximate="tanh"`` uses the tanh approximation), as
+    ``torch.nn.functional.gelu``.
+
+    >>> clgrad.nn.functional.gelu(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-0.0455, 0.0000, 2.9960])
+    """
     if approximate == "tanh":
         c = (2 / 3.141592653589793) ** 0.5
         return 0.5 * x * (1 + (c * (x + 0.044715 * x * x * x)).tanh())
     if approximate != "none":
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    return _E.Gelu.apply(x)
+    return _E.gelu(x)
 
 
-def silu(x, inplace=False):
-    return _E.Silu.apply(x)
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """Applies the sigmoid linear unit (swish) ``x * sigmoid(x)`` element-wise, as
+    ``torch.nn.functional.silu`` (``inplace`` is accepted but the result is a new tensor).
+
+    >>> clgrad.nn.functional.silu(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-0.2384, 0.0000, 2.8577])
+    """
+    return _E.silu(x)
 
 
-def softplus(x, beta=1.0, threshold=20.0):
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """Applies ``log(1 + exp(beta * x)) / beta`` element-wise, and ``x`` itself where
+    ``beta * x > threshold``, as ``torch.nn.functional.softplus``.
+
+    >>> clgrad.nn.functional.softplus(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([0.1269, 0.6931, 3.0486])
+    """
     if beta == 1.0 and threshold == 20.0:
-        return _E.Softplus.apply(x)
-    return _E.where(x * beta > threshold, x, _E.Softplus.apply(x * beta) / beta)
+        return _E.softplus(x)
+    return _E.where(x * beta > threshold, x, _E.softplus(x * beta) / beta)
 
 
-def sigmoid(x):
-    return _E.Sigmoid.apply(x)
+def sigmoid(x: Tensor) -> Tensor:
+    """Applies the logistic sigmoid ``1 / (1 + exp(-x))`` element-wise, as
+    ``torch.nn.functional.sigmoid``.
+
+    >>> clgrad.nn.functional.sigmoid(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([0.1192, 0.5000, 0.9526])
+    """
+    return _E.sigmoid(x)
 
 
-def tanh(x):
-    return _E.Tanh.apply(x)
+def tanh(x: Tensor) -> Tensor:
+    """Applies the hyperbolic tangent element-wise, as ``torch.nn.functional.tanh``.
+
+    >>> clgrad.nn.functional.tanh(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-0.9640, 0.0000, 0.9951])
+    """
+    return _E.tanh(x)
 
 
-def logsigmoid(x):
-    return -_E.Softplus.apply(-x)
+def logsigmoid(x: Tensor) -> Tensor:
+    """Applies ``log(sigmoid(x))`` element-wise, computed stably as ``-softplus(-x)``, as
+    ``torch.nn.functional.logsigmoid``.
+
+    >>> clgrad.nn.functional.logsigmoid(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-2.1269, -0.6931, -0.0486])
+    """
+    return -_E.softplus(-x)
 
 
 def _softmax_dim(name, ndim, dim):
@@ -137,15 +220,33 @@ def _softmax_dim(name, ndim, dim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(x, dim=None, dtype=None):
+def softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+    """Applies ``exp(x) / sum(exp(x))`` along ``dim``, so that the values along it are in [0, 1]
+    and sum to 1, as ``torch.nn.functional.softmax``; ``dtype`` casts the input first, and
+    ``dim=None`` picks PyTorch's legacy implicit dim with its deprecation warning.
+
+    >>> clgrad.nn.functional.softmax(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([0.0900, 0.2447, 0.6652])
+    """
     return _R.softmax(x, _softmax_dim("softmax", x.ndim, dim), dtype)
 
 
-def softmin(x, dim=None, dtype=None):
+def softmin(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+    """Applies ``softmax(-x)`` along ``dim``, as ``torch.nn.functional.softmin``.
+
+    >>> clgrad.nn.functional.softmin(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([0.6652, 0.2447, 0.0900])
+    """
     return _R.softmax(-x, _softmax_dim("softmin", x.ndim, dim), dtype)
 
 
-def log_softmax(x, dim=None, dtype=None):
+def log_softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+    """Applies ``log(softmax(x))`` along ``dim``, computed stably, as
+    ``torch.nn.functional.log_softmax``.
+
+    >>> clgrad.nn.functional.log_softmax(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
     return _R.log_softmax(x, _softmax_dim("log_softmax", x.ndim, dim), dtype)
 
 
@@ -168,13 +269,32 @@ def _dropout(x, p, training, inplace, mask_shape):
     return x.copy_(out) if inplace else out
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes each element with probability ``p`` and scales the rest by 1 / (1 - p)."""
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """When ``training``, zeroes each element independently with probability ``p`` and scales the
+    others by ``1 / (1 - p)``; otherwise returns ``input`` unchanged, as
+    ``torch.nn.functional.dropout`` (note that ``training`` defaults to True).
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> sorted(set(clgrad.nn.functional.dropout(clgrad.ones(8), 0.5).tolist()))
+    [0.0, 2.0]
+    >>> clgrad.nn.functional.dropout(clgrad.ones(3), 0.5, training=False)
+    tensor([1., 1., 1.])
+    """
     return _dropout(input, p, training, inplace, input.shape)
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of a (N, C, H, W) or (C, H, W) input."""
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """When ``training``, zeroes whole channels of a ``(N, C, H, W)`` or ``(C, H, W)`` input, each
+    with probability ``p``, and scales the others by ``1 / (1 - p)``, as
+    ``torch.nn.functional.dropout2d``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> y = clgrad.nn.functional.dropout2d(clgrad.ones(1, 4, 2, 2))
+    >>> y.shape, bool((y.amax((2, 3)) == y.amin((2, 3))).all())
+    (clgrad.Size([1, 4, 2, 2]), True)
+    """
     if input.ndim not in (3, 4):
         raise RuntimeError(f"dropout2d: expected a 3-D or 4-D input, got {input.ndim}-D")
     shape = tuple(input.shape[: input.ndim - 2]) + (1, 1)
@@ -182,8 +302,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 # ---- linear ----------------------------------------------------------------------------------
-def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``; inputs of more than two dims are one (prod, in) matmul."""
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Applies the affine map ``input @ weight.T + bias`` to the last dim of ``input``, as
+    ``torch.nn.functional.linear``: input ``(*, in)``, weight ``(out, in)``, bias ``(out,)``,
+    output ``(*, out)`` (more than two dims are one ``(prod, in)`` matmul).
+
+    >>> w = clgrad.tensor([[1.0, 2.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> clgrad.nn.functional.linear(clgrad.tensor([[1.0, 1.0]]), w, clgrad.tensor([0.0, 0.0, 1.0]))
+    tensor([[3., 1., 3.]])
+    """
     if input.ndim == 0:
         raise RuntimeError("linear(): input must have at least one dimension")
     if input.shape[-1] != weight.shape[-1]:
@@ -201,8 +328,16 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def bilinear(input1, input2, weight, bias=None):
-    """y_k = x1 @ W_k @ x2 + b_k for a (out, in1, in2) weight."""
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Applies the bilinear map ``y_k = input1 @ weight[k] @ input2 + bias[k]`` for a
+    ``(out, in1, in2)`` weight, as ``torch.nn.functional.bilinear``: inputs ``(*, in1)`` and
+    ``(*, in2)``, output ``(*, out)``.
+
+    >>> x1, x2, w = clgrad.ones(2, 3), clgrad.ones(2, 4), clgrad.ones(5, 3, 4)
+    >>> y = clgrad.nn.functional.bilinear(x1, x2, w)
+    >>> y.shape, y[0, 0].item()
+    (clgrad.Size([2, 5]), 12.0)
+    """
     y = ((input1.unsqueeze(-2).unsqueeze(-2) @ weight).squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
     return y if bias is None else y + bias
 
@@ -238,9 +373,28 @@ def _conv_pads(padding, kernel, stride, dilation):
     return ((ph, ph), (pw, pw))
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D convolution (cross-correlation) by im2col: the windows of the padded input are copied
-    once into a (C*kh*kw, N*OH*OW) matrix and multiplied by the (O, C*kh*kw) weight."""
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: _Int2 = 1,
+    padding: _Int2 | Literal["valid", "same"] = 0,
+    dilation: _Int2 = 1,
+    groups: int = 1,
+) -> Tensor:
+    """Applies a 2-D convolution (cross-correlation, as ``torch.nn.functional.conv2d``) of a
+    ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)`` input with a ``(C_out, C_in / groups, kh,
+    kw)`` weight, with zero ``padding`` (an int, a pair, "valid" or "same"). It runs as im2col:
+    the windows of the padded input are copied once into a ``(C*kh*kw, N*OH*OW)`` matrix that
+    is multiplied by the ``(C_out, C*kh*kw)`` weight.
+
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> clgrad.nn.functional.conv2d(x, clgrad.ones(1, 1, 2, 2), stride=2)
+    tensor([[[[10., 18.],
+              [42., 50.]]]])
+    >>> clgrad.nn.functional.conv2d(x, clgrad.ones(1, 1, 3, 3), padding=1).shape
+    clgrad.Size([1, 1, 4, 4])
+    """
     unbatched = input.ndim == 3
     if input.ndim not in (3, 4):
         raise RuntimeError(
@@ -291,8 +445,23 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if unbatched else out
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-D convolution as a conv2d over a height of 1."""
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] | Literal["valid", "same"] = 0,
+    dilation: int | tuple[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """Applies a 1-D convolution (cross-correlation) of a ``(N, C_in, L)`` or ``(C_in, L)`` input
+    with a ``(C_out, C_in / groups, k)`` weight, as ``torch.nn.functional.conv1d`` (computed as
+    a conv2d over a height of 1).
+
+    >>> x = clgrad.arange(5.0).reshape(1, 1, 5)
+    >>> clgrad.nn.functional.conv1d(x, clgrad.tensor([[[1.0, -1.0]]]))
+    tensor([[[-1., -1., -1., -1.]]])
+    """
     if isinstance(padding, str):
         pad2 = padding
     else:
@@ -304,8 +473,20 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(-2)
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """The sliding blocks of a (N, C, H, W) input as (N, C*kh*kw, L), as torch's unfold."""
+def unfold(
+    input: Tensor,
+    kernel_size: _Int2,
+    dilation: _Int2 = 1,
+    padding: _Int2 = 0,
+    stride: _Int2 = 1,
+) -> Tensor:
+    """Extracts the sliding ``kernel_size`` blocks of a ``(N, C, H, W)`` input into a
+    ``(N, C * kh * kw, L)`` tensor (one column per block position), as
+    ``torch.nn.functional.unfold``.
+
+    >>> clgrad.nn.functional.unfold(clgrad.ones(1, 2, 4, 4), kernel_size=2).shape
+    clgrad.Size([1, 8, 9])
+    """
     if input.ndim != 4:
         raise NotImplementedError(
             f"Input Error: Only 4D input Tensors are supported (got {input.ndim}D)"
@@ -318,8 +499,24 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Sums (N, C*kh*kw, L) blocks into a (N, C, H, W) tensor (the adjoint of unfold)."""
+def fold(
+    input: Tensor,
+    output_size: _Int2,
+    kernel_size: _Int2,
+    dilation: _Int2 = 1,
+    padding: _Int2 = 0,
+    stride: _Int2 = 1,
+) -> Tensor:
+    """Sums ``(N, C * kh * kw, L)`` sliding blocks back into a ``(N, C, H, W)`` tensor of spatial
+    size ``output_size`` (overlapping values add up): the adjoint of ``unfold``, as
+    ``torch.nn.functional.fold``.
+
+    >>> import clgrad.nn.functional as F
+    >>> F.fold(F.unfold(clgrad.ones(1, 1, 3, 3), 2), (3, 3), 2)
+    tensor([[[[1., 2., 1.],
+              [2., 4., 2.],
+              [1., 2., 1.]]]])
+    """
     (h, w), (kh, kw), (ph, pw) = _pair(output_size), _pair(kernel_size), _pair(padding)
     stride, dilation = _pair(stride), _pair(dilation)
     n, ck, length = input.shape
@@ -379,8 +576,24 @@ def _lowest(dt):
 
 
 def max_pool2d(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
-):
+    input: Tensor,
+    kernel_size: _Int2,
+    stride: _Int2 | None = None,
+    padding: _Int2 = 0,
+    dilation: _Int2 = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum over sliding ``kernel_size`` windows of a ``(N, C, H, W)`` or
+    ``(C, H, W)`` input (``stride`` defaults to ``kernel_size``; padding counts as -inf), as
+    ``torch.nn.functional.max_pool2d``. With ``return_indices`` it also returns the flat index
+    into the input's H * W plane of each chosen element (int64).
+
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> values, indices = clgrad.nn.functional.max_pool2d(x, 2, return_indices=True)
+    >>> values.flatten().tolist(), indices.flatten().tolist()
+    ([5.0, 7.0, 13.0, 15.0], [5, 7, 13, 15])
+    """
     k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
     x = input.unsqueeze(0) if input.ndim == 3 else input
     h, w = x.shape[2], x.shape[3]
@@ -410,14 +623,23 @@ def _avg_divisor(n, k, s, p, out, count_include_pad):
 
 
 def avg_pool2d(
-    input,
-    kernel_size,
-    stride=None,
-    padding=0,
-    ceil_mode=False,
-    count_include_pad=True,
-    divisor_override=None,
-):
+    input: Tensor,
+    kernel_size: _Int2,
+    stride: _Int2 | None = None,
+    padding: _Int2 = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Averages over sliding ``kernel_size`` windows of a ``(N, C, H, W)`` or ``(C, H, W)`` input
+    (``stride`` defaults to ``kernel_size``), as ``torch.nn.functional.avg_pool2d``: the
+    divisor counts the zero padding unless ``count_include_pad=False``, and
+    ``divisor_override`` replaces it.
+
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> clgrad.nn.functional.avg_pool2d(x, 2).flatten().tolist()
+    [2.5, 4.5, 10.5, 12.5]
+    """
     k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
     x = input.unsqueeze(0) if input.ndim == 3 else input
     h, w = x.shape[2], x.shape[3]
@@ -447,7 +669,18 @@ def _adaptive_matrix(n, m, dt, device):
     return _tensor(a, dtype=dt, device=device)
 
 
-def adaptive_avg_pool2d(input, output_size):
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None]) -> Tensor:
+    """Averages a ``(N, C, H, W)`` or ``(C, H, W)`` input down to the spatial size
+    ``output_size`` (an int or a pair; None keeps that dim), window ``i`` covering
+    ``[floor(i * H / oh), ceil((i + 1) * H / oh))``, as
+    ``torch.nn.functional.adaptive_avg_pool2d``.
+
+    >>> import clgrad.nn.functional as F
+    >>> F.adaptive_avg_pool2d(clgrad.arange(16.0).reshape(1, 1, 4, 4), 1)
+    tensor([[[[7.5000]]]])
+    >>> F.adaptive_avg_pool2d(clgrad.ones(1, 2, 5, 7), (2, None)).shape
+    clgrad.Size([1, 2, 2, 7])
+    """
     if input.ndim not in (3, 4):
         raise RuntimeError(
             f"adaptive_avg_pool2d: Expected 3D or 4D tensor, but got {list(input.shape)}"
@@ -477,7 +710,20 @@ def _normalize(x, dims, eps):
     return centered * (var + eps).rsqrt(), mean, var
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalizes ``input`` over its last ``len(normalized_shape)`` dims to zero mean and unit
+    (biased) variance, then applies the element-wise ``weight`` and ``bias``, as
+    ``torch.nn.functional.layer_norm``.
+
+    >>> clgrad.nn.functional.layer_norm(clgrad.tensor([[0.0, 1.0, 2.0, 3.0]]), (4,))
+    tensor([[-1.3416, -0.4472, 0.4472, 1.3416]])
+    """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k :]) != shape or input.ndim < k:
@@ -492,10 +738,32 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def batch_norm(
-    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
-):
-    """Normalizes over every dim but the channels (dim 1). In training, uses the batch's
-    statistics and updates ``running_mean`` / ``running_var`` in place (the variance unbiased)."""
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalization of a ``(N, C, *)`` input over every dim but the channels (dim 1), as
+    ``torch.nn.functional.batch_norm``: with ``training``, uses the batch's statistics and
+    updates ``running_mean`` / ``running_var`` in place (the variance unbiased) with
+    ``momentum``; otherwise uses the running statistics. ``weight`` and ``bias`` are
+    per channel.
+
+    >>> import clgrad.nn.functional as F
+    >>> x = clgrad.tensor([[1.0, 2.0], [3.0, 6.0]])
+    >>> F.batch_norm(x, clgrad.zeros(2), clgrad.full((2,), 4.0))
+    tensor([[0.5000, 1.0000],
+            [1.5000, 3.0000]])
+    >>> mean = clgrad.zeros(2)
+    >>> F.batch_norm(x, mean, clgrad.ones(2), training=True).shape
+    clgrad.Size([2, 2])
+    >>> mean
+    tensor([0.2000, 0.4000])
+    """
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got {input.ndim}-D")
     c = input.shape[1]
@@ -540,8 +808,23 @@ def batch_norm(
     return input * scale.reshape(bshape) + shift.reshape(bshape)
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    """Normalizes (N, C, ...) over groups of C // num_groups channels and the other dims."""
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Group normalization, as ``torch.nn.functional.group_norm``: normalizes each sample of a
+    ``(N, C, *)`` input over groups of ``C // num_groups`` channels (and the other dims), then
+    applies the per-channel ``weight`` and ``bias``.
+
+    >>> clgrad.nn.functional.group_norm(clgrad.arange(8.0).reshape(1, 4, 2), 2)
+    tensor([[[-1.3416, -0.4472],
+             [ 0.4472,  1.3416],
+             [-1.3416, -0.4472],
+             [ 0.4472,  1.3416]]])
+    """
     if input.ndim < 2:
         raise RuntimeError(f"group_norm: expected at least 2-D input, got {input.ndim}-D")
     n, c = input.shape[0], input.shape[1]
@@ -558,8 +841,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return y + bias.reshape(bshape) if bias is not None else y
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """input / max(||input||_p along dim, eps)."""
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """Divides ``input`` by its ``p``-norm along ``dim`` (at least ``eps``), so that the slices
+    along ``dim`` have unit norm, as ``torch.nn.functional.normalize``.
+
+    >>> clgrad.nn.functional.normalize(clgrad.tensor([[3.0, 4.0]]))
+    tensor([[0.6000, 0.8000]])
+    """
     if p == 2:
         norm = (input * input).sum(dim, keepdim=True).sqrt()
     elif p == 1:
@@ -571,14 +859,24 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 # ---- embedding, one_hot, pad -----------------------------------------------------------------
 def embedding(
-    input,
-    weight,
-    padding_idx=None,
-    max_norm=None,
-    norm_type=2.0,
-    scale_grad_by_freq=False,
-    sparse=False,
-):
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Looks up the rows ``weight[input]`` for an integer index tensor of any shape, as
+    ``torch.nn.functional.embedding``: the result is ``(*input.shape, embedding_dim)``. The
+    ``padding_idx`` row gets no gradient; ``max_norm`` renormalizes the looked-up rows of
+    ``weight`` in place. ``sparse`` and ``scale_grad_by_freq`` are not supported.
+
+    >>> table = clgrad.arange(6.0).reshape(3, 2)
+    >>> clgrad.nn.functional.embedding(clgrad.tensor([2, 0]), table)
+    tensor([[4., 5.],
+            [0., 1.]])
+    """
     if sparse or scale_grad_by_freq:
         raise NotImplementedError(
             "embedding: sparse gradients and scale_grad_by_freq are not supported"
@@ -602,7 +900,16 @@ def embedding(
     return _N.EmbeddingFn.apply(weight, input, padding_idx)
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """One-hot encodes an int64 tensor of class indices into an int64 tensor with a new last dim
+    of size ``num_classes`` (by default, the largest index plus one), as
+    ``torch.nn.functional.one_hot``.
+
+    >>> clgrad.nn.functional.one_hot(clgrad.tensor([0, 2, 1]))
+    tensor([[1, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0]])
+    """
     if tensor.dtype is not _D.int64:
         raise RuntimeError(
             f"one_hot is only applicable to index tensor of type LongTensor (int64), got "
@@ -642,10 +949,22 @@ def _index_pad(x, dim, lo, hi, mode):
     return x.index_select(dim, _tensor(pos, dtype=_D.int64, device=x.device))
 
 
-def pad(input, pad, mode="constant", value=None):
-    """Pads the last len(pad) // 2 dims: pad = (last_lo, last_hi, second_last_lo, ...).
+def pad(
+    input: Tensor,
+    pad: Sequence[int],
+    mode: Literal["constant", "reflect", "replicate", "circular"] = "constant",
+    value: float | None = None,
+) -> Tensor:
+    """Pads the last ``len(pad) // 2`` dims of ``input``, as ``torch.nn.functional.pad``: ``pad``
+    lists (before, after) widths from the last dim backwards, ``(last_lo, last_hi,
+    second_last_lo, ...)``. Modes: "constant" (with ``value``, 0 by default; negative widths
+    crop), "reflect", "replicate" and "circular".
 
-    Modes: 'constant' (negative widths crop), 'reflect', 'replicate', 'circular'.
+    >>> import clgrad.nn.functional as F
+    >>> F.pad(clgrad.ones(1, 2), (1, 2))
+    tensor([[0., 1., 1., 0., 0.]])
+    >>> F.pad(clgrad.arange(3.0).reshape(1, 3), (2, 2), mode="reflect")
+    tensor([[2., 1., 0., 1., 2., 1., 0.]])
     """
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
@@ -694,24 +1013,58 @@ def _warn_broadcast(input, target):
         )
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> Tensor:
+    """The squared error ``(input - target) ** 2`` element-wise, reduced by ``reduction`` ("mean",
+    "sum" or "none"), as ``torch.nn.functional.mse_loss`` (differing shapes broadcast, with
+    PyTorch's warning).
+
+    >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
+    >>> clgrad.nn.functional.mse_loss(a, b)
+    tensor(1.4167)
+    """
     _warn_broadcast(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> Tensor:
+    """The absolute error ``|input - target|`` element-wise, reduced by ``reduction``, as
+    ``torch.nn.functional.l1_loss``.
+
+    >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
+    >>> clgrad.nn.functional.l1_loss(a, b, reduction="sum")
+    tensor(2.5000)
+    """
     _warn_broadcast(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: _Reduction = "mean", delta: float = 1.0
+) -> Tensor:
+    """``0.5 * d ** 2`` where ``d = |input - target| < delta``, else ``delta * (d - 0.5 * delta)``,
+    element-wise, reduced by ``reduction``, as ``torch.nn.functional.huber_loss``.
+
+    >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
+    >>> clgrad.nn.functional.huber_loss(a, b, delta=0.5)
+    tensor(0.3333)
+    """
     _warn_broadcast(input, target)
     d = (input - target).abs()
     return _reduce(_E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
-def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, reduction: _Reduction = "mean", beta: float = 1.0
+) -> Tensor:
+    """``0.5 * d ** 2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 * beta``,
+    element-wise (``beta=0``: the L1 loss), reduced by ``reduction``, as
+    ``torch.nn.functional.smooth_l1_loss``.
+
+    >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
+    >>> clgrad.nn.functional.smooth_l1_loss(a, b, beta=0.5)
+    tensor(0.6667)
+    """
     _warn_broadcast(input, target)
     d = (input - target).abs()
     if beta == 0:
@@ -719,8 +1072,17 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return _reduce(_E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    """-w (t log x + (1 - t) log(1 - x)), each log clamped at -100 as in PyTorch."""
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: _Reduction = "mean"
+) -> Tensor:
+    """The binary cross entropy ``-weight * (t * log(x) + (1 - t) * log(1 - x))`` between
+    probabilities ``input`` and ``target`` of the same shape, each log clamped at -100, reduced
+    by ``reduction``, as ``torch.nn.functional.binary_cross_entropy``.
+
+    >>> p, t = clgrad.tensor([0.9, 0.2, 0.6]), clgrad.tensor([1.0, 0.0, 1.0])
+    >>> clgrad.nn.functional.binary_cross_entropy(p, t)
+    tensor(0.2798)
+    """
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
@@ -734,13 +1096,27 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
-    """BCE of sigmoid(input) computed stably: (1 - t) x + (1 + (pw - 1) t) softplus(-x)."""
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: _Reduction = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """The binary cross entropy of ``sigmoid(input)`` and ``target``, computed stably from the
+    logits as ``(1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)``, as
+    ``torch.nn.functional.binary_cross_entropy_with_logits``; ``pos_weight`` weights the
+    positive term, ``weight`` each element.
+
+    >>> x, t = clgrad.tensor([2.0, -1.0, 0.5]), clgrad.tensor([1.0, 0.0, 1.0])
+    >>> clgrad.nn.functional.binary_cross_entropy_with_logits(x, t)
+    tensor(0.3048)
+    """
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
-    sp = _E.Softplus.apply(-input)
+    sp = _E.softplus(-input)
     if pos_weight is not None:
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
     else:
@@ -809,8 +1185,22 @@ def _nll_terms(logp, target, weight, ignore_index, cdim):
     return -picked, _E.where(hot, wb, 0.0).sum(cdim)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """The negative log-likelihood of class-index targets given log-probabilities ``input``."""
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: _Reduction = "mean",
+) -> Tensor:
+    """The negative log-likelihood of int64 class-index targets given log-probabilities ``input``
+    (``(N, C)``, ``(C,)`` or ``(N, C, d1, ...)``), as ``torch.nn.functional.nll_loss``:
+    ``-weight[t] * input[t]`` per element, ``ignore_index`` targets skipped, and the "mean"
+    divided by the sum of the weights used.
+
+    >>> logp = clgrad.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]]).log_softmax(1)
+    >>> clgrad.nn.functional.nll_loss(logp, clgrad.tensor([0, 2]), reduction="none")
+    tensor([0.2413, 0.1096])
+    """
     cdim = _class_targets("nll_loss", input, target)
     loss, w = _nll_terms(input, target, weight, ignore_index, cdim)
     if reduction == "mean":
@@ -819,10 +1209,26 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 def cross_entropy(
-    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
-):
-    """log_softmax over the class dim (1, or 0 for an unbatched input) then nll_loss; targets
-    are int64 class indices, or class probabilities of the input's shape."""
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: _Reduction = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """The cross entropy between unnormalized scores ``input`` and ``target``, as
+    ``torch.nn.functional.cross_entropy``: ``log_softmax`` over the class dim (1, or 0 for an
+    unbatched input) then the negative log-likelihood. Targets are int64 class indices or class
+    probabilities of the input's shape; ``weight``, ``ignore_index``, ``label_smoothing`` and
+    ``reduction`` as in PyTorch.
+
+    >>> import clgrad.nn.functional as F
+    >>> logits = clgrad.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
+    >>> F.cross_entropy(logits, clgrad.tensor([0, 2]))
+    tensor(0.1755)
+    >>> F.cross_entropy(logits, clgrad.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
+    tensor(0.1755)
+    """
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if reduction not in ("mean", "sum", "none"):

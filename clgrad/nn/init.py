@@ -4,9 +4,14 @@ no_grad, on the tensor's own device (random numbers from clgrad's seeded generat
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Literal
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import rand, randn
+
+if TYPE_CHECKING:
+    from ..ops.creation import Generator
+    from ..tensor import Tensor
 
 __all__ = [
     "calculate_gain",
@@ -24,8 +29,17 @@ __all__ = [
 ]
 
 
-def calculate_gain(nonlinearity, param=None):
-    """The recommended gain for a nonlinearity (PyTorch's table)."""
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended scaling gain for weights feeding ``nonlinearity``, from PyTorch's table:
+    1 for linear, convolution and sigmoid, 5/3 for tanh, sqrt(2) for relu,
+    sqrt(2 / (1 + slope ** 2)) for leaky_relu (``param`` is the slope, 0.01 by default) and 3/4
+    for selu, as ``torch.nn.init.calculate_gain``.
+
+    >>> clgrad.nn.init.calculate_gain("relu")
+    1.4142135623730951
+    >>> clgrad.nn.init.calculate_gain("tanh")
+    1.6666666666666667
+    """
     linear = (
         "linear",
         "conv1d",
@@ -79,20 +93,53 @@ def _float_dt(tensor):
     return D.float32 if tensor.dtype is D.float16 else tensor.dtype
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None
+) -> Tensor:
+    """Fills ``tensor`` in place with values drawn from the uniform distribution U(a, b) and
+    returns it, as ``torch.nn.init.uniform_``.
+
+    >>> w = clgrad.nn.init.uniform_(clgrad.empty(2, 3), -1.0, 1.0)
+    >>> w.shape, bool(((w >= -1) & (w < 1)).all())
+    (clgrad.Size([2, 3]), True)
+    """
     with no_grad():
         u = rand(tensor.shape, dtype=_float_dt(tensor), device=tensor.device, generator=generator)
         return tensor.copy_(u * (b - a) + a)
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
+) -> Tensor:
+    """Fills ``tensor`` in place with values drawn from the normal distribution N(mean, std**2)
+    and returns it, as ``torch.nn.init.normal_``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> w = clgrad.nn.init.normal_(clgrad.empty(1000), mean=3.0, std=0.1)
+    >>> round(w.mean().item(), 1)
+    3.0
+    """
     with no_grad():
         z = randn(tensor.shape, dtype=_float_dt(tensor), device=tensor.device, generator=generator)
         return tensor.copy_(z * std + mean)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) truncated to [a, b], by inverting the normal CDF of a uniform."""
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Fills ``tensor`` in place with values drawn from the normal distribution N(mean, std**2)
+    truncated to ``[a, b]`` (by inverting the normal CDF of a uniform draw), and returns it, as
+    ``torch.nn.init.trunc_normal_``.
+
+    >>> w = clgrad.nn.init.trunc_normal_(clgrad.empty(1000), std=1.0, a=-0.5, b=0.5)
+    >>> w.min().item() >= -0.5, w.max().item() <= 0.5
+    (True, True)
+    """
     with no_grad():
 
         def cdf(x):
@@ -109,20 +156,43 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return tensor.copy_((x * (std * math.sqrt(2.0)) + mean).clamp(a, b))
 
 
-def constant_(tensor, val):
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fills ``tensor`` in place with the value ``val`` and returns it, as
+    ``torch.nn.init.constant_``.
+
+    >>> clgrad.nn.init.constant_(clgrad.empty(3), 0.5)
+    tensor([0.5000, 0.5000, 0.5000])
+    """
     with no_grad():
         return tensor.fill_(val)
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` in place with ones and returns it, as ``torch.nn.init.ones_``.
+
+    >>> clgrad.nn.init.ones_(clgrad.empty(2))
+    tensor([1., 1.])
+    """
     return constant_(tensor, 1.0)
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` in place with zeros and returns it, as ``torch.nn.init.zeros_``.
+
+    >>> clgrad.nn.init.zeros_(clgrad.empty(2))
+    tensor([0., 0.])
+    """
     return constant_(tensor, 0.0)
 
 
-def eye_(tensor):
+def eye_(tensor: Tensor) -> Tensor:
+    """Fills the 2-d ``tensor`` in place with the identity matrix (ones on the main diagonal,
+    zeros elsewhere; it need not be square) and returns it, as ``torch.nn.init.eye_``.
+
+    >>> clgrad.nn.init.eye_(clgrad.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     from ..ops.creation import eye
@@ -131,18 +201,50 @@ def eye_(tensor):
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, generator: Generator | None = None
+) -> Tensor:
+    """Fills ``tensor`` in place with Glorot uniform values, U(-b, b) with
+    ``b = gain * sqrt(6 / (fan_in + fan_out))``, and returns it, as
+    ``torch.nn.init.xavier_uniform_``.
+
+    >>> w = clgrad.nn.init.xavier_uniform_(clgrad.empty(3, 5))
+    >>> w.abs().max().item() <= (6 / 8) ** 0.5
+    True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` in place with Glorot normal values, N(0, std**2) with
+    ``std = gain * sqrt(2 / (fan_in + fan_out))``, and returns it, as
+    ``torch.nn.init.xavier_normal_``.
+
+    >>> clgrad.nn.init.xavier_normal_(clgrad.empty(3, 5)).shape
+    clgrad.Size([3, 5])
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: Literal["fan_in", "fan_out"] = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Generator | None = None,
+) -> Tensor:
+    """Fills ``tensor`` in place with He uniform values, U(-b, b) with
+    ``b = gain * sqrt(3 / fan)`` (``gain = calculate_gain(nonlinearity, a)``, ``fan`` the
+    fan-in or fan-out per ``mode``), and returns it, as ``torch.nn.init.kaiming_uniform_``.
+    Tensors with a zero-size dim are left as they are.
+
+    >>> w = clgrad.nn.init.kaiming_uniform_(clgrad.empty(4, 6), nonlinearity="relu")
+    >>> w.abs().max().item() <= 2 ** 0.5 * (3 / 6) ** 0.5
+    True
+    """
     if 0 in tuple(tensor.shape):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
@@ -150,7 +252,23 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: Literal["fan_in", "fan_out"] = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Generator | None = None,
+) -> Tensor:
+    """Fills ``tensor`` in place with He normal values, N(0, std**2) with
+    ``std = gain / sqrt(fan)`` (``gain = calculate_gain(nonlinearity, a)``, ``fan`` the fan-in or
+    fan-out per ``mode``), and returns it, as ``torch.nn.init.kaiming_normal_``. Tensors with a
+    zero-size dim are left as they are.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> w = clgrad.nn.init.kaiming_normal_(clgrad.empty(200, 50), nonlinearity="relu")
+    >>> round(w.std().item(), 1)
+    0.2
+    """
     if 0 in tuple(tensor.shape):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)

@@ -6,14 +6,22 @@ from ..tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A leaf tensor that requires grad (by default) and that ``Module.__setattr__`` registers.
+    """A Tensor that is a module parameter, as ``torch.nn.Parameter``: assigning one as an
+    attribute of a ``Module`` registers it, so it shows up in ``parameters()`` and the state
+    dict. It is a leaf that requires grad unless ``requires_grad=False``; ``Parameter(data)``
+    shares ``data``'s storage (detached from its history), and ``Parameter()`` is empty.
 
-    ``Parameter(data)`` shares ``data``'s storage (detached from its history), as in PyTorch.
+    >>> p = clgrad.nn.Parameter(clgrad.ones(2))
+    >>> p
+    Parameter containing:
+    tensor([1., 1.], requires_grad=True)
+    >>> p.is_leaf, isinstance(p, clgrad.Tensor)
+    (True, True)
     """
 
     __slots__ = ()
 
-    def __new__(cls, data=None, requires_grad=True):
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
             from ..ops.creation import empty
 
@@ -25,7 +33,7 @@ class Parameter(Tensor):
             p.requires_grad_(True)
         return p
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass
 
     def __repr__(self):

@@ -4,6 +4,7 @@ host reads unless asked for)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from ..autograd.grad_mode import no_grad
 from ..ops.movement import cat, stack
@@ -28,9 +29,25 @@ def _norm(x, p):
     return (x.abs() ** p).sum() ** (1.0 / p)
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
-    """Scales the gradients so that their joint ``norm_type`` norm is at most ``max_norm``;
-    returns that norm (before clipping) as a tensor."""
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+) -> Tensor:
+    """Scales the gradients of ``parameters`` in place so that their joint ``norm_type`` norm
+    (the norm of all gradients concatenated into one vector; ``inf`` for the max norm) is at
+    most ``max_norm``, as ``torch.nn.utils.clip_grad_norm_``. Returns the total norm before
+    clipping, as a 0-d tensor. Parameters without a gradient are skipped; with
+    ``error_if_nonfinite`` a NaN or infinite norm raises RuntimeError.
+
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(2))
+    >>> (w * clgrad.tensor([3.0, 4.0])).sum().backward()
+    >>> clgrad.nn.utils.clip_grad_norm_([w], max_norm=1.0)
+    tensor(5.)
+    >>> w.grad
+    tensor([0.6000, 0.8000])
+    """
     grads = _grads(parameters)
     norm_type = float(norm_type)
     if not grads:
@@ -51,19 +68,43 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     return total
 
 
-def clip_grad_value_(parameters, clip_value):
-    """Clamps every gradient element into [-clip_value, clip_value] in place."""
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
+    """Clamps every gradient element of ``parameters`` into ``[-clip_value, clip_value]`` in
+    place, as ``torch.nn.utils.clip_grad_value_``; parameters without a gradient are skipped.
+
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(3))
+    >>> w.grad = clgrad.tensor([0.5, 3.0, -4.0])
+    >>> clgrad.nn.utils.clip_grad_value_(w, 1.0)
+    >>> w.grad.tolist()
+    [0.5, 1.0, -1.0]
+    """
     with no_grad():
         for g in _grads(parameters):
             g.clamp_(-clip_value, clip_value)
 
 
-def parameters_to_vector(parameters):
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """Flattens and concatenates ``parameters`` into one 1-d tensor, as
+    ``torch.nn.utils.parameters_to_vector`` (differentiable: it is a ``cat``).
+
+    >>> layer = clgrad.nn.Linear(3, 2)
+    >>> clgrad.nn.utils.parameters_to_vector(layer.parameters()).shape
+    clgrad.Size([8])
+    """
     return cat([p.reshape(-1) for p in parameters])
 
 
-def vector_to_parameters(vec, parameters):
-    """Copies consecutive slices of ``vec`` into the parameters (in place)."""
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copies consecutive slices of the 1-d ``vec`` into ``parameters`` in place (each slice
+    reshaped to its parameter's shape), the inverse of ``parameters_to_vector``, as
+    ``torch.nn.utils.vector_to_parameters``.
+
+    >>> layer = clgrad.nn.Linear(3, 2)
+    >>> clgrad.nn.utils.vector_to_parameters(clgrad.arange(8.0), layer.parameters())
+    >>> layer.bias
+    Parameter containing:
+    tensor([6., 7.], requires_grad=True)
+    """
     start = 0
     with no_grad():
         for p in parameters:

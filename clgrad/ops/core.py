@@ -5,7 +5,8 @@ from __future__ import annotations
 import numbers
 
 from .. import dtypes as D
-from ..tensor import Tensor, _backend, _wrap
+from ..backend.base import COPY, MapKernel
+from ..tensor import Tensor, wrap_dim
 
 Number = numbers.Number
 
@@ -74,8 +75,8 @@ def empty(shape, dt, device) -> Tensor:
     return Tensor._empty(shape, dt, device)
 
 
-def launch(op, operands, out_dtype, compute=None, out=None, shape=None):
-    """Runs elementwise ``op`` over broadcast ``operands`` into a new tensor (or ``out``).
+def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None):
+    """Runs elementwise ``kernel`` over broadcast ``operands`` into a new tensor (or ``out``).
 
     ``compute`` is one dtype for every operand or a list with one per operand.
     """
@@ -106,8 +107,21 @@ def launch(op, operands, out_dtype, compute=None, out=None, shape=None):
     else:
         _check_writable(out, shape, operands)
         operands = [_unalias(x, out) for x in operands]
-    _backend(device).elementwise(op, out, operands, compute)
+    device.backend.elementwise(
+        kernel,
+        out._record(),
+        [x._record() if isinstance(x, Tensor) else x for x in operands],
+        compute,
+    )
     return out
+
+
+def copy_into(out, src) -> None:
+    """``out[...] = src`` (broadcast, converted to out's dtype), an unrecorded write."""
+    if src.device != out.device:
+        src = src.to(out.device)
+    launch(COPY, [src], out.dtype, src.dtype, out=out)
+    out._storage.version += 1
 
 
 def _check_writable(out, shape, operands):
@@ -143,11 +157,11 @@ def _unalias(x, out):
 
 def normalize_dims(dim, ndim) -> tuple:
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
-    if dim is None:
-        return tuple(range(ndim))
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return tuple(range(ndim))  # dim=[] reduces over every dim, as in PyTorch
     if isinstance(dim, int):
         dim = (dim,)
-    dims = tuple(sorted({_wrap(d, ndim) for d in dim}))
+    dims = tuple(sorted({wrap_dim(d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
         raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
     return dims

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from numbers import Number
+from typing import Any
 
 import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..device import default_device, resolve
+from ..backend.base import FILL
+from ..device import Device, default_device, resolve
 from ..storage import Storage
-from ..tensor import Tensor, _backend
+from ..tensor import Tensor
 from .core import launch
 
 
@@ -26,20 +30,61 @@ def _finish(t, requires_grad):
     return t
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(
+    *size: int | Sequence[int],
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of the given size whose elements are not initialised (whatever the new memory
+    holds), like ``torch.empty``; the size may be given as separate ints or one sequence.
+
+    >>> x = clgrad.empty(2, 3)
+    >>> x.shape, x.dtype
+    (clgrad.Size([2, 3]), clgrad.float32)
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     return _finish(Tensor._empty(_shape(size), dt, resolve(device)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(
+    size: int | Sequence[int],
+    fill_value: Number,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``, like ``torch.full``; without a
+    ``dtype`` it is inferred from the value (bool, int64, or the default float dtype).
+
+    >>> clgrad.full((2, 2), 7)
+    tensor([[7, 7],
+            [7, 7]])
+    >>> clgrad.full((3,), 0.5).dtype
+    clgrad.float32
+    """
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
     out = empty(*_shape((size,)), dtype=dtype, device=device)
-    launch("fill", [fill_value], out.dtype, out.dtype, out=out)
+    launch(FILL, [fill_value], out.dtype, out.dtype, out=out)
     return _finish(out, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(
+    *size: int | Sequence[int],
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of the given size filled with 0, in the default dtype unless ``dtype`` is given,
+    like ``torch.zeros``.
+
+    >>> clgrad.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    >>> clgrad.zeros((2,), dtype=clgrad.int64)
+    tensor([0, 0])
+    """
     return full(
         _shape(size),
         0,
@@ -49,7 +94,19 @@ def zeros(*size, dtype=None, device=None, requires_grad=False):
     )
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(
+    *size: int | Sequence[int],
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of the given size filled with 1, in the default dtype unless ``dtype`` is given,
+    like ``torch.ones``.
+
+    >>> clgrad.ones(2, 2)
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
     return full(
         _shape(size),
         1,
@@ -104,15 +161,26 @@ def _to_lists(data):
 
 def _upload(arr, dt, device):
     out = Tensor._empty(arr.shape, dt, device)
-    _backend(device).from_numpy(out, arr)
+    device.backend.from_numpy(out._record(), arr)
     return out
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
-    """A new tensor holding a copy of ``data`` (nested lists, numbers, NumPy arrays).
+def tensor(
+    data: Any,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists or tuples, a NumPy array
+    or a tensor), like ``torch.tensor``: Python floats become the default float dtype, ints
+    int64 and bools bool, unless ``dtype`` is given.
 
     >>> clgrad.tensor([[1., 2.], [3., 4.]], device="cpu").sum().item()
     10.0
+    >>> clgrad.tensor([1, 2, 3])
+    tensor([1, 2, 3])
+    >>> clgrad.tensor(2.5).dtype, clgrad.tensor([True]).dtype
+    (clgrad.float32, clgrad.bool)
     """
     arr, dt = _infer_np(data)
     dt = D.as_dtype(dtype) if dtype is not None else dt
@@ -124,8 +192,20 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return _finish(_upload(np.asarray(arr), dt, dev), requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
-    """Shares memory where it can (a tensor or a cpu NumPy array of the right dtype)."""
+def as_tensor(
+    data: Any, dtype: D.dtype | None = None, device: str | Device | None = None
+) -> Tensor:
+    """``data`` as a tensor, like ``torch.as_tensor``: a tensor already of that dtype and device
+    comes back as is, a cpu NumPy array of the right dtype is shared (no copy), anything else is
+    copied as by ``tensor``.
+
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = clgrad.as_tensor(a)
+    >>> a[0] = 5.0
+    >>> t
+    tensor([5., 2.], dtype=clgrad.float64)
+    """
     dt = D.as_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
         return data.to(device=device or data.device, dtype=dt or data.dtype)
@@ -139,7 +219,16 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A cpu tensor that shares memory with ``array``."""
+    """A cpu tensor that shares memory with ``array`` (same dtype, shape and strides), like
+    ``torch.from_numpy``: writes to one show in the other.
+
+    >>> import numpy as np
+    >>> a = np.arange(3)
+    >>> t = clgrad.from_numpy(a)
+    >>> t[0] = 10
+    >>> a
+    array([10,  1,  2])
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dt = D.as_dtype(array.dtype)
@@ -166,19 +255,65 @@ def _like(fn, t, dtype, device, **kw):
     return fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, **kw)
 
 
-def empty_like(t, dtype=None, device=None, requires_grad=False):
+def empty_like(
+    t: Tensor,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """An uninitialised tensor with the shape of ``t`` (and its dtype and device unless given),
+    like ``torch.empty_like``.
+
+    >>> clgrad.empty_like(clgrad.ones(2, 3, dtype=clgrad.int64)).shape
+    clgrad.Size([2, 3])
+    """
     return _like(empty, t, dtype, device, requires_grad=requires_grad)
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
+def zeros_like(
+    t: Tensor,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Zeros with the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.zeros_like``.
+
+    >>> clgrad.zeros_like(clgrad.tensor([1, 2, 3]))
+    tensor([0, 0, 0])
+    """
     return _like(zeros, t, dtype, device, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad=False):
+def ones_like(
+    t: Tensor,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Ones with the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.ones_like``.
+
+    >>> clgrad.ones_like(clgrad.zeros(2), dtype=clgrad.int64)
+    tensor([1, 1])
+    """
     return _like(ones, t, dtype, device, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(
+    t: Tensor,
+    fill_value: Number,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``fill_value`` in the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.full_like``.
+
+    >>> clgrad.full_like(clgrad.zeros(2, 2), 3)
+    tensor([[3., 3.],
+            [3., 3.]])
+    """
     return full(
         t.shape,
         fill_value,
@@ -188,7 +323,23 @@ def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     )
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(
+    start: Number,
+    end: Number | None = None,
+    step: Number = 1,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The values ``start, start + step, ...`` up to but not including ``end`` (``arange(n)``
+    counts from 0), like ``torch.arange``: int64 when every bound is an int, else the default
+    float dtype.
+
+    >>> clgrad.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> clgrad.arange(1, 2, 0.25)
+    tensor([1.0000, 1.2500, 1.5000, 1.7500])
+    """
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -209,45 +360,83 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         if not dt.is_floating_point
         else (D.float64 if out.device.supports_float64 else D.float32)
     )
-    _backend(out.device).arange(out, start, step, acc)
+    out.device.backend.arange(out._record(), start, step, acc)
     return _finish(out, requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+def linspace(
+    start: Number,
+    end: Number,
+    steps: int,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included, like
+    ``torch.linspace``; the default float dtype unless ``dtype`` is given.
+
+    >>> clgrad.linspace(0, 1, steps=5)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     out = Tensor._empty((steps,), dt, resolve(device))
     acc = D.float64 if out.device.supports_float64 else D.float32
-    _backend(out.device).arange(out, float(start), float(step), acc)
+    out.device.backend.arange(out._record(), float(start), float(step), acc)
     return _finish(out, requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+def eye(
+    n: int,
+    m: int | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """An ``n`` x ``m`` matrix (square when ``m`` is left out) with ones on the diagonal and
+    zeros elsewhere, like ``torch.eye``.
+
+    >>> clgrad.eye(2, 3)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
     m = n if m is None else m
     out = zeros(n, m, dtype=dtype, device=device)
     diag = out._view((min(n, m),), (m + 1,), 0)
-    launch("fill", [1], out.dtype, out.dtype, out=diag)
+    launch(FILL, [1], out.dtype, out.dtype, out=diag)
     return _finish(out, requires_grad)
 
 
 # ---- random ----------------------------------------------------------------------------------
 class Generator:
-    """Philox4x32-10 state: a seed and how many numbers have been drawn from it."""
+    """A random number generator, like ``torch.Generator``, to pass as ``generator=`` to the
+    random functions: Philox4x32-10 state, a seed and how many numbers have been drawn from it.
+    The numbers differ from PyTorch's for the same seed.
+
+    >>> g = clgrad.Generator().manual_seed(1)
+    >>> a = clgrad.rand(3, generator=g)
+    >>> b = clgrad.rand(3, generator=clgrad.Generator().manual_seed(1))
+    >>> a.equal(b), g.initial_seed()
+    (True, 1)
+    """
 
     DEFAULT_SEED = 67280421310721
 
-    def __init__(self, seed=DEFAULT_SEED):
+    def __init__(self, seed: int = DEFAULT_SEED) -> None:
         self.manual_seed(seed)
 
-    def manual_seed(self, seed):
+    def manual_seed(self, seed: int) -> Generator:
+        """Restarts the generator from ``seed`` (taken modulo 2**64); returns the generator."""
         self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
         self.offset = 0
         return self
 
-    def initial_seed(self):
+    def initial_seed(self) -> int:
+        """The seed the generator was last started from."""
         return self.seed
 
-    def take(self, n):
+    def take(self, n: int) -> int:
+        """Reserves the next ``n`` numbers; returns how many were drawn before them."""
         start = self.offset
         self.offset += n
         return start
@@ -256,18 +445,39 @@ class Generator:
 default_generator = Generator()
 
 
-def manual_seed(seed):
-    """Seeds the generator; the same seed gives the same numbers on every device."""
+def manual_seed(seed: int) -> Generator:
+    """Seeds the default generator, like ``torch.manual_seed``, and returns it; the same seed
+    gives the same numbers on every device (not the numbers PyTorch gives).
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> a = clgrad.rand(2)
+    >>> _ = clgrad.manual_seed(0)
+    >>> a.equal(clgrad.rand(2))
+    True
+    """
     return default_generator.manual_seed(seed)
 
 
-def seed():
+def seed() -> int:
+    """Seeds the default generator from the operating system's randomness and returns the
+    seed, like ``torch.seed``.
+
+    >>> s = clgrad.seed()
+    >>> s == clgrad.initial_seed()
+    True
+    """
     import os
 
     return manual_seed(int.from_bytes(os.urandom(8), "little")).seed
 
 
-def initial_seed():
+def initial_seed() -> int:
+    """The seed the default generator was last started from, like ``torch.initial_seed``.
+
+    >>> _ = clgrad.manual_seed(42)
+    >>> clgrad.initial_seed()
+    42
+    """
     return default_generator.initial_seed()
 
 
@@ -279,19 +489,62 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     gen = generator or default_generator
     n = out.numel()
     start = gen.take(2 * n if kind == "normal" else n)
-    _backend(out.device).random(out, kind, gen.seed, start, dt)
+    out.device.backend.random(out._record(), kind, gen.seed, start, dt)
     return _finish(out, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, generator=None, requires_grad=False):
+def rand(
+    *size: int | Sequence[int],
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    generator: Generator | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Uniform random numbers in ``[0, 1)`` of the given size, like ``torch.rand`` (a floating
+    dtype only).
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> x = clgrad.rand(2, 3)
+    >>> x.shape, bool(((x >= 0) & (x < 1)).all())
+    (clgrad.Size([2, 3]), True)
+    """
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, generator=None, requires_grad=False):
+def randn(
+    *size: int | Sequence[int],
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    generator: Generator | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Standard normal random numbers (mean 0, variance 1) of the given size, like
+    ``torch.randn`` (a floating dtype only).
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> x = clgrad.randn(4, 2, dtype=clgrad.float64)
+    >>> x.shape, x.dtype
+    (clgrad.Size([4, 2]), clgrad.float64)
+    """
     return _random("normal", size, dtype, device, generator, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
+def randint(
+    low: int,
+    high: int | None = None,
+    size: int | Sequence[int] | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is left out) of shape
+    ``size``, int64 unless ``dtype`` is given, like ``torch.randint``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> x = clgrad.randint(0, 10, (2, 5))
+    >>> x.shape, x.dtype, bool(((x >= 0) & (x < 10)).all())
+    (clgrad.Size([2, 5]), clgrad.int64, True)
+    """
     if high is None:
         low, high = 0, low
     if size is None:
@@ -308,19 +561,63 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
     return r.to(D.as_dtype(dtype) if dtype is not None else D.int64)
 
 
-def rand_like(t, dtype=None, device=None):
+def rand_like(
+    t: Tensor, dtype: D.dtype | None = None, device: str | Device | None = None
+) -> Tensor:
+    """``rand`` in the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.rand_like``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> clgrad.rand_like(clgrad.zeros(2, 2, dtype=clgrad.float64)).dtype
+    clgrad.float64
+    """
     return rand(t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
 
-def randn_like(t, dtype=None, device=None):
+def randn_like(
+    t: Tensor, dtype: D.dtype | None = None, device: str | Device | None = None
+) -> Tensor:
+    """``randn`` in the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.randn_like``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> clgrad.randn_like(clgrad.zeros(3, 1)).shape
+    clgrad.Size([3, 1])
+    """
     return randn(t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
 
-def randint_like(t, low, high=None, dtype=None, device=None):
+def randint_like(
+    t: Tensor,
+    low: int,
+    high: int | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+) -> Tensor:
+    """``randint`` in the shape of ``t`` (and its dtype and device unless given), like
+    ``torch.randint_like``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> x = clgrad.randint_like(clgrad.zeros(4, dtype=clgrad.int64), 3)
+    >>> x.shape, x.dtype, bool((x < 3).all())
+    (clgrad.Size([4]), clgrad.int64, True)
+    """
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device or t.device)
 
 
-def randperm(n, dtype=None, device=None, generator=None):
+def randperm(
+    n: int,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1``, int64 unless ``dtype`` is given, like
+    ``torch.randperm``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> sorted(clgrad.randperm(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
     keys = rand(n, dtype=D.float32, device="cpu", generator=generator)
     return tensor(np.argsort(keys.numpy(), kind="stable"), dtype=dtype or D.int64, device=device)
 
@@ -331,7 +628,7 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx, x, device):
         ctx.device = x.device
-        host = _backend(x.device).to_numpy(x)  # a cl device's is already a fresh copy
+        host = x.device.backend.to_numpy(x._record())  # a cl device's is already a fresh copy
         if device.is_cpu:
             return from_numpy(host if x.device.is_cl else host.copy())
         return _upload(host, x.dtype, device)

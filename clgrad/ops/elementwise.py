@@ -1,447 +1,645 @@
-"""Elementwise ops with broadcasting and PyTorch's type promotion, and their gradients.
+"""Elementwise ops, each declared once (see ``registry``): kernel expression, NumPy reference,
+dtype rule, gradient and the public function with its example.
 
-Each gradient is written with Tensor ops, so it is itself differentiable.
+In an expression ``in0``, ``in1``, ... are the operands converted to the compute type ``{T}``;
+the ``cg_*`` helpers come from ``kernels/_prelude.cl.mako``.
 """
 
 from __future__ import annotations
 
 import math
+from numbers import Number
+
+import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from .core import is_tensor, launch, sum_to
+from ..backend.base import COPY
+from .core import Tensor, is_tensor, launch
+from .registry import ALL_DTYPES, INTEGRAL_DTYPES, elementwise, floating, integral, predicate
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 
-def _meta(x):
-    """What a gradient needs of an input: its shape and dtype (None for a number). Keeping
-    this instead of the tensor lets the input be freed while the graph lives on."""
-    return (x.shape, x.dtype) if is_tensor(x) else None
+def _np_erf(x):
+    return _erf(x).astype(np.result_type(x, np.float32))
 
 
-def _numbers(*xs):
-    return tuple(None if is_tensor(x) else x for x in xs)
+def _np_sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _grad_for(x, g):
-    """``g`` reduced to the shape and dtype of input ``x`` (a tensor or its ``_meta``)."""
+def _np_floordiv(a, b):
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        b = np.asarray(b)
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, 0, np.floor_divide(a, safe))
+    return np.floor(np.true_divide(a, b))
+
+
+def _np_mod(a, b):
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        b = np.asarray(b)
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, 0, np.mod(a, safe))
+    return np.mod(a, b)
+
+
+def _np_pow(a, b):
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        neg = b < 0
+        r = np.power(a, np.where(neg, 0, b))
+        # a ** -k for integers: 1 for a == 1, +-1 for a == -1, else 0 (as C and PyTorch do)
+        return np.where(neg, np.where(a == 1, 1, np.where(a == -1, np.where(b % 2, -1, 1), 0)), r)
+    return np.power(a, b)
+
+
+def _np_clamp(a, lo, hi):
+    with np.errstate(invalid="ignore"):
+        r = np.minimum(np.maximum(a, lo), hi)
+    if np.issubdtype(np.asarray(r).dtype, np.floating):
+        r = np.where(np.isnan(a) | np.isnan(lo) | np.isnan(hi), np.nan, r)
+    return r
+
+
+def _log(x):
+    """log of a tensor or of a Python number (a pow operand may be either)."""
     if is_tensor(x):
-        x = _meta(x)
-    if not isinstance(x, tuple):
-        return None
-    shape, dt = x
-    g = sum_to(g, shape)
-    return g if g.dtype is dt else g.to(dt)
+        return x.log()
+    return math.log(x) if x > 0 else (float("nan") if x < 0 else float("-inf"))
 
 
-# ---- binary arithmetic -----------------------------------------------------------------------
-def _arith(op, a, b, out=None):
-    dt = D.result_type(a, b)
-    if out is not None:
-        _check_cast(dt, out.dtype, op)
-    return launch(op, [a, b], dt if out is None else out.dtype, dt, out=out)
+# ---- arithmetic -------------------------------------------------------------------------------
+@elementwise("in0 + in1", np.add, grad=(lambda grad: grad, lambda grad: grad), inplace=True)
+def add(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``input + alpha * other``, broadcast, with PyTorch's type promotion.
+
+    >>> clgrad.add(clgrad.tensor([1, 2]), 10)
+    tensor([11, 12])
+    >>> clgrad.tensor([1.0, 2.0]).add(clgrad.tensor([1.0, 1.0]), alpha=2)
+    tensor([3., 4.])
+    """
+    return apply(input, other if alpha == 1 else other * alpha)
 
 
-def _check_cast(dt, out_dt, op):
-    if out_dt.category < dt.category:
-        raise RuntimeError(
-            f"result type {dt.name} can't be cast to the desired output type {out_dt.name} ({op})"
-        )
+@elementwise("in0 - in1", np.subtract, grad=(lambda grad: grad, lambda grad: -grad), inplace=True)
+def sub(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``input - alpha * other``.
+
+    >>> clgrad.sub(clgrad.tensor([5.0, 7.0]), 2)
+    tensor([3., 5.])
+    """
+    return apply(input, other if alpha == 1 else other * alpha)
 
 
-def _linear(ctx, op, a, b):
-    """a + b or a - b: the gradient needs only the inputs' shapes and dtypes."""
-    if ctx.recording:
-        ctx.inputs = (_meta(a), _meta(b))
-    return _arith(op, a, b)
+@elementwise(
+    "in0 * in1",
+    np.multiply,
+    grad=(lambda grad, other: grad * other, lambda grad, input: grad * input),
+    inplace=True,
+)
+def mul(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """``input * other``.
+
+    >>> clgrad.mul(clgrad.tensor([1.0, 2.0]), 3)
+    tensor([3., 6.])
+    """
+    return apply(input, other)
 
 
-class Add(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        return _linear(ctx, "add", a, b)
+@elementwise(
+    "in0 / in1",
+    np.true_divide,
+    result=floating,
+    grad=(
+        lambda grad, other: grad / other,
+        lambda grad, input, other: -grad * input / (other * other),
+    ),
+    inplace=True,
+)
+def div(
+    apply, input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None
+) -> Tensor:
+    """``input / other``: true division (a float result), or rounded with ``rounding_mode``
+    ``"trunc"`` or ``"floor"``.
 
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.inputs
-        return _grad_for(a, g), _grad_for(b, g)
-
-
-class Sub(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        return _linear(ctx, "sub", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.inputs
-        return _grad_for(a, g), _grad_for(b, -g) if b is not None else None
-
-
-class Mul(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = _numbers(a, b)
-        return _arith("mul", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.saved_tensors
-        a = sa if sa is not None else ctx.numbers[0]
-        b = sb if sb is not None else ctx.numbers[1]
-        return (
-            _grad_for(a, g * b) if ctx.needs_input_grad[0] else None,
-            _grad_for(b, g * a) if ctx.needs_input_grad[1] else None,
-        )
-
-
-class Div(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = _numbers(a, b)
-        dt = D.to_float(D.result_type(a, b))
-        return launch("div", [a, b], dt, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.saved_tensors
-        a = sa if sa is not None else ctx.numbers[0]
-        b = sb if sb is not None else ctx.numbers[1]
-        return (
-            _grad_for(a, g / b) if ctx.needs_input_grad[0] else None,
-            _grad_for(b, -g * a / (b * b)) if ctx.needs_input_grad[1] else None,
-        )
-
-
-class Pow(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a if is_tensor(a) else None, b if is_tensor(b) else None)
-        ctx.numbers = _numbers(a, b)
-        out = _arith("pow", a, b)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.saved_tensors
-        a = sa if sa is not None else ctx.numbers[0]
-        b = sb if sb is not None else ctx.numbers[1]
-        ga = gb = None
-        if ctx.needs_input_grad[0]:
-            # b * a^(b-1), taken as 0 where b == 0 (PyTorch's convention, also at a == 0)
-            if is_tensor(b):
-                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
-            else:
-                ga = g * 0 if b == 0 else g * b * a ** (b - 1)
-            ga = _grad_for(a, ga)
-        if ctx.needs_input_grad[1]:
-            # a^b log a, taken as 0 where a == 0 and b >= 0
-            if is_tensor(a):
-                gb = where((a == 0) & (b >= 0), 0.0, g * a**b * a.log())
-            else:
-                gb = g * a**b * (math.log(a) if a > 0 else float("nan") if a < 0 else 0.0)
-            gb = _grad_for(b, gb)
-        return ga, gb
-
-
-def floor_divide(a, b):
-    return _arith("floordiv", a, b)
-
-
-def remainder(a, b):
-    return _arith("mod", a, b)
-
-
-def true_divide(a, b):
-    return Div.apply(a, b)
-
-
-def add(a, b, alpha=1):
-    return Add.apply(a, b if alpha == 1 else b * alpha)
-
-
-def sub(a, b, alpha=1):
-    return Sub.apply(a, b if alpha == 1 else b * alpha)
-
-
-def mul(a, b):
-    return Mul.apply(a, b)
-
-
-def div(a, b, rounding_mode=None):
+    >>> clgrad.div(clgrad.tensor([1, 7]), 2)
+    tensor([0.5000, 3.5000])
+    >>> clgrad.div(clgrad.tensor([-7, 7]), 2, rounding_mode="floor")
+    tensor([-4,  3])
+    """
     if rounding_mode is None:
-        return Div.apply(a, b)
+        return apply(input, other)
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        return floor_divide(input, other)
     if rounding_mode == "trunc":
-        q = Div.apply(a, b)
-        return q.trunc().to(D.result_type(a, b))
+        return div(input, other).trunc().to(D.result_type(input, other))
     raise ValueError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
     )
 
 
-def pow(a, b):
-    return Pow.apply(a, b)
+def true_divide(input, other):
+    """``input / other`` (``div`` without rounding).
+
+    >>> clgrad.true_divide(clgrad.tensor([3]), 2)
+    tensor([1.5000])
+    """
+    return div(input, other)
 
 
-# ---- unary -----------------------------------------------------------------------------------
-def _unary(op, x, floating=True):
-    dt = D.to_float(x.dtype) if floating else x.dtype
-    return launch(op, [x], dt, dt)
+@elementwise("cg_floordiv_{T}(in0, in1)", _np_floordiv, inplace=True)
+def floor_divide(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """``input // other``, rounded toward negative infinity.
+
+    >>> clgrad.floor_divide(clgrad.tensor([-7, 7]), 2)
+    tensor([-4,  3])
+    """
+    return apply(input, other)
 
 
-def _unary_fn(op, grad, saves="input", name=None, floating=True):
-    """A Function for ``op`` whose gradient is ``grad(g, x, y)`` (x input, y output)."""
-
-    def forward(ctx, x):
-        y = _unary(op, x, floating)
-        if grad is not None:
-            ctx.save_for_backward(x if saves == "input" else y)
-        return y
-
-    def backward(ctx, g):
-        (s,) = ctx.saved_tensors
-        return grad(g, s)
-
-    cls = type(
-        name or op.capitalize(),
-        (Function,),
-        {
-            "forward": staticmethod(forward),
-            "backward": staticmethod(backward),
-            "__module__": __name__,
-        },
-    )
-    return cls
-
-
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-Exp = _unary_fn("exp", lambda g, y: g * y, saves="output")
-Log = _unary_fn("log", lambda g, x: g / x)
-Log1p = _unary_fn("log1p", lambda g, x: g / (x + 1))
-Expm1 = _unary_fn("expm1", lambda g, y: g * (y + 1), saves="output")
-Sqrt = _unary_fn("sqrt", lambda g, y: g / (2 * y), saves="output")
-Rsqrt = _unary_fn("rsqrt", lambda g, y: -0.5 * g * y * y * y, saves="output")
-Sin = _unary_fn("sin", lambda g, x: g * x.cos())
-Cos = _unary_fn("cos", lambda g, x: -g * x.sin())
-Tanh = _unary_fn("tanh", lambda g, y: g * (1 - y * y), saves="output")
-Sigmoid = _unary_fn("sigmoid", lambda g, y: g * y * (1 - y), saves="output")
-Erf = _unary_fn("erf", lambda g, x: g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp())
-Relu = _unary_fn("relu", lambda g, y: g * (y > 0), saves="output", name="Relu", floating=False)
-Gelu = _unary_fn(
-    "gelu",
-    lambda g, x: (
-        g
-        * (
-            0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
-            + x * (-(x * x) * 0.5).exp() * (1 / math.sqrt(2 * math.pi))
-        )
-    ),
-    name="Gelu",
+@elementwise(
+    "cg_mod_{T}(in0, in1)",
+    _np_mod,
+    grad=(lambda grad: grad, lambda grad, input, other: -grad * floor_divide(input, other)),
+    inplace=True,
 )
-Silu = _unary_fn("silu", lambda g, x: g * (x.sigmoid() * (1 + x * (1 - x.sigmoid()))), name="Silu")
-Softplus = _unary_fn("softplus", lambda g, x: g * x.sigmoid(), name="Softplus")
-Abs = _unary_fn("abs", lambda g, x: g * x.sign(), floating=False)
-Neg = _unary_fn("neg", lambda g, x: -g, saves="none", floating=False)
-Neg.backward = staticmethod(lambda ctx, g: -g)
+def remainder(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """``input % other`` with the sign of ``other`` (Python's modulo).
+
+    >>> clgrad.remainder(clgrad.tensor([-3, 3]), 2)
+    tensor([1, 1])
+    """
+    return apply(input, other)
 
 
-def _zero_grad_fn(op):
-    return _unary_fn(op, lambda g, x: g * 0, floating=False)
+def _pow_grad_input(grad, input, exponent):
+    # exponent * input^(exponent-1), taken as 0 where exponent == 0 (PyTorch, also at input 0)
+    if not is_tensor(exponent):
+        return grad * 0 if exponent == 0 else grad * exponent * input ** (exponent - 1)
+    return where(exponent == 0, 0.0, grad * exponent * input ** (exponent - 1))
 
 
-Floor, Ceil, Round, Trunc = (_zero_grad_fn(op) for op in ("floor", "ceil", "round", "trunc"))
+def _pow_grad_exponent(grad, input, exponent, result):
+    # input^exponent * log(input), taken as 0 where input == 0 and exponent >= 0
+    if not is_tensor(input):
+        return grad * result * _log(input) if input != 0 else grad * 0
+    return where((input == 0) & (exponent >= 0), 0.0, grad * result * input.log())
 
 
-class Sign(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.shape = x.shape
-        op = "sign_float" if x.dtype.is_floating_point else "sign_int"
-        return launch(op, [x], x.dtype, x.dtype)
+@elementwise(
+    "cg_pow_{T}(in0, in1)", _np_pow, grad=(_pow_grad_input, _pow_grad_exponent), inplace=True
+)
+def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
+    """``input ** exponent``.
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 0
-
-
-def round_(x, decimals=0):
-    if decimals == 0:
-        return x if not x.dtype.is_floating_point else Round.apply(x)
-    scale = 10.0**decimals
-    return Round.apply(x * scale) / scale
+    >>> clgrad.pow(clgrad.tensor([1.0, 2.0, 3.0]), 2)
+    tensor([1., 4., 9.])
+    """
+    return apply(input, exponent)
 
 
-def neg(x):
-    if x.dtype is D.bool_:
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you "
-            "are trying to invert a mask, use the `~` or `logical_not()` operator "
-            "instead."
-        )
-    return Neg.apply(x)
+@elementwise(
+    "atan2(in0, in1)",
+    np.arctan2,
+    result=floating,
+    grad=(
+        lambda grad, input, other: grad * other / (input * input + other * other),
+        lambda grad, input, other: -grad * input / (input * input + other * other),
+    ),
+    inplace=True,
+)
+def atan2(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right quadrant.
+
+    >>> clgrad.atan2(clgrad.tensor([1.0, -1.0]), clgrad.tensor([-1.0, -1.0]))
+    tensor([ 2.3562, -2.3562])
+    """
+    return apply(input, other)
 
 
-def _integral_passthrough(cls):
-    """floor/ceil/round/trunc of an integer tensor is a copy of it, as in PyTorch."""
-    return lambda x: cls.apply(x) if x.dtype.is_floating_point else x.clone()
+@elementwise(
+    "((in0 != in0 || in0 > in1) ? in0 : in1)",
+    np.maximum,
+    grad=(
+        lambda grad, input, other: grad * ((input > other) + (input == other) * 0.5),
+        lambda grad, input, other: grad * ((other > input) + (input == other) * 0.5),
+    ),
+)
+def maximum(apply, input: Tensor, other: Tensor) -> Tensor:
+    """The larger of two tensors, elementwise (NaN wins; ties share the gradient).
+
+    >>> clgrad.maximum(clgrad.tensor([1, 5]), clgrad.tensor([3, 2]))
+    tensor([3, 5])
+    """
+    return apply(input, other)
 
 
-floor, ceil, trunc = (_integral_passthrough(c) for c in (Floor, Ceil, Trunc))
+@elementwise(
+    "((in0 != in0 || in0 < in1) ? in0 : in1)",
+    np.minimum,
+    grad=(
+        lambda grad, input, other: grad * ((input < other) + (input == other) * 0.5),
+        lambda grad, input, other: grad * ((other < input) + (input == other) * 0.5),
+    ),
+)
+def minimum(apply, input: Tensor, other: Tensor) -> Tensor:
+    """The smaller of two tensors, elementwise (NaN wins; ties share the gradient).
+
+    >>> clgrad.minimum(clgrad.tensor([1, 5]), clgrad.tensor([3, 2]))
+    tensor([1, 2])
+    """
+    return apply(input, other)
 
 
-# ---- comparisons and logic (no gradient) -----------------------------------------------------
-def compare(op, a, b):
-    return launch(op, [a, b], D.bool_, D.result_type(a, b))
+def _clamp_grads():
+    def keep(grad, input, min, max):
+        return grad * ((input >= min) & (input <= max))
+
+    return (
+        keep,
+        lambda grad, input, min: grad * (input < min),
+        lambda grad, input, max: grad * (input > max),
+    )
 
 
-def _bitwise(op, a, b):
-    dt = D.result_type(a, b)
-    if dt.is_floating_point:
-        raise RuntimeError(
-            f'"bitwise_{op[3:]}" is only defined for bool and integer tensors, got {dt}'
-        )
-    return launch(op, [a, b], dt, dt)
+@elementwise(
+    "((in0 != in0 || in1 != in1 || in2 != in2) ? in0 + in1 + in2 "
+    ": ((in0 < in1 ? in1 : in0) > in2 ? in2 : (in0 < in1 ? in1 : in0)))",
+    _np_clamp,
+    grad=_clamp_grads(),
+    inplace=True,
+)
+def clamp(
+    apply, input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None
+) -> Tensor:
+    """Limits every element to ``[min, max]`` (either bound may be left out; a NaN bound gives
+    NaN, as in PyTorch).
 
-
-def bitwise_and(a, b):
-    return _bitwise("bitand", a, b)
-
-
-def bitwise_or(a, b):
-    return _bitwise("bitor", a, b)
-
-
-def bitwise_xor(a, b):
-    return _bitwise("bitxor", a, b)
-
-
-def bitwise_not(x):
-    if x.dtype.is_floating_point:
-        raise RuntimeError(
-            f"bitwise_not is only defined for bool and integer tensors, got {x.dtype}"
-        )
-    return launch("lognot" if x.dtype is D.bool_ else "bitnot", [x], x.dtype, x.dtype)
-
-
-def logical_not(x):
-    return launch("lognot", [x], D.bool_, x.dtype)
-
-
-def isnan(x):
-    if not x.dtype.is_floating_point:
-        return launch("false", [x], D.bool_, x.dtype)
-    return launch("isnan", [x], D.bool_, x.dtype)
-
-
-def isinf(x):
-    if not x.dtype.is_floating_point:
-        return launch("false", [x], D.bool_, x.dtype)
-    return launch("isinf", [x], D.bool_, x.dtype)
-
-
-def isfinite(x):
-    return logical_not(isnan(x) | isinf(x))
-
-
-# ---- selection ---------------------------------------------------------------------------------
-class Where(Function):
-    @staticmethod
-    def forward(ctx, cond, a, b):
-        ctx.save_for_backward(cond)
-        if ctx.recording:
-            ctx.inputs = (_meta(a), _meta(b))
-        dt = D.result_type(a, b)
-        return launch("where", [cond, a, b], dt, [D.bool_, dt, dt])
-
-    @staticmethod
-    def backward(ctx, g):
-        (cond,) = ctx.saved_tensors
-        a, b = ctx.inputs
-        zero = g * 0
-        return (
-            None,
-            _grad_for(a, where(cond, g, zero)) if ctx.needs_input_grad[1] else None,
-            _grad_for(b, where(cond, zero, g)) if ctx.needs_input_grad[2] else None,
-        )
-
-
-def where(cond, a=None, b=None):
-    if a is None and b is None:
-        return cond.nonzero(as_tuple=True)
-    if cond.dtype is not D.bool_:
-        cond = cond.to(D.bool_)
-    return Where.apply(cond, a, b)
-
-
-class Maximum(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _arith("maximum", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        # ties split the gradient evenly, as PyTorch does
-        wa = (a > b) + (a == b) * 0.5
-        return _grad_for(a, g * wa), _grad_for(b, g * (1 - wa))
-
-
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _arith("minimum", a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        wa = (a < b) + (a == b) * 0.5
-        return _grad_for(a, g * wa), _grad_for(b, g * (1 - wa))
-
-
-class Clamp(Function):
-    @staticmethod
-    def forward(ctx, x, lo, hi):
-        ctx.save_for_backward(x)
-        ctx.bounds = (lo, hi)
-        dt = D.result_type(x, *(v for v in (lo, hi) if v is not None))
-        if lo is not None and hi is not None:
-            return launch("clamp", [x, lo, hi], dt, dt)
-        if lo is not None:
-            return launch("clamp_min", [x, lo], dt, dt)
-        return launch("clamp_max", [x, hi], dt, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        lo, hi = ctx.bounds
-        keep = None
-        if lo is not None:
-            keep = x >= lo
-        if hi is not None:
-            keep = (x <= hi) if keep is None else keep & (x <= hi)
-        return g * keep, None, None
-
-
-def clamp(x, min=None, max=None):
+    >>> clgrad.clamp(clgrad.tensor([-2.0, 0.5, 3.0]), min=0.0, max=1.0)
+    tensor([0.0000, 0.5000, 1.0000])
+    >>> clgrad.tensor([1, 5, 9]).clamp(max=6)
+    tensor([1, 5, 6])
+    """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return Clamp.apply(x, min, max)
+    dt = D.result_type(input, *(b for b in (min, max) if b is not None))
+    if dt.is_floating_point:
+        lowest, highest = -math.inf, math.inf
+    else:
+        info = np.iinfo(dt.np) if dt is not D.bool_ else np.iinfo(np.uint8)
+        lowest, highest = int(info.min), int(info.max)
+    return apply(input, lowest if min is None else min, highest if max is None else max)
 
 
-# ---- casts -----------------------------------------------------------------------------------
+def clip(input, min=None, max=None):
+    """Alias of ``clamp``.
+
+    >>> clgrad.clip(clgrad.tensor([-1.0, 2.0]), 0.0, 1.0)
+    tensor([0., 1.])
+    """
+    return clamp(input, min, max)
+
+
+def clamp_min(input, min):
+    """``clamp(input, min=min)``.
+
+    >>> clgrad.clamp_min(clgrad.tensor([-1.0, 2.0]), 0.0)
+    tensor([0., 2.])
+    """
+    return clamp(input, min, None)
+
+
+def clamp_max(input, max):
+    """``clamp(input, max=max)``.
+
+    >>> clgrad.clamp_max(clgrad.tensor([-1.0, 2.0]), 0.0)
+    tensor([-1.,  0.])
+    """
+    return clamp(input, None, max)
+
+
+# ---- unary math -------------------------------------------------------------------------------
+def _float_unary(name, expr, numpy, grad, doc_in, doc_out, domain=None, inplace=True):
+    """Declares a float-result unary op whose docstring example is ``name(doc_in)``."""
+
+    def body(apply, input: Tensor) -> Tensor:
+        return apply(input)
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``{name}`` of every element (integer inputs give floats).\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor({doc_in}))\n    {doc_out}\n    "
+    )
+    return elementwise(expr, numpy, result=floating, grad=grad, inplace=inplace, domain=domain)(
+        body
+    )
+
+
+exp = _float_unary(
+    "exp", "exp(in0)", np.exp, lambda grad, result: grad * result, "[0.0, 1.0]",
+    "tensor([1.0000, 2.7183])",
+)  # fmt: skip
+log = _float_unary(
+    "log", "log(in0)", np.log, lambda grad, input: grad / input, "[1.0, 2.0]",
+    "tensor([0.0000, 0.6931])", domain=(0.1, 4),
+)  # fmt: skip
+log1p = _float_unary(
+    "log1p", "log1p(in0)", np.log1p, lambda grad, input: grad / (input + 1), "[0.0, 1.0]",
+    "tensor([0.0000, 0.6931])", domain=(-0.9, 4),
+)  # fmt: skip
+expm1 = _float_unary(
+    "expm1", "expm1(in0)", np.expm1, lambda grad, result: grad * (result + 1), "[0.0, 1.0]",
+    "tensor([0.0000, 1.7183])",
+)  # fmt: skip
+sqrt = _float_unary(
+    "sqrt", "sqrt(in0)", np.sqrt, lambda grad, result: grad / (2 * result), "[4.0, 9.0]",
+    "tensor([2., 3.])", domain=(0.1, 4),
+)  # fmt: skip
+rsqrt = _float_unary(
+    "rsqrt", "rsqrt(in0)", lambda a: 1 / np.sqrt(a),
+    lambda grad, result: -0.5 * grad * result * result * result, "[4.0, 0.25]",
+    "tensor([0.5000, 2.0000])", domain=(0.1, 4),
+)  # fmt: skip
+sin = _float_unary(
+    "sin", "sin(in0)", np.sin, lambda grad, input: grad * input.cos(), "[0.0, 1.5708]",
+    "tensor([0., 1.])",
+)  # fmt: skip
+cos = _float_unary(
+    "cos", "cos(in0)", np.cos, lambda grad, input: -grad * input.sin(), "[0.0, 3.1416]",
+    "tensor([ 1., -1.])",
+)  # fmt: skip
+tanh = _float_unary(
+    "tanh", "tanh(in0)", np.tanh, lambda grad, result: grad * (1 - result * result),
+    "[0.0, 1.0]", "tensor([0.0000, 0.7616])",
+)  # fmt: skip
+sigmoid = _float_unary(
+    "sigmoid", "cg_sigmoid_{T}(in0)", _np_sigmoid,
+    lambda grad, result: grad * result * (1 - result), "[0.0, 2.0]", "tensor([0.5000, 0.8808])",
+)  # fmt: skip
+erf = _float_unary(
+    "erf", "erf(in0)", _np_erf,
+    lambda grad, input: grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp(),
+    "[0.0, 1.0]", "tensor([0.0000, 0.8427])",
+)  # fmt: skip
+
+
+def _gelu_grad(grad, input):
+    cdf = 0.5 * (1 + (input * (1 / math.sqrt(2))).erf())
+    pdf = (-(input * input) * 0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return grad * (cdf + input * pdf)
+
+
+gelu = _float_unary(
+    "gelu", "cg_gelu_{T}(in0)", lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5))),
+    _gelu_grad, "[0.0, 1.0]", "tensor([0.0000, 0.8413])", inplace=False,
+)  # fmt: skip
+silu = _float_unary(
+    "silu", "in0 * cg_sigmoid_{T}(in0)", lambda a: a * _np_sigmoid(a),
+    lambda grad, input: grad * (input.sigmoid() * (1 + input * (1 - input.sigmoid()))),
+    "[0.0, 1.0]", "tensor([0.0000, 0.7311])", inplace=False,
+)  # fmt: skip
+softplus = _float_unary(
+    "softplus", "cg_softplus_{T}(in0)",
+    lambda a: np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20)))),
+    lambda grad, input: grad * input.sigmoid(), "[0.0, 1.0]", "tensor([0.6931, 1.3133])",
+    inplace=False,
+)  # fmt: skip
+
+
+@elementwise(
+    "((in0 > 0 || in0 != in0) ? in0 : ({T})0)",
+    lambda a: np.where((a > 0) | (a != a), a, np.zeros_like(a)),
+    grad=lambda grad, result: grad * (result > 0),
+    inplace=True,
+    dtypes=ALL_DTYPES[:-1],
+)
+def relu(apply, input: Tensor) -> Tensor:
+    """``max(input, 0)`` elementwise.
+
+    >>> clgrad.relu(clgrad.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return apply(input)
+
+
+@elementwise(
+    "(in0 < 0 ? -in0 : in0)", np.abs, grad=lambda grad, input: grad * input.sign(), inplace=True
+)
+def abs(apply, input: Tensor) -> Tensor:
+    """``|input|`` elementwise.
+
+    >>> clgrad.abs(clgrad.tensor([-1, 2]))
+    tensor([1, 2])
+    """
+    return apply(input)
+
+
+@elementwise("-in0", np.negative, grad=lambda grad: -grad, inplace=True)
+def neg(apply, input: Tensor) -> Tensor:
+    """``-input``.
+
+    >>> clgrad.neg(clgrad.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    """
+    if input.dtype is D.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return apply(input)
+
+
+@elementwise(
+    "(({T})(in0 > 0) - ({T})(in0 < 0))",
+    lambda a: np.where(a > 0, 1, 0) - np.where(a < 0, 1, 0),
+    grad=lambda grad: grad * 0,
+    inplace=True,
+)
+def sign(apply, input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element (0 for NaN, as PyTorch).
+
+    >>> clgrad.sign(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    return apply(input)
+
+
+def _rounding(name, expr, numpy, example_out):
+    def body(apply, input: Tensor) -> Tensor:
+        # an integer tensor is already whole: a copy of it, as in PyTorch
+        return apply(input) if input.dtype.is_floating_point else input.clone()
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``{name}`` of every element; integer tensors come back unchanged.\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([-1.5, 0.5, 2.7]))\n    {example_out}\n    "
+    )
+    return elementwise(expr, numpy, grad=lambda grad: grad * 0, inplace=True)(body)
+
+
+floor = _rounding("floor", "floor(in0)", np.floor, "tensor([-2.,  0.,  2.])")
+ceil = _rounding("ceil", "ceil(in0)", np.ceil, "tensor([-1.,  1.,  3.])")
+trunc = _rounding("trunc", "trunc(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
+
+
+@elementwise("rint(in0)", np.round, grad=lambda grad: grad * 0, inplace=True)
+def round(apply, input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Rounds half to even, to ``decimals`` places.
+
+    >>> clgrad.round(clgrad.tensor([0.5, 1.5, 2.25]))
+    tensor([0., 2., 2.])
+    >>> clgrad.round(clgrad.tensor([2.25]), decimals=1)
+    tensor([2.2000])
+    """
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    if decimals == 0:
+        return apply(input)
+    scale = 10.0**decimals
+    return round(input * scale) / scale
+
+
+# ---- predicates and logic (no gradient) ---------------------------------------------------
+def _float_predicate(dt):
+    return D.bool_, D.to_float(dt)
+
+
+@elementwise("(in0 != in0)", np.isnan, result=predicate)
+def isnan(apply, input: Tensor) -> Tensor:
+    """Which elements are NaN.
+
+    >>> clgrad.isnan(clgrad.tensor([1.0, float("nan")]))
+    tensor([False,  True])
+    """
+    return apply(input)
+
+
+@elementwise("isinf(in0)", np.isinf, result=_float_predicate)
+def isinf(apply, input: Tensor) -> Tensor:
+    """Which elements are +-infinity.
+
+    >>> clgrad.isinf(clgrad.tensor([1.0, float("-inf")]))
+    tensor([False,  True])
+    """
+    return apply(input)
+
+
+@elementwise("isfinite(in0)", np.isfinite, result=_float_predicate)
+def isfinite(apply, input: Tensor) -> Tensor:
+    """Which elements are neither infinite nor NaN.
+
+    >>> clgrad.isfinite(clgrad.tensor([1.0, float("inf"), float("nan")]))
+    tensor([ True, False, False])
+    """
+    return apply(input)
+
+
+def _comparison(name, expr, numpy, symbol):
+    def body(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+        return apply(input, other)
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``input {symbol} other`` elementwise, as a bool tensor.\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([1, 2, 3]), 2)\n"
+        f"    tensor({numpy(np.array([1, 2, 3]), 2).tolist()})\n    "
+    ).replace("True", " True")
+    return elementwise(expr, numpy, result=predicate)(body)
+
+
+eq = _comparison("eq", "(in0 == in1)", np.equal, "==")
+ne = _comparison("ne", "(in0 != in1)", np.not_equal, "!=")
+lt = _comparison("lt", "(in0 < in1)", np.less, "<")
+le = _comparison("le", "(in0 <= in1)", np.less_equal, "<=")
+gt = _comparison("gt", "(in0 > in1)", np.greater, ">")
+ge = _comparison("ge", "(in0 >= in1)", np.greater_equal, ">=")
+
+
+def _bitwise(name, expr, numpy, symbol, example):
+    def body(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+        return apply(input, other)
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``input {symbol} other`` for bool and integer tensors.\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([12]), clgrad.tensor([10]))\n"
+        f"    tensor([{example}])\n    "
+    )
+    return elementwise(expr, numpy, result=integral, inplace=True, dtypes=INTEGRAL_DTYPES)(body)
+
+
+bitwise_and = _bitwise("bitwise_and", "(in0 & in1)", np.bitwise_and, "&", 8)
+bitwise_or = _bitwise("bitwise_or", "(in0 | in1)", np.bitwise_or, "|", 14)
+bitwise_xor = _bitwise("bitwise_xor", "(in0 ^ in1)", np.bitwise_xor, "^", 6)
+
+
+@elementwise("(~in0)", np.invert, result=integral, inplace=True, dtypes=INTEGRAL_DTYPES)
+def bitwise_not(apply, input: Tensor) -> Tensor:
+    """``~input``: bitwise NOT of integers, logical NOT of bools.
+
+    >>> clgrad.bitwise_not(clgrad.tensor([0, 5]))
+    tensor([-1, -6])
+    """
+    if input.dtype is D.bool_:
+        return logical_not(input)
+    return apply(input)
+
+
+@elementwise("(!in0)", np.logical_not, result=predicate)
+def logical_not(apply, input: Tensor) -> Tensor:
+    """``not input`` elementwise, as a bool tensor.
+
+    >>> clgrad.logical_not(clgrad.tensor([0, 2]))
+    tensor([ True, False])
+    """
+    return apply(input)
+
+
+# ---- selection --------------------------------------------------------------------------------
+@elementwise(
+    "(in0 ? in1 : in2)",
+    np.where,
+    mask_first=True,
+    grad=(
+        None,
+        lambda grad, condition: where(condition, grad, 0.0),
+        lambda grad, condition: where(condition, 0.0, grad),
+    ),
+)
+def where(
+    apply,
+    condition: Tensor,
+    input: Tensor | Number | None = None,
+    other: Tensor | Number | None = None,
+) -> Tensor | tuple[Tensor, ...]:
+    """``input`` where ``condition`` holds, else ``other``; ``where(condition)`` alone gives
+    the indices of the true elements (``nonzero(as_tuple=True)``).
+
+    >>> clgrad.where(clgrad.tensor([True, False]), clgrad.tensor([1, 2]), 0)
+    tensor([1, 0])
+    """
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if condition.dtype is not D.bool_:
+        condition = condition.to(D.bool_)
+    return apply(condition, input, other)
+
+
+# ---- casts ------------------------------------------------------------------------------------
 class Cast(Function):
+    """A copy converted to another dtype; the gradient is converted back."""
+
     node_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, dt):
         ctx.dtype = x.dtype
-        return launch("copy", [x], dt, x.dtype)
+        return launch(COPY, [x], dt, x.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -449,5 +647,24 @@ class Cast(Function):
 
 
 def cast(x, dt):
+    """``x`` converted to dtype ``dt`` (``x`` itself when it already has it)."""
     dt = D.as_dtype(dt)
     return x if dt is x.dtype else Cast.apply(x, dt)
+
+
+def square(input):
+    """``input * input``.
+
+    >>> clgrad.square(clgrad.tensor([2, 3]))
+    tensor([4, 9])
+    """
+    return mul(input, input)
+
+
+def reciprocal(input):
+    """``1 / input`` (a float result).
+
+    >>> clgrad.reciprocal(clgrad.tensor([2.0, 4.0]))
+    tensor([0.5000, 0.2500])
+    """
+    return div(1.0, input)

@@ -12,13 +12,17 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..tensor import Tensor, _backend, _wrap
+from ..backend.base import COPY
+from ..tensor import Tensor, wrap_dim
 from .core import broadcast_shapes, launch, same_device, sum_to
+from .creation import arange, full, tensor, zeros
+from .elementwise import add, remainder, where
+from .inplace import inplace
+from .movement import Slice, stack
 
 
 # ---- keys --------------------------------------------------------------------------------------
 def _as_index_tensor(k, device):
-    from .creation import tensor
 
     if isinstance(k, Tensor):
         return k if k.device == device else k.to(device)
@@ -126,7 +130,6 @@ def _parse(x, key):
 
 def _scalar_mask(k):
     """x[True] adds a dim of 1, x[False] a dim of 0: as an index tensor into a new size-1 dim."""
-    from .creation import zeros
 
     n = 1 if bool(k.item()) else 0
     return (zeros(n, dtype=D.int64, device=k.device),)
@@ -142,14 +145,12 @@ def _checked(idx, n, dim):
     if idx.dtype is not D.int64:
         idx = idx.to(D.int64)
     if idx.numel():
-        from .movement import stack
-
         lo, hi = stack([idx.amin(), idx.amax()]).tolist()
         if lo < -n or hi >= n:
             wrong = hi if hi >= n else lo
             raise IndexError(f"index {wrong} is out of bounds for dimension {dim} with size {n}")
         if lo < 0:
-            idx = launch("mod", [idx, n], D.int64, D.int64)
+            idx = remainder(idx, n)
     return idx
 
 
@@ -160,7 +161,6 @@ def check_advanced(v, advanced):
 
 
 def _arange_along(n, stride, pos, ndim, device):
-    from .creation import arange
 
     r = arange(n, device=device) * stride
     return r.reshape((1,) * pos + (n,) + (1,) * (ndim - pos - 1))
@@ -198,7 +198,7 @@ def _offsets(v, advanced):
 def take(v, offsets):
     out = Tensor._empty(offsets._shape, v.dtype, v.device)
     if out.numel():
-        _backend(v.device).take(out, v, offsets)
+        v.device.backend.take(out._record(), v._record(), offsets._record())
     return out
 
 
@@ -208,11 +208,9 @@ def put(dst, offsets, values, accumulate):
         return
     same_device(dst, values) if isinstance(values, Tensor) else None
     if not isinstance(values, Tensor):
-        from .creation import full
-
         values = full((), values, dtype=dst.dtype, device=dst.device)
     values = values.to(dst.dtype).expand(offsets._shape).contiguous()
-    _backend(dst.device).put(dst, offsets, values, accumulate)
+    dst.device.backend.put(dst._record(), offsets._record(), values._record(), accumulate)
     dst._storage.version += 1
 
 
@@ -226,7 +224,6 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .creation import zeros
 
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
         return IndexPut.apply(z, g, (), ctx.advanced, True), None
@@ -276,10 +273,10 @@ def write(x, basic_key, advanced, values, accumulate=False):
     if isinstance(values, Tensor):
         broadcast_shapes(v._shape, values._shape)  # names both shapes when they don't fit
     if accumulate:
-        launch("add", [v, values], v.dtype, v.dtype, out=v)
+        add.op.run(v, values, out=v)
     else:
         launch(
-            "copy",
+            COPY,
             [values],
             v.dtype,
             values.dtype if isinstance(values, Tensor) else v.dtype,
@@ -289,7 +286,6 @@ def write(x, basic_key, advanced, values, accumulate=False):
 
 
 def index_parsed(x, basic_key, advanced):
-    from .movement import Slice
 
     shape, stride, offset, _, _ = _parse(x, basic_key)
     v = Slice.apply(x, shape, stride, offset, basic_key)
@@ -298,7 +294,6 @@ def index_parsed(x, basic_key, advanced):
 
 def getitem(x, key):
     shape, stride, offset, basic_key, advanced = _parse(x, key)
-    from .movement import Slice
 
     if (shape, stride, offset) == (x._shape, x._stride, x._offset) and all(
         isinstance(k, slice) and k == slice(None) for k in basic_key
@@ -310,7 +305,6 @@ def getitem(x, key):
 
 
 def setitem(x, key, value):
-    from .inplace import inplace
 
     shape, _, _, basic_key, advanced = _parse(x, key)
     if isinstance(value, Tensor):
@@ -359,7 +353,6 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
-        from .creation import zeros
 
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
         return ScatterAdd.apply(z, ctx.dim, index, g), None, None
@@ -367,7 +360,7 @@ class Gather(Function):
 
 def gather(x, dim, index):
     same_device(x, index)
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     _check_gather("gather", x, d, index)
     return Gather.apply(x, d, _checked(index, x._shape[d], d))
 
@@ -390,7 +383,7 @@ class ScatterAdd(Function):
 
 def scatter_add(x, dim, index, src):
     same_device(x, index, src)
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     _check_gather("scatter_add", x, d, index)
     return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d), src)
 
@@ -398,7 +391,7 @@ def scatter_add(x, dim, index, src):
 def index_select(x, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = _wrap(dim, x.ndim) if x.ndim else 0
+    d = wrap_dim(dim, x.ndim) if x.ndim else 0
     if x.ndim == 0:
         return getitem(x.reshape(1), index.reshape(-1)).reshape(index.shape)
     return getitem(x, (slice(None),) * d + (index.reshape(-1),))
@@ -409,7 +402,6 @@ def masked_fill(x, mask, value):
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
         )
-    from .elementwise import where
 
     if isinstance(value, Tensor):
         if value.ndim:
@@ -428,9 +420,8 @@ def masked_fill(x, mask, value):
 
 
 def nonzero(x, as_tuple=False):
-    from .creation import tensor
 
-    idx = _backend(x.device).nonzero(x.detach())
+    idx = x.device.backend.nonzero(x._record())
     result = tensor(idx, dtype=D.int64, device=x.device)
     if as_tuple:
         return (

@@ -3,8 +3,12 @@ right (the tensor takes the history of the out-of-place result, as PyTorch rebas
 
 from __future__ import annotations
 
-from ..autograd.grad_mode import is_grad_enabled
+import numpy as np
+
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backend.base import FILL
 from ..tensor import Tensor
+from .core import broadcast_shapes, copy_into, launch
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -27,60 +31,23 @@ def inplace(x, functional, direct, *others):
     if x.is_leaf and x._requires_grad:
         raise RuntimeError(LEAF_ERROR)
     new = functional(x.clone())
-    with _no_grad():
-        direct_copy(x, new)
+    with no_grad():
+        copy_into(x, new)
     x._requires_grad = new._requires_grad
     x.grad_fn = new.grad_fn
     x._output_nr = new._output_nr
     return x
 
 
-def direct_copy(x, src):
-    from .. import dtypes as D
-    from .core import launch
+def copy_(x, src, non_blocking=False):
+    """Copies ``src`` (broadcast, converted) into ``x``.
 
-    if src.device != x.device:
-        src = src.to(x.device)
-    launch("copy", [src], x.dtype, src.dtype if src.dtype is not D.bool_ else D.bool_, out=x)
-    x._storage.version += 1
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
-    return no_grad()
-
-
-def binary_(op, x, other):
-    """add_, sub_, mul_, div_ and friends: writes straight into x when not recording."""
-    from . import elementwise as E
-
-    functional = {"add": E.add, "sub": E.sub, "mul": E.mul, "div": E.div, "pow": E.pow}[op]
-
-    def direct():
-        if op in ("div", "pow") and not x.dtype.is_floating_point:
-            new = functional(x, other)
-            E._check_cast(new.dtype, x.dtype, op)
-            direct_copy(x, new)
-            return
-        E._arith(op, x, other, out=x)
-        x._storage.version += 1
-
-    return inplace(x, lambda old: functional(old, other), direct, other)
-
-
-def unary_(x, functional):
-    """relu_, exp_, clamp_, ...: computed out of place, then copied in."""
-    return inplace(x, functional, lambda: direct_copy(x, functional(x)))
-
-
-def copy_(x, src):
-    from .creation import tensor
-
+    >>> x = clgrad.zeros(3)
+    >>> x.copy_(clgrad.tensor([1, 2, 3]))
+    tensor([1., 2., 3.])
+    """
     if not isinstance(src, Tensor):
-        src = tensor(src, dtype=x.dtype, device=x.device)
-    from .core import broadcast_shapes
-
+        src = Tensor._from_numpy(np.asarray(src), x.dtype, x.device)
     if broadcast_shapes(x._shape, src._shape) != x._shape:
         raise RuntimeError(
             f"output with shape {list(x._shape)} doesn't match the broadcast shape "
@@ -90,12 +57,17 @@ def copy_(x, src):
     return inplace(
         x,
         lambda old: old * 0 + src_here.to(x.dtype),
-        lambda: direct_copy(x, src_here),
+        lambda: copy_into(x, src_here),
         src,
     )
 
 
 def fill_(x, value):
+    """Sets every element of ``x`` to ``value``.
+
+    >>> clgrad.zeros(2).fill_(7)
+    tensor([7., 7.])
+    """
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
@@ -103,10 +75,18 @@ def fill_(x, value):
                 f"{value.ndim} dimensions."
             )
         return copy_(x, value)
-    from .core import launch
 
     def direct():
-        launch("fill", [value], x.dtype, x.dtype, out=x)
+        launch(FILL, [value], x.dtype, x.dtype, out=x)
         x._storage.version += 1
 
     return inplace(x, lambda old: old * 0 + value, direct)
+
+
+def zero_(x):
+    """Sets every element of ``x`` to zero.
+
+    >>> clgrad.ones(2).zero_()
+    tensor([0., 0.])
+    """
+    return fill_(x, 0)

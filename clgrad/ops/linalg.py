@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..tensor import Tensor, _backend
+from ..tensor import Tensor
 from .core import broadcast_shapes, check_device_dtype, same_device, sum_to
 from .movement import view_strides
 
@@ -39,7 +39,12 @@ class Mm(Function):
                 else (a.dtype if a.dtype.is_floating_point else D.int64)
             )
             out3 = out._view(*_flat3(out, batch, m, n))
-            _backend(a.device).matmul(out3, _as_3d(a, batch, m, k), _as_3d(b, batch, k, n), acc)
+            a.device.backend.matmul(
+                out3._record(),
+                _as_3d(a, batch, m, k)._record(),
+                _as_3d(b, batch, k, n)._record(),
+                acc,
+            )
         return out
 
     @staticmethod

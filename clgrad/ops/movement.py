@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..tensor import Tensor, _wrap, contiguous_strides
+from ..backend.base import COPY
+from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import launch, normalize_dims, sum_to
+from .creation import zeros
 
 
 def infer_shape(shape, numel) -> tuple:
@@ -111,7 +113,7 @@ def reshape(x, *shape):
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
-    s, e = _wrap(start_dim, x.ndim), _wrap(end_dim, x.ndim)
+    s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     n = 1
@@ -121,7 +123,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 
 def unflatten(x, dim, sizes):
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     sizes = infer_shape(sizes, x._shape[d])
     return view(x, x._shape[:d] + tuple(sizes) + x._shape[d + 1 :])
 
@@ -133,7 +135,7 @@ def squeeze(x, dim=None):
 
 
 def unsqueeze(x, dim):
-    d = _wrap(dim, x.ndim + 1)
+    d = wrap_dim(dim, x.ndim + 1)
     stride = x._stride[d] * x._shape[d] if d < x.ndim else 1
     return Unsqueeze.apply(
         x, x._shape[:d] + (1,) + x._shape[d:], x._stride[:d] + (stride,) + x._stride[d:]
@@ -165,7 +167,7 @@ def permute(x, *dims):
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}"
         )
-    dims = tuple(_wrap(d, x.ndim) for d in dims)
+    dims = tuple(wrap_dim(d, x.ndim) for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return Permute.apply(x, dims)
@@ -187,8 +189,8 @@ class Transpose(Function):
 
 def transpose(x, d0, d1):
     if x.ndim == 0:
-        return Transpose.apply(x, 0, 0) if d0 in (0, -1) and d1 in (0, -1) else _wrap(d0, 0)
-    return Transpose.apply(x, _wrap(d0, x.ndim), _wrap(d1, x.ndim))
+        return Transpose.apply(x, 0, 0) if d0 in (0, -1) and d1 in (0, -1) else wrap_dim(d0, 0)
+    return Transpose.apply(x, wrap_dim(d0, x.ndim), wrap_dim(d1, x.ndim))
 
 
 def t(x):
@@ -198,9 +200,10 @@ def t(x):
 
 
 def movedim(x, source, destination):
-    src = [_wrap(d, x.ndim) for d in ((source,) if isinstance(source, int) else source)]
+    src = [wrap_dim(d, x.ndim) for d in ((source,) if isinstance(source, int) else source)]
     dst = [
-        _wrap(d, x.ndim) for d in ((destination,) if isinstance(destination, int) else destination)
+        wrap_dim(d, x.ndim)
+        for d in ((destination,) if isinstance(destination, int) else destination)
     ]
     order = [d for d in range(x.ndim) if d not in src]
     for s, d in sorted(zip(dst, src)):
@@ -257,7 +260,7 @@ def expand(x, *shape):
 class Clone(Function):
     @staticmethod
     def forward(ctx, x):
-        return launch("copy", [x], x.dtype, x.dtype)
+        return launch(COPY, [x], x.dtype, x.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -282,7 +285,6 @@ class Slice(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .creation import zeros
 
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
         z[ctx.key] = g
@@ -293,7 +295,7 @@ Select = type("Select", (Slice,), {"__module__": __name__})
 
 
 def narrow(x, dim, start, length):
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     start = start + n if start < 0 else start
     if not (0 <= start <= n and 0 <= length and start + length <= n):
@@ -304,7 +306,7 @@ def narrow(x, dim, start, length):
 
 
 def select(x, dim, index):
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
@@ -320,7 +322,7 @@ def select(x, dim, index):
 
 
 def split(x, split_size_or_sections, dim=0):
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -344,12 +346,12 @@ def split(x, split_size_or_sections, dim=0):
 def chunk(x, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    n = x._shape[_wrap(dim, x.ndim)]
+    n = x._shape[wrap_dim(dim, x.ndim)]
     return split(x, max(1, -(-n // chunks)), dim)
 
 
 def unbind(x, dim=0):
-    d = _wrap(dim, x.ndim)
+    d = wrap_dim(dim, x.ndim)
     return tuple(select(x, d, i) for i in range(x._shape[d]))
 
 
@@ -366,7 +368,7 @@ class Cat(Function):
         for x, n in zip(xs, ctx.sizes):
             if n:
                 part = out._view(x._shape, out._stride, out._offset + start * out._stride[dim])
-                launch("copy", [x], dt, x.dtype, out=part)
+                launch(COPY, [x], dt, x.dtype, out=part)
             start += n
         return out
 
@@ -382,7 +384,7 @@ def cat(tensors, dim=0):
     # PyTorch skips 1-D empty tensors, a legacy rule many programs rely on
     xs = [x for x in tensors if not (x.ndim == 1 and x._shape[0] == 0)] or tensors[:1]
     ref = xs[0]
-    d = _wrap(dim, ref.ndim)
+    d = wrap_dim(dim, ref.ndim)
     for i, x in enumerate(xs):
         if x.ndim != ref.ndim:
             raise RuntimeError(
@@ -412,7 +414,7 @@ def stack(tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {list(tensors[0]._shape)} "
                 f"at entry 0 and {list(x._shape)} at entry {i}"
             )
-    d = _wrap(dim, tensors[0].ndim + 1)
+    d = wrap_dim(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(x, d) for x in tensors], d)
 
 
@@ -457,7 +459,7 @@ class Flip(Function):
         # a view with negative strides, copied at once: tensors never keep negative strides
         offset = x._offset + sum((x._shape[d] - 1) * x._stride[d] for d in dims if x._shape[d])
         stride = tuple(-s if d in dims else s for d, s in enumerate(x._stride))
-        return launch("copy", [x._view(x._shape, stride, offset)], x.dtype, x.dtype)
+        return launch(COPY, [x._view(x._shape, stride, offset)], x.dtype, x.dtype)
 
     @staticmethod
     def backward(ctx, g):

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd.function import Function
+from ..backend.base import COPY, FILL
 from ..tensor import Tensor
 from .core import launch
+from .creation import arange
 from .indexing import put, take
 
 
@@ -61,9 +63,9 @@ class Pad(Function):
         out = Tensor._empty(shape, x.dtype, x.device)
         if out.numel():
             if any(lo > 0 or hi > 0 for lo, hi in pads):
-                launch("fill", [value], out.dtype, out.dtype, out=out)
+                launch(FILL, [value], out.dtype, out.dtype, out=out)
             if all(n for _, n in src):
-                launch("copy", [_region(x, src)], out.dtype, x.dtype, out=_region(out, dst))
+                launch(COPY, [_region(x, src)], out.dtype, x.dtype, out=_region(out, dst))
         return out
 
     @staticmethod
@@ -120,7 +122,6 @@ _OFFSETS: dict = {}
 def _fold_offsets(out, kernel, stride, dilation):
     """int64 offsets into the contiguous ``out`` of every window element (N, C, OH, OW, kh,
     kw), contiguous; cached per geometry and device (a few entries)."""
-    from .creation import arange
 
     key = (str(out.device), out._shape, kernel, stride, dilation)
     offsets = _OFFSETS.get(key)
@@ -142,7 +143,7 @@ class Fold(Function):
     def forward(ctx, g, shape, kernel, stride, dilation):
         ctx.geometry = (kernel, stride, dilation)
         out = Tensor._empty(tuple(shape), g.dtype, g.device)
-        launch("fill", [0], out.dtype, out.dtype, out=out)
+        launch(FILL, [0], out.dtype, out.dtype, out=out)
         if g.numel() == 0:
             return out
         wshape, wstride, offset = _windows(out, kernel, stride, dilation)
@@ -150,7 +151,7 @@ class Fold(Function):
         if _injective(oh, kh, stride[0], dilation[0]) and _injective(
             ow, kw, stride[1], dilation[1]
         ):
-            launch("copy", [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
+            launch(COPY, [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
             return out
         put(out, _fold_offsets(out, kernel, stride, dilation), g, accumulate=True)
         return out
@@ -177,7 +178,6 @@ class MaxLast(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        from .creation import arange
 
         hot = arange(ctx.k, device=g.device) == idx.unsqueeze(-1)
         return hot * g.unsqueeze(-1)
@@ -185,7 +185,6 @@ class MaxLast(Function):
 
 # ---- embedding -------------------------------------------------------------------------------
 def _row_offsets(idx, width, device):
-    from .creation import arange
 
     return idx.unsqueeze(-1) * width + arange(width, device=device)
 
@@ -222,7 +221,7 @@ class EmbeddingGrad(Function):
         ctx.save_for_backward(idx)
         width = g._shape[-1]
         out = Tensor._empty((num, width), g.dtype, g.device)
-        launch("fill", [0], out.dtype, out.dtype, out=out)
+        launch(FILL, [0], out.dtype, out.dtype, out=out)
         if g.numel():
             put(out, _row_offsets(idx, width, g.device).contiguous(), g, accumulate=True)
         return out

@@ -1,4 +1,7 @@
-"""Reductions over one, several or all dims, and the softmax family built on them."""
+"""Reductions, each declared once (see ``registry``: neutral element, combine expression, NumPy
+reference, dtype rule, gradient), and the ops built on them: mean, var, std, max/min with
+indices, all/any, logsumexp, the softmax family and cumsum.
+"""
 
 from __future__ import annotations
 
@@ -8,176 +11,185 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as D
-from ..backend.base import ReduceKernel
 from ..autograd.function import Function
-from ..tensor import Tensor, _backend, _wrap
-from .core import check_device_dtype, normalize_dims
+from ..backend.base import COPY
+from ..tensor import Tensor, wrap_dim
+from .core import launch, normalize_dims
+from .elementwise import maximum, minimum, where
+from .indexing import ScatterAdd
+from .registry import REDUCTIONS, keep_dtype, reduction, run_reduce
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
-# NaN propagates through max/min: once a is NaN nothing compares past it (b != b: b is NaN)
-REDUCE_KERNELS = {
-    k.name: k
-    for k in (
-        ReduceKernel("sum", "0", "a + b", np.sum),
-        ReduceKernel("prod", "1", "a * b", np.prod),
-        ReduceKernel("max", "LOWEST", "((b > a || b != b) ? b : a)", np.max),
-        ReduceKernel("min", "HIGHEST", "((b < a || b != b) ? b : a)", np.min),
-        ReduceKernel("nansum", "0", "a + b", np.nansum, map_expr="(x != x ? ({T})0 : x)"),
-        ReduceKernel("argmax", "LOWEST", numpy=np.argmax, arg=True, better="v > s"),
-        ReduceKernel("argmin", "HIGHEST", numpy=np.argmin, arg=True, better="v < s"),
-    )
-}
+
+def _prod_grad(grad, input, dim):
+    # exact with zeros: one zero gets the product of the others, two or more give 0
+    is_zero = input == 0
+    zeros = is_zero.sum(dim=dim, keepdim=True)
+    nonzero = input.masked_fill(is_zero, 1)
+    p = nonzero.prod(dim=dim, keepdim=True)
+    return grad * where(zeros == 0, p / nonzero, where(is_zero & (zeros == 1), p, 0.0))
 
 
-def _reduced_shape(x, dims, keepdim):
-    if keepdim:
-        return tuple(1 if i in dims else n for i, n in enumerate(x._shape))
-    return tuple(n for i, n in enumerate(x._shape) if i not in dims)
+def _extreme_grad(grad, input, result, dim):
+    # ties share the gradient evenly, as in PyTorch
+    mask = input == result
+    return grad * mask / mask.sum(dim=dim, keepdim=True)
 
 
-def _reduce(op, x, dims, keepdim, out_dt, acc=None):
-    """Runs the backend reduction and views the result with or without the reduced dims."""
-    check_device_dtype(x.device, out_dt)
-    out = Tensor._empty(_reduced_shape(x, dims, False), out_dt, x.device)
-    if x.ndim == 0 or not dims:
-        from .core import launch
+@reduction("0", "a + b", np.sum, grad=lambda grad, input: grad.expand(input.shape))
+def sum(
+    apply,
+    input: Tensor,
+    dim: int | tuple[int, ...] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: D.dtype | None = None,
+) -> Tensor:
+    """The sum over ``dim`` (an int, a tuple, or every dim); integers sum to int64.
 
-        launch("copy", [x], out_dt, acc or x.dtype, out=out.reshape(x.shape) if x.ndim else out)
-    elif out.numel():
-        _backend(x.device).reduce(op, out, x, dims, acc)
-    return out.reshape(_reduced_shape(x, dims, True)) if keepdim else out
-
-
-def _keep(g, shape, dims, keepdim):
-    """A gradient of the reduced result, with the reduced dims back as size 1."""
-    if not keepdim and dims:
-        g = g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
-    return g
+    >>> x = clgrad.tensor([[1, 2], [3, 4]])
+    >>> clgrad.sum(x), x.sum(dim=0), x.sum(1, keepdim=True).shape
+    (tensor(10), tensor([4, 6]), clgrad.Size([2, 1]))
+    """
+    return apply(input, dim, keepdim, dtype)
 
 
-def _sum_dtype(dt):
-    return D.int64 if dt.category < 2 else dt
+@reduction(
+    "0",
+    "a + b",
+    np.nansum,
+    map_expr="(x != x ? ({T})0 : x)",
+    grad=lambda grad, input: where(input.isnan(), 0.0, grad.expand(input.shape)),
+)
+def nansum(
+    apply,
+    input: Tensor,
+    dim: int | tuple[int, ...] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: D.dtype | None = None,
+) -> Tensor:
+    """The sum over ``dim`` counting NaN as zero.
+
+    >>> clgrad.nansum(clgrad.tensor([1.0, float("nan"), 2.0]))
+    tensor(3.)
+    """
+    return apply(input, dim, keepdim, dtype)
 
 
-class Sum(Function):
-    @staticmethod
-    def forward(ctx, x, dims, keepdim, dt):
-        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        acc = D.float32 if dt is D.float16 else dt
-        return _reduce("sum", x, dims, keepdim, dt, acc)
+@reduction("1", "a * b", np.prod, grad=_prod_grad)
+def prod(
+    apply,
+    input: Tensor,
+    dim: int | tuple[int, ...] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: D.dtype | None = None,
+) -> Tensor:
+    """The product over ``dim`` (or every dim); integers multiply to int64.
 
-    @staticmethod
-    def backward(ctx, g):
-        return _keep(g, ctx.shape, ctx.dims, ctx.keepdim).expand(ctx.shape), None, None, None
+    >>> clgrad.prod(clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=1)
+    tensor([ 2., 12.])
+    """
+    return apply(input, dim, keepdim, dtype)
 
 
-def sum(x, dim=None, keepdim=False, dtype=None):
-    dt = D.as_dtype(dtype) if dtype is not None else _sum_dtype(x.dtype)
-    return Sum.apply(x, normalize_dims(dim, x.ndim), keepdim, dt)
+# NaN propagates: once a is NaN nothing compares past it (b != b: b is NaN)
+@reduction("LOWEST", "((b > a || b != b) ? b : a)", np.max, result=keep_dtype, grad=_extreme_grad)
+def amax(
+    apply, input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+) -> Tensor:
+    """The largest element over ``dim`` (or every dim); NaN propagates.
+
+    >>> clgrad.amax(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
+    tensor([5, 7])
+    """
+    return apply(input, None if dim == () else dim, keepdim)
 
 
-def mean(x, dim=None, keepdim=False, dtype=None):
-    dt = D.as_dtype(dtype) if dtype is not None else x.dtype
+@reduction("HIGHEST", "((b < a || b != b) ? b : a)", np.min, result=keep_dtype, grad=_extreme_grad)
+def amin(
+    apply, input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+) -> Tensor:
+    """The smallest element over ``dim`` (or every dim); NaN propagates.
+
+    >>> clgrad.amin(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
+    tensor([1, 2])
+    """
+    return apply(input, None if dim == () else dim, keepdim)
+
+
+@reduction("LOWEST", numpy=np.argmax, arg=True, better="v > s")
+def argmax(apply, input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the first largest element over ``dim`` (of the flattened tensor when
+    ``dim`` is None); a NaN counts as the largest.
+
+    >>> clgrad.argmax(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
+    tensor([1, 0])
+    """
+    return apply(input, dim, keepdim)
+
+
+@reduction("HIGHEST", numpy=np.argmin, arg=True, better="v < s")
+def argmin(apply, input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the first smallest element over ``dim`` (flattened when ``dim`` is None).
+
+    >>> clgrad.argmin(clgrad.tensor([3, 1, 2]))
+    tensor(1)
+    """
+    return apply(input, dim, keepdim)
+
+
+REDUCE_KERNELS = {name: op.kernel for name, op in REDUCTIONS.items()}
+
+
+def _count(x, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= x._shape[d]
+    return n
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean over ``dim`` (or every dim) of a floating tensor.
+
+    >>> clgrad.mean(clgrad.tensor([[1.0, 2.0], [3.0, 5.0]]), dim=0)
+    tensor([2.0000, 3.5000])
+    """
+    dt = D.as_dtype(dtype) if dtype is not None else input.dtype
     if not dt.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {x.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
         )
-    dims = normalize_dims(dim, x.ndim)
-    n = 1
-    for d in dims:
-        n *= x._shape[d]
-    return sum(x, dims, keepdim, dt) / n if n else sum(x, dims, keepdim, dt) * float("nan")
+    dims = normalize_dims(dim, input.ndim)
+    n = _count(input, dims)
+    total = sum(input, dims, keepdim, dtype=dt)
+    return total / n if n else total * float("nan")
 
 
-def var(x, dim=None, correction=1, keepdim=False, unbiased=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=1):
+    """The variance over ``dim``, dividing by ``N - correction`` (Bessel's by default).
+
+    >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor(1.6667)
+    """
     if unbiased is not None:
         correction = int(unbiased)
-    dims = normalize_dims(dim, x.ndim)
-    n = 1
-    for d in dims:
-        n *= x._shape[d]
-    centered = x - mean(x, dims, keepdim=True)
+    dims = normalize_dims(dim, input.ndim)
+    centered = input - mean(input, dims, keepdim=True)
+    n = _count(input, dims)
     return sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
 
 
-def std(x, dim=None, correction=1, keepdim=False, unbiased=None):
-    return var(x, dim, correction, keepdim, unbiased).sqrt()
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=1):
+    """The standard deviation over ``dim`` (the square root of ``var``).
 
-
-class Prod(Function):
-    @staticmethod
-    def forward(ctx, x, dims, keepdim, dt):
-        ctx.save_for_backward(x)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        return _reduce("prod", x, dims, keepdim, dt, D.float32 if dt is D.float16 else dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        dims = ctx.dims
-        g = _keep(g, x.shape, dims, ctx.keepdim)
-        # Exact with zeros: one zero gets the product of the others, two or more give 0.
-        is_zero = x == 0
-        zeros = is_zero.sum(dim=dims, keepdim=True)
-        nonzero = x.masked_fill(is_zero, 1)
-        p = nonzero.prod(dim=dims, keepdim=True)
-        from .elementwise import where
-
-        grad = where(zeros == 0, p / nonzero, where(is_zero & (zeros == 1), p, 0.0))
-        return g * grad, None, None, None
-
-
-def prod(x, dim=None, keepdim=False, dtype=None):
-    dt = D.as_dtype(dtype) if dtype is not None else _sum_dtype(x.dtype)
-    dims = normalize_dims(dim, x.ndim)
-    return Prod.apply(x, dims, keepdim, dt)
-
-
-def _require_elements(x, dims, name):
-    if any(x._shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise IndexError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-            "the reduction dim with the 'dim' argument."
-            if len(dims) == x.ndim
-            else f"{name}(): cannot compute {name} over a zero-size dimension"
-        )
-
-
-class Extreme(Function):
-    """amax/amin: ties share the gradient evenly, as in PyTorch."""
-
-    node_name = "AmaxBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dims, keepdim, op):
-        y = _reduce(op, x, dims, True, x.dtype)
-        ctx.save_for_backward(x, y)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        return y if keepdim else y.reshape(_reduced_shape(x, dims, False))
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        g = _keep(g, x.shape, ctx.dims, ctx.keepdim)
-        mask = x == y
-        return g * mask / mask.sum(dim=ctx.dims, keepdim=True), None, None, None
-
-
-def _extreme(op, x, dim, keepdim):
-    dims = normalize_dims(dim, x.ndim)
-    if x.numel() == 0:
-        _require_elements(x, dims, op)
-    return Extreme.apply(x, dims, keepdim, op)
-
-
-def amax(x, dim=None, keepdim=False):
-    return _extreme("max", x, dim if dim is not None and dim != () else None, keepdim)
-
-
-def amin(x, dim=None, keepdim=False):
-    return _extreme("min", x, dim if dim is not None and dim != () else None, keepdim)
+    >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
+    tensor(1.4142)
+    """
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 class ExtremeDim(Function):
@@ -186,95 +198,88 @@ class ExtremeDim(Function):
     node_name = "MaxBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim, keepdim, op):
-        values = _reduce(op, x, (dim,), keepdim, x.dtype)
-        indices = _reduce("arg" + op, x, (dim,), keepdim, D.int64)
+    def forward(ctx, x, dim, keepdim, name):
+        values = run_reduce(REDUCE_KERNELS["a" + name], x, (dim,), keepdim, x.dtype)
+        indices = run_reduce(REDUCE_KERNELS["arg" + name], x, (dim,), keepdim, D.int64)
         ctx.save_for_backward(indices)
-        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.shape, ctx.dim, ctx.keepdim = x._shape, dim, keepdim
         ctx.mark_non_differentiable(indices)
         return values, indices
 
     @staticmethod
     def backward(ctx, g, _):
         (indices,) = ctx.saved_tensors
-        from .creation import zeros
-
         if not ctx.keepdim:
             g, indices = g.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
-        from .indexing import ScatterAdd
-
-        z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
+        z = Tensor._full(ctx.shape, 0, g.dtype, g.device)
         return ScatterAdd.apply(z, ctx.dim, indices, g), None, None, None
 
 
-def _max_min(op, x, dim, keepdim, other):
+def _max_min(name, x, dim, keepdim, other):
+    if isinstance(dim, Tensor):
+        dim, other = None, dim
     if other is not None:
-        from .elementwise import Maximum, Minimum
-
-        return (Maximum if op == "max" else Minimum).apply(x, other)
+        return (maximum if name == "max" else minimum)(x, other)
     if dim is None:
-        return _extreme(op, x, None, False)
-    d = _wrap(dim, x.ndim) if x.ndim else 0
+        return (amax if name == "max" else amin)(x)
+    d = wrap_dim(dim, x.ndim) if x.ndim else 0
     if x.ndim and x._shape[d] == 0:
-        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    return values_indices(*ExtremeDim.apply(x, d, keepdim, op))
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return values_indices(*ExtremeDim.apply(x, d, keepdim, name))
 
 
-def max(x, dim=None, keepdim=False, other=None):
-    if isinstance(dim, Tensor):
-        dim, other = None, dim
-    return _max_min("max", x, dim, keepdim, other)
+def max(input, dim=None, keepdim=False, other=None):
+    """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
+    ``maximum``.
+
+    >>> clgrad.max(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
+    values_indices(values=tensor([5, 7]), indices=tensor([1, 0]))
+    """
+    return _max_min("max", input, dim, keepdim, other)
 
 
-def min(x, dim=None, keepdim=False, other=None):
-    if isinstance(dim, Tensor):
-        dim, other = None, dim
-    return _max_min("min", x, dim, keepdim, other)
+def min(input, dim=None, keepdim=False, other=None):
+    """The smallest element; with ``dim``, ``(values, indices)`` along it.
+
+    >>> clgrad.min(clgrad.tensor([3, 1, 2]))
+    tensor(1)
+    """
+    return _max_min("min", input, dim, keepdim, other)
 
 
-def _arg(op, x, dim, keepdim):
-    if dim is None:
-        if x.numel() == 0:
-            raise RuntimeError(
-                f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
-            )
-        out = _reduce(op, x, tuple(range(x.ndim)), False, D.int64)
-        return out.reshape((1,) * x.ndim) if keepdim else out
-    d = _wrap(dim, x.ndim) if x.ndim else 0
-    if x.ndim and x._shape[d] == 0:
-        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    if x.ndim == 0:
-        from .creation import zeros
+def all(input, dim=None, keepdim=False):
+    """Whether every element (over ``dim``) is nonzero.
 
-        return zeros((), dtype=D.int64, device=x.device)
-    return _reduce(op, x, (d,), keepdim, D.int64)
-
-
-def argmax(x, dim=None, keepdim=False):
-    return _arg("argmax", x, dim, keepdim)
-
-
-def argmin(x, dim=None, keepdim=False):
-    return _arg("argmin", x, dim, keepdim)
-
-
-def all(x, dim=None, keepdim=False):
-    b = x if x.dtype is D.bool_ else x != 0
-    dims = normalize_dims(dim, x.ndim)
+    >>> clgrad.all(clgrad.tensor([[True, False], [True, True]]), dim=1)
+    tensor([False,  True])
+    """
+    b = input if input.dtype is D.bool_ else input != 0
+    dims = normalize_dims(dim, input.ndim)
     if builtins.any(b._shape[d] == 0 for d in dims):
         return b.logical_not().sum(dim=dims, keepdim=keepdim) == 0
-    return _reduce("min", b, dims, keepdim, D.bool_)
+    return run_reduce(REDUCE_KERNELS["amin"], b, dims, keepdim, D.bool_)
 
 
-def any(x, dim=None, keepdim=False):
-    b = x if x.dtype is D.bool_ else x != 0
-    dims = normalize_dims(dim, x.ndim)
+def any(input, dim=None, keepdim=False):
+    """Whether some element (over ``dim``) is nonzero.
+
+    >>> clgrad.any(clgrad.tensor([0, 0, 3]))
+    tensor(True)
+    """
+    b = input if input.dtype is D.bool_ else input != 0
+    dims = normalize_dims(dim, input.ndim)
     if builtins.any(b._shape[d] == 0 for d in dims):
         return b.sum(dim=dims, keepdim=keepdim) != 0
-    return _reduce("max", b, dims, keepdim, D.bool_)
+    return run_reduce(REDUCE_KERNELS["amax"], b, dims, keepdim, D.bool_)
 
 
-def logsumexp(x, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input)))`` over ``dim``, computed without overflow.
+
+    >>> clgrad.logsumexp(clgrad.tensor([0.0, 0.0]), dim=0)
+    tensor(0.6931)
+    """
+    x = input
     dims = normalize_dims(dim, x.ndim)
     m = amax(x.detach(), dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True).detach()
     m = m.masked_fill(m.isinf(), 0.0)
@@ -320,18 +325,28 @@ def _softmax_input(x, dim, dtype):
         raise RuntimeError(f"softmax is only defined for floating types, got {x.dtype}")
     if x.ndim == 0:
         return x, 0
-    return x, _wrap(dim, x.ndim)
+    return x, wrap_dim(dim, x.ndim)
 
 
-def softmax(x, dim, dtype=None):
-    x, d = _softmax_input(x, dim, dtype)
+def softmax(input, dim, dtype=None):
+    """``exp(input) / sum(exp(input))`` along ``dim``.
+
+    >>> clgrad.softmax(clgrad.tensor([0.0, 0.0]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
+    x, d = _softmax_input(input, dim, dtype)
     if x.ndim == 0 or x.numel() == 0:
         return x.exp() / x.exp()
     return Softmax.apply(x, d)
 
 
-def log_softmax(x, dim, dtype=None):
-    x, d = _softmax_input(x, dim, dtype)
+def log_softmax(input, dim, dtype=None):
+    """``log(softmax(input, dim))``, computed stably.
+
+    >>> clgrad.log_softmax(clgrad.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.6931, -0.6931])
+    """
+    x, d = _softmax_input(input, dim, dtype)
     if x.ndim == 0 or x.numel() == 0:
         return x - x
     return LogSoftmax.apply(x, d)
@@ -343,13 +358,11 @@ class Cumsum(Function):
         ctx.dim = dim
         out = Tensor._empty(x._shape, dt, x.device)
         if out.numel():
-            acc = D.float32 if dt is D.float16 else dt
             if x.ndim == 0:
-                from .core import launch
-
-                launch("copy", [x], dt, x.dtype, out=out)
+                launch(COPY, [x], dt, x.dtype, out=out)
             else:
-                _backend(x.device).cumsum(out, x, dim, acc)
+                acc = D.float32 if dt is D.float16 else dt
+                x.device.backend.cumsum(out._record(), x._record(), dim, acc)
         return out
 
     @staticmethod
@@ -359,6 +372,15 @@ class Cumsum(Function):
         return g.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
 
 
-def cumsum(x, dim, dtype=None):
-    dt = D.as_dtype(dtype) if dtype is not None else _sum_dtype(x.dtype)
-    return Cumsum.apply(x, _wrap(dim, x.ndim) if x.ndim else 0, dt)
+def cumsum(input, dim, *, dtype=None):
+    """The running sum along ``dim``.
+
+    >>> clgrad.cumsum(clgrad.tensor([1, 2, 3]), dim=0)
+    tensor([1, 3, 6])
+    """
+    dt = (
+        D.as_dtype(dtype)
+        if dtype is not None
+        else (D.int64 if input.dtype.category < 2 else input.dtype)
+    )
+    return Cumsum.apply(input, wrap_dim(dim, input.ndim) if input.ndim else 0, dt)

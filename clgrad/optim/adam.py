@@ -6,11 +6,16 @@ The bias corrections are Python floats from the step count, kept as a Python int
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
-from ..ops.elementwise import Maximum
+from ..ops.elementwise import maximum
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
 
 
 def _check(lr, betas, eps, weight_decay):
@@ -27,19 +32,36 @@ def _check(lr, betas, eps, weight_decay):
 
 
 class Adam(Optimizer):
+    """The Adam optimizer, as ``torch.optim.Adam`` and its formulation: running averages of the
+    gradient and of its square (``betas``), bias-corrected, give the update
+    ``p -= lr * m_hat / (sqrt(v_hat) + eps)``; ``weight_decay`` adds an L2 term to the
+    gradient, ``amsgrad`` uses the running maximum of ``v``, ``maximize`` ascends. The step
+    count is a Python int.
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+    >>> opt = clgrad.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([0.9000, 1.9000], requires_grad=True)
+    >>> sorted(opt.state[w])
+    ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
     _decoupled = False
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0,
-        amsgrad=False,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         _check(lr, betas, eps, weight_decay)
         super().__init__(
             params,
@@ -53,7 +75,10 @@ class Adam(Optimizer):
             ),
         )
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one Adam (or AdamW) update of every parameter that has a gradient; returns the
+        loss of the optional ``closure`` (called first, with grad enabled), else None.
+        """
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
@@ -82,7 +107,7 @@ class Adam(Optimizer):
                     bias2_sqrt = math.sqrt(1 - beta2**step)
                     if amsgrad:
                         m = state["max_exp_avg_sq"]
-                        m.copy_(Maximum.apply(m, exp_avg_sq))
+                        m.copy_(maximum(m, exp_avg_sq))
                         denom = m.sqrt() / bias2_sqrt + eps
                     else:
                         denom = exp_avg_sq.sqrt() / bias2_sqrt + eps
@@ -91,19 +116,30 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: p -= lr * wd * p before the Adam update."""
+    """Adam with decoupled weight decay, as ``torch.optim.AdamW``: each step first shrinks the
+    parameter, ``p -= lr * weight_decay * p`` (``weight_decay`` 0.01 by default), then applies
+    the Adam update to the unmodified gradient.
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+    >>> opt = clgrad.optim.AdamW([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([0.8990, 1.8980], requires_grad=True)
+    """
 
     _decoupled = True
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=1e-2,
-        amsgrad=False,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

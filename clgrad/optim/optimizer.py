@@ -7,10 +7,15 @@ Every update runs on the parameters' own device, under no_grad, with in-place Te
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from copy import deepcopy
+from typing import Any
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
+
+#: What an optimizer takes: tensors, or dicts that each define a parameter group.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 
 
 class _Required:
@@ -22,9 +27,22 @@ required = _Required()
 
 
 class Optimizer:
-    """Base class: subclasses implement ``step``; ``defaults`` fill each group's options."""
+    """Base class of the optimizers, as ``torch.optim.Optimizer``: holds ``param_groups`` (a list
+    of dicts, each with its "params" and its options, ``defaults`` filling the options a group
+    does not set) and ``state`` (per parameter). ``params`` is an iterable of tensors, or of
+    dicts that each define a group. Subclasses implement ``step``; every update runs on the
+    parameters' own device, under no_grad, with in-place tensor ops.
 
-    def __init__(self, params, defaults):
+    >>> import clgrad.nn as nn
+    >>> model = nn.Linear(2, 1)
+    >>> opt = clgrad.optim.SGD(
+    ...     [{"params": [model.weight]}, {"params": [model.bias], "lr": 0.5}], lr=0.1
+    ... )
+    >>> [group["lr"] for group in opt.param_groups]
+    [0.1, 0.5]
+    """
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -43,8 +61,18 @@ class Optimizer:
         for g in groups:
             self.add_param_group(g)
 
-    def add_param_group(self, param_group):
-        """Adds a group (a dict with "params" and any option overriding the defaults)."""
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a parameter group: a dict with "params" (a tensor or an ordered collection of
+        tensors) and any options that override the optimizer's defaults, as
+        ``torch.optim.Optimizer.add_param_group`` (typically to train layers unfrozen later).
+        A parameter may belong to one group only.
+
+        >>> model = clgrad.nn.Linear(2, 1)
+        >>> opt = clgrad.optim.SGD([model.weight], lr=0.1)
+        >>> opt.add_param_group({"params": model.bias, "lr": 1.0})
+        >>> len(opt.param_groups), opt.param_groups[1]["lr"], opt.param_groups[1]["momentum"]
+        (2, 1.0, 0)
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         group = dict(param_group)
@@ -80,7 +108,17 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every parameter: to None (the default) or, with
+        ``set_to_none=False``, to zeros, as ``torch.optim.Optimizer.zero_grad``.
+
+        >>> w = clgrad.nn.Parameter(clgrad.ones(2))
+        >>> opt = clgrad.optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.zero_grad()
+        >>> w.grad is None
+        True
+        """
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None:
@@ -90,7 +128,11 @@ class Optimizer:
                         p._grad = p._grad.detach()
                         p._grad.zero_()
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step (an update of every parameter that has a gradient); the
+        optional ``closure`` re-evaluates the model (with grad enabled) and returns the loss, which
+        ``step`` returns. Each subclass implements it; the base raises NotImplementedError.
+        """
         raise NotImplementedError
 
     def _closure(self, closure):
@@ -103,9 +145,21 @@ class Optimizer:
         return [p for p in group["params"] if p._grad is not None]
 
     # ---- state dicts -----------------------------------------------------------------------
-    def state_dict(self):
-        """{"state": {index: {name: value}}, "param_groups": [{options, "params": [index]}]},
-        parameters numbered in group order (PyTorch's layout). Tensors are not copied."""
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state as a dict, in PyTorch's layout: ``{"state": {index: {name: value}},
+        "param_groups": [{options..., "params": [index, ...]}]}``, the parameters numbered in group
+        order. Tensors are not copied.
+
+        >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+        >>> opt = clgrad.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> state = opt.state_dict()
+        >>> state["state"]
+        {0: {'momentum_buffer': tensor([2., 4.])}}
+        >>> state["param_groups"][0]["params"], state["param_groups"][0]["lr"]
+        ([0], 0.1)
+        """
         index, groups, n = {}, [], 0
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
@@ -120,9 +174,20 @@ class Optimizer:
         state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
-        """Restores options and state; state tensors go to each parameter's device (and its
-        dtype, for floating-point state)."""
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores the options and per-parameter state from a ``state_dict()`` of an optimizer over
+        parameters of the same group sizes, as ``torch.optim.Optimizer.load_state_dict``: state
+        tensors are copied to each parameter's device (and its dtype, for floating-point state).
+
+        >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+        >>> opt = clgrad.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> fresh = clgrad.optim.SGD([w], lr=0.5, momentum=0.9)
+        >>> fresh.load_state_dict(opt.state_dict())
+        >>> fresh.param_groups[0]["lr"], fresh.state[w]["momentum_buffer"]
+        (0.1, tensor([2., 4.]))
+        """
         state_dict = deepcopy({"param_groups": state_dict["param_groups"]}) | {
             "state": state_dict["state"]
         }

@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
 from .optimizer import Optimizer
 
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
+
 
 class RMSprop(Optimizer):
+    """The RMSprop optimizer, as ``torch.optim.RMSprop`` and its formulation: a running average
+    of the squared gradient (decay ``alpha``) scales the update,
+    ``p -= lr * g / (sqrt(avg) + eps)``; ``centered`` subtracts the squared running mean of the
+    gradient, ``momentum`` accumulates the scaled updates, ``weight_decay`` adds an L2 term and
+    ``maximize`` ascends.
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+    >>> opt = clgrad.optim.RMSprop([w], lr=0.01)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([0.9000, 1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        alpha=0.99,
-        eps=1e-8,
-        weight_decay=0,
-        momentum=0,
-        centered=False,
+        params: ParamsT,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -43,7 +64,10 @@ class RMSprop(Optimizer):
             ),
         )
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one RMSprop update of every parameter that has a gradient; returns the loss of
+        the optional ``closure`` (called first, with grad enabled), else None.
+        """
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:

@@ -3,22 +3,43 @@ formulation)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer, required
 
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
+
 
 class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum, dampening, Nesterov momentum, weight
+    decay (an L2 term ``weight_decay * p`` added to the gradient) and ``maximize``, as
+    ``torch.optim.SGD`` and its formulation: ``buf = momentum * buf + (1 - dampening) * g``
+    (``buf = g`` on the first step), ``p -= lr * buf`` (or ``lr * (g + momentum * buf)`` with
+    ``nesterov``).
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+    >>> opt = clgrad.optim.SGD([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([0.8000, 1.6000], requires_grad=True)
+    """
+
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        momentum=0,
-        dampening=0,
-        weight_decay=0,
-        nesterov=False,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
         *,
-        maximize=False,
-    ):
+        maximize: bool = False,
+    ) -> None:
         if lr is not required and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -39,7 +60,10 @@ class SGD(Optimizer):
             ),
         )
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one SGD update of every parameter that has a gradient; returns the loss of the
+        optional ``closure`` (called first, with grad enabled), else None.
+        """
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
+from collections.abc import Callable, Iterable, Sequence, Sized
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +21,9 @@ from ..ops.creation import tensor as _tensor
 from ..ops.indexing import take
 from ..ops.movement import stack
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..ops.creation import Generator
 
 __all__ = [
     "Dataset",
@@ -36,7 +41,18 @@ __all__ = [
 
 
 class Dataset:
-    """Map-style dataset: implement ``__getitem__(index)`` and ``__len__``."""
+    """Base class of map-style datasets, as ``torch.utils.data.Dataset``: subclasses implement
+    ``__getitem__(index)`` (one sample) and ``__len__``; ``a + b`` concatenates two datasets
+    (a ConcatDataset).
+
+    >>> class Squares(clgrad.utils.data.Dataset):
+    ...     def __len__(self):
+    ...         return 4
+    ...     def __getitem__(self, i):
+    ...         return i * i
+    >>> Squares()[3], len(Squares() + Squares())
+    (9, 8)
+    """
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
@@ -46,9 +62,17 @@ class Dataset:
 
 
 class TensorDataset(Dataset):
-    """Samples are ``tuple(t[i] for t in tensors)``; every tensor has the same first dim."""
+    """A dataset of tensors that share their first dim, as ``torch.utils.data.TensorDataset``:
+    sample ``i`` is ``tuple(t[i] for t in tensors)``. Under the DataLoader's default collate a
+    batch is one gather per tensor (on its device), never a stack of samples.
 
-    def __init__(self, *tensors):
+    >>> x, y = clgrad.arange(10.0).reshape(5, 2), clgrad.arange(5)
+    >>> ds = clgrad.utils.data.TensorDataset(x, y)
+    >>> len(ds), ds[1]
+    (5, (tensor([2., 3.]), tensor(1)))
+    """
+
+    def __init__(self, *tensors: Tensor) -> None:
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor")
         n = tensors[0].shape[0] if tensors[0].ndim else None
@@ -95,7 +119,15 @@ def _rows(t, idx):
 
 
 class Subset(Dataset):
-    def __init__(self, dataset, indices):
+    """The samples of ``dataset`` at ``indices``, in that order, as ``torch.utils.data.Subset``.
+
+    >>> ds = clgrad.utils.data.TensorDataset(clgrad.arange(5))
+    >>> sub = clgrad.utils.data.Subset(ds, [4, 0])
+    >>> len(sub), sub[0]
+    (2, (tensor(4),))
+    """
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset, self.indices = dataset, list(indices)
 
     def __getitem__(self, idx):
@@ -108,7 +140,16 @@ class Subset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    def __init__(self, datasets):
+    """The concatenation of several datasets, indexed as one, as
+    ``torch.utils.data.ConcatDataset``.
+
+    >>> ds = clgrad.utils.data.TensorDataset(clgrad.arange(5))
+    >>> both = clgrad.utils.data.ConcatDataset([ds, ds])
+    >>> len(both), both[6]
+    (10, (tensor(1),))
+    """
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("datasets should not be an empty iterable")
@@ -127,8 +168,21 @@ class ConcatDataset(Dataset):
         return self.datasets[i][idx - start]
 
 
-def random_split(dataset, lengths, generator=None):
-    """Splits into non-overlapping Subsets of the given lengths (or fractions summing to 1)."""
+def random_split(
+    dataset: Dataset,
+    lengths: Sequence[int | float],
+    generator: Generator | None = None,
+) -> list[Subset]:
+    """Splits ``dataset`` at random into non-overlapping Subsets of the given ``lengths`` (or
+    fractions that sum to 1, the remainder spread one by one over the first splits), as
+    ``torch.utils.data.random_split``; the permutation comes from ``generator`` (default: the
+    global generator).
+
+    >>> ds = clgrad.utils.data.TensorDataset(clgrad.arange(10))
+    >>> train, val = clgrad.utils.data.random_split(ds, [0.8, 0.2])
+    >>> len(train), len(val), sorted(train.indices + val.indices) == list(range(10))
+    (8, 2, True)
+    """
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         counts = [int(math.floor(n * f)) for f in lengths]
@@ -147,7 +201,19 @@ def random_split(dataset, lengths, generator=None):
 
 # ---- samplers --------------------------------------------------------------------------------
 class Sampler:
-    def __init__(self, data_source=None):
+    """Base class of samplers, as ``torch.utils.data.Sampler``: ``__iter__`` yields dataset
+    indices (or, for a batch sampler, lists of them) and ``__len__`` says how many.
+
+    >>> class Reversed(clgrad.utils.data.Sampler):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n - 1, -1, -1))
+    >>> list(Reversed(3))
+    [2, 1, 0]
+    """
+
+    def __init__(self, data_source: Sized | None = None) -> None:
         pass
 
     def __iter__(self):
@@ -155,7 +221,14 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    def __init__(self, data_source):
+    """Yields the indices ``0, 1, ..., len(data_source) - 1`` in order, as
+    ``torch.utils.data.SequentialSampler``.
+
+    >>> list(clgrad.utils.data.SequentialSampler(range(4)))
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
     def __iter__(self):
@@ -166,10 +239,24 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A new permutation per epoch from ``generator`` (default: clgrad's global generator, so
-    ``clgrad.manual_seed`` makes the order reproducible)."""
+    """Yields the indices of ``data_source`` in random order, a new permutation per pass (or,
+    with ``replacement``, ``num_samples`` independent draws), as
+    ``torch.utils.data.RandomSampler``; the numbers come from ``generator`` (default: the
+    global generator, so ``clgrad.manual_seed`` makes the order reproducible).
 
-    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+    >>> _ = clgrad.manual_seed(0)
+    >>> order = list(clgrad.utils.data.RandomSampler(range(5)))
+    >>> sorted(order)
+    [0, 1, 2, 3, 4]
+    """
+
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
@@ -179,7 +266,8 @@ class RandomSampler(Sampler):
             )
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
+        """How many indices one pass yields: ``num_samples`` if given, else ``len(data_source)``."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
@@ -200,7 +288,16 @@ class RandomSampler(Sampler):
 
 
 class BatchSampler(Sampler):
-    def __init__(self, sampler, batch_size, drop_last):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter,
+    unless ``drop_last``), as ``torch.utils.data.BatchSampler``.
+
+    >>> list(clgrad.utils.data.BatchSampler(range(5), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    >>> list(clgrad.utils.data.BatchSampler(range(5), batch_size=2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(
                 f"batch_size should be a positive integer value, but got batch_size={batch_size}"
@@ -223,10 +320,20 @@ class BatchSampler(Sampler):
 
 
 # ---- collate ---------------------------------------------------------------------------------
-def default_collate(batch):
-    """Stacks a list of samples: tensors (and NumPy arrays) with ``stack``, numbers into a
-    tensor (int64 / float64 / bool, on the default device), strings into a list; tuples,
-    lists and dicts element by element (tuples and lists come back as lists)."""
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Merges a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors are
+    stacked along a new dim 0, NumPy arrays stacked into a tensor, Python ints, floats and bools
+    become int64, float64 and bool tensors (on the default device), strings stay a list, and
+    tuples, lists and dicts are collated element by element (tuples and lists come back as
+    lists, namedtuples as namedtuples).
+
+    >>> from clgrad.utils.data import default_collate
+    >>> default_collate([(clgrad.ones(2), 1), (clgrad.zeros(2), 0)])
+    [tensor([[1., 1.],
+            [0., 0.]]), tensor([1, 0])]
+    >>> default_collate([{"x": 1.5}, {"x": 2.5}])["x"].dtype
+    clgrad.float64
+    """
     elem = batch[0]
     if isinstance(elem, Tensor):
         return stack(list(batch), 0)
@@ -257,29 +364,39 @@ def default_collate(batch):
 
 
 class DataLoader:
-    """Iterates over a dataset in batches.
+    """Iterates over a dataset in batches, as ``torch.utils.data.DataLoader``: indices come from
+    ``sampler`` (by default sequential, or random per epoch with ``shuffle``, drawn from
+    ``generator`` or the global generator), are grouped by ``batch_size`` (or a
+    ``batch_sampler``; the last batch dropped with ``drop_last``), and the samples are merged
+    by ``collate_fn`` (``default_collate``). ``batch_size=None`` yields the samples one by one,
+    uncollated. Loading runs in the calling process: ``num_workers`` and the other
+    multiprocessing options are accepted for compatibility.
 
-    batch_size=None turns batching off (samples come one by one, uncollated). ``shuffle``
-    draws a new order per epoch from ``generator`` (or the global generator).
-    ``num_workers`` is accepted for compatibility; loading runs in the calling process.
+    >>> from clgrad.utils.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(clgrad.arange(10.0).reshape(5, 2), clgrad.arange(5))
+    >>> loader = DataLoader(ds, batch_size=2)
+    >>> len(loader)
+    3
+    >>> [(tuple(x.shape), y.tolist()) for x, y in loader]
+    [((2, 2), [0, 1]), ((2, 2), [2, 3]), ((1, 2), [4])]
     """
 
     def __init__(
         self,
-        dataset,
-        batch_size=1,
-        shuffle=None,
-        sampler=None,
-        batch_sampler=None,
-        num_workers=0,
-        collate_fn=None,
-        pin_memory=False,
-        drop_last=False,
-        timeout=0,
-        worker_init_fn=None,
-        generator=None,
-        **_,
-    ):
+        dataset: Dataset | Sequence[Any],
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Iterable[Any] | None = None,
+        batch_sampler: Iterable[list[Any]] | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list[Any]], Any] | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        generator: Generator | None = None,
+        **_: Any,
+    ) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative")
         if sampler is not None and shuffle:

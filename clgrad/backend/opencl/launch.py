@@ -36,11 +36,11 @@ def index_type(*extents) -> str:
     return "int" if max(extents, default=0) <= INT32_MAX else "long"
 
 
-def extent(t) -> int:
-    """One past the largest element offset a view reaches in its storage."""
-    if t.numel() == 0:
-        return t._offset
-    return t._offset + sum((n - 1) * abs(s) for n, s in zip(t._shape, t._stride)) + 1
+def extent(v) -> int:
+    """One past the largest element offset the ``View`` v reaches in its buffer."""
+    if v.numel() == 0:
+        return v.offset
+    return v.offset + sum((n - 1) * abs(s) for n, s in zip(v.shape, v.strides)) + 1
 
 
 INDEX_NP = {"int": np.int32, "long": np.int64}

@@ -8,11 +8,15 @@
   reads B in place, since packing it would not be repaid.
 * ``general`` (everything else: small, integer, K == 0): a small register block per
   work-item, read through the strides.
+
+Entry point: ``matmul(rt, out, a, b, acc)``, ``rt`` the device's ``Runtime``, ``out``, ``a``,
+``b`` 3-D ``View`` records.
 """
 
 from __future__ import annotations
 
-from .launch import INDEX_NP, index_type
+from ..base import View
+from .launch import INDEX_NP, extent, index_type
 
 TEMPLATE = "matmul.cl.mako"
 
@@ -46,19 +50,18 @@ TILED_TILE = (64, 64, 16, 4, 4)
 MAX_GRID_Z = 65535
 
 
-def matmul(out, a, b, acc, *, path: str | None = None) -> None:
-    """out[z, m, n] = sum_k a[z, m, k] * b[z, k, n] for 3-D tensors. Enqueues, never waits.
+def matmul(rt, out: View, a: View, b: View, acc, *, path: str | None = None) -> None:
+    """out[z, m, n] = sum_k a[z, m, k] * b[z, k, n] for 3-D views. Enqueues, never waits.
 
     ``out`` is contiguous; ``a`` and ``b`` are read through their strides (0 broadcasts a
     batch). ``acc`` is the dtype the sums are kept in. ``path`` forces a kernel family
     ("general", "packed", "direct" or "tiled"), for tests and benchmarks; by default the
     device and the shapes decide.
     """
-    Z, M, N = out._shape
-    K = a._shape[2]
+    Z, M, N = out.shape
+    K = a.shape[2]
     if Z == 0 or M == 0 or N == 0:
         return
-    rt = out.device.runtime
     if path is None:
         path = _choose(rt, b, acc, Z, M, N, K)
     if path in ("packed", "direct") and (K == 0 or acc.ctype not in PACKED_TILE):
@@ -75,7 +78,7 @@ def matmul(out, a, b, acc, *, path: str | None = None) -> None:
 
 def _row_major(b, acc) -> bool:
     """Whether direct can read rows of b as vectors of the sums' type."""
-    return b._stride[2] == 1 and b.dtype.ctype == acc.ctype
+    return b.strides[2] == 1 and b.dtype.ctype == acc.ctype
 
 
 def _choose(rt, b, acc, Z, M, N, K) -> str:
@@ -89,17 +92,9 @@ def _choose(rt, b, acc, Z, M, N, K) -> str:
     return "packed"
 
 
-def _extent(t) -> int:
-    """One past the largest element offset the 3-D view reaches."""
-    (z, r, c), (sz, sr, sc) = t._shape, t._stride
-    if not (z and r and c):
-        return t._offset
-    return t._offset + (z - 1) * abs(sz) + (r - 1) * abs(sr) + (c - 1) * abs(sc) + 1
-
-
 def _params(out, a, b, acc, variant, tile, *scratch):
     """Template parameters, and the numpy type of the index arguments they call for."""
-    itype = index_type(_extent(out), _extent(a), _extent(b), *scratch)
+    itype = index_type(extent(out), extent(a), extent(b), *scratch)
     params = dict(
         variant=variant,
         tile=tile,
@@ -114,22 +109,38 @@ def _params(out, a, b, acc, variant, tile, *scratch):
     return params, INDEX_NP[itype]
 
 
+def _kernel(rt, function, params):
+    """Kernel ``function`` rendered with ``params``, looked up by their values (the dicts come
+    from ``_params``, so their keys are always the same, in the same order)."""
+    return rt.cached(("matmul", function, *params.values()), TEMPLATE, function, **params)
+
+
+def _scratch(rt, dt, n) -> View:
+    """A View over a new scratch buffer of n ``dt`` elements; give it back with ``_release``."""
+    nbytes = n * dt.itemsize
+    return View(rt.allocator.alloc(nbytes), 0, (n,), (1,), dt, nbytes)
+
+
+def _release(rt, v: View) -> None:
+    rt.allocator.release(v.buffer, v.nbytes)
+
+
 def _launch1d(rt, kernel, I, items, args, local=LOCAL):
     """One work-item per item, in groups of ``local``; ``items`` is the kernel's last argument."""
     rt.launch(kernel, (-(-items // local) * local,), (local,), [*args, I(items)])
 
 
-def _operand_args(I, t, z0=0):
+def _operand_args(I, v, z0=0):
     """buffer, offset, batch, row and column strides of a 3-D operand from batch z0 on."""
-    sz, sr, sc = t._stride
-    return [t._storage.data, I(t._offset + z0 * sz), I(sz), I(sr), I(sc)]
+    sz, sr, sc = v.strides
+    return [v.buffer, I(v.offset + z0 * sz), I(sz), I(sr), I(sc)]
 
 
 def _strided_args(I, out, a, b, M, N, K):
     """The arguments the kernels that read both operands through their strides begin with."""
     return [
-        out._storage.data,
-        I(out._offset),
+        out.buffer,
+        I(out.offset),
         *_operand_args(I, a),
         *_operand_args(I, b),
         I(M),
@@ -141,7 +152,7 @@ def _strided_args(I, out, a, b, M, N, K):
 def _general(rt, out, a, b, acc, Z, M, N, K):
     RM, RN = GENERAL_TILE
     params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
-    kernel = rt.kernel(TEMPLATE, "cg_matmul_general", **params)
+    kernel = _kernel(rt, "cg_matmul_general", params)
     nbm, nbn = -(-M // RM), -(-N // RN)
     args = _strided_args(I, out, a, b, M, N, K) + [I(nbn), I(nbm)]
     _launch1d(rt, kernel, I, nbn * nbm * Z, args)
@@ -150,7 +161,7 @@ def _general(rt, out, a, b, acc, Z, M, N, K):
 def _tiled(rt, out, a, b, acc, Z, M, N, K):
     TM, TN, TK, WM, WN = TILED_TILE
     params, I = _params(out, a, b, acc, "tiled", TILED_TILE)
-    kernel = rt.kernel(TEMPLATE, "cg_matmul_tiled", **params)
+    kernel = _kernel(rt, "cg_matmul_tiled", params)
     lx, ly = TN // WN, TM // WM
     args = _strided_args(I, out, a, b, M, N, K) + [I(Z)]
     rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
@@ -161,17 +172,17 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     tile = PACKED_TILE[acc.ctype]
     MR, NR, VW, KB = tile[0], tile[1], tile[2], tile[4]
     mq, np_ = -(-M // MR), -(-N // NR)
-    isz = 8 if acc.ctype == "double" else 4
+    isz = acc.itemsize
     # Scratch: B packed into panels (unless direct). A is read in place when its rows are
     # contiguous and in the sums' type; else copied first: packed into MR-row panels when its
     # rows are not contiguous (transposed), converted row by row when only its type differs.
     # An operand with batch stride 0 (broadcast) is prepared once and shared by every batch.
     a_mode = (
-        "panels" if a._stride[2] != 1 and K > 1 else "rows" if a.dtype.ctype != acc.ctype else None
+        "panels" if a.strides[2] != 1 and K > 1 else "rows" if a.dtype.ctype != acc.ctype else None
     )
     b_size = 0 if direct else np_ * NR * K  # scratch elements per batch
     a_size = {"panels": mq * MR * K, "rows": M * K, None: 0}[a_mode]
-    b_shared, a_shared = b._stride[0] == 0 or Z == 1, a._stride[0] == 0 or Z == 1
+    b_shared, a_shared = b.strides[0] == 0 or Z == 1, a.strides[0] == 0 or Z == 1
     per_batch = (0 if b_shared else b_size) + (0 if a_shared else a_size)
     fixed = (b_size if b_shared else 0) + (a_size if a_shared else 0)
     chunk = (
@@ -182,19 +193,19 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     variant = "direct" if direct else "packed"
     params, I = _params(out, a, b, acc, variant, tile, b_elems, a_elems)
     # The micro-kernel reads a as it is, or its copy.
-    gemm = rt.kernel(
-        TEMPLATE,
+    gemm = _kernel(
+        rt,
         f"cg_matmul_{variant}",
-        **(dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params),
+        dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params,
     )
     if not direct:
-        pack_b = rt.kernel(TEMPLATE, "cg_matmul_pack_b", **params)
-        bp = rt.allocator.alloc(b_elems * isz)
+        pack_b = _kernel(rt, "cg_matmul_pack_b", params)
+        bp = _scratch(rt, acc, b_elems)
         b_zs = 0 if b_shared else b_size
     if a_mode:
         name = "cg_matmul_pack_a" if a_mode == "panels" else "cg_matmul_convert_a"
-        prep_a = rt.kernel(TEMPLATE, name, **dict(params, variant="packed"))
-        ap = rt.allocator.alloc(a_elems * isz)
+        prep_a = _kernel(rt, name, dict(params, variant="packed"))
+        ap = _scratch(rt, acc, a_elems)
         a_zs = 0 if a_shared else a_size
     for z0 in range(0, Z, chunk):
         zc = min(chunk, Z - z0)
@@ -208,10 +219,10 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
                     pack_b,
                     I,
                     kq * np_ * (1 if b_shared else zc),
-                    [bp, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
+                    [bp.buffer, I(b_zs), *_operand_args(I, b, z0), I(N), I(K), I(np_), I(kq)],
                     LOCAL_COPY,
                 )
-            b_args = [bp, I(b_zs)]
+            b_args = [bp.buffer, I(b_zs)]
         if a_mode is None:
             a_args = _operand_args(I, a, z0)
         else:
@@ -224,7 +235,7 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
                         prep_a,
                         I,
                         mq * kq * zs,
-                        [ap, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(mq), I(kq)],
+                        [ap.buffer, I(a_zs), *_operand_args(I, a, z0), I(M), I(K), I(mq), I(kq)],
                         LOCAL_COPY,
                     )
                 else:
@@ -234,14 +245,14 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
                         prep_a,
                         I,
                         kq * M * zs,
-                        [ap, I(a_zs), *_operand_args(I, a, z0)[:-1], I(M), I(K), I(kq)],
+                        [ap.buffer, I(a_zs), *_operand_args(I, a, z0)[:-1], I(M), I(K), I(kq)],
                         LOCAL_COPY,
                     )
             # panels: row stride unused, k stride MR; rows: contiguous
-            a_args = [ap, I(0), I(a_zs), I(K), I(MR if a_mode == "panels" else 1)]
+            a_args = [ap.buffer, I(0), I(a_zs), I(K), I(MR if a_mode == "panels" else 1)]
         args = [
-            out._storage.data,
-            I(out._offset + z0 * M * N),
+            out.buffer,
+            I(out.offset + z0 * M * N),
             *a_args,
             *b_args,
             I(M),
@@ -253,6 +264,6 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
         _launch1d(rt, gemm, I, mq * np_ * zc, args)
     # The queue is in order: the kernels above run before anything that reuses the scratch.
     if not direct:
-        rt.allocator.release(bp, b_elems * isz)
+        _release(rt, bp)
     if a_mode:
-        rt.allocator.release(ap, a_elems * isz)
+        _release(rt, ap)

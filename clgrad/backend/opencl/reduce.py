@@ -1,4 +1,10 @@
-"""Reductions (sum, prod, max, min, argmax, argmin) and cumsum as OpenCL kernels.
+"""Reductions (any ``ReduceKernel``: sum, prod, max, min, argmax, ...) and cumsum as OpenCL
+kernels.
+
+Entry points: ``reduce(rt, kernel, out, x, dims, acc)`` and ``cumsum(rt, out, x, dim, acc)``,
+where ``rt`` is the device's ``Runtime`` and ``out``, ``x`` are ``View`` records. The op is
+data (``clgrad.backend.base.ReduceKernel``): kernels/reduce.cl.mako renders any declaration,
+and nothing here names an op.
 
 Both read their input in place, whatever its strides (transposed, stepped, broadcast, offset):
 the kept dims and the reduced (or scanned) dims are each merged into as few runs as they allow
@@ -10,7 +16,7 @@ The work is M outputs x R reduced elements. On CPU devices (PoCL), by layout:
 
 * "inner": the reduced run is innermost (or nothing is contiguous). A work-item owns an output
   and walks its elements, with aligned 32-byte vector loads and four accumulators when they
-  are contiguous; argmax/argmin take each block's extreme at max speed and rescan only a block
+  are contiguous; arg reductions take each block's extreme at max speed and rescan only a block
   that beats the best so far. Too few outputs to fill the cores (a full reduction has one):
   each output's range is cut into P chunks, a first launch writes M*P partials to scratch and
   a second, small launch of the same kernels combines them.
@@ -18,7 +24,7 @@ The work is M outputs x R reduced elements. On CPU devices (PoCL), by layout:
   An item owns 16 KB of adjacent outputs and a range of rows, walks them 8 rows at a time across
   all its outputs with their running values in a cache-resident scratch, so memory is read in
   long runs; a second launch combines the row ranges.
-* "outer": the same layout when small, and argmax/argmin on it: an item owns unroll*vw adjacent
+* "outer": the same layout when small, and arg reductions on it: an item owns unroll*vw adjacent
   outputs in registers and walks the rows.
 
 On GPUs ("wg"): a work-group per (lx outputs, chunk); its ly items per output stride through
@@ -31,18 +37,23 @@ registers), "tiles" scans unroll*vw adjacent lines per item with vectors when li
 in memory, "wg" (GPU) scans tiles of a line in local memory. Few long lines are cut into chunks
 whose sums come from the reduction kernels; each chunk starts from the sum of those before it.
 
-Semantics are NumPy's / PyTorch's: sum of nothing 0, prod 1; max/min propagate NaN; argmax and
-argmin give the first extreme, a NaN counting as the extreme.
+Semantics are NumPy's / PyTorch's: a reduction of nothing is the kernel's neutral value (sum 0,
+prod 1); arg reductions give the first extreme, a NaN counting as the extreme (max/min propagate
+NaN by their declared reduce_expr).
 """
 
 from __future__ import annotations
 
 import math
 
+from ... import dtypes as D
+from ..base import ReduceKernel, View
 from .launch import INDEX_NP, extent, index_type, merge_dims
+from .template_helpers import SIZES
 
-ARG_OPS = ("argmax", "argmin")
-VALUE_OPS = ("sum", "prod", "max", "min")
+TEMPLATE = "reduce.cl.mako"
+# cumsum's chunk sums (a backend never imports clgrad.ops, where the ops are declared)
+_CHUNK_SUM = ReduceKernel("sum", "0", "a + b")
 
 # None: GPU kernels on GPUs only. True/False forces a path (tests run the GPU kernels on PoCL).
 GPU_PATH = None
@@ -66,17 +77,6 @@ SCAN_UNROLL = 8
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
-_SIZES = {
-    "uchar": 1,
-    "char": 1,
-    "short": 2,
-    "half": 2,
-    "int": 4,
-    "float": 4,
-    "long": 8,
-    "double": 8,
-}
-
 
 def _gpu(rt) -> bool:
     return rt.is_gpu if GPU_PATH is None else bool(GPU_PATH)
@@ -88,7 +88,7 @@ def _vw(*cts: str) -> int:
     PoCL on AVX2 (no AVX-512) miscompiles or crashes on 64-byte vectors (float16, long8)
     handed to its builtins, so no vector here is wider than 256 bits.
     """
-    return min(16, 32 // max(max(_SIZES[c], 4) if c == "half" else _SIZES[c] for c in cts))
+    return min(16, 32 // max(max(SIZES[c], 4) if c == "half" else SIZES[c] for c in cts))
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -100,16 +100,14 @@ def _pow2_floor(n: int) -> int:
 
 
 def _wg_size(rt) -> int:
-    return min(WG, _pow2_floor(rt.device._cl.max_work_group_size))
+    return min(WG, _pow2_floor(rt.max_work_group_size))
 
 
 def _aligned(rt, lanes, esize, *offsets) -> bool:
     """Whether vectors of ``lanes`` elements at these element offsets (all multiples of lanes)
     are aligned: they are when buffers start aligned to the vector, and OpenCL buffers start
     aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN."""
-    return rt.device._cl.mem_base_addr_align // 8 >= lanes * esize and all(
-        o % lanes == 0 for o in offsets
-    )
+    return rt.base_align_bytes >= lanes * esize and all(o % lanes == 0 for o in offsets)
 
 
 def _fp64(*cts) -> bool:
@@ -125,7 +123,7 @@ def _cpu_launch(rt, kernel, n_items, args):
     """A CPU device: an item per task (no grid-stride loop: short tasks are faster so), in
     groups of up to 64 that still leave 8 groups per core to balance (PoCL runs a group's
     items one after another on one core)."""
-    cu = rt.device.compute_units
+    cu = rt.compute_units
     items = max(1, min(n_items, _cpu_items(rt)))
     local = 1
     while local < 64 and items // (local * 2) >= 8 * cu:
@@ -135,14 +133,41 @@ def _cpu_launch(rt, kernel, n_items, args):
 
 
 class _Src:
-    """What a reduction launch reads: a buffer, its element ctype, kept and reduced runs."""
+    """What a reduction launch reads: a buffer, its element ctype, kept and reduced runs; raw:
+    the input's elements (mapped by the kernel's map_expr), else partials (mapped already)."""
 
-    __slots__ = ("buf", "off", "ct", "idx", "kshape", "kstr", "rshape", "rstr", "ext")
+    __slots__ = ("buf", "off", "ct", "idx", "kshape", "kstr", "rshape", "rstr", "ext", "raw")
 
-    def __init__(self, buf, off, ct, idx, kshape, kstr, rshape, rstr, ext):
+    def __init__(self, buf, off, ct, idx, kshape, kstr, rshape, rstr, ext, raw=True):
         self.buf, self.off, self.ct, self.idx = buf, off, ct, idx
         self.kshape, self.kstr, self.rshape, self.rstr = kshape, kstr, rshape, rstr
         self.ext = ext  # one past the largest element offset read
+        self.raw = raw
+
+
+class _Dst:
+    """Where a reduction launch writes: a value buffer (None: none) of ``ct`` (bool: 0/1), an
+    index buffer (None: none), and the element offset of output 0 in both."""
+
+    __slots__ = ("buf", "ct", "is_bool", "idx", "off")
+
+    def __init__(self, buf, ct, is_bool, idx, off):
+        self.buf, self.ct, self.is_bool, self.idx, self.off = buf, ct, is_bool, idx, off
+
+
+# the dtype of a scratch buffer of each compute ctype
+_SCRATCH_DTYPE = {d.ctype: d for d in (D.uint8, D.int8, D.int16, D.int32, D.int64)}
+_SCRATCH_DTYPE.update(float=D.float32, double=D.float64)
+
+
+def _scratch(rt, dt, shape, strides) -> View:
+    """A View over a new scratch buffer from the device's allocator; ``_release`` it."""
+    nbytes = math.prod(shape) * dt.itemsize
+    return View(rt.allocator.alloc(nbytes), 0, tuple(shape), tuple(strides), dt, nbytes)
+
+
+def _release(rt, v: View) -> None:
+    rt.allocator.release(v.buffer, v.nbytes)
 
 
 def _itype(*extents) -> str:
@@ -161,7 +186,7 @@ class _Plan:
         # base: work-items (work-groups for "wg") per chunk of the reduced range
 
 
-def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
+def _plan(rt, kernel, ct, itype, src, M, R, direct=False) -> _Plan:
     """The kernel for M outputs over R elements each; direct: one that writes out itself."""
     K0, ks, rs = src.kshape[-1], src.kstr[-1], src.rstr[-1]
     if _gpu(rt):
@@ -173,15 +198,15 @@ def _plan(rt, op, ct, itype, src, M, R, direct=False) -> _Plan:
         else:
             lx = 1
         return _Plan("wg", _cdiv(M, lx), lx=lx, ly=wg // lx)
-    arg = op in ARG_OPS
+    arg = kernel.arg
     vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
     vw = _vw(src.ct, ct, *((itype,) if arg else ()))  # "outer" keeps indices in vectors too
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
         # every vector starts vw-aligned when all offsets are multiples of vw
-        aligned = _aligned(rt, vw, _SIZES[src.ct], src.off, *src.kstr[:-1], *src.rstr)
+        aligned = _aligned(rt, vw, SIZES[src.ct], src.off, *src.kstr[:-1], *src.rstr)
         if not (arg or direct) and M * R >= OUTER_SPLIT_MIN and R >= 4 * ROWS_BLOCK:
             unroll = OUTER_UNROLL
-            cb = max(1, ROWS_COLS_BYTES // (_SIZES[ct] * unroll * vw)) * unroll * vw
+            cb = max(1, ROWS_COLS_BYTES // (SIZES[ct] * unroll * vw)) * unroll * vw
             return _Plan(
                 "rows",
                 (M // K0) * _cdiv(K0, cb),
@@ -207,15 +232,15 @@ def _split(rt, plan, R) -> tuple[int, int]:
     base = plan.base
     if plan.mode == "wg":
         # work-groups that fill the device (at least a few per compute unit)
-        target = max(rt.max_work_items // (plan.lx * plan.ly), 4 * rt.device.compute_units)
+        target = max(rt.max_work_items // (plan.lx * plan.ly), 4 * rt.compute_units)
         if base < target:
             P = min(_cdiv(target, base), R // (plan.ly * 16))
     elif plan.mode == "inner":
-        target = rt.device.compute_units * ITEMS_PER_CU
+        target = rt.compute_units * ITEMS_PER_CU
         if base < target:
             P = min(_cdiv(target, base), R // MIN_CHUNK)
     elif plan.mode == "rows":
-        target = rt.device.compute_units * ROWS_ITEMS_PER_CU
+        target = rt.compute_units * ROWS_ITEMS_PER_CU
         if base < target:
             P = min(_cdiv(target, base), R // (4 * plan.rb))
     elif base * plan.vw * plan.unroll * R >= OUTER_SPLIT_MIN:
@@ -225,24 +250,30 @@ def _split(rt, plan, R) -> tuple[int, int]:
     return _cdiv(R, chunk), chunk
 
 
-def _launch(
-    rt, op, ct, itype, plan, src, M, R, P, chunk, out, out_ct, out_bool, outi, o_off, o_sm, o_sc
-):
+def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
     n_items = plan.base * P
     I = INDEX_NP[itype]
-    kernel = rt.kernel(
-        "reduce.cl.mako",
-        f"cg_reduce_{plan.mode}_{op}",
-        mode=plan.mode,
-        op=op,
+    mode, out_ct = plan.mode, dst.ct if dst.buf is not None else ""
+    apply_map = src.raw and kernel.map_expr != "x"
+    idx_in, idx_out = src.idx is not None, dst.idx is not None
+    nk, nr = len(src.kshape), len(src.rshape)
+    key = ("reduce", kernel, mode, src.ct, ct, apply_map, idx_in, out_ct, dst.is_bool, idx_out)
+    key += (nk, nr, plan.vw, plan.unroll, plan.aligned, plan.cb, plan.rb, plan.lx, plan.ly, itype)
+    k = rt.cached(
+        key,
+        TEMPLATE,
+        f"cg_reduce_{mode}_{kernel.name}",
+        mode=mode,
+        kernel=kernel,
         in_ct=src.ct,
         ct=ct,
-        idx_in=src.idx is not None,
-        out_ct=out_ct if out is not None else "",
-        out_bool=out_bool,
-        idx_out=outi is not None,
-        nk=len(src.kshape),
-        nr=len(src.rshape),
+        apply_map=apply_map,
+        idx_in=idx_in,
+        out_ct=out_ct,
+        out_bool=dst.is_bool,
+        idx_out=idx_out,
+        nk=nk,
+        nr=nr,
         vw=plan.vw,
         unroll=plan.unroll,
         aligned=plan.aligned,
@@ -254,134 +285,120 @@ def _launch(
         fp64=_fp64(src.ct, ct, out_ct),
     )
     args = [src.buf, I(src.off)]
-    if src.idx is not None:
+    if idx_in:
         args.append(src.idx)
     for n, s in zip(src.kshape, src.kstr):
         args += [I(n), I(s)]
     for n, s in zip(src.rshape, src.rstr):
         args += [I(n), I(s)]
     args += [I(M), I(R), I(chunk), I(P)]
-    if out is not None:
-        args.append(out)
-    if outi is not None:
-        args.append(outi)
-    args += [I(o_off), I(o_sm), I(o_sc), I(n_items)]
-    if plan.mode == "wg":
-        rt.launch(kernel, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
+    if dst.buf is not None:
+        args.append(dst.buf)
+    if idx_out:
+        args.append(dst.idx)
+    args += [I(dst.off), I(o_sm), I(o_sc), I(n_items)]
+    if mode == "wg":
+        rt.launch(k, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
     else:
-        _cpu_launch(rt, kernel, n_items, args)
+        _cpu_launch(rt, k, n_items, args)
 
 
-def _partials(rt, op, ct, itype, plan, src, M, R, P, chunk):
-    """Launches a first pass into scratch; returns (vals, idx, o_sm, o_sc): release both."""
-    vals = rt.allocator.alloc(M * P * _SIZES[ct])
-    idx = rt.allocator.alloc(M * P * 8) if op in ARG_OPS else None
+def _partials(rt, kernel, ct, itype, plan, src, M, R, P, chunk):
+    """Launches a first pass into scratch: Views (M, P) of its values and (arg reductions) of
+    its indices, or None; ``_release`` both."""
     # adjacent outputs side by side, [P][M], except "inner": [M][P]
-    o_sm, o_sc = (P, 1) if plan.mode == "inner" else (1, M)
-    _launch(rt, op, ct, itype, plan, src, M, R, P, chunk, vals, ct, False, idx, 0, o_sm, o_sc)
-    return vals, idx, o_sm, o_sc
+    strides = (P, 1) if plan.mode == "inner" else (1, M)
+    vals = _scratch(rt, _SCRATCH_DTYPE[ct], (M, P), strides)
+    idx = _scratch(rt, D.int64, (M, P), strides) if kernel.arg else None
+    dst = _Dst(vals.buffer, ct, False, idx.buffer if idx else None, 0)
+    _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, *strides)
+    return vals, idx
 
 
-def _reduce_src(rt, op, ct, src, M, R, out, out_ct, out_bool, outi, o_off):
+def _reduce_src(rt, kernel, ct, src, M, R, dst):
     itype = "int"
     while True:  # the plan (vector width of index lanes) depends on the index type
-        plan = _plan(rt, op, ct, itype, src, M, R)
+        plan = _plan(rt, kernel, ct, itype, src, M, R)
         P, chunk = _split(rt, plan, R)
-        need = _itype(src.ext, o_off + M, M * P, plan.base * P, R + chunk)
+        need = _itype(src.ext, dst.off + M, M * P, plan.base * P, R + chunk)
         if need == itype:
             break
         itype = need
     if P == 1 and plan.mode != "rows":
-        _launch(
-            rt, op, ct, itype, plan, src, M, R, 1, chunk, out, out_ct, out_bool, outi, o_off, 1, 0
-        )
+        _launch(rt, kernel, ct, itype, plan, src, M, R, 1, chunk, dst, 1, 0)
         return
-    vals, idx, o_sm, o_sc = _partials(rt, op, ct, itype, plan, src, M, R, P, chunk)
-    second = _Src(vals, 0, ct, idx, (M,), (o_sm,), (P,), (o_sc,), M * P)
-    plan2 = _plan(rt, op, ct, itype, second, M, P, direct=True)
-    _launch(rt, op, ct, itype, plan2, second, M, P, 1, P, out, out_ct, out_bool, outi, o_off, 1, 0)
-    rt.allocator.release(vals, M * P * _SIZES[ct])
+    vals, idx = _partials(rt, kernel, ct, itype, plan, src, M, R, P, chunk)
+    (o_sm, o_sc), ib = vals.strides, idx.buffer if idx else None
+    second = _Src(vals.buffer, 0, ct, ib, (M,), (o_sm,), (P,), (o_sc,), extent(vals), raw=False)
+    plan2 = _plan(rt, kernel, ct, itype, second, M, P, direct=True)
+    _launch(rt, kernel, ct, itype, plan2, second, M, P, 1, P, dst, 1, 0)
+    _release(rt, vals)
     if idx is not None:
-        rt.allocator.release(idx, M * P * 8)
+        _release(rt, idx)
 
 
 def _stride_key(s):
     return math.inf if s == 0 else abs(s)
 
 
-def reduce(op, out, x, dims, acc) -> None:
-    """out = op over the dims ``dims`` of x (see the module docstring). Enqueues only."""
+def reduce(rt, kernel: ReduceKernel, out: View, x: View, dims, acc) -> None:
+    """out (contiguous, x's shape without ``dims``) = ``kernel`` over the dims ``dims`` of x,
+    accumulated in dtype ``acc`` (None: out's dtype; an arg reduction compares in x's and
+    writes int64 indices). Enqueues only (see the module docstring)."""
     M = out.numel()
     if M == 0:
         return
-    rt = out.device.runtime
-    arg = op in ARG_OPS
-    if op not in ARG_OPS + VALUE_OPS:
-        raise ValueError(f"unknown reduction {op!r}")
-    dims = tuple(sorted(d % x.ndim for d in dims)) if x.ndim else ()
-    kept = [d for d in range(x.ndim) if d not in dims]
+    nd = x.ndim
+    dims = tuple(sorted({d % nd for d in dims})) if nd else ()
+    kept = [d for d in range(nd) if d not in dims]
     red = list(dims)
-    R = math.prod(x._shape[d] for d in red)
-    if not arg:  # any order sums the same: walk the smallest stride innermost
-        red.sort(key=lambda d: -_stride_key(x._stride[d]))
-    kshape, (kstr,) = merge_dims([x._shape[d] for d in kept], [[x._stride[d] for d in kept]])
+    shape, strides = x.shape, x.strides
+    R = math.prod(shape[d] for d in red)
+    if not kernel.arg:  # any order reduces the same: walk the smallest stride innermost
+        red.sort(key=lambda d: -_stride_key(strides[d]))
+    kshape, (kstr,) = merge_dims([shape[d] for d in kept], [[strides[d] for d in kept]])
     if R == 0:
         rshape, rstr = (1,), (0,)
     else:
-        rshape, (rstr,) = merge_dims([x._shape[d] for d in red], [[x._stride[d] for d in red]])
-    if op in ("sum", "prod"):
-        ct = (acc or out.dtype).compute_ctype
+        rshape, (rstr,) = merge_dims([shape[d] for d in red], [[strides[d] for d in red]])
+    ct = (acc or (x.dtype if kernel.arg else out.dtype)).compute_ctype
+    src = _Src(x.buffer, x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
+    if kernel.arg:
+        dst = _Dst(None, "", False, out.buffer, out.offset)
     else:
-        ct = x.dtype.compute_ctype
-    src = _Src(
-        x._storage.data, x._offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x)
-    )
-    if arg:
-        _reduce_src(rt, op, ct, src, M, R, None, "", False, out._storage.data, out._offset)
-    else:
-        _reduce_src(
-            rt,
-            op,
-            ct,
-            src,
-            M,
-            R,
-            out._storage.data,
-            out.dtype.ctype,
-            out.dtype.name == "bool",
-            None,
-            out._offset,
-        )
+        dst = _Dst(out.buffer, out.dtype.ctype, out.dtype.name == "bool", None, out.offset)
+    _reduce_src(rt, kernel, ct, src, M, R, dst)
 
 
-def cumsum(out, x, dim, acc) -> None:
-    """out = inclusive cumulative sum of x along dim, accumulated in acc. Enqueues only."""
+def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
+    """out = inclusive cumulative sum of x along dim, accumulated in dtype ``acc`` (None:
+    out's). Enqueues only."""
     n = out.numel()
     if n == 0:
         return
-    rt = out.device.runtime
     ct = (acc or out.dtype).compute_ctype
+    in_ct, out_ct = x.dtype.ctype, out.dtype.ctype
     if x.ndim == 0:
         L, sx, so, bshape, bx, bo = 1, 0, 0, (1,), (0,), (0,)
     else:
         dim %= x.ndim
-        L, sx, so = x._shape[dim], x._stride[dim], out._stride[dim]
+        L, sx, so = x.shape[dim], x.strides[dim], out.strides[dim]
         others = [d for d in range(x.ndim) if d != dim]
         bshape, (bx, bo) = merge_dims(
-            [x._shape[d] for d in others],
-            [[x._stride[d] for d in others], [out._stride[d] for d in others]],
+            [x.shape[d] for d in others],
+            [[x.strides[d] for d in others], [out.strides[d] for d in others]],
         )
     B = n // L
     gpu = _gpu(rt)
     K0 = bshape[-1]
-    vw = _vw(x.dtype.ctype, ct, out.dtype.ctype)
+    vw = _vw(in_ct, ct, out_ct)
     if gpu:
         # adjacent lines adjacent in memory: an item per line reads coalesced; else work-groups
         mode = "lines" if B > 1 and ((bx[-1] == 1 and sx != 1) or L < 64) else "wg"
         ls = _wg_size(rt) if mode == "wg" else 0
         unroll = 0
         base = B
-        target = max(rt.max_work_items // max(ls, 1), 4 * rt.device.compute_units)
+        target = max(rt.max_work_items // max(ls, 1), 4 * rt.compute_units)
         min_chunk = ls * 16 if mode == "wg" else MIN_CHUNK
     else:
         tiles = B > 1 and bx[-1] == 1 and bo[-1] == 1 and K0 >= vw and sx != 1
@@ -389,7 +406,7 @@ def cumsum(out, x, dim, acc) -> None:
         ls = 0
         unroll = SCAN_UNROLL if tiles else 0
         base = (B // K0) * _cdiv(K0, unroll * vw) if tiles else B
-        target = rt.device.compute_units * ITEMS_PER_CU
+        target = rt.compute_units * ITEMS_PER_CU
         min_chunk = MIN_CHUNK
     P = 1
     if base < target:
@@ -400,59 +417,64 @@ def cumsum(out, x, dim, acc) -> None:
     aligned = mode == "tiles" and _aligned(
         rt,
         vw,
-        max(_SIZES[x.dtype.ctype], _SIZES[out.dtype.ctype]),
-        x._offset,
+        max(SIZES[in_ct], SIZES[out_ct]),
+        x.offset,
         *bx[:-1],
         sx,
-        out._offset,
+        out.offset,
         *bo[:-1],
         so,
     )
-    itype = _itype(extent(x), out._offset + n, B * P, base * P, L + chunk)
+    itype = _itype(extent(x), out.offset + n, B * P, base * P, L + chunk)
     I = INDEX_NP[itype]
 
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
-        src = _Src(
-            x._storage.data, x._offset, x.dtype.ctype, None, bshape, bx, (L,), (sx,), extent(x)
-        )
-        plan = _plan(rt, "sum", ct, itype, src, B, L, direct=True)
-        part, _, ps_b, ps_c = _partials(rt, "sum", ct, itype, plan, src, B, L, P, chunk)
+        src = _Src(x.buffer, x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
+        plan = _plan(rt, _CHUNK_SUM, ct, itype, src, B, L, direct=True)
+        part, _ = _partials(rt, _CHUNK_SUM, ct, itype, plan, src, B, L, P, chunk)
 
-    kernel = rt.kernel(
+    has_part = part is not None
+    vwt = vw if mode == "tiles" else 0
+    out_bool = out.dtype.name == "bool"
+    key = ("scan", mode, in_ct, ct, out_ct, out_bool, len(bshape), vwt, unroll, aligned, lvec)
+    key += (ls, has_part, itype)
+    kernel = rt.cached(
+        key,
         "scan.cl.mako",
         f"cg_scan_{mode}",
         mode=mode,
-        in_ct=x.dtype.ctype,
+        in_ct=in_ct,
         ct=ct,
-        out_ct=out.dtype.ctype,
-        out_bool=out.dtype.name == "bool",
+        out_ct=out_ct,
+        out_bool=out_bool,
         nb=len(bshape),
-        vw=vw if mode == "tiles" else 0,
+        vw=vwt,
         unroll=unroll,
         aligned=aligned,
         lvec=lvec,
         ls=ls,
-        has_part=part is not None,
+        has_part=has_part,
         index_t=itype,
-        fp64=_fp64(x.dtype.ctype, ct, out.dtype.ctype),
+        fp64=_fp64(in_ct, ct, out_ct),
     )
-    args = [x._storage.data, I(x._offset)]
+    args = [x.buffer, I(x.offset)]
     for size, a, b in zip(bshape, bx, bo):
         args += [I(size), I(a), I(b)]
     args += [I(L), I(sx), I(so), I(chunk), I(P)]
-    if part is not None:
-        args += [part, I(ps_b), I(ps_c)]
+    if has_part:
+        ps_b, ps_c = part.strides
+        args += [part.buffer, I(ps_b), I(ps_c)]
     n_items = base * P
-    args += [out._storage.data, I(out._offset), I(n_items)]
+    args += [out.buffer, I(out.offset), I(n_items)]
     if mode == "wg":
         rt.launch(kernel, (n_items * ls,), (ls,), args)
     elif gpu:
         rt.launch1d(kernel, n_items, args)
     else:
         _cpu_launch(rt, kernel, n_items, args)
-    if part is not None:
-        rt.allocator.release(part, B * P * _SIZES[ct])
+    if has_part:
+        _release(rt, part)
 
 
 __all__ = ["reduce", "cumsum"]

@@ -1,4 +1,10 @@
-"""Renders the ``kernels/*.cl.mako`` templates (strict_undefined: a missing name is an error)."""
+"""Renders the ``kernels/*.cl.mako`` templates (strict_undefined: a missing name is an error).
+
+Every render also gets ``h``, the module ``template_helpers``: the one place for what the
+templates share (C type sizes and limits, loads and stores, substituting declared C text). It
+is passed here rather than imported by each template so templates never import ``clgrad`` by
+its package path, and so it stays out of the parameters that key the program caches.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ from pathlib import Path
 
 from mako.exceptions import text_error_template
 from mako.lookup import TemplateLookup
+
+from . import template_helpers
 
 
 class KernelRenderError(RuntimeError):
@@ -32,8 +40,11 @@ def templates() -> list[str]:
 
 
 def render(template: str, **params) -> str:
+    """The C source of ``template`` for ``params`` (and ``h``: the shared helpers)."""
+    if "h" in params:
+        raise ValueError("'h' is reserved for the template helpers")
     try:
-        return _lookup().get_template(template).render(**params)
+        return _lookup().get_template(template).render(h=template_helpers, **params)
     except Exception as e:
         detail = text_error_template().render()
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))

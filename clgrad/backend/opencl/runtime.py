@@ -74,7 +74,7 @@ class Allocator:
 
     def _new(self, size):
         dev = self.runtime.device
-        limit = dev._cl.max_mem_alloc_size
+        limit = self.runtime.max_mem_alloc_size
         for attempt in range(2):
             # OpenCL allocates lazily, so a buffer larger than the device holds may "succeed"
             # and fail at first use: check against what the device reports before asking.

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..parameter import Parameter
 from .module import Module
+
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+
+_S = TypeVar("_S", bound="_ModuleSequence")
 
 
 def _index(idx, n, what):
@@ -41,16 +48,37 @@ class _ModuleSequence(Module):
         for i, m in enumerate(modules):
             self.add_module(str(i), m)
 
-    def append(self, module):
+    def append(self: _S, module: Module) -> _S:
+        """Adds ``module`` at the end (under the next index) and returns the container, as
+        ``append`` of ``torch.nn.Sequential`` and ``torch.nn.ModuleList``.
+
+        >>> len(clgrad.nn.ModuleList([clgrad.nn.ReLU()]).append(clgrad.nn.Tanh()))
+        2
+        """
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules):
+    def extend(self: _S, modules: Iterable[Module]) -> _S:
+        """Appends every module of ``modules`` in order and returns the container.
+
+        >>> len(clgrad.nn.Sequential().extend([clgrad.nn.ReLU(), clgrad.nn.Tanh()]))
+        2
+        """
         for m in modules:
             self.append(m)
         return self
 
-    def insert(self, index, module):
+    def insert(self: _S, index: int, module: Module) -> _S:
+        """Inserts ``module`` before position ``index`` (renumbering the ones after it) and
+        returns the container.
+
+        >>> seq = clgrad.nn.Sequential(clgrad.nn.ReLU()).insert(0, clgrad.nn.Tanh())
+        >>> seq
+        Sequential(
+          (0): Tanh()
+          (1): ReLU()
+        )
+        """
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._renumber(modules)
@@ -58,12 +86,19 @@ class _ModuleSequence(Module):
 
 
 class Sequential(_ModuleSequence):
-    """Runs its modules in order: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
+    """A chain of modules run in order, as ``torch.nn.Sequential``:
+    ``Sequential(a, b, c)(x) == c(b(a(x)))``. The modules are registered as "0", "1", ... or,
+    given one OrderedDict, under its names; indexing returns a module, slicing a Sequential.
 
-    Also takes one OrderedDict of named modules.
+    >>> import clgrad.nn as nn
+    >>> net = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+    >>> net(clgrad.ones(2, 4)).shape
+    clgrad.Size([2, 1])
+    >>> len(net), net[-1]
+    (3, Linear(in_features=3, out_features=1, bias=True))
     """
 
-    def __init__(self, *args):
+    def __init__(self, *args: Module) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, m in args[0].items():
@@ -72,7 +107,8 @@ class Sequential(_ModuleSequence):
             for i, m in enumerate(args):
                 self.add_module(str(i), m)
 
-    def forward(self, input):
+    def forward(self, input: Any) -> Any:
+        """Passes ``input`` through each module in turn and returns the last one's output."""
         for m in self._modules.values():
             input = m(input)
         return input
@@ -84,9 +120,16 @@ class Sequential(_ModuleSequence):
 
 
 class ModuleList(_ModuleSequence):
-    """A list of modules whose parameters the parent registers."""
+    """A list of modules, registered as "0", "1", ... so that the module holding it sees
+    their parameters, as ``torch.nn.ModuleList``; it has no ``forward``: iterate over it.
 
-    def __init__(self, modules=None):
+    >>> import clgrad.nn as nn
+    >>> layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
@@ -99,14 +142,26 @@ class ModuleList(_ModuleSequence):
     def __iadd__(self, modules):
         return self.extend(modules)
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Raises NotImplementedError: a ModuleList is iterated, not called."""
         raise NotImplementedError("ModuleList has no forward: iterate over its modules instead")
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules whose parameters the parent registers."""
+    """An ordered dict of modules, registered under their keys so that the module holding it
+    sees their parameters, as ``torch.nn.ModuleDict``; it has no ``forward``: index it.
 
-    def __init__(self, modules=None):
+    >>> import clgrad.nn as nn
+    >>> acts = nn.ModuleDict({"relu": nn.ReLU(), "tanh": nn.Tanh()})
+    >>> list(acts.keys()), "relu" in acts
+    (['relu', 'tanh'], True)
+    >>> acts["relu"](clgrad.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+
+    def __init__(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -129,31 +184,72 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._modules
 
-    def keys(self):
+    def keys(self) -> Iterable[str]:
+        """The keys, in insertion order.
+
+        >>> list(clgrad.nn.ModuleDict({"a": clgrad.nn.ReLU()}).keys())
+        ['a']
+        """
         return self._modules.keys()
 
-    def values(self):
+    def values(self) -> Iterable[Module]:
+        """The modules, in insertion order.
+
+        >>> list(clgrad.nn.ModuleDict({"a": clgrad.nn.ReLU()}).values())
+        [ReLU()]
+        """
         return self._modules.values()
 
-    def items(self):
+    def items(self) -> Iterable[tuple[str, Module]]:
+        """The ``(key, module)`` pairs, in insertion order.
+
+        >>> list(clgrad.nn.ModuleDict({"a": clgrad.nn.ReLU()}).items())
+        [('a', ReLU())]
+        """
         return self._modules.items()
 
-    def pop(self, key):
+    def pop(self, key: str) -> Module:
+        """Removes the module under ``key`` and returns it.
+
+        >>> d = clgrad.nn.ModuleDict({"a": clgrad.nn.ReLU()})
+        >>> d.pop("a"), len(d)
+        (ReLU(), 0)
+        """
         return self._modules.pop(key)
 
-    def update(self, modules):
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Adds (or replaces) the modules of a mapping or of an iterable of ``(key, module)``
+        pairs, in order.
+
+        >>> d = clgrad.nn.ModuleDict()
+        >>> d.update([("a", clgrad.nn.ReLU()), ("b", clgrad.nn.Tanh())])
+        >>> list(d.keys())
+        ['a', 'b']
+        """
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self[k] = m
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Raises NotImplementedError: a ModuleDict is indexed, not called."""
         raise NotImplementedError("ModuleDict has no forward: index it instead")
 
 
 class ParameterList(Module):
-    """A list of Parameters registered as ``0``, ``1``, ..."""
+    """A list of Parameters, registered as "0", "1", ... so that the module holding it sees
+    them, as ``torch.nn.ParameterList``; plain tensors are wrapped into Parameters.
 
-    def __init__(self, values=None):
+    >>> params = clgrad.nn.ParameterList([clgrad.zeros(2), clgrad.ones(3)])
+    >>> params
+    ParameterList(
+      (0): Parameter containing: [clgrad.float32 of size 2]
+      (1): Parameter containing: [clgrad.float32 of size 3]
+    )
+    >>> params[1].requires_grad, len(list(params.parameters()))
+    (True, 2)
+    """
+
+    def __init__(self, values: Iterable[Tensor] | None = None) -> None:
         super().__init__()
         for v in values or ():
             self.append(v)
@@ -167,18 +263,29 @@ class ParameterList(Module):
     def __getitem__(self, idx):
         return self._parameters[str(_index(idx, len(self), "ParameterList"))]
 
-    def append(self, value):
+    def append(self, value: Tensor) -> ParameterList:
+        """Adds ``value`` (wrapped into a Parameter unless it is one) at the end and returns
+        the list.
+
+        >>> len(clgrad.nn.ParameterList().append(clgrad.zeros(2)))
+        1
+        """
         if not isinstance(value, Parameter):
             value = Parameter(value)
         self.register_parameter(str(len(self)), value)
         return self
 
-    def extend(self, values):
+    def extend(self, values: Iterable[Tensor]) -> ParameterList:
+        """Appends every tensor of ``values`` in order and returns the list.
+
+        >>> len(clgrad.nn.ParameterList().extend([clgrad.zeros(2), clgrad.zeros(1)]))
+        2
+        """
         for v in values:
             self.append(v)
         return self
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return "\n".join(
             f"({k}): Parameter containing: [{p.type_name()} of size {'x'.join(map(str, p.shape))}"
             f"{'' if p.device.is_cpu else ' (' + str(p.device) + ')'}]"

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Literal
 
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+
+if TYPE_CHECKING:
+    from ...device import Device
+    from ...dtypes import dtype as DType
+    from ...tensor import Tensor
 
 
 def _tuple(v, n):
@@ -20,18 +26,18 @@ class _ConvNd(Module):
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] | Literal["valid", "same"] = 0,
+        dilation: int | tuple[int, ...] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: Literal["zeros", "reflect", "replicate", "circular"] = "zeros",
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
         super().__init__()
         n = self._n
         if groups <= 0:
@@ -65,7 +71,9 @@ class _ConvNd(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
+        """Re-draws ``weight`` and ``bias`` with PyTorch's default initialization
+        (U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels / groups * kernel size)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
@@ -88,7 +96,7 @@ class _ConvNd(Module):
             pads = [p for p in reversed(self.padding) for _ in range(2)]
         return F.pad(input, pads, mode=self.padding_mode), 0
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         s = (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
             f"stride={self.stride}"
@@ -111,20 +119,42 @@ class _ConvNd(Module):
 
 
 class Conv2d(_ConvNd):
-    """2-D convolution over (N, C, H, W) inputs; weight (out, in/groups, kh, kw)."""
+    """Applies a 2-D convolution (cross-correlation) over ``(N, C_in, H, W)`` or unbatched
+    ``(C_in, H, W)`` inputs, as ``torch.nn.Conv2d``: ``weight`` is ``(out_channels,
+    in_channels / groups, kh, kw)``, ``bias`` ``(out_channels,)``; ``stride``, ``padding`` (an
+    int, a pair, "valid" or "same"), ``dilation`` and ``groups`` as in PyTorch, and
+    ``padding_mode`` "zeros", "reflect", "replicate" or "circular".
+
+    >>> conv = clgrad.nn.Conv2d(3, 8, kernel_size=3, padding=1)
+    >>> conv
+    Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    >>> conv(clgrad.ones(2, 3, 16, 16)).shape
+    clgrad.Size([2, 8, 16, 16])
+    >>> clgrad.nn.Conv2d(3, 8, 3, stride=2)(clgrad.ones(2, 3, 16, 16)).shape
+    clgrad.Size([2, 8, 7, 7])
+    """
 
     _n = 2
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """``conv2d(input, weight, bias, ...)``, after padding per ``padding_mode``."""
         x, padding = self._explicit_pad(input)
         return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, C, L) inputs; weight (out, in/groups, k)."""
+    """Applies a 1-D convolution (cross-correlation) over ``(N, C_in, L)`` or unbatched
+    ``(C_in, L)`` inputs, as ``torch.nn.Conv1d``: ``weight`` is ``(out_channels,
+    in_channels / groups, k)``; the other options as in Conv2d.
+
+    >>> conv = clgrad.nn.Conv1d(4, 6, kernel_size=5, padding="same")
+    >>> conv(clgrad.ones(2, 4, 10)).shape
+    clgrad.Size([2, 6, 10])
+    """
 
     _n = 1
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """``conv1d(input, weight, bias, ...)``, after padding per ``padding_mode``."""
         x, padding = self._explicit_pad(input)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)

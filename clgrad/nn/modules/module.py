@@ -4,12 +4,16 @@ device/dtype moves, train/eval and state_dict semantics."""
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from ... import dtypes as D
 from ...autograd.grad_mode import no_grad
 from ...device import Device, resolve
 from ...tensor import Tensor
 from ..parameter import Parameter
+
+_M = TypeVar("_M", bound="Module")
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -22,10 +26,14 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _RemovableHandle:
+    """What ``register_forward_hook`` returns: ``remove()`` (or leaving a ``with`` block)
+    unregisters the hook, as torch.utils.hooks.RemovableHandle."""
+
     def __init__(self, hooks, key):
         self.hooks, self.key = hooks, key
 
-    def remove(self):
+    def remove(self) -> None:
+        """Unregisters the hook (a no-op when it is already gone)."""
         self.hooks.pop(self.key, None)
 
     def __enter__(self):
@@ -43,7 +51,11 @@ def _addindent(s, num_spaces):
 
 
 class Module:
-    """Base class of layers: assign Parameters, Modules and buffers as attributes.
+    """Base class of every layer and model, as ``torch.nn.Module``: subclasses call
+    ``super().__init__()``, assign their Parameters, submodules and buffers as attributes (which
+    registers them) and implement ``forward``; calling the module runs its forward pre-hooks,
+    ``forward`` and its forward hooks. Registered members are found recursively by
+    ``parameters()``, ``state_dict()``, ``to()``, ``train()``/``eval()`` and the rest.
 
     >>> class Net(clgrad.nn.Module):
     ...     def __init__(self):
@@ -51,12 +63,21 @@ class Module:
     ...         self.fc = clgrad.nn.Linear(4, 2)
     ...     def forward(self, x):
     ...         return self.fc(x).relu()
+    >>> net = Net()
+    >>> net
+    Net(
+      (fc): Linear(in_features=4, out_features=2, bias=True)
+    )
+    >>> net(clgrad.ones(3, 4)).shape
+    clgrad.Size([3, 2])
+    >>> [name for name, _ in net.named_parameters()]
+    ['fc.weight', 'fc.bias']
     """
 
     training: bool
     _hook_id = 0
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
         d = self.__dict__
@@ -68,12 +89,15 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation of the module, which every subclass defines; call the module itself
+        (``module(x)``) rather than ``forward`` so that the hooks run. The base raises
+        NotImplementedError."""
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
@@ -90,12 +114,36 @@ class Module:
         hooks[Module._hook_id] = hook
         return _RemovableHandle(hooks, Module._hook_id)
 
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` runs after forward; a non-None result replaces output."""
+    def register_forward_hook(
+        self, hook: Callable[[Module, tuple[Any, ...], Any], Any]
+    ) -> _RemovableHandle:
+        """Registers ``hook(module, args, output)`` to run after every ``forward``; a non-None
+        result replaces the output, as ``torch.nn.Module.register_forward_hook``. Returns a
+        handle whose ``remove()`` unregisters it.
+
+        >>> relu = clgrad.nn.ReLU()
+        >>> handle = relu.register_forward_hook(lambda module, args, out: out * 10)
+        >>> relu(clgrad.tensor([1.0, -1.0]))
+        tensor([10., 0.])
+        >>> handle.remove()
+        >>> relu(clgrad.tensor([1.0, -1.0]))
+        tensor([1., 0.])
+        """
         return self._add_hook(self._forward_hooks, hook)
 
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` runs before forward; a non-None result replaces args."""
+    def register_forward_pre_hook(
+        self, hook: Callable[[Module, tuple[Any, ...]], Any]
+    ) -> _RemovableHandle:
+        """Registers ``hook(module, args)`` to run before every ``forward``; a non-None result
+        (a tuple, or a single value) replaces the positional arguments, as
+        ``torch.nn.Module.register_forward_pre_hook``. Returns a handle whose ``remove()``
+        unregisters it.
+
+        >>> relu = clgrad.nn.ReLU()
+        >>> handle = relu.register_forward_pre_hook(lambda module, args: -args[0])
+        >>> relu(clgrad.tensor([1.0, -1.0]))
+        tensor([0., 1.])
+        """
         return self._add_hook(self._forward_pre_hooks, hook)
 
     # ---- registration ----------------------------------------------------------------------
@@ -109,7 +157,15 @@ class Module:
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Registers ``param`` (a Parameter, or None for an absent one) under ``name``, as
+        assigning it as an attribute does, as ``torch.nn.Module.register_parameter``.
+
+        >>> m = clgrad.nn.Module()
+        >>> m.register_parameter("w", clgrad.nn.Parameter(clgrad.zeros(2)))
+        >>> list(m.state_dict())
+        ['w']
+        """
         self._check_name(name, "parameter")
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
@@ -126,7 +182,17 @@ class Module:
             )
         self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Registers ``tensor`` as a buffer named ``name``: state that is not a parameter (such
+        as BatchNorm's running mean) but moves with ``to()`` and, when ``persistent``, is saved
+        in the state dict, as ``torch.nn.Module.register_buffer``.
+
+        >>> m = clgrad.nn.Module()
+        >>> m.register_buffer("count", clgrad.zeros(1))
+        >>> m.register_buffer("scratch", clgrad.zeros(1), persistent=False)
+        >>> list(m.state_dict()), len(list(m.buffers()))
+        (['count'], 2)
+        """
         self._check_name(name, "buffer")
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
@@ -141,7 +207,17 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Registers ``module`` as a child named ``name``, as assigning it as an attribute does,
+        as ``torch.nn.Module.add_module`` (also named ``register_module``).
+
+        >>> m = clgrad.nn.Module()
+        >>> m.add_module("fc", clgrad.nn.Linear(2, 2))
+        >>> m
+        Module(
+          (fc): Linear(in_features=2, out_features=2, bias=True)
+        )
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name(name, "module")
@@ -230,36 +306,89 @@ class Module:
                 seen.add(id(value))
                 yield (mod_prefix + "." if mod_prefix else "") + name, value
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """Yields ``(dotted name, parameter)`` for the parameters of this module and (with
+        ``recurse``) of every submodule, each shared parameter once unless
+        ``remove_duplicate=False``, as ``torch.nn.Module.named_parameters``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.Linear(2, 1))
+        >>> [(name, tuple(p.shape)) for name, p in net.named_parameters()]
+        [('0.weight', (2, 3)), ('0.bias', (2,)), ('1.weight', (1, 2)), ('1.bias', (1,))]
+        """
         yield from self._named_members(
             lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
         )
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Yields the parameters of this module and (with ``recurse``) of every submodule, as
+        ``torch.nn.Module.parameters``: what an optimizer takes.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.Linear(2, 1))
+        >>> sum(p.numel() for p in net.parameters())
+        11
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """Yields ``(dotted name, buffer)`` for the buffers of this module and (with
+        ``recurse``) of every submodule, as ``torch.nn.Module.named_buffers``.
+
+        >>> [name for name, _ in clgrad.nn.BatchNorm1d(3).named_buffers()]
+        ['running_mean', 'running_var', 'num_batches_tracked']
+        """
         yield from self._named_members(
             lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
         )
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Yields the buffers of this module and (with ``recurse``) of every submodule, as
+        ``torch.nn.Module.buffers``.
+
+        >>> [tuple(b.shape) for b in clgrad.nn.BatchNorm1d(3).buffers()]
+        [(3,), (3,), ()]
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Yields ``(name, module)`` for the direct submodules, as
+        ``torch.nn.Module.named_children``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.ReLU())
+        >>> [name for name, _ in net.named_children()]
+        ['0', '1']
+        """
         seen = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in seen:
                 seen.add(id(m))
                 yield name, m
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
+        """Yields the direct submodules, as ``torch.nn.Module.children``.
+
+        >>> list(clgrad.nn.Sequential(clgrad.nn.ReLU(), clgrad.nn.Tanh()).children())
+        [ReLU(), Tanh()]
+        """
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """Yields ``(dotted name, module)`` for this module (named ``prefix``, "" by default)
+        and every submodule, depth first, each shared module once unless
+        ``remove_duplicate=False``, as ``torch.nn.Module.named_modules``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.ReLU())
+        >>> [name for name, _ in net.named_modules()]
+        ['', '0', '1']
+        """
         if memo is None:
             memo = set()
         if remove_duplicate:
@@ -274,11 +403,24 @@ class Module:
                 memo, prefix + ("." if prefix else "") + name, remove_duplicate
             )
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
+        """Yields this module and every submodule, depth first, as ``torch.nn.Module.modules``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.ReLU())
+        >>> [type(m).__name__ for m in net.modules()]
+        ['Sequential', 'Linear', 'ReLU']
+        """
         for _, m in self.named_modules():
             yield m
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path ``target`` ("" is the module itself); raises
+        AttributeError if there is none, as ``torch.nn.Module.get_submodule``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.ReLU())
+        >>> net.get_submodule("0")
+        Linear(in_features=3, out_features=2, bias=True)
+        """
         mod = self
         for part in target.split(".") if target else []:
             if part not in mod._modules:
@@ -286,22 +428,49 @@ class Module:
             mod = mod._modules[part]
         return mod
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``; raises AttributeError if there is none,
+        as ``torch.nn.Module.get_parameter``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2))
+        >>> net.get_parameter("0.bias").shape
+        clgrad.Size([2])
+        """
         prefix, _, name = target.rpartition(".")
         mod = self.get_submodule(prefix)
         if name not in mod._parameters:
             raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
         return mod._parameters[name]
 
-    def apply(self, fn):
-        """Calls ``fn`` on every submodule (children first) and on self; returns self."""
+    def apply(self: _M, fn: Callable[[Module], Any]) -> _M:
+        """Calls ``fn`` on every submodule (children first, recursively) and then on the module
+        itself, and returns the module, as ``torch.nn.Module.apply`` (typically to initialize
+        weights).
+
+        >>> def init_weights(m):
+        ...     if isinstance(m, clgrad.nn.Linear):
+        ...         clgrad.nn.init.ones_(m.weight)
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(2, 2), clgrad.nn.ReLU())
+        >>> net.apply(init_weights)[0].weight.sum().item()
+        4.0
+        """
         for m in self.children():
             m.apply(fn)
         fn(self)
         return self
 
     # ---- modes -----------------------------------------------------------------------------
-    def train(self, mode=True):
+    def train(self: _M, mode: bool = True) -> _M:
+        """Sets the module and every submodule to training mode (``mode=True``) or evaluation
+        mode (``mode=False``), which changes layers such as Dropout and BatchNorm; returns the
+        module, as ``torch.nn.Module.train``.
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Dropout())
+        >>> net.train(False)[0].training
+        False
+        >>> net.train()[0].training
+        True
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -309,15 +478,38 @@ class Module:
             m.train(mode)
         return self
 
-    def eval(self):
+    def eval(self: _M) -> _M:
+        """Sets the module and every submodule to evaluation mode (``train(False)``) and returns
+        it, as ``torch.nn.Module.eval``.
+
+        >>> clgrad.nn.Dropout().eval().training
+        False
+        """
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """Sets ``requires_grad`` of every parameter in place (False freezes the module) and
+        returns the module, as ``torch.nn.Module.requires_grad_``.
+
+        >>> clgrad.nn.Linear(2, 2).requires_grad_(False).weight.requires_grad
+        False
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every parameter: to None (the default) or, with
+        ``set_to_none=False``, to zeros, as ``torch.nn.Module.zero_grad``.
+
+        >>> layer = clgrad.nn.Linear(2, 1)
+        >>> layer(clgrad.ones(1, 2)).sum().backward()
+        >>> layer.weight.grad
+        tensor([[1., 1.]])
+        >>> layer.zero_grad()
+        >>> layer.weight.grad is None
+        True
+        """
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
@@ -345,9 +537,17 @@ class Module:
                             m._buffers[name] = fn(b)
         return self
 
-    def to(self, *args, **kwargs):
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``: moves and
-        casts (floating point only, as PyTorch) parameters, their grads and buffers in place."""
+    def to(self: _M, *args: Any, **kwargs: Any) -> _M:
+        """Moves and/or casts the parameters, their gradients and the buffers in place and
+        returns the module, as ``torch.nn.Module.to``: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)`` (its device and dtype) or the keywords ``device``,
+        ``dtype`` and ``non_blocking``. The dtype must be floating point and casts only
+        floating-point tensors (integer buffers keep their dtype).
+
+        >>> layer = clgrad.nn.Linear(2, 2).to(clgrad.float64)
+        >>> layer.weight.dtype, layer.weight.device
+        (clgrad.float64, device(type='cpu'))
+        """
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
@@ -380,19 +580,49 @@ class Module:
 
         return self._apply(convert)
 
-    def cpu(self):
+    def cpu(self: _M) -> _M:
+        """Moves every parameter and buffer to the host device ``cpu`` in place and returns the
+        module, as ``torch.nn.Module.cpu``.
+
+        >>> clgrad.nn.Linear(2, 2).cpu().weight.device
+        device(type='cpu')
+        """
         return self.to("cpu")
 
-    def type(self, dst_type):
+    def type(self: _M, dst_type: D.dtype | str) -> _M:
+        """Casts every parameter and buffer (integer ones included) to ``dst_type`` in place and
+        returns the module, as ``torch.nn.Module.type``.
+
+        >>> clgrad.nn.Linear(2, 2).type(clgrad.float64).bias.dtype
+        clgrad.float64
+        """
         return self._apply(lambda t: t.to(dst_type))
 
-    def float(self):
+    def float(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float32 in place and returns the
+        module, as ``torch.nn.Module.float``.
+
+        >>> clgrad.nn.Linear(2, 2).double().float().weight.dtype
+        clgrad.float32
+        """
         return self._apply(lambda t: t.float() if t.dtype.is_floating_point else t)
 
-    def double(self):
+    def double(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float64 in place and returns the
+        module, as ``torch.nn.Module.double``.
+
+        >>> clgrad.nn.Linear(2, 2).double().weight.dtype
+        clgrad.float64
+        """
         return self._apply(lambda t: t.double() if t.dtype.is_floating_point else t)
 
-    def half(self):
+    def half(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float16 in place and returns the
+        module, as ``torch.nn.Module.half``.
+
+        >>> clgrad.nn.Linear(2, 2).half().weight.dtype
+        clgrad.float16
+        """
         return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
 
     # ---- state dict ------------------------------------------------------------------------
@@ -404,8 +634,24 @@ class Module:
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
 
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """An OrderedDict of every parameter and persistent buffer by dotted name (detached)."""
+    def state_dict(
+        self,
+        *args: Any,
+        destination: dict[str, Tensor] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> dict[str, Tensor]:
+        """An OrderedDict of every parameter and persistent buffer, by dotted name, of this
+        module and its submodules (its own first), as ``torch.nn.Module.state_dict``. The
+        tensors are detached but share storage with the module's (``keep_vars=True`` keeps the
+        Parameters themselves); keys get ``prefix`` in front.
+
+        >>> state = clgrad.nn.BatchNorm1d(3).state_dict()
+        >>> list(state)
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+        >>> state["running_var"]
+        tensor([1., 1., 1.])
+        """
         if args:
             destination = args[0] if len(args) > 0 else destination
             prefix = args[1] if len(args) > 1 else prefix
@@ -455,10 +701,24 @@ class Module:
             else:
                 self._buffers[name] = value.detach()
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copies tensors of ``state_dict`` into the parameters and buffers (across devices
-        and dtypes); with ``assign``, they take the state dict's tensors themselves (device and
-        dtype included). With ``strict``, missing or unexpected keys raise RuntimeError."""
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Copies the tensors of ``state_dict`` into the parameters and persistent buffers of
+        the same names, in place (across devices and dtypes), as
+        ``torch.nn.Module.load_state_dict``; with ``assign``, they take the state dict's tensors
+        themselves (device and dtype included). A shape mismatch raises RuntimeError, and so,
+        with ``strict``, do missing or unexpected keys; returns the named tuple
+        ``(missing_keys, unexpected_keys)``.
+
+        >>> src, dst = clgrad.nn.Linear(3, 2), clgrad.nn.Linear(3, 2)
+        >>> dst.load_state_dict(src.state_dict())
+        <All keys matched successfully>
+        >>> bool((dst.weight == src.weight).all())
+        True
+        >>> dst.load_state_dict({"weight": clgrad.zeros(2, 3)}, strict=False)
+        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, errors = [], []
@@ -494,7 +754,13 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- repr ------------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
+        """The module-specific part of the repr, inside the parentheses (its options); ""
+        by default. Subclasses override it, as in ``torch.nn.Module.extra_repr``.
+
+        >>> clgrad.nn.Linear(3, 2).extra_repr()
+        'in_features=3, out_features=2, bias=True'
+        """
         return ""
 
     def _get_name(self):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ... import dtypes as D
 from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
@@ -9,18 +12,22 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
+if TYPE_CHECKING:
+    from ...device import Device
+    from ...tensor import Tensor
+
 
 class _BatchNorm(Module):
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        device=None,
-        dtype=None,
-    ):
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
@@ -40,13 +47,16 @@ class _BatchNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
-    def reset_running_stats(self):
+    def reset_running_stats(self) -> None:
+        """Resets ``running_mean`` to 0, ``running_var`` to 1 and ``num_batches_tracked``
+        to 0 (when the statistics are tracked)."""
         if self.track_running_stats:
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             self.num_batches_tracked.zero_()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
+        """Resets the running statistics, ``weight`` to 1 and ``bias`` to 0."""
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
@@ -55,7 +65,9 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input):
         raise NotImplementedError
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """Normalizes ``input`` with the batch's statistics (training, updating the running
+        ones) or the running statistics (eval), then applies ``weight`` and ``bias``."""
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise RuntimeError(
@@ -79,7 +91,7 @@ class _BatchNorm(Module):
             self.eps,
         )
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
             f"affine={self.affine}, track_running_stats={self.track_running_stats}"
@@ -87,7 +99,19 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization of (N, C) or (N, C, L) inputs over N (and L)."""
+    """Batch normalization of ``(N, C)`` or ``(N, C, L)`` inputs, per channel over N (and L),
+    as ``torch.nn.BatchNorm1d``: ``(x - mean) / sqrt(var + eps) * weight + bias``. In training
+    it uses the batch's statistics (biased variance) and updates ``running_mean`` and
+    ``running_var`` (unbiased) with ``momentum`` (None: a cumulative average); in eval mode it
+    uses the running statistics.
+
+    >>> bn = clgrad.nn.BatchNorm1d(3)
+    >>> x = clgrad.tensor([[1.0, 2.0, 3.0], [3.0, 6.0, 9.0]])
+    >>> bn(x).shape
+    clgrad.Size([2, 3])
+    >>> bn.running_mean, bn.num_batches_tracked
+    (tensor([0.2000, 0.4000, 0.6000]), tensor(1))
+    """
 
     def _check_input_dim(self, input):
         if input.ndim not in (2, 3):
@@ -95,7 +119,17 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization of (N, C, H, W) inputs over N, H and W."""
+    """Batch normalization of ``(N, C, H, W)`` inputs, per channel over N, H and W, as
+    ``torch.nn.BatchNorm2d``; otherwise as BatchNorm1d.
+
+    >>> bn = clgrad.nn.BatchNorm2d(4)
+    >>> bn
+    BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    >>> _ = clgrad.manual_seed(0)
+    >>> y = bn(clgrad.randn(8, 4, 5, 5) * 3 + 1)
+    >>> y.shape, abs(y.mean().item()) < 1e-4, round(y.std().item(), 2)
+    (clgrad.Size([8, 4, 5, 5]), True, 1.0)
+    """
 
     def _check_input_dim(self, input):
         if input.ndim != 4:
@@ -103,17 +137,27 @@ class BatchNorm2d(_BatchNorm):
 
 
 class LayerNorm(Module):
-    """Normalizes over the last ``len(normalized_shape)`` dims."""
+    """Layer normalization, as ``torch.nn.LayerNorm``: normalizes each sample over its last
+    ``len(normalized_shape)`` dims (which must equal ``normalized_shape``) to zero mean and
+    unit (biased) variance, then applies the element-wise ``weight`` and ``bias`` of shape
+    ``normalized_shape`` (with ``elementwise_affine``).
+
+    >>> ln = clgrad.nn.LayerNorm(4)
+    >>> ln
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    >>> [round(v, 4) for v in ln(clgrad.tensor([[0.0, 1.0, 2.0, 3.0]]))[0].tolist()]
+    [-1.3416, -0.4472, 0.4472, 1.3416]
+    """
 
     def __init__(
         self,
-        normalized_shape,
-        eps=1e-5,
-        elementwise_affine=True,
-        bias=True,
-        device=None,
-        dtype=None,
-    ):
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+    ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -130,25 +174,44 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
+        """Resets ``weight`` to 1 and ``bias`` to 0."""
         if self.elementwise_affine:
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """``layer_norm(input, normalized_shape, weight, bias, eps)``."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
 
 
 class GroupNorm(Module):
-    """Normalizes (N, C, ...) over groups of C // num_groups channels (and the other dims)."""
+    """Group normalization, as ``torch.nn.GroupNorm``: splits the C channels of ``(N, C, *)``
+    inputs into ``num_groups`` groups, normalizes each sample's group (with the other dims) to
+    zero mean and unit variance, then applies the per-channel ``weight`` and ``bias``.
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    >>> gn = clgrad.nn.GroupNorm(2, 4)
+    >>> gn
+    GroupNorm(2, 4, eps=1e-05, affine=True)
+    >>> gn(clgrad.arange(16.0).reshape(2, 4, 2)).shape
+    clgrad.Size([2, 4, 2])
+    """
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -166,8 +229,9 @@ class GroupNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """``group_norm(input, num_groups, weight, bias, eps)``."""
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

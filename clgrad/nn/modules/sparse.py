@@ -2,30 +2,50 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
+if TYPE_CHECKING:
+    from ...device import Device
+    from ...dtypes import dtype as DType
+    from ...tensor import Tensor
+
 
 class Embedding(Module):
-    """Row lookup ``weight[input]``; weight initialized from N(0, 1), the padding row to 0."""
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``, as
+    ``torch.nn.Embedding``: an integer index tensor of any shape ``(*)`` gives the rows
+    ``weight[input]``, of shape ``(*, embedding_dim)``. ``weight`` is initialized from N(0, 1),
+    with the ``padding_idx`` row (which gets no gradient) set to zeros; ``max_norm`` renormalizes
+    the looked-up rows in place. ``sparse`` and ``scale_grad_by_freq`` are not supported.
+
+    >>> emb = clgrad.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb
+    Embedding(10, 3, padding_idx=0)
+    >>> emb(clgrad.tensor([[1, 2], [0, 9]])).shape
+    clgrad.Size([2, 2, 3])
+    >>> emb(clgrad.tensor([0])).tolist()
+    [[0.0, 0.0, 0.0]]
+    """
 
     def __init__(
         self,
-        num_embeddings,
-        embedding_dim,
-        padding_idx=None,
-        max_norm=None,
-        norm_type=2.0,
-        scale_grad_by_freq=False,
-        sparse=False,
-        _weight=None,
-        _freeze=False,
-        device=None,
-        dtype=None,
-    ):
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
         super().__init__()
         if sparse or scale_grad_by_freq:
             raise NotImplementedError(
@@ -51,7 +71,8 @@ class Embedding(Module):
                 )
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
+        """Re-draws ``weight`` from N(0, 1), zeroing the ``padding_idx`` row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             from ...autograd.grad_mode import no_grad
@@ -59,10 +80,11 @@ class Embedding(Module):
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
+        """``embedding(input, weight, padding_idx, max_norm, norm_type)``."""
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
@@ -73,14 +95,23 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(
         cls,
-        embeddings,
-        freeze=True,
-        padding_idx=None,
-        max_norm=None,
-        norm_type=2.0,
-        scale_grad_by_freq=False,
-        sparse=False,
-    ):
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose weight is the 2-d tensor ``embeddings`` (its storage shared),
+        frozen (``requires_grad=False``) unless ``freeze=False``, as
+        ``torch.nn.Embedding.from_pretrained``.
+
+        >>> table = clgrad.tensor([[0.0, 1.0], [2.0, 3.0]])
+        >>> emb = clgrad.nn.Embedding.from_pretrained(table)
+        >>> emb(clgrad.tensor([1])), emb.weight.requires_grad
+        (tensor([[2., 3.]]), False)
+        """
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

@@ -1,0 +1,165 @@
+"""The ``cpu`` device: host memory, and each primitive a line or two of NumPy on strided views."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+import numpy as np
+
+from ..device import Device, DeviceType, register_kind
+from ..errors import OutOfMemoryError
+from .base import Backend, View
+from .philox import philox_uniform
+
+
+def array(v: View) -> np.ndarray:
+    """The view's elements as a NumPy array over its storage (no copy). NumPy checks that the
+    view stays inside the storage's buffer."""
+    item = v.dtype.itemsize
+    return np.ndarray(
+        v.shape,
+        v.dtype.np,
+        buffer=v.buffer,
+        offset=v.offset * item,
+        strides=tuple(s * item for s in v.strides),
+    )
+
+
+def _compute_np(dt):
+    return np.float32 if dt.name == "float16" else dt.np
+
+
+class HostAllocator:
+    """Host storage is a byte array from NumPy (its allocator already pools memory)."""
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        try:
+            return np.empty(nbytes, np.uint8)
+        except MemoryError:
+            raise OutOfMemoryError(f"cpu: cannot allocate {nbytes} bytes") from None
+
+    def release(self, buffer, nbytes: int) -> None:
+        pass
+
+
+class HostBackend(Backend):
+    def elementwise(self, kernel, out, operands, compute):
+        fn = kernel.numpy
+        args = [
+            array(x).astype(_compute_np(dt), copy=False)
+            if isinstance(x, View)
+            else np.array(x, dtype=_compute_np(dt))
+            for x, dt in zip(operands, compute)
+        ]
+        dest = array(out)
+        with np.errstate(all="ignore"):
+            if isinstance(fn, np.ufunc) and fn.nout == 1 and dest.dtype == _compute_np(compute[0]):
+                fn(*args, out=dest)  # straight into the output: no temporary, no second pass
+                return
+            result = fn(*args)
+        np.copyto(dest, result, casting="unsafe")
+
+    def arange(self, out, start, step, dt):
+        with np.errstate(all="ignore"):
+            values = start + np.arange(out.numel(), dtype=_compute_np(dt)) * np.array(
+                step, _compute_np(dt)
+            )
+        np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
+
+    def reduce(self, kernel, out, x, dims, acc):
+        a = array(x)
+        if acc is not None and not kernel.arg:
+            a = a.astype(_compute_np(acc), copy=False)
+        with np.errstate(all="ignore"):
+            if kernel.arg:
+                # one dim (or all, flattened): NaN counts as the extreme, as PyTorch
+                d = dims[0] if len(dims) == 1 and x.ndim > 0 else None
+                src = a if d is not None else a.reshape(-1)
+                axis = d if d is not None else 0
+                r = kernel.numpy(src, axis=axis)
+                if np.issubdtype(src.dtype, np.floating):
+                    nan = np.isnan(src)
+                    r = np.where(nan.any(axis=axis), nan.argmax(axis=axis), r)
+            else:
+                r = kernel.numpy(a, axis=tuple(dims))
+        np.copyto(array(out), r, casting="unsafe")
+
+    def cumsum(self, out, x, dim, acc):
+        np.copyto(
+            array(out), np.cumsum(array(x).astype(_compute_np(acc)), axis=dim), casting="unsafe"
+        )
+
+    def matmul(self, out, a, b, acc):
+        dt = _compute_np(acc)
+        np.copyto(
+            array(out),
+            np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False)),
+            casting="unsafe",
+        )
+
+    def take(self, out, src, offsets):
+        flat = array(View(src.buffer, 0, (src.nbytes // src.dtype.itemsize,), (1,), src.dtype, 0))
+        np.copyto(array(out), flat[array(offsets)], casting="unsafe")
+
+    def put(self, dst, offsets, values, accumulate):
+        flat = array(View(dst.buffer, 0, (dst.nbytes // dst.dtype.itemsize,), (1,), dst.dtype, 0))
+        offs, vals = array(offsets).reshape(-1), array(values).reshape(-1)
+        if accumulate:
+            np.add.at(flat, offs, vals)
+        else:
+            flat[offs] = vals
+
+    def nonzero(self, x):
+        a = array(x)
+        if not x.ndim:
+            return np.zeros((int(bool(a)), 0), np.int64)
+        return np.stack(np.nonzero(a), axis=1).astype(np.int64)
+
+    def random(self, out, kind, seed, offset, dt):
+        n = out.numel()
+        u = philox_uniform(seed, offset, 2 * n if kind == "normal" else n)
+        if kind == "normal":
+            u1, u2 = u[0::2], u[1::2]
+            values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        else:
+            values = u
+        np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
+
+    def to_numpy(self, x):
+        return array(x)
+
+    def from_numpy(self, dst, arr):
+        np.copyto(array(dst), arr, casting="unsafe")
+
+    def synchronize(self):
+        pass
+
+
+class HostDevice(Device):
+    """The host: memory from NumPy, ops computed by NumPy."""
+
+    kind = "cpu"
+    is_cpu, is_cl = True, False
+    type = DeviceType.HOST
+    name = "host (NumPy)"
+    platform = "host"
+    vendor = "host"
+    driver_version = "numpy " + np.__version__
+    compute_units = os.cpu_count() or 1
+    supports_float64 = supports_float16 = True
+
+    @cached_property
+    def global_memory(self):
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+    @cached_property
+    def backend(self):
+        return HostBackend()
+
+    @cached_property
+    def allocator(self):
+        return HostAllocator()
+
+
+register_kind(lambda first: [HostDevice._make(0)], host=True)

@@ -1,0 +1,269 @@
+"""The OpenCL device's primitives: each renders (once) a kernel family and launches it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..base import ARANGE, COPY, Backend, View
+from . import matmul as matmul_family
+from . import reduce as reduce_family
+from .launch import INDEX_NP, INT32_MAX, merge_dims
+
+# the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
+_SCALAR_NP = {
+    "float": np.float32,
+    "double": np.float64,
+    "half": np.float32,
+    "uchar": np.uint8,
+    "char": np.int8,
+    "short": np.int16,
+    "int": np.int32,
+    "long": np.int64,
+}
+
+
+def _broadcast_strides(v: View, shape) -> tuple:
+    lead = len(shape) - len(v.shape)
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))
+
+
+class OpenCLBackend(Backend):
+    def __init__(self, runtime):
+        self.rt = runtime
+
+    def elementwise(self, kernel, out, operands, compute):
+        """out = kernel(operands...), each operand converted to its compute dtype first."""
+        n = out.numel()
+        if n == 0:
+            return
+        rt = self.rt
+        shape = out.shape
+        # one pass over the operands: this function is on every op's path, so it stays lean
+        flat = out.is_contiguous()
+        small = out.nbytes <= INT32_MAX * out.dtype.itemsize
+        views, ins = [], []
+        for x, dt in zip(operands, compute):
+            if isinstance(x, View):
+                views.append(x)
+                ins.append((x.dtype.ctype, dt.compute_ctype))
+                flat = flat and x.shape == shape and x.is_contiguous()
+                small = small and x.nbytes <= INT32_MAX * x.dtype.itemsize
+            else:
+                ins.append((None, dt.compute_ctype))
+        ins = tuple(ins)
+        # offsets stay inside their storages, so a storage's size bounds every index
+        itype = "int" if small else "long"
+        if flat:
+            mshape, mstrides, layout = (n,), None, "flat"
+        else:
+            strides = [out.strides] + [_broadcast_strides(v, shape) for v in views]
+            mshape, mstrides = merge_dims(shape, strides)
+            if len(mshape) == 1 and all(s[0] == 1 for s in mstrides):
+                layout = "flat"
+            else:
+                # a 2-D launch pays off once rows are long enough to fill work-groups
+                layout = "rows" if mshape[-1] >= 64 else "general"
+        key = ("elementwise", kernel, ins, out.dtype, len(mshape), layout, itype)
+        k = rt.kernels.get(key)
+        if k is None:
+            k = self._elementwise_kernel(key, kernel, ins, out, compute, len(mshape), layout)
+        args = [out.buffer, out.offset]
+        for x, (st, _) in zip(operands, ins):
+            if st is None:
+                args.append(x)
+            else:
+                args += [x.buffer, x.offset]
+        if layout != "flat":
+            for d, size in enumerate(mshape):
+                args.append(size)
+                args.append(mstrides[0][d])
+                args += [s[d] for s in mstrides[1:]]
+        args.append(n)
+        if layout == "rows":
+            inner, L = mshape[-1], rt.local_size
+            rt.launch(k, (-(-inner // L) * L, n // inner), (L, 1), args)
+        else:
+            rt.launch1d(k, n, args)
+
+    def _elementwise_kernel(self, key, kernel, ins, out, compute, ndim, layout):
+        rt = self.rt
+        itype = key[-1]
+        ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
+        k = rt.kernel(
+            "elementwise.cl.mako",
+            f"cg_elementwise_{kernel.name}",
+            name=kernel.name,
+            expr=kernel.expr.replace("{T}", ct),
+            ins=ins,
+            out_ct=out.dtype.ctype,
+            out_bool=out.dtype.name == "bool",
+            ndim=ndim,
+            layout=layout,
+            index_t=itype,
+            fp64=any(d.name == "float64" for d in (out.dtype, *compute)),
+            grid_stride=rt.is_gpu,
+        )
+        # the argument types are known now: typing the kernel once lets every launch pass
+        # plain Python numbers (no NumPy scalar per argument)
+        I = INDEX_NP[itype]
+        types = [None, I]
+        n_views = 0
+        for st, cty in ins:
+            if st is None:
+                types.append(_SCALAR_NP[cty])
+            else:
+                types += [None, I]
+                n_views += 1
+        if layout != "flat":
+            types += [I] * (ndim * (2 + n_views))
+        k.set_scalar_arg_dtypes(types + [I])
+        rt.typed.add(k)
+        rt.kernels[key] = k
+        return k
+
+    def arange(self, out, start, step, dt):
+        self.elementwise(ARANGE, out, [start, step], [dt, dt])
+
+    def reduce(self, kernel, out, x, dims, acc):
+        reduce_family.reduce(self.rt, kernel, out, x, dims, acc)
+
+    def cumsum(self, out, x, dim, acc):
+        reduce_family.cumsum(self.rt, out, x, dim, acc)
+
+    def matmul(self, out, a, b, acc):
+        matmul_family.matmul(self.rt, out, a, b, acc)
+
+    def random(self, out, kind, seed, offset, dt):
+        n = out.numel()
+        if n == 0:
+            return
+        rt = self.rt
+        acc = "double" if dt.name == "float64" else "float"
+        k = rt.cached(
+            ("random", kind, out.dtype, acc),
+            "random.cl.mako",
+            "cg_random",
+            kind=kind,
+            out_ct=out.dtype.ctype,
+            acc=acc,
+            fp64=acc == "double",
+        )
+        args = [
+            out.buffer,
+            np.uint64(out.offset),
+            np.uint32(seed & 0xFFFFFFFF),
+            np.uint32((seed >> 32) & 0xFFFFFFFF),
+            np.uint64(offset),
+            np.uint64(n),
+        ]
+        rt.launch1d(k, n, args)
+
+    def to_numpy(self, x):
+        """Waits for the queue and copies the view's elements to a new host array."""
+        host = np.empty(x.shape, x.dtype.np)
+        if host.size == 0:
+            return host
+        if not x.is_contiguous():
+            dense = View(
+                self.rt.allocator.alloc(host.nbytes),
+                0,
+                x.shape,
+                _contiguous_strides(x.shape),
+                x.dtype,
+                host.nbytes,
+            )
+            try:
+                self.elementwise(COPY, dense, [x], [x.dtype])
+                self._read(host, dense)
+            finally:
+                self.rt.allocator.release(dense.buffer, dense.nbytes)
+            return host
+        self._read(host, x)
+        return host
+
+    def _read(self, host, x):
+        cl.enqueue_copy(
+            self.rt.queue,
+            host,
+            x.buffer,
+            src_offset=x.offset * x.dtype.itemsize,
+            is_blocking=True,
+        )
+
+    def from_numpy(self, dst, arr):
+        """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
+        arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
+        if arr.size:
+            cl.enqueue_copy(
+                self.rt.queue,
+                dst.buffer,
+                arr,
+                dst_offset=dst.offset * dst.dtype.itemsize,
+                is_blocking=True,
+            )
+
+    def _index_kernel(self, dtype, function):
+        rt = self.rt
+        return rt.cached(
+            ("index", function, dtype),
+            "index.cl.mako",
+            function,
+            ct=dtype.ctype,
+            atomic64=rt.atomic64,
+            fp64=dtype.name == "float64",
+        )
+
+    def take(self, out, src, offsets):
+        """out (contiguous) = src's storage at int64 ``offsets`` (contiguous)."""
+        k = self._index_kernel(src.dtype, "cg_index_take")
+        n = out.numel()
+        self.rt.launch1d(
+            k,
+            n,
+            [
+                out.buffer,
+                np.int64(out.offset),
+                src.buffer,
+                np.int64(src.nbytes // src.dtype.itemsize),
+                offsets.buffer,
+                np.int64(offsets.offset),
+                np.int64(n),
+            ],
+        )
+
+    def put(self, dst, offsets, values, accumulate):
+        """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``."""
+        k = self._index_kernel(dst.dtype, "cg_index_put_add" if accumulate else "cg_index_put")
+        n = offsets.numel()
+        self.rt.launch1d(
+            k,
+            n,
+            [
+                dst.buffer,
+                np.int64(dst.nbytes // dst.dtype.itemsize),
+                offsets.buffer,
+                np.int64(offsets.offset),
+                values.buffer,
+                np.int64(values.offset),
+                np.int64(n),
+            ],
+        )
+
+    def nonzero(self, x):
+        """Indices of the nonzero elements (the count decides the shape: this reads the device)."""
+        host = self.to_numpy(x)
+        if not x.ndim:
+            return np.zeros((int(bool(host)), 0), np.int64)
+        return np.stack(np.nonzero(host), axis=1).astype(np.int64)
+
+    def synchronize(self):
+        self.rt.synchronize()
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))

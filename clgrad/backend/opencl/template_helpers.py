@@ -1,0 +1,132 @@
+"""The helpers every ``kernels/*.cl.mako`` template shares: C type facts and the C text of
+loads, stores and substituted expressions.
+
+Each template imports this module once (``<%! from clgrad.backend.opencl import
+template_helpers as h %>``), and the launchers import the same tables, so a size or a limit is
+written in one place. Every function returns C text; none depends on template state, so the
+types a template renders with are passed in explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+
+# bytes per C type (half is stored in 16 bits and computed in float)
+SIZES = {
+    "uchar": 1,
+    "char": 1,
+    "short": 2,
+    "half": 2,
+    "int": 4,
+    "float": 4,
+    "long": 8,
+    "double": 8,
+}
+
+# (smallest, largest) value of each compute type: what LOWEST and HIGHEST stand for
+LIMITS = {
+    "uchar": ("0", "UCHAR_MAX"),
+    "char": ("CHAR_MIN", "CHAR_MAX"),
+    "short": ("SHRT_MIN", "SHRT_MAX"),
+    "int": ("INT_MIN", "INT_MAX"),
+    "long": ("LONG_MIN", "LONG_MAX"),
+    "float": ("-INFINITY", "INFINITY"),
+    "double": ("-INFINITY", "INFINITY"),
+}
+
+# the signed integer type of each size: what comparing two vectors of a type of that size gives
+_MASK = {1: "char", 2: "short", 4: "int", 8: "long"}
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def has_nan(ct: str) -> bool:
+    """Whether values of compute type ``ct`` can be NaN."""
+    return ct in ("half", "float", "double")
+
+
+def vtype(ct: str, n: int) -> str:
+    """The vector of n ``ct`` lanes; n of 0 or 1 is the scalar."""
+    return f"{ct}{n}" if n > 1 else ct
+
+
+def mask_type(ct: str, n: int) -> str:
+    """What comparing two ``vtype(ct, n)`` values gives: ``select`` wants a mask of that type."""
+    return vtype(_MASK[SIZES[ct]], n)
+
+
+def subst(expr: str, **names) -> str:
+    """``expr`` with each identifier named in ``names`` replaced by its value, in parentheses.
+
+    One pass: a value's own text is never substituted again, so ``subst("a + b", a="b",
+    b="a")`` is ``(b) + (a)``. Identifiers are whole C words: ``a`` in ``a.lo`` is replaced,
+    the ``x`` of ``0x1F`` or ``max`` is not.
+    """
+
+    def repl(m):
+        word = m.group(0)
+        return f"({names[word]})" if word in names else word
+
+    return _WORD.sub(repl, expr)
+
+
+def ctext(text: str, T: str, ct: str | None = None) -> str:
+    """Declared C text made concrete: ``{T}`` becomes ``T`` (a scalar or vector type) and the
+    words LOWEST and HIGHEST the smallest and largest value of the scalar type ``ct`` (by
+    default ``T``)."""
+    text = text.replace("{T}", T)
+    if "LOWEST" in text or "HIGHEST" in text:
+        lo, hi = LIMITS[ct or T]
+        text = subst(text, LOWEST=lo, HIGHEST=hi)
+    return text
+
+
+def neutral(text: str, ct: str, n: int = 0) -> str:
+    """A reduction's neutral value (declared C text) as a ``ct`` scalar, or n-lane vector."""
+    return f"(({vtype(ct, n)})({ctext(text, ct)}))"
+
+
+def load(st: str, ct: str, ptr: str, idx: str) -> str:
+    """Element ``idx`` of ``ptr`` (storage type ``st``) converted to ``ct``."""
+    if st == "half":
+        return f"(({ct})vload_half({idx}, {ptr}))"
+    return f"(({ct}){ptr}[{idx}])"
+
+
+def loadv(st: str, ct: str, n: int, ptr: str, idx: str, aligned: bool = False) -> str:
+    """n elements at ``ptr + idx`` as a ``ct`` vector. An aligned address gets a plain vector
+    load: vloadN is much slower than that on PoCL."""
+    v = vtype(ct, n)
+    if st == "half":
+        return f"convert_{v}(vload{'a' if aligned else ''}_half{n}(0, {ptr} + ({idx})))"
+    if aligned:
+        return f"convert_{v}(*(const __global {st}{n} *)({ptr} + ({idx})))"
+    return f"convert_{v}(vload{n}(0, {ptr} + ({idx})))"
+
+
+def store(st: str, is_bool: bool, ptr: str, idx: str, val: str) -> str:
+    """The statement (without ``;``) storing ``val`` as element ``idx`` of ``ptr``: rounded
+    to half, 0/1 for bool, else converted to ``st``."""
+    if st == "half":
+        return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
+    if is_bool:
+        return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
+    return f"{ptr}[{idx}] = ({st})({val})"
+
+
+def storev(
+    st: str, is_bool: bool, ct: str, n: int, ptr: str, idx: str, val: str, aligned: bool = False
+) -> str:
+    """The statement storing the ``ct`` vector ``val`` at ``ptr + idx`` (as ``store``)."""
+    if st == "half":
+        return (
+            f"vstore{'a' if aligned else ''}_half{n}_rte(convert_float{n}({val}), 0, "
+            f"{ptr} + ({idx}))"
+        )
+    if is_bool:
+        v = f"convert_uchar{n}(-(({val}) != ({vtype(ct, n)})0))"
+    else:
+        v = f"convert_{st}{n}({val})"
+    if aligned:
+        return f"*(__global {st}{n} *)({ptr} + ({idx})) = {v}"
+    return f"vstore{n}({v}, 0, {ptr} + ({idx}))"

@@ -1,0 +1,254 @@
+"""Tensor's methods, attached in one place: every declared op (``registry``) becomes a method
+(and its in-place ``_`` form), and the hand-written families add theirs below, a line each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd import backward as _backward
+from ..device import resolve
+from ..tensor import Tensor
+from . import creation as C
+from . import elementwise as E
+from . import indexing as I
+from . import inplace as IP
+from . import linalg as L
+from . import movement as M
+from . import reduction as R
+from .registry import ELEMENTWISE, REDUCTIONS
+
+
+def _reflected(fn):
+    """``other <op> self`` for the reflected operators (``__radd__``, ...)."""
+
+    def method(self, other):
+        return fn(other, self)
+
+    method.__name__ = f"__r{fn.__name__}__"
+    return method
+
+
+def _cast(dt):
+    def method(self):
+        return self.to(dt)
+
+    return method
+
+
+def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
+    """``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)`` or ``.to(other_tensor)``.
+
+    >>> clgrad.tensor([1, 2]).to(clgrad.float32)
+    tensor([1., 2.])
+    """
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, D.dtype) or a in (float, int, bool):
+            dtype = a
+        else:
+            device = a
+    out = self
+    if dtype is not None:
+        out = E.cast(out, dtype)
+    if device is not None and resolve(device) != out.device:
+        out = C.to_device(out, resolve(device))
+    return out.clone() if copy and out is self else out
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates the gradient of this tensor into the ``.grad`` of the leaves.
+
+    >>> x = clgrad.tensor(2.0, requires_grad=True)
+    >>> (x * x).backward()
+    >>> x.grad
+    tensor(4.)
+    """
+    _backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
+
+
+def uniform_(self, a=0.0, b=1.0):
+    return IP.copy_(self, C.rand(self.shape, dtype=self.dtype, device=self.device) * (b - a) + a)
+
+
+def normal_(self, mean=0.0, std=1.0):
+    return IP.copy_(self, C.randn(self.shape, dtype=self.dtype, device=self.device) * std + mean)
+
+
+def equal(self, other) -> bool:
+    return self.shape == other.shape and bool((self == other).all())
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(self.numpy(force=True), np.asarray(other), rtol, atol, equal_nan))
+
+
+def cuda(self, *args, **kwargs):
+    raise RuntimeError("clgrad has no CUDA backend; use .to('cl') for the OpenCL device")
+
+
+def type_(self, dtype=None):
+    return self.type_name() if dtype is None else self.to(dtype)
+
+
+def iter_(self):
+    if not self._shape:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self._shape[0]))
+
+
+def deepcopy(self, memo):
+    t = self.detach().clone()
+    t._requires_grad = self._requires_grad
+    if self._grad is not None:
+        t._grad = self._grad.clone()
+    return t
+
+
+def _attach():
+    for op in (*ELEMENTWISE.values(), *REDUCTIONS.values()):
+        setattr(Tensor, op.name, op.method)
+        if op.inplace_method is not None:
+            setattr(Tensor, op.name + "_", op.inplace_method)
+    methods = {
+        # conversions, devices and autograd
+        "to": to,
+        "cpu": lambda self: self.to("cpu"),
+        "cuda": cuda,
+        "type": type_,
+        "float": _cast(D.float32),
+        "double": _cast(D.float64),
+        "half": _cast(D.float16),
+        "long": _cast(D.int64),
+        "int": _cast(D.int32),
+        "short": _cast(D.int16),
+        "bool": _cast(D.bool_),
+        "byte": _cast(D.uint8),
+        "char": _cast(D.int8),
+        "backward": backward,
+        "__iter__": iter_,
+        "__deepcopy__": deepcopy,
+        # operators
+        "__add__": E.add,
+        "__radd__": _reflected(E.add),
+        "__sub__": E.sub,
+        "__rsub__": _reflected(E.sub),
+        "__mul__": E.mul,
+        "__rmul__": _reflected(E.mul),
+        "__truediv__": E.div,
+        "__rtruediv__": _reflected(E.div),
+        "__floordiv__": E.floor_divide,
+        "__rfloordiv__": _reflected(E.floor_divide),
+        "__mod__": E.remainder,
+        "__rmod__": _reflected(E.remainder),
+        "__pow__": E.pow,
+        "__rpow__": _reflected(E.pow),
+        "__matmul__": L.matmul,
+        "__rmatmul__": _reflected(L.matmul),
+        "__neg__": E.neg,
+        "__pos__": lambda self: self,
+        "__abs__": E.abs,
+        "__invert__": E.bitwise_not,
+        "__and__": E.bitwise_and,
+        "__rand__": _reflected(E.bitwise_and),
+        "__or__": E.bitwise_or,
+        "__ror__": _reflected(E.bitwise_or),
+        "__xor__": E.bitwise_xor,
+        "__rxor__": _reflected(E.bitwise_xor),
+        "__eq__": E.eq,
+        "__ne__": E.ne,
+        "__lt__": E.lt,
+        "__le__": E.le,
+        "__gt__": E.gt,
+        "__ge__": E.ge,
+        "__iadd__": Tensor.add_,
+        "__isub__": Tensor.sub_,
+        "__imul__": Tensor.mul_,
+        "__itruediv__": Tensor.div_,
+        "__hash__": object.__hash__,  # __eq__ is elementwise: hash by identity, as PyTorch
+        # arithmetic beyond the declared ops
+        "true_divide": E.true_divide,
+        "square": E.square,
+        "reciprocal": E.reciprocal,
+        "clip": E.clip,
+        "clamp_min": E.clamp_min,
+        "clamp_max": E.clamp_max,
+        "negative": E.neg,
+        "subtract": E.sub,
+        "multiply": E.mul,
+        "divide": E.div,
+        "logical_and": lambda self, other: E.bitwise_and(self.bool(), other.bool()),
+        "logical_or": lambda self, other: E.bitwise_or(self.bool(), other.bool()),
+        "equal": equal,
+        "allclose": allclose,
+        "lerp_": lambda self, end, weight: self.add_((end - self) * weight),
+        # reductions built on the declared ones
+        "mean": R.mean,
+        "var": R.var,
+        "std": R.std,
+        "max": R.max,
+        "min": R.min,
+        "all": R.all,
+        "any": R.any,
+        "logsumexp": R.logsumexp,
+        "softmax": R.softmax,
+        "log_softmax": R.log_softmax,
+        "cumsum": R.cumsum,
+        # linear algebra
+        "matmul": L.matmul,
+        "mm": L.mm,
+        "bmm": L.bmm,
+        "dot": L.dot,
+        # movement
+        "contiguous": M.contiguous,
+        "clone": M.clone,
+        "view": M.view,
+        "view_as": lambda self, other: M.view(self, other.shape),
+        "reshape": M.reshape,
+        "reshape_as": lambda self, other: M.reshape(self, other.shape),
+        "flatten": M.flatten,
+        "unflatten": M.unflatten,
+        "permute": M.permute,
+        "transpose": M.transpose,
+        "swapaxes": M.transpose,
+        "t": M.t,
+        "T": property(lambda self: M.permute(self, tuple(reversed(range(self.ndim))))),
+        "mT": property(lambda self: M.transpose(self, -2, -1)),
+        "movedim": M.movedim,
+        "squeeze": M.squeeze,
+        "unsqueeze": M.unsqueeze,
+        "expand": M.expand,
+        "expand_as": lambda self, other: M.expand(self, other.shape),
+        "broadcast_to": M.expand,
+        "repeat": M.repeat,
+        "flip": M.flip,
+        "narrow": M.narrow,
+        "select": M.select,
+        "split": M.split,
+        "chunk": M.chunk,
+        "unbind": M.unbind,
+        "as_strided": M.as_strided,
+        # indexing
+        "__getitem__": I.getitem,
+        "__setitem__": I.setitem,
+        "gather": I.gather,
+        "scatter_add": I.scatter_add,
+        "index_select": I.index_select,
+        "masked_fill": I.masked_fill,
+        "masked_fill_": lambda self, mask, value: self.copy_(I.masked_fill(self, mask, value)),
+        "masked_select": I.masked_select,
+        "nonzero": I.nonzero,
+        # writes
+        "copy_": IP.copy_,
+        "fill_": IP.fill_,
+        "zero_": IP.zero_,
+        "uniform_": uniform_,
+        "normal_": normal_,
+    }
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+
+
+_attach()

@@ -1,0 +1,438 @@
+"""One declaration per op.
+
+An elementwise op or a reduction is declared once, as a decorated Python function: the
+decorator takes the op's kernel (an OpenCL C expression, or a reduction's neutral element and
+combine expression), its NumPy reference, its dtype rule and its gradient written with Tensor
+ops; the function itself is the op's public face (its name, signature, docstring and
+example) and says how its arguments reach the kernel by calling ``apply``. From that one
+entry come the autograd ``Function``, ``clgrad.<name>``, ``Tensor.<name>``, the in-place
+``Tensor.<name>_`` (``inplace=True``), the kernel on every backend, and a torch comparison in
+the test suite.
+
+Gradient formulas name what they need, as PyTorch's ``derivatives.yaml`` does: ``grad``
+(of the output), ``result`` (the output) and the op's own parameter names. The machinery saves
+exactly those, reduces each input's gradient to the input's shape and dtype, and skips the
+formulas of inputs that need no gradient. A Python number operand reaches the kernel as a scalar
+argument and a formula as the number itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..backend.base import COPY, MapKernel, ReduceKernel
+from ..tensor import Tensor, contiguous_strides
+from .core import launch, normalize_dims, sum_to
+from .inplace import inplace
+
+ELEMENTWISE: dict[str, ElementwiseOp] = {}
+REDUCTIONS: dict[str, ReductionOp] = {}
+
+ALL_DTYPES = (
+    D.float32,
+    D.float64,
+    D.float16,
+    D.int64,
+    D.int32,
+    D.int16,
+    D.int8,
+    D.uint8,
+    D.bool_,
+)
+INTEGRAL_DTYPES = (D.int64, D.int32, D.int16, D.int8, D.uint8, D.bool_)
+
+
+# ---- dtype rules: the promoted operand dtype -> (result dtype, compute dtype) ------------------
+def same(dt):
+    """The result has the promoted dtype of the operands (add, mul, maximum, ...)."""
+    return dt, dt
+
+
+def floating(dt):
+    """An integer or bool input gives the default float (exp, div, atan2, ...)."""
+    f = D.to_float(dt)
+    return f, f
+
+
+def predicate(dt):
+    """A bool result computed in the operands' dtype (comparisons, isnan, ...)."""
+    return D.bool_, dt
+
+
+def integral(dt):
+    """Bool and integer operands only (bitwise ops)."""
+    if dt.is_floating_point:
+        raise RuntimeError(f"this op is only defined for bool and integer tensors, got {dt}")
+    return dt, dt
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _meta(x):
+    """What a gradient needs of an input it does not read: its shape and dtype."""
+    return (x._shape, x.dtype) if isinstance(x, Tensor) else None
+
+
+def _grad_for(meta, g):
+    """``g`` reduced to the shape and cast to the dtype of an input (from its ``_meta``)."""
+    shape, dt = meta
+    g = sum_to(g, shape)
+    return g if g.dtype is dt else g.to(dt)
+
+
+def _formula(fn: Callable | None, names: tuple) -> tuple | None:
+    """``(fn, the names it reads)``; the names must be ``grad``, ``result`` or ``names``."""
+    if fn is None:
+        return None
+    wanted = tuple(inspect.signature(fn).parameters)
+    unknown = set(wanted) - {"grad", "result", *names}
+    if unknown:
+        raise TypeError(f"gradient formula reads unknown names {sorted(unknown)}")
+    return fn, wanted
+
+
+def _public(body: Callable, apply: Callable) -> Callable:
+    """The op's public function: ``body`` with its first parameter (``apply``) bound."""
+
+    @functools.wraps(body)
+    def public(*args, **kwargs):
+        return body(apply, *args, **kwargs)
+
+    sig = inspect.signature(body)
+    public.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    return public
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+class ElementwiseOp:
+    """A declared elementwise op; see ``elementwise``."""
+
+    def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first):
+        self.name = body.__name__
+        self.kernel = kernel
+        self.result = result
+        self.dtypes = dtypes
+        self.domain = domain
+        self.inplace = inplace
+        self.mask_first = mask_first
+        params = [
+            p.name
+            for p in list(inspect.signature(body).parameters.values())[1:]
+            if p.kind is p.POSITIONAL_OR_KEYWORD
+        ]
+        self.arity = len(params)
+        self.params = tuple(params)
+        if grads is not None and not isinstance(grads, tuple):
+            grads = (grads,)
+        self.grads = None if grads is None else tuple(_formula(g, self.params) for g in grads)
+        self.differentiable = grads is not None
+        self.function = self._function() if self.differentiable else None
+        self.apply = self.function.apply if self.differentiable else self.run
+        self.public = _public(body, self.apply)
+        self.method = self.public
+        self.inplace_method = _inplace_method(body, self) if inplace else None
+
+    def dtypes_of(self, operands):
+        """(result dtype, compute dtype or one per operand) for these operands."""
+        if self.mask_first:
+            dt = D.result_type(*operands[1:])
+            out, ct = self.result(dt)
+            return out, [D.bool_, ct, ct]
+        return self.result(D.result_type(*operands))
+
+    def run(self, *operands, out=None):
+        """The forward computation: the kernel over broadcast operands, no recording."""
+        out_dt, ct = self.dtypes_of(operands)
+        return launch(self.kernel, operands, out_dt, ct, out=out)
+
+    def _function(self) -> type:
+        op = self
+        names = self.params
+        reads = set()
+        for g in self.grads:
+            if g is not None:
+                reads.update(g[1])
+        saved = tuple(i for i, n in enumerate(names) if n in reads)
+        saves_result = "result" in reads
+
+        def forward(ctx, *operands):
+            out = op.run(*operands)
+            if ctx.recording:
+                ctx.metas = tuple(_meta(x) for x in operands)
+                ctx.numbers = tuple(None if _is_tensor(x) else x for x in operands)
+                kept = [operands[i] if _is_tensor(operands[i]) else None for i in saved]
+                ctx.save_for_backward(*kept, out if saves_result else None)
+            return out
+
+        def backward(ctx, grad):
+            values = {"grad": grad}
+            *kept, result = ctx.saved_tensors
+            for i, t in zip(saved, kept):
+                values[names[i]] = t if t is not None else ctx.numbers[i]
+            values["result"] = result
+            needs = ctx.needs_input_grad
+            grads = []
+            for i, formula in enumerate(op.grads):
+                if formula is None or not needs[i] or ctx.metas[i] is None:
+                    grads.append(None)
+                    continue
+                fn, wanted = formula
+                g = fn(*(values[n] for n in wanted))
+                grads.append(_grad_for(ctx.metas[i], g))
+            return tuple(grads) + (None,) * (len(names) - len(grads))
+
+        return type(
+            _camel(self.name),
+            (Function,),
+            {
+                "forward": staticmethod(forward),
+                "backward": staticmethod(backward),
+                "__module__": __name__,
+                "__qualname__": _camel(self.name),
+            },
+        )
+
+
+def _inplace_method(body, op: ElementwiseOp) -> Callable:
+    """``Tensor.<name>_``: the same body, its ``apply`` writing into the first operand."""
+
+    def apply_(x, *others):
+        out_dt, ct = op.dtypes_of((x, *others))
+        if out_dt.category > x.dtype.category:
+            raise RuntimeError(
+                f"result type {out_dt.name.capitalize()} can't be cast to the desired output "
+                f"type {x.dtype.name.capitalize()}"
+            )
+
+        def direct():
+            launch(op.kernel, (x, *others), x.dtype, ct, out=x)
+            x._storage.version += 1
+
+        return inplace(x, lambda old: op.apply(old, *others), direct, *others)
+
+    @functools.wraps(body)
+    def method(self, *args, **kwargs):
+        return body(apply_, self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = op.name + "_"
+    method.__doc__ = f"In-place ``{op.name}``: writes the result into this tensor."
+    return method
+
+
+def elementwise(
+    expr: str,
+    numpy: Callable,
+    *,
+    result: Callable = same,
+    grad=None,
+    inplace: bool = False,
+    dtypes: tuple = ALL_DTYPES,
+    domain: tuple | None = None,
+    mask_first: bool = False,
+) -> Callable:
+    """Declares the decorated function as an elementwise op.
+
+    ``expr`` is OpenCL C over ``in0``, ``in1``, ... in the compute type ``{T}``; ``numpy`` the
+    same computation on NumPy arrays; ``result`` the dtype rule (``same``, ``floating``,
+    ``predicate``, ``integral``); ``grad`` one formula per operand (a tuple; one formula for a
+    unary op; None where an operand has no gradient); ``dtypes`` what the op accepts and
+    ``domain`` where its test inputs are drawn. ``mask_first``: operand 0 is a bool mask and
+    the others decide the dtype (``where``).
+    """
+
+    def declare(body: Callable) -> Callable:
+        name = body.__name__
+        if name in ELEMENTWISE:
+            raise ValueError(f"elementwise op {name!r} is declared twice")
+        kernel = MapKernel(name, expr, numpy)
+        op = ElementwiseOp(body, kernel, result, grad, inplace, dtypes, domain, mask_first)
+        ELEMENTWISE[name] = op
+        op.public.op = op
+        return op.public
+
+    return declare
+
+
+# ---- reductions -------------------------------------------------------------------------------
+def sum_dtype(dt):
+    """Integers and bool accumulate into int64, as PyTorch's sum and prod do."""
+    return D.int64 if dt.category < 2 else dt
+
+
+def keep_dtype(dt):
+    return dt
+
+
+def index_dtype(dt):
+    return D.int64
+
+
+def reduced_shape(shape, dims, keepdim) -> tuple:
+    if keepdim:
+        return tuple(1 if i in dims else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in dims)
+
+
+def check_device_dtype(device, dt):
+    if not device.supports(dt):
+        raise RuntimeError(
+            f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
+            "(cl_khr_fp64); use float32"
+        )
+
+
+def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
+    """The backend reduction of ``x`` over ``dims``, viewed with or without the reduced dims."""
+    check_device_dtype(x.device, out_dt)
+    out = Tensor._empty(reduced_shape(x._shape, dims, False), out_dt, x.device)
+    if x.ndim == 0 or not dims:  # nothing to reduce: a copy in the result's dtype
+        launch(COPY, [x], out_dt, acc or x.dtype, out=out)
+    elif out.numel():
+        x.device.backend.reduce(kernel, out._record(), x._record(), dims, acc)
+    if keepdim:
+        kept = reduced_shape(x._shape, dims, True)
+        return out._view(kept, contiguous_strides(kept), 0)
+    return out
+
+
+class ReductionOp:
+    """A declared reduction; see ``reduction``."""
+
+    def __init__(self, body, kernel, result, grad):
+        self.name = body.__name__
+        self.kernel = kernel
+        self.result = result
+        self.arg = kernel.arg
+        self.arity = 1
+        self.dtypes = ALL_DTYPES
+        self.domain = None
+        self.inplace = False
+        self.grad = _formula(grad, ("input", "dim"))
+        self.differentiable = grad is not None
+        self.function = self._function() if self.differentiable else None
+        self.public = _public(body, self.apply)
+        self.method = self.public
+        self.inplace_method = None
+
+    def apply(self, x, dim=None, keepdim=False, dtype=None):
+        """Normalizes the arguments and runs the reduction (recorded when differentiable)."""
+        if self.arg:
+            return self._arg(x, dim, keepdim)
+        dims = normalize_dims(dim, x.ndim)
+        if x.numel() == 0 and self.kernel.neutral in ("LOWEST", "HIGHEST"):
+            _require_elements(x, dims, self.name)
+        dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
+        if self.function is not None:
+            return self.function.apply(x, dims, keepdim, dt)
+        return run_reduce(self.kernel, x, dims, keepdim, dt, _acc(dt))
+
+    def _arg(self, x, dim, keepdim):
+        if dim is None:
+            if x.numel() == 0:
+                raise RuntimeError(
+                    f"{self.name}(): Expected reduction dim to be specified for input.numel() == 0."
+                )
+            out = run_reduce(self.kernel, x, tuple(range(x.ndim)), False, D.int64)
+            return out.reshape((1,) * x.ndim) if keepdim else out
+        d = normalize_dims(dim, x.ndim)[0] if x.ndim else 0
+        if x.ndim and x._shape[d] == 0:
+            raise IndexError(f"{self.name}(): Expected reduction dim {d} to have non-zero size.")
+        if x.ndim == 0:
+            return Tensor._full((), 0, D.int64, x.device)
+        return run_reduce(self.kernel, x, (d,), keepdim, D.int64)
+
+    def _function(self) -> type:
+        op = self
+        fn, wanted = self.grad
+
+        def forward(ctx, x, dims, keepdim, dt):
+            y = run_reduce(op.kernel, x, dims, keepdim, dt, _acc(dt))
+            if ctx.recording:
+                ctx.meta = (x._shape, x.dtype)
+                ctx.dims, ctx.keepdim = dims, keepdim
+                ctx.save_for_backward(
+                    x if "input" in wanted else None, y if "result" in wanted else None
+                )
+            return y
+
+        def backward(ctx, grad):
+            x, result = ctx.saved_tensors
+            shape, dt = ctx.meta
+            kept = reduced_shape(shape, ctx.dims, True)
+            values = {
+                "grad": grad.reshape(kept) if not ctx.keepdim else grad,
+                "result": result.reshape(kept) if result is not None else None,
+                "input": x,
+                "dim": ctx.dims,
+            }
+            g = fn(*(values[n] for n in wanted))
+            if tuple(g.shape) != shape:
+                g = g.expand(shape)
+            return (g if g.dtype is dt else g.to(dt)), None, None, None
+
+        return type(
+            _camel(self.name),
+            (Function,),
+            {
+                "forward": staticmethod(forward),
+                "backward": staticmethod(backward),
+                "__module__": __name__,
+                "__qualname__": _camel(self.name),
+            },
+        )
+
+
+def _acc(dt):
+    return D.float32 if dt is D.float16 else dt
+
+
+def _require_elements(x, dims, name):
+    if any(x._shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+            "the reduction dim with the 'dim' argument."
+            if len(dims) == x.ndim
+            else f"{name}(): cannot compute {name} over a zero-size dimension"
+        )
+
+
+def reduction(
+    neutral: str,
+    reduce_expr: str = "",
+    numpy: Callable | None = None,
+    *,
+    map_expr: str = "x",
+    result: Callable = sum_dtype,
+    grad: Callable | None = None,
+    arg: bool = False,
+    better: str = "",
+) -> Callable:
+    """Declares the decorated function as a reduction, as pyopencl's ``ReductionKernel`` takes
+    one: each element mapped by ``map_expr`` (C over ``x``), combined by ``reduce_expr`` (C over
+    ``a``, ``b``) from ``neutral``; or, with ``arg=True``, the index of the first element for
+    which ``better`` (C over ``v``, ``s``) holds. ``numpy(array, axis=...)`` is the reference,
+    ``result`` the dtype rule, ``grad`` the gradient over ``grad``, ``result``, ``input`` and
+    ``dim`` (the reduced dims; ``grad`` and ``result`` come with them kept as size 1).
+    """
+
+    def declare(body: Callable) -> Callable:
+        name = body.__name__
+        if name in REDUCTIONS:
+            raise ValueError(f"reduction {name!r} is declared twice")
+        kernel = ReduceKernel(name, neutral, reduce_expr, numpy, map_expr, arg, better)
+        op = ReductionOp(body, kernel, index_dtype if arg else result, grad)
+        REDUCTIONS[name] = op
+        op.public.op = op
+        return op.public
+
+    return declare
