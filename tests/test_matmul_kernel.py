@@ -1,41 +1,51 @@
-"""The matmul kernels alone, on tensor-like stand-ins: every path, dtype, stride pattern, edge."""
+"""The matmul kernels alone, on ``View`` records over buffers from the device's allocator:
+every path, dtype, stride pattern, edge."""
 
 from __future__ import annotations
 
 import numpy as np
+import pyopencl as cl
 import pytest
 
-cl = pytest.importorskip("pyopencl")
-
-from clgrad import dtypes  # noqa: E402
-from clgrad.backend.opencl.matmul import matmul  # noqa: E402
-from clgrad.device import Device  # noqa: E402
+import clgrad
+from clgrad import dtypes
+from clgrad.backend.base import View
+from clgrad.backend.opencl.matmul import matmul
 
 GUARD = 7  # elements of sentinel on each side of out, to catch stray writes
 
 
-class _Storage:
-    def __init__(self, data):
-        self.data = data
+class DeviceUnderTest:
+    """The device under test: its runtime, and the buffers a test took from its allocator."""
 
+    def __init__(self, name):
+        dev = clgrad.device(name)
+        self.rt, self.fp64 = dev.runtime, dev.supports_float64
+        self.taken = []
 
-class View:
-    """What matmul reads of a tensor: storage buffer, element offset, shape, strides, dtype."""
+    def buffer(self, host: np.ndarray):
+        """A buffer from the allocator holding ``host`` (at least one byte: OpenCL has no
+        empty buffers)."""
+        nbytes = max(host.nbytes, 1)
+        buf = self.rt.allocator.alloc(nbytes)
+        self.taken.append((buf, nbytes))
+        if host.size:
+            cl.enqueue_copy(self.rt.queue, buf, np.ascontiguousarray(host), is_blocking=True)
+        return buf
 
-    def __init__(self, device, buf, offset, shape, stride, dt):
-        self.device, self._storage, self.dtype = device, _Storage(buf), dt
-        self._offset, self._shape, self._stride = offset, tuple(shape), tuple(stride)
+    def give_back(self):
+        self.rt.synchronize()
+        for buf, nbytes in self.taken:
+            self.rt.allocator.release(buf, nbytes)
+        self.taken.clear()
 
 
 def upload(device, view: np.ndarray, flat: np.ndarray, dt) -> View:
     """A View of ``view``, which must look into the 1-D array ``flat``; flat goes to the device."""
     item = flat.itemsize
     offset = (view.__array_interface__["data"][0] - flat.__array_interface__["data"][0]) // item
-    host = flat if flat.size else np.zeros(1, flat.dtype)  # OpenCL has no empty buffers
-    buf = cl.Buffer(
-        device.runtime.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host
-    )
-    return View(device, buf, offset, view.shape, [s // item for s in view.strides], dt)
+    strides = tuple(s // item for s in view.strides)
+    return View(device.buffer(flat), offset, tuple(view.shape), strides, dt, flat.nbytes)
 
 
 def make_operand(rng, shape, np_t, layout, pad):
@@ -43,10 +53,11 @@ def make_operand(rng, shape, np_t, layout, pad):
     stride 0, "bcast_t": both, "strided": every other column), ``pad`` elements into its flat
     storage."""
     Z, R, C = shape
-    if np.issubdtype(np_t, np.integer):
-        vals = lambda n: rng.integers(-9, 10, n)  # noqa: E731
-    else:
-        vals = lambda n: rng.uniform(-1, 1, n)  # noqa: E731
+    integer = np.issubdtype(np_t, np.integer)
+
+    def vals(n):
+        return rng.integers(-9, 10, n) if integer else rng.uniform(-1, 1, n)
+
     if layout == "c":
         flat = vals(pad + Z * R * C).astype(np_t)
         return flat, flat[pad:].reshape(Z, R, C)
@@ -75,15 +86,11 @@ def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, 
     fb, vb = make_operand(rng, (Z, K, N), dt.np, b_layout, pad + 3)
     a, b = upload(device, va, fa, dt), upload(device, vb, fb, dt)
     sentinel = np.full(Z * M * N + 2 * GUARD, 77, dt.np)
-    out_buf = cl.Buffer(
-        device.runtime.context,
-        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-        hostbuf=sentinel,
-    )
-    out = View(device, out_buf, GUARD, (Z, M, N), (M * N, N, 1), dt)
-    matmul(out, a, b, acc, path=path)
+    out_buf = device.buffer(sentinel)
+    out = View(out_buf, GUARD, (Z, M, N), (M * N, N, 1), dt, sentinel.nbytes)
+    matmul(device.rt, out, a, b, acc, path=path)
     host = np.empty_like(sentinel)
-    cl.enqueue_copy(device.runtime.queue, host, out_buf, is_blocking=True)
+    cl.enqueue_copy(device.rt.queue, host, out_buf, is_blocking=True)
     assert (host[:GUARD] == 77).all() and (host[GUARD + Z * M * N :] == 77).all(), "stray write"
     got = host[GUARD : GUARD + Z * M * N].reshape(Z, M, N)
     if dt.is_floating_point:
@@ -123,7 +130,9 @@ PATHS = [None, "general", "packed", "direct", "tiled"]
 @pytest.fixture
 def cldev(cl_device):
     """conftest runs each test on every OpenCL device (``cl_device`` is its name)."""
-    return Device(cl_device)
+    d = DeviceUnderTest(cl_device)
+    yield d
+    d.give_back()
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -142,7 +151,7 @@ def test_layouts(cldev, layout, path):
 @pytest.mark.parametrize("name", ["float16", "float64", "int32", "int64", "int8", "uint8", "int16"])
 def test_dtypes(cldev, name, path):
     dt = getattr(dtypes, name)
-    if name == "float64" and not cldev.supports_float64:
+    if name == "float64" and not cldev.fp64:
         pytest.skip("no float64 on this device")
     check(cldev, 2, 19, 37, 23, dt, "t", "c", pad=2, path=path)
     check(cldev, 1, 40, 33, 70, dt, "c", "bcast", pad=1, path=path)

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 ALL = [D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.float32, D.float64]
 FLOATS = [D.float16, D.float32, D.float64]
-OPS = ["sum", "prod", "max", "min", "argmax", "argmin"]
+OPS = ["sum", "prod", "amax", "amin", "argmax", "argmin"]
 ARG_OPS = ("argmax", "argmin")
 
 
@@ -186,7 +186,7 @@ def check(op, dt, got, want, a, dims):
             rtol = {"float16": 2e-3, "float32": 3e-4, "float64": 1e-12}[dt.name]
             atol = 1e-7 if dt.name == "float16" else 0  # half subnormals
             np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
-    elif dt.is_floating_point and op in ("max", "min"):
+    elif dt.is_floating_point and op in ("amax", "amin"):
         np.testing.assert_array_equal(got, want.astype(dt.np))
     else:
         np.testing.assert_array_equal(got, want.astype(got.dtype))
@@ -296,7 +296,7 @@ def test_zero_outputs(rt, path):
 
 
 @pytest.mark.parametrize("dt", [D.float32, D.float16, D.float64], ids=lambda d: d.name)
-@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin", "sum", "nansum"])
+@pytest.mark.parametrize("op", ["amax", "amin", "argmax", "argmin", "sum", "nansum"])
 def test_nan(rt, path, op, dt):
     rng = np.random.default_rng(2)
     for shape in [(40,), (9, 40), (40, 9), (3, 1000)]:
@@ -332,13 +332,13 @@ def test_nansum(rt, path, dt):
         run_reduce(rt, "nansum", x, a, dims)
 
 
-@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+@pytest.mark.parametrize("op", ["amax", "amin", "argmax", "argmin"])
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
 def test_identity_valued(rt, path, op, dt):
     """Every element equals the reduction's identity (-inf, INT_MIN, ...): first index wins."""
     if path == "gpu-kernels" and dt.name not in ("float32", "int8"):
         pytest.skip("the GPU kernels run on a subset of dtypes here")
-    big = op in ("min", "argmin")
+    big = op in ("amin", "argmin")
     if dt.is_floating_point:
         v = np.inf if big else -np.inf
     elif dt.name == "bool":
@@ -398,7 +398,7 @@ def test_reduce_columns_large(rt, path, op, dt):
             if name in ("transposed", "broadcast") and path == "gpu-kernels":
                 continue
             base = values(rng, dt, size, op)
-            if dt.is_floating_point and op in ("max", "min"):
+            if dt.is_floating_point and op in ("amax", "amin"):
                 base[rng.random(size) < 1e-4] = np.nan
             x, a = upload(rt, base, dt, vshape, stride, off)
             run_reduce(rt, op, x, a, dims)
@@ -410,7 +410,7 @@ def test_argmax_nan_large(rt, path):
     base[1_500_000] = np.nan
     base[1_700_000] = np.nan
     x, a = upload(rt, base, D.float32, (base.size,), (1,), 0)
-    for op in ("argmax", "argmin", "max", "min"):
+    for op in ("argmax", "argmin", "amax", "amin"):
         run_reduce(rt, op, x, a, (0,))
 
 
@@ -418,10 +418,10 @@ def test_all_any_bool(rt, path):
     rng = np.random.default_rng(5)
     base = rng.random(6 * 50 * 7) < 0.9
     x, a = upload(rt, base, D.bool_, (6, 50, 7), (350, 7, 1), 0)
-    for op, dims in itertools.product(["max", "min"], DIMS_3D):
+    for op, dims in itertools.product(["amax", "amin"], DIMS_3D):
         out = empty(rt, D.bool_, [n for d, n in enumerate(x.shape) if d not in dims])
         R.reduce(rt, REDUCE_KERNELS[op], out, x, dims, None)
-        want = (np.all if op == "min" else np.any)(a, axis=dims)
+        want = (np.all if op == "amin" else np.any)(a, axis=dims)
         np.testing.assert_array_equal(download(rt, out), want)
 
 

@@ -100,6 +100,7 @@ class ReduceKernel:
 COPY = MapKernel("copy", "in0", lambda a: a)
 FILL = MapKernel("fill", "in0", lambda v: v)
 ARANGE = MapKernel("arange", "(in0 + ({T})_i * in1)", None)
+SUM = ReduceKernel("sum", "0", "a + b")  # a scan's chunk sums
 
 
 class Backend:

@@ -15,7 +15,8 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
-from .core import Tensor, is_tensor, launch
+from ..tensor import Tensor
+from .core import is_tensor, launch
 from .registry import ALL_DTYPES, INTEGRAL_DTYPES, elementwise, floating, integral, predicate
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -8,6 +8,9 @@ the kernels clamp besides, so no input can reach outside a storage.
 
 from __future__ import annotations
 
+from numbers import Number
+from typing import Any
+
 import numpy as np
 
 from .. import dtypes as D
@@ -292,7 +295,8 @@ def index_parsed(x, basic_key, advanced):
     return Index.apply(v, advanced) if advanced else v
 
 
-def getitem(x, key):
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]``: a view for ints, slices, None and ``...``; a copy for tensor and mask keys."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
 
     if (shape, stride, offset) == (x._shape, x._stride, x._offset) and all(
@@ -304,7 +308,8 @@ def getitem(x, key):
     return Index.apply(v, check_advanced(v, advanced)) if advanced else v
 
 
-def setitem(x, key, value):
+def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
+    """``x[key] = value`` in place, ``value`` broadcast to the indexed shape."""
 
     shape, _, _, basic_key, advanced = _parse(x, key)
     if isinstance(value, Tensor):
@@ -358,7 +363,16 @@ class Gather(Function):
         return ScatterAdd.apply(z, ctx.dim, index, g), None, None
 
 
-def gather(x, dim, index):
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Values of ``x`` picked along ``dim`` by the int64 ``index`` (``out[i][j] =
+    x[i][index[i][j]]`` for ``dim=1``); the result has ``index``'s shape, like
+    ``torch.gather``.
+
+    >>> x = clgrad.tensor([[1, 2], [3, 4]])
+    >>> clgrad.gather(x, 1, clgrad.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     _check_gather("gather", x, d, index)
@@ -381,14 +395,31 @@ class ScatterAdd(Function):
         return g, None, None, Gather.apply(g, ctx.dim, index)
 
 
-def scatter_add(x, dim, index, src):
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``x`` with each value of ``src`` added at the position ``index`` names
+    along ``dim`` (``out[index[i]] += src[i]`` for 1-d; repeated indices accumulate), like
+    ``torch.scatter_add``.
+
+    >>> index = clgrad.tensor([0, 1, 0, 2])
+    >>> clgrad.scatter_add(clgrad.zeros(3), 0, index, clgrad.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor([4., 2., 4.])
+    """
     same_device(x, index, src)
     d = wrap_dim(dim, x.ndim)
     _check_gather("scatter_add", x, d, index)
     return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d), src)
 
 
-def index_select(x, dim, index):
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of ``x`` along ``dim`` at the positions in the 1-d integer ``index``
+    (repeats allowed), as a new tensor, like ``torch.index_select``.
+
+    >>> x = clgrad.tensor([[1, 2], [3, 4]])
+    >>> clgrad.index_select(x, 0, clgrad.tensor([1, 0, 1]))
+    tensor([[3, 4],
+            [1, 2],
+            [3, 4]])
+    """
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, x.ndim) if x.ndim else 0
@@ -397,7 +428,14 @@ def index_select(x, dim, index):
     return getitem(x, (slice(None),) * d + (index.reshape(-1),))
 
 
-def masked_fill(x, mask, value):
+def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
+    """A copy of ``x`` with ``value`` where the bool ``mask`` (broadcast to ``x``'s shape) is
+    True, in ``x``'s dtype, like ``torch.masked_fill``.
+
+    >>> x = clgrad.tensor([1.0, 2.0, 3.0])
+    >>> clgrad.masked_fill(x, clgrad.tensor([True, False, True]), -1.0)
+    tensor([-1.,  2., -1.])
+    """
     if mask.dtype is not D.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
@@ -419,7 +457,17 @@ def masked_fill(x, mask, value):
     return out if out.dtype is x.dtype else out.to(x.dtype)
 
 
-def nonzero(x, as_tuple=False):
+def nonzero(x: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """The indices of the nonzero elements of ``x`` in row-major order: an int64 tensor of
+    shape ``(count, x.ndim)``, or with ``as_tuple`` one 1-d tensor per dim, like
+    ``torch.nonzero``.
+
+    >>> clgrad.nonzero(clgrad.tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    >>> clgrad.tensor([0, 3, 5]).nonzero(as_tuple=True)
+    (tensor([1, 2]),)
+    """
 
     idx = x.device.backend.nonzero(x._record())
     result = tensor(idx, dtype=D.int64, device=x.device)
@@ -432,6 +480,13 @@ def nonzero(x, as_tuple=False):
     return result
 
 
-def masked_select(x, mask):
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``x`` where the bool ``mask`` is True (the two broadcast together), as
+    a new 1-d tensor, like ``torch.masked_select``.
+
+    >>> x = clgrad.tensor([[1, 2], [3, 4]])
+    >>> clgrad.masked_select(x, x > 1)
+    tensor([2, 3, 4])
+    """
     mask = mask.expand(broadcast_shapes(x._shape, mask._shape))
     return getitem(x.expand(mask.shape), mask)

@@ -65,7 +65,17 @@ def _flat3(out, batch, m, n):
     return (b, m, n), (m * n, n, 1), out._offset
 
 
-def matmul(a, b):
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """The matrix product ``a @ b`` with PyTorch's rules, like ``torch.matmul``: two 1-d
+    tensors give their dot product, a 1-d operand acts as a row (left) or column (right) vector
+    and its dim is dropped, and the batch dims of higher-dim operands broadcast.
+
+    >>> a = clgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> clgrad.matmul(a, clgrad.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    >>> (clgrad.ones(5, 2, 3) @ clgrad.ones(3, 4)).shape
+    clgrad.Size([5, 2, 4])
+    """
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
     if a.ndim == 0 or b.ndim == 0:
@@ -106,19 +116,38 @@ def _check(a, b, orig_a, orig_b):
     broadcast_shapes(a._shape[:-2], b._shape[:-2])
 
 
-def mm(a, b):
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """The product of two matrices, ``(n, m) @ (m, p) -> (n, p)``, like ``torch.mm`` (no
+    broadcasting).
+
+    >>> clgrad.mm(clgrad.tensor([[1, 2], [3, 4]]), clgrad.tensor([[1, 0], [0, 1]]))
+    tensor([[1, 2],
+            [3, 4]])
+    """
     if a.ndim != 2 or b.ndim != 2:
         raise RuntimeError(f"mm(): expected 2-D tensors, got {a.ndim}-D and {b.ndim}-D")
     return matmul(a, b)
 
 
-def bmm(a, b):
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """Batched matrix products of two 3-d tensors, ``(B, n, m) @ (B, m, p) -> (B, n, p)``, like
+    ``torch.bmm``.
+
+    >>> clgrad.bmm(clgrad.ones(4, 2, 3), clgrad.ones(4, 3, 5)).shape
+    clgrad.Size([4, 2, 5])
+    """
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {a.ndim}-D and {b.ndim}-D)")
     return matmul(a, b)
 
 
-def dot(a, b):
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    """The dot product of two 1-d tensors of the same length, a 0-d tensor, like
+    ``torch.dot``.
+
+    >>> clgrad.dot(clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([4.0, 5.0, 6.0]))
+    tensor(32.)
+    """
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     return matmul(a, b)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
@@ -77,7 +79,18 @@ Unsqueeze = type("Unsqueeze", (_Reshaping,), {"__module__": __name__})
 UnsafeView = type("UnsafeView", (_Reshaping,), {"__module__": __name__})
 
 
-def view(x, *shape):
+def view(x: Tensor, *shape: int | Sequence[int] | D.dtype) -> Tensor:
+    """A view of ``x`` with a new shape over the same elements (one size may be -1, inferred),
+    like ``Tensor.view``: never copies, so the strides must allow it (``reshape`` copies when
+    they don't). ``view(dtype)`` reinterprets the bytes as a dtype of the same size.
+
+    >>> x = clgrad.arange(6)
+    >>> x.view(2, 3)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    >>> x.view(-1, 2).shape
+    clgrad.Size([3, 2])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     if len(shape) == 1 and not isinstance(shape[0], int) and hasattr(shape[0], "np"):
@@ -92,14 +105,25 @@ def view(x, *shape):
     return View.apply(x, shape, stride)
 
 
-def view_as_dtype(x, dt):
+def view_as_dtype(x: Tensor, dt: D.dtype) -> Tensor:
+    """``x.view(dtype)``: the same bytes read as ``dt`` (of the same element size)."""
     dt = D.as_dtype(dt)
     if dt.itemsize != x.dtype.itemsize:
         raise RuntimeError("view(dtype) with a different element size is not supported")
     return Tensor._make(x._storage, x._shape, x._stride, x._offset, dt)
 
 
-def reshape(x, *shape):
+def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
+    """``x`` with a new shape holding the same elements in the same order (one size may be
+    -1), like ``torch.reshape``: a view when the strides allow it, else a copy.
+
+    >>> clgrad.reshape(clgrad.arange(6), (3, 2))
+    tensor([[0, 1],
+            [2, 3],
+            [4, 5]])
+    >>> clgrad.arange(6).reshape(2, 3).t().reshape(-1)
+    tensor([0, 3, 1, 4, 2, 5])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     shape = infer_shape(shape, x.numel())
@@ -110,7 +134,14 @@ def reshape(x, *shape):
     return UnsafeView.apply(c, shape, contiguous_strides(shape))
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``x`` with the dims ``start_dim`` to ``end_dim`` merged into one, like
+    ``torch.flatten`` (a 0-d tensor becomes 1-d).
+
+    >>> x = clgrad.zeros(2, 3, 4)
+    >>> clgrad.flatten(x).shape, x.flatten(1).shape
+    (clgrad.Size([24]), clgrad.Size([2, 12]))
+    """
     if x.ndim == 0:
         return reshape(x, 1)
     s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
@@ -122,19 +153,41 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x._shape[:s] + (n,) + x._shape[e + 1 :])
 
 
-def unflatten(x, dim, sizes):
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """A view of ``x`` with dim ``dim`` split into ``sizes`` (one may be -1), like
+    ``Tensor.unflatten``.
+
+    >>> clgrad.zeros(2, 12).unflatten(1, (3, -1)).shape
+    clgrad.Size([2, 3, 4])
+    """
     d = wrap_dim(dim, x.ndim)
     sizes = infer_shape(sizes, x._shape[d])
     return view(x, x._shape[:d] + tuple(sizes) + x._shape[d + 1 :])
 
 
-def squeeze(x, dim=None):
+def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """A view of ``x`` without its size-1 dims (only those among ``dim`` when given; a named
+    dim of another size is kept), like ``torch.squeeze``.
+
+    >>> x = clgrad.zeros(1, 2, 1)
+    >>> clgrad.squeeze(x).shape, x.squeeze(0).shape, x.squeeze(1).shape
+    (clgrad.Size([2]), clgrad.Size([2, 1]), clgrad.Size([1, 2, 1]))
+    """
     dims = normalize_dims(dim, x.ndim) if x.ndim else ()
     keep = [i for i in range(x.ndim) if not (i in dims and x._shape[i] == 1)]
     return Squeeze.apply(x, tuple(x._shape[i] for i in keep), tuple(x._stride[i] for i in keep))
 
 
-def unsqueeze(x, dim):
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """A view of ``x`` with a new size-1 dim at position ``dim`` (negative counts from the end
+    of the result), like ``torch.unsqueeze``.
+
+    >>> x = clgrad.tensor([1, 2])
+    >>> clgrad.unsqueeze(x, 0)
+    tensor([[1, 2]])
+    >>> x.unsqueeze(-1).shape
+    clgrad.Size([2, 1])
+    """
     d = wrap_dim(dim, x.ndim + 1)
     stride = x._stride[d] * x._shape[d] if d < x.ndim else 1
     return Unsqueeze.apply(
@@ -158,7 +211,15 @@ class Permute(Function):
         return g.permute(inverse), None
 
 
-def permute(x, *dims):
+def permute(x: Tensor, *dims: int | Sequence[int]) -> Tensor:
+    """A view of ``x`` with its dims reordered: dim ``i`` of the result is dim ``dims[i]`` of
+    ``x``, like ``torch.permute``.
+
+    >>> clgrad.permute(clgrad.zeros(2, 3, 4), (2, 0, 1)).shape
+    clgrad.Size([4, 2, 3])
+    >>> clgrad.zeros(2, 3, 4).permute(1, 2, 0).shape
+    clgrad.Size([3, 4, 2])
+    """
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
     if len(dims) != x.ndim:
@@ -187,19 +248,43 @@ class Transpose(Function):
         return g.transpose(*ctx.dims), None, None
 
 
-def transpose(x, d0, d1):
+def transpose(x: Tensor, d0: int, d1: int) -> Tensor:
+    """A view of ``x`` with dims ``d0`` and ``d1`` swapped, like ``torch.transpose``.
+
+    >>> x = clgrad.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> clgrad.transpose(x, 0, 1)
+    tensor([[1, 4],
+            [2, 5],
+            [3, 6]])
+    >>> clgrad.zeros(2, 3, 4).transpose(0, -1).shape
+    clgrad.Size([4, 3, 2])
+    """
     if x.ndim == 0:
         return Transpose.apply(x, 0, 0) if d0 in (0, -1) and d1 in (0, -1) else wrap_dim(d0, 0)
     return Transpose.apply(x, wrap_dim(d0, x.ndim), wrap_dim(d1, x.ndim))
 
 
-def t(x):
+def t(x: Tensor) -> Tensor:
+    """The transpose of a 2-d tensor as a view (0-d and 1-d tensors come back as they are),
+    like ``torch.t``.
+
+    >>> clgrad.t(clgrad.tensor([[1, 2], [3, 4]]))
+    tensor([[1, 3],
+            [2, 4]])
+    """
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return x if x.ndim < 2 else transpose(x, 0, 1)
 
 
-def movedim(x, source, destination):
+def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """A view of ``x`` with the dims ``source`` moved to the positions ``destination``, the
+    others keeping their order, like ``torch.movedim``.
+
+    >>> x = clgrad.zeros(2, 3, 4)
+    >>> clgrad.movedim(x, 0, -1).shape, x.movedim((0, 1), (2, 0)).shape
+    (clgrad.Size([3, 4, 2]), clgrad.Size([3, 4, 2]))
+    """
     src = [wrap_dim(d, x.ndim) for d in ((source,) if isinstance(source, int) else source)]
     dst = [
         wrap_dim(d, x.ndim)
@@ -219,7 +304,17 @@ class Expand(_Reshaping):
         return sum_to(g, ctx.shape), None, None
 
 
-def expand(x, *shape):
+def expand(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
+    """A view of ``x`` broadcast to ``shape`` without copying (size-1 dims repeat with stride
+    0, -1 keeps a size, new dims go in front), like ``Tensor.expand`` and
+    ``torch.broadcast_to``.
+
+    >>> clgrad.tensor([[1], [2]]).expand(2, 3)
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    >>> clgrad.tensor([1, 2]).expand(3, -1).shape
+    clgrad.Size([3, 2])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     shape = tuple(int(n) for n in shape)
@@ -267,11 +362,27 @@ class Clone(Function):
         return g
 
 
-def clone(x):
+def clone(x: Tensor) -> Tensor:
+    """A copy of ``x`` in new memory, recorded in the graph (gradients flow back to ``x``),
+    like ``torch.clone``.
+
+    >>> x = clgrad.tensor([1.0, 2.0])
+    >>> y = clgrad.clone(x)
+    >>> y[0] = 9.0
+    >>> x, y
+    (tensor([1., 2.]), tensor([9., 2.]))
+    """
     return Clone.apply(x)
 
 
-def contiguous(x):
+def contiguous(x: Tensor) -> Tensor:
+    """``x`` itself when its elements are laid out in row-major order, else a row-major copy,
+    like ``Tensor.contiguous``.
+
+    >>> x = clgrad.zeros(2, 3).t()
+    >>> x.is_contiguous(), x.contiguous().is_contiguous()
+    (False, True)
+    """
     return x if x.is_contiguous() else Clone.apply(x)
 
 
@@ -294,7 +405,17 @@ class Slice(Function):
 Select = type("Select", (Slice,), {"__module__": __name__})
 
 
-def narrow(x, dim, start, length):
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A view of ``length`` elements of ``x`` along ``dim`` from ``start``, like
+    ``torch.narrow``.
+
+    >>> x = clgrad.arange(9).reshape(3, 3)
+    >>> clgrad.narrow(x, 0, 1, 2)
+    tensor([[3, 4, 5],
+            [6, 7, 8]])
+    >>> x.narrow(1, 0, 1).shape
+    clgrad.Size([3, 1])
+    """
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     start = start + n if start < 0 else start
@@ -305,7 +426,14 @@ def narrow(x, dim, start, length):
     return Slice.apply(x, shape, x._stride, x._offset + start * x._stride[d], key)
 
 
-def select(x, dim, index):
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """A view of ``x`` at ``index`` along ``dim``, which drops that dim (``x[:, index]`` for
+    ``dim=1``), like ``torch.select``.
+
+    >>> x = clgrad.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> x.select(1, 0), x.select(0, -1)
+    (tensor([1, 4]), tensor([4, 5, 6]))
+    """
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if not -n <= index < n:
@@ -321,7 +449,18 @@ def select(x, dim, index):
     )
 
 
-def split(x, split_size_or_sections, dim=0):
+def split(
+    x: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """Views of ``x`` split along ``dim``: into pieces of ``split_size`` (the last may be
+    shorter), or of the given sizes, like ``torch.split``.
+
+    >>> x = clgrad.arange(6)
+    >>> clgrad.split(x, 4)
+    (tensor([0, 1, 2, 3]), tensor([4, 5]))
+    >>> x.split([1, 5])
+    (tensor([0]), tensor([1, 2, 3, 4, 5]))
+    """
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -343,14 +482,25 @@ def split(x, split_size_or_sections, dim=0):
     return tuple(out)
 
 
-def chunk(x, chunks, dim=0):
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of ``x`` split along ``dim`` into at most ``chunks`` pieces of equal size (the
+    last may be shorter), like ``torch.chunk``.
+
+    >>> clgrad.chunk(clgrad.arange(5), 3)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    """
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     n = x._shape[wrap_dim(dim, x.ndim)]
     return split(x, max(1, -(-n // chunks)), dim)
 
 
-def unbind(x, dim=0):
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """Every slice of ``x`` along ``dim``, as views without that dim, like ``torch.unbind``.
+
+    >>> clgrad.unbind(clgrad.tensor([[1, 2], [3, 4]]), dim=1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
     d = wrap_dim(dim, x.ndim)
     return tuple(select(x, d, i) for i in range(x._shape[d]))
 
@@ -377,7 +527,17 @@ class Cat(Function):
         return (None, *split(g, ctx.sizes, ctx.dim))
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
+    """The tensors joined along the existing dim ``dim`` (their other sizes must match; 1-d
+    empty tensors are skipped), in their promoted dtype, like ``torch.cat``.
+
+    >>> clgrad.cat([clgrad.zeros(1, 2), clgrad.ones(2, 2)])
+    tensor([[0., 0.],
+            [1., 1.],
+            [1., 1.]])
+    >>> clgrad.cat([clgrad.tensor([[1]]), clgrad.tensor([[2.5]])], dim=1)
+    tensor([[1.0000, 2.5000]])
+    """
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -404,7 +564,16 @@ def cat(tensors, dim=0):
     return Cat.apply(d, *xs)
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
+    """Tensors of one shape joined along a new dim ``dim``, like ``torch.stack``.
+
+    >>> a, b = clgrad.tensor([1, 2]), clgrad.tensor([3, 4])
+    >>> clgrad.stack([a, b])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> clgrad.stack([a, b], dim=1).shape
+    clgrad.Size([2, 2])
+    """
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -440,7 +609,14 @@ class Repeat(Function):
         return g.reshape(ctx.shape), None
 
 
-def repeat(x, *repeats):
+def repeat(x: Tensor, *repeats: int | Sequence[int]) -> Tensor:
+    """A copy of ``x`` tiled ``repeats[i]`` times along each dim (extra leading counts add
+    dims), like ``Tensor.repeat``.
+
+    >>> clgrad.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
     if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
         repeats = repeats[0]
     repeats = tuple(int(r) for r in repeats)
@@ -466,11 +642,30 @@ class Flip(Function):
         return g.flip(ctx.dims), None
 
 
-def flip(x, dims):
+def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """A copy of ``x`` with the order of the elements reversed along ``dims``, like
+    ``torch.flip``.
+
+    >>> clgrad.flip(clgrad.tensor([[1, 2], [3, 4]]), [1])
+    tensor([[2, 1],
+            [4, 3]])
+    """
     return Flip.apply(x, normalize_dims(dims, x.ndim))
 
 
-def as_strided(x, size, stride, storage_offset=None):
+def as_strided(
+    x: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Tensor:
+    """A view of ``x``'s storage with the given size, strides and storage offset (``x``'s own
+    offset when left out), like ``torch.as_strided``. Not recorded for autograd.
+
+    >>> x = clgrad.arange(6)
+    >>> x.as_strided((2, 2), (1, 2))
+    tensor([[0, 2],
+            [1, 3]])
+    >>> x.as_strided((2,), (3,), 1)
+    tensor([1, 4])
+    """
     return x._view(
         tuple(size), tuple(stride), x._offset if storage_offset is None else storage_offset
     )

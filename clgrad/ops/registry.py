@@ -70,6 +70,20 @@ def integral(dt):
     return dt, dt
 
 
+# PyTorch's names for dtypes in its messages (c10::ScalarType)
+SCALAR_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
@@ -210,8 +224,8 @@ def _inplace_method(body, op: ElementwiseOp) -> Callable:
         out_dt, ct = op.dtypes_of((x, *others))
         if out_dt.category > x.dtype.category:
             raise RuntimeError(
-                f"result type {out_dt.name.capitalize()} can't be cast to the desired output "
-                f"type {x.dtype.name.capitalize()}"
+                f"result type {SCALAR_TYPE_NAMES[out_dt.name]} can't be cast to the desired "
+                f"output type {SCALAR_TYPE_NAMES[x.dtype.name]}"
             )
 
         def direct():
@@ -226,6 +240,8 @@ def _inplace_method(body, op: ElementwiseOp) -> Callable:
 
     method.__name__ = method.__qualname__ = op.name + "_"
     method.__doc__ = f"In-place ``{op.name}``: writes the result into this tensor."
+    sig = inspect.signature(body)
+    method.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
     return method
 
 

@@ -47,13 +47,12 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as D
-from ..base import ReduceKernel, View
+from ..base import SUM, ReduceKernel, View
 from .launch import INDEX_NP, extent, index_type, merge_dims
 from .template_helpers import SIZES
 
 TEMPLATE = "reduce.cl.mako"
 # cumsum's chunk sums (a backend never imports clgrad.ops, where the ops are declared)
-_CHUNK_SUM = ReduceKernel("sum", "0", "a + b")
 
 # None: GPU kernels on GPUs only. True/False forces a path (tests run the GPU kernels on PoCL).
 GPU_PATH = None
@@ -431,8 +430,8 @@ def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
         src = _Src(x.buffer, x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
-        plan = _plan(rt, _CHUNK_SUM, ct, itype, src, B, L, direct=True)
-        part, _ = _partials(rt, _CHUNK_SUM, ct, itype, plan, src, B, L, P, chunk)
+        plan = _plan(rt, SUM, ct, itype, src, B, L, direct=True)
+        part, _ = _partials(rt, SUM, ct, itype, plan, src, B, L, P, chunk)
 
     has_part = part is not None
     vwt = vw if mode == "tiles" else 0
