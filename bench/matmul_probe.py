@@ -15,34 +15,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyopencl as cl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from clgrad import dtypes  # noqa: E402
+import clgrad  # noqa: E402
 from clgrad.backend.opencl.matmul import matmul  # noqa: E402
 from clgrad.device import Device, devices  # noqa: E402
-
-
-class _Storage:
-    def __init__(self, data):
-        self.data = data
-
-
-class View:
-    """The attributes matmul reads of a tensor."""
-
-    def __init__(self, device, buf, shape, dt):
-        self.device, self._storage, self.dtype = device, _Storage(buf), dt
-        self._offset, self._shape = 0, shape
-        z, m, n = shape
-        self._stride = (m * n, n, 1)
-
-
-def to_device(device, arr, dt):
-    buf = device.runtime.allocator.alloc(arr.nbytes)
-    cl.enqueue_copy(device.runtime.queue, buf, np.ascontiguousarray(arr), is_blocking=True)
-    return View(device, buf, arr.shape, dt)
 
 
 def probe(device, n, reps):
@@ -50,14 +28,16 @@ def probe(device, n, reps):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((1, n, n), dtype=np.float32)
     b = rng.standard_normal((1, n, n), dtype=np.float32)
-    da, db = to_device(device, a, dtypes.float32), to_device(device, b, dtypes.float32)
-    out = View(device, rt.allocator.alloc(4 * n * n), (1, n, n), dtypes.float32)
+    # the View records of device tensors: the arguments the library passes
+    ta, tb = clgrad.tensor(a, device=device), clgrad.tensor(b, device=device)
+    tout = clgrad.empty((1, n, n), device=device)
+    da, db, out = ta._record(), tb._record(), tout._record()
     a2, b2 = a[0], b[0]
 
     def run_cl():
         rt.queue.finish()
         t = time.perf_counter()
-        matmul(out, da, db, dtypes.float32)
+        matmul(rt, out, da, db, clgrad.float32)
         rt.queue.finish()
         return time.perf_counter() - t
 
@@ -72,8 +52,7 @@ def probe(device, n, reps):
     for _ in range(reps):
         t_np.append(run_np())
         t_cl.append(run_cl())
-    host = np.empty((n, n), np.float32)
-    cl.enqueue_copy(rt.queue, host, out._storage.data, is_blocking=True)
+    host = tout.numpy()[0]
     err = float(np.abs(host - a2 @ b2).max() / max(1.0, float(np.abs(a2 @ b2).max())))
     flops = 2.0 * n**3
     return flops / np.median(t_cl) / 1e9, flops / np.median(t_np) / 1e9, err

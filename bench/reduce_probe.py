@@ -2,7 +2,7 @@
 
     python bench/reduce_probe.py [--device cl:0] [--repeat 15]
 
-Calls clgrad.backend.opencl.reduce directly on tensor-like views of device buffers (the same
+Calls clgrad.backend.opencl.reduce directly on the View records of device tensors (the same
 arguments the library passes), waits with queue.finish(), and reports medians after warm-up:
 GB/s counts the bytes read (and, for cumsum, written) once.
 """
@@ -10,47 +10,26 @@ GB/s counts the bytes read (and, for cumsum, written) once.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 
 import numpy as np
-import pyopencl as cl
 
-from clgrad import dtypes as D
+import clgrad
 from clgrad.backend.opencl import reduce as R
 from clgrad.device import devices
-
-
-class _Storage:
-    def __init__(self, rt, nbytes):
-        self.rt, self.nbytes, self.data = rt, nbytes, rt.allocator.alloc(nbytes)
-
-    def __del__(self):
-        self.rt.allocator.release(self.data, self.nbytes)
-
-
-class View:
-    def __init__(self, dev, dt, shape, stride=None, storage=None, offset=0):
-        self.device, self.dtype = dev, dt
-        self._shape = tuple(shape)
-        if stride is None:
-            stride, acc = [], 1
-            for n in reversed(shape):
-                stride.insert(0, acc)
-                acc *= n
-        self._stride, self._offset = tuple(stride), offset
-        self._storage = storage or _Storage(dev.runtime, max(1, math.prod(shape) * dt.itemsize))
-        self.ndim = len(shape)
-
-    def numel(self):
-        return math.prod(self._shape)
+from clgrad.ops.reduction import REDUCE_KERNELS
 
 
 def upload(dev, arr):
-    t = View(dev, D.as_dtype(arr.dtype), arr.shape)
-    cl.enqueue_copy(dev.runtime.queue, t._storage.data, np.ascontiguousarray(arr), is_blocking=True)
-    return t
+    """A device tensor holding ``arr`` (kept alive by the caller) and its View record."""
+    t = clgrad.tensor(arr, device=dev)
+    return t, t._record()
+
+
+def empty(dev, shape):
+    t = clgrad.empty(tuple(shape), dtype=clgrad.float32, device=dev)
+    return t, t._record()
 
 
 def median_time(fn, sync, repeat, warmup=3):
@@ -80,17 +59,21 @@ def main():
     flat = rng.standard_normal(16 * 2**20, dtype=np.float32)
     square = rng.standard_normal((4096, 4096), dtype=np.float32)
     rows = rng.standard_normal((4096, 1024), dtype=np.float32)
-    f32 = D.float32
+    f32 = clgrad.float32
+    keep = []  # the tensors behind the records
 
     def reduction(a, dims):
-        x = upload(dev, a)
-        out = View(dev, f32, [n for d, n in enumerate(a.shape) if d not in dims])
-        return lambda: R.reduce("sum", out, x, dims, f32)
+        (xt, x), (ot, out) = (
+            upload(dev, a),
+            empty(dev, [n for d, n in enumerate(a.shape) if d not in dims]),
+        )
+        keep.extend((xt, ot))
+        return lambda: R.reduce(rt, REDUCE_KERNELS["sum"], out, x, dims, f32)
 
     def scan(a, dim):
-        x = upload(dev, a)
-        out = View(dev, f32, a.shape)
-        return lambda: R.cumsum(out, x, dim, f32)
+        (xt, x), (ot, out) = upload(dev, a), empty(dev, a.shape)
+        keep.extend((xt, ot))
+        return lambda: R.cumsum(rt, out, x, dim, f32)
 
     probes = [
         ("sum, all of 16M", flat.nbytes, reduction(flat, (0,)), lambda: flat.sum()),
