@@ -7,7 +7,7 @@
 tensor([2., 4., 6.])
 """
 
-from . import autograd, backend, nn, optim, utils
+from . import autograd, backend, cl, nn, optim, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import (
     Device,

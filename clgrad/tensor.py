@@ -66,8 +66,11 @@ class Tensor:
         "dtype",
         "_requires_grad",
         "_grad",
-        "grad_fn",
+        "_grad_fn",
         "_output_nr",
+        "_base",
+        "_view_meta",
+        "_view_version",
         "_hooks",
         "_accumulator",
         "_retains_grad",
@@ -88,8 +91,11 @@ class Tensor:
         t.dtype = dt
         t._requires_grad = False
         t._grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
+        t._base = None
+        t._view_meta = None
+        t._view_version = 0
         t._hooks = None
         t._accumulator = None
         t._retains_grad = False
@@ -137,12 +143,26 @@ class Tensor:
         a = cls._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
         if grad_fn is not None:
             a._requires_grad = True
-            a.grad_fn = grad_fn
+            a._grad_fn = grad_fn
             a._output_nr = output_nr
         return a
 
     def _view(self, shape, stride, offset) -> Tensor:
-        return Tensor._make(self._storage, shape, stride, offset, self.dtype)
+        """A tensor over this one's storage with the given geometry (in storage elements);
+        raises, as PyTorch's setStorage does, unless every element lies inside the storage."""
+        storage = self._storage
+        lo = hi = offset
+        for n, s in zip(shape, stride):
+            if n == 0:  # no element: any geometry is fine
+                break
+            if s > 0:
+                hi += (n - 1) * s
+            elif s < 0:  # only made internally (flip), never kept
+                lo += (n - 1) * s
+        else:
+            if lo < 0 or (hi + 1) * self.dtype.itemsize > storage.nbytes:
+                _out_of_bounds(shape, stride, offset, self.dtype.itemsize, storage.nbytes)
+        return Tensor._make(storage, shape, stride, offset, self.dtype)
 
     def _record(self) -> View:
         """What a backend sees of this tensor."""
@@ -215,6 +235,8 @@ class Tensor:
     # ---- autograd state --------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None and self._view_version != self._storage.version:
+            Tensor._refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -240,6 +262,26 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf). A view whose storage was written
+        in place since its history was set gets a new one first: a view of its base's current
+        history (PyTorch's AsStridedBackward0)."""
+        if self._base is not None and self._view_version != self._storage.version:
+            Tensor._refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    # Set by clgrad.ops.inplace (the ops it needs live above this layer): refreshes the
+    # history of a view whose storage changed (see ``grad_fn``).
+    _refresh_view = staticmethod(lambda t: None)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
     def grad(self):
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(
@@ -254,11 +296,31 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        if value is not None and tuple(value.shape) != self._shape:
-            raise RuntimeError(
-                f"assigned grad has data of a different size: {list(value.shape)} vs "
-                f"{list(self._shape)}"
-            )
+        # checked here, as PyTorch does: a wrong .grad would fail the next optimizer step
+        # half-way, some parameters already updated
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if tuple(value.shape) != self._shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {list(value.shape)} vs "
+                    f"{list(self._shape)}"
+                )
+            if value.device != self.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device}' to a "
+                    f"tensor with device type '{self.device}'. Please ensure that the gradient "
+                    "and the tensor are on the same device"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: attempting to assign a "
+                    f"gradient with dtype '{value.dtype}' to a tensor with dtype "
+                    f"'{self.dtype}'. The gradient must match the tensor's dtype"
+                )
         self._grad = value
 
     @property
@@ -352,6 +414,22 @@ class Tensor:
 
     def __reduce__(self):
         return (_rebuild, (self.detach().cpu().numpy(), str(self.device), self._requires_grad))
+
+
+def _out_of_bounds(shape, stride, offset, itemsize, nbytes):
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}"
+        )
+    need = (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
+    raise RuntimeError(
+        f"setStorage: sizes {list(shape)}, strides {list(stride)}, storage offset {offset}, and "
+        f"itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage "
+        f"of size {nbytes}"
+    )
 
 
 def _rebuild(array, device, requires_grad):

@@ -78,8 +78,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     heapq.heapify(ready)
 
     prev = is_grad_enabled()
-    _set(create_graph)
     try:
+        _set(create_graph)
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * _n_outputs(node)

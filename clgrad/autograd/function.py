@@ -195,10 +195,11 @@ def grad_accumulator(t) -> AccumulateGrad:
 
 
 def _edge(t):
-    if t is None or not getattr(t, "requires_grad", False):
+    if t is None or not t.requires_grad:
         return (None, 0)
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
     return (grad_accumulator(t), 0)
 
 
@@ -244,30 +245,46 @@ class Function(metaclass=_FunctionMeta):
         record = False
         if is_grad_enabled():
             for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
+                # a view's requires_grad may change when its base is written in place
+                if isinstance(a, Tensor) and (
+                    a._requires_grad or (a._base is not None and a.requires_grad)
+                ):
                     record = True
                     break
         if not record:
             # Nothing to record; a user's forward still runs without grad, as in PyTorch.
             if cls._internal:
-                return cls.forward(ctx, *args)
+                out = cls.forward(ctx, *args)
+                # clgrad's view ops view their first argument
+                if (
+                    isinstance(out, Tensor)
+                    and args
+                    and isinstance(args[0], Tensor)
+                    and out._storage is args[0]._storage
+                ):
+                    mark_view(out, args[0], cls.__name__)
+                return out
+            prev = is_grad_enabled()
             _set(False)
             try:
-                return cls.forward(ctx, *args)
+                out = cls.forward(ctx, *args)
             finally:
-                _set(True)
+                _set(prev)
+            _mark_views(cls, [out] if not isinstance(out, tuple) else out, args)
+            return out
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx.recording = True
-        _set(False)
         try:
+            _set(False)
             out = cls.forward(ctx, *args)
         finally:
-            _set(True)
+            _set(True)  # recording happens only with grad mode on
         single = not isinstance(out, tuple)
         outputs = [out] if single else list(out)
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and any(o is a for a in args):
                 outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
+        _mark_views(cls, outputs, args)
         tensor_args = [a if isinstance(a, Tensor) else None for a in args]
         node = cls._node_class(
             ctx,
@@ -283,7 +300,7 @@ class Function(metaclass=_FunctionMeta):
                 and not any(o is t for t in non_diff)
             ):
                 o._requires_grad = True
-                o.grad_fn = node
+                o._grad_fn = node
                 o._output_nr = i
         ctx._node = weakref.ref(node)  # node -> ctx only: no cycle to wait for the GC
         ctx._saved = [
@@ -294,3 +311,31 @@ class Function(metaclass=_FunctionMeta):
         ]
         ctx._to_save = ()
         return outputs[0] if single else tuple(outputs)
+
+
+# How a view was made, when that restricts writing into it in place (PyTorch's CreationMeta):
+# ("no_grad",) made with grad mode off; ("multi", op name, output number) an output of an op
+# that returns several views (split, unbind, chunk), or a view of one.
+NO_GRAD_VIEW = ("no_grad",)
+
+
+def mark_view(o, a, name):
+    """Records that output ``o`` of op ``name`` is a view of input ``a`` (sharing its storage):
+    its ``_base`` is a's base (or a), as PyTorch's ``._base``."""
+    base = a._base
+    o._base = a if base is None else base
+    o._view_version = a._storage.version
+    meta = a._view_meta
+    if not is_grad_enabled():
+        o._view_meta = NO_GRAD_VIEW
+    elif meta is not None:
+        o._view_meta = meta if meta is NO_GRAD_VIEW else ("multi", name, 0)
+
+
+def _mark_views(cls, outputs, args):
+    for o in outputs:
+        if isinstance(o, Tensor):
+            for a in args:
+                if isinstance(a, Tensor) and a._storage is o._storage:
+                    mark_view(o, a, cls.__name__)
+                    break

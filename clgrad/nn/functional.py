@@ -149,8 +149,11 @@ def gelu(x: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     tensor([-0.0455, 0.0000, 2.9960])
     """
     if approximate == "tanh":
-        c = (2 / 3.141592653589793) ** 0.5
-        return 0.5 * x * (1 + (c * (x + 0.044715 * x * x * x)).tanh())
+        # 0.5 * (1 + tanh(u)) == sigmoid(2u): the same function without 1 - tanh(u)**2 in the
+        # gradient, which a tanh that stops one ulp short of 1 (PoCL's, for u > 9) makes
+        # about x**3 * 1e-7 instead of 0
+        c = 2 * (2 / 3.141592653589793) ** 0.5
+        return x * (c * (x + 0.044715 * x * x * x)).sigmoid()
     if approximate != "none":
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     return _E.gelu(x)
@@ -852,6 +855,12 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
         norm = (input * input).sum(dim, keepdim=True).sqrt()
     elif p == 1:
         norm = input.abs().sum(dim, keepdim=True)
+    elif p == 0:  # the count of nonzero elements, as torch.linalg.vector_norm
+        norm = (input != 0).sum(dim, keepdim=True).to(input.dtype)
+    elif p == float("inf"):
+        norm = input.abs().amax(dim, keepdim=True)
+    elif p == float("-inf"):
+        norm = input.abs().amin(dim, keepdim=True)
     else:
         norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
     return input / norm.clamp(min=eps)
@@ -883,6 +892,8 @@ def embedding(
         )
     if not isinstance(input, Tensor):
         input = _tensor(input, dtype=_D.int64, device=weight.device)
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     if padding_idx is not None:
         if not -num <= padding_idx < num:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 from .. import dtypes as D
-from ..backend.base import COPY, MapKernel
+from ..backend.base import COPY, FILL, MapKernel
 from ..tensor import Tensor, wrap_dim
 
 Number = numbers.Number
@@ -62,6 +63,62 @@ def as_operand(x, device):
     raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
 
 
+# PyTorch's C names in "value cannot be converted to type ... without overflow"
+_C_NAMES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+}
+_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
+
+
+def overflows(value, dt) -> bool:
+    """Whether ``dt`` cannot hold the Python number ``value`` (c10::overflows: NaN and inf fit
+    a floating dtype; an unsigned dtype takes negatives down to -max, which wrap)."""
+    if dt.category == 0:
+        return False
+    if dt.category == 2:
+        big = _FLOAT_MAX.get(dt.name)
+        return big is not None and math.isfinite(value) and abs(value) > big
+    if isinstance(value, float) and not math.isfinite(value):
+        return True
+    bits = 8 * dt.itemsize
+    if dt.is_signed:
+        return not -(1 << (bits - 1)) <= value < (1 << (bits - 1))
+    return not -(1 << bits) < value < (1 << bits)
+
+
+def overflow_error(dt) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without overflow")
+
+
+def kernel_scalar(value, dt, exact=False):
+    """The Python number ``value`` as a kernel argument of compute dtype ``dt``: a float for a
+    floating dtype, an int (truncated toward zero, wrapped to ``dt``'s width as C converts)
+    for an integer one, 0 or 1 for bool. ``exact``: the value is stored as is (fill, copy), and
+    one that ``dt`` cannot hold raises RuntimeError as PyTorch does."""
+    if exact and overflows(value, dt):
+        raise overflow_error(dt)
+    if dt.category == 2:
+        return float(value)
+    if dt.category == 0:
+        return int(bool(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise overflow_error(dt)
+        value = int(value)
+    bits = 8 * dt.itemsize
+    value = int(value) & ((1 << bits) - 1)
+    if dt.is_signed and value >> (bits - 1):
+        value -= 1 << bits
+    return value
+
+
 def check_device_dtype(device, *dts):
     for dt in dts:
         if not device.supports(dt):
@@ -100,6 +157,14 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
+    if not fast:
+        # Python numbers reach a kernel in the Python type of their compute dtype, converted
+        # (and, where stored as is, range-checked) once, here
+        exact = kernel is FILL or kernel is COPY
+        operands = [
+            x if isinstance(x, Tensor) else kernel_scalar(x, dt, exact)
+            for x, dt in zip(operands, compute)
+        ]
     if not device.is_cpu and (out_dtype.name == "float64" or D.float64 in compute):
         check_device_dtype(device, out_dtype, *compute)
     if out is None:

@@ -19,9 +19,31 @@ from .core import launch
 
 
 def _shape(size) -> tuple:
+    """A size given as ints or one sequence of ints, checked as PyTorch's argument parser does:
+    a float or bool size is a TypeError, a negative one a RuntimeError."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(int(n) for n in size)
+    shape = []
+    for n in size:
+        if isinstance(n, (bool, float, np.bool_)) or not hasattr(n, "__index__"):
+            raise TypeError(
+                f"argument 'size' must be tuple of ints, but found element of type "
+                f"{type(n).__name__}"
+            )
+        shape.append(int(n.__index__()))
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
+    return tuple(shape)
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_int64(*values):
+    """Python ints a tensor is made of must fit int64, as PyTorch's unpacking checks."""
+    for v in values:
+        if isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
+            raise ValueError("Overflow when unpacking long long")
 
 
 def _finish(t, requires_grad):
@@ -128,6 +150,16 @@ def _infer_np(data):
         arr = np.array(data)
     except ValueError as e:
         raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
+    if data is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
+    big = arr.dtype.kind == "f" and arr.size and np.abs(arr).max() >= 2.0**63
+    if arr.dtype == object or arr.dtype == np.uint64 or big:
+        try:
+            _check_int64(*_flat(data))  # Python ints past int64 (NumPy made them uint64/float)
+        except ValueError:
+            if not all(isinstance(v, (int, float, bool)) for v in _flat(data)):
+                raise
+            return np.array(_to_lists(data), dtype=object), None
     if arr.dtype == object:
         raise TypeError(
             f"can't build a tensor from {type(data).__name__} with ragged or non-numeric items"
@@ -159,6 +191,23 @@ def _to_lists(data):
     return data
 
 
+def _check_fits(arr, dt):
+    """Python numbers converted to an integer dtype must fit it (no NaN, no wrap), as PyTorch."""
+    if arr.size == 0 or arr.dtype.kind == "b":
+        return
+    info = np.iinfo(dt.np)
+    lo, hi = arr.min(), arr.max()
+    # an unsigned dtype takes negatives down to -max, which wrap (c10::overflows)
+    low = -info.max if info.min == 0 else info.min
+    if arr.dtype.kind == "f":
+        bad = not (np.isfinite(lo) and np.isfinite(hi)) or np.isnan(arr).any()
+        bad = bad or lo <= low - 1.0 or hi >= info.max + 1.0
+    else:
+        bad = int(lo) < low or int(hi) > info.max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+
+
 def _upload(arr, dt, device):
     out = Tensor._empty(arr.shape, dt, device)
     device.backend.from_numpy(out._record(), arr)
@@ -183,7 +232,14 @@ def tensor(
     (clgrad.float32, clgrad.bool)
     """
     arr, dt = _infer_np(data)
+    if dt is None:  # Python ints past int64: only a floating or bool dtype holds them
+        if dtype is None or D.as_dtype(dtype).category == 1:
+            raise ValueError("Overflow when unpacking long long")
     dt = D.as_dtype(dtype) if dtype is not None else dt
+    if dt.category == 1 and not isinstance(data, (Tensor, np.ndarray)):
+        _check_fits(np.asarray(arr), dt)
+    elif dt.category != 1 and arr.dtype == object:  # ints past int64 fit a float or bool
+        arr = np.array(_to_lists(data), dtype=np.float64)
     dev = (
         resolve(device)
         if device is not None
@@ -343,14 +399,23 @@ def arange(
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if any(isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX for v in vals):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = vals
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = D.get_default_dtype() if is_float else D.int64
     dt = D.as_dtype(dtype)
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
     n = max(0, math.ceil((end - start) / step))
+    if not dt.is_floating_point:
+        # PyTorch computes in the integer type: start and step truncate (the size does not)
+        start, step = int(start), int(step)
+    if step == 0:
+        raise ValueError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     out = Tensor._empty((n,), dt, resolve(device))
@@ -379,7 +444,18 @@ def linspace(
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    if not dt.is_floating_point:
+        # PyTorch's integer linspace: the first half counts up from start, the second down from
+        # end (so the last value is end exactly), each truncated toward zero
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2 if steps > 1 else 1
+        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        return tensor(
+            np.trunc(vals).astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad
+        )
     out = Tensor._empty((steps,), dt, resolve(device))
     acc = D.float64 if out.device.supports_float64 else D.float32
     out.device.backend.arange(out._record(), float(start), float(step), acc)
@@ -484,7 +560,7 @@ def initial_seed() -> int:
 def _random(kind, size, dtype, device, generator, requires_grad):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if not dt.is_floating_point:
-        raise RuntimeError(f'"{kind}" is only implemented for floating types, got {dt}')
+        raise NotImplementedError(f'"{kind}" is only implemented for floating types, got {dt}')
     out = Tensor._empty(_shape(size), dt, resolve(device))
     gen = generator or default_generator
     n = out.numel()
@@ -549,6 +625,9 @@ def randint(
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (low, high)):
+        raise TypeError("randint(): low and high must be ints")
+    _check_int64(int(low), int(high))
     if high <= low:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
@@ -556,9 +635,15 @@ def randint(
     dev = resolve(device)
     acc = D.float64 if dev.supports_float64 else D.float32
     u = _random("uniform", _shape((size,)), acc, dev, generator, False)
+    dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    if dt.category == 1:
+        info = np.iinfo(dt.np)
+        for name, v in (("from", low), ("to - 1", high - 1)):
+            if not info.min <= v <= info.max:
+                raise RuntimeError(f"{name} is out of bounds for {dt.name}")
     span = high - low
     r = (u * span).floor().clamp(0, span - 1) + low
-    return r.to(D.as_dtype(dtype) if dtype is not None else D.int64)
+    return r.to(dt)
 
 
 def rand_like(

@@ -17,7 +17,17 @@ from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor
 from .core import is_tensor, launch
-from .registry import ALL_DTYPES, INTEGRAL_DTYPES, elementwise, floating, integral, predicate
+from .registry import (
+    ALL_DTYPES,
+    FLOAT_DTYPES,
+    INTEGRAL_DTYPES,
+    NUMERIC_DTYPES,
+    SCALAR_TYPE_NAMES,
+    elementwise,
+    floating,
+    integral,
+    predicate,
+)
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -66,6 +76,27 @@ def _np_clamp(a, lo, hi):
     return r
 
 
+def _check_divisor(input, other):
+    """Integer division (//, %, rounded div) by zero raises RuntimeError, as PyTorch's CPU
+    kernels do: a number divisor is checked here, a tensor one read from its device (one wait,
+    integer operands only)."""
+    if D.result_type(input, other).is_floating_point:
+        return
+    zero = bool((other == 0).any()) if is_tensor(other) else other == 0
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _require_tensors(name, input, other):
+    """PyTorch's TypeError where an op takes tensors only (no Python numbers)."""
+    for position, (arg, x) in enumerate((("input", input), ("other", other)), 1):
+        if not is_tensor(x):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+
+
 def _log(x):
     """log of a tensor or of a Python number (a pow operand may be either)."""
     if is_tensor(x):
@@ -93,6 +124,11 @@ def sub(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number 
     >>> clgrad.sub(clgrad.tensor([5.0, 7.0]), 2)
     tensor([3., 5.])
     """
+    if D.result_type(input, other) is D.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
     return apply(input, other if alpha == 1 else other * alpha)
 
 
@@ -137,8 +173,9 @@ def div(
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
+        _check_divisor(input, other)
         return div(input, other).trunc().to(D.result_type(input, other))
-    raise ValueError(
+    raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
     )
@@ -153,13 +190,14 @@ def true_divide(input, other):
     return div(input, other)
 
 
-@elementwise("cg_floordiv_{T}(in0, in1)", _np_floordiv, inplace=True)
+@elementwise("cg_floordiv_{T}(in0, in1)", _np_floordiv, inplace=True, dtypes=NUMERIC_DTYPES)
 def floor_divide(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input // other``, rounded toward negative infinity.
 
     >>> clgrad.floor_divide(clgrad.tensor([-7, 7]), 2)
     tensor([-4,  3])
     """
+    _check_divisor(input, other)
     return apply(input, other)
 
 
@@ -168,6 +206,7 @@ def floor_divide(apply, input: Tensor | Number, other: Tensor | Number) -> Tenso
     _np_mod,
     grad=(lambda grad: grad, lambda grad, input, other: -grad * floor_divide(input, other)),
     inplace=True,
+    dtypes=NUMERIC_DTYPES,
 )
 def remainder(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input % other`` with the sign of ``other`` (Python's modulo).
@@ -175,6 +214,7 @@ def remainder(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     >>> clgrad.remainder(clgrad.tensor([-3, 3]), 2)
     tensor([1, 1])
     """
+    _check_divisor(input, other)
     return apply(input, other)
 
 
@@ -186,14 +226,20 @@ def _pow_grad_input(grad, input, exponent):
 
 
 def _pow_grad_exponent(grad, input, exponent, result):
-    # input^exponent * log(input), taken as 0 where input == 0 and exponent >= 0
+    # input^exponent * log(input), taken as 0 where input == 0 and exponent >= 0 (PyTorch's
+    # formula: a number base 0 gives -inf where exponent < 0)
     if not is_tensor(input):
-        return grad * result * _log(input) if input != 0 else grad * 0
+        g = grad * result * _log(input)
+        return where(exponent >= 0, 0.0, g) if input == 0 else g
     return where((input == 0) & (exponent >= 0), 0.0, grad * result * input.log())
 
 
 @elementwise(
-    "cg_pow_{T}(in0, in1)", _np_pow, grad=(_pow_grad_input, _pow_grad_exponent), inplace=True
+    "cg_pow_{T}(in0, in1)",
+    _np_pow,
+    grad=(_pow_grad_input, _pow_grad_exponent),
+    inplace=True,
+    dtypes=NUMERIC_DTYPES,
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``.
@@ -201,6 +247,13 @@ def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     >>> clgrad.pow(clgrad.tensor([1.0, 2.0, 3.0]), 2)
     tensor([1., 4., 9.])
     """
+    if (
+        is_tensor(input)
+        and not input.dtype.is_floating_point
+        and isinstance(exponent, (int, np.integer))
+        and exponent < 0
+    ):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return apply(input, exponent)
 
 
@@ -220,6 +273,7 @@ def atan2(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     >>> clgrad.atan2(clgrad.tensor([1.0, -1.0]), clgrad.tensor([-1.0, -1.0]))
     tensor([ 2.3562, -2.3562])
     """
+    _require_tensors("atan2", input, other)
     return apply(input, other)
 
 
@@ -237,6 +291,7 @@ def maximum(apply, input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.maximum(clgrad.tensor([1, 5]), clgrad.tensor([3, 2]))
     tensor([3, 5])
     """
+    _require_tensors("maximum", input, other)
     return apply(input, other)
 
 
@@ -254,6 +309,7 @@ def minimum(apply, input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.minimum(clgrad.tensor([1, 5]), clgrad.tensor([3, 2]))
     tensor([1, 2])
     """
+    _require_tensors("minimum", input, other)
     return apply(input, other)
 
 
@@ -325,7 +381,9 @@ def clamp_max(input, max):
 
 
 # ---- unary math -------------------------------------------------------------------------------
-def _float_unary(name, expr, numpy, grad, doc_in, doc_out, domain=None, inplace=True):
+def _float_unary(
+    name, expr, numpy, grad, doc_in, doc_out, domain=None, inplace=True, dtypes=ALL_DTYPES
+):
     """Declares a float-result unary op whose docstring example is ``name(doc_in)``."""
 
     def body(apply, input: Tensor) -> Tensor:
@@ -336,9 +394,9 @@ def _float_unary(name, expr, numpy, grad, doc_in, doc_out, domain=None, inplace=
         f"``{name}`` of every element (integer inputs give floats).\n\n"
         f"    >>> clgrad.{name}(clgrad.tensor({doc_in}))\n    {doc_out}\n    "
     )
-    return elementwise(expr, numpy, result=floating, grad=grad, inplace=inplace, domain=domain)(
-        body
-    )
+    return elementwise(
+        expr, numpy, result=floating, grad=grad, inplace=inplace, domain=domain, dtypes=dtypes
+    )(body)
 
 
 exp = _float_unary(
@@ -397,18 +455,18 @@ def _gelu_grad(grad, input):
 
 gelu = _float_unary(
     "gelu", "cg_gelu_{T}(in0)", lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5))),
-    _gelu_grad, "[0.0, 1.0]", "tensor([0.0000, 0.8413])", inplace=False,
+    _gelu_grad, "[0.0, 1.0]", "tensor([0.0000, 0.8413])", inplace=False, dtypes=FLOAT_DTYPES,
 )  # fmt: skip
 silu = _float_unary(
     "silu", "in0 * cg_sigmoid_{T}(in0)", lambda a: a * _np_sigmoid(a),
     lambda grad, input: grad * (input.sigmoid() * (1 + input * (1 - input.sigmoid()))),
-    "[0.0, 1.0]", "tensor([0.0000, 0.7311])", inplace=False,
+    "[0.0, 1.0]", "tensor([0.0000, 0.7311])", inplace=False, dtypes=FLOAT_DTYPES,
 )  # fmt: skip
 softplus = _float_unary(
     "softplus", "cg_softplus_{T}(in0)",
     lambda a: np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20)))),
     lambda grad, input: grad * input.sigmoid(), "[0.0, 1.0]", "tensor([0.6931, 1.3133])",
-    inplace=False,
+    inplace=False, dtypes=FLOAT_DTYPES,
 )  # fmt: skip
 
 
@@ -417,7 +475,7 @@ softplus = _float_unary(
     lambda a: np.where((a > 0) | (a != a), a, np.zeros_like(a)),
     grad=lambda grad, result: grad * (result > 0),
     inplace=True,
-    dtypes=ALL_DTYPES[:-1],
+    dtypes=NUMERIC_DTYPES,
 )
 def relu(apply, input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -429,7 +487,11 @@ def relu(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "(in0 < 0 ? -in0 : in0)", np.abs, grad=lambda grad, input: grad * input.sign(), inplace=True
+    "(in0 < 0 ? -in0 : in0)",
+    np.abs,
+    grad=lambda grad, input: grad * input.sign(),
+    inplace=True,
+    dtypes=NUMERIC_DTYPES,
 )
 def abs(apply, input: Tensor) -> Tensor:
     """``|input|`` elementwise.
@@ -480,7 +542,10 @@ def _rounding(name, expr, numpy, example_out):
         f"``{name}`` of every element; integer tensors come back unchanged.\n\n"
         f"    >>> clgrad.{name}(clgrad.tensor([-1.5, 0.5, 2.7]))\n    {example_out}\n    "
     )
-    return elementwise(expr, numpy, grad=lambda grad: grad * 0, inplace=True)(body)
+    # integer tensors come back unchanged (a copy); bool is not taken, as in PyTorch
+    return elementwise(
+        expr, numpy, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES
+    )(body)
 
 
 floor = _rounding("floor", "floor(in0)", np.floor, "tensor([-2.,  0.,  2.])")
@@ -488,7 +553,7 @@ ceil = _rounding("ceil", "ceil(in0)", np.ceil, "tensor([-1.,  1.,  3.])")
 trunc = _rounding("trunc", "trunc(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
 
 
-@elementwise("rint(in0)", np.round, grad=lambda grad: grad * 0, inplace=True)
+@elementwise("rint(in0)", np.round, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES)
 def round(apply, input: Tensor, *, decimals: int = 0) -> Tensor:
     """Rounds half to even, to ``decimals`` places.
 
@@ -626,8 +691,15 @@ def where(
     """
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() takes a condition alone, or a condition, input and other")
+    if condition.dtype is D.uint8:  # deprecated in PyTorch, still a mask
+        condition = condition != 0
     if condition.dtype is not D.bool_:
-        condition = condition.to(D.bool_)
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{SCALAR_TYPE_NAMES[condition.dtype.name]}"
+        )
     return apply(condition, input, other)
 
 

@@ -8,6 +8,7 @@ the kernels clamp besides, so no input can reach outside a storage.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Number
 from typing import Any
 
@@ -17,32 +18,61 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
-from .core import broadcast_shapes, launch, same_device, sum_to
+from .core import broadcast_shapes, launch, overflow_error, overflows, same_device, sum_to
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
 from .inplace import inplace
 from .movement import Slice, stack
-
+from .registry import SCALAR_TYPE_NAMES
 
 # ---- keys --------------------------------------------------------------------------------------
-def _as_index_tensor(k, device):
+_INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool_)
 
+
+def _as_index_tensor(k, device):
+    """An index key as a tensor on ``device``: int64 or int32 indices, or a bool mask (uint8
+    is a mask too, deprecated, as in PyTorch); other dtypes raise IndexError."""
     if isinstance(k, Tensor):
+        if k.dtype not in _INDEX_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if k.dtype is D.uint8:
+            warnings.warn(
+                "indexing with dtype clgrad.uint8 is now deprecated, please use a dtype "
+                "clgrad.bool instead.",
+                UserWarning,
+                stacklevel=4,
+            )
+            k = k != 0
         return k if k.device == device else k.to(device)
     arr = np.asarray(k)
+    if arr.size == 0 and arr.dtype.kind == "f":  # [] holds no index of any dtype
+        arr = arr.astype(np.int64)
     if arr.dtype == object or arr.dtype.kind not in "biu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return tensor(arr, dtype=D.bool_ if arr.dtype.kind == "b" else D.int64, device=device)
 
 
+def _sequence_as_tuple(key) -> bool:
+    """PyTorch's (and NumPy's legacy) rule: a short list holding a sequence, slice, ``...``,
+    None or tensor is a tuple of indices (``x[[(0, 1), (1, 0)]] == x[(0, 1), (1, 0)]``)."""
+    if not isinstance(key, list) or len(key) >= 32:
+        return False
+    return any(
+        isinstance(k, (Tensor, list, tuple, np.ndarray, slice)) or k is None or k is Ellipsis
+        for k in key
+    )
+
+
 def _parse(x, key):
     """Splits ``key`` into a basic view (shape, stride, offset, basic_key) and advanced indices
     [(dim of the view, int64 index tensor)]."""
+    if _sequence_as_tuple(key):
+        key = tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
     items = []
     for k in key:
-        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor)):
+        if isinstance(k, (list, tuple, np.ndarray, Tensor)):
             items.append(_as_index_tensor(k, x.device))
         elif isinstance(k, (bool, np.bool_)):
             items.append(_as_index_tensor(np.array(k), x.device))
@@ -139,8 +169,10 @@ def _scalar_mask(k):
 
 
 # ---- offsets -----------------------------------------------------------------------------------
-def _checked(idx, n, dim):
-    """Index tensor as int64 in [0, n), negatives wrapped; IndexError if any is out of range.
+def _checked(idx, n, dim, wrap=True, error=None):
+    """Index tensor as int64 in [0, n), negatives wrapped (``wrap``; else a negative index is
+    out of range, as for gather and scatter); IndexError if any is out of range, or ``error``:
+    (exception class, message) to raise instead.
 
     Reads the smallest and largest index (one wait for the device): the shape of what follows
     does not depend on them, but an error must be raised here, not inside a kernel.
@@ -149,12 +181,22 @@ def _checked(idx, n, dim):
         idx = idx.to(D.int64)
     if idx.numel():
         lo, hi = stack([idx.amin(), idx.amax()]).tolist()
-        if lo < -n or hi >= n:
+        low = -n if wrap else 0
+        if lo < low or hi >= n:
             wrong = hi if hi >= n else lo
+            if error is not None:
+                raise error[0](error[1].format(index=wrong, dim=dim, size=n))
             raise IndexError(f"index {wrong} is out of bounds for dimension {dim} with size {n}")
         if lo < 0:
             idx = remainder(idx, n)
     return idx
+
+
+# gather and scatter name a bad index in a RuntimeError (PyTorch's)
+_SCATTER_RANGE = (
+    RuntimeError,
+    "index {index} is out of bounds for dimension {dim} with size {size}",
+)
 
 
 def check_advanced(v, advanced):
@@ -266,10 +308,27 @@ def basic_view(x, basic_key):
     return x._view(shape, stride, offset)
 
 
+def _drop_leading_ones(values):
+    """``values`` without its leading size-1 dims: PyTorch's copy into an indexed tensor
+    accepts ``x[1] = tensor([5.0])`` (more dims than the target, all of them 1)."""
+    if isinstance(values, Tensor) and values.ndim and values._shape[0] == 1:
+        lead = next((i for i, n in enumerate(values._shape) if n != 1), values.ndim)
+        return values._view(values._shape[lead:], values._stride[lead:], values._offset)
+    return values
+
+
 def write(x, basic_key, advanced, values, accumulate=False):
     """Writes ``values`` into x[basic_key][advanced] in place (no graph, bumps the version)."""
     v = basic_view(x, basic_key)
+    values = _drop_leading_ones(values)
     if advanced:
+        if isinstance(values, Tensor) and values.dtype is not x.dtype:
+            names = SCALAR_TYPE_NAMES
+            raise RuntimeError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{names[x.dtype.name]} for the destination and {names[values.dtype.name]} for "
+                "the source."
+            )
         offsets, _ = _offsets(v, advanced)
         put(x, offsets, values, accumulate)
         return
@@ -335,16 +394,24 @@ def _dim_offsets(t, dim, idx):
     return (off + t._offset).contiguous()
 
 
-def _check_gather(name, x, dim, index):
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
-    if index.ndim != x.ndim:
+def _check_gather(name, x, dim, index, src=None):
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if max(index.ndim, 1) != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for d in range(x.ndim):
         if d != dim and index._shape[d] > x._shape[d]:
             raise RuntimeError(
                 f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
                 f"smaller than self {list(x.shape)} apart from dimension {dim}"
+            )
+    if src is not None:
+        if max(src.ndim, 1) != max(index.ndim, 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+        if any(i > s for i, s in zip(index._shape, src._shape)):
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} "
+                f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}"
             )
 
 
@@ -376,7 +443,9 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     _check_gather("gather", x, d, index)
-    return Gather.apply(x, d, _checked(index, x._shape[d], d))
+    if x.ndim == 0 or index.ndim == 0:
+        return gather(x.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
+    return Gather.apply(x, d, _checked(index, x._shape[d], d, False, _SCATTER_RANGE))
 
 
 class ScatterAdd(Function):
@@ -406,8 +475,11 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """
     same_device(x, index, src)
     d = wrap_dim(dim, x.ndim)
-    _check_gather("scatter_add", x, d, index)
-    return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d), src)
+    _check_gather("scatter_add", x, d, index, src)
+    if x.ndim == 0 or index.ndim == 0:
+        flat = scatter_add(x.reshape(-1), 0, index.reshape(-1), src.reshape(-1))
+        return flat.reshape(x.shape)
+    return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d, False, _SCATTER_RANGE), src)
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -420,12 +492,27 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
             [1, 2],
             [3, 4]])
     """
+    same_device(x, index)
+    d = wrap_dim(dim, x.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = wrap_dim(dim, x.ndim) if x.ndim else 0
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if x.ndim == 0 and index.numel() != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
+        )
+    flat = x.reshape(1) if x.ndim == 0 else x
+    # PyTorch's CPU kernel: IndexError along dim 0 (or of a 1-d tensor), RuntimeError otherwise
+    error = (
+        (IndexError, "index out of range in self")
+        if d == 0 or x.ndim <= 1
+        else (RuntimeError, "INDICES element is out of DATA bounds, id={index} axis_dim={size}")
+    )
+    index = _checked(index.reshape(-1), flat._shape[d], d, False, error)
     if x.ndim == 0:
-        return getitem(x.reshape(1), index.reshape(-1)).reshape(index.shape)
-    return getitem(x, (slice(None),) * d + (index.reshape(-1),))
+        return getitem(flat, index).reshape(())
+    return getitem(x, (slice(None),) * d + (index,))
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
@@ -448,12 +535,9 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
                 f"tensor with {value.ndim} dimension(s)."
             )
         value = value.to(x.dtype)
-    out = where(mask, value, x)
-    if tuple(out.shape) != x._shape:
-        raise RuntimeError(
-            f"masked_fill: mask of shape {list(mask.shape)} does not broadcast "
-            f"to the tensor's shape {list(x.shape)}"
-        )
+    elif overflows(value, x.dtype):
+        raise overflow_error(x.dtype)
+    out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
     return out if out.dtype is x.dtype else out.to(x.dtype)
 
 
@@ -488,5 +572,7 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     >>> clgrad.masked_select(x, x > 1)
     tensor([2, 3, 4])
     """
+    if mask.dtype is not D.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     mask = mask.expand(broadcast_shapes(x._shape, mask._shape))
     return getitem(x.expand(mask.shape), mask)

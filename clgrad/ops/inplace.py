@@ -1,22 +1,47 @@
 """In-place ops: a direct write when nothing is recorded; recorded otherwise, so gradients stay
-right (the tensor takes the history of the out-of-place result, as PyTorch rebases it)."""
+right (the tensor takes the history of the out-of-place result, as PyTorch rebases it).
+
+A write into a view rebases its base too (PyTorch's CopySlices): the base's new history
+takes the view's region from the op's result and the rest from the base's old history, and
+the view becomes a view of the new base (AsStridedBackward0). Other views of that base get
+their new history when next used (``Tensor.grad_fn``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..backend.base import FILL
+from ..autograd.function import NO_GRAD_VIEW, Function
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..backend.base import COPY, FILL
 from ..tensor import Tensor
-from .core import broadcast_shapes, copy_into, launch
+from .core import broadcast_shapes, copy_into, launch, sum_to
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_LEAF_ERROR = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+_MULTI = (
+    "This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation "
+    "by an out-of-place one."
+)
+_NO_GRAD = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+)
+OVERLAP_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
 
 
 def recording(x, *others) -> bool:
-    return is_grad_enabled() and (
-        x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-    )
+    """Whether writing into ``x`` in place must be recorded."""
+    if not is_grad_enabled():
+        return False
+    if x._requires_grad or (x._base is not None and (x._base._requires_grad or x.requires_grad)):
+        return True
+    return any(isinstance(o, Tensor) and o._requires_grad for o in others)
 
 
 def inplace(x, functional, direct, *others):
@@ -28,15 +53,174 @@ def inplace(x, functional, direct, *others):
     if not recording(x, *others):
         direct()
         return x
-    if x.is_leaf and x._requires_grad:
+    if any(s == 0 and n > 1 for n, s in zip(x._shape, x._stride)):
+        raise RuntimeError(OVERLAP_ERROR)
+    if x._base is not None:
+        return _inplace_view(x, functional)
+    if x._grad_fn is None and x._requires_grad:
         raise RuntimeError(LEAF_ERROR)
     new = functional(x.clone())
     with no_grad():
         copy_into(x, new)
     x._requires_grad = new._requires_grad
-    x.grad_fn = new.grad_fn
+    x._grad_fn = new._grad_fn
     x._output_nr = new._output_nr
     return x
+
+
+def _inplace_view(x, functional):
+    base = x._base
+    x.grad_fn  # noqa: B018 -- brings a stale view's history up to date first
+    meta = x._view_meta
+    if meta is NO_GRAD_VIEW:
+        raise RuntimeError(
+            f"{_NO_GRAD} Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked)."
+        )
+    if meta is not None:
+        _, name, nr = meta
+        if x._requires_grad:
+            raise RuntimeError(
+                f"Output {nr} of {name} is a view and is being modified inplace. {_MULTI}"
+            )
+        raise RuntimeError(f"{_NO_GRAD} {_MULTI}")
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(VIEW_LEAF_ERROR)
+    new = functional(x.clone())
+    geom = (x._shape, x._stride, x._offset)
+    out = CopySlices.apply(base, new, geom)  # writes the region, records the base's history
+    base._requires_grad = out._requires_grad
+    base._grad_fn = out._grad_fn
+    base._output_nr = out._output_nr
+    _as_view_of_base(x)
+    return x
+
+
+def _as_view_of_base(v):
+    """Gives view ``v`` the history of a view of its base's current history."""
+    v._view_version = v._storage.version
+    with enable_grad():
+        out = AsStrided.apply(v._base, v._shape, v._stride, v._offset)
+    v._requires_grad = out._requires_grad
+    v._grad_fn = out._grad_fn
+    v._output_nr = out._output_nr
+
+
+def _refresh_view(v):
+    """A view whose storage was written since its history was set: when its base requires
+    grad, its history becomes a view of the base's current one (PyTorch regenerates it too)."""
+    if v._view_meta is NO_GRAD_VIEW or not v._base._requires_grad:
+        v._view_version = v._storage.version
+        return
+    _as_view_of_base(v)
+
+
+Tensor._refresh_view = staticmethod(_refresh_view)
+
+
+# ---- the nodes: geometry is (shape, strides, offset) in elements of the shared storage ----------
+def _span(t):
+    """(first, count) of the storage elements a root tensor covers (strides >= 0)."""
+    if any(n == 0 for n in t._shape):
+        return t._offset, 0
+    return t._offset, sum((n - 1) * s for n, s in zip(t._shape, t._stride)) + 1
+
+
+def _geom(t):
+    return (t._shape, t._stride, t._offset)
+
+
+class _Restride(Function):
+    """``t`` laid into a zero buffer (the base's storage span) at geometry ``src`` (``zero``
+    cleared after), read back at geometry ``dst``: moves a gradient between a base and its
+    view. Its adjoint is the same move the other way, so it differentiates any number of
+    times."""
+
+    @staticmethod
+    def forward(ctx, t, src, dst, zero, lo, n):
+        ctx.args = (src, dst, zero, lo, n)
+        buf = Tensor._full((n,), 0, t.dtype, t.device)
+        if n and t.numel():
+            shape, stride, offset = src
+            launch(COPY, [t], t.dtype, t.dtype, out=buf._view(shape, stride, offset - lo))
+            if zero is not None:
+                shape, stride, offset = zero
+                launch(FILL, [0], t.dtype, t.dtype, out=buf._view(shape, stride, offset - lo))
+        shape, stride, offset = dst
+        if not n:
+            return Tensor._full(shape, 0, t.dtype, t.device)
+        return launch(COPY, [buf._view(shape, stride, offset - lo)], t.dtype, t.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        src, dst, zero, lo, n = ctx.args
+        return _Restride.apply(g, dst, src, zero, lo, n), None, None, None, None, None
+
+
+class AsStrided(Function):
+    """A view of a root tensor at a geometry of its storage (the history of a view written in
+    place, as PyTorch's AsStridedBackward0)."""
+
+    @staticmethod
+    def forward(ctx, base, shape, stride, offset):
+        lo, n = _span(base)
+        ctx.args = (_geom(base), (shape, stride, offset), lo, n)
+        return base._view(shape, stride, offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        base, view, lo, n = ctx.args
+        return _Restride.apply(g, view, base, None, lo, n), None, None, None
+
+
+class CopySlices(Function):
+    """``base`` with the region at ``geom`` overwritten by ``new``, written into base's own
+    storage; the gradient of the region goes to ``new``, the rest to base's old history."""
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, new, geom):
+        lo, n = _span(base)
+        ctx.args = (_geom(base), geom, lo, n, new.dtype)
+        copy_into(base._view(*geom), new)
+        return base
+
+    @staticmethod
+    def backward(ctx, g):
+        base, view, lo, n, new_dt = ctx.args
+        need_base, need_new = ctx.needs_input_grad[:2]
+        gb = _Restride.apply(g, base, base, view, lo, n) if need_base else None
+        gv = _Restride.apply(g, base, view, None, lo, n) if need_new else None
+        if gv is not None and gv.dtype is not new_dt:
+            gv = gv.to(new_dt)
+        return gb, gv, None
+
+
+class _Overwrite(Function):
+    """``old``'s shape and dtype holding ``src`` (a tensor, broadcast, or a number): the
+    recorded form of copy_ and fill_; no gradient reaches ``old``."""
+
+    @staticmethod
+    def forward(ctx, old, src):
+        out = Tensor._empty(old._shape, old.dtype, old.device)
+        if isinstance(src, Tensor):
+            ctx.src = (src._shape, src.dtype)
+            launch(COPY, [src], old.dtype, src.dtype, out=out)
+        else:
+            ctx.src = None
+            launch(FILL, [src], old.dtype, old.dtype, out=out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.src is None:
+            return None, None
+        shape, dt = ctx.src
+        g = sum_to(g, shape)
+        return None, g if g.dtype is dt else g.to(dt)
 
 
 def copy_(x, src, non_blocking=False):
@@ -56,7 +240,7 @@ def copy_(x, src, non_blocking=False):
     src_here = src.to(x.device)
     return inplace(
         x,
-        lambda old: old * 0 + src_here.to(x.dtype),
+        lambda old: _Overwrite.apply(old, src_here),
         lambda: copy_into(x, src_here),
         src,
     )
@@ -80,7 +264,7 @@ def fill_(x, value):
         launch(FILL, [value], x.dtype, x.dtype, out=x)
         x._storage.version += 1
 
-    return inplace(x, lambda old: old * 0 + value, direct)
+    return inplace(x, lambda old: _Overwrite.apply(old, value), direct)
 
 
 def zero_(x):

@@ -65,6 +65,13 @@ def _flat3(out, batch, m, n):
     return (b, m, n), (m * n, n, 1), out._offset
 
 
+# A device matmul may pad a vector operand into a panel this many columns wide (PoCL's packed
+# kernel: 16 floats): a product with a vector whose other operand has fewer rows than that is
+# computed as a product and a sum instead, which needs only the elementwise product (a 300M
+# element dot would otherwise ask for 16 copies of the vector).
+VECTOR_PANEL = 16
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product ``a @ b`` with PyTorch's rules, like ``torch.matmul``: two 1-d
     tensors give their dot product, a 1-d operand acts as a row (left) or column (right) vector
@@ -88,14 +95,20 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"
         )
     if a.dtype is D.bool_:
-        raise RuntimeError("\"matmul\" not implemented for 'Bool'")
+        raise NotImplementedError("\"matmul\" not implemented for 'Bool'")
     check_device_dtype(a.device, a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         _check(a.reshape(1, -1), b.reshape(-1, 1), a, b)
-        return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape(())
+        return (a * b).sum(dtype=a.dtype)
     if a.ndim == 1:
+        _check(a.unsqueeze(0), b, a, b)
+        if b.numel() < VECTOR_PANEL * b._shape[-2]:
+            return (a.unsqueeze(-1) * b).sum(-2, dtype=a.dtype)
         return matmul(a.unsqueeze(0), b).squeeze(-2)
     if b.ndim == 1:
+        _check(a, b.unsqueeze(-1), a, b)
+        if a.numel() < VECTOR_PANEL * a._shape[-1]:
+            return (a * b).sum(-1, dtype=a.dtype)
         return matmul(a, b.unsqueeze(-1)).squeeze(-1)
     _check(a, b, a, b)
     return (Mm if a.ndim == 2 and b.ndim == 2 else Bmm).apply(a, b)

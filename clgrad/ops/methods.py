@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .. import dtypes as D
@@ -27,6 +29,19 @@ def _reflected(fn):
         return fn(other, self)
 
     method.__name__ = f"__r{fn.__name__}__"
+    return method
+
+
+def _comparison(fn):
+    """A comparison operator: ``NotImplemented`` for what is no tensor or number, so Python
+    falls back as PyTorch's do (``x == None`` is False, ``x < None`` a TypeError)."""
+
+    def method(self, other):
+        if not isinstance(other, (Tensor, numbers.Number)):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = f"__{fn.__name__}__"
     return method
 
 
@@ -157,12 +172,12 @@ def _attach():
         "__ror__": _reflected(E.bitwise_or),
         "__xor__": E.bitwise_xor,
         "__rxor__": _reflected(E.bitwise_xor),
-        "__eq__": E.eq,
-        "__ne__": E.ne,
-        "__lt__": E.lt,
-        "__le__": E.le,
-        "__gt__": E.gt,
-        "__ge__": E.ge,
+        "__eq__": _comparison(E.eq),
+        "__ne__": _comparison(E.ne),
+        "__lt__": _comparison(E.lt),
+        "__le__": _comparison(E.le),
+        "__gt__": _comparison(E.gt),
+        "__ge__": _comparison(E.ge),
         "__iadd__": Tensor.add_,
         "__isub__": Tensor.sub_,
         "__imul__": Tensor.mul_,

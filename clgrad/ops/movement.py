@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .. import dtypes as D
-from ..autograd.function import Function
+from ..autograd.function import NO_GRAD_VIEW, Function, mark_view
 from ..backend.base import COPY
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import launch, normalize_dims, sum_to
@@ -131,7 +131,9 @@ def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
     if stride is not None:
         return View.apply(x, shape, stride)
     c = contiguous(x)
-    return UnsafeView.apply(c, shape, contiguous_strides(shape))
+    out = UnsafeView.apply(c, shape, contiguous_strides(shape))
+    out._base = out._view_meta = None  # a copy, not a view of x (as PyTorch's)
+    return out
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -142,9 +144,9 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     >>> clgrad.flatten(x).shape, x.flatten(1).shape
     (clgrad.Size([24]), clgrad.Size([2, 12]))
     """
+    s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
     if x.ndim == 0:
         return reshape(x, 1)
-    s, e = wrap_dim(start_dim, x.ndim), wrap_dim(end_dim, x.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     n = 1
@@ -173,7 +175,7 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     >>> clgrad.squeeze(x).shape, x.squeeze(0).shape, x.squeeze(1).shape
     (clgrad.Size([2]), clgrad.Size([2, 1]), clgrad.Size([1, 2, 1]))
     """
-    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    dims = normalize_dims(dim, x.ndim)
     keep = [i for i in range(x.ndim) if not (i in dims and x._shape[i] == 1)]
     return Squeeze.apply(x, tuple(x._shape[i] for i in keep), tuple(x._stride[i] for i in keep))
 
@@ -239,8 +241,9 @@ class Transpose(Function):
     def forward(ctx, x, d0, d1):
         ctx.dims = (d0, d1)
         shape, stride = list(x._shape), list(x._stride)
-        shape[d0], shape[d1] = shape[d1], shape[d0]
-        stride[d0], stride[d1] = stride[d1], stride[d0]
+        if x.ndim:  # a 0-d tensor's only dims, 0 and -1, swap with themselves
+            shape[d0], shape[d1] = shape[d1], shape[d0]
+            stride[d0], stride[d1] = stride[d1], stride[d0]
         return x._view(shape, stride, x._offset)
 
     @staticmethod
@@ -259,8 +262,6 @@ def transpose(x: Tensor, d0: int, d1: int) -> Tensor:
     >>> clgrad.zeros(2, 3, 4).transpose(0, -1).shape
     clgrad.Size([4, 3, 2])
     """
-    if x.ndim == 0:
-        return Transpose.apply(x, 0, 0) if d0 in (0, -1) and d1 in (0, -1) else wrap_dim(d0, 0)
     return Transpose.apply(x, wrap_dim(d0, x.ndim), wrap_dim(d1, x.ndim))
 
 
@@ -285,11 +286,15 @@ def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[
     >>> clgrad.movedim(x, 0, -1).shape, x.movedim((0, 1), (2, 0)).shape
     (clgrad.Size([3, 4, 2]), clgrad.Size([3, 4, 2]))
     """
-    src = [wrap_dim(d, x.ndim) for d in ((source,) if isinstance(source, int) else source)]
-    dst = [
-        wrap_dim(d, x.ndim)
-        for d in ((destination,) if isinstance(destination, int) else destination)
-    ]
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+            f"contain the same number of dims as destination ({list(destination)} dims)"
+        )
+    src = [wrap_dim(d, x.ndim) for d in source]
+    dst = [wrap_dim(d, x.ndim) for d in destination]
     order = [d for d in range(x.ndim) if d not in src]
     for s, d in sorted(zip(dst, src)):
         order.insert(s, d)
@@ -416,14 +421,18 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     >>> x.narrow(1, 0, 1).shape
     clgrad.Size([3, 1])
     """
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     start = start + n if start < 0 else start
     if not (0 <= start <= n and 0 <= length and start + length <= n):
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     key = (slice(None),) * d + (slice(start, start + length),)
     shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
-    return Slice.apply(x, shape, x._stride, x._offset + start * x._stride[d], key)
+    empty = any(s == 0 for s in shape)  # an empty view stays at its base's offset
+    offset = x._offset + (0 if empty else start * x._stride[d])
+    return Slice.apply(x, shape, x._stride, offset, key)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -461,12 +470,16 @@ def split(
     >>> x.split([1, 5])
     (tensor([0]), tensor([1, 2, 3, 4, 5]))
     """
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0 and n > 0:
-            raise RuntimeError(f"split_size must be positive, got {size}")
+        if size < 0 or (size == 0 and n > 0):
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
         sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0]
     else:
         sizes = list(split_size_or_sections)
@@ -479,7 +492,18 @@ def split(
     for s in sizes:
         out.append(narrow(x, d, start, s))
         start += s
+    _multi_output(out, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
     return tuple(out)
+
+
+def _multi_output(views, name):
+    """Marks the outputs of an op that returns several views: PyTorch forbids writing into
+    them in place while recording (``Output i of Split is a view and is being modified
+    inplace...``)."""
+    for i, v in enumerate(views):
+        if v._view_meta is not NO_GRAD_VIEW:
+            v._view_meta = ("multi", name, i)
+    return views
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -489,10 +513,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     >>> clgrad.chunk(clgrad.arange(5), 3)
     (tensor([0, 1]), tensor([2, 3]), tensor([4]))
     """
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     n = x._shape[wrap_dim(dim, x.ndim)]
-    return split(x, max(1, -(-n // chunks)), dim)
+    return _multi_output(split(x, max(1, -(-n // chunks)), dim), "Split")
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -502,7 +528,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     (tensor([1, 3]), tensor([2, 4]))
     """
     d = wrap_dim(dim, x.ndim)
-    return tuple(select(x, d, i) for i in range(x._shape[d]))
+    return _multi_output(tuple(select(x, d, i) for i in range(x._shape[d])), "Unbind")
 
 
 class Cat(Function):
@@ -527,6 +553,22 @@ class Cat(Function):
         return (None, *split(g, ctx.sizes, ctx.dim))
 
 
+def _tensor_list(name, tensors) -> list:
+    """``tensors`` as a list, TypeError (as PyTorch's argument parser) unless a sequence of
+    tensors."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(x).__name__}"
+            )
+    return list(tensors)
+
+
 def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """The tensors joined along the existing dim ``dim`` (their other sizes must match; 1-d
     empty tensors are skipped), in their promoted dtype, like ``torch.cat``.
@@ -538,9 +580,12 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     >>> clgrad.cat([clgrad.tensor([[1]]), clgrad.tensor([[2.5]])], dim=1)
     tensor([[1.0000, 2.5000]])
     """
-    tensors = list(tensors)
+    tensors = _tensor_list("cat", tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # PyTorch skips 1-D empty tensors, a legacy rule many programs rely on
     xs = [x for x in tensors if not (x.ndim == 1 and x._shape[0] == 0)] or tensors[:1]
     ref = xs[0]
@@ -574,7 +619,7 @@ def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     >>> clgrad.stack([a, b], dim=1).shape
     clgrad.Size([2, 2])
     """
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, x in enumerate(tensors):
@@ -625,6 +670,10 @@ def repeat(x: Tensor, *repeats: int | Sequence[int]) -> Tensor:
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
             "tensor"
         )
+    shape = (1,) * (len(repeats) - x.ndim) + x._shape
+    sizes = [r * n for r, n in zip(repeats, shape)]
+    if any(n < 0 for n in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
     return Repeat.apply(x, repeats)
 
 
@@ -650,6 +699,8 @@ def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
     tensor([[2, 1],
             [4, 3]])
     """
+    if not isinstance(dims, int) and len(dims) == 0:  # flip(()) reverses nothing
+        return Flip.apply(x, ())
     return Flip.apply(x, normalize_dims(dims, x.ndim))
 
 
@@ -666,6 +717,22 @@ def as_strided(
     >>> x.as_strided((2,), (3,), 1)
     tensor([1, 4])
     """
-    return x._view(
-        tuple(size), tuple(stride), x._offset if storage_offset is None else storage_offset
-    )
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    offset = x._offset if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in size):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(size)} and "
+            f"strides={list(stride)}"
+        )
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}"
+        )
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    out = x._view(size, stride, offset)  # raises unless every element is in x's storage
+    mark_view(out, x, "AsStrided")
+    return out

@@ -145,6 +145,8 @@ REDUCE_KERNELS = {name: op.kernel for name, op in REDUCTIONS.items()}
 
 
 def _count(x, dims) -> int:
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor holds its one element
+        return 1
     n = 1
     for d in dims:
         n *= x._shape[d]
@@ -209,6 +211,8 @@ class ExtremeDim(Function):
     @staticmethod
     def backward(ctx, g, _):
         (indices,) = ctx.saved_tensors
+        if not ctx.shape:  # a 0-d input: its one element was chosen
+            return g, None, None, None
         if not ctx.keepdim:
             g, indices = g.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
         z = Tensor._full(ctx.shape, 0, g.dtype, g.device)
@@ -222,7 +226,7 @@ def _max_min(name, x, dim, keepdim, other):
         return (maximum if name == "max" else minimum)(x, other)
     if dim is None:
         return (amax if name == "max" else amin)(x)
-    d = wrap_dim(dim, x.ndim) if x.ndim else 0
+    d = wrap_dim(dim, x.ndim)
     if x.ndim and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     return values_indices(*ExtremeDim.apply(x, d, keepdim, name))
@@ -247,6 +251,13 @@ def min(input, dim=None, keepdim=False, other=None):
     return _max_min("min", input, dim, keepdim, other)
 
 
+def _checked_dims(dim, x):
+    """``normalize_dims``, with a 0-d tensor's dim 0 (or -1) checked and then nothing to
+    reduce."""
+    dims = normalize_dims(dim, x.ndim)
+    return dims if x.ndim else ()
+
+
 def all(input, dim=None, keepdim=False):
     """Whether every element (over ``dim``) is nonzero.
 
@@ -254,7 +265,7 @@ def all(input, dim=None, keepdim=False):
     tensor([False,  True])
     """
     b = input if input.dtype is D.bool_ else input != 0
-    dims = normalize_dims(dim, input.ndim)
+    dims = _checked_dims(dim, input)
     if builtins.any(b._shape[d] == 0 for d in dims):
         return b.logical_not().sum(dim=dims, keepdim=keepdim) == 0
     return run_reduce(REDUCE_KERNELS["amin"], b, dims, keepdim, D.bool_)
@@ -267,7 +278,7 @@ def any(input, dim=None, keepdim=False):
     tensor(True)
     """
     b = input if input.dtype is D.bool_ else input != 0
-    dims = normalize_dims(dim, input.ndim)
+    dims = _checked_dims(dim, input)
     if builtins.any(b._shape[d] == 0 for d in dims):
         return b.sum(dim=dims, keepdim=keepdim) != 0
     return run_reduce(REDUCE_KERNELS["amax"], b, dims, keepdim, D.bool_)
@@ -279,7 +290,7 @@ def logsumexp(input, dim, keepdim=False):
     >>> clgrad.logsumexp(clgrad.tensor([0.0, 0.0]), dim=0)
     tensor(0.6931)
     """
-    x = input
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
     dims = normalize_dims(dim, x.ndim)
     m = amax(x.detach(), dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True).detach()
     m = m.masked_fill(m.isinf(), 0.0)
@@ -322,9 +333,7 @@ def _softmax_input(x, dim, dtype):
     if dtype is not None:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"softmax is only defined for floating types, got {x.dtype}")
-    if x.ndim == 0:
-        return x, 0
+        raise NotImplementedError(f"softmax is only defined for floating types, got {x.dtype}")
     return x, wrap_dim(dim, x.ndim)
 
 
@@ -383,4 +392,4 @@ def cumsum(input, dim, *, dtype=None):
         if dtype is not None
         else (D.int64 if input.dtype.category < 2 else input.dtype)
     )
-    return Cumsum.apply(input, wrap_dim(dim, input.ndim) if input.ndim else 0, dt)
+    return Cumsum.apply(input, wrap_dim(dim, input.ndim), dt)

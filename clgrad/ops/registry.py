@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..backend.base import COPY, MapKernel, ReduceKernel
+from ..backend.base import COPY, FILL, MapKernel, ReduceKernel
 from ..tensor import Tensor, contiguous_strides
 from .core import launch, normalize_dims, sum_to
 from .inplace import inplace
@@ -44,6 +44,8 @@ ALL_DTYPES = (
     D.bool_,
 )
 INTEGRAL_DTYPES = (D.int64, D.int32, D.int16, D.int8, D.uint8, D.bool_)
+NUMERIC_DTYPES = ALL_DTYPES[:-1]  # every dtype but bool
+FLOAT_DTYPES = (D.float32, D.float64, D.float16)
 
 
 # ---- dtype rules: the promoted operand dtype -> (result dtype, compute dtype) ------------------
@@ -66,7 +68,7 @@ def predicate(dt):
 def integral(dt):
     """Bool and integer operands only (bitwise ops)."""
     if dt.is_floating_point:
-        raise RuntimeError(f"this op is only defined for bool and integer tensors, got {dt}")
+        raise NotImplementedError(f"this op is only defined for bool and integer tensors, got {dt}")
     return dt, dt
 
 
@@ -115,12 +117,22 @@ def _formula(fn: Callable | None, names: tuple) -> tuple | None:
     return fn, wanted
 
 
-def _public(body: Callable, apply: Callable) -> Callable:
-    """The op's public function: ``body`` with its first parameter (``apply``) bound."""
+def _public(body: Callable, apply: Callable, check: Callable | None = None) -> Callable:
+    """The op's public function: ``body`` with its first parameter (``apply``) bound;
+    ``check(args)`` first where the op doesn't take every dtype (before the body's own
+    argument handling: PyTorch checks dtypes first)."""
+    if check is None:
 
-    @functools.wraps(body)
-    def public(*args, **kwargs):
-        return body(apply, *args, **kwargs)
+        @functools.wraps(body)
+        def public(*args, **kwargs):
+            return body(apply, *args, **kwargs)
+
+    else:
+
+        @functools.wraps(body)
+        def public(*args, **kwargs):
+            check(args)
+            return body(apply, *args, **kwargs)
 
     sig = inspect.signature(body)
     public.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
@@ -136,6 +148,8 @@ class ElementwiseOp:
         self.kernel = kernel
         self.result = result
         self.dtypes = dtypes
+        # checked on every call only where the op doesn't take every dtype
+        self.restricted = None if set(dtypes) == set(ALL_DTYPES) else frozenset(dtypes)
         self.domain = domain
         self.inplace = inplace
         self.mask_first = mask_first
@@ -152,17 +166,37 @@ class ElementwiseOp:
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
-        self.public = _public(body, self.apply)
+        check = self._check_operands if self.restricted is not None else None
+        self.public = _public(body, self.apply, check)
+        if self.arity == 1:
+            self.public = _tensor_first(self.public)
         self.method = self.public
         self.inplace_method = _inplace_method(body, self) if inplace else None
 
+    def _check_operands(self, args):
+        operands = [x for x in args[: self.arity] if x is not None]
+        if operands:
+            self.dtypes_of([None, *operands] if self.mask_first else operands)
+
     def dtypes_of(self, operands):
-        """(result dtype, compute dtype or one per operand) for these operands."""
+        """(result dtype, compute dtype or one per operand) for these operands; PyTorch's
+        TypeError for an operand that is no tensor or number, NotImplementedError for a dtype
+        the op doesn't take."""
+        try:
+            dt = D.result_type(*(operands[1:] if self.mask_first else operands))
+        except (TypeError, AttributeError, KeyError, ValueError):
+            got = ", ".join(type(x).__name__ for x in operands)
+            raise TypeError(
+                f"{self.name}() received an invalid combination of arguments - got ({got})"
+            ) from None
+        if self.restricted is not None and dt not in self.restricted:
+            raise NotImplementedError(
+                f"\"{self.name}\" not implemented for '{SCALAR_TYPE_NAMES[dt.name]}'"
+            )
         if self.mask_first:
-            dt = D.result_type(*operands[1:])
             out, ct = self.result(dt)
             return out, [D.bool_, ct, ct]
-        return self.result(D.result_type(*operands))
+        return self.result(dt)
 
     def run(self, *operands, out=None):
         """The forward computation: the kernel over broadcast operands, no recording."""
@@ -217,6 +251,23 @@ class ElementwiseOp:
         )
 
 
+def _tensor_first(public: Callable) -> Callable:
+    """A unary op's input must be a tensor: TypeError as PyTorch's argument parser, not an
+    AttributeError from inside the op."""
+
+    @functools.wraps(public)
+    def checked(*args, **kwargs):
+        x = args[0] if args else kwargs.get("input")
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{public.__name__}(): argument 'input' (position 1) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+        return public(*args, **kwargs)
+
+    return checked
+
+
 def _inplace_method(body, op: ElementwiseOp) -> Callable:
     """``Tensor.<name>_``: the same body, its ``apply`` writing into the first operand."""
 
@@ -234,8 +285,12 @@ def _inplace_method(body, op: ElementwiseOp) -> Callable:
 
         return inplace(x, lambda old: op.apply(old, *others), direct, *others)
 
+    check = op._check_operands if op.restricted is not None else None
+
     @functools.wraps(body)
     def method(self, *args, **kwargs):
+        if check is not None:
+            check((self, *args))
         return body(apply_, self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = op.name + "_"
@@ -311,7 +366,9 @@ def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
     """The backend reduction of ``x`` over ``dims``, viewed with or without the reduced dims."""
     check_device_dtype(x.device, out_dt)
     out = Tensor._empty(reduced_shape(x._shape, dims, False), out_dt, x.device)
-    if x.ndim == 0 or not dims:  # nothing to reduce: a copy in the result's dtype
+    if kernel.arg and x.ndim == 0:  # the one element's index
+        launch(FILL, [0], out_dt, out_dt, out=out)
+    elif x.ndim == 0 or not dims:  # nothing to reduce: a copy in the result's dtype
         launch(COPY, [x], out_dt, acc or x.dtype, out=out)
     elif out.numel():
         x.device.backend.reduce(kernel, out._record(), x._record(), dims, acc)
@@ -346,26 +403,26 @@ class ReductionOp:
             return self._arg(x, dim, keepdim)
         dims = normalize_dims(dim, x.ndim)
         if x.numel() == 0 and self.kernel.neutral in ("LOWEST", "HIGHEST"):
-            _require_elements(x, dims, self.name)
+            _require_elements(x, None if dim is None else dims, self.name)
         dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
         if self.function is not None:
             return self.function.apply(x, dims, keepdim, dt)
         return run_reduce(self.kernel, x, dims, keepdim, dt, _acc(dt))
 
     def _arg(self, x, dim, keepdim):
+        if x.dtype is D.bool_:
+            raise RuntimeError(f"{self.name}(): does not support bool input")
         if dim is None:
             if x.numel() == 0:
-                raise RuntimeError(
+                raise IndexError(
                     f"{self.name}(): Expected reduction dim to be specified for input.numel() == 0."
                 )
             out = run_reduce(self.kernel, x, tuple(range(x.ndim)), False, D.int64)
             return out.reshape((1,) * x.ndim) if keepdim else out
-        d = normalize_dims(dim, x.ndim)[0] if x.ndim else 0
+        (d,) = normalize_dims(dim, x.ndim)
         if x.ndim and x._shape[d] == 0:
             raise IndexError(f"{self.name}(): Expected reduction dim {d} to have non-zero size.")
-        if x.ndim == 0:
-            return Tensor._full((), 0, D.int64, x.device)
-        return run_reduce(self.kernel, x, (d,), keepdim, D.int64)
+        return run_reduce(self.kernel, x, (d,) if x.ndim else (), keepdim, D.int64)
 
     def _function(self) -> type:
         op = self
@@ -413,13 +470,16 @@ def _acc(dt):
 
 
 def _require_elements(x, dims, name):
-    if any(x._shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise IndexError(
+    """An empty reduction with no neutral element: RuntimeError without ``dim`` (``dims`` None),
+    IndexError naming the first empty reduced dim, as PyTorch."""
+    if dims is None:
+        raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
             "the reduction dim with the 'dim' argument."
-            if len(dims) == x.ndim
-            else f"{name}(): cannot compute {name} over a zero-size dimension"
         )
+    empty = [d for d in dims if x._shape[d] == 0]
+    if empty:
+        raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have non-zero size.")
 
 
 def reduction(

@@ -117,8 +117,7 @@ class OpenCLBackend(Backend):
                 n_views += 1
         if layout != "flat":
             types += [I] * (ndim * (2 + n_views))
-        k.set_scalar_arg_dtypes(types + [I])
-        rt.typed.add(k)
+        rt.set_arg_types(k, types + [I])
         rt.kernels[key] = k
         return k
 

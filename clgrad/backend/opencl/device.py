@@ -8,7 +8,7 @@ import pyopencl as cl
 
 from ...device import Device, DeviceType, errors, register_kind
 from .backend import OpenCLBackend
-from .runtime import Runtime
+from .runtime import Runtime, mark_opened
 
 _VENDORS = (
     ("pocl", "PoCL"),
@@ -92,6 +92,7 @@ class OpenCLDevice(Device):
 
 def opencl_devices(first: int) -> list[Device]:
     """Every OpenCL device on every platform, in one stable order (platform name, then index)."""
+    mark_opened()  # a child forked after this cannot use OpenCL (the driver's threads are gone)
     try:
         platforms = sorted(cl.get_platforms(), key=lambda p: (p.name, p.vendor))
         found = [d for p in platforms for d in p.get_devices()]

@@ -1,14 +1,24 @@
-"""One OpenCL device's context, in-order queue, caching allocator and program cache."""
+"""One OpenCL device's context, in-order queue, caching allocator and program cache.
+
+Thread safety: kernel objects are shared, and setting a kernel's arguments then enqueueing it
+is two steps, so ``Runtime.launch`` does both under the runtime's ``launch_lock``; the program
+and kernel caches fill under ``lock``; the allocator has a lock of its own.
+
+After ``fork`` a child cannot use the OpenCL driver its parent opened (the driver's threads are
+gone: the child would hang on its first kernel), so every runtime raises there instead.
+"""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import tempfile
 import threading
 import warnings
-from collections import defaultdict
+import weakref
+from collections import defaultdict, deque
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +28,24 @@ from ...errors import KernelBuildError, OutOfMemoryError
 from .render import render
 
 log = logging.getLogger("clgrad")
-DEBUG = int(os.environ.get("CLGRAD_DEBUG", "0") or 0)
+
+
+def int_setting(name: str, default: int = 0) -> int:
+    """The integer environment variable ``name``; a value that is not one is a warning and
+    ``default``, never an error on every op."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        warnings.warn(
+            f"ignoring {name}={raw!r}: not an integer (using {default})", RuntimeWarning, 2
+        )
+        return default
+
+
+DEBUG = int_setting("CLGRAD_DEBUG")
 if DEBUG and not log.handlers:
     logging.basicConfig(level=logging.DEBUG, format="clgrad: %(message)s")
 
@@ -29,11 +56,154 @@ _PROBES = {
 }
 
 
+# ---- fork --------------------------------------------------------------------------------------
+FORK_MESSAGE = (
+    "Cannot re-initialize OpenCL in forked subprocess. To use OpenCL with multiprocessing, "
+    "you must use the 'spawn' start method"
+)
+_opened = False  # whether this process has called into the OpenCL driver
+_forked = False  # whether this is a child forked after that
+_runtimes: weakref.WeakSet = weakref.WeakSet()
+
+
+def mark_opened():
+    """Called before the first call into the driver (listing the platforms): a child forked
+    after it cannot use OpenCL."""
+    global _opened
+    _opened = True
+
+
+def _after_fork_in_child():
+    global _forked
+    if not _opened:
+        return
+    _forked = True
+    for rt in list(_runtimes):
+        rt.allocator.__class__ = _ForkedAllocator
+        rt.__class__ = _ForkedRuntime
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _ForkedRuntime:
+    """What a parent's ``Runtime`` becomes in a forked child: any use raises."""
+
+    def __getattribute__(self, name):
+        if name == "synchronize":  # nothing was queued in this process: nothing to wait for
+            return _no_op
+        raise RuntimeError(FORK_MESSAGE)
+
+
+def _no_op(*args, **kwargs):
+    pass
+
+
+# ---- the on-disk binary cache ----------------------------------------------------------------
 def cache_dir() -> Path:
     root = os.environ.get("CLGRAD_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clgrad"
     )
     return Path(root)
+
+
+# an entry: MAGIC, the entry's key (the sha256 its file is named by), the sha256 of the binary,
+# then the binary; a file that does not check out is never handed to the driver
+MAGIC = b"CLGRADK\x01"
+_HEADER = len(MAGIC) + 64
+
+
+def pack_entry(key: bytes, binary: bytes) -> bytes:
+    return MAGIC + key + hashlib.sha256(binary).digest() + binary
+
+
+def unpack_entry(key: bytes, data: bytes) -> bytes | None:
+    """The binary of a cache entry, or None when the file is not a whole entry for ``key``
+    (truncated, corrupted, another entry's file, an older format)."""
+    if len(data) <= _HEADER or not data.startswith(MAGIC):
+        return None
+    n = len(MAGIC)
+    binary = data[_HEADER:]
+    if data[n : n + 32] != key or data[n + 32 : _HEADER] != hashlib.sha256(binary).digest():
+        return None
+    return binary
+
+
+def write_atomically(path: Path, data: bytes):
+    """Writes ``path`` as a temporary file renamed into place: a reader sees the old file or
+    the whole new one, never a part (an interrupted write leaves no file behind)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+class DiskCache:
+    """Program binaries by key under ``cache_dir()``. A directory that cannot be used (too long
+    a name, not writable) is one warning and then no caching: it costs time, never a failure."""
+
+    def __init__(self):
+        self.broken = False
+        self.lock = threading.Lock()
+
+    def _give_up(self, root, e: OSError):
+        with self.lock:
+            if self.broken:
+                return
+            self.broken = True
+        warnings.warn(
+            f"clgrad's kernel cache directory {str(root)[:200]!r} cannot be used "
+            f"({type(e).__name__}: {e.strerror or e}); kernels are built from source instead "
+            "(set CLGRAD_CACHE_DIR to a writable directory)",
+            RuntimeWarning,
+            3,
+        )
+
+    def get(self, key: bytes) -> bytes | None:
+        if self.broken:
+            return None
+        root = cache_dir()
+        path = root / f"{key.hex()}.bin"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ENOTDIR):
+                self._give_up(root, e)
+            return None
+        binary = unpack_entry(key, data)
+        if binary is None:
+            self.discard(key)
+        return binary
+
+    def discard(self, key: bytes):
+        try:
+            (cache_dir() / f"{key.hex()}.bin").unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    def put(self, key: bytes, binary: bytes):
+        if self.broken:
+            return
+        root = cache_dir()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            write_atomically(root / f"{key.hex()}.bin", pack_entry(key, binary))
+        except OSError as e:
+            self._give_up(root, e)
+
+
+disk_cache = DiskCache()
 
 
 def _quiet_build(program, options):
@@ -44,43 +214,85 @@ def _quiet_build(program, options):
         return program.build(options=options, cache_dir=False)
 
 
+# ---- the caching allocator ---------------------------------------------------------------------
+def bucket_size(nbytes: int) -> int:
+    """The size of the block a request of ``nbytes`` gets: powers of two up to 1 MiB (256 bytes
+    at least), then steps of an eighth of the power of two below, so that requests of varying
+    sizes reuse each other's blocks (at most 1/8 is wasted above 1 MiB)."""
+    if nbytes <= 256:
+        return 256
+    if nbytes <= 1 << 20:
+        return 1 << (nbytes - 1).bit_length()
+    step = 1 << ((nbytes.bit_length() - 1) - 3)
+    return -(-nbytes // step) * step
+
+
 class Allocator:
-    """Keeps freed buffers by size and hands them out again: allocation is the slow part."""
+    """Keeps freed buffers by bucket size and hands them out again: allocation is the slow part.
+
+    The cache holds at most ``cache_limit`` bytes (a quarter of the device's memory, 2 GiB at
+    most): caching beyond it releases the least recently freed blocks. ``in_use`` and
+    ``cached`` count bytes of whole blocks; ``peak`` is the largest ``in_use`` since the last
+    reset.
+
+    ``release`` runs in ``Storage.__del__``, so in any thread and inside a garbage collection
+    that may interrupt this allocator's own critical section: it only appends to ``pending``
+    and files the pending blocks when it gets the lock without waiting (else the next call
+    that holds the lock files them).
+    """
 
     ALIGN = 256
+    CACHE_CAP = 2 << 30
+    TOUCH_BYTES = 4 << 20  # new buffers this large are touched, so a lazy allocation fails here
 
     def __init__(self, runtime):
         self.runtime = runtime
-        self.free: dict[int, list[cl.Buffer]] = defaultdict(list)
+        # bucket size -> (sequence number, buffer), least recently freed first
+        self.free: dict[int, deque] = defaultdict(deque)
+        self.seq = 0
         self.in_use = 0  # bytes handed out and not yet returned
         self.cached = 0  # bytes held in self.free
+        self.peak = 0
+        self.cache_limit = min(runtime.device.global_memory // 4, self.CACHE_CAP)
         self.lock = threading.Lock()
+        self.pending: list[tuple[cl.Buffer, int]] = []  # returned, not yet filed
 
-    def round(self, nbytes: int) -> int:
-        return max(self.ALIGN, -(-nbytes // self.ALIGN) * self.ALIGN)
+    round = staticmethod(bucket_size)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
-        size = self.round(nbytes)
+        size = bucket_size(nbytes)
+        buf = victims = None
         with self.lock:
+            if self.pending:
+                victims = self._drain()
             bucket = self.free.get(size)
             if bucket:
+                buf = bucket.pop()[1]
                 self.cached -= size
                 self.in_use += size
-                return bucket.pop()
-        buf = self._new(size)
-        with self.lock:
-            self.in_use += size
+                if self.in_use > self.peak:
+                    self.peak = self.in_use
+        if victims:
+            _release_all(victims)
+        if buf is None:
+            buf = self._new(size)
+            with self.lock:
+                self.in_use += size
+                if self.in_use > self.peak:
+                    self.peak = self.in_use
         return buf
 
     def _new(self, size):
-        dev = self.runtime.device
-        limit = self.runtime.max_mem_alloc_size
+        rt = self.runtime
+        dev = rt.device
+        limit = rt.max_mem_alloc_size
         for attempt in range(2):
             # OpenCL allocates lazily, so a buffer larger than the device holds may "succeed"
-            # and fail at first use: check against what the device reports before asking.
+            # and fail at first use: check against what the device reports before asking, and
+            # make the driver back a large buffer now (``_create``)
             if size <= limit and self.in_use + self.cached + size <= dev.global_memory:
                 try:
-                    return cl.Buffer(self.runtime.context, cl.mem_flags.READ_WRITE, size)
+                    return self._create(size)
                 except (cl.MemoryError, cl.RuntimeError, cl.LogicError):
                     pass
             if attempt == 0:
@@ -90,40 +302,128 @@ class Allocator:
             f"largest single allocation {limit}, global memory {dev.global_memory}"
         )
 
+    def _create(self, size) -> cl.Buffer:
+        rt = self.runtime
+        if rt.host_memory:
+            # a CPU device's memory is the host's: ALLOC_HOST_PTR allocates it now and reports
+            # a failure (PoCL allocates a plain buffer at its first use, and crashes if it can't)
+            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
+            return cl.Buffer(rt.context, flags, size)
+        buf = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, size)
+        if size >= self.TOUCH_BYTES:
+            try:  # on a queue of its own: waiting for it does not wait for the work queued
+                cl.enqueue_fill_buffer(rt.side_queue, buf, np.uint8(0), 0, size).wait()
+            except BaseException:
+                buf.release()
+                raise
+        return buf
+
     def release(self, buf: cl.Buffer, nbytes: int):
-        size = self.round(nbytes)
-        with self.lock:
+        self.pending.append((buf, nbytes))
+        if self.lock.acquire(False):
+            try:
+                victims = self._drain()
+            finally:
+                self.lock.release()
+            if victims:
+                _release_all(victims)
+
+    def _drain(self) -> list:
+        """Files the pending blocks in the cache (under the lock); returns the blocks to
+        release to keep the cache under its limit."""
+        victims = []
+        pending = self.pending
+        while pending:
+            buf, nbytes = pending.pop()
+            size = bucket_size(nbytes)
             self.in_use -= size
+            if size > self.cache_limit:
+                victims.append(buf)
+                continue
+            if self.cached + size > self.cache_limit:
+                self._evict(self.cache_limit - size, victims)
+            self.seq += 1
+            self.free[size].append((self.seq, buf))
             self.cached += size
-            self.free[size].append(buf)
+        return victims
+
+    def _evict(self, target: int, victims: list):
+        """Moves the least recently freed blocks to ``victims`` until ``cached <= target``."""
+        while self.cached > target:
+            _, size = min((b[0][0], s) for s, b in self.free.items() if b)
+            victims.append(self.free[size].popleft()[1])
+            self.cached -= size
+
+    def stats(self) -> tuple[int, int, int]:
+        """(in_use, cached, peak) with every returned block filed."""
+        with self.lock:
+            victims = self._drain()
+            out = self.in_use, self.cached, self.peak
+        _release_all(victims)
+        return out
 
     def empty_cache(self):
+        """Releases every cached block."""
         with self.lock:
-            for bucket in self.free.values():
-                for buf in bucket:
-                    buf.release()
+            victims = self._drain()
+            victims += [buf for bucket in self.free.values() for _, buf in bucket]
             self.free.clear()
             self.cached = 0
+        _release_all(victims)
+
+    def reset_peak(self):
+        with self.lock:
+            victims = self._drain()
+            self.peak = self.in_use
+        _release_all(victims)
+
+
+def _release_all(buffers):
+    for buf in buffers:
+        buf.release()
+
+
+class _ForkedAllocator(Allocator):
+    """What a parent's allocator becomes in a forked child: its buffers belong to the parent."""
+
+    def alloc(self, nbytes):
+        raise RuntimeError(FORK_MESSAGE)
+
+    def release(self, buf, nbytes):
+        pass
+
+    def empty_cache(self):
+        pass
+
+    def stats(self):
+        raise RuntimeError(FORK_MESSAGE)
+
+    reset_peak = stats
 
 
 class Runtime:
     """Opened lazily by ``Device.runtime``: one context and one in-order queue per device."""
 
     def __init__(self, device):
+        if _forked:
+            raise RuntimeError(FORK_MESSAGE)
         self.device = device
         self.context = cl.Context([device._cl])
         self.queue = cl.CommandQueue(self.context)
-        self.allocator = Allocator(self)
+        # fills the allocator's new buffers (made on first use: most devices never need it)
+        self._side_queue = None
         self.programs: dict[tuple, cl.Program] = {}
         # the one kernel cache of this device: kernel families look kernels up by a lean key of
         # their own (``cached``) so the lookup on each launch costs a dict probe
         self.kernels: dict[tuple, cl.Kernel] = {}
         self.typed: set[cl.Kernel] = set()
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # builds and the program and kernel caches
+        self.launch_lock = threading.Lock()  # a kernel's arguments and its enqueue, together
         d = device._cl
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
         self.build_options = ["-cl-std=CL1.2"]
         self.is_gpu = bool(d.type & cl.device_type.GPU)
+        self.host_memory = bool(d.type & cl.device_type.CPU)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
@@ -136,6 +436,16 @@ class Runtime:
         self.base_align_bytes = d.mem_base_addr_align // 8
         self.compute_units = d.max_compute_units
         self.max_mem_alloc_size = d.max_mem_alloc_size
+        self.allocator = Allocator(self)
+        _runtimes.add(self)
+
+    @property
+    def side_queue(self) -> cl.CommandQueue:
+        if self._side_queue is None:
+            with self.lock:
+                if self._side_queue is None:
+                    self._side_queue = cl.CommandQueue(self.context)
+        return self._side_queue
 
     # ---- programs ----------------------------------------------------------------------------
     def probe(self, kind: str) -> bool:
@@ -157,8 +467,10 @@ class Runtime:
         k = self.kernels.get(key)
         if k is None:
             with self.lock:
-                prg = self.program(template, **params)
-                k = self.kernels[key] = getattr(prg, function)
+                k = self.kernels.get(key)
+                if k is None:
+                    prg = self.program(template, **params)
+                    k = self.kernels[key] = cl.Kernel(prg, function)
         return k
 
     def cached(self, key: tuple, template: str, function: str, **params) -> cl.Kernel:
@@ -173,49 +485,56 @@ class Runtime:
         key = (template, tuple(sorted(params.items())))
         prg = self.programs.get(key)
         if prg is None:
-            source = render(template, **params)
-            if DEBUG >= 2:
-                log.debug("rendered %s %s:\n%s", template, params, source)
-            prg = self.programs[key] = self.build(source, template)
+            with self.lock:
+                prg = self.programs.get(key)
+                if prg is None:
+                    source = render(template, **params)
+                    if DEBUG >= 2:
+                        log.debug("rendered %s %s:\n%s", template, params, source)
+                    prg = self.programs[key] = self.build(source, template)
         return prg
 
     def build(self, source: str, label: str = "program") -> cl.Program:
-        """Builds ``source``, reusing a binary cached on disk by an earlier process."""
+        """Builds ``source``, reusing a binary cached on disk by an earlier process (checked
+        against its checksum first: a damaged entry is rebuilt, never given to the driver)."""
         opts = " ".join(self.build_options)
-        digest = hashlib.sha256(f"{self.cache_key}\n{opts}\n{source}".encode()).hexdigest()
-        path = cache_dir() / f"{digest}.bin"
+        key = hashlib.sha256(f"{self.cache_key}\n{opts}\n{source}".encode()).digest()
         dev = self.device._cl
-        if path.exists():
+        binary = disk_cache.get(key)
+        if binary is not None:
             try:
-                return _quiet_build(
-                    cl.Program(self.context, [dev], [path.read_bytes()]), self.build_options
-                )
+                return _quiet_build(cl.Program(self.context, [dev], [binary]), self.build_options)
             except Exception:
-                path.unlink(missing_ok=True)  # a stale or corrupt binary: rebuild from source
+                disk_cache.discard(key)  # a binary this driver rejects: rebuild from source
         try:
             prg = _quiet_build(cl.Program(self.context, source), self.build_options)
         except cl.RuntimeError as e:
-            src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{digest[:12]}.cl"
-            src_path.write_text(source)
+            src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{key.hex()[:12]}.cl"
+            try:
+                write_atomically(src_path, source.encode())
+            except OSError as w:
+                src_path = f"(not written: {w})"
             raise KernelBuildError(
                 f"building {label} failed on {self.device} ({self.device.name}, driver "
                 f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{e}"
             ) from None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(prg.get_info(cl.program_info.BINARIES)[0])
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only cache only costs time
+        disk_cache.put(key, prg.get_info(cl.program_info.BINARIES)[0])
         return prg
 
     # ---- launching ---------------------------------------------------------------------------
+    def set_arg_types(self, kernel: cl.Kernel, types):
+        """Tells pyopencl ``kernel``'s scalar argument types (NumPy types, None for buffers)."""
+        with self.launch_lock:
+            kernel.set_scalar_arg_dtypes(types)
+            self.typed.add(kernel)
+
     def launch(self, kernel: cl.Kernel, global_size, local_size, args):
         """Enqueues ``kernel``; scalar arguments are NumPy scalars (their type is the C type).
 
         The first launch tells pyopencl the scalar types, which switches it to a generated
-        invoker: 4 us per launch instead of 26 us for setting arguments one by one.
+        invoker: 4 us per launch instead of 26 us for setting arguments one by one. Setting the
+        arguments and enqueueing happen under ``launch_lock``: the kernel object is shared by
+        every thread.
         """
         if DEBUG:
             log.debug(
@@ -225,12 +544,13 @@ class Runtime:
                 global_size,
                 local_size,
             )
-        if kernel not in self.typed:
-            kernel.set_scalar_arg_dtypes(
-                [type(a) if isinstance(a, np.generic) else None for a in args]
-            )
-            self.typed.add(kernel)
-        return kernel(self.queue, global_size, local_size, *args)
+        with self.launch_lock:
+            if kernel not in self.typed:
+                kernel.set_scalar_arg_dtypes(
+                    [type(a) if isinstance(a, np.generic) else None for a in args]
+                )
+                self.typed.add(kernel)
+            return kernel(self.queue, global_size, local_size, *args)
 
     def launch1d(self, kernel: cl.Kernel, n: int, args, per_item: int = 1):
         """Launches a grid-stride kernel over ``n`` items."""
