@@ -1,4 +1,6 @@
-"""``python -m clgrad info``: the devices clgrad sees. ``python -m clgrad demo``: a tiny run."""
+"""``python -m clgrad info``: the devices clgrad sees. ``python -m clgrad demo``: a tiny run.
+``python -m clgrad selftest [device ...]``: every kernel family checked against NumPy on each
+device (see ``clgrad.selftest``; ``python -m clgrad selftest --help``)."""
 
 from __future__ import annotations
 
@@ -61,12 +63,19 @@ def demo(out=sys.stdout):
     )
 
 
-def main(argv=None):
+def main(argv=None) -> int:
+    """Runs a subcommand and returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "selftest":
+        from clgrad import selftest
+
+        return selftest.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m clgrad", description=__doc__)
-    parser.add_argument("command", choices=["info", "demo"], nargs="?", default="info")
+    parser.add_argument("command", choices=["info", "demo", "selftest"], nargs="?", default="info")
     args = parser.parse_args(argv)
     {"info": info, "demo": demo}[args.command]()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

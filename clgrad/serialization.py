@@ -34,14 +34,21 @@ Reading it without clgrad::
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import io
 import json
 import math
 import os
+import secrets
+import zipfile
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.lib import format as npformat
 
 from . import dtypes as D
 from .device import Device, resolve
@@ -57,6 +64,10 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     OrderedDicts, lists and tuples of them. The file is the ``.npz`` format described in this
     module's docstring (no pickle); a tensor that appears several times is stored once.
 
+    Saving to a path never leaves a damaged file behind: the data goes to a temporary file in
+    the same directory, is flushed to disk, and then replaces ``f`` in one step, so a crash, a
+    Ctrl-C or a full disk during the save leaves the previous file as it was.
+
     >>> import io
     >>> buf = io.BytesIO()
     >>> clgrad.save({"w": clgrad.ones(2), "step": 3}, buf)
@@ -70,10 +81,58 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     payload = dict(arrays)
     payload["__structure__"] = np.array(meta)
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
-            np.savez(fh, **payload)
+        _atomic_write(os.fspath(f), lambda fh: np.savez(fh, **payload))
     else:
         np.savez(f, **payload)
+
+
+def _atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
+    """Runs ``write(fh)`` on a temporary file next to ``path``, syncs it to disk and renames it
+    over ``path``; on any exception (KeyboardInterrupt included) the temporary file goes and
+    ``path`` is untouched."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    target = os.path.realpath(path)  # a symlink keeps pointing at the (new) file
+    directory, name = os.path.split(target)
+    if os.path.isdir(target):
+        raise IsADirectoryError(f"clgrad.save: {path!r} is a directory")
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # created as open(path, "wb") would create path: mode 0o666 less the umask
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            try:
+                mode = os.stat(target).st_mode & 0o7777
+            except FileNotFoundError:
+                pass
+            else:
+                with contextlib.suppress(OSError):
+                    os.chmod(tmp, mode)  # an existing file keeps its permissions
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Makes the rename itself durable where the OS lets a directory be synced (POSIX)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _encode(obj, arrays, memo):
@@ -130,6 +189,18 @@ def _encode(obj, arrays, memo):
     )
 
 
+class CheckpointError(RuntimeError):
+    """``clgrad.load`` was given something it cannot read: not a clgrad checkpoint (the message
+    says what the file is instead), a damaged or truncated one, or one whose arrays declare
+    more data than the file holds or than this machine can hold."""
+
+
+# A deflated member may inflate to at most this many times its compressed size (past
+# _INFLATE_FLOOR bytes): clgrad itself never compresses, and a higher ratio is a zip bomb.
+MAX_INFLATE_RATIO = 200
+_INFLATE_FLOOR = 64 * 2**20
+
+
 def load(
     f: str | os.PathLike | BinaryIO,
     map_location: str | Device | dict[str, str] | Callable[[Tensor, str], Tensor] | None = None,
@@ -142,6 +213,10 @@ def load(
     Parameters come back as ``nn.Parameter``. ``weights_only`` is accepted for compatibility
     (the format holds data only, so loading never runs code).
 
+    A file that is not a clgrad checkpoint, or a damaged one, raises ``CheckpointError`` (a
+    ``RuntimeError``) saying what the file is; so does an array that declares more data than
+    its file holds, inflates more than ``MAX_INFLATE_RATIO`` times, or exceeds free memory.
+
     >>> import io
     >>> buf = io.BytesIO()
     >>> clgrad.save(clgrad.nn.Linear(3, 2).state_dict(), buf)
@@ -149,27 +224,195 @@ def load(
     >>> state = clgrad.load(buf, map_location="cpu")
     >>> list(state), state["weight"].shape, state["weight"].device
     (['weight', 'bias'], clgrad.Size([2, 3]), device(type='cpu'))
+    >>> clgrad.load(io.BytesIO(b"step,loss\\n1,0.5\\n"))
+    Traceback (most recent call last):
+    ...
+    clgrad.serialization.CheckpointError: clgrad.load: the file object is not a clgrad
+    checkpoint: it is a text file (it starts with 'step,loss\\n1,0.5\\n')
     """
     if isinstance(f, (str, os.PathLike)):
+        where = repr(os.fspath(f))
         with open(f, "rb") as fh:
-            return _load(fh, map_location)
-    return _load(f, map_location)
+            return _load(fh, map_location, where)
+    return _load(f, map_location, "the file object")
 
 
-def _load(fh, map_location):
-    with np.load(fh, allow_pickle=False) as z:
-        if "__structure__" not in z.files:
-            raise RuntimeError("clgrad.load: not a clgrad file (no __structure__ entry)")
-        meta = json.loads(z["__structure__"].item())
-        if meta.get("format") != FORMAT:
-            raise RuntimeError(f"clgrad.load: unknown format {meta.get('format')!r}")
-        if meta.get("version", 0) > VERSION:
-            raise RuntimeError(
+def _load(fh, map_location, where):
+    if not (hasattr(fh, "seekable") and fh.seekable()):
+        fh = io.BytesIO(fh.read())
+    start = fh.tell()
+    head = fh.read(512)
+    fh.seek(start)
+    if not head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        raise CheckpointError(
+            f"clgrad.load: {where} is not a clgrad checkpoint: it is {_describe(head)}"
+        )
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as e:
+        raise CheckpointError(
+            f"clgrad.load: {where} is a damaged or truncated zip archive, not a readable clgrad "
+            f"checkpoint ({type(e).__name__}: {e})"
+        ) from None
+    with zf:
+        names = set(zf.namelist())
+        if "__structure__.npy" not in names:
+            shown = ", ".join(sorted(names)[:8]) + (", ..." if len(names) > 8 else "")
+            torch = any(n.endswith("data.pkl") for n in names)
+            hint = " (it looks like a PyTorch checkpoint: load it with torch.load)" if torch else ""
+            raise CheckpointError(
+                f"clgrad.load: {where} is not a clgrad file: a zip archive without the "
+                f"__structure__ entry clgrad writes{hint}; its members: {shown or 'none'}"
+            )
+        reader = _Members(zf, where)
+        structure = reader.array("__structure__", text=True)
+        try:
+            meta = json.loads(structure.item())
+        except ValueError as e:
+            raise CheckpointError(
+                f"clgrad.load: {where} is damaged: its __structure__ entry is not JSON ({e})"
+            ) from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise CheckpointError(f"clgrad.load: {where} has an unknown format {fmt!r}")
+        if not isinstance(meta.get("version", 0), int) or meta.get("version", 0) > VERSION:
+            raise CheckpointError(
                 f"clgrad.load: the file has format version {meta['version']}, this clgrad reads "
                 f"up to {VERSION}"
             )
-        cache = {}
-        return _decode(meta["object"], z, cache, map_location)
+        if "object" not in meta:
+            raise CheckpointError(f"clgrad.load: {where} is damaged: no object in __structure__")
+        reader.check_sizes(meta["object"])
+        return _decode(meta["object"], reader, {}, map_location)
+
+
+def _describe(head: bytes) -> str:
+    """What a file that is not a zip archive is, from its first bytes."""
+    if not head:
+        return "an empty file"
+    if head.startswith(b"\x93NUMPY"):
+        return "a single NumPy array (.npy); read it with numpy.load"
+    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
+        return (
+            "a Python pickle (such as a legacy torch.save file); clgrad checkpoints hold no "
+            "pickled data and clgrad.load never unpickles"
+        )
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip-compressed file"
+    if head.startswith(b"\x89HDF"):
+        return "an HDF5 file"
+    if b"\x00" not in head:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        if text and len(text.encode()) >= len(head) - 3:
+            return f"a text file (it starts with {text[:40]!r})"
+    return f"not a zip archive but a file of unknown format (it starts with {head[:16]!r})"
+
+
+def _available_memory() -> int | None:
+    """Bytes of host memory free now (Linux and most Unixes), or None where unknown."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+class _Members:
+    """Reads the ``.npy`` members of an open checkpoint, checking each declared size against
+    the member's stored size before allocating anything."""
+
+    def __init__(self, zf: zipfile.ZipFile, where: str):
+        self.zf, self.where = zf, where
+
+    def _damaged(self, key, why):
+        return CheckpointError(f"clgrad.load: {self.where} is damaged: entry {key!r} {why}")
+
+    def header(self, key, text=False):
+        """(zip info, dtype, shape, fortran order, data bytes, header bytes) of member key."""
+        try:
+            info = self.zf.getinfo(f"{key}.npy")
+        except KeyError:
+            raise self._damaged(key, "is missing from the archive") from None
+        try:
+            with self.zf.open(info) as m:
+                version = npformat.read_magic(m)
+                if version == (1, 0):
+                    shape, fortran, dtype = npformat.read_array_header_1_0(m)
+                elif version == (2, 0):
+                    shape, fortran, dtype = npformat.read_array_header_2_0(m)
+                else:
+                    raise ValueError(f"unsupported .npy version {version}")
+                offset = m.tell()
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
+            raise self._damaged(key, f"is not a readable array ({type(e).__name__}: {e})") from None
+        if dtype.hasobject or not (
+            dtype.name in _SAVEABLE or (text and dtype.kind == "U" and not shape)
+        ):
+            raise self._damaged(key, f"holds {dtype} data, which clgrad never writes")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes != info.file_size - offset:
+            raise self._damaged(
+                key,
+                f"declares {nbytes} bytes of data ({dtype} of shape {shape}) but holds "
+                f"{info.file_size - offset}",
+            )
+        return info, dtype, shape, fortran, nbytes, offset
+
+    def check_sizes(self, root):
+        """Refuses, before any allocation, members that inflate suspiciously or that together
+        exceed the free memory."""
+        total = 0
+        for key in sorted({k for k in _tensor_keys(root) if isinstance(k, str)}):
+            info, dtype, shape, _, nbytes, _ = self.header(key)
+            if (
+                info.compress_type != zipfile.ZIP_STORED
+                and nbytes > _INFLATE_FLOOR
+                and nbytes > MAX_INFLATE_RATIO * max(info.compress_size, 1)
+            ):
+                raise CheckpointError(
+                    f"clgrad.load: {self.where}: entry {key!r} ({dtype} of shape {shape}) "
+                    f"would inflate from {info.compress_size} compressed bytes to {nbytes}, more "
+                    f"than clgrad.serialization.MAX_INFLATE_RATIO ({MAX_INFLATE_RATIO}) times: "
+                    "refusing a possible zip bomb (raise MAX_INFLATE_RATIO to load it anyway)"
+                )
+            total += nbytes
+        free = _available_memory()
+        if free is not None and total > free:
+            raise CheckpointError(
+                f"clgrad.load: {self.where} holds {total} bytes of tensor data, more than the "
+                f"{free} bytes of memory free now"
+            )
+
+    def array(self, key, text=False):
+        """Member ``key`` as a NumPy array in native byte order."""
+        info, dtype, shape, fortran, nbytes, offset = self.header(key, text)
+        try:
+            with self.zf.open(info) as m:
+                m.read(offset)
+                data = bytearray(nbytes)
+                got = m.readinto(memoryview(data)) if nbytes else 0
+                while got < nbytes:
+                    n = m.readinto(memoryview(data)[got:])
+                    if not n:
+                        break
+                    got += n
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
+            raise self._damaged(key, f"cannot be read ({type(e).__name__}: {e})") from None
+        if got != nbytes:
+            raise self._damaged(key, f"is truncated ({got} of {nbytes} bytes)")
+        array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+        return array if dtype.isnative else array.astype(dtype.newbyteorder("="))
+
+
+def _tensor_keys(node):
+    """The array keys the structure ``node`` refers to."""
+    if isinstance(node, dict):
+        if node.get("type") == "tensor":
+            yield node.get("key")
+        for v in node.get("items", ()) if isinstance(node.get("items"), list) else ():
+            yield from _tensor_keys(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _tensor_keys(v)
 
 
 def _target_device(saved, map_location):
@@ -188,33 +431,62 @@ def _target_device(saved, map_location):
         ) from None
 
 
-def _decode(node, z, cache, map_location):
-    kind = node["type"]
+def _decode(node, members, cache, map_location):
+    try:
+        kind = node["type"]
+        if kind == "tensor":
+            key = node["key"]
+            if not isinstance(key, str):
+                raise TypeError(f"a tensor key must be a string, got {key!r}")
+            dtype_name = node["dtype"]
+            if "device" not in node:
+                raise KeyError("device")
+        elif kind in ("dict", "list", "tuple"):
+            children = node["items"]
+            if not isinstance(children, list) or (
+                kind == "dict" and not all(isinstance(kv, list) and len(kv) == 2 for kv in children)
+            ):
+                raise TypeError(f"malformed {kind} items")
+        elif kind in ("bool", "int", "str", "float", "dtype", "device"):
+            value = node["value"]
+    except (KeyError, TypeError, IndexError) as e:
+        raise CheckpointError(
+            "clgrad.load: the file is damaged: malformed entry in its __structure__ "
+            f"({e!r} in {node!r:.80})"
+        ) from None
     if kind == "tensor":
-        key = node["key"]
         if key not in cache:
-            cache[key] = _make_tensor(node, z[key], map_location)
+            array = members.array(key)
+            if array.dtype.name != dtype_name:
+                raise CheckpointError(
+                    f"clgrad.load: the file is damaged: entry {key!r} holds {array.dtype} data, "
+                    f"its description says {dtype_name}"
+                )
+            cache[key] = _make_tensor(node, array, map_location)
         return cache[key]
     if kind == "none":
         return None
     if kind in ("bool", "int", "str"):
-        return node["value"]
+        return value
     if kind == "float":
-        return float(node["value"])
+        return float(value)
     if kind == "dtype":
-        return D.as_dtype(node["value"])
+        return D.as_dtype(value)
     if kind == "device":
-        return resolve(node["value"])
+        return resolve(value)
     if kind == "dict":
         items = [
-            (_hashable(_decode(k, z, cache, map_location)), _decode(v, z, cache, map_location))
-            for k, v in node["items"]
+            (
+                _hashable(_decode(k, members, cache, map_location)),
+                _decode(v, members, cache, map_location),
+            )
+            for k, v in children
         ]
         return OrderedDict(items) if node.get("ordered") else dict(items)
     if kind in ("list", "tuple"):
-        items = [_decode(v, z, cache, map_location) for v in node["items"]]
+        items = [_decode(v, members, cache, map_location) for v in children]
         return tuple(items) if kind == "tuple" else items
-    raise RuntimeError(f"clgrad.load: unknown entry type {kind!r}")
+    raise CheckpointError(f"clgrad.load: unknown entry type {kind!r}")
 
 
 def _hashable(k):
