@@ -1,10 +1,10 @@
 """clgrad's import layers: import-linter's contracts from pyproject.toml, and a cycle finder.
 
-The contracts (``[tool.importlinter]`` in pyproject.toml) put the user-facing modules on top
-(serialization, then nn | optim | utils | functional | format), then ops, autograd, tensor,
-backend, storage, device, and dtypes | errors at the bottom; clgrad.backend must not import
-clgrad.tensor. The second test reads every module with ``ast`` (module-level and in-function
-imports alike) and lists each import cycle among clgrad's modules.
+The contracts (``[tool.importlinter]`` in pyproject.toml) stack clgrad's modules in layers, the
+user-facing ones (serialization, nn, optim, utils, functional) on top, then ops, autograd,
+tensor, backend, storage, device, and dtypes | errors at the bottom; clgrad.backend must not
+import clgrad.tensor. The second test reads every module with ``ast`` (module-level and
+in-function imports alike) and lists each import cycle among clgrad's modules.
 """
 
 from __future__ import annotations
@@ -19,11 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "clgrad"
 
-# today's code breaks both (tensor <-> ops, device -> backend, backend -> tensor, ...)
-CIRCLE = pytest.mark.xfail(strict=False, reason="lead is removing the import circle")
 
-
-@CIRCLE
 def test_import_linter_contracts():
     pytest.importorskip("importlinter")
     code = (
@@ -179,7 +175,6 @@ def test_finder_sees_module_and_function_level_imports(tmp_path):
     assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
 
 
-@CIRCLE
 def test_no_import_cycles():
     graph = import_graph()
     found = cycles(graph)

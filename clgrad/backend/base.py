@@ -15,7 +15,10 @@ from typing import Any, NamedTuple
 class View(NamedTuple):
     """What a backend knows of a tensor: elements ``offset + sum(i_d * strides[d])`` of
     ``buffer`` (a host array or an OpenCL buffer), in units of ``dtype``. ``nbytes`` is the
-    size of the whole storage: no index a backend forms may reach past it."""
+    size of the whole storage: no index a backend forms may reach past it.
+
+    A record does not keep the storage alive: the caller holds the tensor until the primitive
+    has enqueued its work (queues run in order, so freeing after that is safe)."""
 
     buffer: Any
     offset: int

@@ -240,6 +240,7 @@ def _pow_grad_exponent(grad, input, exponent, result):
     grad=(_pow_grad_input, _pow_grad_exponent),
     inplace=True,
     dtypes=NUMERIC_DTYPES,
+    domain=(0.1, 4),  # a negative base with a fractional exponent is NaN
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``.

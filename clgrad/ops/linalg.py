@@ -39,12 +39,10 @@ class Mm(Function):
                 else (a.dtype if a.dtype.is_floating_point else D.int64)
             )
             out3 = out._view(*_flat3(out, batch, m, n))
-            a.device.backend.matmul(
-                out3._record(),
-                _as_3d(a, batch, m, k)._record(),
-                _as_3d(b, batch, k, n)._record(),
-                acc,
-            )
+            # the 3-D operands may be copies: they must outlive the enqueue, or the allocator
+            # hands one's buffer to the other (a record does not keep its storage alive)
+            a3, b3 = _as_3d(a, batch, m, k), _as_3d(b, batch, k, n)
+            a.device.backend.matmul(out3._record(), a3._record(), b3._record(), acc)
         return out
 
     @staticmethod

@@ -187,6 +187,7 @@ def _attach():
         "true_divide": E.true_divide,
         "square": E.square,
         "reciprocal": E.reciprocal,
+        "where": lambda self, condition, other: E.where(condition, self, other),
         "clip": E.clip,
         "clamp_min": E.clamp_min,
         "clamp_max": E.clamp_max,

@@ -291,7 +291,9 @@ def _inplace_method(body, op: ElementwiseOp) -> Callable:
     def method(self, *args, **kwargs):
         if check is not None:
             check((self, *args))
-        return body(apply_, self, *args, **kwargs)
+        result = body(apply_, self, *args, **kwargs)
+        # a body that computes out of place (round to decimals, integer passthrough, ...)
+        return result if result is self else self.copy_(result)
 
     method.__name__ = method.__qualname__ = op.name + "_"
     method.__doc__ = f"In-place ``{op.name}``: writes the result into this tensor."
