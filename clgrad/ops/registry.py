@@ -117,6 +117,20 @@ def _formula(fn: Callable | None, names: tuple) -> tuple | None:
     return fn, wanted
 
 
+def _function_class(name: str, forward: Callable, backward: Callable) -> type:
+    """The autograd ``Function`` of a declared op (its node is ``<Name>Backward0``)."""
+    return type(
+        _camel(name),
+        (Function,),
+        {
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__module__": __name__,
+            "__qualname__": _camel(name),
+        },
+    )
+
+
 def _public(body: Callable, apply: Callable, check: Callable | None = None) -> Callable:
     """The op's public function: ``body`` with its first parameter (``apply``) bound;
     ``check(args)`` first where the op doesn't take every dtype (before the body's own
@@ -239,16 +253,7 @@ class ElementwiseOp:
                 grads.append(_grad_for(ctx.metas[i], g))
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
-        return type(
-            _camel(self.name),
-            (Function,),
-            {
-                "forward": staticmethod(forward),
-                "backward": staticmethod(backward),
-                "__module__": __name__,
-                "__qualname__": _camel(self.name),
-            },
-        )
+        return _function_class(self.name, forward, backward)
 
 
 def _tensor_first(public: Callable) -> Callable:
@@ -455,16 +460,7 @@ class ReductionOp:
                 g = g.expand(shape)
             return (g if g.dtype is dt else g.to(dt)), None, None, None
 
-        return type(
-            _camel(self.name),
-            (Function,),
-            {
-                "forward": staticmethod(forward),
-                "backward": staticmethod(backward),
-                "__module__": __name__,
-                "__qualname__": _camel(self.name),
-            },
-        )
+        return _function_class(self.name, forward, backward)
 
 
 def _acc(dt):
