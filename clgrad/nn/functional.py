@@ -448,6 +448,11 @@ def conv2d(
     return out.squeeze(0) if unbatched else out
 
 
+def _as_2d_with_unit_height(v) -> tuple[int, int]:
+    """A 1-d stride or dilation as the 2-d one conv2d takes over an (N, C, 1, L) input."""
+    return (1, int(v[0] if isinstance(v, (tuple, list)) else v))
+
+
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -469,9 +474,14 @@ def conv1d(
         pad2 = padding
     else:
         pad2 = (0, int(padding[0] if isinstance(padding, (tuple, list)) else padding))
-    one = lambda v: (1, int(v[0] if isinstance(v, (tuple, list)) else v))  # noqa: E731
     out = conv2d(
-        input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), pad2, one(dilation), groups
+        input.unsqueeze(-2),
+        weight.unsqueeze(-2),
+        bias,
+        _as_2d_with_unit_height(stride),
+        pad2,
+        _as_2d_with_unit_height(dilation),
+        groups,
     )
     return out.squeeze(-2)
 
