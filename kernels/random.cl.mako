@@ -1,5 +1,7 @@
 ## Philox4x32-10 (Salmon et al. 2011), the same arithmetic as clgrad/backend/philox.py.
-##   kind: "uniform" in (0, 1) or "normal" (Box-Muller over two consecutive counters)
+##   kind: "uniform" in [0, 1): the top `bits` bits of a draw times 2**-bits, exact in the stored
+##         type (a rounding store never gives 1); "normal": Box-Muller over two consecutive
+##         counters of centred 24-bit uniforms in (0, 1)
 <%include file="_prelude.cl.mako"/>
 <%
 def store(v):
@@ -32,7 +34,7 @@ __kernel void cg_random(__global ${out_ct} *out, const ulong out_off, const uint
     const ${acc} u1 = cg_uniform(offset + 2 * j, k0, k1), u2 = cg_uniform(offset + 2 * j + 1, k0, k1);
     ${store(f"sqrt(({acc})-2 * log(u1)) * cos(({acc})6.283185307179586 * u2)")};
 % else:
-    ${store("cg_uniform(offset + j, k0, k1)")};
+    ${store(f"(({acc})(cg_philox(offset + j, k0, k1) >> {32 - bits}) * ({acc})({1.0 / (1 << bits)!r}))")};
 % endif
   }
 }

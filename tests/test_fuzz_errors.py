@@ -651,6 +651,9 @@ def test_bad_inputs_match_torch(name, device, clgrad_outcomes):
     if isinstance(case, tuple) and case[0] == "devices":
         assert got[0] == "raise" and got[1] in ("RuntimeError", "NotImplementedError"), got
         return
+    if got[0] == "raise" and "double precision" in str(got[2]):
+        if not clgrad.device(device).supports_float64:
+            pytest.skip(f"{device} has no float64: the case cannot run there")
     want = run_case(case, torch, "cpu")
     if want[0] == "raise":
         assert got[0] == "raise", f"torch raises {want[1]}: {want[2]!r}; clgrad gives {got[1]!r}"

@@ -80,6 +80,8 @@ ACC = {"float16": dtypes.float32, "float32": dtypes.float32, "float64": dtypes.f
 
 
 def check(device, Z, M, N, K, dt, a_layout="c", b_layout="c", pad=0, path=None, seed=0):
+    if not device.rt.device.supports(dt):
+        pytest.skip(f"{device.rt.device} cannot run {dt}")
     rng = np.random.default_rng(seed)
     acc = ACC.get(dt.name, dtypes.int64)
     fa, va = make_operand(rng, (Z, M, K), dt.np, a_layout, pad)

@@ -326,7 +326,8 @@ def test_memory_stays_flat_with_varying_shapes(cl_device, tmp_path):
         assert rss - rss0 <= 32 << 20, [m[2] >> 20 for m in marks]
     assert peak >= max(m[1] for m in marks)
     assert after_reserved == after_allocated
-    assert seconds < 30
+    if clgrad.device(cl_device).vendor == "PoCL":  # the suite's time budget is set on PoCL
+        assert seconds < 30
 
 
 def test_memory_functions_without_opencl(tmp_path):

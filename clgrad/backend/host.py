@@ -10,7 +10,7 @@ import numpy as np
 from ..device import Device, DeviceType, register_kind
 from ..errors import OutOfMemoryError
 from .base import Backend, View
-from .philox import philox_uniform
+from .philox import philox_uniform, philox_unit, uniform_bits
 
 
 def array(v: View) -> np.ndarray:
@@ -118,12 +118,12 @@ class HostBackend(Backend):
 
     def random(self, out, kind, seed, offset, dt):
         n = out.numel()
-        u = philox_uniform(seed, offset, 2 * n if kind == "normal" else n)
         if kind == "normal":
+            u = philox_uniform(seed, offset, 2 * n)  # (0, 1): log() never sees 0
             u1, u2 = u[0::2], u[1::2]
             values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
         else:
-            values = u
+            values = philox_unit(seed, offset, n, uniform_bits(out.dtype.name))
         np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
 
     def to_numpy(self, x):

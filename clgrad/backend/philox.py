@@ -31,6 +31,19 @@ def philox_bits(seed: int, offset: int, n: int) -> np.ndarray:
     return c0
 
 
+def uniform_bits(dtype_name: str) -> int:
+    """Random bits in a uniform draw stored as ``dtype_name``: as many as its significand holds
+    (at most the 24 a draw has), so every value is exact and below 1 after the store."""
+    return 11 if dtype_name == "float16" else 24
+
+
+def philox_unit(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
+    """Uniform floats in [0, 1): the top ``bits`` of each draw, times 2**-bits (exact in any
+    float type with that many significand bits, so rounding at the store never gives 1)."""
+    draws = philox_bits(seed, offset, n) >> np.uint32(32 - bits)
+    return draws.astype(np.float64) * (1.0 / (1 << bits))
+
+
 def philox_uniform(seed: int, offset: int, n: int) -> np.ndarray:
     """Uniform floats in (0, 1): 24 random bits, centred in their bucket so log() never sees 0."""
     bits = philox_bits(seed, offset, n)

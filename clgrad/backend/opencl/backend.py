@@ -6,6 +6,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..base import ARANGE, COPY, Backend, View
+from ..philox import uniform_bits
 from . import matmul as matmul_family
 from . import reduce as reduce_family
 from .launch import INDEX_NP, INT32_MAX, merge_dims
@@ -139,13 +140,15 @@ class OpenCLBackend(Backend):
             return
         rt = self.rt
         acc = "double" if dt.name == "float64" else "float"
+        bits = uniform_bits(out.dtype.name)
         k = rt.cached(
-            ("random", kind, out.dtype, acc),
+            ("random", kind, out.dtype, acc, bits),
             "random.cl.mako",
             "cg_random",
             kind=kind,
             out_ct=out.dtype.ctype,
             acc=acc,
+            bits=bits,
             fp64=acc == "double",
         )
         args = [
