@@ -6,7 +6,7 @@ from functools import cached_property
 
 import pyopencl as cl
 
-from ...device import Device, DeviceType, errors, register_kind
+from ...device import Device, DeviceType, errors
 from .backend import OpenCLBackend
 from .runtime import Runtime, mark_opened
 
@@ -100,6 +100,3 @@ def opencl_devices(first: int) -> list[Device]:
         errors.append(f"OpenCL: {type(e).__name__}: {e}")
         return []
     return [OpenCLDevice.from_cl(first + i, d) for i, d in enumerate(found)]
-
-
-register_kind(opencl_devices)
