@@ -145,7 +145,7 @@ def _public(body: Callable, apply: Callable, check: Callable | None = None) -> C
 
         @functools.wraps(body)
         def public(*args, **kwargs):
-            check(args)
+            check(args, kwargs)
             return body(apply, *args, **kwargs)
 
     sig = inspect.signature(body)
@@ -180,14 +180,27 @@ class ElementwiseOp:
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
-        check = self._check_operands if self.restricted is not None else None
-        self.public = _public(body, self.apply, check)
         if self.arity == 1:
-            self.public = _tensor_first(self.public)
+            check = self._check_unary
+        else:
+            check = self._check_operands if self.restricted is not None else None
+        self.public = _public(body, self.apply, check)
         self.method = self.public
         self.inplace_method = _inplace_method(body, self) if inplace else None
 
-    def _check_operands(self, args):
+    def _check_unary(self, args, kwargs=None):
+        """A unary op's input must be a tensor: TypeError as PyTorch's argument parser, not
+        an AttributeError from inside the op."""
+        x = args[0] if args else (kwargs or {}).get("input")
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{self.name}(): argument 'input' (position 1) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+        if self.restricted is not None:
+            self.dtypes_of([x])
+
+    def _check_operands(self, args, kwargs=None):
         operands = [x for x in args[: self.arity] if x is not None]
         if operands:
             self.dtypes_of([None, *operands] if self.mask_first else operands)
@@ -254,23 +267,6 @@ class ElementwiseOp:
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
         return _function_class(self.name, forward, backward)
-
-
-def _tensor_first(public: Callable) -> Callable:
-    """A unary op's input must be a tensor: TypeError as PyTorch's argument parser, not an
-    AttributeError from inside the op."""
-
-    @functools.wraps(public)
-    def checked(*args, **kwargs):
-        x = args[0] if args else kwargs.get("input")
-        if not isinstance(x, Tensor):
-            raise TypeError(
-                f"{public.__name__}(): argument 'input' (position 1) must be Tensor, not "
-                f"{type(x).__name__}"
-            )
-        return public(*args, **kwargs)
-
-    return checked
 
 
 def _inplace_method(body, op: ElementwiseOp) -> Callable:
