@@ -585,38 +585,11 @@ def clgrad_outcomes():
 
 # Where clgrad still differs from PyTorch: case name prefix -> reason.
 _PARSER = "PyTorch's argument parser rejects this argument type (TypeError); clgrad accepts it"
-_BOOL = "PyTorch has no kernel for bool (or integer) inputs here (NotImplementedError or "
-_BOOL += "RuntimeError); clgrad's declared op computes them"
-_ORDER = "PyTorch checks shapes and the in-place cast before the dtype; clgrad's integral dtype "
-_ORDER += "rule raises first (NotImplementedError instead of RuntimeError)"
-_SCALAR = "a Python number operand PyTorch range-checks (or rejects: Tensor-only argument) "
-_SCALAR += "is wrapped or accepted by clgrad's kernel-scalar conversion"
 XFAIL = {
-    "prod-2d-((0, 1),)": _PARSER,
-    "prod-2d-((1, 1),)": _PARSER,
-    "prod-2d-(None,)": _PARSER,
-    "argmax-2d-((": _PARSER,
-    "argmin-2d-((": _PARSER,
-    "max-2d-(None,)": _PARSER,
-    "min-2d-(None,)": _PARSER,
-    "logsumexp-2d-(None,)": _PARSER,
     "getitem-(2, 3)-str": _PARSER + " (a str key is IndexError in clgrad)",
     "setitem-str": _PARSER + " (a str key is IndexError in clgrad)",
-    "bitwise_and-none": "as eq-none: the integral dtype rule runs first (NotImplementedError)",
-    "bitwise_or-none": "as bitwise_and-none",
-    "bitwise_xor-none": "as bitwise_and-none",
-    "bitwise_and-mismatch": _ORDER,
-    "bitwise_or-mismatch": _ORDER,
-    "bitwise_xor-mismatch": _ORDER,
-    "bitwise_and_-": _ORDER,
-    "bitwise_or_-": _ORDER,
-    "bitwise_xor_-": _ORDER,
-    "relu-bool": _BOOL,
-    "clamp-bool": _BOOL,
     "gelu-huge": "gelu(-inf) is NaN and gelu(nan) differs from PyTorch (gelu is another "
     "engineer's file)",
-    "clamp-uint8-300": _SCALAR,
-    "pow-uint8-300": _SCALAR,
     "getitem-(2, 3)-two-ellipsis": "PyTorch accepts two ellipses in a key; clgrad raises",
     "getitem-()-two-ellipsis": "PyTorch accepts two ellipses in a key; clgrad raises",
     "setitem-two-ellipsis": "PyTorch accepts two ellipses in a key; clgrad raises",

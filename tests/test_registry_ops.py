@@ -21,7 +21,6 @@ registry = pytest.importorskip("clgrad.ops.registry")
 # operand shapes by arity: they broadcast to (3, 4)
 SHAPES = {1: [(3, 4)], 2: [(3, 4), (4,)], 3: [(3, 4), (4,), (3, 1)]}
 
-_NO_KERNEL = "torch has no {} kernel for {} and raises; clgrad computes a result"
 # (name, dtype name, form) -> reason; form is "forward", "method", "inplace" or "gradcheck",
 # or (name, dtype) for every form
 _CLAMP_BOUNDS = (
@@ -29,7 +28,6 @@ _CLAMP_BOUNDS = (
     "gradient goes to max only; clgrad also sends gradient to min"
 )
 XFAIL: dict[tuple, object] = {
-    ("clamp", "bool"): _NO_KERNEL.format("clamp", "Bool"),
     **{
         ("clamp", d, form): _CLAMP_BOUNDS
         for d in FLOATS

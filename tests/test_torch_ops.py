@@ -49,10 +49,7 @@ BINARY = {
     "bitwise_xor": lambda x, y: x ^ y,
 }
 DIVIDING = {"truediv", "floordiv", "remainder"}
-BINARY_XFAIL: dict[tuple[str, str], object] = {
-    ("add_alpha", "bool"): "add(bool, bool, alpha=2): clgrad multiplies by alpha first and "
-    "returns int64 [3, 2, ...]; torch keeps bool",
-}
+BINARY_XFAIL: dict[tuple[str, str], object] = {}
 
 
 def _second(op, dtype, shape=(4,)):
@@ -259,27 +256,7 @@ UNARY = {
 }
 # a domain where the function and its gradient are finite (the special values come below)
 POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal"}
-_NO_KERNEL = "torch has no {} kernel for {} and raises; clgrad computes a result"
 UNARY_XFAIL: dict[tuple, object] = {
-    **{("round_decimals", d): _NO_KERNEL.format("round(decimals=)", d) for d in INTS},
-    ("square", "bool"): "square of a bool tensor: torch promotes to int64 (pow(x, 2)), "
-    "clgrad returns bool (x * x)",
-    **{
-        ("bitwise_not", d): "~ of a floating tensor: torch raises TypeError, clgrad RuntimeError"
-        for d in FLOATS
-    },
-    **{
-        (op, d): _NO_KERNEL.format(form, d) + " (only the plain gelu / softplus check it)"
-        for op, form in (
-            ("gelu_tanh", "gelu(approximate='tanh')"),
-            ("softplus_beta", "softplus(beta=2, threshold=3)"),
-        )
-        for d in INTS + ("bool",)
-    },
-    **{
-        ("relu", "special", d): "relu's gradient at NaN: torch 1 (passes the gradient), clgrad 0"
-        for d in ("float32", "float64")
-    },
     ("gelu", "special", "float32"): "gelu(+inf) in float32: torch NaN (its vectorized kernel; "
     "float64 gives inf), clgrad inf",
 }
@@ -373,22 +350,7 @@ REDUCE_ONE = {
     "softmax": lambda x, dim, keep: x.softmax(dim if dim is not None else -1),
     "log_softmax": lambda x, dim, keep: x.log_softmax(dim if dim is not None else -1),
 }
-REDUCE_XFAIL: dict[tuple, object] = {
-    **{
-        ("dims", op, (), keep): f"{op}(dim=()) reduces over every dim in clgrad; torch's "
-        f"{op} reduces over none"
-        for op in ("all", "any")
-        for keep in (False, True)
-    },
-    **{
-        ("dtype", op, "uint8"): f"{op} of a uint8 tensor: torch returns uint8, clgrad bool"
-        for op in ("all", "any")
-    },
-    ("edge", "cumsum", (0, 3), 1): {
-        "cpu": "backward of cumsum(dim=1) of an empty (0, 3) tensor: clgrad's cpu backend "
-        "raises ValueError (strides incompatible with the buffer); torch's gradient is empty"
-    },
-}
+REDUCE_XFAIL: dict[tuple, object] = {}
 
 
 @pytest.mark.parametrize(

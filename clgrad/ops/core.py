@@ -220,13 +220,51 @@ def _unalias(x, out):
     return x
 
 
-def normalize_dims(dim, ndim) -> tuple:
-    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
-        return tuple(range(ndim))  # dim=[] reduces over every dim, as in PyTorch
-    if isinstance(dim, int):
-        dim = (dim,)
-    dims = tuple(sorted({wrap_dim(d, ndim) for d in dim}))
+def _is_int(d) -> bool:
+    # what PyTorch's argument parser takes as an int: no bool, no float
+    return (
+        isinstance(d, numbers.Integral)
+        and not isinstance(d, bool)
+        or (isinstance(d, Tensor) and d.ndim == 0 and not d.dtype.is_floating_point)
+    )
+
+
+def _not_int(name, dim, what="int"):
+    return TypeError(f"{name}(): argument 'dim' must be {what}, not {type(dim).__name__}")
+
+
+class _EveryDim:
+    """The default ``dim`` of ops whose PyTorch signatures have no None for it (prod, max,
+    min): left out, the op reduces every dim; an explicit None is a TypeError."""
+
+    def __repr__(self):
+        return "<every dim>"
+
+
+EVERY_DIM = _EveryDim()
+
+
+def int_dim(name, dim, none=False):
+    """``dim`` where PyTorch's signature takes one int (argmax, prod, max): TypeError, as its
+    argument parser, for a tuple, a float, a bool (and None unless ``none``)."""
+    if (dim is None and none) or _is_int(dim):
+        return int(dim) if isinstance(dim, Tensor) else dim
+    raise _not_int(name, dim)
+
+
+def normalize_dims(dim, ndim, empty_is_all=True, name="reduction") -> tuple:
+    """``dim`` (None, an int or a sequence of ints) as a sorted tuple of non-negative dims;
+    ``dim=()`` reduces over every dim (PyTorch's legacy rule for sum, mean, ...), or over none
+    without ``empty_is_all`` (all, any)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if _is_int(dim):
+        dim = (int(dim),)
+    elif not isinstance(dim, (tuple, list)) or not all(_is_int(d) for d in dim):
+        raise _not_int(name, dim, "tuple of ints")
+    if len(dim) == 0:
+        return tuple(range(ndim)) if empty_is_all else ()
+    dims = tuple(sorted({wrap_dim(int(d), ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
         raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
     return dims

@@ -16,7 +16,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor
-from .core import is_tensor, launch
+from .core import is_tensor, launch, overflow_error, overflows
 from .registry import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -97,6 +97,26 @@ def _require_tensors(name, input, other):
             )
 
 
+def _scaled(input, other, alpha):
+    """``alpha * other`` for ``add`` and ``sub``, computed in the dtype of the result as
+    PyTorch's kernels do (so bool stays bool and a bool or 0-d operand doesn't promote
+    through the number); PyTorch's checks of ``alpha`` first."""
+    if alpha == 1 and not isinstance(alpha, bool):
+        return other
+    dt = D.result_type(input, other)
+    if isinstance(alpha, bool) and dt is not D.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not dt.is_floating_point:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if overflows(alpha, dt):
+        raise overflow_error(dt)
+    if dt is D.bool_:  # alpha as a bool: True keeps other, False gives zeros
+        return other * bool(alpha) if is_tensor(other) else bool(other and alpha)
+    return (other.to(dt) if is_tensor(other) else other) * alpha
+
+
 def _log(x):
     """log of a tensor or of a Python number (a pow operand may be either)."""
     if is_tensor(x):
@@ -114,7 +134,7 @@ def add(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number 
     >>> clgrad.tensor([1.0, 2.0]).add(clgrad.tensor([1.0, 1.0]), alpha=2)
     tensor([3., 4.])
     """
-    return apply(input, other if alpha == 1 else other * alpha)
+    return apply(input, _scaled(input, other, alpha))
 
 
 @elementwise("in0 - in1", np.subtract, grad=(lambda grad: grad, lambda grad: -grad), inplace=True)
@@ -129,7 +149,7 @@ def sub(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number 
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
         )
-    return apply(input, other if alpha == 1 else other * alpha)
+    return apply(input, _scaled(input, other, alpha))
 
 
 @elementwise(
@@ -234,6 +254,11 @@ def _pow_grad_exponent(grad, input, exponent, result):
     return where((input == 0) & (exponent >= 0), 0.0, grad * result * input.log())
 
 
+def _pow_exponent_type(dt):
+    # PyTorch's float and double pow kernels take a number exponent as a double
+    return D.float64 if dt in (D.float32, D.float64) else dt
+
+
 @elementwise(
     "cg_pow_{T}(in0, in1)",
     _np_pow,
@@ -241,6 +266,8 @@ def _pow_grad_exponent(grad, input, exponent, result):
     inplace=True,
     dtypes=NUMERIC_DTYPES,
     domain=(0.1, 4),  # a negative base with a fractional exponent is NaN
+    exact=("exponent",),
+    scalar_type=_pow_exponent_type,
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``.
@@ -331,6 +358,8 @@ def _clamp_grads():
     _np_clamp,
     grad=_clamp_grads(),
     inplace=True,
+    dtypes=NUMERIC_DTYPES,
+    exact=("min", "max"),
 )
 def clamp(
     apply, input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None
@@ -349,7 +378,7 @@ def clamp(
     if dt.is_floating_point:
         lowest, highest = -math.inf, math.inf
     else:
-        info = np.iinfo(dt.np) if dt is not D.bool_ else np.iinfo(np.uint8)
+        info = np.iinfo(dt.np)
         lowest, highest = int(info.min), int(info.max)
     return apply(input, lowest if min is None else min, highest if max is None else max)
 
@@ -454,29 +483,69 @@ def _gelu_grad(grad, input):
     return grad * (cdf + input * pdf)
 
 
-gelu = _float_unary(
-    "gelu", "cg_gelu_{T}(in0)", lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5))),
-    _gelu_grad, "[0.0, 1.0]", "tensor([0.0000, 0.8413])", inplace=False, dtypes=FLOAT_DTYPES,
-)  # fmt: skip
+@elementwise(
+    "cg_gelu_{T}(in0)",
+    lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5))),
+    result=floating,
+    grad=_gelu_grad,
+    dtypes=FLOAT_DTYPES,
+)
+def gelu(apply, input: Tensor, *, approximate: str = "none") -> Tensor:
+    """The Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the standard normal CDF), or
+    its tanh approximation with ``approximate="tanh"``; floating tensors only, as PyTorch.
+
+    >>> clgrad.gelu(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8413])
+    >>> clgrad.gelu(clgrad.tensor([1.0]), approximate="tanh")
+    tensor([0.8412])
+    """
+    if approximate == "tanh":
+        # 0.5 * (1 + tanh(u)) == sigmoid(2u): the same function without 1 - tanh(u)**2 in the
+        # gradient, which a tanh that stops one ulp short of 1 (PoCL's, for u > 9) makes
+        # about x**3 * 1e-7 instead of 0
+        c = 2 * _SQRT_2_OVER_PI
+        return input * (c * (input + 0.044715 * input * input * input)).sigmoid()
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return apply(input)
+
+
 silu = _float_unary(
     "silu", "in0 * cg_sigmoid_{T}(in0)", lambda a: a * _np_sigmoid(a),
     lambda grad, input: grad * (input.sigmoid() * (1 + input * (1 - input.sigmoid()))),
     "[0.0, 1.0]", "tensor([0.0000, 0.7311])", inplace=False, dtypes=FLOAT_DTYPES,
 )  # fmt: skip
-softplus = _float_unary(
-    "softplus", "cg_softplus_{T}(in0)",
+
+
+@elementwise(
+    "cg_softplus_{T}(in0)",
     lambda a: np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20)))),
-    lambda grad, input: grad * input.sigmoid(), "[0.0, 1.0]", "tensor([0.6931, 1.3133])",
-    inplace=False, dtypes=FLOAT_DTYPES,
-)  # fmt: skip
+    result=floating,
+    grad=lambda grad, input: grad * input.sigmoid(),
+    dtypes=FLOAT_DTYPES,
+)
+def softplus(apply, input: Tensor, *, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``;
+    floating tensors only, as PyTorch.
+
+    >>> clgrad.softplus(clgrad.tensor([0.0, 1.0]))
+    tensor([0.6931, 1.3133])
+    >>> clgrad.softplus(clgrad.tensor([0.0, 4.0]), beta=2.0, threshold=3.0)
+    tensor([0.3466, 4.0000])
+    """
+    if beta == 1.0 and threshold == 20.0:  # the kernel's own constants
+        return apply(input)
+    return where(input * beta > threshold, input, apply(input * beta) / beta)
 
 
 @elementwise(
     "((in0 > 0 || in0 != in0) ? in0 : ({T})0)",
     lambda a: np.where((a > 0) | (a != a), a, np.zeros_like(a)),
-    grad=lambda grad, result: grad * (result > 0),
+    # PyTorch's threshold_backward: the gradient passes unless result <= 0 (so it does at NaN)
+    grad=lambda grad, result: where(result <= 0, 0.0, grad),
     inplace=True,
     dtypes=NUMERIC_DTYPES,
+    refuse="Boolean inputs not supported for relu",
 )
 def relu(apply, input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -555,8 +624,9 @@ trunc = _rounding("trunc", "trunc(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
 
 
 @elementwise("rint(in0)", np.round, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES)
-def round(apply, input: Tensor, *, decimals: int = 0) -> Tensor:
-    """Rounds half to even, to ``decimals`` places.
+def round(apply, input: Tensor, *, decimals: int | None = None) -> Tensor:
+    """Rounds half to even, to ``decimals`` places (floating tensors only when ``decimals``
+    is given, as PyTorch: its rounding to places has no integer kernel).
 
     >>> clgrad.round(clgrad.tensor([0.5, 1.5, 2.25]))
     tensor([0., 2., 2.])
@@ -564,8 +634,12 @@ def round(apply, input: Tensor, *, decimals: int = 0) -> Tensor:
     tensor([2.2000])
     """
     if not input.dtype.is_floating_point:
+        if decimals is not None:
+            raise NotImplementedError(
+                f"\"round\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+            )
         return input.clone()
-    if decimals == 0:
+    if not decimals:
         return apply(input)
     scale = 10.0**decimals
     return round(input * scale) / scale
@@ -727,12 +801,14 @@ def cast(x, dt):
 
 
 def square(input):
-    """``input * input``.
+    """``input ** 2``, as PyTorch defines it (a bool tensor gives int64).
 
     >>> clgrad.square(clgrad.tensor([2, 3]))
     tensor([4, 9])
+    >>> clgrad.square(clgrad.tensor([True, False]))
+    tensor([1, 0])
     """
-    return mul(input, input)
+    return pow(input, 2)
 
 
 def reciprocal(input):

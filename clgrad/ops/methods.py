@@ -122,6 +122,20 @@ def deepcopy(self, memo):
     return t
 
 
+def invert(self):
+    """``~self``: PyTorch's operator checks the dtype itself (TypeError) before
+    ``bitwise_not`` would (NotImplementedError).
+
+    >>> ~clgrad.tensor([True, False])
+    tensor([False,  True])
+    """
+    if self.dtype.is_floating_point:
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return E.bitwise_not(self)
+
+
 def _attach():
     for op in (*ELEMENTWISE.values(), *REDUCTIONS.values()):
         setattr(Tensor, op.name, op.method)
@@ -165,7 +179,7 @@ def _attach():
         "__neg__": E.neg,
         "__pos__": lambda self: self,
         "__abs__": E.abs,
-        "__invert__": E.bitwise_not,
+        "__invert__": invert,
         "__and__": E.bitwise_and,
         "__rand__": _reflected(E.bitwise_and),
         "__or__": E.bitwise_or,

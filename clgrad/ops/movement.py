@@ -681,6 +681,8 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
+        if not x.numel():  # nothing to reverse; the view below would start past the storage
+            dims = ()
         # a view with negative strides, copied at once: tensors never keep negative strides
         offset = x._offset + sum((x._shape[d] - 1) * x._stride[d] for d in dims if x._shape[d])
         stride = tuple(-s if d in dims else s for d, s in enumerate(x._stride))

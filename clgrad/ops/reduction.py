@@ -14,7 +14,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
-from .core import launch, normalize_dims
+from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
 from .registry import REDUCTIONS, keep_dtype, reduction, run_reduce
@@ -27,7 +27,7 @@ def _prod_grad(grad, input, dim):
     is_zero = input == 0
     zeros = is_zero.sum(dim=dim, keepdim=True)
     nonzero = input.masked_fill(is_zero, 1)
-    p = nonzero.prod(dim=dim, keepdim=True)
+    p = REDUCTIONS["prod"].apply(nonzero, dim, True)  # over several dims: no public form
     return grad * where(zeros == 0, p / nonzero, where(is_zero & (zeros == 1), p, 0.0))
 
 
@@ -82,17 +82,17 @@ def nansum(
 def prod(
     apply,
     input: Tensor,
-    dim: int | tuple[int, ...] | None = None,
+    dim: int = EVERY_DIM,
     keepdim: bool = False,
     *,
     dtype: D.dtype | None = None,
 ) -> Tensor:
-    """The product over ``dim`` (or every dim); integers multiply to int64.
+    """The product over one ``dim`` (or, left out, every dim); integers multiply to int64.
 
     >>> clgrad.prod(clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=1)
     tensor([ 2., 12.])
     """
-    return apply(input, dim, keepdim, dtype)
+    return apply(input, None if dim is EVERY_DIM else int_dim("prod", dim), keepdim, dtype)
 
 
 # NaN propagates: once a is NaN nothing compares past it (b != b: b is NaN)
@@ -220,19 +220,19 @@ class ExtremeDim(Function):
 
 
 def _max_min(name, x, dim, keepdim, other):
-    if isinstance(dim, Tensor):
-        dim, other = None, dim
+    if isinstance(dim, Tensor):  # max(x, other), as PyTorch's overloads take it
+        dim, other = EVERY_DIM, dim
     if other is not None:
         return (maximum if name == "max" else minimum)(x, other)
-    if dim is None:
+    if dim is EVERY_DIM:
         return (amax if name == "max" else amin)(x)
-    d = wrap_dim(dim, x.ndim)
+    d = wrap_dim(int_dim(name, dim), x.ndim)
     if x.ndim and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     return values_indices(*ExtremeDim.apply(x, d, keepdim, name))
 
 
-def max(input, dim=None, keepdim=False, other=None):
+def max(input, dim=EVERY_DIM, keepdim=False, other=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor,
     ``maximum``.
 
@@ -242,7 +242,7 @@ def max(input, dim=None, keepdim=False, other=None):
     return _max_min("max", input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim=False, other=None):
+def min(input, dim=EVERY_DIM, keepdim=False, other=None):
     """The smallest element; with ``dim``, ``(values, indices)`` along it.
 
     >>> clgrad.min(clgrad.tensor([3, 1, 2]))
@@ -251,11 +251,22 @@ def min(input, dim=None, keepdim=False, other=None):
     return _max_min("min", input, dim, keepdim, other)
 
 
-def _checked_dims(dim, x):
-    """``normalize_dims``, with a 0-d tensor's dim 0 (or -1) checked and then nothing to
-    reduce."""
-    dims = normalize_dims(dim, x.ndim)
-    return dims if x.ndim else ()
+def _logical_reduce(name, input, dim, keepdim):
+    """all / any over ``dim``: PyTorch's ``all.dims`` convention (None reduces every dim, an
+    empty tuple none; a 0-d tensor's dim 0 is checked, then nothing is reduced) and its
+    dtypes (bool, uint8 for uint8: a legacy PyTorch keeps)."""
+    b = input if input.dtype is D.bool_ else input != 0
+    dims = normalize_dims(dim, input.ndim, empty_is_all=False, name=name)
+    dims = dims if input.ndim else ()
+    if builtins.any(b._shape[d] == 0 for d in dims):
+        if name == "all":
+            out = b.logical_not().sum(dim=dims, keepdim=keepdim) == 0
+        else:
+            out = b.sum(dim=dims, keepdim=keepdim) != 0
+    else:
+        kernel = REDUCE_KERNELS["amin" if name == "all" else "amax"]
+        out = run_reduce(kernel, b, dims, keepdim, D.bool_)
+    return out.to(D.uint8) if input.dtype is D.uint8 else out
 
 
 def all(input, dim=None, keepdim=False):
@@ -263,12 +274,10 @@ def all(input, dim=None, keepdim=False):
 
     >>> clgrad.all(clgrad.tensor([[True, False], [True, True]]), dim=1)
     tensor([False,  True])
+    >>> clgrad.all(clgrad.tensor([1, 0], dtype=clgrad.uint8))
+    tensor(0, dtype=clgrad.uint8)
     """
-    b = input if input.dtype is D.bool_ else input != 0
-    dims = _checked_dims(dim, input)
-    if builtins.any(b._shape[d] == 0 for d in dims):
-        return b.logical_not().sum(dim=dims, keepdim=keepdim) == 0
-    return run_reduce(REDUCE_KERNELS["amin"], b, dims, keepdim, D.bool_)
+    return _logical_reduce("all", input, dim, keepdim)
 
 
 def any(input, dim=None, keepdim=False):
@@ -277,11 +286,7 @@ def any(input, dim=None, keepdim=False):
     >>> clgrad.any(clgrad.tensor([0, 0, 3]))
     tensor(True)
     """
-    b = input if input.dtype is D.bool_ else input != 0
-    dims = _checked_dims(dim, input)
-    if builtins.any(b._shape[d] == 0 for d in dims):
-        return b.sum(dim=dims, keepdim=keepdim) != 0
-    return run_reduce(REDUCE_KERNELS["amax"], b, dims, keepdim, D.bool_)
+    return _logical_reduce("any", input, dim, keepdim)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -290,8 +295,10 @@ def logsumexp(input, dim, keepdim=False):
     >>> clgrad.logsumexp(clgrad.tensor([0.0, 0.0]), dim=0)
     tensor(0.6931)
     """
+    if dim is None:  # PyTorch's signature takes an int or ints only
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
-    dims = normalize_dims(dim, x.ndim)
+    dims = normalize_dims(dim, x.ndim, name="logsumexp")
     m = amax(x.detach(), dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True).detach()
     m = m.masked_fill(m.isinf(), 0.0)
     out = (x - m).exp().sum(dims, keepdim=True).log() + m

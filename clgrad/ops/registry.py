@@ -25,8 +25,16 @@ from collections.abc import Callable
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel
-from ..tensor import Tensor, contiguous_strides
-from .core import launch, normalize_dims, sum_to
+from ..tensor import Tensor, contiguous_strides, wrap_dim
+from .core import (
+    broadcast_shapes,
+    int_dim,
+    launch,
+    normalize_dims,
+    overflow_error,
+    overflows,
+    sum_to,
+)
 from .inplace import inplace
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {}
@@ -58,6 +66,11 @@ def floating(dt):
     """An integer or bool input gives the default float (exp, div, atan2, ...)."""
     f = D.to_float(dt)
     return f, f
+
+
+def keep_dtype(dt):
+    """The input's dtype (amax, amin; a checked scalar's type)."""
+    return dt
 
 
 def predicate(dt):
@@ -157,7 +170,8 @@ def _public(body: Callable, apply: Callable, check: Callable | None = None) -> C
 class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
-    def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first):
+    def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first, checks):
+        exact, scalar_type, refuse = checks
         self.name = body.__name__
         self.kernel = kernel
         self.result = result
@@ -167,26 +181,32 @@ class ElementwiseOp:
         self.domain = domain
         self.inplace = inplace
         self.mask_first = mask_first
+        self.refuse = refuse
         params = [
-            p.name
+            p
             for p in list(inspect.signature(body).parameters.values())[1:]
             if p.kind is p.POSITIONAL_OR_KEYWORD
         ]
         self.arity = len(params)
-        self.params = tuple(params)
+        self.params = tuple(p.name for p in params)
+        # an operand that may be None (clamp's bounds); None for any other is a TypeError
+        self.optional = frozenset(i for i, p in enumerate(params) if p.default is None)
+        self.exact = tuple(self.params.index(n) for n in exact)
+        self.scalar_type = scalar_type
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
         self.grads = None if grads is None else tuple(_formula(g, self.params) for g in grads)
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
+        checked = self.restricted is not None or bool(exact)
         if self.arity == 1:
             check = self._check_unary
         else:
-            check = self._check_operands if self.restricted is not None else None
+            check = self._check_operands if checked else None
         self.public = _public(body, self.apply, check)
         self.method = self.public
-        self.inplace_method = _inplace_method(body, self) if inplace else None
+        self.inplace_method = _inplace_method(body, self, checked) if inplace else None
 
     def _check_unary(self, args, kwargs=None):
         """A unary op's input must be a tensor: TypeError as PyTorch's argument parser, not
@@ -198,28 +218,72 @@ class ElementwiseOp:
                 f"{type(x).__name__}"
             )
         if self.restricted is not None:
-            self.dtypes_of([x])
+            self._check_dtype(x.dtype)
 
-    def _check_operands(self, args, kwargs=None):
-        operands = [x for x in args[: self.arity] if x is not None]
-        if operands:
-            self.dtypes_of([None, *operands] if self.mask_first else operands)
+    def _check_operands(self, args, kwargs=None, out=None):
+        """PyTorch's checks in its order, before the body runs: the argument types (its
+        parser's TypeError), the broadcast shape, for an in-place op (``out``) that ``out``
+        holds the result's shape and dtype (RuntimeError), then the dtype the kernels take
+        (NotImplementedError) and, for ``exact`` ops, that each Python number fits it."""
+        kwargs = kwargs or {}
+        named = [
+            args[i] if i < len(args) else kwargs.get(name) for i, name in enumerate(self.params)
+        ]
+        for i, x in enumerate(named):
+            if x is None and i not in self.optional:
+                got = ", ".join(type(x).__name__ for x in named)
+                raise TypeError(
+                    f"{self.name}() received an invalid combination of arguments - got ({got})"
+                )
+        operands = [x for x in named if x is not None]
+        if not operands:
+            return
+        dt = self._promote(operands[1:] if self.mask_first else operands)
+        shapes = [x._shape for x in operands if isinstance(x, Tensor)]
+        shape = broadcast_shapes(*shapes)
+        if out is not None:
+            if shape != out._shape:
+                raise RuntimeError(
+                    f"output with shape {list(out._shape)} doesn't match the broadcast shape "
+                    f"{list(shape)}"
+                )
+            _check_cast(dt, out.dtype)  # PyTorch's common dtype, before its kernel's
+        if self.restricted is not None:
+            self._check_dtype(dt)
+        if self.exact:
+            st = self.scalar_type(dt)
+            for i in self.exact:
+                x = named[i]
+                if x is not None and not isinstance(x, Tensor) and overflows(x, st):
+                    raise overflow_error(st)
 
-    def dtypes_of(self, operands):
-        """(result dtype, compute dtype or one per operand) for these operands; PyTorch's
-        TypeError for an operand that is no tensor or number, NotImplementedError for a dtype
-        the op doesn't take."""
+    def _promote(self, operands):
+        """The operands' promoted dtype; PyTorch's TypeError for an operand that is no tensor
+        or number."""
         try:
-            dt = D.result_type(*(operands[1:] if self.mask_first else operands))
+            return D.result_type(*operands)
         except (TypeError, AttributeError, KeyError, ValueError):
             got = ", ".join(type(x).__name__ for x in operands)
             raise TypeError(
                 f"{self.name}() received an invalid combination of arguments - got ({got})"
             ) from None
-        if self.restricted is not None and dt not in self.restricted:
-            raise NotImplementedError(
-                f"\"{self.name}\" not implemented for '{SCALAR_TYPE_NAMES[dt.name]}'"
-            )
+
+    def _check_dtype(self, dt):
+        if dt in self.restricted:
+            return
+        if self.refuse is not None:
+            raise RuntimeError(self.refuse)
+        raise NotImplementedError(
+            f"\"{self.name}\" not implemented for '{SCALAR_TYPE_NAMES[dt.name]}'"
+        )
+
+    def dtypes_of(self, operands):
+        """(result dtype, compute dtype or one per operand) for these operands; PyTorch's
+        TypeError for an operand that is no tensor or number, NotImplementedError for a dtype
+        the op doesn't take."""
+        dt = self._promote(operands[1:] if self.mask_first else operands)
+        if self.restricted is not None:
+            self._check_dtype(dt)
         if self.mask_first:
             out, ct = self.result(dt)
             return out, [D.bool_, ct, ct]
@@ -269,16 +333,22 @@ class ElementwiseOp:
         return _function_class(self.name, forward, backward)
 
 
-def _inplace_method(body, op: ElementwiseOp) -> Callable:
-    """``Tensor.<name>_``: the same body, its ``apply`` writing into the first operand."""
+def _check_cast(result, out):
+    """An in-place op's result must be castable to its tensor's dtype (no float into int)."""
+    if result.category > out.category:
+        raise RuntimeError(
+            f"result type {SCALAR_TYPE_NAMES[result.name]} can't be cast to the desired "
+            f"output type {SCALAR_TYPE_NAMES[out.name]}"
+        )
+
+
+def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
+    """``Tensor.<name>_``: the same body, its ``apply`` writing into the first operand;
+    ``checked``: PyTorch's checks (``_check_operands``) run first."""
 
     def apply_(x, *others):
         out_dt, ct = op.dtypes_of((x, *others))
-        if out_dt.category > x.dtype.category:
-            raise RuntimeError(
-                f"result type {SCALAR_TYPE_NAMES[out_dt.name]} can't be cast to the desired "
-                f"output type {SCALAR_TYPE_NAMES[x.dtype.name]}"
-            )
+        _check_cast(out_dt, x.dtype)
 
         def direct():
             launch(op.kernel, (x, *others), x.dtype, ct, out=x)
@@ -286,12 +356,10 @@ def _inplace_method(body, op: ElementwiseOp) -> Callable:
 
         return inplace(x, lambda old: op.apply(old, *others), direct, *others)
 
-    check = op._check_operands if op.restricted is not None else None
-
     @functools.wraps(body)
     def method(self, *args, **kwargs):
-        if check is not None:
-            check((self, *args))
+        if checked:
+            op._check_operands((self, *args), kwargs, out=self)
         result = body(apply_, self, *args, **kwargs)
         # a body that computes out of place (round to decimals, integer passthrough, ...)
         return result if result is self else self.copy_(result)
@@ -313,6 +381,9 @@ def elementwise(
     dtypes: tuple = ALL_DTYPES,
     domain: tuple | None = None,
     mask_first: bool = False,
+    exact: tuple[str, ...] = (),
+    scalar_type: Callable = keep_dtype,
+    refuse: str | None = None,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -321,7 +392,12 @@ def elementwise(
     ``predicate``, ``integral``); ``grad`` one formula per operand (a tuple; one formula for a
     unary op; None where an operand has no gradient); ``dtypes`` what the op accepts and
     ``domain`` where its test inputs are drawn. ``mask_first``: operand 0 is a bool mask and
-    the others decide the dtype (``where``).
+    the others decide the dtype (``where``). ``exact``: the parameters whose Python numbers
+    PyTorch converts with a range check (its ``Scalar.to<T>()``: clamp's bounds, pow's
+    exponent; other ops wrap them as C converts), to ``scalar_type(promoted dtype)``.
+    ``refuse``: the message of the RuntimeError PyTorch's op raises itself for a dtype outside
+    ``dtypes`` (relu of bool), where it does not leave that to its kernels'
+    NotImplementedError.
     """
 
     def declare(body: Callable) -> Callable:
@@ -329,7 +405,17 @@ def elementwise(
         if name in ELEMENTWISE:
             raise ValueError(f"elementwise op {name!r} is declared twice")
         kernel = MapKernel(name, expr, numpy)
-        op = ElementwiseOp(body, kernel, result, grad, inplace, dtypes, domain, mask_first)
+        op = ElementwiseOp(
+            body,
+            kernel,
+            result,
+            grad,
+            inplace,
+            dtypes,
+            domain,
+            mask_first,
+            (exact, scalar_type, refuse),
+        )
         ELEMENTWISE[name] = op
         op.public.op = op
         return op.public
@@ -341,10 +427,6 @@ def elementwise(
 def sum_dtype(dt):
     """Integers and bool accumulate into int64, as PyTorch's sum and prod do."""
     return D.int64 if dt.category < 2 else dt
-
-
-def keep_dtype(dt):
-    return dt
 
 
 def index_dtype(dt):
@@ -422,7 +504,7 @@ class ReductionOp:
                 )
             out = run_reduce(self.kernel, x, tuple(range(x.ndim)), False, D.int64)
             return out.reshape((1,) * x.ndim) if keepdim else out
-        (d,) = normalize_dims(dim, x.ndim)
+        d = wrap_dim(int_dim(self.name, dim), x.ndim)
         if x.ndim and x._shape[d] == 0:
             raise IndexError(f"{self.name}(): Expected reduction dim {d} to have non-zero size.")
         return run_reduce(self.kernel, x, (d,) if x.ndim else (), keepdim, D.int64)
