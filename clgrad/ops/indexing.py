@@ -44,11 +44,15 @@ def _as_index_tensor(k, device):
             )
             k = k != 0
         return k if k.device == device else k.to(device)
+    if isinstance(k, (str, bytes)):  # a sequence to PyTorch, whose tensor constructor refuses it
+        raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
     arr = np.asarray(k)
-    if arr.size == 0 and arr.dtype.kind == "f":  # [] holds no index of any dtype
-        arr = arr.astype(np.int64)
-    if arr.dtype == object or arr.dtype.kind not in "biu":
+    if arr.dtype.kind in "USa":
+        raise TypeError(f"new(): invalid data type '{type(arr.flat[0]).__name__}'")
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    # PyTorch's indexing tensor from data: bools are a mask, any other numbers become int64
+    # indices (floats truncated: x[[1.7]] is x[[1]])
     return tensor(arr, dtype=D.bool_ if arr.dtype.kind == "b" else D.int64, device=device)
 
 
@@ -69,11 +73,18 @@ def _parse(x, key):
     if _sequence_as_tuple(key):
         key = tuple(key)
     if not isinstance(key, tuple):
+        if isinstance(key, slice):  # PyTorch unpacks a lone slice first: its step errors lead
+            _check_step(key)
         key = (key,)
     items = []
+    refused = None  # data PyTorch's tensor constructor refuses: raised after the count check
     for k in key:
-        if isinstance(k, (list, tuple, np.ndarray, Tensor)):
-            items.append(_as_index_tensor(k, x.device))
+        if isinstance(k, (list, tuple, np.ndarray, Tensor, str, bytes)):
+            try:
+                items.append(_as_index_tensor(k, x.device))
+            except TypeError as e:
+                refused = refused or e
+                items.append(0)  # one dim, as PyTorch counts a sequence
         elif isinstance(k, (bool, np.bool_)):
             items.append(_as_index_tensor(np.array(k), x.device))
         else:
@@ -86,15 +97,11 @@ def _parse(x, key):
         else 1
         for k in items
     )
-    if sum(k is Ellipsis for k in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    if Ellipsis in [k for k in items if not isinstance(k, Tensor)]:
-        i = next(i for i, k in enumerate(items) if k is Ellipsis and not isinstance(k, Tensor))
-        items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
-    else:
-        items += [slice(None)] * (x.ndim - consumed)
+    if refused is not None:
+        raise refused
+    items = _expand_ellipses(items, x.ndim, consumed)
 
     shape, stride, offset = [], [], x._offset
     basic_key, advanced = [], []
@@ -135,9 +142,8 @@ def _parse(x, key):
                 d += 1
         elif isinstance(k, slice):
             n = x._shape[d]
+            _check_step(k)
             start, stop, step = k.indices(n)
-            if k.step is not None and k.step <= 0:
-                raise ValueError("step must be greater than zero")
             count = max(0, -(-(stop - start) // step))
             offset += start * x._stride[d] if count else 0
             shape.append(count)
@@ -159,6 +165,39 @@ def _parse(x, key):
             basic_key.append(i)
             d += 1
     return tuple(shape), tuple(stride), offset, tuple(basic_key), advanced
+
+
+def _check_step(k):
+    if k.step is not None and k.step <= 0:
+        raise ValueError(
+            "slice step cannot be zero" if k.step == 0 else "step must be greater than zero"
+        )
+
+
+def _expand_ellipses(items, ndim, consumed):
+    """``items`` with each ``...`` as the full slices of the dims no item names, and those
+    dims added at the end where there is no ``...``. PyTorch takes several ellipses: each
+    skips those dims again; the ones past the last dim are dropped, and an index that comes
+    after them is one too many."""
+    free = ndim - consumed
+    out, pad = [], []  # pad[i]: out[i] comes from an ellipsis
+    for k in items:
+        if k is Ellipsis:
+            out += [slice(None)] * free
+            pad += [True] * free
+        else:
+            out.append(k)
+            pad.append(False)
+    if not any(k is Ellipsis for k in items):
+        return out + [slice(None)] * free
+    excess = sum(pad) - free
+    while excess > 0 and pad[-1]:
+        out.pop()
+        pad.pop()
+        excess -= 1
+    if excess > 0:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return out
 
 
 def _scalar_mask(k):
@@ -367,12 +406,26 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return Index.apply(v, check_advanced(v, advanced)) if advanced else v
 
 
+def _check_byte_mask_fill(key, value):
+    """PyTorch writes one value through a lone mask with ``masked_fill_``, which takes bool
+    masks only: a uint8 mask (still a mask when reading) is a RuntimeError there."""
+    items = key if isinstance(key, tuple) else tuple(key) if _sequence_as_tuple(key) else (key,)
+    advanced = [k for k in items if isinstance(k, (Tensor, list, tuple, np.ndarray))]
+    one_value = not isinstance(value, Tensor) or value.numel() == 1
+    if len(advanced) == 1 and isinstance(advanced[0], Tensor) and one_value:
+        if advanced[0].dtype is D.uint8:
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
+
+
 def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     """``x[key] = value`` in place, ``value`` broadcast to the indexed shape."""
 
     shape, _, _, basic_key, advanced = _parse(x, key)
     if isinstance(value, Tensor):
         same_device(x, value)
+    _check_byte_mask_fill(key, value)
     if advanced:
         advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
     inplace(
