@@ -52,7 +52,7 @@ def probe(device, n, reps):
     for _ in range(reps):
         t_np.append(run_np())
         t_cl.append(run_cl())
-    host = tout.numpy()[0]
+    host = tout.cpu().numpy()[0]
     err = float(np.abs(host - a2 @ b2).max() / max(1.0, float(np.abs(a2 @ b2).max())))
     flops = 2.0 * n**3
     return flops / np.median(t_cl) / 1e9, flops / np.median(t_np) / 1e9, err

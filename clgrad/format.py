@@ -28,7 +28,7 @@ def _padded(text, values: np.ndarray):
 
 
 def tensor_repr(t) -> str:
-    arr = t.detach().numpy() if t.numel() <= 1000 or t.ndim == 0 else _summary(t)
+    arr = t._numpy() if t.numel() <= 1000 or t.ndim == 0 else _summary(t)
     kw = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
     flat = np.asarray(arr).reshape(-1)
     if t.dtype.is_floating_point:
@@ -59,4 +59,4 @@ def tensor_repr(t) -> str:
 
 
 def _summary(t):
-    return t.detach().numpy()
+    return t._numpy()

@@ -223,7 +223,7 @@ def _elementwise_fn(op, dt, dev, case, seed):
         if result.dtype is not out_dt:
             raise AssertionError(f"result dtype {result.dtype.name}, expected {out_dt.name}")
         ref = np.broadcast_to(ref, tuple(result.shape))
-        return result.numpy(), ref, *_tolerance(out_dt)
+        return result.cpu().numpy(), ref, *_tolerance(out_dt)
 
     return fn
 
@@ -274,7 +274,7 @@ def _reduction_fn(op, dt, dev, case, seed):
             raise AssertionError(f"result dtype {out_dt.name}, expected {expect_dt.name}")
         ref = np.asarray(ref).astype(expect_dt.np)
         rtol, atol = _tolerance(expect_dt, SUM_TOLERANCE)
-        return result.numpy(), ref, rtol, atol
+        return result.cpu().numpy(), ref, rtol, atol
 
     return fn
 
@@ -292,7 +292,7 @@ def _cumsum_checks(dev, dtypes, rng, quick):
                     expect_dt = D.int64 if dt.category < 2 else dt
                     acc = D.float32 if dt is D.float16 else expect_dt
                     ref = np.cumsum(a.astype(_compute_np(acc)), axis=dim).astype(expect_dt.np)
-                    return result.numpy(), ref, *_tolerance(expect_dt, SUM_TOLERANCE)
+                    return result.cpu().numpy(), ref, *_tolerance(expect_dt, SUM_TOLERANCE)
 
                 out.append(Check("cumsum", dt.name, "cumsum", f"dim {dim}", fn))
     return out
@@ -319,7 +319,7 @@ def _matmul_checks(dev, dtypes, rng, quick):
                 result = ta @ _tensor(b, dt, dev)
                 acc = _compute_np(dt)
                 ref = np.matmul(a.astype(acc), b.astype(acc)).astype(dt.np)
-                return result.numpy(), ref, *_tolerance(dt, SUM_TOLERANCE)
+                return result.cpu().numpy(), ref, *_tolerance(dt, SUM_TOLERANCE)
 
             out.append(Check("matmul", dt.name, "matmul", case, fn))
     return out
@@ -337,7 +337,7 @@ def _index_checks(dev, dtypes, rng, quick):
             a = _draw(dt, (6, 9), -3, 3, r)
             idx = r.integers(0, 6, size=11)
             result = _tensor(a, dt, dev)[_tensor(idx, D.int64, dev)]
-            return result.numpy(), a[idx], 0.0, 0.0
+            return result.cpu().numpy(), a[idx], 0.0, 0.0
 
         def put(dt=dt, seed=seed):
             r = np.random.default_rng(seed)
@@ -347,7 +347,7 @@ def _index_checks(dev, dtypes, rng, quick):
             x[_tensor(idx, D.int64, dev)] = _tensor(v, dt, dev)
             a = a.copy()
             a[idx] = v
-            return x.numpy(), a, 0.0, 0.0
+            return x.cpu().numpy(), a, 0.0, 0.0
 
         def scatter_add(dt=dt, seed=seed):
             r = np.random.default_rng(seed)
@@ -359,7 +359,7 @@ def _index_checks(dev, dtypes, rng, quick):
             acc = _compute_np(dt)
             ref = a.astype(acc)
             np.add.at(ref, idx, v.astype(acc))
-            return result.numpy(), ref.astype(dt.np), *_tolerance(dt, SUM_TOLERANCE)
+            return result.cpu().numpy(), ref.astype(dt.np), *_tolerance(dt, SUM_TOLERANCE)
 
         out.append(Check("index", dt.name, "take", "x[index]", take))
         out.append(Check("index", dt.name, "put", "x[index] = v", put))
@@ -380,9 +380,9 @@ def _random_checks(dev, dtypes, rng, quick):
 
                 def fn(dt=dt, make=fn_, kind=kind, seed=seed):
                     clgrad.manual_seed(seed)
-                    result = make(1000, dtype=dt, device=dev).numpy()
+                    result = make(1000, dtype=dt, device=dev).cpu().numpy()
                     clgrad.manual_seed(seed)
-                    ref = make(1000, dtype=dt, device=host).numpy()
+                    ref = make(1000, dtype=dt, device=host).cpu().numpy()
                     stats = _random_stats(result, kind)
                     if stats:
                         raise AssertionError(stats)
@@ -395,9 +395,9 @@ def _random_checks(dev, dtypes, rng, quick):
 
             def fn(dt=dt, seed=seed):
                 clgrad.manual_seed(seed)
-                result = clgrad.randint(0, 7, (1000,), dtype=dt, device=dev).numpy()
+                result = clgrad.randint(0, 7, (1000,), dtype=dt, device=dev).cpu().numpy()
                 clgrad.manual_seed(seed)
-                ref = clgrad.randint(0, 7, (1000,), dtype=dt, device=host).numpy()
+                ref = clgrad.randint(0, 7, (1000,), dtype=dt, device=host).cpu().numpy()
                 if len(np.unique(result)) != 7 or result.min() < 0 or result.max() > 6:
                     raise AssertionError(f"randint(0, 7) gave values {np.unique(result)}")
                 return result, ref, 0.0, 0.0
@@ -441,7 +441,7 @@ def _copy_checks(dev, dtypes, rng, quick):
                     result = _tensor(np.ascontiguousarray(a.T), src, dev).t().contiguous()
                 else:
                     result = _tensor(a, src, dev).to(dst)
-                return result.numpy(), a.astype(dst.np), *_tolerance(dst)
+                return result.cpu().numpy(), a.astype(dst.np), *_tolerance(dst)
 
             case = "non-contiguous copy" if src is dst else f"to {dst.name}"
             out.append(Check("copy", src.name, "copy" if src is dst else "cast", case, fn))
@@ -480,12 +480,12 @@ def _grad_checks(dev, dtypes, rng, quick):
             y = f(*xs)
             w = r.uniform(-1, 1, tuple(y.shape))
             (y * _tensor(w, dt, dev)).sum().backward()
-            got = np.concatenate([x.grad.numpy().reshape(-1) for x in xs])
+            got = np.concatenate([x.grad.cpu().numpy().reshape(-1) for x in xs])
 
             def loss(values):
                 with clgrad.no_grad():
                     ts = [_tensor(v, dt, dev) for v in values]
-                    return float((f(*ts).numpy().astype(np.float64) * w).sum())
+                    return float((f(*ts).cpu().numpy().astype(np.float64) * w).sum())
 
             numeric = []
             for k, a in enumerate(arrays):

@@ -145,7 +145,7 @@ def _encode(obj, arrays, memo):
             if obj.dtype.name not in _SAVEABLE:
                 raise TypeError(f"clgrad.save: cannot save a tensor of dtype {obj.dtype}")
             key = f"t{len(arrays)}"
-            arrays[key] = np.array(obj.detach().numpy(), copy=True, order="C")
+            arrays[key] = np.array(obj._numpy(), copy=True, order="C")
             memo[id(obj)] = (key, obj)  # keeps obj alive, so its id stays unique
         return {
             "type": "tensor",

@@ -368,16 +368,13 @@ class Tensor:
         self._offset, self.dtype = other._offset, other.dtype
 
     # ---- leaving clgrad --------------------------------------------------------------------
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                "instead."
-            )
+    # (``numpy()`` itself, with PyTorch's rules, is in clgrad.ops.methods: it reads the grad mode)
+    def _numpy(self) -> np.ndarray:
+        """The elements on the host, whatever the device and grad: a view on cpu, a copy else."""
         return self.device.backend.to_numpy(self._record())
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy(force=True)
+        a = self._numpy()
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
@@ -385,10 +382,10 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
-        return self.numpy(force=True).reshape(()).item()
+        return self._numpy().reshape(()).item()
 
     def tolist(self):
-        return self.numpy(force=True).tolist()
+        return self._numpy().tolist()
 
     def __bool__(self):
         if self.numel() != 1:
@@ -413,7 +410,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce__(self):
-        return (_rebuild, (self.detach().cpu().numpy(), str(self.device), self._requires_grad))
+        return (_rebuild, (self._numpy(), str(self.device), self._requires_grad))
 
 
 def _out_of_bounds(shape, stride, offset, itemsize, nbytes):

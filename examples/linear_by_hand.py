@@ -36,7 +36,7 @@ def main(device=None):
     print(f"{'':6}{'by hand (NumPy)':>36}    {'by autograd (clgrad)':>36}")
     for name, hand, auto in (("dL/dW", dW_hand, Wt.grad), ("dL/db", db_hand, bt.grad)):
         rows_h = np.atleast_2d(hand)
-        rows_a = np.atleast_2d(auto.numpy())
+        rows_a = np.atleast_2d(auto.cpu().numpy())
         for i, (h, a) in enumerate(zip(rows_h, rows_a)):
             label = name if i == 0 else ""
             print(
@@ -44,7 +44,7 @@ def main(device=None):
                 f"{np.array2string(a, precision=6):>36}"
             )
         tol = 1e-10 if dt == clgrad.float64 else 1e-5
-        assert np.allclose(hand, auto.numpy(), rtol=tol, atol=tol), name
+        assert np.allclose(hand, auto.cpu().numpy(), rtol=tol, atol=tol), name
     print("equal: yes")
 
 

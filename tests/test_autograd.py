@@ -57,7 +57,7 @@ def test_tutorial_linear_layer(device):
     b = leaf([0.1, -0.2], device)
     L = (X @ W + b).sum()
     L.backward()
-    assert_close(W.grad, X.numpy().T @ np.ones((4, 2), np.float32), rtol=1e-5)
+    assert_close(W.grad, X.cpu().numpy().T @ np.ones((4, 2), np.float32), rtol=1e-5)
     assert b.grad.tolist() == [4.0, 4.0]
 
 
@@ -188,8 +188,8 @@ def test_detach_and_data(device):
     y.detach_()
     assert not y.requires_grad and y.grad_fn is None
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
-        x.numpy()
-    assert x.detach().numpy().tolist() == [1.0, 2.0]
+        x.cpu().numpy()
+    assert x.detach().cpu().numpy().tolist() == [1.0, 2.0]
 
 
 def test_inplace_safety(device):

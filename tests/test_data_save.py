@@ -44,7 +44,7 @@ def test_tensor_dtypes_round_trip(device, dt):
     x = clgrad.tensor(values, dtype=dtype, device=device)
     y = roundtrip(x)
     assert y.dtype == dtype and y.shape == x.shape and y.device == x.device
-    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    np.testing.assert_array_equal(y.cpu().numpy(), x.cpu().numpy())
 
 
 def test_nested_containers(device):
@@ -62,11 +62,11 @@ def test_nested_containers(device):
     }
     back = roundtrip(obj)
     assert back["same"] is back["a"]
-    np.testing.assert_array_equal(back["a"].numpy(), a.numpy())
+    np.testing.assert_array_equal(back["a"].cpu().numpy(), a.cpu().numpy())
     n = back["nested"]
     assert n[:5] == [1, 2.5, None, "text", True] and isinstance(n[1], float)
     assert isinstance(n[5], tuple) and n[5][1]["deep"].tolist() == [0, 1, 2]
-    np.testing.assert_array_equal(n[5][0].numpy(), a[0].numpy())
+    np.testing.assert_array_equal(n[5][0].cpu().numpy(), a[0].cpu().numpy())
     assert back[7] == math.inf and math.isnan(back["nan"])
     assert isinstance(back["od"], OrderedDict) and list(back["od"]) == ["z", "y"]
     assert back["dtype"] is clgrad.float16 and back["dev"] == clgrad.device(device)
@@ -77,7 +77,7 @@ def test_views_are_saved_as_their_elements(device):
     base = clgrad.arange(12.0, device=device).reshape(3, 4)
     view = base.T[1:, ::2]
     back = roundtrip([view, base[1]])
-    np.testing.assert_array_equal(back[0].numpy(), view.numpy())
+    np.testing.assert_array_equal(back[0].cpu().numpy(), view.cpu().numpy())
     assert back[1].tolist() == [4, 5, 6, 7] and back[0].is_contiguous()
 
 

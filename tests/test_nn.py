@@ -544,7 +544,7 @@ def test_max_pool2d(device):
     # the gradient goes to one element per window, also with ties
     z = clgrad.zeros(1, 1, 4, 4, device=device, requires_grad=True)
     F.max_pool2d(z, 2).sum().backward()
-    assert z.grad.sum().item() == 4 and z.grad.numpy()[0, 0, ::2, ::2].sum() == 4
+    assert z.grad.sum().item() == 4 and z.grad.cpu().numpy()[0, 0, ::2, ::2].sum() == 4
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         F.max_pool2d(t(x, device), 2, padding=2)
     check_grad(lambda a: F.max_pool2d(a, 3, 2, 1, ceil_mode=True), [randn(1, 2, 5, 5)], device)
@@ -703,7 +703,7 @@ def test_group_norm(device):
 def test_dropout(device):
     x = clgrad.ones(200, 100, device=device)
     drop = nn.Dropout(0.3)
-    y = drop(x).numpy()
+    y = drop(x).cpu().numpy()
     zero = (y == 0).mean()
     assert 0.27 < zero < 0.33
     assert np.allclose(y[y != 0], 1 / 0.7)
@@ -713,14 +713,14 @@ def test_dropout(device):
     assert F.dropout(x, 1.0).abs().sum().item() == 0
     assert F.dropout(x, 0.0) is x
     clgrad.manual_seed(7)
-    a = F.dropout(x, 0.5).numpy()
+    a = F.dropout(x, 0.5).cpu().numpy()
     clgrad.manual_seed(7)
-    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), a)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).cpu().numpy(), a)
     g = clgrad.ones(4, 50, device=device, requires_grad=True)
     out = F.dropout(g, 0.5)
     out.sum().backward()
-    np.testing.assert_allclose(g.grad.numpy(), out.detach().numpy())
-    ch = F.dropout2d(clgrad.ones(2, 50, 3, 3, device=device), 0.5).numpy()
+    np.testing.assert_allclose(g.grad.cpu().numpy(), out.detach().cpu().numpy())
+    ch = F.dropout2d(clgrad.ones(2, 50, 3, 3, device=device), 0.5).cpu().numpy()
     assert (ch.reshape(2, 50, 9).std(-1) == 0).all()  # whole channels
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout(1.5)
@@ -787,10 +787,10 @@ def test_softmax_implicit_dim_warns(device):
 
 def test_softmax_stability(device):
     big = t([[1e4, 0.0, -1e4], [-1e4, -1e4, -1e4]], device)
-    sm = F.softmax(big, dim=1).numpy()
+    sm = F.softmax(big, dim=1).cpu().numpy()
     assert np.isfinite(sm).all()
     np.testing.assert_allclose(sm, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-6)
-    ls = F.log_softmax(big, dim=1).numpy()
+    ls = F.log_softmax(big, dim=1).cpu().numpy()
     assert np.isfinite(ls).all() and ls[0, 0] == 0 and ls[0, 1] == -1e4
     ce = F.cross_entropy(big, clgrad.tensor([1, 0], device=device))
     assert math.isclose(ce.item(), (1e4 + math.log(3)) / 2, rel_tol=1e-5)

@@ -59,17 +59,17 @@ THREADS = """
                 ta, tb = clgrad.tensor(a, device=dev), clgrad.tensor(b, device=dev)
                 k = i % 4
                 if k == 0:
-                    got, want = (ta * tb + 1.0).exp().numpy(), np.exp(a * b + 1.0)
+                    got, want = (ta * tb + 1.0).exp().cpu().numpy(), np.exp(a * b + 1.0)
                 elif k == 1:
                     m = rng.standard_normal((n % 17 + 1, 8)).astype(np.float32)
                     w = rng.standard_normal((8, 5)).astype(np.float32)
                     tm, tw = clgrad.tensor(m, device=dev), clgrad.tensor(w, device=dev)
-                    got, want = (tm @ tw).numpy(), m @ w
+                    got, want = (tm @ tw).cpu().numpy(), m @ w
                 elif k == 2:
-                    got, want = ta.sum().numpy(), a.sum()
+                    got, want = ta.sum().cpu().numpy(), a.sum()
                 else:
                     idx = rng.integers(0, n, size=7)
-                    got, want = ta[clgrad.tensor(idx, device=dev)].numpy(), a[idx]
+                    got, want = ta[clgrad.tensor(idx, device=dev)].cpu().numpy(), a[idx]
                 if not close(got, want):
                     failures.append(f"thread {{seed}} op {{i}} kind {{k}}: {{got}} != {{want}}")
                     return

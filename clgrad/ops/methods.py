@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd import backward as _backward
+from ..autograd import is_grad_enabled
 from ..device import resolve
 from ..tensor import Tensor
 from . import creation as C
@@ -97,11 +98,38 @@ def equal(self, other) -> bool:
 
 
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(self.numpy(force=True), np.asarray(other), rtol, atol, equal_nan))
+    return bool(np.allclose(self._numpy(), np.asarray(other), rtol, atol, equal_nan))
 
 
 def cuda(self, *args, **kwargs):
     raise RuntimeError("clgrad has no CUDA backend; use .to('cl') for the OpenCL device")
+
+
+def numpy(self, *, force=False) -> np.ndarray:
+    """The tensor as a NumPy array sharing its memory, with PyTorch's rules: a TypeError for a
+    tensor that is not on the cpu (copy it with ``.cpu()`` first), a RuntimeError for one that
+    requires grad while grad mode is on (``.detach()`` first). ``force=True`` does both:
+    ``self.detach().cpu().numpy()``.
+
+    >>> x = clgrad.zeros(2)
+    >>> x.numpy()[0] = 5.0
+    >>> x
+    tensor([5., 0.])
+    >>> clgrad.ones(2, requires_grad=True).numpy(force=True)
+    array([1., 1.], dtype=float32)
+    """
+    if not force:
+        if not self.device.is_cpu:
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+    return self._numpy()
 
 
 def type_(self, dtype=None):
@@ -146,6 +174,7 @@ def _attach():
         "to": to,
         "cpu": lambda self: self.to("cpu"),
         "cuda": cuda,
+        "numpy": numpy,
         "type": type_,
         "float": _cast(D.float32),
         "double": _cast(D.float64),
