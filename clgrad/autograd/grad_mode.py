@@ -35,6 +35,12 @@ class _GradMode:
 
     enabled = True
 
+    def __new__(cls, *args, **kwargs):
+        # `@no_grad` without parentheses: PyTorch takes the function as the one argument
+        if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], bool):
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __enter__(self):
         self.prev = is_grad_enabled()
         _set(self.enabled)
@@ -57,7 +63,7 @@ class _GradMode:
 
 
 class no_grad(_GradMode):
-    """Context manager (and, called, a decorator: ``@no_grad()``) that disables gradient
+    """Context manager (and a decorator: ``@no_grad()`` or ``@no_grad``) that disables gradient
     recording inside it: results computed there have ``requires_grad=False`` and no
     ``grad_fn``, as ``torch.no_grad``. The previous mode comes back on exit.
 
@@ -70,14 +76,19 @@ class no_grad(_GradMode):
     ...     return t * 2
     >>> double(x).requires_grad
     False
+    >>> @clgrad.no_grad
+    ... def triple(t):
+    ...     return t * 3
+    >>> triple(x).requires_grad
+    False
     """
 
     enabled = False
 
 
 class enable_grad(_GradMode):
-    """Context manager (and, called, a decorator) that turns gradient recording back on inside
-    a ``no_grad`` block, as ``torch.enable_grad``.
+    """Context manager (and a decorator, with or without parentheses) that turns gradient
+    recording back on inside a ``no_grad`` block, as ``torch.enable_grad``.
 
     >>> x = clgrad.ones(2, requires_grad=True)
     >>> with clgrad.no_grad():
@@ -91,9 +102,9 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Context manager (and, called, a decorator) for inference: like ``no_grad`` when ``mode``
-    is True (clgrad has no separate inference tensors), a no-op switch back to grad mode when
-    False, as ``torch.inference_mode``.
+    """Context manager (and a decorator, with or without parentheses) for inference: like
+    ``no_grad`` when ``mode`` is True (clgrad has no separate inference tensors), a no-op switch
+    back to grad mode when False, as ``torch.inference_mode``.
 
     >>> x = clgrad.ones(2, requires_grad=True)
     >>> with clgrad.inference_mode():
@@ -125,7 +136,14 @@ class set_grad_enabled(_GradMode):
     True
     """
 
+    def __new__(cls, mode):
+        return object.__new__(cls)  # a function is no mode: no bare-decorator form
+
     def __init__(self, mode: bool) -> None:
+        if callable(mode):
+            raise TypeError(
+                f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}"
+            )
         self.enabled = bool(mode)
         self.prev = is_grad_enabled()
         _set(self.enabled)  # takes effect at once, as PyTorch's function form does
