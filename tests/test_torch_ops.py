@@ -592,6 +592,10 @@ MOVEMENT = {
     "clone": (lambda x: x.clone(), (3, 4)),
     "detach": (lambda x: x.detach() * 1, (3, 4)),
     "as_strided": (lambda x: x.contiguous().as_strided((2, 2), (1, 2), 1), (3, 4)),
+    # overlapping windows and a repeated element: their gradients add up
+    "as_strided_overlap": (lambda x: x.contiguous().as_strided((3, 3), (1, 1)), (3, 4)),
+    "as_strided_stride0": (lambda x: x.contiguous().as_strided((2, 3), (0, 2), 1), (3, 4)),
+    "as_strided_of_view": (lambda x: x.contiguous()[1:].as_strided((2, 2), (1, 3)), (3, 4)),
     "T_then_view": (lambda x: x.T.reshape(-1), (3, 4)),
     "shape": (lambda x: x.shape, (2, 3)),
     "size_dim": (lambda x: x.size(-1), (2, 3)),
@@ -599,9 +603,7 @@ MOVEMENT = {
     "numel_dim": (lambda x: (x.numel(), x.dim(), x.ndim), (2, 3, 4)),
     "is_contiguous": (lambda x: x.is_contiguous(), (2, 3)),
 }
-MOVEMENT_XFAIL: dict[str, object] = {
-    "as_strided": "as_strided is not differentiable in clgrad (its output does not require grad)",
-}
+MOVEMENT_XFAIL: dict[str, object] = {}
 
 
 @pytest.mark.parametrize(

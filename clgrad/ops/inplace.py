@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as D
 from ..autograd.function import NO_GRAD_VIEW, Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..backend.base import COPY, FILL
@@ -123,9 +124,51 @@ Tensor._refresh_view = staticmethod(_refresh_view)
 # ---- the nodes: geometry is (shape, strides, offset) in elements of the shared storage ----------
 def _span(t):
     """(first, count) of the storage elements a root tensor covers (strides >= 0)."""
-    if any(n == 0 for n in t._shape):
-        return t._offset, 0
-    return t._offset, sum((n - 1) * s for n, s in zip(t._shape, t._stride)) + 1
+    return _span_of(*_geom(t))
+
+
+def _span_of(shape, stride, offset):
+    if any(n == 0 for n in shape):
+        return offset, 0
+    return offset, sum((n - 1) * s for n, s in zip(shape, stride)) + 1
+
+
+def _union_span(*geoms):
+    """(first, count) of the storage elements covering every geometry (strides >= 0)."""
+    spans = [_span_of(*g) for g in geoms]
+    spans = [(lo, lo + n) for lo, n in spans if n]
+    if not spans:
+        return 0, 0
+    lo = min(a for a, _ in spans)
+    return lo, max(b for _, b in spans) - lo
+
+
+def _overlapping(shape, stride) -> bool:
+    """Whether two elements of a geometry may share a storage element: False only where each
+    dim's stride steps past all that the smaller strides reach."""
+    if any(n == 0 for n in shape):
+        return False
+    reach = 0
+    for n, s in sorted(((n, s) for n, s in zip(shape, stride) if n > 1), key=lambda p: p[1]):
+        if s <= reach:
+            return True
+        reach += (n - 1) * s
+    return False
+
+
+def _lay(buf, t, geom, lo):
+    """Writes ``t`` into ``buf`` (a storage span starting at element ``lo``) at ``geom``;
+    elements of an overlapping geometry that share a location add up there (the adjoint of
+    reading one location many times)."""
+    shape, stride, offset = geom
+    if not _overlapping(shape, stride):
+        launch(COPY, [t], t.dtype, t.dtype, out=buf._view(shape, stride, offset - lo))
+        return
+    offs = np.full((), offset - lo, np.int64)
+    for n, s in zip(shape, stride):
+        offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s)
+    offs = Tensor._from_numpy(offs, D.int64, t.device)
+    t.device.backend.put(buf._record(), offs._record(), t.contiguous()._record(), True)
 
 
 def _geom(t):
@@ -143,8 +186,7 @@ class _Restride(Function):
         ctx.args = (src, dst, zero, lo, n)
         buf = Tensor._full((n,), 0, t.dtype, t.device)
         if n and t.numel():
-            shape, stride, offset = src
-            launch(COPY, [t], t.dtype, t.dtype, out=buf._view(shape, stride, offset - lo))
+            _lay(buf, t, src, lo)
             if zero is not None:
                 shape, stride, offset = zero
                 launch(FILL, [0], t.dtype, t.dtype, out=buf._view(shape, stride, offset - lo))
@@ -160,19 +202,28 @@ class _Restride(Function):
 
 
 class AsStrided(Function):
-    """A view of a root tensor at a geometry of its storage (the history of a view written in
-    place, as PyTorch's AsStridedBackward0)."""
+    """A view of a tensor's storage at any geometry: ``Tensor.as_strided``, and the history
+    of a view written in place (as PyTorch's AsStridedBackward0). The gradient is laid into a
+    zero span of the storage at the view's geometry (overlapping elements adding up) and read
+    back at the input's, divided where the input's own elements share a location, as PyTorch
+    does."""
 
     @staticmethod
-    def forward(ctx, base, shape, stride, offset):
-        lo, n = _span(base)
-        ctx.args = (_geom(base), (shape, stride, offset), lo, n)
-        return base._view(shape, stride, offset)
+    def forward(ctx, x, shape, stride, offset):
+        view = (tuple(shape), tuple(stride), offset)
+        lo, n = _union_span(_geom(x), view)
+        ctx.args = (_geom(x), view, lo, n)
+        return x._view(shape, stride, offset)
 
     @staticmethod
     def backward(ctx, g):
-        base, view, lo, n = ctx.args
-        return _Restride.apply(g, view, base, None, lo, n), None, None, None
+        src, view, lo, n = ctx.args
+        gx = _Restride.apply(g, view, src, None, lo, n)
+        if _overlapping(src[0], src[1]):
+            with no_grad():  # how many of the input's elements share each one's location
+                ones = Tensor._full(src[0], 1, g.dtype, g.device)
+                gx = gx / _Restride.apply(ones, src, src, None, lo, n)
+        return gx, None, None, None
 
 
 class CopySlices(Function):

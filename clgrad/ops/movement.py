@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .. import dtypes as D
-from ..autograd.function import NO_GRAD_VIEW, Function, mark_view
+from ..autograd.function import NO_GRAD_VIEW, Function
 from ..backend.base import COPY
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import launch, normalize_dims, sum_to
 from .creation import zeros
+from .inplace import AsStrided
 
 
 def infer_shape(shape, numel) -> tuple:
@@ -710,7 +711,8 @@ def as_strided(
     x: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
 ) -> Tensor:
     """A view of ``x``'s storage with the given size, strides and storage offset (``x``'s own
-    offset when left out), like ``torch.as_strided``. Not recorded for autograd.
+    offset when left out), like ``torch.as_strided``; differentiable (the gradient of
+    elements that share a location adds up there).
 
     >>> x = clgrad.arange(6)
     >>> x.as_strided((2, 2), (1, 2))
@@ -735,6 +737,5 @@ def as_strided(
         )
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    out = x._view(size, stride, offset)  # raises unless every element is in x's storage
-    mark_view(out, x, "AsStrided")
-    return out
+    x._view(size, stride, offset)  # raises unless every element is in x's storage
+    return AsStrided.apply(x, size, stride, offset)
