@@ -7,7 +7,7 @@
 tensor([2., 4., 6.])
 """
 
-from . import autograd, backend, cl, nn, optim, utils
+from . import accelerator, autograd, backend, backends, cl, cuda, nn, optim, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import (
     Device,
@@ -15,6 +15,7 @@ from .device import (
     default_device,
     device,
     devices,
+    get_default_device,
     set_default_device,
     synchronize,
 )
@@ -37,7 +38,16 @@ from .dtypes import (
 from .errors import KernelBuildError, OutOfMemoryError
 from .functional import *  # noqa: F403
 from .ops.creation import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
     Generator,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
     arange,
     as_tensor,
     empty,

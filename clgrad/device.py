@@ -23,12 +23,26 @@ NO_OPENCL_HINT = (
 
 
 class DeviceType(enum.Enum):
-    """What kind of device a ``Device`` is."""
+    """What kind of device a ``Device`` is. It also compares equal to the device's kind string
+    ("cpu" for the host, "cl" for the OpenCL kinds), because PyTorch code tests
+    ``x.device.type == "cpu"`` (PyTorch's ``device.type`` is a string).
+
+    >>> clgrad.device("cpu").type == "cpu", clgrad.device("cpu").type is clgrad.DeviceType.HOST
+    (True, True)
+    """
 
     HOST = "host cpu"
     GPU = "opencl gpu"
     CPU = "opencl cpu"
     ACCELERATOR = "opencl accelerator"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return other == ("cpu" if self is DeviceType.HOST else "cl")
+        return self is other
+
+    def __hash__(self):
+        return hash(self._name_)
 
 
 class Device:
@@ -54,6 +68,11 @@ class Device:
         if isinstance(spec, Device):
             return spec
         return resolve(spec if index is None else f"{spec}:{index}")
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether PyTorch's ``"cuda"`` names this device (see ``cuda_devices``)."""
+        return self.is_cl and self in cuda_devices()
 
     @classmethod
     def _make(cls, index: int, **attrs) -> Device:
@@ -182,6 +201,13 @@ def _parse(spec: str) -> Device:
     found = accelerators()
     if s == "cpu":
         return host()
+    m = re.fullmatch(r"cuda(?::(\d+))?", s)
+    if m:
+        pool = cuda_devices()
+        n = _cuda_index if m[1] is None else int(m[1])
+        if n >= len(pool):
+            raise _no_device(spec, _NO_CUDA if not pool else f"there are {len(pool)} cuda devices")
+        return pool[n]
     if s == "cl":
         env = os.environ.get("CLGRAD_DEVICE", "").strip().lower()
         if env and env not in ("cl", "cpu"):
@@ -210,11 +236,14 @@ _resolved: dict[str, Device] = {}
 
 
 def resolve(spec) -> Device:
-    """A Device from a Device, 'cpu', 'cl', 'cl:N', 'gpu', 'gpu:N' or a vendor/name substring."""
+    """A Device from a Device, 'cpu', 'cl', 'cl:N', 'gpu', 'gpu:N', 'cuda', 'cuda:N', an int
+    (``cuda:N``, as PyTorch reads ``.to(0)``) or a vendor/name substring."""
     if isinstance(spec, Device):
         return spec
     if spec is None:
         return default_device()
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec = f"cuda:{spec}"
     if not isinstance(spec, str):
         raise TypeError(f"expected a device string or Device, got {type(spec).__name__}")
     dev = _resolved.get(spec)
@@ -248,8 +277,18 @@ def default_device() -> Device:
     return _default
 
 
+def get_default_device() -> Device:
+    """``torch.get_default_device``: the device creation functions use (``default_device``).
+
+    >>> clgrad.get_default_device() == clgrad.default_device()
+    True
+    """
+    return default_device()
+
+
 def set_default_device(spec) -> None:
-    """Makes ``spec`` the device creation functions use; ``None`` goes back to CLGRAD_DEVICE.
+    """Makes ``spec`` the device creation functions use (``"cuda"`` included, as
+    ``torch.set_default_device``); ``None`` goes back to CLGRAD_DEVICE.
 
     >>> clgrad.set_default_device("cpu"); clgrad.zeros(1).device
     device(type='cpu')
@@ -266,3 +305,68 @@ def synchronize(device=None) -> None:
     """
     for d in [resolve(device)] if device is not None else devices():
         d.synchronize()
+
+
+# ---- PyTorch's "cuda" ----------------------------------------------------------------------
+# As PyTorch's ROCm build maps torch.cuda to AMD GPUs, "cuda" names OpenCL devices here, so
+# `device = "cuda" if torch.cuda.is_available() else "cpu"` runs a PyTorch program on OpenCL.
+# "cuda" is only a name: the device stays the one cl:N singleton (see README, "PyTorch device
+# names on OpenCL").
+_NO_CUDA = (
+    'there is no OpenCL GPU ("cuda" means the OpenCL GPUs, or the OpenCL device CLGRAD_DEVICE '
+    "names, e.g. CLGRAD_DEVICE=cl:0 for a CPU OpenCL device such as PoCL)"
+)
+_cuda_pool: list[Device] | None = None
+_cuda_index = 0  # torch.cuda.set_device's current device, an index into cuda_devices()
+
+
+def cuda_devices() -> list[Device]:
+    """The devices ``"cuda:0"``, ``"cuda:1"``, ... name: the OpenCL device CLGRAD_DEVICE selects
+    when it selects one (a CPU OpenCL device such as PoCL included), else every OpenCL GPU.
+
+    >>> from clgrad.device import cuda_devices
+    >>> all(d.is_cl for d in cuda_devices())
+    True
+    """
+    global _cuda_pool
+    if _cuda_pool is None:
+        env = os.environ.get("CLGRAD_DEVICE", "").strip().lower()
+        # CLGRAD_DEVICE=cuda names no particular device: that is the GPUs below
+        chosen = _parse(env) if env and env != "cpu" and not env.startswith("cuda") else None
+        _cuda_pool = [chosen] if chosen is not None and chosen.is_cl else _gpus()
+    return _cuda_pool
+
+
+def cuda_index() -> int:
+    """The index of the current cuda device (``torch.cuda.current_device()``).
+
+    >>> from clgrad.device import cuda_index
+    >>> cuda_index()
+    0
+    """
+    return _cuda_index
+
+
+def set_cuda_index(index: int) -> None:
+    """Makes ``cuda:index`` the device plain ``"cuda"`` names (``torch.cuda.set_device``).
+
+    >>> from clgrad.device import set_cuda_index
+    >>> set_cuda_index(0)
+    """
+    global _cuda_index
+    pool = cuda_devices()
+    if index != 0 and not 0 <= index < len(pool):
+        raise _no_device(f"cuda:{index}", f"there are {len(pool)} cuda devices")
+    _cuda_index = index
+    _resolved.clear()  # "cuda" resolved to the previous current device
+
+
+def cuda_device(spec=None) -> Device:
+    """The device ``Tensor.cuda(spec)`` moves to: the current cuda device for None, ``cuda:N``
+    for an int N, else ``spec`` as ``resolve`` reads it.
+
+    >>> from clgrad.device import cuda_device
+    >>> cuda_device("cpu")
+    device(type='cpu')
+    """
+    return resolve("cuda" if spec is None else spec)

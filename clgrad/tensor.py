@@ -78,8 +78,15 @@ class Tensor:
     )
     __array_priority__ = 1000  # NumPy defers `array + tensor` to Tensor.__radd__
 
+    def __new__(cls, *args, device=None):
+        # PyTorch's legacy constructor: Tensor(data), Tensor(*sizes), Tensor(other)
+        return Tensor._legacy_new(None, args, device)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with clgrad.tensor(...), clgrad.zeros(...), ...")
+        pass  # __new__ made the tensor
+
+    # Set by clgrad.ops.creation (the creation functions live above this layer)
+    _legacy_new = staticmethod(lambda dt, args, device: None)
 
     @classmethod
     def _make(cls, storage, shape, stride, offset, dt) -> Tensor:
@@ -184,7 +191,7 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self._storage.device.is_cuda
 
     @property
     def _version(self) -> int:

@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..backend.base import FILL
 from ..device import Device, default_device, resolve
 from ..storage import Storage
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from .core import launch
 
 
@@ -725,3 +725,60 @@ class ToDevice(Function):
 
 def to_device(x, device):
     return ToDevice.apply(x, device)
+
+
+# ---- PyTorch's legacy constructors: Tensor(...), FloatTensor(...), ... ---------------------
+def _legacy_new(dt, args, device=None) -> Tensor:
+    """``torch.Tensor(...)`` (``dt`` None: the default dtype) or ``torch.FloatTensor(...)``: no
+    argument gives an empty tensor, ints (or a Size) an uninitialised one of that size, a tensor
+    an alias of it (``FloatTensor`` only takes float32 ones), a sequence or NumPy array a copy."""
+    device = resolve(device)
+    first = args[0] if args else None
+    if len(args) == 1 and isinstance(first, Tensor):
+        if dt is not None and first.dtype is not dt:
+            raise TypeError(f"expected {dt} (got {first.dtype})")
+        return first.detach()  # PyTorch's shares the storage too
+    dt = dt or D.get_default_dtype()
+    if not args:
+        return Tensor._empty((0,), dt, device)
+    if len(args) > 1 or isinstance(first, (int, Size)):
+        return Tensor._empty(_shape(args), dt, device)
+    if len(args) == 1 and isinstance(first, (list, tuple, np.ndarray)):
+        return tensor(first, dtype=dt, device=device)
+    raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+
+
+Tensor._legacy_new = staticmethod(_legacy_new)
+
+
+class _LegacyType(type):
+    """The type of ``FloatTensor`` & co.: calling one makes a cpu tensor of its dtype (as
+    ``Tensor(...)`` makes one of the default dtype), and ``isinstance(t, FloatTensor)`` asks
+    whether ``t`` is a float32 cpu tensor, as in PyTorch."""
+
+    def __call__(cls, *args, device=None):
+        return _legacy_new(cls.dtype, args, device)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.is_cpu
+
+
+def _legacy_type(name, dt):
+    doc = f"""PyTorch's legacy ``{name}``: ``{name}(data)`` or ``{name}(*sizes)`` makes a {dt.name}
+    tensor; ``isinstance(t, {name})`` asks whether ``t`` is a {dt.name} cpu tensor.
+
+    >>> isinstance(clgrad.{name}([1, 0]), clgrad.{name}), clgrad.{name}(2, 3).shape
+    (True, clgrad.Size([2, 3]))
+    """
+    return _LegacyType(name, (), {"dtype": dt, "__doc__": doc, "__module__": "clgrad"})
+
+
+FloatTensor = _legacy_type("FloatTensor", D.float32)
+DoubleTensor = _legacy_type("DoubleTensor", D.float64)
+HalfTensor = _legacy_type("HalfTensor", D.float16)
+LongTensor = _legacy_type("LongTensor", D.int64)
+IntTensor = _legacy_type("IntTensor", D.int32)
+ShortTensor = _legacy_type("ShortTensor", D.int16)
+CharTensor = _legacy_type("CharTensor", D.int8)
+ByteTensor = _legacy_type("ByteTensor", D.uint8)
+BoolTensor = _legacy_type("BoolTensor", D.bool_)

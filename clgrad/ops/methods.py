@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd import backward as _backward
 from ..autograd import is_grad_enabled
-from ..device import resolve
+from ..device import cuda_device, resolve
 from ..tensor import Tensor
 from . import creation as C
 from . import elementwise as E
@@ -101,8 +101,16 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(np.allclose(self._numpy(), np.asarray(other), rtol, atol, equal_nan))
 
 
-def cuda(self, *args, **kwargs):
-    raise RuntimeError("clgrad has no CUDA backend; use .to('cl') for the OpenCL device")
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy on the OpenCL device ``"cuda"`` names (``device``: an index or a device; default
+    the current one), as ``torch.Tensor.cuda`` (see ``clgrad.cuda``); ``self`` where it is
+    already there.
+
+    >>> x = clgrad.ones(2)
+    >>> x.cuda().is_cuda if clgrad.cuda.is_available() else True
+    True
+    """
+    return self.to(cuda_device(device))
 
 
 def numpy(self, *, force=False) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from ... import dtypes as D
 from ...autograd.grad_mode import no_grad
-from ...device import Device, resolve
+from ...device import Device, cuda_device, resolve
 from ...tensor import Tensor
 from ..parameter import Parameter
 
@@ -558,8 +558,8 @@ class Module:
                 device, dtype = a.device, a.dtype
             elif isinstance(a, D.dtype):
                 dtype = a
-            elif isinstance(a, (str, Device)):
-                device = a
+            elif isinstance(a, (str, Device, int)) and not isinstance(a, bool):
+                device = a  # an int is cuda:N, as in PyTorch
             else:
                 raise TypeError(f"to() received an invalid argument {a!r}")
         if dtype is not None:
@@ -588,6 +588,16 @@ class Module:
         device(type='cpu')
         """
         return self.to("cpu")
+
+    def cuda(self: _M, device: int | str | Device | None = None) -> _M:
+        """Moves every parameter and buffer in place to the OpenCL device ``"cuda"`` names
+        (``device``: an index or a device; default the current one) and returns the module, as
+        ``torch.nn.Module.cuda`` (see ``clgrad.cuda``).
+
+        >>> if clgrad.cuda.is_available():
+        ...     assert clgrad.nn.Linear(2, 2).cuda().weight.is_cuda
+        """
+        return self.to(cuda_device(device))
 
     def type(self: _M, dst_type: D.dtype | str) -> _M:
         """Casts every parameter and buffer (integer ones included) to ``dst_type`` in place and

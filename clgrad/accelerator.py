@@ -1,0 +1,143 @@
+"""``clgrad.accelerator``: PyTorch 2.6+'s device-agnostic ``torch.accelerator``, answered for the
+OpenCL devices ``"cuda"`` names (see ``clgrad.cuda``): the accelerator is the current one.
+
+>>> device = clgrad.accelerator.current_accelerator() or clgrad.device("cpu")
+>>> clgrad.ones(2, device=device).sum().item()
+2.0
+"""
+
+from __future__ import annotations
+
+from . import cuda
+from .device import Device, cuda_device
+
+__all__ = [
+    "current_accelerator",
+    "current_device_idx",
+    "current_device_index",
+    "device_count",
+    "device_index",
+    "empty_cache",
+    "is_available",
+    "max_memory_allocated",
+    "memory_allocated",
+    "memory_reserved",
+    "reset_peak_memory_stats",
+    "set_device_idx",
+    "set_device_index",
+    "synchronize",
+]
+
+
+def is_available() -> bool:
+    """Whether there is an accelerator (a device ``"cuda"`` names), as
+    ``torch.accelerator.is_available``.
+
+    >>> clgrad.accelerator.is_available() == clgrad.cuda.is_available()
+    True
+    """
+    return cuda.is_available()
+
+
+def current_accelerator(check_available: bool = False) -> Device | None:
+    """The current accelerator device, or None where there is none, as
+    ``torch.accelerator.current_accelerator``. PyTorch answers the device type
+    (``device(type='cuda')``); clgrad answers the OpenCL device itself (it compares equal to
+    ``"cuda"``), for its one name is ``cl:N``.
+
+    >>> d = clgrad.accelerator.current_accelerator()
+    >>> d is None or d == "cuda"
+    True
+    """
+    return cuda_device() if cuda.is_available() else None
+
+
+def device_count() -> int:
+    """How many accelerator devices there are, as ``torch.accelerator.device_count``.
+
+    >>> clgrad.accelerator.device_count() == clgrad.cuda.device_count()
+    True
+    """
+    return cuda.device_count()
+
+
+def current_device_index() -> int:
+    """The current accelerator's index, as ``torch.accelerator.current_device_index``.
+
+    >>> clgrad.accelerator.current_device_index()
+    0
+    """
+    return cuda.current_device() if cuda.is_available() else 0
+
+
+def set_device_index(device) -> None:
+    """Makes ``device`` (an index, string or Device) the current accelerator, as
+    ``torch.accelerator.set_device_index``.
+
+    >>> clgrad.accelerator.set_device_index(0)
+    """
+    cuda.set_device(device)
+
+
+# PyTorch 2.6's names, still there (deprecated) in later ones
+current_device_idx, set_device_idx = current_device_index, set_device_index
+
+
+class device_index(cuda.device):
+    """Context manager making ``device`` the current accelerator inside it, as
+    ``torch.accelerator.device_index``.
+
+    >>> with clgrad.accelerator.device_index(0):
+    ...     pass
+    """
+
+
+def synchronize(device=None) -> None:
+    """Waits for the kernels queued on the accelerator, as ``torch.accelerator.synchronize``.
+
+    >>> clgrad.accelerator.synchronize()
+    """
+    cuda.synchronize(device)
+
+
+def memory_allocated(device_index=None) -> int:
+    """Bytes held by live tensors, as ``torch.accelerator.memory_allocated``.
+
+    >>> clgrad.accelerator.memory_allocated() >= 0
+    True
+    """
+    return cuda.memory_allocated(device_index)
+
+
+def max_memory_allocated(device_index=None) -> int:
+    """The peak of ``memory_allocated``, as ``torch.accelerator.max_memory_allocated``.
+
+    >>> clgrad.accelerator.max_memory_allocated() >= 0
+    True
+    """
+    return cuda.max_memory_allocated(device_index)
+
+
+def memory_reserved(device_index=None) -> int:
+    """Bytes the caching allocator holds, as ``torch.accelerator.memory_reserved``.
+
+    >>> clgrad.accelerator.memory_reserved() >= 0
+    True
+    """
+    return cuda.memory_reserved(device_index)
+
+
+def reset_peak_memory_stats(device_index=None) -> None:
+    """Starts ``max_memory_allocated`` over, as ``torch.accelerator.reset_peak_memory_stats``.
+
+    >>> clgrad.accelerator.reset_peak_memory_stats()
+    """
+    cuda.reset_peak_memory_stats(device_index)
+
+
+def empty_cache() -> None:
+    """Gives the allocator's cached blocks back, as ``torch.accelerator.empty_cache``.
+
+    >>> clgrad.accelerator.empty_cache()
+    """
+    cuda.empty_cache()
