@@ -30,7 +30,7 @@ def _error_class(e: BaseException) -> str:
 def summarize(r):
     """A comparable form of a result: tensors as (dtype name, shape, values), recursively."""
     if isinstance(r, (torch.Tensor, clgrad.Tensor)):
-        a = r.detach().cpu().numpy() if isinstance(r, torch.Tensor) else r.detach().numpy()
+        a = r.detach().cpu().numpy()
         vals = a.astype(np.float64) if a.dtype.kind == "f" else a
         return ("tensor", str(r.dtype).split(".")[-1], tuple(a.shape), vals)
     if isinstance(r, (tuple, list)):
