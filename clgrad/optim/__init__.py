@@ -2,8 +2,24 @@
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adaptive import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adadelta",
+    "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "ASGD",
+    "LBFGS",
+    "lr_scheduler",
+]

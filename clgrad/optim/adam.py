@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
 from ..ops.elementwise import maximum
-from .optimizer import Optimizer
+from .optimizer import Optimizer, implementation_options
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -60,7 +60,12 @@ class Adam(Optimizer):
         weight_decay: float = 0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         _check(lr, betas, eps, weight_decay)
         super().__init__(
@@ -72,6 +77,14 @@ class Adam(Optimizer):
                 weight_decay=weight_decay,
                 amsgrad=amsgrad,
                 maximize=maximize,
+                **implementation_options(
+                    foreach,
+                    fused,
+                    capturable,
+                    differentiable,
+                    keys=("foreach", "capturable", "differentiable", "fused"),
+                ),
+                decoupled_weight_decay=decoupled_weight_decay or self._decoupled,
             ),
         )
 
@@ -84,6 +97,7 @@ class Adam(Optimizer):
             for group in self.param_groups:
                 lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
                 wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
+                decoupled = group.get("decoupled_weight_decay", self._decoupled)
                 for p in self._params_with_grad(group):
                     g = -p._grad if maximize else p._grad
                     state = self.state[p]
@@ -96,7 +110,7 @@ class Adam(Optimizer):
                     state["step"] += 1
                     step = state["step"]
                     if wd != 0:
-                        if self._decoupled:
+                        if decoupled:
                             p.mul_(1 - lr * wd)
                         else:
                             g = g + p * wd
@@ -141,5 +155,21 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -9,7 +10,20 @@ from typing import Any
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR"]
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "ReduceLROnPlateau",
+]
 
 
 class LRScheduler:
@@ -46,9 +60,16 @@ class LRScheduler:
         self._step_count = 0
         self._initial_step()
 
+    _is_initial = False
+
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        # the schedules that resume (last_epoch given) keep the lrs they find at this step
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list[float]:
         """The learning rate of each parameter group at the current ``last_epoch``, computed
@@ -80,15 +101,19 @@ class LRScheduler:
         0.1
         """
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
+        if epoch is not None:
             warnings.warn(
                 "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
                 UserWarning,
                 stacklevel=2,
             )
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
@@ -316,3 +341,510 @@ class CosineAnnealingLR(LRScheduler):
             + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base in self.base_lrs
         ]
+
+
+class ConstantLR(LRScheduler):
+    """Multiplies each group's lr by ``factor`` for the first ``total_iters`` epochs, then
+    restores it, as ``torch.optim.lr_scheduler.ConstantLR`` (a warm-up).
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The lrs times ``factor`` at epoch 0, divided back at ``total_iters``, else as they
+        are."""
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in groups]
+        if self.last_epoch != self.total_iters:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * (1.0 / self.factor) for g in groups]
+
+    def _get_closed_form_lr(self):
+        done = self.last_epoch >= self.total_iters
+        return [base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scales each group's lr linearly from ``start_factor`` to ``end_factor`` times its base lr
+    over ``total_iters`` epochs, as ``torch.optim.lr_scheduler.LinearLR`` (a warm-up), by
+    PyTorch's recursive formula.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal "
+                "to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The next lrs on the line, from the current ones."""
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [g["lr"] * self.start_factor for g in groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return [g["lr"] for g in groups]
+        span = self.end_factor - self.start_factor
+        ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
+        return [g["lr"] * ratio for g in groups]
+
+    def _get_closed_form_lr(self):
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [
+            base * (self.start_factor + (self.end_factor - self.start_factor) * done)
+            for base in self.base_lrs
+        ]
+
+
+class SequentialLR(LRScheduler):
+    """Runs ``schedulers`` one after the other, switching at each epoch of ``milestones``, as
+    ``torch.optim.lr_scheduler.SequentialLR`` (a warm-up then a decay, say); each scheduler
+    restarts from epoch 0 at its milestone.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> warm = clgrad.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2)
+    >>> decay = clgrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = clgrad.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.1, 0.1, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        for i, sched in enumerate(schedulers):
+            if isinstance(sched, ReduceLROnPlateau):
+                raise ValueError(
+                    "SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
+                    "additional kwargs to be specified when calling `step`, but got one at index "
+                    f"{i} in the given schedulers sequence."
+                )
+            if getattr(sched, "optimizer", None) is not optimizer:
+                raise ValueError(
+                    "SequentialLR expects all schedulers to belong to the same optimizer, but got "
+                    f"scheduler {type(sched).__name__} at index {i} with another optimizer."
+                )
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than "
+                f"the number of milestone points, but got number of schedulers {len(schedulers)} "
+                f"and the number of milestones to be equal to {len(milestones)}"
+            )
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # each scheduler stepped once at construction: undo that, start the first one afresh
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        for sched in self._schedulers:
+            sched.last_epoch -= 1
+        first = self._schedulers[bisect.bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        """Advances the running scheduler, or starts the next one at its milestone."""
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        sched = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            sched._update_lr(0)
+        else:
+            sched.step()
+        self._last_lr = sched.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state, with each inner scheduler's state dict in ``_schedulers``."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores the state, and each inner scheduler's from ``_schedulers``."""
+        inner = state_dict["_schedulers"]
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
+        for sched, s in zip(self._schedulers, inner):
+            sched.load_state_dict(s)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from each group's base lr to ``eta_min`` over ``T_0`` epochs, restarting
+    each time (every period ``T_mult`` times longer than the last), as
+    ``torch.optim.lr_scheduler.CosineAnnealingWarmRestarts`` (SGDR). ``step(epoch)`` takes a
+    fractional epoch, for steps within an epoch.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [1.0, 0.5, 1.0, 0.5, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The lrs at ``T_cur`` epochs into the current period of ``T_i``."""
+        cos = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+        return [self.eta_min + (base - self.eta_min) * cos for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advances one epoch, or jumps to ``epoch`` (which may be fractional)."""
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+def _per_group(name, optimizer, value):
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(
+                f"expected {len(optimizer.param_groups)} values for {name}, got {len(value)}"
+            )
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, as ``torch.optim.lr_scheduler.OneCycleLR``: the lr rises from
+    ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of ``total_steps`` (or
+    ``epochs * steps_per_epoch``) and anneals (``"cos"`` or ``"linear"``) to
+    ``initial_lr / final_div_factor``, while the momentum (or Adam's beta1) cycles the other
+    way between ``max_momentum`` and ``base_momentum``. It is stepped after every batch.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=0.1, momentum=0.9)
+    >>> sched = clgrad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.04, 0.8117, 0.2831, 0.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        up = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (2 * up, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+        if last_epoch == -1:
+            for m, group in zip(_per_group("max_lr", optimizer, max_lr), optimizer.param_groups):
+                group["initial_lr"] = m / div_factor
+                group["max_lr"] = m
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                for hi, lo, group in zip(
+                    _per_group("max_momentum", optimizer, max_momentum),
+                    _per_group("base_momentum", optimizer, base_momentum),
+                    optimizer.param_groups,
+                ):
+                    if self.use_beta1:
+                        group["betas"] = (hi, *group["betas"][1:])
+                    else:
+                        group["momentum"] = hi
+                    group["max_momentum"], group["base_momentum"] = hi, lo
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start, end, pct):
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        """The lrs at step ``last_epoch`` of the cycle (and, with ``cycle_momentum``, sets each
+        group's momentum or beta1 to match)."""
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lr = self._anneal(group[lr0], group[lr1], pct)
+                    momentum = self._anneal(group[m0], group[m1], pct)
+                    break
+                start = end
+            lrs.append(lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiplies each group's lr by ``factor`` (not below ``min_lr``) once the metric passed to
+    ``step(metric)`` has not improved (by ``threshold``, relative or absolute) for more than
+    ``patience`` epochs, then waits ``cooldown`` epochs, as
+    ``torch.optim.lr_scheduler.ReduceLROnPlateau``; ``mode="max"`` for a metric to raise.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> lrs = []
+    >>> for val_loss in [1.0, 0.9, 0.9, 0.9, 0.9]:
+    ...     opt.step()
+    ...     sched.step(val_loss)
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 1.0, 1.0, 0.5, 0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.factor, self.optimizer = factor, optimizer
+        if isinstance(min_lr, (list, tuple)):
+            self.default_min_lr = None
+            self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: float, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Records the epoch's ``metrics`` (a number or a one-element tensor) and reduces the
+        lrs when it has stopped improving."""
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(
+                "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in the cooldown don't count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self):
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs from when "
+                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to "
+                    "a new param group being added to the optimizer. Please modify the `min_lrs` "
+                    "field to match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting out its cooldown after a reduction."""
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores the scheduler's state."""
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)

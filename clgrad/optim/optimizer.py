@@ -26,6 +26,40 @@ class _Required:
 required = _Required()
 
 
+def implementation_options(
+    foreach: bool | None = None,
+    fused: bool | None = None,
+    capturable: bool = False,
+    differentiable: bool = False,
+    *,
+    keys: tuple[str, ...] = ("foreach", "fused", "capturable", "differentiable"),
+) -> dict[str, Any]:
+    """PyTorch's implementation switches, as an optimizer's defaults hold them (so its
+    ``state_dict()["param_groups"]`` has torch's keys). ``foreach``, ``fused`` and ``capturable``
+    choose how PyTorch runs the same update (multi-tensor kernels, one fused kernel, CUDA graphs),
+    never what it computes, so clgrad accepts and records them; ``differentiable=True`` (autograd
+    through ``step()``) is refused, since every update here runs under no_grad. ``keys`` are the
+    switches the optimizer's PyTorch counterpart has.
+
+    >>> from clgrad.optim.optimizer import implementation_options
+    >>> implementation_options(foreach=True)
+    {'foreach': True, 'fused': None, 'capturable': False, 'differentiable': False}
+    """
+    if differentiable:
+        raise NotImplementedError(
+            "differentiable=True is not supported: clgrad's optimizers update under no_grad"
+        )
+    if foreach and fused:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    given = {
+        "foreach": foreach,
+        "fused": fused,
+        "capturable": capturable,
+        "differentiable": differentiable,
+    }
+    return {k: given[k] for k in keys}
+
+
 class Optimizer:
     """Base class of the optimizers, as ``torch.optim.Optimizer``: holds ``param_groups`` (a list
     of dicts, each with its "params" and its options, ``defaults`` filling the options a group

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
-from .optimizer import Optimizer
+from .optimizer import Optimizer, implementation_options
+
+_KEYS = ("capturable", "foreach", "differentiable")
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -38,8 +40,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -61,6 +65,7 @@ class RMSprop(Optimizer):
                 momentum=momentum,
                 centered=centered,
                 maximize=maximize,
+                **implementation_options(foreach, None, capturable, differentiable, keys=_KEYS),
             ),
         )
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, implementation_options, required
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -39,6 +39,9 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         if lr is not required and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -57,6 +60,13 @@ class SGD(Optimizer):
                 weight_decay=weight_decay,
                 nesterov=nesterov,
                 maximize=maximize,
+                **implementation_options(
+                    foreach,
+                    fused,
+                    False,
+                    differentiable,
+                    keys=("foreach", "differentiable", "fused"),
+                ),
             ),
         )
 

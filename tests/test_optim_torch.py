@@ -1,0 +1,239 @@
+"""clgrad.optim against torch.optim itself: the same model, data and initial weights, stepped by
+each optimizer in both libraries, must follow the same trajectory (within float32 rounding);
+param-group keys, state names and LR schedules must match PyTorch's."""
+
+import numpy as np
+import pytest
+
+import clgrad
+import clgrad.optim as optim
+from clgrad.optim import lr_scheduler
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(16, 5)).astype(np.float32)
+Y = RNG.normal(size=(16, 2)).astype(np.float32)
+W1, B1 = RNG.normal(size=(8, 5)).astype(np.float32) * 0.5, RNG.normal(size=8).astype(np.float32)
+W2, B2 = RNG.normal(size=(2, 8)).astype(np.float32) * 0.5, RNG.normal(size=2).astype(np.float32)
+
+
+def _model(lib, device=None):
+    """A 5-8-2 tanh MLP with the shared weights, and its loss on the shared data."""
+    kw = {"device": device} if device else {}
+    params = [lib.nn.Parameter(lib.tensor(a, **kw)) for a in (W1, B1, W2, B2)]
+    x, y = lib.tensor(X, **kw), lib.tensor(Y, **kw)
+
+    def loss_fn():
+        h = lib.tanh(x @ params[0].T + params[1])
+        return ((h @ params[2].T + params[3] - y) ** 2).mean()
+
+    return params, loss_fn
+
+
+def _run(lib, name, kw, device=None, steps=12):
+    params, loss_fn = _model(lib, device)
+    opt = getattr(lib.optim, name)(params, **kw)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().cpu().numpy() for p in params], opt
+
+
+CASES = [
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
+    ("Adagrad", {}),
+    (
+        "Adagrad",
+        {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.2},
+    ),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.05, "weight_decay": 0.1, "maximize": True, "foreach": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.01, "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.1, "lambd": 0.01, "t0": 3, "weight_decay": 0.05}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "foreach": False}),
+    ("Adam", {"lr": 0.01, "fused": True}),
+    ("Adam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("AdamW", {"lr": 0.01, "foreach": True, "amsgrad": True}),
+    ("RMSprop", {"lr": 0.01, "foreach": True, "centered": True}),
+]
+
+
+@pytest.mark.parametrize(
+    "name,kw", CASES, ids=[f"{n}-{','.join(kw) or 'defaults'}" for n, kw in CASES]
+)
+def test_trajectory_matches_torch(device, name, kw):
+    # fused=True is torch's CUDA/CPU kernel path: same numbers, so torch runs it as is
+    got_losses, got, opt = _run(clgrad, name, kw, device)
+    want_losses, want, ref = _run(torch, name, kw)
+    np.testing.assert_allclose(got_losses, want_losses, rtol=2e-5, atol=1e-6)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+    mine, theirs = opt.state_dict(), ref.state_dict()
+    assert mine["param_groups"] == theirs["param_groups"]
+    assert sorted(mine["state"]) == sorted(theirs["state"])
+    for i in theirs["state"]:
+        assert sorted(mine["state"][i]) == sorted(theirs["state"][i])
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD"])
+def test_defaults_and_state_dict_resume(name):
+    import inspect
+
+    mine = inspect.signature(getattr(optim, name)).parameters
+    theirs = inspect.signature(getattr(torch.optim, name)).parameters
+    assert list(mine) == list(theirs)
+    assert [p.default for p in mine.values()] == [p.default for p in theirs.values()]
+    assert [p.kind for p in mine.values()] == [p.kind for p in theirs.values()]
+    # 6 steps straight == 3 steps, a state_dict round trip into a fresh optimizer, 3 steps
+    straight = _run(clgrad, name, {}, steps=6)[1]
+    params, loss_fn = _model(clgrad)
+    opt = getattr(optim, name)(params)
+    for _ in range(3):
+        opt.zero_grad()
+        loss_fn().backward()
+        opt.step()
+    fresh = getattr(optim, name)(params)
+    fresh.load_state_dict(opt.state_dict())
+    for _ in range(3):
+        fresh.zero_grad()
+        loss_fn().backward()
+        fresh.step()
+    for g, w in zip(params, straight):
+        np.testing.assert_allclose(g.detach().numpy(), w, rtol=1e-6, atol=1e-7)
+
+
+def test_differentiable_is_refused():
+    with pytest.raises(NotImplementedError, match="differentiable"):
+        optim.NAdam([clgrad.nn.Parameter(clgrad.ones(1))], differentiable=True)
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_matches_torch(device, line_search_fn):
+    results = []
+    for lib, dev in ((clgrad, device), (torch, None)):
+        params, loss_fn = _model(lib, dev)
+        opt = lib.optim.LBFGS(
+            params, lr=0.5, max_iter=8, history_size=5, line_search_fn=line_search_fn
+        )
+
+        def closure(opt=opt, loss_fn=loss_fn):
+            opt.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+
+        losses = [opt.step(closure).item() for _ in range(4)]
+        state = opt.state[params[0]]
+        results.append((losses, state["func_evals"], state["n_iter"], opt.state_dict()))
+    (got, evals, iters, mine), (want, want_evals, want_iters, theirs) = results
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert (evals, iters) == (want_evals, want_iters)
+    assert mine["param_groups"] == theirs["param_groups"]
+    assert sorted(mine["state"][0]) == sorted(theirs["state"][0])
+
+
+def _lrs(lib, make, steps=12, metrics=None, momentum=False):
+    p = lib.nn.Parameter(lib.zeros(1))
+    opt = lib.optim.SGD([p, lib.nn.Parameter(lib.zeros(1))], lr=0.5, momentum=0.9)
+    opt.add_param_group({"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.1})
+    sched = make(lib, opt)
+    out = []
+    for i in range(steps):
+        opt.step()
+        sched.step(metrics[i]) if metrics else sched.step()
+        out.append([*sched.get_last_lr(), *(g["momentum"] for g in opt.param_groups if momentum)])
+    return out, sched
+
+
+SCHEDULES = {
+    "StepLR": lambda lib, opt: lib.optim.lr_scheduler.StepLR(opt, 3, gamma=0.5),
+    "MultiStepLR": lambda lib, opt: lib.optim.lr_scheduler.MultiStepLR(opt, [2, 5, 5], 0.3),
+    "ExponentialLR": lambda lib, opt: lib.optim.lr_scheduler.ExponentialLR(opt, 0.8),
+    "CosineAnnealingLR": lambda lib, opt: lib.optim.lr_scheduler.CosineAnnealingLR(opt, 5, 0.01),
+    "LambdaLR": lambda lib, opt: lib.optim.lr_scheduler.LambdaLR(opt, lambda e: 0.9**e),
+    "ConstantLR": lambda lib, opt: lib.optim.lr_scheduler.ConstantLR(opt, 0.25, 4),
+    "LinearLR": lambda lib, opt: lib.optim.lr_scheduler.LinearLR(opt, 0.1, 0.9, 6),
+    "CosineAnnealingWarmRestarts": lambda lib, opt: (
+        lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2, eta_min=0.01)
+    ),
+    "OneCycleLR": lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(opt, 1.0, total_steps=13),
+    "OneCycleLR-3phase-linear": lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(
+        opt,
+        [1.0, 2.0],
+        epochs=13,
+        steps_per_epoch=1,
+        anneal_strategy="linear",
+        three_phase=True,
+        pct_start=0.25,
+    ),
+    "SequentialLR": lambda lib, opt: lib.optim.lr_scheduler.SequentialLR(
+        opt,
+        [
+            lib.optim.lr_scheduler.LinearLR(opt, 0.2, total_iters=3),
+            lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6),
+        ],
+        milestones=[4],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_lr_schedule_matches_torch(name):
+    momentum = name.startswith("OneCycle")
+    got, sched = _lrs(clgrad, SCHEDULES[name], momentum=momentum)
+    want, ref = _lrs(torch, SCHEDULES[name], momentum=momentum)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert sched.last_epoch == ref.last_epoch
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"mode": "max", "threshold_mode": "abs", "threshold": 0.05},
+        {"cooldown": 2, "min_lr": 0.02},
+    ],
+)
+def test_reduce_lr_on_plateau_matches_torch(kw):
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.97, 0.96, 0.8, 0.85, 0.9, 0.9, 0.9, 0.9, 0.9]
+
+    def make(lib, opt):
+        return lib.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1, **kw)
+
+    got, sched = _lrs(clgrad, make, metrics=metrics)
+    want, ref = _lrs(torch, make, metrics=metrics)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert (sched.best, sched.num_bad_epochs) == (ref.best, ref.num_bad_epochs)
+
+
+def test_scheduler_state_dict_round_trip():
+    opt = optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    warm = lr_scheduler.LinearLR(opt, 0.1, total_iters=2)
+    sched = lr_scheduler.SequentialLR(opt, [warm, lr_scheduler.StepLR(opt, 2)], milestones=[2])
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    state = sched.state_dict()
+    assert isinstance(state["_schedulers"], list) and state["last_epoch"] == 3
+    opt2 = optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    again = lr_scheduler.SequentialLR(
+        opt2,
+        [lr_scheduler.LinearLR(opt2, 0.1, total_iters=2), lr_scheduler.StepLR(opt2, 2)],
+        milestones=[2],
+    )
+    again.load_state_dict(state)
+    assert (
+        again.last_epoch == 3 and again._schedulers[1].last_epoch == sched._schedulers[1].last_epoch
+    )
