@@ -9,6 +9,8 @@ from .ops import linalg as _L
 from .ops import methods as _methods  # attaches Tensor's methods
 from .ops import movement as _M
 from .ops import reduction as _R
+from .ops import scans as _SC
+from .ops import sorting as _SO
 from .ops.core import broadcast_shapes as _broadcast_shapes
 from .ops.registry import ELEMENTWISE as _ELEMENTWISE
 from .ops.registry import REDUCTIONS as _REDUCTIONS
@@ -17,11 +19,14 @@ from .tensor import Size as _Size
 _DECLARED = {op.name: op.public for op in (*_ELEMENTWISE.values(), *_REDUCTIONS.values())}
 _HAND_WRITTEN = {
     # elementwise helpers and aliases
+    **{alias: _DECLARED[name] for alias, name in _E.ALIASES.items()},
     "true_divide": _E.true_divide,
-    "subtract": _E.sub,
-    "multiply": _E.mul,
-    "divide": _E.div,
-    "negative": _E.neg,
+    "float_power": _E.float_power,
+    "positive": _E.positive,
+    "isreal": _E.isreal,
+    "isclose": _E.isclose,
+    "allclose": _E.allclose,
+    "equal": _E.equal,
     "clip": _E.clip,
     "clamp_min": _E.clamp_min,
     "clamp_max": _E.clamp_max,
@@ -39,6 +44,18 @@ _HAND_WRITTEN = {
     "softmax": _R.softmax,
     "log_softmax": _R.log_softmax,
     "cumsum": _R.cumsum,
+    # sorting, selection and running ops
+    "sort": _SO.sort,
+    "argsort": _SO.argsort,
+    "msort": _SO.msort,
+    "topk": _SO.topk,
+    "kthvalue": _SO.kthvalue,
+    "median": _SO.median,
+    "nanmedian": _SO.nanmedian,
+    "cumprod": _SC.cumprod,
+    "cummax": _SC.cummax,
+    "cummin": _SC.cummin,
+    "logcumsumexp": _SC.logcumsumexp,
     # linear algebra
     "matmul": _L.matmul,
     "mm": _L.mm,

@@ -143,6 +143,12 @@ class Backend:
         """dst's storage at ``offsets`` = values (``+=`` with ``accumulate``)."""
         raise NotImplementedError
 
+    def sort(self, values: View, indices: View, x: View, descending: bool) -> None:
+        """Sorts every row (the last dim) of the contiguous ``x`` into contiguous ``values``
+        and int64 ``indices`` (the position of each value in its row): stably, NaN as the
+        largest value (PyTorch's order), ascending or ``descending``."""
+        raise NotImplementedError
+
     def nonzero(self, x: View):
         """A NumPy int64 array (count, ndim) of the indices of x's nonzero elements."""
         raise NotImplementedError

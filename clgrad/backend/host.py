@@ -110,6 +110,18 @@ class HostBackend(Backend):
         else:
             flat[offs] = vals
 
+    def sort(self, values, indices, x, descending):
+        a = array(x)
+        if descending:
+            # stable descending: the reverse of a stable ascending sort of the reversed row
+            # keeps equal elements in their order (and NaN, sorted last, comes first)
+            n = a.shape[-1]
+            order = (n - 1 - np.argsort(a[..., ::-1], axis=-1, kind="stable"))[..., ::-1]
+        else:
+            order = np.argsort(a, axis=-1, kind="stable")
+        np.copyto(array(indices), order, casting="unsafe")
+        np.copyto(array(values), np.take_along_axis(a, order, axis=-1), casting="unsafe")
+
     def nonzero(self, x):
         a = array(x)
         if not x.ndim:

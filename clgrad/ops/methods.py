@@ -20,6 +20,8 @@ from . import inplace as IP
 from . import linalg as L
 from . import movement as M
 from . import reduction as R
+from . import scans as SC
+from . import sorting as SO
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -91,14 +93,6 @@ def uniform_(self, a=0.0, b=1.0):
 
 def normal_(self, mean=0.0, std=1.0):
     return IP.copy_(self, C.randn(self.shape, dtype=self.dtype, device=self.device) * std + mean)
-
-
-def equal(self, other) -> bool:
-    return self.shape == other.shape and bool((self == other).all())
-
-
-def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(self._numpy(), np.asarray(other), rtol, atol, equal_nan))
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -177,6 +171,10 @@ def _attach():
         setattr(Tensor, op.name, op.method)
         if op.inplace_method is not None:
             setattr(Tensor, op.name + "_", op.inplace_method)
+    for alias, name in E.ALIASES.items():
+        setattr(Tensor, alias, getattr(Tensor, name))
+        if hasattr(Tensor, name + "_"):
+            setattr(Tensor, alias + "_", getattr(Tensor, name + "_"))
     methods = {
         # conversions, devices and autograd
         "to": to,
@@ -223,6 +221,12 @@ def _attach():
         "__ror__": _reflected(E.bitwise_or),
         "__xor__": E.bitwise_xor,
         "__rxor__": _reflected(E.bitwise_xor),
+        "__lshift__": E.bitwise_left_shift,
+        "__rlshift__": _reflected(E.bitwise_left_shift),
+        "__rshift__": E.bitwise_right_shift,
+        "__rrshift__": _reflected(E.bitwise_right_shift),
+        "__ilshift__": Tensor.bitwise_left_shift_,
+        "__irshift__": Tensor.bitwise_right_shift_,
         "__eq__": _comparison(E.eq),
         "__ne__": _comparison(E.ne),
         "__lt__": _comparison(E.lt),
@@ -242,15 +246,13 @@ def _attach():
         "clip": E.clip,
         "clamp_min": E.clamp_min,
         "clamp_max": E.clamp_max,
-        "negative": E.neg,
-        "subtract": E.sub,
-        "multiply": E.mul,
-        "divide": E.div,
-        "logical_and": lambda self, other: E.bitwise_and(self.bool(), other.bool()),
-        "logical_or": lambda self, other: E.bitwise_or(self.bool(), other.bool()),
-        "equal": equal,
-        "allclose": allclose,
-        "lerp_": lambda self, end, weight: self.add_((end - self) * weight),
+        "float_power": E.float_power,
+        "float_power_": E.float_power_,
+        "positive": E.positive,
+        "isreal": E.isreal,
+        "isclose": E.isclose,
+        "equal": E.equal,
+        "allclose": E.allclose,
         # reductions built on the declared ones
         "mean": R.mean,
         "var": R.var,
@@ -263,6 +265,18 @@ def _attach():
         "softmax": R.softmax,
         "log_softmax": R.log_softmax,
         "cumsum": R.cumsum,
+        # sorting, selection and running ops
+        "sort": SO.sort,
+        "argsort": SO.argsort,
+        "msort": SO.msort,
+        "topk": SO.topk,
+        "kthvalue": SO.kthvalue,
+        "median": SO.median,
+        "nanmedian": SO.nanmedian,
+        "cumprod": SC.cumprod,
+        "cummax": SC.cummax,
+        "cummin": SC.cummin,
+        "logcumsumexp": SC.logcumsumexp,
         # linear algebra
         "matmul": L.matmul,
         "mm": L.mm,

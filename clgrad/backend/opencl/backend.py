@@ -262,6 +262,11 @@ class OpenCLBackend(Backend):
     def synchronize(self):
         self.rt.synchronize()
 
+    def sort(self, values, indices, x, descending):
+        from . import sort as sort_family  # the family loads on first use
+
+        sort_family.sort(self.rt, values, indices, x, descending)
+
 
 def _contiguous_strides(shape) -> tuple:
     strides, acc = [], 1

@@ -1,0 +1,143 @@
+"""Running (cumulative) ops beyond cumsum: cumprod, cummax, cummin, logcumsumexp.
+
+Each is a doubling scan written with Tensor ops (log2(n) steps, each combining every element
+with the one ``s`` before it), so it runs on every device with no kernel of its own; cumprod and
+logcumsumexp differentiate through those ops (exactly, zeros included: no division by the
+input), and cummax/cummin send the gradient to the index each value came from, as PyTorch.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor, wrap_dim
+from .core import int_dim
+from .creation import arange
+from .elementwise import maximum, where
+from .indexing import ScatterAdd
+from .movement import cat
+
+cummax_result = namedtuple("cummax", ["values", "indices"])
+cummin_result = namedtuple("cummin", ["values", "indices"])
+
+
+def _scan(xs, dim, combine):
+    """The inclusive scan of the tuple of tensors ``xs`` along ``dim``: ``combine(earlier,
+    later)`` of two tuples gives the tuple for the joined run (an associative operation)."""
+    n = xs[0]._shape[dim]
+    s = 1
+    while s < n:
+        earlier = tuple(t.narrow(dim, 0, n - s) for t in xs)
+        later = tuple(t.narrow(dim, s, n - s) for t in xs)
+        joined = combine(earlier, later)
+        xs = tuple(cat([t.narrow(dim, 0, s), j], dim) for t, j in zip(xs, joined))
+        s *= 2
+    return xs
+
+
+def _dim(name, input, dim):
+    return wrap_dim(int_dim(name, dim), input.ndim)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """The running product along ``dim`` (integers and bool in int64, or ``dtype``), like
+    ``torch.cumprod``; its gradient is exact where the input holds zeros.
+
+    >>> clgrad.cumprod(clgrad.tensor([1, 2, 3, 4]), dim=0)
+    tensor([ 1,  2,  6, 24])
+    """
+    d = _dim("cumprod", input, dim)
+    dt = D.as_dtype(dtype) if dtype is not None else input.dtype
+    if dtype is None and input.dtype.category < 2:
+        dt = D.int64
+    x = input if input.dtype is dt else input.to(dt)
+    if x.ndim == 0:
+        return x.clone()
+    return _scan((x,), d, lambda a, b: (a[0] * b[0],))[0]
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow, like
+    ``torch.logcumsumexp``.
+
+    >>> clgrad.logcumsumexp(clgrad.tensor([0.0, 0.0, 1000.0]), dim=0)
+    tensor([   0.0000,    0.6931, 1000.0000])
+    """
+    d = _dim("logcumsumexp", input, dim)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype}'")
+    if input.ndim == 0:
+        return input.clone()
+
+    def logaddexp(a, b):
+        # shifted by the larger (not differentiated: it cancels); an infinite one by 0
+        m = maximum(a[0], b[0]).detach()
+        m = where(m.isinf(), 0.0, m)
+        return (((a[0] - m).exp() + (b[0] - m).exp()).log() + m,)
+
+    return _scan((input,), d, logaddexp)[0]
+
+
+class CumExtreme(Function):
+    """cummax / cummin: values and the index each came from; the gradient of each value goes
+    to that index (PyTorch's ``cummaxmin_backward``)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, largest):
+        shape = [1] * x.ndim
+        shape[dim] = x._shape[dim]
+        idx = arange(x._shape[dim], device=x.device).reshape(shape).expand(x._shape)
+        floating = x.dtype.is_floating_point
+
+        def pick(a, b):
+            # the later element wins ties (PyTorch's index is the last equal one); NaN wins,
+            # and a later NaN takes the index
+            better = b[0] >= a[0] if largest else b[0] <= a[0]
+            if floating:
+                better = b[0].isnan() | (better & a[0].isnan().logical_not())
+            return where(better, b[0], a[0]), where(better, b[1], a[1])
+
+        with no_grad():
+            values, indices = _scan((x, idx), dim, pick)
+        values = values.contiguous() if values is x else values
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        ctx.shape, ctx.dim = x._shape, dim
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g, _):
+        (indices,) = ctx.saved_tensors
+        z = Tensor._full(ctx.shape, 0, g.dtype, g.device)
+        return ScatterAdd.apply(z, ctx.dim, indices, g), None, None
+
+
+def _cum_extreme(name, input, dim, largest, result):
+    d = _dim(name, input, dim)
+    if input.ndim == 0:
+        values, indices = CumExtreme.apply(input.reshape(1), 0, largest)
+        return result(values.reshape(()), indices.reshape(()))
+    return result(*CumExtreme.apply(input, d, largest))
+
+
+def cummax(input: Tensor, dim: int):
+    """``(values, indices)``: the running maximum along ``dim`` and where each was found, like
+    ``torch.cummax`` (a NaN stays the maximum from where it appears).
+
+    >>> clgrad.cummax(clgrad.tensor([1, 3, 2, 5]), dim=0)
+    cummax(values=tensor([1, 3, 3, 5]), indices=tensor([0, 1, 1, 3]))
+    """
+    return _cum_extreme("cummax", input, dim, True, cummax_result)
+
+
+def cummin(input: Tensor, dim: int):
+    """``(values, indices)``: the running minimum along ``dim`` and where each was found, like
+    ``torch.cummin``.
+
+    >>> clgrad.cummin(clgrad.tensor([3, 1, 2, 0]), dim=0)
+    cummin(values=tensor([3, 1, 1, 0]), indices=tensor([0, 1, 1, 3]))
+    """
+    return _cum_extreme("cummin", input, dim, False, cummin_result)
