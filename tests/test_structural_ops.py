@@ -105,3 +105,75 @@ def test_running_extremes_nan(op):
 )
 def test_running_edges(fn, x):
     compare(fn, x)
+
+
+# ---- shape ops ---------------------------------------------------------------------------------
+SHAPES = {
+    "tril": (lambda x: x.tril(), (3, 4)),
+    "triu_k": (lambda t, x: t.triu(x, 1), (2, 3, 4)),
+    "tril_neg": (lambda t, x: t.tril(x, -1), (4, 3)),
+    "tril_": (lambda x: x.clone().tril_(1), (3, 3)),
+    "diagonal": (lambda x: x.diagonal(), (3, 4)),
+    "diagonal_dims": (lambda t, x: t.diagonal(x, -1, 2, 0), (3, 2, 4)),
+    "diag_1d": (lambda t, x: t.diag(x, 1), (3,)),
+    "diag_2d": (lambda t, x: t.diag(x, -1), (3, 4)),
+    "diag_embed": (lambda t, x: t.diag_embed(x, 1, 0, 2), (2, 3)),
+    "diagflat": (lambda t, x: t.diagflat(x), (2, 2)),
+    "trace": (lambda t, x: t.trace(x), (3, 4)),
+    "roll": (lambda t, x: t.roll(x, 2), (2, 3)),
+    "roll_dims": (lambda x: x.roll((1, -1), (0, 1)), (3, 4)),
+    "fliplr": (lambda t, x: t.fliplr(x), (2, 3)),
+    "flipud": (lambda x: x.flipud(), (3, 2)),
+    "rot90": (lambda t, x: t.rot90(x), (2, 3)),
+    "rot90_k": (lambda t, x: t.rot90(x, -1, [2, 0]), (2, 3, 4)),
+    "rot90_2": (lambda x: x.rot90(2), (2, 3)),
+    "repeat_interleave": (lambda x: x.repeat_interleave(2), (2, 3)),
+    "repeat_interleave_dim": (lambda t, x: t.repeat_interleave(x, 3, dim=1), (2, 3)),
+    "unfold": (lambda x: x.unfold(1, 2, 1), (2, 5)),
+    "unfold_step": (lambda x: x.unfold(0, 2, 3), (7, 2)),
+    "meshgrid": (lambda t, x: t.meshgrid(x[0], x[1, :2], indexing="ij"), (2, 3)),
+    "meshgrid_xy": (lambda t, x: t.meshgrid(x[0], x[1, :2], x[0, 1], indexing="xy"), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("op", SHAPES)
+def test_shape_ops(op):
+    fn, shape = SHAPES[op]
+    compare(fn, shape)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool", "float16"])
+@pytest.mark.parametrize("op", ["tril", "diag_embed", "roll_dims", "rot90", "trace"])
+def test_shape_ops_dtypes(op, dtype):
+    fn, shape = SHAPES[op]
+    compare(fn, Input(shape, dtype))
+
+
+@pytest.mark.parametrize(
+    "fn, x",
+    [
+        (lambda x: x.tril(), Input((3,))),
+        (lambda x: x.triu(), Input((0, 3))),
+        (lambda x: x.diagonal(5), Input((2, 3))),
+        (lambda x: x.diagonal(0, 1, 1), Input((2, 3))),
+        (lambda t, x: t.diag(x), Input(())),
+        (lambda t, x: t.trace(x), Input((3,))),
+        (lambda x: x.roll(1), Input(())),
+        (lambda x: x.roll(3, 0), Input((0, 2))),
+        (lambda x: x.roll((1, 2), (0,)), Input((2, 2))),
+        (lambda t, x: t.fliplr(x), Input((3,))),
+        (lambda x: x.rot90(1, [0, 0]), Input((2, 2))),
+        (lambda x: x.repeat_interleave(2), Input(())),
+        (lambda x: x.repeat_interleave(-1), Input((2,))),
+        (lambda x: x.unfold(0, 3, 1), Input((2,))),
+        (lambda x: x.unfold(0, 1, 1), Input(())),
+    ],
+)
+def test_shape_ops_edges(fn, x):
+    compare(fn, x)
+
+
+def test_repeat_interleave_tensor_repeats():
+    counts = Input(values=np.array([0, 2, 1]), dtype="int64", layouts=False)
+    compare(lambda t, x, r: t.repeat_interleave(x, r, dim=0), Input((3, 2)), counts)
+    compare(lambda t, r: t.repeat_interleave(r), counts)

@@ -87,12 +87,139 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
     _backward([self], [gradient], retain_graph, create_graph, inputs=inputs)
 
 
-def uniform_(self, a=0.0, b=1.0):
-    return IP.copy_(self, C.rand(self.shape, dtype=self.dtype, device=self.device) * (b - a) + a)
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    u = C.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return IP.copy_(self, u * (b - a) + a)
 
 
-def normal_(self, mean=0.0, std=1.0):
-    return IP.copy_(self, C.randn(self.shape, dtype=self.dtype, device=self.device) * std + mean)
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    z = C.randn(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return IP.copy_(self, z * std + mean)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fills the tensor with 1 (probability ``p``, a number or a tensor) or 0, as
+    ``torch.Tensor.bernoulli_``.
+
+    >>> clgrad.zeros(3).bernoulli_(1.0)
+    tensor([1., 1., 1.])
+    """
+    u = C.rand(self.shape, dtype=D.float32, device=self.device, generator=generator)
+    return IP.copy_(self, (u < p).to(self.dtype))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fills the tensor with exponential random numbers of rate ``lambd``, as
+    ``torch.Tensor.exponential_``.
+
+    >>> bool((clgrad.empty(100).exponential_(2.0) >= 0).all())
+    True
+    """
+    u = C.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return IP.copy_(self, -(1 - u).log() / lambd)
+
+
+def random_(self, from_=0, to=None, *, generator=None):
+    """Fills the tensor with random integers in ``[from_, to)`` (``random_(to)``: ``[0, to)``),
+    as ``torch.Tensor.random_``; without bounds, the integers its dtype's mantissa holds
+    exactly (``[0, 2**24]`` for float32, as PyTorch).
+
+    >>> x = clgrad.zeros(5).random_(3, 6)
+    >>> bool(((x >= 3) & (x < 6)).all())
+    True
+    """
+    if to is None and from_ == 0:
+        top = {"float16": 2**11, "float32": 2**24, "float64": 2**53, "bool": 1}.get(
+            self.dtype.name,
+            int(np.iinfo(self.dtype.np).max) if not self.dtype.is_floating_point else 0,
+        )
+        from_, to = 0, top + 1
+    elif to is None:
+        from_, to = 0, from_
+    r = C.randint(from_, to, self.shape, device=self.device, generator=generator)
+    return IP.copy_(self, r.to(self.dtype))
+
+
+def _new(fn):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(
+            *args,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+            **kw,
+        )
+
+    return method
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kw):
+    """A copy of ``data`` as a tensor of this tensor's dtype and device unless given, as
+    ``torch.Tensor.new_tensor``.
+
+    >>> clgrad.zeros(1, dtype=clgrad.float64).new_tensor([1, 2])
+    tensor([1., 2.], dtype=clgrad.float64)
+    """
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return C.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, **kw):
+    """``fill_value`` in shape ``size``, with this tensor's dtype and device unless given, as
+    ``torch.Tensor.new_full``.
+
+    >>> clgrad.zeros(1, dtype=clgrad.int64).new_full((2,), 7)
+    tensor([7, 7])
+    """
+    return C.full(
+        size,
+        fill_value,
+        dtype=dtype or self.dtype,
+        device=device or self.device,
+        requires_grad=requires_grad,
+    )
+
+
+def _documented(fn, name, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+new_zeros = _documented(
+    _new(C.zeros),
+    "new_zeros",
+    """Zeros of the given size, with this tensor's dtype and device unless given, as
+    ``torch.Tensor.new_zeros``.
+
+    >>> clgrad.ones(1, dtype=clgrad.int32).new_zeros(2, 2)
+    tensor([[0, 0],
+            [0, 0]], dtype=clgrad.int32)
+    """,
+)
+new_ones = _documented(
+    _new(C.ones),
+    "new_ones",
+    """Ones of the given size, with this tensor's dtype and device unless given, as
+    ``torch.Tensor.new_ones``.
+
+    >>> clgrad.zeros(1).new_ones((3,))
+    tensor([1., 1., 1.])
+    """,
+)
+new_empty = _documented(
+    _new(C.empty),
+    "new_empty",
+    """An uninitialised tensor of the given size, with this tensor's dtype and device unless
+    given, as ``torch.Tensor.new_empty``.
+
+    >>> clgrad.zeros(1, dtype=clgrad.float64).new_empty(2, 3).dtype
+    clgrad.float64
+    """,
+)
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -311,6 +438,21 @@ def _attach():
         "chunk": M.chunk,
         "unbind": M.unbind,
         "as_strided": M.as_strided,
+        "tril": M.tril,
+        "triu": M.triu,
+        "tril_": lambda self, diagonal=0: self.copy_(M.tril(self, diagonal)),
+        "triu_": lambda self, diagonal=0: self.copy_(M.triu(self, diagonal)),
+        "diag": M.diag,
+        "diagonal": M.diagonal,
+        "diag_embed": M.diag_embed,
+        "diagflat": M.diagflat,
+        "trace": M.trace,
+        "roll": M.roll,
+        "fliplr": M.fliplr,
+        "flipud": M.flipud,
+        "rot90": M.rot90,
+        "repeat_interleave": M.repeat_interleave,
+        "unfold": M.unfold,
         # indexing
         "__getitem__": I.getitem,
         "__setitem__": I.setitem,
@@ -327,6 +469,19 @@ def _attach():
         "zero_": IP.zero_,
         "uniform_": uniform_,
         "normal_": normal_,
+        "bernoulli_": bernoulli_,
+        "exponential_": exponential_,
+        "random_": random_,
+        "bernoulli": lambda self, p=None, *, generator=None: C.bernoulli(
+            self, p, generator=generator
+        ),
+        "multinomial": C.multinomial,
+        # new tensors like this one
+        "new_tensor": new_tensor,
+        "new_full": new_full,
+        "new_zeros": new_zeros,
+        "new_ones": new_ones,
+        "new_empty": new_empty,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -9,7 +9,8 @@ from ..autograd.function import NO_GRAD_VIEW, Function
 from ..backend.base import COPY
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import launch, normalize_dims, sum_to
-from .creation import zeros
+from .creation import arange, tensor, zeros
+from .elementwise import where
 from .inplace import AsStrided
 
 
@@ -739,3 +740,335 @@ def as_strided(
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     x._view(size, stride, offset)  # raises unless every element is in x's storage
     return AsStrided.apply(x, size, stride, offset)
+
+
+# ---- matrix shapes: triangles and diagonals ------------------------------------------------------
+def _triangle(name, x, diagonal, lower):
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    rows, cols = x._shape[-2], x._shape[-1]
+    r = arange(rows, device=x.device).reshape(rows, 1)
+    c = arange(cols, device=x.device)
+    keep = (c - r <= diagonal) if lower else (c - r >= diagonal)
+    # a 0-d zero of x's own dtype: where keeps x's dtype (bool included) and zeroes NaN too
+    return where(keep, x, Tensor._full((), 0, x.dtype, x.device))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims of ``input`` (on and below the ``diagonal``-th
+    diagonal), the rest zero, like ``torch.tril``.
+
+    >>> clgrad.tril(clgrad.ones(3, 3, dtype=clgrad.int64))
+    tensor([[1, 0, 0],
+            [1, 1, 0],
+            [1, 1, 1]])
+    """
+    return _triangle("tril", input, diagonal, True)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims of ``input`` (on and above the ``diagonal``-th
+    diagonal), the rest zero, like ``torch.triu``.
+
+    >>> clgrad.ones(2, 3).triu(1)
+    tensor([[0., 1., 1.],
+            [0., 0., 1.]])
+    """
+    return _triangle("triu", input, diagonal, False)
+
+
+def _diagonal_geometry(x, offset, d1, d2):
+    n1, n2 = x._shape[d1], x._shape[d2]
+    n = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    start = 0
+    if n:
+        start = offset * x._stride[d2] if offset >= 0 else -offset * x._stride[d1]
+    keep = [d for d in range(x.ndim) if d not in (d1, d2)]
+    shape = tuple(x._shape[d] for d in keep) + (n,)
+    stride = tuple(x._stride[d] for d in keep) + (x._stride[d1] + x._stride[d2],)
+    return shape, stride, x._offset + start
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A view of the ``offset``-th diagonal of the ``dim1`` x ``dim2`` planes of ``input``,
+    appended as the last dim, like ``torch.diagonal``.
+
+    >>> x = clgrad.arange(9).reshape(3, 3)
+    >>> clgrad.diagonal(x), x.diagonal(1), x.diagonal(-1)
+    (tensor([0, 4, 8]), tensor([1, 5]), tensor([3, 7]))
+    """
+    d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    # a view of the storage at a new geometry: AsStrided's gradient lays it back
+    return AsStrided.apply(input, *_diagonal_geometry(input, offset, d1, d2))
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose ``dim1`` x ``dim2`` planes hold the last dim of ``input`` on their
+    ``offset``-th diagonal, zeros elsewhere, like ``torch.diag_embed``.
+
+    >>> clgrad.diag_embed(clgrad.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    nd = input.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (input._shape[-1] if input.ndim else 1) + abs(offset)
+    rest = list(input._shape[:-1])
+    shape = []
+    for d in range(nd):
+        shape.append(n if d in (d1, d2) else rest.pop(0))
+    out = zeros(shape, dtype=input.dtype, device=input.device)
+    out.diagonal(offset, d1, d2).copy_(input)  # recorded when input requires grad
+    return out
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d ``input`` as the ``diagonal``-th diagonal of a square matrix, or a copy of the
+    ``diagonal``-th diagonal of a 2-d ``input``, like ``torch.diag``.
+
+    >>> clgrad.diag(clgrad.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    >>> clgrad.diag(clgrad.arange(4).reshape(2, 2))
+    tensor([0, 3])
+    """
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    return clone(AsStrided.apply(input, *_diagonal_geometry(input, diagonal, 0, 1)))
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """The flattened ``input`` as the ``offset``-th diagonal of a square matrix, like
+    ``torch.diagflat``.
+
+    >>> clgrad.diagflat(clgrad.tensor([[1, 2]]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    return diag_embed(reshape(input, -1), offset, 0, 1)
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a matrix (integers summed in int64), like
+    ``torch.trace``.
+
+    >>> clgrad.trace(clgrad.arange(9).reshape(3, 3))
+    tensor(12)
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return diagonal(input).sum()
+
+
+# ---- reordering --------------------------------------------------------------------------------
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None):
+    """``input`` with its elements shifted ``shifts`` places along ``dims`` (wrapping around;
+    without ``dims`` over the flattened tensor, shape kept), like ``torch.roll``.
+
+    >>> clgrad.roll(clgrad.arange(5), 2)
+    tensor([3, 4, 0, 1, 2])
+    >>> clgrad.arange(4).reshape(2, 2).roll(1, 1)
+    tensor([[1, 0],
+            [3, 2]])
+    """
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(
+                f"roll: shifts and dims must have the same size, got {len(shifts)} and 0"
+            )
+        return reshape(roll(reshape(input, -1), shifts, 0), input._shape)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    out = input
+    for shift, dim in zip(shifts, dims):
+        d = wrap_dim(dim, input.ndim)
+        n = out._shape[d] if out.ndim else 1
+        k = shift % n if n else 0
+        if out.ndim and k:
+            out = cat([narrow(out, d, n - k, k), narrow(out, d, 0, n - k)], d)
+    return out if out is not input else clone(input)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """``input`` with the order of its columns (dim 1) reversed, like ``torch.fliplr``.
+
+    >>> clgrad.fliplr(clgrad.tensor([[1, 2], [3, 4]]))
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input: Tensor) -> Tensor:
+    """``input`` with the order of its rows (dim 0) reversed, like ``torch.flipud``.
+
+    >>> clgrad.flipud(clgrad.tensor([[1, 2], [3, 4]]))
+    tensor([[3, 4],
+            [1, 2]])
+    """
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first
+    towards the second), like ``torch.rot90``.
+
+    >>> clgrad.rot90(clgrad.tensor([[1, 2], [3, 4]]))
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    k %= 4
+    if k == 1:
+        return transpose(flip(input, [d1]), d0, d1)
+    if k == 2:
+        return flip(input, [d0, d1])
+    if k == 3:
+        return transpose(flip(input, [d0]), d0, d1)
+    return clone(input)
+
+
+def repeat_interleave(
+    input: Tensor,
+    repeats: int | Tensor | None = None,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
+) -> Tensor:
+    """Each element (slice along ``dim``; of the flattened tensor without ``dim``) repeated
+    ``repeats`` times in place, ``repeats`` an int or one count per element, like
+    ``torch.repeat_interleave``; ``repeat_interleave(counts)`` alone repeats each index.
+
+    >>> clgrad.repeat_interleave(clgrad.tensor([1, 2]), 2)
+    tensor([1, 1, 2, 2])
+    >>> clgrad.tensor([[1, 2], [3, 4]]).repeat_interleave(clgrad.tensor([1, 2]), dim=0)
+    tensor([[1, 2],
+            [3, 4],
+            [3, 4]])
+    """
+    if repeats is None:  # the counts alone: the indices they repeat
+        counts = input
+        if counts.ndim > 1 or counts.dtype not in (D.int64, D.int32):
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return repeat_interleave(arange(counts.numel(), device=counts.device), counts, 0)
+    x = input
+    if dim is None:
+        x, d = reshape(input, -1), 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+        if x.ndim == 0:
+            x = reshape(x, 1)
+    n = x._shape[d]
+    if isinstance(repeats, Tensor) and repeats.ndim == 0:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
+        inter = list(x._shape)
+        inter.insert(d + 1, repeats)
+        shape = list(x._shape)
+        shape[d] = n * repeats
+        return reshape(expand(unsqueeze(x, d + 1), inter), shape)
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (D.int64, D.int32):
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    counts = repeats.tolist()
+    if len(counts) != n:
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    idx = [i for i, c in enumerate(counts) for _ in range(c)]
+    index = tensor(idx, dtype=D.int64, device=x.device)
+    return x.index_select(d, index)
+
+
+def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-d (or 0-d) tensors, as expanded views: ``indexing='ij'`` (the
+    default) gives each the shape ``(len(t0), len(t1), ...)``, ``'xy'`` swaps the first two,
+    like ``torch.meshgrid``.
+
+    >>> x, y = clgrad.meshgrid(clgrad.tensor([1, 2]), clgrad.tensor([3, 4, 5]), indexing="ij")
+    >>> x.shape, y[0]
+    (clgrad.Size([2, 3]), tensor([3, 4, 5]))
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
+    ts = [reshape(t, -1) for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t._shape[0] for t in ts)
+    out = []
+    for i, t in enumerate(ts):
+        view_shape = [1] * len(ts)
+        view_shape[i] = shape[i]
+        out.append(expand(reshape(t, view_shape), shape))
+    if swap:  # the grids of the swapped inputs already have the 'xy' shape
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of every window of ``size`` elements along ``dimension``, ``step`` apart, the
+    window as a new last dim, like ``Tensor.unfold``.
+
+    >>> clgrad.arange(5).unfold(0, 2, 2)
+    tensor([[0, 1],
+            [2, 3]])
+    """
+    d = wrap_dim(dimension, input.ndim)
+    n = input._shape[d] if input.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if input.ndim == 0:
+        return AsStrided.apply(input, (size,), (1,), input._offset)
+    shape = list(input._shape)
+    stride = list(input._stride)
+    shape[d] = (n - size) // step + 1
+    stride[d] = input._stride[d] * step
+    return AsStrided.apply(
+        input, tuple(shape) + (size,), tuple(stride) + (input._stride[d],), input._offset
+    )
