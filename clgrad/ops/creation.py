@@ -498,8 +498,45 @@ class Generator:
 
     DEFAULT_SEED = 67280421310721
 
-    def __init__(self, seed: int = DEFAULT_SEED) -> None:
+    def __init__(self, device: str | Device | None = None, seed: int = DEFAULT_SEED) -> None:
+        # PyTorch's one argument is the device; the numbers are the same on every device here
+        if isinstance(device, int) and not isinstance(device, bool) and seed == self.DEFAULT_SEED:
+            device, seed = None, device  # clgrad's older Generator(seed)
+        self.device = resolve(device) if device is not None else resolve("cpu")
         self.manual_seed(seed)
+
+    def seed(self) -> int:
+        """Restarts the generator from a seed taken from the operating system; returns it."""
+        import os
+
+        return self.manual_seed(int.from_bytes(os.urandom(8), "little")).initial_seed()
+
+    def get_state(self) -> Tensor:
+        """The generator's state (its seed and how many numbers it has drawn) as a uint8 cpu
+        tensor, for ``set_state``, as ``torch.Generator.get_state`` (PyTorch's holds its own
+        generator's state, a different layout).
+
+        >>> g = clgrad.Generator().manual_seed(3)
+        >>> state = g.get_state()
+        >>> a = clgrad.rand(2, generator=g)
+        >>> a.equal(clgrad.rand(2, generator=g.set_state(state)))
+        True
+        """
+        words = np.array([self.seed, self.offset], dtype=np.uint64)
+        return tensor(words.view(np.uint8), dtype=D.uint8, device="cpu")
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restores a state from ``get_state``; returns the generator."""
+        if not isinstance(new_state, Tensor) or new_state.dtype is not D.uint8:
+            raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
+        raw = np.ascontiguousarray(new_state.detach().cpu()._numpy())
+        if raw.shape != (16,):
+            raise RuntimeError(
+                f"Expected a clgrad generator state of 16 bytes, got {raw.size}: states saved by "
+                "PyTorch's generators don't carry over"
+            )
+        self.seed, self.offset = (int(v) for v in raw.view(np.uint64))
+        return self
 
     def manual_seed(self, seed: int) -> Generator:
         """Restarts the generator from ``seed`` (taken modulo 2**64); returns the generator."""
@@ -519,6 +556,24 @@ class Generator:
 
 
 default_generator = Generator()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state as a uint8 tensor, like ``torch.get_rng_state``.
+
+    >>> state = clgrad.get_rng_state()
+    >>> a = clgrad.rand(3)
+    >>> clgrad.set_rng_state(state)
+    >>> a.equal(clgrad.rand(3))
+    True
+    """
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restores the default generator's state from ``get_rng_state``, like
+    ``torch.set_rng_state``."""
+    default_generator.set_state(new_state)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -605,24 +660,37 @@ def randn(
     return _random("normal", size, dtype, device, generator, requires_grad)
 
 
+def _no_grad_for_integers(dt, requires_grad):
+    if requires_grad and not dt.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+
+
 def randint(
-    low: int,
-    high: int | None = None,
-    size: int | Sequence[int] | None = None,
+    low: int = 0,
+    high: int | Sequence[int] | None = None,
+    size: Sequence[int] | None = None,
+    *,
+    generator: Generator | None = None,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
-    generator: Generator | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
 ) -> Tensor:
-    """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is left out) of shape
-    ``size``, int64 unless ``dtype`` is given, like ``torch.randint``.
+    """Random integers in ``[low, high)`` of shape ``size``, int64 unless ``dtype`` is given, like
+    ``torch.randint``, in each of its forms: ``randint(high, size)``, ``randint(low, high,
+    size)``, and with keywords (``randint(high=10, size=(3,))``).
 
     >>> _ = clgrad.manual_seed(0)
     >>> x = clgrad.randint(0, 10, (2, 5))
     >>> x.shape, x.dtype, bool(((x >= 0) & (x < 10)).all())
     (clgrad.Size([2, 5]), clgrad.int64, True)
+    >>> clgrad.randint(3, (4,)).shape, clgrad.randint(high=3, size=(2,), dtype=clgrad.int32).dtype
+    (clgrad.Size([4]), clgrad.int32)
     """
-    if high is None:
-        low, high = 0, low
+    if size is None and isinstance(high, (tuple, list, Size)):
+        low, high, size = 0, low, high  # randint(high, size)
+    elif high is None:
+        low, high = 0, low  # randint(high, size=...)
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (low, high)):
@@ -632,10 +700,11 @@ def randint(
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
+    dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    _no_grad_for_integers(dt, requires_grad)
     dev = resolve(device)
     acc = D.float64 if dev.supports_float64 else D.float32
     u = _random("uniform", _shape((size,)), acc, dev, generator, False)
-    dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt.category == 1:
         info = np.iinfo(dt.np)
         for name, v in (("from", low), ("to - 1", high - 1)):
@@ -643,51 +712,92 @@ def randint(
                 raise RuntimeError(f"{name} is out of bounds for {dt.name}")
     span = high - low
     r = (u * span).floor().clamp(0, span - 1) + low
-    return r.to(dt)
+    return _finish(r.to(dt), requires_grad)
 
 
 def rand_like(
-    t: Tensor, dtype: D.dtype | None = None, device: str | Device | None = None
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
-    """``rand`` in the shape of ``t`` (and its dtype and device unless given), like
+    """``rand`` in the shape of ``input`` (and its dtype and device unless given), like
     ``torch.rand_like``.
 
     >>> _ = clgrad.manual_seed(0)
     >>> clgrad.rand_like(clgrad.zeros(2, 2, dtype=clgrad.float64)).dtype
     clgrad.float64
     """
-    return rand(t.shape, dtype=dtype or t.dtype, device=device or t.device)
+    return rand(
+        input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        generator=generator,
+        requires_grad=requires_grad,
+    )
 
 
 def randn_like(
-    t: Tensor, dtype: D.dtype | None = None, device: str | Device | None = None
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
-    """``randn`` in the shape of ``t`` (and its dtype and device unless given), like
+    """``randn`` in the shape of ``input`` (and its dtype and device unless given), like
     ``torch.randn_like``.
 
     >>> _ = clgrad.manual_seed(0)
     >>> clgrad.randn_like(clgrad.zeros(3, 1)).shape
     clgrad.Size([3, 1])
     """
-    return randn(t.shape, dtype=dtype or t.dtype, device=device or t.device)
+    return randn(
+        input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        generator=generator,
+        requires_grad=requires_grad,
+    )
 
 
 def randint_like(
-    t: Tensor,
-    low: int,
+    input: Tensor,
+    low: int = 0,
     high: int | None = None,
+    *,
+    generator: Generator | None = None,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
-    """``randint`` in the shape of ``t`` (and its dtype and device unless given), like
-    ``torch.randint_like``.
+    """``randint`` in the shape of ``input`` (and its dtype and device unless given), like
+    ``torch.randint_like``: ``randint_like(x, high)`` or ``randint_like(x, low, high)``.
 
     >>> _ = clgrad.manual_seed(0)
     >>> x = clgrad.randint_like(clgrad.zeros(4, dtype=clgrad.int64), 3)
     >>> x.shape, x.dtype, bool((x < 3).all())
     (clgrad.Size([4]), clgrad.int64, True)
     """
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device or t.device)
+    if high is None:
+        low, high = 0, low
+    return randint(
+        low,
+        high,
+        input.shape,
+        generator=generator,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
 
 
 def randperm(
@@ -705,6 +815,185 @@ def randperm(
     """
     keys = rand(n, dtype=D.float32, device="cpu", generator=generator)
     return tensor(np.argsort(keys.numpy(), kind="stable"), dtype=dtype or D.int64, device=device)
+
+
+def _as_host(t):
+    """A tensor's values as a float64 NumPy array on the host (a copy for an OpenCL tensor)."""
+    return np.asarray(t.detach().cpu()._numpy(), dtype=np.float64)
+
+
+def normal(
+    mean: Tensor | float = 0.0,
+    std: Tensor | float = 1.0,
+    size: Sequence[int] | None = None,
+    *,
+    generator: Generator | None = None,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+) -> Tensor:
+    """Normal random numbers, like ``torch.normal``: ``normal(mean, std)`` with a tensor for
+    either or both (one number per element, broadcast; the result keeps their dtype and
+    device), or ``normal(mean, std, size)`` with numbers.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> clgrad.normal(clgrad.zeros(3), 1.0).shape, clgrad.normal(2.0, 0.5, size=(2, 2)).shape
+    (clgrad.Size([3]), clgrad.Size([2, 2]))
+    >>> clgrad.normal(clgrad.arange(4.0), clgrad.zeros(4))
+    tensor([0., 1., 2., 3.])
+    """
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError(
+                "normal() received an invalid combination of arguments: a size is "
+                "needed when mean and std are numbers"
+            )
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        z = randn(_shape((size,)), dtype=dtype, device=device, generator=generator)
+        return _finish(z * std + mean, requires_grad)
+    if size is not None:
+        raise TypeError("normal(): size is only taken with a number mean and std")
+    if isinstance(std, Tensor):
+        if std.numel() and bool((std < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    like = tensors[0] if len(tensors) == 1 else (mean if mean.numel() >= std.numel() else std)
+    shape = like.shape
+    if len(tensors) == 2:
+        shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
+    dt = tensors[0].dtype if len(tensors) == 1 else D.promote_types(mean.dtype, std.dtype)
+    z = randn(shape, dtype=dt, device=like.device, generator=generator)
+    return (z * std + mean).detach()
+
+
+def bernoulli(
+    input: Tensor, p: float | None = None, *, generator: Generator | None = None
+) -> Tensor:
+    """Draws 1 with probability ``input`` (or ``p`` for every element), else 0, like
+    ``torch.bernoulli``; the result has ``input``'s shape, dtype and device.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> clgrad.bernoulli(clgrad.tensor([0.0, 1.0, 1.0, 0.0]))
+    tensor([0., 1., 1., 0.])
+    """
+    prob = input if p is None else p
+    if isinstance(prob, Tensor) and prob.numel():
+        if bool(((prob < 0) | (prob > 1)).any()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    elif not isinstance(prob, Tensor) and not 0 <= prob <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={prob}")
+    u = rand(input.shape, dtype=D.float32, device=input.device, generator=generator)
+    return (u < prob).to(input.dtype)
+
+
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Draws ``num_samples`` category indices from each row of ``input`` (weights, not
+    necessarily normalised), with or without replacement, like ``torch.multinomial``; int64 on
+    ``input``'s device. It draws on the host (the weights are read back).
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> clgrad.multinomial(clgrad.tensor([0.0, 0.0, 5.0]), 2, replacement=True)
+    tensor([2, 2])
+    >>> sorted(clgrad.multinomial(clgrad.tensor([1.0, 1.0, 1.0]), 3).tolist())
+    [0, 1, 2]
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {input.dtype}"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    w = _as_host(input).reshape(-1, input.shape[-1])
+    k = w.shape[1]
+    if not replacement and num_samples > k:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (w.sum(1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = w.shape[0]
+    if replacement:
+        u = _as_host(rand(rows, num_samples, dtype=D.float64, device="cpu", generator=generator))
+        cdf = np.cumsum(w, axis=1)
+        cdf /= cdf[:, -1:]
+        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        out = np.minimum(out, k - 1)
+    else:
+        if ((w > 0).sum(1) < num_samples).any():
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, not enough "
+                "non-negative category to sample)"
+            )
+        # exponential races: the smallest -log(u) / w are a draw without replacement
+        u = _as_host(rand(rows, k, dtype=D.float64, device="cpu", generator=generator))
+        with np.errstate(divide="ignore"):
+            keys = -np.log(np.maximum(u, 1e-300)) / w
+        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    out = out.reshape(*input.shape[:-1], num_samples)
+    return tensor(out.astype(np.int64), dtype=D.int64, device=input.device)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Poisson-distributed counts with rates ``input``, like ``torch.poisson``; the result has
+    ``input``'s shape, dtype and device. It draws on the host with NumPy, seeded from
+    ``generator``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> x = clgrad.poisson(clgrad.full((1000,), 4.0))
+    >>> x.dtype, bool(abs(x.mean() - 4.0) < 0.3), clgrad.poisson(clgrad.zeros(2))
+    (clgrad.float32, True, tensor([0., 0.]))
+    """
+    lam = _as_host(input)
+    if (lam < 0).any() or not np.isfinite(lam).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    gen = generator or default_generator
+    # a NumPy generator seeded from the next numbers of ours, so the draws follow its seed
+    seed = [gen.seed & 0xFFFFFFFF, gen.seed >> 32, gen.take(1), 0x5EED]
+    counts = np.random.default_rng(seed).poisson(lam)
+    return tensor(counts.astype(input.dtype.np), dtype=input.dtype, device=input.device)
+
+
+def logspace(
+    start: Number,
+    end: Number,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end`` evenly spaced on a log scale,
+    like ``torch.logspace``.
+
+    >>> clgrad.logspace(0, 3, steps=4)
+    tensor([   1.,   10.,  100., 1000.])
+    >>> clgrad.logspace(0, 2, 3, base=2)
+    tensor([1., 2., 4.])
+    """
+    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    exps = np.linspace(float(start), float(end), steps) if steps > 0 else np.zeros(0)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    vals = np.power(float(base), exps)
+    if not dt.is_floating_point:
+        vals = np.trunc(vals)
+    return tensor(vals.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
 
 
 class ToDevice(Function):
