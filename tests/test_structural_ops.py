@@ -177,3 +177,69 @@ def test_repeat_interleave_tensor_repeats():
     counts = Input(values=np.array([0, 2, 1]), dtype="int64", layouts=False)
     compare(lambda t, x, r: t.repeat_interleave(x, r, dim=0), Input((3, 2)), counts)
     compare(lambda t, r: t.repeat_interleave(r), counts)
+
+
+# ---- products and einsum -----------------------------------------------------------------------
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->ji", [(2, 2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("i,i", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("...ij,jk", [(2, 1, 2, 3), (3, 4)]),
+    ("i...,i...->...", [(2, 3), (2, 1)]),
+    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]),
+    ("ij,ij->j", [(2, 3), (2, 3)]),
+    ("Ba,aB", [(3, 2), (2, 3)]),
+    ("ij,kl->", [(2, 3), (1, 2)]),
+    ("ij,jk", [(2, 3), (2, 4)]),
+    ("ij", [(2, 3), (3, 2)]),
+    ("ijk", [(2, 3)]),
+    ("ij->k", [(2, 3)]),
+    ("ij->ii", [(2, 3)]),
+]
+
+
+@pytest.mark.parametrize("eq, shapes", EINSUM, ids=[e for e, _ in EINSUM])
+def test_einsum(eq, shapes):
+    compare(lambda t, *xs: t.einsum(eq, *xs), *shapes)
+
+
+PRODUCTS = {
+    "mv": (lambda t, a, v: t.mv(a, v), [(2, 3), (3,)]),
+    "mv_bad": (lambda t, a, v: t.mv(a, v), [(2, 3), (2,)]),
+    "outer": (lambda t, a, b: t.outer(a, b), [(2,), (3,)]),
+    "ger": (lambda a, b: a.ger(b), [(2,), (3,)]),
+    "vdot": (lambda t, a, b: t.vdot(a, b), [(3,), (3,)]),
+    "addmm": (lambda t, c, a, b: t.addmm(c, a, b, beta=0.5, alpha=2), [(3,), (2, 4), (4, 3)]),
+    "addmv": (lambda t, c, a, b: t.addmv(c, a, b), [(2,), (2, 3), (3,)]),
+    "baddbmm": (lambda t, c, a, b: t.baddbmm(c, a, b, beta=0), [(2, 1, 3), (2, 2, 4), (2, 4, 3)]),
+    "addbmm": (lambda t, c, a, b: t.addbmm(c, a, b, alpha=3), [(2, 3), (2, 2, 4), (2, 4, 3)]),
+    "kron": (lambda t, a, b: t.kron(a, b), [(2, 3), (2,)]),
+    "cross": (lambda t, a, b: t.cross(a, b, dim=0), [(3, 2), (3, 1)]),
+    "cross_bad": (lambda t, a, b: t.cross(a, b, dim=1), [(3, 2), (3, 2)]),
+    "tensordot": (lambda t, a, b: t.tensordot(a, b), [(2, 3, 4), (3, 4, 2)]),
+    "tensordot_lists": (
+        lambda t, a, b: t.tensordot(a, b, ([0, 2], [2, 0])),
+        [(3, 2, 4), (4, 2, 3)],
+    ),
+    "tensordot_bad": (lambda t, a, b: t.tensordot(a, b, 1), [(2, 3), (2, 3)]),
+}
+
+
+@pytest.mark.parametrize("op", PRODUCTS)
+def test_products(op):
+    fn, shapes = PRODUCTS[op]
+    # torch's kron views a non-contiguous input and fails (a RuntimeError clgrad does not copy)
+    compare(fn, *shapes, layouts=("contiguous",) if op == "kron" else None)
+
+
+@pytest.mark.parametrize("op", ["outer", "kron", "mv"])
+def test_products_int(op):
+    fn, shapes = PRODUCTS[op]
+    compare(fn, *[Input(s, "int32") for s in shapes], layouts=("contiguous",))

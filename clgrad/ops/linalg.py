@@ -1,12 +1,14 @@
-"""matmul with PyTorch's 1-D, 2-D, batched and broadcast semantics."""
+"""matmul with PyTorch's 1-D, 2-D, batched and broadcast semantics, and the products built on
+it: mv, outer, the addmm family, kron, cross, tensordot and einsum."""
 
 from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_dim
 from .core import broadcast_shapes, check_device_dtype, same_device, sum_to
-from .movement import view_strides
+from .elementwise import where
+from .movement import cat, view_strides
 
 
 def _as_3d(x, batch, rows, cols):
@@ -162,3 +164,336 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     return matmul(a, b)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """The product of a matrix and a vector, ``(n, m) @ (m,) -> (n,)``, like ``torch.mv``.
+
+    >>> clgrad.mv(clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]), clgrad.tensor([1.0, -1.0]))
+    tensor([-1., -1.])
+    """
+    if input.ndim != 2 or vec.ndim != 1 or input._shape[1] != vec._shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input._shape[0] if input.ndim else 0}), mat "
+            f"({'x'.join(map(str, input._shape))}), vec ({'x'.join(map(str, vec._shape))})"
+        )
+    return matmul(input, vec)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-d tensors, ``out[i][j] = input[i] * vec2[j]``, in their
+    promoted dtype, like ``torch.outer`` (and ``torch.ger``).
+
+    >>> clgrad.outer(clgrad.tensor([1, 2]), clgrad.tensor([1, 10, 100]))
+    tensor([[  1,  10, 100],
+            [  2,  20, 200]])
+    """
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(
+            f"outer: Expected 1-D argument self, but got {input.ndim}-D"
+            if input.ndim != 1
+            else f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D"
+        )
+    return input.reshape(-1, 1) * vec2
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of two 1-d tensors (the first conjugated: real tensors are their own
+    conjugates), like ``torch.vdot``.
+
+    >>> clgrad.vdot(clgrad.tensor([1.0, 2.0]), clgrad.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    return dot(input, other)
+
+
+def _scaled_sum(name, input, product, beta, alpha):
+    """``beta * input + alpha * product`` (input broadcast to product's shape; ignored, NaN
+    and all, where beta is 0), as PyTorch's addmm family."""
+    shape = broadcast_shapes(input._shape, product._shape)
+    if shape != product._shape:
+        raise RuntimeError(
+            f"{name}: the expanded size of the input {list(input._shape)} must match the "
+            f"result's {list(product._shape)}"
+        )
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        if input.requires_grad:  # a zero gradient, as PyTorch's, and none of input's NaN
+            out = out + where(Tensor._full((), False, D.bool_, input.device), input, 0)
+        return out if out.dtype is input.dtype else out.to(input.dtype)
+    return (input if beta == 1 else input * beta) + out
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` for matrices, like ``torch.addmm``.
+
+    >>> clgrad.addmm(clgrad.ones(2, 2), clgrad.eye(2), clgrad.eye(2), beta=2)
+    tensor([[3., 2.],
+            [2., 3.]])
+    """
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``, like ``torch.addmv``.
+
+    >>> clgrad.addmv(clgrad.ones(2), clgrad.eye(2), clgrad.tensor([1.0, 2.0]))
+    tensor([2., 3.])
+    """
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``, like ``torch.baddbmm``.
+
+    >>> clgrad.baddbmm(clgrad.zeros(1, 2, 2), clgrad.ones(3, 2, 4), clgrad.ones(3, 4, 2)).shape
+    clgrad.Size([3, 2, 2])
+    """
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (the sum of the products bmm(batch1, batch2))``, like
+    ``torch.addbmm``.
+
+    >>> clgrad.addbmm(clgrad.zeros(2, 2), clgrad.ones(3, 2, 4), clgrad.ones(3, 4, 2))
+    tensor([[12., 12.],
+            [12., 12.]])
+    """
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: every element of ``input`` times the whole of ``other``, laid
+    out block by block, like ``torch.kron``.
+
+    >>> clgrad.kron(clgrad.tensor([1, 10]), clgrad.tensor([1, 2]))
+    tensor([ 1,  2, 10, 20])
+    """
+    nd = max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + input._shape
+    sb = (1,) * (nd - other.ndim) + other._shape
+    a = input.reshape([v for n in sa for v in (n, 1)])
+    b = other.reshape([v for n in sb for v in (1, n)])
+    return (a * b).reshape([x * y for x, y in zip(sa, sb)])
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (the two broadcast; without ``dim`` the
+    first dim of size 3), like ``torch.cross``.
+
+    >>> clgrad.cross(clgrad.tensor([1.0, 0.0, 0.0]), clgrad.tensor([0.0, 1.0, 0.0]), dim=0)
+    tensor([0., 0., 1.])
+    """
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} "
+            f"and {other.ndim}"
+        )
+    shape = broadcast_shapes(input._shape, other._shape)
+    a, b = input.expand(shape), other.expand(shape)
+    if dim is None:
+        d = next((i for i, n in enumerate(shape) if n == 3), None)
+        if d is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    else:
+        d = wrap_dim(dim, len(shape))
+        if shape[d] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {d} must have length 3. Got {input._shape[d]} "
+                f"and {other._shape[d]}"
+            )
+    a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
+    b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
+    return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """The sum of products over the last ``dims`` dims of ``a`` and the first ``dims`` of
+    ``b`` (or over the dims named by two lists), like ``torch.tensordot``.
+
+    >>> clgrad.tensordot(clgrad.ones(2, 3, 4), clgrad.ones(3, 4, 5)).shape
+    clgrad.Size([2, 5])
+    >>> clgrad.tensordot(clgrad.ones(3, 2), clgrad.ones(3, 4), dims=([0], [0])).shape
+    clgrad.Size([2, 4])
+    """
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [wrap_dim(d, a.ndim) for d in da]
+    db = [wrap_dim(d, b.ndim) for d in db]
+    for x, y in zip(da, db):
+        if a._shape[x] != b._shape[y]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a._shape[x]} in dim "
+                f"{x} and second has size {b._shape[y]} in dim {y}"
+            )
+    ra = [d for d in range(a.ndim) if d not in da]
+    rb = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a._shape[d]
+    am = a.permute(ra + da).reshape(-1, k)
+    bm = b.permute(db + rb).reshape(k, -1)
+    return matmul(am, bm).reshape([a._shape[d] for d in ra] + [b._shape[d] for d in rb])
+
+
+# ---- einsum ------------------------------------------------------------------------------------
+def _einsum_terms(equation, operands):
+    """Each operand's labels (letters; its ``...`` dims as "0", "1", ... aligned from the
+    right) and the output's labels."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    parsed, ell = [], 0
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        has_ell = "..." in term
+        letters = term.replace("...", "")
+        if not all(c.isalpha() for c in letters) or term.count("...") > 1:
+            raise RuntimeError(f"einsum(): invalid subscript given in the equation for operand {i}")
+        n_ell = x.ndim - len(letters)
+        if (n_ell != 0 and not has_ell) or n_ell < 0:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(letters)}) does not "
+                f"match the number of dimensions ({x.ndim}) for operand {i} and no ellipsis was "
+                "given"
+            )
+        ell = max(ell, n_ell)
+        parsed.append((term, n_ell))
+    labels = []
+    for term, n_ell in parsed:
+        before, _, after = term.partition("...")
+        if "..." not in term:
+            before, after = term, ""
+        labels.append(list(before) + [str(ell - n_ell + j) for j in range(n_ell)] + list(after))
+    ell_labels = [str(j) for j in range(ell)]
+    if arrow:
+        if not all(c.isalpha() for c in rhs.replace("...", "")):
+            raise RuntimeError("einsum(): invalid subscript given in the equation output")
+        before, _, after = rhs.partition("...")
+        out = list(before) + ell_labels + list(after) if "..." in rhs else list(rhs)
+        seen = {label for ls in labels for label in ls}
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} appears more than once in the output"
+                )
+            if c not in seen:
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} does not appear in the equation for any "
+                    "input operand"
+                )
+    else:
+        counts = {}
+        for ls in labels:
+            for c in ls:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell_labels + sorted(c for c, n in counts.items() if n == 1 and c.isalpha())
+    return labels, out
+
+
+def _einsum_diagonals(x, labels):
+    """``x`` with every label repeated within it reduced to its diagonal (one dim)."""
+    labels = list(labels)
+    while True:
+        dup = next((c for c in labels if labels.count(c) > 1), None)
+        if dup is None:
+            return x, labels
+        i = labels.index(dup)
+        j = labels.index(dup, i + 1)
+        if x._shape[i] != x._shape[j]:
+            raise RuntimeError(
+                f"einsum(): subscript {dup} is repeated for operand but the sizes don't match, "
+                f"{x._shape[i]} != {x._shape[j]}"
+            )
+        x = x.diagonal(0, i, j)
+        labels = [c for k, c in enumerate(labels) if k not in (i, j)] + [dup]
+
+
+def _contract(a, la, b, lb, keep, sizes):
+    """The product of ``a`` and ``b`` summed over their shared labels not in ``keep``, as one
+    batched matmul: (batch, a's own, summed) @ (batch, summed, b's own)."""
+    batch = [c for c in la if c in lb and c in keep]
+    summed = [c for c in la if c in lb and c not in keep]
+    own_a = [c for c in la if c not in lb]
+    own_b = [c for c in lb if c not in la]
+
+    def arrange(x, lx, order):
+        x = x.permute([lx.index(c) for c in order])
+        return x.expand([sizes[c] for c in order])
+
+    def size(labels):
+        n = 1
+        for c in labels:
+            n *= sizes[c]
+        return n
+
+    am = arrange(a, la, batch + own_a + summed).reshape(size(batch), size(own_a), size(summed))
+    bm = arrange(b, lb, batch + summed + own_b).reshape(size(batch), size(summed), size(own_b))
+    out = matmul(am, bm).reshape([sizes[c] for c in batch + own_a + own_b])
+    return out, batch + own_a + own_b
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """Sums of products of the operands' elements named by Einstein notation, like
+    ``torch.einsum``: ``...`` for broadcast dims, a label repeated in one operand for its
+    diagonal, implicit output (the labels seen once, sorted) without ``->``. Reduces to
+    diagonals, sums, permutes, reshapes and batched matmuls.
+
+    >>> a, b = clgrad.ones(2, 3), clgrad.ones(3, 4)
+    >>> clgrad.einsum("ij,jk->ik", a, b).shape, clgrad.einsum("ii", clgrad.eye(3))
+    (clgrad.Size([2, 4]), tensor(3.))
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for x in operands:
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"einsum(): argument 'operands' must be tuple of Tensors, not {type(x).__name__}"
+            )
+    labels, out = _einsum_terms(equation, operands)
+    for x in operands[1:]:
+        if x.dtype is not operands[0].dtype:
+            names = {D.float32: "Float", D.float64: "Double", D.float16: "Half"}
+            raise RuntimeError(
+                f"expected scalar type {names.get(operands[0].dtype, operands[0].dtype.name)} "
+                f"but found {names.get(x.dtype, x.dtype.name)}"
+            )
+    same_device(*operands)
+    xs = []
+    sizes = {}
+    for i, (x, ls) in enumerate(zip(operands, labels)):
+        x, ls = _einsum_diagonals(x, ls)
+        for c, n in zip(ls, x._shape):
+            if sizes.get(c, 1) not in (1, n) and n != 1:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {i} which does not "
+                    f"broadcast with previously seen size {sizes[c]}"
+                )
+            sizes[c] = n if n != 1 else sizes.get(c, 1)
+        xs.append((x, ls))
+    # a label only one operand has and the output lacks is summed there first
+    for i, (x, ls) in enumerate(xs):
+        others = set(out).union(*(set(l2) for j, (_, l2) in enumerate(xs) if j != i))
+        gone = [d for d, c in enumerate(ls) if c not in others]
+        if gone:
+            xs[i] = (x.sum(gone), [c for d, c in enumerate(ls) if d not in gone])
+    x, lx = xs[0]
+    for k in range(1, len(xs)):
+        keep = set(out).union(*(set(l2) for _, l2 in xs[k + 1 :]))
+        x, lx = _contract(x, lx, *xs[k], keep, sizes)
+    x = x.expand([sizes[c] for c in lx])
+    return x.permute([lx.index(c) for c in out]).expand([sizes[c] for c in out])
