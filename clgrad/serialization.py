@@ -1,5 +1,6 @@
 """``clgrad.save`` / ``clgrad.load``: tensors, state dicts and nested containers in a NumPy
-``.npz`` file that any NumPy program can read (no pickle, no clgrad needed).
+``.npz`` file that any NumPy program can read (no clgrad needed; no pickle unless the object
+holds something other than tensors, numbers, strings and containers, such as a whole module).
 
 Format
 ------
@@ -22,7 +23,15 @@ The file is an ordinary (uncompressed) ``.npz`` archive, ``numpy.load(f)`` opens
   "value": ...}``                                strings "inf", "-inf", "nan")
   ``{"type": "none"}``                           None
   ``{"type": "dtype" | "device", "value": ...}`` a clgrad dtype or device, by name
+  ``{"type": "pickle", "key": "p0", "tensors":   any other object (a whole ``nn.Module``, a
+  [NODE, ...]}``                                 set, an instance of your class), pickled into
+                                                 the uint8 array ``p0``; the tensors it holds are
+                                                 stored as arrays, the pickle names them by
+                                                 their index in ``tensors``
   ============================================== ================================================
+
+Only ``pickle`` entries run code when loaded, and ``load`` unpickles them only with
+``weights_only=False`` or for the classes ``add_safe_globals`` allows, as ``torch.load``.
 
 Reading it without clgrad::
 
@@ -40,6 +49,7 @@ import io
 import json
 import math
 import os
+import pickle
 import secrets
 import zipfile
 import zlib
@@ -58,11 +68,21 @@ FORMAT, VERSION = "clgrad.npz", 1
 _SAVEABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 
 
-def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
-    """Saves ``obj`` to ``f`` (a path or a binary file object), as ``torch.save`` does for state
-    dicts: tensors (and Parameters), Python numbers, strings, None, dtypes, devices, and dicts,
-    OrderedDicts, lists and tuples of them. The file is the ``.npz`` format described in this
-    module's docstring (no pickle); a tensor that appears several times is stored once.
+def save(
+    obj: Any,
+    f: str | os.PathLike | BinaryIO,
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
+    """Saves ``obj`` to ``f`` (a path or a binary file object), as ``torch.save``: tensors (and
+    Parameters), Python numbers, strings, None, dtypes, devices, and dicts, OrderedDicts, lists
+    and tuples of them are stored as data, in the ``.npz`` format described in this module's
+    docstring; anything else (a whole ``nn.Module``, an optimizer, a set, your own class) is
+    pickled (with ``pickle_module`` and ``pickle_protocol``), its tensors still stored as
+    arrays, and loads only with ``load(..., weights_only=False)``. A tensor that appears
+    several times is stored once.
 
     Saving to a path never leaves a damaged file behind: the data goes to a temporary file in
     the same directory, is flushed to disk, and then replaces ``f`` in one step, so a crash, a
@@ -76,7 +96,8 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     {'w': tensor([1., 1.]), 'step': 3}
     """
     arrays, memo = {}, {}
-    root = _encode(obj, arrays, memo)
+    pickling = (pickle_module or pickle, max(2, pickle_protocol))
+    root = _encode(obj, arrays, memo, pickling)
     meta = json.dumps({"format": FORMAT, "version": VERSION, "object": root})
     payload = dict(arrays)
     payload["__structure__"] = np.array(meta)
@@ -135,8 +156,11 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
-def _encode(obj, arrays, memo):
+def _encode(obj, arrays, memo, pickling=(pickle, 2)):
     from .nn.parameter import Parameter
+
+    def enc(v):
+        return _encode(v, arrays, memo, pickling)
 
     if isinstance(obj, Tensor):
         if id(obj) in memo:
@@ -170,23 +194,46 @@ def _encode(obj, arrays, memo):
     if isinstance(obj, Device):
         return {"type": "device", "value": str(obj)}
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
-        return _encode(obj.item(), arrays, memo)
+        return enc(obj.item())
     if isinstance(obj, dict):
         return {
             "type": "dict",
             "ordered": isinstance(obj, OrderedDict),
-            "items": [[_encode(k, arrays, memo), _encode(v, arrays, memo)] for k, v in obj.items()],
+            "items": [[enc(k), enc(v)] for k, v in obj.items()],
         }
     if isinstance(obj, (list, tuple)):
         return {
             "type": "tuple" if isinstance(obj, tuple) else "list",
-            "items": [_encode(v, arrays, memo) for v in obj],
+            "items": [enc(v) for v in obj],
         }
-    hint = " (save module.state_dict() instead)" if hasattr(obj, "state_dict") else ""
-    raise TypeError(
-        f"clgrad.save: cannot save an object of type {type(obj).__name__}{hint}; it saves "
-        "tensors, numbers, strings, None, dtypes, devices and dicts/lists/tuples of them"
-    )
+    return _encode_pickled(obj, arrays, memo, pickling)
+
+
+def _encode_pickled(obj, arrays, memo, pickling):
+    """A ``pickle`` node: ``obj`` pickled, each tensor in it stored as an array of its own."""
+    module, protocol = pickling
+    tensors, index = [], {}
+
+    class _Pickler(module.Pickler):
+        def persistent_id(self, o):
+            if isinstance(o, Tensor):
+                if id(o) not in index:
+                    index[id(o)] = len(tensors)
+                    tensors.append(_encode(o, arrays, memo, pickling))
+                return index[id(o)]
+            return None
+
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, protocol).dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise TypeError(
+            f"clgrad.save: cannot save an object of type {type(obj).__name__}: it is neither "
+            f"data (tensors, numbers, strings, containers) nor picklable ({e})"
+        ) from None
+    key = f"p{sum(k.startswith('p') for k in arrays)}"
+    arrays[key] = np.frombuffer(buf.getvalue(), dtype=np.uint8).copy()
+    return {"type": "pickle", "key": key, "tensors": tensors}
 
 
 class CheckpointError(RuntimeError):
@@ -204,14 +251,24 @@ _INFLATE_FLOOR = 64 * 2**20
 def load(
     f: str | os.PathLike | BinaryIO,
     map_location: str | Device | dict[str, str] | Callable[[Tensor, str], Tensor] | None = None,
-    weights_only: bool = True,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
 ) -> Any:
     """Loads an object saved by ``save`` from ``f`` (a path or a binary file object), as
     ``torch.load``. Tensors go back to the device they were saved from unless ``map_location``
     says otherwise: a device (string or Device) for every tensor, a dict {saved device: device},
     or a callable ``fn(tensor_on_cpu, saved_device_str)`` that returns the tensor to use.
-    Parameters come back as ``nn.Parameter``. ``weights_only`` is accepted for compatibility
-    (the format holds data only, so loading never runs code).
+    Parameters come back as ``nn.Parameter``.
+
+    ``weights_only`` (True unless given, as in PyTorch 2.6 and later) loads data only: a file
+    holding a pickled object (a whole module, saved by ``save(model)``) raises
+    ``pickle.UnpicklingError``, as ``torch.load`` does, unless every class it names was allowed
+    with ``add_safe_globals``; ``weights_only=False`` unpickles it, which runs code the file
+    chooses, so only for files you trust. ``mmap`` and ``pickle_load_args`` are accepted and
+    unused.
 
     A file that is not a clgrad checkpoint, or a damaged one, raises ``CheckpointError`` (a
     ``RuntimeError``) saying what the file is; so does an array that declares more data than
@@ -230,14 +287,15 @@ def load(
     clgrad.serialization.CheckpointError: clgrad.load: the file object is not a clgrad
     checkpoint: it is a text file (it starts with 'step,loss\\n1,0.5\\n')
     """
+    unpickling = (pickle_module or pickle, weights_only is not False)
     if isinstance(f, (str, os.PathLike)):
         where = repr(os.fspath(f))
         with open(f, "rb") as fh:
-            return _load(fh, map_location, where)
-    return _load(f, map_location, "the file object")
+            return _load(fh, map_location, where, unpickling)
+    return _load(f, map_location, "the file object", unpickling)
 
 
-def _load(fh, map_location, where):
+def _load(fh, map_location, where, unpickling=(pickle, True)):
     if not (hasattr(fh, "seekable") and fh.seekable()):
         fh = io.BytesIO(fh.read())
     start = fh.tell()
@@ -283,6 +341,7 @@ def _load(fh, map_location, where):
         if "object" not in meta:
             raise CheckpointError(f"clgrad.load: {where} is damaged: no object in __structure__")
         reader.check_sizes(meta["object"])
+        reader.unpickling = unpickling
         return _decode(meta["object"], reader, {}, map_location)
 
 
@@ -294,8 +353,8 @@ def _describe(head: bytes) -> str:
         return "a single NumPy array (.npy); read it with numpy.load"
     if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
         return (
-            "a Python pickle (such as a legacy torch.save file); clgrad checkpoints hold no "
-            "pickled data and clgrad.load never unpickles"
+            "a Python pickle (such as a legacy torch.save file); clgrad.load reads only "
+            "clgrad's .npz checkpoints"
         )
     if head.startswith(b"\x1f\x8b"):
         return "a gzip-compressed file"
@@ -406,10 +465,11 @@ class _Members:
 def _tensor_keys(node):
     """The array keys the structure ``node`` refers to."""
     if isinstance(node, dict):
-        if node.get("type") == "tensor":
+        if node.get("type") in ("tensor", "pickle"):
             yield node.get("key")
-        for v in node.get("items", ()) if isinstance(node.get("items"), list) else ():
-            yield from _tensor_keys(v)
+        for field in ("items", "tensors"):
+            for v in node.get(field, ()) if isinstance(node.get(field), list) else ():
+                yield from _tensor_keys(v)
     elif isinstance(node, list):
         for v in node:
             yield from _tensor_keys(v)
@@ -449,6 +509,10 @@ def _decode(node, members, cache, map_location):
                 raise TypeError(f"malformed {kind} items")
         elif kind in ("bool", "int", "str", "float", "dtype", "device"):
             value = node["value"]
+        elif kind == "pickle":
+            key, tensors = node["key"], node["tensors"]
+            if not isinstance(key, str) or not isinstance(tensors, list):
+                raise TypeError("malformed pickle entry")
     except (KeyError, TypeError, IndexError) as e:
         raise CheckpointError(
             "clgrad.load: the file is damaged: malformed entry in its __structure__ "
@@ -486,6 +550,8 @@ def _decode(node, members, cache, map_location):
     if kind in ("list", "tuple"):
         items = [_decode(v, members, cache, map_location) for v in children]
         return tuple(items) if kind == "tuple" else items
+    if kind == "pickle":
+        return _unpickle(node, members, cache, map_location)
     raise CheckpointError(f"clgrad.load: unknown entry type {kind!r}")
 
 
@@ -509,3 +575,125 @@ def _make_tensor(node, array, map_location):
     if node.get("requires_grad") and not t.requires_grad:
         t = t.detach().requires_grad_(True)
     return t
+
+
+# ---- pickled objects ---------------------------------------------------------------------
+_SAFE_GLOBALS: dict[tuple[str, str], Any] = {}
+#: what weights_only loading unpickles without being told: plain containers and numbers
+_BUILTIN_SAFE = {
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("builtins", "complex"): complex,
+    ("builtins", "slice"): slice,
+    ("builtins", "range"): range,
+    ("collections", "OrderedDict"): OrderedDict,
+}
+
+
+def _global_name(obj) -> tuple[str, str]:
+    return obj.__module__, obj.__qualname__
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allows ``load(..., weights_only=True)`` to unpickle objects of these classes (or call
+    these functions), as ``torch.serialization.add_safe_globals``: for a file you trust whose
+    pickled parts name only them.
+
+    >>> import io, fractions
+    >>> buf = io.BytesIO()
+    >>> clgrad.save({"ratio": fractions.Fraction(1, 3)}, buf)
+    >>> clgrad.serialization.add_safe_globals([fractions.Fraction])
+    >>> _ = buf.seek(0)
+    >>> clgrad.load(buf)
+    {'ratio': Fraction(1, 3)}
+    >>> clgrad.serialization.clear_safe_globals()
+    """
+    for g in safe_globals:
+        target = g[0] if isinstance(g, tuple) else g
+        name = (g[1].rsplit(".", 1)[0], g[1].rsplit(".", 1)[1]) if isinstance(g, tuple) else None
+        _SAFE_GLOBALS[name or _global_name(target)] = target
+
+
+def get_safe_globals() -> list[Any]:
+    """The classes and functions ``add_safe_globals`` allowed, as
+    ``torch.serialization.get_safe_globals``.
+
+    >>> clgrad.serialization.get_safe_globals()
+    []
+    """
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals() -> None:
+    """Forgets every class and function ``add_safe_globals`` allowed."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals(contextlib.ContextDecorator):
+    """Allows these classes for weights_only loading inside a ``with`` block only, as
+    ``torch.serialization.safe_globals``.
+
+    >>> import fractions
+    >>> with clgrad.serialization.safe_globals([fractions.Fraction]):
+    ...     len(clgrad.serialization.get_safe_globals())
+    1
+    >>> clgrad.serialization.get_safe_globals()
+    []
+    """
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        self._saved = dict(_SAFE_GLOBALS)
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS.clear()
+        _SAFE_GLOBALS.update(self._saved)
+
+
+def _refused(module: str, name: str) -> pickle.UnpicklingError:
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, do those steps only if you trust the source of the checkpoint.\n"
+        "\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+        "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set "
+        "to `False` will likely succeed, but it can result in arbitrary code execution. Do it "
+        "only if you got the file from a trusted source.\n"
+        "\t(2) Alternatively, to load with `weights_only=True` please check the recommended "
+        "steps in the following error message.\n"
+        f"WeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} was not an allowed "
+        "global by default. Please use `clgrad.serialization.add_safe_globals"
+        f"([{name}])` or the `clgrad.serialization.safe_globals([{name}])` context manager "
+        "to allowlist this global if you trust this class/function."
+    )
+
+
+def _unpickle(node, members, cache, map_location):
+    module, weights_only = getattr(members, "unpickling", (pickle, True))
+    tensors = node["tensors"]
+    loaded = {}
+
+    class _Unpickler(module.Unpickler):
+        def persistent_load(self, pid):
+            if not isinstance(pid, int) or not 0 <= pid < len(tensors):
+                raise CheckpointError(f"clgrad.load: the file is damaged: bad tensor id {pid!r}")
+            if pid not in loaded:
+                loaded[pid] = _decode(tensors[pid], members, cache, map_location)
+            return loaded[pid]
+
+        def find_class(self, mod, name):
+            if not weights_only:
+                return super().find_class(mod, name)
+            if mod == "__builtin__":  # protocol 2 writes Python 2's name of builtins
+                mod = "builtins"
+            allowed = _SAFE_GLOBALS.get((mod, name)) or _BUILTIN_SAFE.get((mod, name))
+            if allowed is None:
+                raise _refused(mod, name)
+            return allowed
+
+    data = members.array(node["key"])
+    if data.dtype != np.uint8 or data.ndim != 1:
+        raise CheckpointError(f"clgrad.load: the file is damaged: {node['key']!r} is no pickle")
+    return _Unpickler(io.BytesIO(data.tobytes())).load()

@@ -103,10 +103,10 @@ def test_save_that_fails_midway_keeps_previous_file_and_no_temp(tmp_path, monkey
 def test_save_of_unsupported_value_keeps_previous_file_and_no_temp(tmp_path):
     path = tmp_path / "ckpt.npz"
     clgrad.save(OLD, path)
-    with pytest.raises(TypeError, match="cannot save an object of type object"):
-        clgrad.save({"w": clgrad.ones(2), "bad": object()}, path)
-    with pytest.raises(TypeError, match="cannot save an object of type set"):
-        clgrad.save([clgrad.ones(2), {1, 2}], path)
+    with pytest.raises(TypeError, match="cannot save an object of type function"):
+        clgrad.save({"w": clgrad.ones(2), "bad": lambda: 0}, path)
+    with pytest.raises(TypeError, match="cannot save an object of type generator"):
+        clgrad.save([clgrad.ones(2), (i for i in range(2))], path)
     _same_as_old(path)
     assert _leftovers(tmp_path, "ckpt.npz") == []
 
