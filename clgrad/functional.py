@@ -12,6 +12,8 @@ from .ops import reduction as _R
 from .ops import scans as _SC
 from .ops import sorting as _SO
 from .ops.core import broadcast_shapes as _broadcast_shapes
+from .ops.core import numpy_named as _numpy_named
+from .ops.core import with_out as _with_out
 from .ops.registry import ELEMENTWISE as _ELEMENTWISE
 from .ops.registry import REDUCTIONS as _REDUCTIONS
 from .tensor import Size as _Size
@@ -112,6 +114,25 @@ _HAND_WRITTEN = {
     "masked_fill": _I.masked_fill,
     "nonzero": _I.nonzero,
     "masked_select": _I.masked_select,
+    "scatter": _I.scatter,
+    "scatter_reduce": _I.scatter_reduce,
+    "index_add": _I.index_add,
+    "index_copy": _I.index_copy,
+    "index_fill": _I.index_fill,
+    "index_put": _I.index_put,
+    "masked_scatter": _I.masked_scatter,
+    "take": _I.take_elements,
+    "take_along_dim": _I.take_along_dim,
+    "put": _I.put_elements,
+}
+# PyTorch's out= where its function takes one (views and splits have none); NumPy's axis= and
+# keepdims= names on every one of these
+_NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze", "split"}
+_NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
+_NO_OUT |= {"allclose", "equal", "isreal", "positive", "softmax", "log_softmax"}
+_HAND_WRITTEN = {
+    name: fn if name in _NO_OUT or name in _DECLARED else _with_out(fn)
+    for name, fn in _HAND_WRITTEN.items()
 }
 globals().update(_DECLARED)
 globals().update(_HAND_WRITTEN)

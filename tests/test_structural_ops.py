@@ -243,3 +243,125 @@ def test_products(op):
 def test_products_int(op):
     fn, shapes = PRODUCTS[op]
     compare(fn, *[Input(s, "int32") for s in shapes], layouts=("contiguous",))
+
+
+# ---- scatter and index families ----------------------------------------------------------------
+def _ix(values):
+    return Input(values=np.array(values), dtype="int64", layouts=False)
+
+
+IDX2 = _ix([[0, 2, 1], [2, 0, 0]])  # a (2, 3) index into dim 0 of a (3, 4) tensor
+UNIQ = _ix([[0, 2, 1], [1, 0, 2]])  # no repeats along dim 0: scatter's result is defined
+IDX1 = _ix([2, 0, 2])
+SCATTERS = {
+    "scatter": (lambda x, i, s: x.scatter(0, i, s), [(3, 4), UNIQ, (2, 3)]),
+    "scatter_value": (lambda t, x, i: t.scatter(x, 1, i, 2.5), [(2, 4), UNIQ]),
+    "scatter_add_reduce": (  # torch has no derivative for scatter(reduce=)
+        lambda x, i, s: x.scatter(0, i, s, reduce="add"),
+        [Input((3, 4), grad=False), IDX2, Input((2, 3), grad=False)],
+    ),
+    "scatter_": (lambda x, i, s: x.clone().scatter_(0, i, s), [(3, 4), UNIQ, (2, 3)]),
+    "scatter_add_": (lambda x, i, s: x.clone().scatter_add_(0, i, s), [(3, 4), IDX2, (2, 3)]),
+    "reduce_sum": (lambda x, i, s: x.scatter_reduce(0, i, s, "sum"), [(3, 4), IDX2, (2, 3)]),
+    "reduce_sum_excl": (
+        lambda x, i, s: x.scatter_reduce(0, i, s, "sum", include_self=False),
+        [(3, 4), IDX2, (2, 3)],
+    ),
+    "reduce_mean": (lambda x, i, s: x.scatter_reduce(0, i, s, "mean"), [(3, 4), IDX2, (2, 3)]),
+    "reduce_mean_excl": (
+        lambda x, i, s: x.scatter_reduce(0, i, s, "mean", include_self=False),
+        [(3, 4), IDX2, (2, 3)],
+    ),
+    "reduce_amax": (lambda x, i, s: x.scatter_reduce(0, i, s, "amax"), [(3, 4), IDX2, (2, 3)]),
+    "reduce_amin_excl": (
+        lambda x, i, s: x.scatter_reduce(0, i, s, "amin", include_self=False),
+        [(3, 4), IDX2, (2, 3)],
+    ),
+    "index_add": (lambda x, i, s: x.index_add(0, i, s, alpha=2), [(3, 2), IDX1, (3, 2)]),
+    "index_add_dim1": (lambda t, x, i, s: t.index_add(x, 1, i, s), [(2, 3), IDX1, (2, 3)]),
+    "index_add_": (lambda x, i, s: x.clone().index_add_(0, i, s), [(3, 2), IDX1, (3, 2)]),
+    "index_copy": (lambda x, i, s: x.index_copy(1, i, s), [(2, 3), _ix([2, 0]), (2, 2)]),
+    "index_fill": (lambda x, i: x.index_fill(1, i, -1.0), [(2, 3), _ix([2, -3])]),
+    "index_put": (lambda x, i, v: x.index_put((i,), v, accumulate=True), [(3, 2), IDX1, (2,)]),
+    "take": (lambda t, x, i: t.take(x, i), [(2, 3), _ix([[5, -1], [0, 0]])]),
+    "take_along_dim": (lambda t, x, i: t.take_along_dim(x, i, 1), [(2, 3), _ix([[2, 0]])]),
+    "take_along_flat": (  # torch views the input: a non-contiguous one fails there
+        lambda t, x, i: t.take_along_dim(x, i),
+        [Input((2, 3), layouts=False), _ix([5, 1])],
+    ),
+    "put": (lambda x, i, s: x.put(i, s), [(2, 3), _ix([4, -1]), (2,)]),
+    "put_acc": (lambda x, i, s: x.clone().put_(i, s, accumulate=True), [(2, 3), IDX1, (3,)]),
+    "masked_scatter": (
+        lambda x, m, s: x.masked_scatter(m, s),
+        [(2, 3), Input(values=np.array([True, False, True])), (2, 4)],
+    ),
+}
+
+
+@pytest.mark.parametrize("op", SCATTERS)
+def test_scatter_family(op):
+    fn, inputs = SCATTERS[op]
+    compare(fn, *inputs)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16"])
+@pytest.mark.parametrize("op", ["scatter", "reduce_sum", "reduce_amax", "index_add", "take"])
+def test_scatter_family_dtypes(op, dtype):
+    fn, inputs = SCATTERS[op]
+    compare(fn, *[Input(s, dtype) if isinstance(s, tuple) else s for s in inputs])
+
+
+def test_scatter_reduce_prod():
+    compare(
+        lambda x, i, s: x.scatter_reduce(0, i, s, "prod", include_self=False),
+        (3, 4),
+        IDX2,
+        (2, 3),
+        grad=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        (lambda x, i, s: x.scatter(0, i, s), [(3,), _ix([3]), (1,)]),
+        (lambda x, i, s: x.scatter(0, i, s), [(3,), _ix([-1]), (1,)]),
+        (lambda x, i, s: x.scatter(0, i, s.double()), [(3,), _ix([0]), (1,)]),
+        (lambda x, i, s: x.scatter_reduce(0, i, s, "maximum"), [(3,), _ix([0]), (1,)]),
+        (lambda x, i, s: x.scatter(0, i, s), [(), _ix(0), ()]),
+        (lambda x, i, s: x.index_add(0, i, s), [(3,), _ix([3]), (1,)]),
+        (lambda x, i, s: x.index_add(0, i, s), [(3,), _ix([-1]), (1,)]),
+        (lambda x, i, s: x.index_add(0, i, s), [(3, 2), _ix([0]), (1, 3)]),
+        (lambda x, i, s: x.index_copy(0, i, s), [(3,), _ix([5]), (1,)]),
+        (lambda x, i: x.index_fill(0, i, 1.0), [(3,), _ix([3])]),
+        (lambda t, x, i: t.take(x, i), [(2,), _ix([2])]),
+        (
+            lambda t, x, i: t.take(x, i),
+            [
+                (0,),
+                _ix(
+                    [],
+                ),
+            ],
+        ),
+        (lambda t, x, i: t.take_along_dim(x, i, 0), [(3,), _ix([-1])]),
+        (lambda x, i, s: x.put(i, s), [(3,), _ix([3]), (1,)]),
+        (lambda x, i, s: x.put(i, s), [(3,), _ix([0, 1]), (1,)]),
+        (lambda x, m, s: x.masked_scatter(m, s), [(3,), Input(values=np.array([True] * 3)), (2,)]),
+    ],
+)
+def test_scatter_family_edges(fn, inputs):
+    compare(fn, *inputs)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x[(0, 1)],
+        lambda x, i=np.array([0, 1]): x[(x.new_tensor(i).long(), x.new_tensor(i[::-1]).long())],
+        lambda x: x[None, ..., 0],
+        lambda x: x[(Ellipsis, None)],
+    ],
+)
+def test_tuple_keys(fn):
+    compare(fn, (2, 3))

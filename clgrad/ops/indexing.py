@@ -629,3 +629,407 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     mask = mask.expand(broadcast_shapes(x._shape, mask._shape))
     return getitem(x.expand(mask.shape), mask)
+
+
+# ---- the scatter and index_* families ----------------------------------------------------------
+class Scatter(Function):
+    """A copy of ``x`` with ``src`` (a tensor cut to ``index``'s shape, or a number) written
+    at the positions ``index`` names along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.save_for_backward(index)
+        ctx.dim, ctx.src_shape = dim, src.shape if isinstance(src, Tensor) else None
+        out = x.clone()
+        if isinstance(src, Tensor) and src._shape != index._shape:
+            src = src[tuple(slice(0, n) for n in index._shape)]
+        put(out, _dim_offsets(out, dim, index), src, accumulate=False)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        gx = Scatter.apply(g, ctx.dim, index, 0) if ctx.needs_input_grad[0] else None
+        gs = None
+        if ctx.src_shape is not None and ctx.needs_input_grad[3]:
+            gs = Gather.apply(g, ctx.dim, index)
+            if tuple(gs.shape) != tuple(ctx.src_shape):  # src was larger than index
+                z = zeros(ctx.src_shape, dtype=gs.dtype, device=gs.device)
+                gs = IndexPut.apply(z, gs, tuple(slice(0, n) for n in gs.shape), [], False)
+        return gx, None, None, gs
+
+
+def _scatter_args(name, x, dim, index, src):
+    """dim wrapped and index checked (a RuntimeError out of range, no wrapping), as PyTorch's
+    scatter family; src a tensor of x's dtype or a number."""
+    if isinstance(src, Tensor):
+        same_device(x, index, src)
+        if src.dtype is not x.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    else:
+        same_device(x, index)
+    d = wrap_dim(dim, x.ndim)
+    _check_gather(name, x, d, index, src if isinstance(src, Tensor) else None)
+    return d, _checked(index, x._shape[d] if x.ndim else 1, d, False, _SCATTER_RANGE)
+
+
+def _flat_if_scalar(x, index, src, fn):
+    """Runs ``fn(x, index, src)`` on 1-d forms of 0-d operands, shaped back as x."""
+    src = src.reshape(-1) if isinstance(src, Tensor) else src
+    return fn(x.reshape(-1), index.reshape(-1), src).reshape(x.shape)
+
+
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None
+) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written along
+    ``dim`` at the positions ``index`` names (``out[index[i][j]][j] = src[i][j]`` for
+    ``dim=0``), like ``torch.scatter``; ``reduce='add'`` or ``'multiply'`` combines instead.
+
+    >>> clgrad.zeros(3).scatter(0, clgrad.tensor([2, 0]), clgrad.tensor([5.0, 7.0]))
+    tensor([7., 0., 5.])
+    >>> clgrad.zeros(2, 2).scatter(1, clgrad.tensor([[1], [0]]), 1.0)
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    if src is None:
+        src = value
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+        if not isinstance(src, Tensor):
+            src = Tensor._full(index._shape, src, input.dtype, input.device)
+        return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
+    d, index = _scatter_args("scatter", input, dim, index, src)
+    if input.ndim == 0 or index.ndim == 0:
+        return _flat_if_scalar(input, index, src, lambda x, i, s: scatter(x, 0, i, s))
+    return Scatter.apply(input, d, index, src)
+
+
+def _host_scatter_reduce(x, dim, index, src, reduce, include_self):
+    """prod / amax / amin scattered through NumPy's ``ufunc.at`` (no device kernel combines
+    those yet: the operands make a round trip through host memory)."""
+    ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    a = x.detach().cpu()._numpy().copy()
+    i = index.detach().cpu()._numpy()
+    s = src.detach().cpu()._numpy()[tuple(slice(0, n) for n in i.shape)]
+    pos = list(np.indices(i.shape, sparse=False))
+    pos[dim] = i
+    pos = tuple(pos)
+    if not include_self:
+        # start each written position from a neutral: 1, or one of its own values (max and
+        # min of a group that holds it twice are the same)
+        if reduce == "prod":
+            a[pos] = 1
+        else:
+            a[pos] = s
+    with np.errstate(all="ignore"):
+        ufunc.at(a, pos, s)
+    return Tensor._from_numpy(a, x.dtype, x.device)
+
+
+class ScatterExtreme(Function):
+    """scatter_reduce's amax / amin: the gradient is shared evenly by the elements (of
+    input, where included, and of src) equal to each result, as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce, include_self):
+        out = _host_scatter_reduce(x, dim, index, src, reduce, include_self)
+        ctx.save_for_backward(x, index, src, out)
+        ctx.args = (dim, include_self)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, index, src, out = ctx.saved_tensors
+        dim, include_self = ctx.args
+        src = src[tuple(slice(0, n) for n in index._shape)]
+        picked = Gather.apply(out, dim, index)
+        src_hit = (src == picked) | (src.isnan() & picked.isnan())
+        self_hit = (x == out) | (x.isnan() & out.isnan())
+        if not include_self:
+            touched = Scatter.apply(
+                zeros(x.shape, dtype=D.bool_, device=x.device), dim, index, True
+            )
+            self_hit = self_hit & touched.logical_not()
+        count = ScatterAdd.apply(self_hit.to(g.dtype), dim, index, src_hit.to(g.dtype))
+        share = g / count.clamp_min(1)
+        return self_hit * share, None, None, src_hit * Gather.apply(share, dim, index), None, None
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` with the values of ``src`` combined along ``dim`` into the
+    positions ``index`` names by ``reduce`` (``'sum'``, ``'prod'``, ``'mean'``, ``'amax'``,
+    ``'amin'``), with or without ``input``'s own value there (``include_self``), like
+    ``torch.scatter_reduce``.
+
+    >>> x, i = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([0, 0, 2])
+    >>> x.scatter_reduce(0, i, clgrad.tensor([5.0, 6.0, 7.0]), "amax")
+    tensor([6., 2., 7.])
+    >>> x.scatter_reduce(0, i, clgrad.tensor([5.0, 6.0, 7.0]), "mean", include_self=False)
+    tensor([5.5000, 2.0000, 7.0000])
+    """
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    d, index = _scatter_args("scatter_reduce", input, dim, index, src)
+    if input.ndim == 0 or index.ndim == 0:
+        return _flat_if_scalar(
+            input,
+            index,
+            src,
+            lambda x, i, s: scatter_reduce(x, 0, i, s, reduce, include_self=include_self),
+        )
+    if reduce in ("amax", "amin"):
+        return ScatterExtreme.apply(input, d, index, src, reduce, include_self)
+    if reduce == "prod":
+        if input.requires_grad or src.requires_grad:
+            raise NotImplementedError("scatter_reduce(reduce='prod') has no gradient in clgrad")
+        return _host_scatter_reduce(input, d, index, src, reduce, include_self)
+    base = input if include_self else Scatter.apply(input, d, index, 0)
+    total = ScatterAdd.apply(base, d, index, src)
+    if reduce == "sum":
+        return total
+    ones = Tensor._full(input._shape, 1 if include_self else 0, input.dtype, input.device)
+    count = ScatterAdd.apply(
+        ones, d, index, Tensor._full(index._shape, 1, input.dtype, input.device)
+    )
+    count = count.masked_fill(count == 0, 1)
+    if input.dtype.is_floating_point:
+        return total / count
+    return total.div(count, rounding_mode="floor")
+
+
+def _index_args(name, x, dim, index, wrap, error=None):
+    """dim wrapped, index (1-d, int64/int32) checked against x's size along dim (negatives
+    wrapped where ``wrap``; ``error``: what an index out of range raises)."""
+    same_device(x, index)
+    d = wrap_dim(dim, x.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    n = x._shape[d] if x.ndim else 1
+    return d, _checked(index.reshape(-1), n, d, wrap, error)
+
+
+def _index_write(x, d, index, values, accumulate):
+    """A copy of ``x`` with ``values`` written (or added) at x[..., index, ...] along d."""
+    if x.ndim == 0:
+        flat = _index_write(
+            x.reshape(1),
+            0,
+            index,
+            values if not isinstance(values, Tensor) else values.reshape(-1),
+            accumulate,
+        )
+        return flat.reshape(())
+    return IndexPut.apply(x, values, (), [(d, index)], accumulate)
+
+
+def _check_source(name, x, d, index, source):
+    same_device(x, source)
+    if source.dtype is not x.dtype:
+        raise RuntimeError(
+            f"{name}(): self ({x.dtype}) and source ({source.dtype}) must have the same scalar type"
+        )
+    want = list(x._shape)
+    if want:
+        want[d] = index.numel()
+    if list(source._shape if source.ndim else ()) != want and source.numel() != index.numel() * (
+        x.numel() // max(x._shape[d], 1) if x.ndim else 1
+    ):
+        raise RuntimeError(
+            f"{name}(): Source/destination tensor must have same slice shapes. Destination slice "
+            f"shape: {want} and source slice shape: {list(source.shape)}"
+        )
+    return source.reshape(want) if x.ndim else source.reshape(-1)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source``'s slices added along ``dim`` at the
+    positions ``index`` names (repeats accumulate), like ``torch.index_add``.
+
+    >>> clgrad.zeros(3).index_add(0, clgrad.tensor([0, 2, 0]), clgrad.tensor([1.0, 2.0, 3.0]))
+    tensor([4., 0., 2.])
+    """
+    d, index = _index_args(
+        "index_add", input, dim, index, False, (IndexError, "index out of range in self")
+    )
+    source = _check_source("index_add", input, d, index, source)
+    return _index_write(input, d, index, source if alpha == 1 else source * alpha, True)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with ``source``'s slices written along ``dim`` at the positions
+    ``index`` names, like ``torch.index_copy``.
+
+    >>> clgrad.zeros(3).index_copy(0, clgrad.tensor([2, 0]), clgrad.tensor([1.0, 2.0]))
+    tensor([2., 0., 1.])
+    """
+    d, index = _index_args(
+        "index_copy",
+        input,
+        dim,
+        index,
+        False,
+        (
+            IndexError,
+            "index_copy_(): index {index} is out of bounds for dimension {dim} with size {size}",
+        ),
+    )
+    source = _check_source("index_copy", input, d, index, source)
+    return _index_write(input, d, index, source, False)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of ``input`` with ``value`` in the slices along ``dim`` that ``index`` names,
+    like ``torch.index_fill``.
+
+    >>> clgrad.zeros(2, 3).index_fill(1, clgrad.tensor([0, 2]), -1.0)
+    tensor([[-1.,  0., -1.],
+            [-1.,  0., -1.]])
+    """
+    d, index = _index_args("index_fill", input, dim, index, True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        value = value.to(input.dtype)
+    return _index_write(input, d, index, value, False)
+
+
+def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written (or added, ``accumulate``) at
+    ``input[indices]``, ``indices`` a tuple of index tensors, like ``torch.index_put``.
+
+    >>> clgrad.zeros(3).index_put((clgrad.tensor([0, 0]),), clgrad.tensor(1.0), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    shape, _, _, basic_key, advanced = _parse(input, tuple(indices))
+    advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+    return IndexPut.apply(input, values, basic_key, advanced, accumulate)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` (broadcast with ``mask``) with the elements of ``source``, in
+    order, where the bool ``mask`` is True, like ``torch.masked_scatter``.
+
+    >>> x = clgrad.zeros(4)
+    >>> x.masked_scatter(clgrad.tensor([True, False, True, False]), clgrad.tensor([1.0, 2.0]))
+    tensor([1., 0., 2., 0.])
+    """
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    same_device(input, mask, source)
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got "
+            f"{input.dtype} and {source.dtype}"
+        )
+    shape = broadcast_shapes(input._shape, mask._shape)
+    x, m = input.expand(shape), mask.expand(shape)
+    _, _, _, basic_key, advanced = _parse(x, m)
+    count = advanced[0][1].numel() if advanced else int(m.sum().item())
+    if count > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    values = source.reshape(-1).narrow(0, 0, count)
+    if not advanced:  # a 0-d mask
+        return where(m, values.reshape(()) if count else x, x) if count else x.clone()
+    return IndexPut.apply(x, values, basic_key, advanced, False)
+
+
+_TAKE_RANGE = (
+    IndexError,
+    "out of range: tried to access index {index} on a tensor of {size} elements.",
+)
+
+
+def take_elements(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of ``input`` at the positions ``index`` names in its flattened form
+    (negative counting from the end), in ``index``'s shape, like ``torch.take``.
+
+    >>> clgrad.take(clgrad.tensor([[1, 2], [3, 4]]), clgrad.tensor([0, -1]))
+    tensor([1, 4])
+    """
+    same_device(input, index)
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    flat = input.reshape(-1)
+    idx = _checked(index, flat._shape[0], 0, True, _TAKE_RANGE)
+    return Index.apply(flat, [(0, idx.reshape(-1))]).reshape(index._shape)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Values of ``input`` picked along ``dim`` by ``indices`` (the two broadcast over the
+    other dims; without ``dim``, from the flattened tensor), like ``torch.take_along_dim``.
+
+    >>> x = clgrad.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> clgrad.take_along_dim(x, x.argmax(1, keepdim=True), 1)
+    tensor([[30],
+            [60]])
+    """
+    if indices.dtype is not D.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be int64 but got {indices.dtype}"
+        )
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+            "dimensions for indices"
+        )
+    d = wrap_dim(dim, input.ndim)
+    sizes = list(input._shape)
+    if sizes:
+        sizes[d] = indices._shape[d]
+    shape = list(broadcast_shapes(tuple(sizes), indices._shape))
+    idx = indices.expand(shape)
+    if shape:
+        shape[d] = input._shape[d]
+    if idx.numel():  # with a dim, PyTorch counts negative indices from the end
+        n = input._shape[d] if input.ndim else 1
+        idx = _checked(idx, n, d, True, _SCATTER_RANGE)
+    return gather(input.expand(shape), d, idx)
+
+
+def put_elements(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``source``'s elements written (or added) at the positions
+    ``index`` names in its flattened form, like ``torch.put``.
+
+    >>> clgrad.zeros(2, 2).put(clgrad.tensor([3, 0]), clgrad.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 1.]])
+    """
+    same_device(input, index, source)
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{input.dtype} and source.dtype = {source.dtype}"
+        )
+    if source.numel() != index.numel():
+        raise IndexError(
+            f"put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
+        )
+    flat = input.reshape(-1)
+    idx = _checked(index.reshape(-1), flat._shape[0], 0, True, _TAKE_RANGE)
+    out = IndexPut.apply(flat, source.reshape(-1), (), [(0, idx)], accumulate)
+    return out.reshape(input._shape)

@@ -22,6 +22,7 @@ from . import movement as M
 from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
+from .core import numpy_named
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -380,18 +381,12 @@ def _attach():
         "isclose": E.isclose,
         "equal": E.equal,
         "allclose": E.allclose,
-        # reductions built on the declared ones
-        "mean": R.mean,
-        "var": R.var,
-        "std": R.std,
-        "max": R.max,
-        "min": R.min,
-        "all": R.all,
-        "any": R.any,
-        "logsumexp": R.logsumexp,
-        "softmax": R.softmax,
-        "log_softmax": R.log_softmax,
-        "cumsum": R.cumsum,
+        # reductions built on the declared ones (NumPy's axis= and keepdims= too)
+        **{
+            fn.__name__: numpy_named(fn)
+            for fn in (R.mean, R.var, R.std, R.max, R.min, R.all, R.any, R.logsumexp)
+            + (R.softmax, R.log_softmax, R.cumsum)
+        },
         # sorting, selection and running ops
         "sort": SO.sort,
         "argsort": SO.argsort,
@@ -473,6 +468,25 @@ def _attach():
         "masked_fill_": lambda self, mask, value: self.copy_(I.masked_fill(self, mask, value)),
         "masked_select": I.masked_select,
         "nonzero": I.nonzero,
+        "scatter": I.scatter,
+        "scatter_reduce": I.scatter_reduce,
+        "index_add": I.index_add,
+        "index_copy": I.index_copy,
+        "index_fill": I.index_fill,
+        "index_put": I.index_put,
+        "masked_scatter": I.masked_scatter,
+        "take": I.take_elements,
+        "take_along_dim": I.take_along_dim,
+        "put": I.put_elements,
+        "scatter_": lambda self, *a, **k: self.copy_(I.scatter(self, *a, **k)),
+        "scatter_add_": lambda self, *a, **k: self.copy_(I.scatter_add(self, *a, **k)),
+        "scatter_reduce_": lambda self, *a, **k: self.copy_(I.scatter_reduce(self, *a, **k)),
+        "index_add_": lambda self, *a, **k: self.copy_(I.index_add(self, *a, **k)),
+        "index_copy_": lambda self, *a, **k: self.copy_(I.index_copy(self, *a, **k)),
+        "index_fill_": lambda self, *a, **k: self.copy_(I.index_fill(self, *a, **k)),
+        "index_put_": lambda self, *a, **k: self.copy_(I.index_put(self, *a, **k)),
+        "masked_scatter_": lambda self, *a, **k: self.copy_(I.masked_scatter(self, *a, **k)),
+        "put_": lambda self, *a, **k: self.copy_(I.put_elements(self, *a, **k)),
         # writes
         "copy_": IP.copy_,
         "fill_": IP.fill_,
