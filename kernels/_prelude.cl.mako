@@ -40,3 +40,25 @@ CG_FLOAT_HELPERS(float)
 % if fp64:
 CG_FLOAT_HELPERS(double)
 % endif
+// C's fmod for integers (the sign of the dividend); a zero divisor gives 0 (the front end
+// raises first) and INT_MIN % -1 is 0 instead of a trap.
+#define CG_INT_FMOD(T) inline T cg_fmod_##T(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : a % b; }
+CG_INT_FMOD(char)
+CG_INT_FMOD(short)
+CG_INT_FMOD(int)
+CG_INT_FMOD(long)
+inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
+// log(exp(a) + exp(b)) and its base-2 form as PyTorch computes them: equal infinities give
+// themselves (inf - inf would be NaN), else the larger plus log1p of the smaller's share.
+#define CG_FLOAT_HELPERS_2(T) \
+  inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
+  inline T cg_logaddexp_##T(T a, T b) { \
+    if (isinf(a) && a == b) return a; \
+    T m = a > b ? a : b; return m + log1p(exp(-fabs(a - b))); } \
+  inline T cg_logaddexp2_##T(T a, T b) { \
+    if (isinf(a) && a == b) return a; \
+    T m = a > b ? a : b; return m + log1p(exp2(-fabs(a - b))) * (T)1.44269504088896340736; }
+CG_FLOAT_HELPERS_2(float)
+% if fp64:
+CG_FLOAT_HELPERS_2(double)
+% endif

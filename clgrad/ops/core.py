@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import warnings
 
 from .. import dtypes as D
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY, FILL, MapKernel
 from ..tensor import Tensor, wrap_dim
 
@@ -62,6 +65,19 @@ def as_operand(x, device):
         return x.item() if hasattr(x, "item") else float(x)
     raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
 
+
+# PyTorch's names for dtypes in its messages (c10::ScalarType)
+SCALAR_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 # PyTorch's C names in "value cannot be converted to type ... without overflow"
 _C_NAMES = {
@@ -282,3 +298,117 @@ def sum_to(g, shape):
     if dims:
         g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if lead or tuple(g.shape) != shape else g
+
+
+# ---- PyTorch's keyword conventions: NumPy's names and out= -------------------------------------
+# PyTorch's argument parser takes NumPy's names for these parameters everywhere it takes them
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_names(name, kwargs) -> dict:
+    """``kwargs`` with NumPy's ``axis``/``keepdims`` renamed ``dim``/``keepdim``, as PyTorch's
+    argument parser reads them (TypeError where both spellings are given)."""
+    if not kwargs or not any(k in NUMPY_NAMES for k in kwargs):
+        return kwargs
+    out = {}
+    for k, v in kwargs.items():
+        k2 = NUMPY_NAMES.get(k, k)
+        if k2 in out:
+            raise TypeError(f"{name}() got multiple values for argument '{k2}'")
+        out[k2] = v
+    return out
+
+
+def _tensors_in(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _tensors_in(v)
+
+
+def check_out(name, out, args, kwargs):
+    """PyTorch's refusal of ``out=`` under autograd: RuntimeError where grad mode is on and an
+    argument or ``out`` itself requires grad (its result could not be differentiated)."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
+    if is_grad_enabled() and any(
+        t._requires_grad for t in _tensors_in((*args, *kwargs.values(), *outs))
+    ):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+def write_out(out, result):
+    """``result`` written into ``out`` as PyTorch's out= variants do: ``out`` resized where its
+    shape differs (a UserWarning when it held elements), the result's dtype cast to ``out``'s
+    where the casting rules allow (RuntimeError otherwise); ``out`` is returned."""
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"out must be a tuple of {len(result)} tensors")
+        written = [write_out(o, r) for o, r in zip(out, result)]
+        return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+    if not isinstance(result, Tensor):  # a Python value (allclose): nothing to write
+        raise TypeError("out= is only taken by functions that return tensors")
+    if result.dtype.category > out.dtype.category:
+        raise RuntimeError(
+            f"result type {SCALAR_TYPE_NAMES[result.dtype.name]} can't be cast to the desired "
+            f"output type {SCALAR_TYPE_NAMES[out.dtype.name]}"
+        )
+    if result.device != out.device:
+        raise RuntimeError(
+            f"Expected out tensor to have device {result.device}, but got {out.device} instead"
+        )
+    if out._shape != result._shape:
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._shape)}, which does not match the required output shape "
+                f"{list(result._shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=4,
+            )
+        fresh = Tensor._empty(result._shape, out.dtype, out.device)
+        out._storage, out._shape, out._stride, out._offset = (
+            fresh._storage,
+            fresh._shape,
+            fresh._stride,
+            0,
+        )
+    copy_into(out, result)
+    return out
+
+
+def with_out(fn):
+    """``fn`` (a hand-written function: matmul, cat, mean, ...) with PyTorch's ``out=`` keyword
+    and NumPy's ``axis``/``keepdims`` names; see ``check_out`` and ``write_out``."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        kwargs = numpy_names(name, kwargs)
+        if out is None:
+            return fn(*args, **kwargs)
+        check_out(name, out, args, kwargs)
+        return write_out(out, fn(*args, **kwargs))
+
+    return function
+
+
+def numpy_named(fn):
+    """``fn`` (a hand-written method: ``Tensor.mean``, ...) taking NumPy's ``axis``/``keepdims``
+    names, as PyTorch's methods do."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        return fn(*args, **numpy_names(name, kwargs)) if kwargs else fn(*args)
+
+    return method

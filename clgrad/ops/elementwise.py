@@ -818,3 +818,587 @@ def reciprocal(input):
     tensor([0.5000, 0.2500])
     """
     return div(1.0, input)
+
+
+# ---- trigonometric, hyperbolic, logarithms and powers ------------------------------------------
+_PI = math.pi
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _np_erfc(x):
+    return _erfc(x).astype(np.result_type(x, np.float32))
+
+
+def _np_sinc(a):
+    with np.errstate(all="ignore"):
+        p = a * np.asarray(_PI, a.dtype)
+        return np.where(a == 0, np.ones_like(a), np.sin(p) / p)
+
+
+tan = _float_unary(
+    "tan", "tan(in0)", np.tan, lambda grad, result: grad * (1 + result * result),
+    "[0.0, 0.5]", "tensor([0.0000, 0.5463])", domain=(-1.2, 1.2),
+)  # fmt: skip
+asin = _float_unary(
+    "asin", "asin(in0)", np.arcsin, lambda grad, input: grad / (1 - input * input).sqrt(),
+    "[0.0, 1.0]", "tensor([0.0000, 1.5708])", domain=(-0.9, 0.9),
+)  # fmt: skip
+acos = _float_unary(
+    "acos", "acos(in0)", np.arccos, lambda grad, input: -grad / (1 - input * input).sqrt(),
+    "[1.0, 0.0]", "tensor([0.0000, 1.5708])", domain=(-0.9, 0.9),
+)  # fmt: skip
+atan = _float_unary(
+    "atan", "atan(in0)", np.arctan, lambda grad, input: grad / (1 + input * input),
+    "[0.0, 1.0]", "tensor([0.0000, 0.7854])",
+)  # fmt: skip
+sinh = _float_unary(
+    "sinh", "sinh(in0)", np.sinh, lambda grad, input: grad * input.cosh(), "[0.0, 1.0]",
+    "tensor([0.0000, 1.1752])",
+)  # fmt: skip
+cosh = _float_unary(
+    "cosh", "cosh(in0)", np.cosh, lambda grad, input: grad * input.sinh(), "[0.0, 1.0]",
+    "tensor([1.0000, 1.5431])",
+)  # fmt: skip
+asinh = _float_unary(
+    "asinh", "asinh(in0)", np.arcsinh, lambda grad, input: grad / (input * input + 1).sqrt(),
+    "[0.0, 1.0]", "tensor([0.0000, 0.8814])",
+)  # fmt: skip
+acosh = _float_unary(
+    "acosh", "acosh(in0)", np.arccosh, lambda grad, input: grad / (input * input - 1).sqrt(),
+    "[1.0, 2.0]", "tensor([0.0000, 1.3170])", domain=(1.1, 4),
+)  # fmt: skip
+atanh = _float_unary(
+    "atanh", "atanh(in0)", np.arctanh, lambda grad, input: grad / (1 - input * input),
+    "[0.0, 0.5]", "tensor([0.0000, 0.5493])", domain=(-0.9, 0.9),
+)  # fmt: skip
+# the factor rounded to the compute type first, as PyTorch multiplies by it
+deg2rad = _float_unary(
+    "deg2rad", "(in0 * ({T})0.017453292519943295)",
+    lambda a: a * np.asarray(_PI / 180, a.dtype), lambda grad: grad * (_PI / 180),
+    "[180.0, 90.0]", "tensor([3.1416, 1.5708])",
+)  # fmt: skip
+rad2deg = _float_unary(
+    "rad2deg", "(in0 * ({T})57.295779513082320876)",
+    lambda a: a * np.asarray(180 / _PI, a.dtype), lambda grad: grad * (180 / _PI),
+    "[3.0, 1.0]", "tensor([171.8873,  57.2958])",
+)  # fmt: skip
+log2 = _float_unary(
+    "log2", "log2(in0)", np.log2, lambda grad, input: grad / (input * math.log(2)),
+    "[1.0, 8.0]", "tensor([0., 3.])", domain=(0.1, 4),
+)  # fmt: skip
+log10 = _float_unary(
+    "log10", "log10(in0)", np.log10, lambda grad, input: grad / (input * math.log(10)),
+    "[1.0, 1000.0]", "tensor([0.0000, 3.0000])", domain=(0.1, 4),
+)  # fmt: skip
+exp2 = _float_unary(
+    "exp2", "exp2(in0)", np.exp2, lambda grad, result: grad * result * math.log(2),
+    "[0.0, 3.0]", "tensor([1., 8.])",
+)  # fmt: skip
+erfc = _float_unary(
+    "erfc", "erfc(in0)", _np_erfc,
+    lambda grad, input: grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp(),
+    "[0.0, 1.0]", "tensor([1.0000, 0.1573])",
+)  # fmt: skip
+sinc = _float_unary(
+    "sinc", "(in0 == 0 ? ({T})1 : sin(({T})3.14159265358979323846 * in0) "
+    "/ (({T})3.14159265358979323846 * in0))", _np_sinc,
+    lambda grad, input: grad * where(
+        input == 0, 0.0,
+        ((_PI * input) * (_PI * input).cos() - (_PI * input).sin()) / (_PI * input * input),
+    ),
+    "[0.0, 0.5]", "tensor([1.0000, 0.6366])",
+)  # fmt: skip
+
+
+@elementwise(
+    "(in0 - trunc(in0))",
+    lambda a: a - np.trunc(a),
+    grad=lambda grad: grad,
+    inplace=True,
+    dtypes=FLOAT_DTYPES,
+)
+def frac(apply, input: Tensor) -> Tensor:
+    """The fractional part ``input - trunc(input)`` (with the sign of ``input``); floating
+    tensors only, as PyTorch.
+
+    >>> clgrad.frac(clgrad.tensor([1.5, -2.25]))
+    tensor([ 0.5000, -0.2500])
+    """
+    return apply(input)
+
+
+@elementwise(
+    "log(in0 / (({T})1 - in0))",
+    lambda a: np.log(a / (1 - a)),
+    result=floating,
+    grad=lambda grad, input: grad / (input * (1 - input)),
+    inplace=True,
+    domain=(0.05, 0.95),
+    scalars=("eps",),  # an option: the body clamps with it
+)
+def logit(apply, input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
+    (the gradient is then 0 outside, as PyTorch).
+
+    >>> clgrad.logit(clgrad.tensor([0.5, 0.75]))
+    tensor([0.0000, 1.0986])
+    >>> clgrad.logit(clgrad.tensor([0.0]), eps=0.25)
+    tensor([-1.0986])
+    """
+    if eps is None:
+        return apply(input)
+    lo = float(eps)
+    # a clamped input passes no gradient outside the bounds, as PyTorch's logit_backward
+    x = input if input.dtype.is_floating_point else input.to(D.to_float(input.dtype))
+    return apply(x.clamp(lo, 1 - lo))
+
+
+# ---- binary math --------------------------------------------------------------------------------
+@elementwise(
+    "hypot(in0, in1)",
+    np.hypot,
+    grad=(
+        lambda grad, input, result: grad * input / result,
+        lambda grad, other, result: grad * other / result,
+    ),
+    inplace=True,
+    dtypes=FLOAT_DTYPES,
+)
+def hypot(apply, input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow in the squares.
+
+    >>> clgrad.hypot(clgrad.tensor([3.0]), clgrad.tensor([4.0]))
+    tensor([5.])
+    """
+    _require_tensors("hypot", input, other)
+    return apply(input, other)
+
+
+@elementwise(
+    "cg_logaddexp_{T}(in0, in1)",
+    np.logaddexp,
+    grad=(
+        lambda grad, input, other: grad / (1 + (other - input).exp()),
+        lambda grad, input, other: grad / (1 + (input - other).exp()),
+    ),
+    dtypes=FLOAT_DTYPES,
+)
+def logaddexp(apply, input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))``, computed without overflow.
+
+    >>> clgrad.logaddexp(clgrad.tensor([0.0, 1000.0]), clgrad.tensor([0.0, 999.0]))
+    tensor([   0.6931, 1000.3132])
+    """
+    _require_tensors("logaddexp", input, other)
+    return apply(input, other)
+
+
+@elementwise(
+    "cg_logaddexp2_{T}(in0, in1)",
+    np.logaddexp2,
+    grad=(
+        lambda grad, input, other: grad / (1 + exp2(other - input)),
+        lambda grad, input, other: grad / (1 + exp2(input - other)),
+    ),
+    dtypes=FLOAT_DTYPES,
+)
+def logaddexp2(apply, input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)``, computed without overflow.
+
+    >>> clgrad.logaddexp2(clgrad.tensor([1.0]), clgrad.tensor([1.0]))
+    tensor([2.])
+    """
+    _require_tensors("logaddexp2", input, other)
+    return apply(input, other)
+
+
+def _np_fmod(a, b):
+    if np.issubdtype(np.result_type(a, b), np.integer):
+        b = np.asarray(b)
+        return np.where(b == 0, 0, np.fmod(a, np.where(b == 0, 1, b)))
+    return np.fmod(a, b)
+
+
+@elementwise(
+    "cg_fmod_{T}(in0, in1)",
+    _np_fmod,
+    grad=(lambda grad: grad, lambda grad, input, other: -grad * div(input, other).trunc()),
+    inplace=True,
+    dtypes=NUMERIC_DTYPES,
+)
+def fmod(apply, input: Tensor, other: Tensor | Number) -> Tensor:
+    """C's remainder: ``input - trunc(input / other) * other``, with the sign of ``input``
+    (``remainder`` takes the sign of ``other``).
+
+    >>> clgrad.fmod(clgrad.tensor([-3, 3]), 2)
+    tensor([-1,  1])
+    """
+    _check_divisor(input, other)
+    return apply(input, other)
+
+
+def _np_xlogy(x, y):
+    with np.errstate(all="ignore"):
+        return np.where(np.isnan(y), y, np.where(x == 0, 0, x * np.log(y)))
+
+
+@elementwise(
+    "(in1 != in1 ? in1 : (in0 == 0 ? ({T})0 : in0 * log(in1)))",
+    _np_xlogy,
+    result=floating,
+    grad=(
+        lambda grad, input, other: grad * where(input != 0, other.log(), 0.0),
+        lambda grad, input, other: grad * input / other,
+    ),
+    inplace=True,
+    domain=(0.1, 4),  # log of a negative is NaN
+)
+def xlogy(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN).
+
+    >>> clgrad.xlogy(clgrad.tensor([0.0, 2.0]), clgrad.tensor([0.0, 1.0]))
+    tensor([0., 0.])
+    """
+    return apply(input, other)
+
+
+@elementwise(
+    "copysign(in0, in1)",
+    np.copysign,
+    result=floating,
+    grad=(
+        lambda grad, input, result: grad * where(input == 0, 0.0, result / input),
+        lambda grad: grad * 0,
+    ),
+    inplace=True,
+)
+def copysign(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other`` (a float result).
+
+    >>> clgrad.copysign(clgrad.tensor([1.0, -2.0]), -1)
+    tensor([-1., -2.])
+    """
+    return apply(input, other)
+
+
+@elementwise(
+    "nextafter(in0, in1)",
+    np.nextafter,
+    # PyTorch passes the gradient to input unchanged (the step is below its precision)
+    grad=(lambda grad: grad, lambda grad: grad * 0),
+    inplace=True,
+    # half is computed in float, where the next value is another one: not taken
+    dtypes=(D.float32, D.float64),
+)
+def nextafter(apply, input: Tensor, other: Tensor) -> Tensor:
+    """The next representable value after ``input`` toward ``other``.
+
+    >>> clgrad.nextafter(clgrad.tensor([1.0]), clgrad.tensor([2.0])) - 1
+    tensor([1.1921e-07])
+    """
+    _require_tensors("nextafter", input, other)
+    return apply(input, other)
+
+
+def _np_heaviside(a, b):
+    return np.where(a == 0, b, (a > 0).astype(np.result_type(a, b)))
+
+
+@elementwise("(in0 == 0 ? in1 : ({T})(in0 > 0))", _np_heaviside, inplace=True)
+def heaviside(apply, input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 where ``input < 0`` (and NaN), 1 where ``input > 0``, ``values``
+    where it is 0; both tensors of one dtype, as PyTorch.
+
+    >>> clgrad.heaviside(clgrad.tensor([-1.0, 0.0, 2.0]), clgrad.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    _require_tensors("heaviside", input, values)
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply(input, values)
+
+
+def _fmax_fmin(name, expr, numpy, keep_input):
+    def body(apply, input: Tensor, other: Tensor) -> Tensor:
+        _require_tensors(name, input, other)
+        return apply(input, other)
+
+    def first(grad, input, other):
+        return grad * (keep_input(input, other) | other.isnan())
+
+    def second(grad, input, other):
+        return grad * (keep_input(input, other) | other.isnan()).logical_not()
+
+    body.__name__ = body.__qualname__ = name
+    example = numpy(np.array([1.0, np.nan, 4.0]), np.array([2.0, 3.0, np.nan])).tolist()
+    body.__doc__ = (
+        f"The {'larger' if name == 'fmax' else 'smaller'} of two tensors elementwise, ignoring "
+        f"NaN (NaN only where both are).\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([1.0, float('nan'), 4.0]), "
+        f"clgrad.tensor([2.0, 3.0, float('nan')]))\n"
+        f"    tensor([{', '.join(f'{v:g}.' for v in example)}])\n    "
+    )
+    # ties and a NaN ``other`` give the gradient to ``input``, as PyTorch
+    return elementwise(expr, numpy, grad=(first, second))(body)
+
+
+fmax = _fmax_fmin(
+    "fmax", "((in1 != in1 || in0 >= in1) && !(in0 != in0) ? in0 : in1)", np.fmax,
+    lambda input, other: input >= other,
+)  # fmt: skip
+fmin = _fmax_fmin(
+    "fmin", "((in1 != in1 || in0 <= in1) && !(in0 != in0) ? in0 : in1)", np.fmin,
+    lambda input, other: input <= other,
+)  # fmt: skip
+
+
+def _np_lerp(a, b, w):
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@elementwise(
+    # PyTorch's two-sided form: exact at weight 0 and at weight 1
+    "(fabs(in2) < ({T})0.5 ? in0 + in2 * (in1 - in0) : in1 - (in1 - in0) * (({T})1 - in2))",
+    _np_lerp,
+    grad=(
+        lambda grad, weight: grad * (1 - weight),
+        lambda grad, weight: grad * weight,
+        lambda grad, input, end: grad * (end - input),
+    ),
+    inplace=True,
+    dtypes=FLOAT_DTYPES,
+)
+def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
+    """``input + weight * (end - input)``; ``end`` (and a tensor ``weight``) of ``input``'s
+    dtype, as PyTorch.
+
+    >>> clgrad.lerp(clgrad.tensor([0.0, 10.0]), clgrad.tensor([10.0, 20.0]), 0.5)
+    tensor([ 5., 15.])
+    """
+    _require_tensors("lerp", input, end)
+    for what, x in (("end", end), ("weight", weight)):
+        if is_tensor(x) and x.dtype is not input.dtype:
+            raise RuntimeError(
+                f"expected dtype {input.dtype.name} for `{what}` but got dtype {x.dtype.name}"
+            )
+    return apply(input, end, weight)
+
+
+def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
+    """``input ** exponent`` computed in double precision (a float64 result).
+
+    >>> clgrad.float_power(clgrad.tensor([2, 3]), 2)
+    tensor([4., 9.], dtype=clgrad.float64)
+    """
+    return pow(*(x.double() if is_tensor(x) else float(x) for x in (input, exponent)))
+
+
+def float_power_(self: Tensor, exponent: Tensor | Number) -> Tensor:
+    """In-place ``float_power``: ``self`` must be float64, as PyTorch.
+
+    >>> clgrad.tensor([3.0], dtype=clgrad.float64).float_power_(2)
+    tensor([9.], dtype=clgrad.float64)
+    """
+    if self.dtype is not D.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {SCALAR_TYPE_NAMES[self.dtype.name]} "
+            "but the operation's result requires dtype Double"
+        )
+    return self.pow_(exponent.double() if is_tensor(exponent) else float(exponent))
+
+
+# ---- shifts, logic and predicates ---------------------------------------------------------------
+_SHIFT_DTYPES = tuple(d for d in INTEGRAL_DTYPES if d is not D.bool_)
+
+
+def _np_shift(a, b, left):
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    bits = 8 * a.dtype.itemsize
+    out = (b < 0) | (b >= bits)
+    safe = np.where(out, 0, b).astype(a.dtype)
+    if left:
+        return np.where(out, 0, np.left_shift(a, safe))
+    return np.where(out, np.where(a < 0, -1, 0), np.right_shift(a, safe))
+
+
+def _shift(name, expr, left, symbol, example):
+    def body(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
+        return apply(input, other)
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``input {symbol} other`` for integer tensors; a shift by a negative count or by the "
+        f"type's width or more gives {'0' if left else '0 (-1 for a negative input)'}, as "
+        f"PyTorch.\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([-16, 5]), 2)\n    tensor({example})\n    "
+    )
+    return elementwise(
+        expr,
+        lambda a, b: _np_shift(a, b, left),
+        result=integral,
+        inplace=True,
+        dtypes=_SHIFT_DTYPES,
+    )(body)
+
+
+# C leaves shifts past the width undefined (and of a negative left operand): the count is
+# checked, and a left shift runs on the unsigned bits
+bitwise_left_shift = _shift(
+    "bitwise_left_shift",
+    "((in1 < 0 || in1 >= ({T})(8 * sizeof({T}))) ? ({T})0 : ({T})((ulong)in0 << in1))",
+    True, "<<", "[-64,  20]",
+)  # fmt: skip
+bitwise_right_shift = _shift(
+    "bitwise_right_shift",
+    "((in1 < 0 || in1 >= ({T})(8 * sizeof({T}))) ? (in0 < 0 ? ({T})-1 : ({T})0) : "
+    "({T})(in0 >> in1))",
+    False, ">>", "[-4,  1]",
+)  # fmt: skip
+
+
+def _logical(name, expr, numpy, word, example):
+    def body(apply, input: Tensor, other: Tensor) -> Tensor:
+        _require_tensors(name, input, other)
+        return apply(input, other)
+
+    body.__name__ = body.__qualname__ = name
+    body.__doc__ = (
+        f"``input {word} other`` elementwise (nonzero is true), as a bool tensor.\n\n"
+        f"    >>> clgrad.{name}(clgrad.tensor([0, 1, 2]), clgrad.tensor([0, 0, 3]))\n"
+        f"    tensor({example})\n    "
+    )
+    return elementwise(expr, numpy, result=predicate, inplace=True)(body)
+
+
+logical_and = _logical(
+    "logical_and", "((in0 != 0) && (in1 != 0))", np.logical_and, "and",
+    "[False, False,  True]",
+)  # fmt: skip
+logical_or = _logical(
+    "logical_or", "((in0 != 0) || (in1 != 0))", np.logical_or, "or", "[False,  True,  True]"
+)  # fmt: skip
+logical_xor = _logical(
+    "logical_xor", "((in0 != 0) != (in1 != 0))", np.logical_xor, "xor",
+    "[False,  True, False]",
+)  # fmt: skip
+
+
+@elementwise("(isinf(in0) && in0 > 0)", np.isposinf, result=_float_predicate)
+def isposinf(apply, input: Tensor) -> Tensor:
+    """Which elements are +infinity.
+
+    >>> clgrad.isposinf(clgrad.tensor([1.0, float("inf"), float("-inf")]))
+    tensor([False,  True, False])
+    """
+    return apply(input)
+
+
+@elementwise("(isinf(in0) && in0 < 0)", np.isneginf, result=_float_predicate)
+def isneginf(apply, input: Tensor) -> Tensor:
+    """Which elements are -infinity.
+
+    >>> clgrad.isneginf(clgrad.tensor([1.0, float("inf"), float("-inf")]))
+    tensor([False, False,  True])
+    """
+    return apply(input)
+
+
+@elementwise("signbit(in0)", np.signbit, result=_float_predicate)
+def signbit(apply, input: Tensor) -> Tensor:
+    """Which elements have their sign bit set (-0.0 too).
+
+    >>> clgrad.signbit(clgrad.tensor([-1.0, -0.0, 2.0]))
+    tensor([ True,  True, False])
+    """
+    return apply(input)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """Which elements are real: all of them (clgrad has no complex dtypes).
+
+    >>> clgrad.isreal(clgrad.tensor([1.0, 2.0]))
+    tensor([True, True])
+    """
+    return Tensor._full(input._shape, True, D.bool_, input.device)
+
+
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself (``+input``); a bool tensor is a RuntimeError, as PyTorch.
+
+    >>> x = clgrad.tensor([1, -2])
+    >>> clgrad.positive(x) is x
+    True
+    """
+    if input.dtype is D.bool_:
+        raise RuntimeError(
+            "The `+` operator, on a bool tensor is not supported. If you are trying to invert a "
+            "mask, use the `~` or `logical_not()` operator instead."
+        )
+    return input
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities are close, NaN is
+    close to NaN with ``equal_nan``); both tensors of one dtype, as PyTorch.
+
+    >>> clgrad.isclose(clgrad.tensor([1.0, 2.0]), clgrad.tensor([1.0 + 1e-7, 2.1]))
+    tensor([ True, False])
+    """
+    _require_tensors("isclose", input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"{SCALAR_TYPE_NAMES[input.dtype.name]} did not match "
+            f"{SCALAR_TYPE_NAMES[other.dtype.name]}"
+        )
+    if rtol < 0 or atol < 0:
+        which, v = ("rtol", rtol) if rtol < 0 else ("atol", atol)
+        raise RuntimeError(f"{which} must be greater than or equal to zero, but got {v}")
+    close = input == other
+    if input.dtype.is_floating_point and equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    if input.dtype is D.bool_ or (rtol == 0 and atol == 0):
+        return close
+    actual = (input - other).abs()
+    allowed = atol + (other * rtol).abs()
+    return close | (actual.isfinite() & (actual <= allowed))
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Whether every element is ``isclose`` (a Python bool).
+
+    >>> clgrad.allclose(clgrad.tensor([1.0, 2.0]), clgrad.tensor([1.0, 2.0 + 1e-6]))
+    True
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether both tensors have one shape and equal elements (a Python bool).
+
+    >>> clgrad.equal(clgrad.tensor([1, 2]), clgrad.tensor([1.0, 2.0]))
+    True
+    """
+    _require_tensors("equal", input, other)
+    return input.shape == other.shape and bool((input == other).all())
+
+
+# other names PyTorch gives these ops (functions, methods and in-place methods)
+ALIASES = {
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "absolute": "abs",
+    "negative": "neg",
+    "multiply": "mul",
+    "subtract": "sub",
+    "divide": "div",
+    "fix": "trunc",
+}

@@ -27,13 +27,17 @@ from ..autograd.function import Function
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import (
+    SCALAR_TYPE_NAMES,
     broadcast_shapes,
+    check_out,
     int_dim,
     launch,
     normalize_dims,
+    numpy_names,
     overflow_error,
     overflows,
     sum_to,
+    write_out,
 )
 from .inplace import inplace
 
@@ -85,20 +89,6 @@ def integral(dt):
     return dt, dt
 
 
-# PyTorch's names for dtypes in its messages (c10::ScalarType)
-SCALAR_TYPE_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
-
-
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
@@ -144,21 +134,34 @@ def _function_class(name: str, forward: Callable, backward: Callable) -> type:
     )
 
 
-def _public(body: Callable, apply: Callable, check: Callable | None = None) -> Callable:
+def _public(body: Callable, apply: Callable, check: Callable | None = None, out: bool = False):
     """The op's public function: ``body`` with its first parameter (``apply``) bound;
     ``check(args)`` first where the op doesn't take every dtype (before the body's own
-    argument handling: PyTorch checks dtypes first)."""
-    if check is None:
+    argument handling: PyTorch checks dtypes first). NumPy's ``axis``/``keepdims`` name
+    ``dim``/``keepdim``, as in PyTorch; ``out``: the function (not the method) takes
+    PyTorch's ``out=`` keyword (``core.write_out``)."""
+    name = body.__name__
+    if out:
 
         @functools.wraps(body)
-        def public(*args, **kwargs):
-            return body(apply, *args, **kwargs)
+        def public(*args, out=None, **kwargs):
+            if kwargs:
+                kwargs = numpy_names(name, kwargs)
+            if out is not None:
+                check_out(name, out, args, kwargs)
+            if check is not None:
+                check(args, kwargs)
+            result = body(apply, *args, **kwargs)
+            return result if out is None else write_out(out, result)
 
     else:
 
         @functools.wraps(body)
         def public(*args, **kwargs):
-            check(args, kwargs)
+            if kwargs:
+                kwargs = numpy_names(name, kwargs)
+            if check is not None:
+                check(args, kwargs)
             return body(apply, *args, **kwargs)
 
     sig = inspect.signature(body)
@@ -171,7 +174,7 @@ class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
     def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first, checks):
-        exact, scalar_type, refuse = checks
+        exact, scalar_type, refuse, scalars = checks
         self.name = body.__name__
         self.kernel = kernel
         self.result = result
@@ -185,10 +188,12 @@ class ElementwiseOp:
         params = [
             p
             for p in list(inspect.signature(body).parameters.values())[1:]
-            if p.kind is p.POSITIONAL_OR_KEYWORD
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in scalars
         ]
         self.arity = len(params)
         self.params = tuple(p.name for p in params)
+        # numbers that follow the operands into the kernel (and the formulas), never operands
+        self.scalars = tuple(scalars)
         # an operand that may be None (clamp's bounds); None for any other is a TypeError
         self.optional = frozenset(i for i, p in enumerate(params) if p.default is None)
         self.exact = tuple(self.params.index(n) for n in exact)
@@ -204,8 +209,8 @@ class ElementwiseOp:
             check = self._check_unary
         else:
             check = self._check_operands if checked else None
-        self.public = _public(body, self.apply, check)
-        self.method = self.public
+        self.public = _public(body, self.apply, check, out=True)
+        self.method = _public(body, self.apply, check)
         self.inplace_method = _inplace_method(body, self, checked) if inplace else None
 
     def _check_unary(self, args, kwargs=None):
@@ -281,6 +286,8 @@ class ElementwiseOp:
         """(result dtype, compute dtype or one per operand) for these operands; PyTorch's
         TypeError for an operand that is no tensor or number, NotImplementedError for a dtype
         the op doesn't take."""
+        if self.scalars:
+            operands = operands[: self.arity]
         dt = self._promote(operands[1:] if self.mask_first else operands)
         if self.restricted is not None:
             self._check_dtype(dt)
@@ -296,7 +303,7 @@ class ElementwiseOp:
 
     def _function(self) -> type:
         op = self
-        names = self.params
+        names = self.params + self.scalars
         reads = set()
         for g in self.grads:
             if g is not None:
@@ -384,6 +391,7 @@ def elementwise(
     exact: tuple[str, ...] = (),
     scalar_type: Callable = keep_dtype,
     refuse: str | None = None,
+    scalars: tuple[str, ...] = (),
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -397,7 +405,9 @@ def elementwise(
     exponent; other ops wrap them as C converts), to ``scalar_type(promoted dtype)``.
     ``refuse``: the message of the RuntimeError PyTorch's op raises itself for a dtype outside
     ``dtypes`` (relu of bool), where it does not leave that to its kernels'
-    NotImplementedError.
+    NotImplementedError. ``scalars``: parameters that are options, not operands (hardtanh's
+    bounds, leaky_relu's slope): Python numbers the body passes to ``apply`` after the
+    operands, reaching the kernel as ``in<k>`` in the compute type and the formulas by name.
     """
 
     def declare(body: Callable) -> Callable:
@@ -414,7 +424,7 @@ def elementwise(
             dtypes,
             domain,
             mask_first,
-            (exact, scalar_type, refuse),
+            (exact, scalar_type, refuse, scalars),
         )
         ELEMENTWISE[name] = op
         op.public.op = op
@@ -478,8 +488,8 @@ class ReductionOp:
         self.grad = _formula(grad, ("input", "dim"))
         self.differentiable = grad is not None
         self.function = self._function() if self.differentiable else None
-        self.public = _public(body, self.apply)
-        self.method = self.public
+        self.public = _public(body, self.apply, out=True)
+        self.method = _public(body, self.apply)
         self.inplace_method = None
 
     def apply(self, x, dim=None, keepdim=False, dtype=None):
