@@ -42,6 +42,19 @@ __all__ = [
     "sigmoid",
     "tanh",
     "logsigmoid",
+    "glu",
+    "softsign",
+    "hardsigmoid",
+    "hardswish",
+    "celu",
+    "selu",
+    "mish",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "prelu",
+    "rrelu",
     "softmax",
     "softmin",
     "log_softmax",
@@ -51,18 +64,49 @@ __all__ = [
     "bilinear",
     "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
     "unfold",
     "fold",
     "max_pool2d",
     "avg_pool2d",
+    "max_pool1d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "layer_norm",
     "batch_norm",
     "group_norm",
+    "instance_norm",
+    "local_response_norm",
     "embedding",
     "one_hot",
     "pad",
     "normalize",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "cosine_similarity",
+    "pairwise_distance",
+    "scaled_dot_product_attention",
     "cross_entropy",
     "nll_loss",
     "mse_loss",
@@ -243,6 +287,105 @@ def log_softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -
     return _R.log_softmax(x, _softmax_dim("log_softmax", x.ndim, dim), dtype)
 
 
+# ---- activations composed of Tensor ops until they are declared elementwise ops -----------------
+# (softsign, hardsigmoid, hardswish, selu, celu, mish, hardshrink, softshrink and tanhshrink are
+# being declared in clgrad/ops/elementwise.py; these compositions stand in until they land)
+def _maybe_inplace(x, out, inplace):
+    return x.copy_(out) if inplace else out
+
+
+def softsign(input: Tensor) -> Tensor:
+    """Applies ``x / (1 + |x|)`` element-wise, as ``torch.nn.functional.softsign``.
+
+    >>> clgrad.nn.functional.softsign(clgrad.tensor([-3.0, 1.0]))
+    tensor([-0.7500,  0.5000])
+    """
+    return input / (input.abs() + 1)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``relu6(x + 3) / 6`` element-wise, as ``torch.nn.functional.hardsigmoid``.
+
+    >>> clgrad.nn.functional.hardsigmoid(clgrad.tensor([-4.0, 0.0, 1.5]))
+    tensor([0.0000, 0.5000, 0.7500])
+    """
+    return _maybe_inplace(input, (input + 3).clamp(0.0, 6.0) / 6, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``x * relu6(x + 3) / 6`` element-wise, as ``torch.nn.functional.hardswish``.
+
+    >>> clgrad.nn.functional.hardswish(clgrad.tensor([-4.0, 1.0, 4.0]))
+    tensor([-0.0000,  0.6667,  4.0000])
+    """
+    return _maybe_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise, as
+    ``torch.nn.functional.celu``.
+
+    >>> clgrad.nn.functional.celu(clgrad.tensor([-1.0, 2.0]), alpha=2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    neg = (input.clamp(max=0.0) / alpha).expm1() * alpha
+    return _maybe_inplace(input, _E.where(input > 0, input, neg), inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``scale * elu(x, alpha)`` with PyTorch's constants (alpha ~ 1.6733, scale ~
+    1.0507) element-wise, as ``torch.nn.functional.selu``.
+
+    >>> clgrad.nn.functional.selu(clgrad.tensor([-1.0, 2.0]))
+    tensor([-1.1113,  2.1014])
+    """
+    neg = input.clamp(max=0.0).expm1() * _SELU_ALPHA
+    return _maybe_inplace(input, _E.where(input > 0, input, neg) * _SELU_SCALE, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``x * tanh(softplus(x))`` element-wise, as ``torch.nn.functional.mish``.
+
+    >>> clgrad.nn.functional.mish(clgrad.tensor([-1.0, 2.0]))
+    tensor([-0.3034,  1.9440])
+    """
+    return _maybe_inplace(input, input * _E.tanh(_E.softplus(input)), inplace)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Applies ``x`` where ``|x| > lambd``, else 0, element-wise, as
+    ``torch.nn.functional.hardshrink``.
+
+    >>> clgrad.nn.functional.hardshrink(clgrad.tensor([-1.0, 0.3, 0.6]))
+    tensor([-1.0000,  0.0000,  0.6000])
+    """
+    return _E.where((input > lambd) | (input < -lambd), input, 0.0).to(input.dtype)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Shrinks ``x`` towards 0 by ``lambd`` (0 inside ``[-lambd, lambd]``) element-wise, as
+    ``torch.nn.functional.softshrink``.
+
+    >>> clgrad.nn.functional.softshrink(clgrad.tensor([-1.0, 0.3, 0.75]))
+    tensor([-0.5000,  0.0000,  0.2500])
+    """
+    out = _E.where(input > lambd, input - lambd, _E.where(input < -lambd, input + lambd, 0.0))
+    return out.to(input.dtype)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """Applies ``x - tanh(x)`` element-wise, as ``torch.nn.functional.tanhshrink``.
+
+    >>> clgrad.nn.functional.tanhshrink(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+    return input - _E.tanh(input)
+
+
 # ---- dropout ---------------------------------------------------------------------------------
 def _check_p(p):
     if not 0.0 <= p <= 1.0:
@@ -336,34 +479,136 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 # ---- convolution -----------------------------------------------------------------------------
-def _pair(v, name="value"):
+def _ntuple(v, n, name="value"):
+    """``v`` (an int or a sequence of 1 or ``n`` ints) as an ``n``-tuple of ints."""
     if isinstance(v, (tuple, list)):
         if len(v) == 1:
-            return (int(v[0]), int(v[0]))
-        if len(v) != 2:
-            raise ValueError(f"{name} must be an int or a pair of ints, got {v}")
-        return (int(v[0]), int(v[1]))
-    return (int(v), int(v))
+            return (int(v[0]),) * n
+        if len(v) != n:
+            raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {v}")
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _pair(v, name="value"):
+    return _ntuple(v, 2, name)
 
 
 def _conv_pads(padding, kernel, stride, dilation):
-    """((top, bottom), (left, right)) from an int, a pair, 'valid' or 'same'."""
+    """(lo, hi) per spatial dim from an int, a tuple, 'valid' or 'same'."""
+    n = len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
-            return ((0, 0), (0, 0))
+            return ((0, 0),) * n
         if padding == "same":
-            if stride != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            pads = []
-            for k, d in zip(kernel, dilation):
-                total = d * (k - 1)
-                pads.append((total // 2, total - total // 2))
-            return tuple(pads)
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            # PyTorch puts the odd element of an even total on the high side
+            totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+            return tuple((t // 2, t - t // 2) for t in totals)
         raise ValueError(f"Invalid padding string {padding!r}, should be one of 'valid', 'same'")
-    ph, pw = _pair(padding, "padding")
-    if ph < 0 or pw < 0:
+    pads = _ntuple(padding, n, "padding")
+    if min(pads) < 0:
         raise RuntimeError("negative padding is not supported")
-    return ((ph, ph), (pw, pw))
+    return tuple((p, p) for p in pads)
+
+
+def _conv_input(name, input, weight, nd):
+    """The batched input (an unbatched one gets a batch of 1) and whether it was unbatched,
+    after PyTorch's checks of the ranks and dtypes."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    if weight.ndim != nd + 2:
+        raise RuntimeError(
+            f"{name}: expected a {nd + 2}-D weight, got weight of size {list(weight.shape)}"
+        )
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"Input type ({input.dtype.name}) and weight type ({weight.dtype.name}) should be "
+            "the same"
+        )
+    unbatched = input.ndim == nd + 1
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _check_groups(weight, groups):
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{list(weight.shape)}] instead"
+        )
+
+
+def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
+    """N-d convolution as im2col: ``Patches`` (a view of the windows) -> one copy into the
+    column matrix -> one (grouped) matmul."""
+    x, unbatched = _conv_input(name, input, weight, nd)
+    _check_groups(weight, groups)
+    out_c, cg = weight.shape[0], weight.shape[1]
+    kernel = tuple(weight.shape[2:])
+    n, c = x.shape[0], x.shape[1]
+    if c != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead"
+        )
+    stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 1:
+        raise RuntimeError("dilation should be greater than zero")
+    pads = _conv_pads(padding, kernel, stride, dilation)
+    x = _N.pad_constant(x, ((0, 0), (0, 0)) + pads)
+    spatial = tuple(x.shape[2:])
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(s < k for s, k in zip(spatial, spans)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, spatial))}). "
+            f"Kernel size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+    win = _N.Patches.apply(x, kernel, stride, dilation)  # (N, C, *out, *kernel), a view
+    outs = tuple(win.shape[2 : 2 + nd])
+    k = cg * math.prod(kernel)
+    # (C, *kernel, N, *out): one column per output position
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    length = n * math.prod(outs)
+    if groups == 1:
+        out = weight.reshape(out_c, k) @ win.permute(order).reshape(k, length)
+    else:
+        cols = win.permute(order).reshape(groups, k, length)
+        out = weight.reshape(groups, out_c // groups, k) @ cols
+    out = out.reshape((out_c, n) + outs).transpose(0, 1)
+    if bias is not None:
+        out = out + bias.reshape((1, out_c) + (1,) * nd)
+    else:
+        out = out.contiguous()
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] | Literal["valid", "same"] = 0,
+    dilation: int | tuple[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """Applies a 1-D convolution (cross-correlation) of a ``(N, C_in, L)`` or ``(C_in, L)`` input
+    with a ``(C_out, C_in / groups, k)`` weight, as ``torch.nn.functional.conv1d``; the options
+    as in ``conv2d``.
+
+    >>> x = clgrad.arange(5.0).reshape(1, 1, 5)
+    >>> clgrad.nn.functional.conv1d(x, clgrad.tensor([[[1.0, -1.0]]]))
+    tensor([[[-1., -1., -1., -1.]]])
+    """
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(
@@ -388,92 +633,149 @@ def conv2d(
     >>> clgrad.nn.functional.conv2d(x, clgrad.ones(1, 1, 3, 3), padding=1).shape
     clgrad.Size([1, 1, 4, 4])
     """
-    unbatched = input.ndim == 3
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-            f"{list(input.shape)}"
-        )
-    x = input.unsqueeze(0) if unbatched else input
-    if weight.ndim != 4:
-        raise RuntimeError(
-            f"conv2d: expected a 4-D weight (out, in/groups, kh, kw), got {list(weight.shape)}"
-        )
-    if x.dtype is not weight.dtype:
-        raise RuntimeError(
-            f"Input type ({x.dtype.name}) and weight type ({weight.dtype.name}) should be the same"
-        )
-    out_c, cg, kh, kw = weight.shape
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int, int] = 1,
+    padding: int | tuple[int, int, int] | Literal["valid", "same"] = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """Applies a 3-D convolution (cross-correlation) of a ``(N, C_in, D, H, W)`` or
+    ``(C_in, D, H, W)`` input with a ``(C_out, C_in / groups, kd, kh, kw)`` weight, as
+    ``torch.nn.functional.conv3d``; the options as in ``conv2d``.
+
+    >>> x = clgrad.ones(1, 2, 4, 4, 4)
+    >>> clgrad.nn.functional.conv3d(x, clgrad.ones(3, 2, 2, 2, 2), padding=1).shape
+    clgrad.Size([1, 3, 5, 5, 5])
+    """
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(
+    name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    """N-d transposed convolution, the adjoint of ``_convnd``: one (grouped) matmul gives
+    every input position's contribution to its window, then ``Fold`` adds the windows up."""
+    x, unbatched = _conv_input(name, input, weight, nd)
+    _check_groups(weight, groups)
+    in_c, og = weight.shape[0], weight.shape[1]
+    kernel = tuple(weight.shape[2:])
     n, c = x.shape[0], x.shape[1]
-    if groups < 1 or out_c % groups:
-        raise RuntimeError(f"conv2d: out_channels ({out_c}) must be divisible by groups ({groups})")
-    if c != cg * groups:
+    if c != in_c:
         raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-            f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead"
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {in_c} channels, but got {c} channels instead"
         )
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if min(stride) < 1 or min(dilation) < 1:
-        raise RuntimeError("conv2d: stride and dilation must be positive")
-    pads = _conv_pads(padding, (kh, kw), stride, dilation)
-    x = _N.pad_constant(x, ((0, 0), (0, 0)) + pads)
-    h, w = x.shape[2], x.shape[3]
-    if h < dilation[0] * (kh - 1) + 1 or w < dilation[1] * (kw - 1) + 1:
+    stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
+    pads = _ntuple(padding, nd, "padding")
+    extra = _ntuple(output_padding, nd, "output_padding")
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 1:
+        raise RuntimeError("dilation should be greater than zero")
+    if min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)) or min(extra) < 0:
         raise RuntimeError(
-            f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
-            f"({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1}). Kernel size can't be "
-            "greater than actual input size"
+            f"output padding must be smaller than either stride or dilation, but got "
+            f"output_padding={list(extra)}, stride={list(stride)}, dilation={list(dilation)}"
         )
-    win = _N.Patches.apply(x, (kh, kw), stride, dilation)  # (N, C, OH, OW, kh, kw), a view
-    oh, ow = win.shape[2], win.shape[3]
-    k = cg * kh * kw
-    if groups == 1:
-        cols = win.permute(1, 4, 5, 0, 2, 3).reshape(k, n * oh * ow)
-        out = weight.reshape(out_c, k) @ cols  # (O, N*OH*OW)
-    else:
-        cols = win.permute(1, 4, 5, 0, 2, 3).reshape(groups, k, n * oh * ow)
-        out = weight.reshape(groups, out_c // groups, k) @ cols
-    out = out.reshape(out_c, n, oh, ow).permute(1, 0, 2, 3)
-    out = out + bias.reshape(1, out_c, 1, 1) if bias is not None else out.contiguous()
+    ins = tuple(x.shape[2:])
+    full = tuple((i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(ins, stride, dilation, kernel))
+    if any(f + e - 2 * p < 1 for f, e, p in zip(full, extra, pads)):
+        sizes = [f + e - 2 * p for f, e, p in zip(full, extra, pads)]
+        raise RuntimeError(f"{name}: the output size {sizes} is too small (non-positive)")
+    cin_g, kk, length = in_c // groups, math.prod(kernel), math.prod(ins)
+    cols = x.reshape(n, groups, cin_g, length).permute(1, 2, 0, 3).reshape(groups, cin_g, -1)
+    w = weight.reshape(groups, cin_g, og * kk).mT  # (G, O/G * K, C/G)
+    out = w @ cols  # (G, O/G * K, N * L)
+    out = out.reshape((groups * og,) + kernel + (n,) + ins)
+    # (N, O, *in, *kernel): the windows Fold adds into the (uncropped) output
+    order = (1 + nd, 0) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(1, 1 + nd))
+    out = _N.Fold.apply(out.permute(order), (n, groups * og) + full, kernel, stride, dilation)
+    out = _N.pad_constant(out, ((0, 0), (0, 0)) + tuple((-p, e - p) for p, e in zip(pads, extra)))
+    if bias is not None:
+        out = out + bias.reshape((1, groups * og) + (1,) * nd)
     return out.squeeze(0) if unbatched else out
 
 
-def _as_2d_with_unit_height(v) -> tuple[int, int]:
-    """A 1-d stride or dilation as the 2-d one conv2d takes over an (N, C, 1, L) input."""
-    return (1, int(v[0] if isinstance(v, (tuple, list)) else v))
-
-
-def conv1d(
+def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | tuple[int] = 1,
-    padding: int | tuple[int] | Literal["valid", "same"] = 0,
-    dilation: int | tuple[int] = 1,
+    padding: int | tuple[int] = 0,
+    output_padding: int | tuple[int] = 0,
     groups: int = 1,
+    dilation: int | tuple[int] = 1,
 ) -> Tensor:
-    """Applies a 1-D convolution (cross-correlation) of a ``(N, C_in, L)`` or ``(C_in, L)`` input
-    with a ``(C_out, C_in / groups, k)`` weight, as ``torch.nn.functional.conv1d`` (computed as
-    a conv2d over a height of 1).
+    """Applies a 1-D transposed convolution (the gradient of ``conv1d`` with respect to its
+    input) of a ``(N, C_in, L)`` or ``(C_in, L)`` input with a ``(C_in, C_out / groups, k)``
+    weight, as ``torch.nn.functional.conv_transpose1d``: the output length is
+    ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
 
-    >>> x = clgrad.arange(5.0).reshape(1, 1, 5)
-    >>> clgrad.nn.functional.conv1d(x, clgrad.tensor([[[1.0, -1.0]]]))
-    tensor([[[-1., -1., -1., -1.]]])
+    >>> x = clgrad.tensor([[[1.0, 2.0]]])
+    >>> clgrad.nn.functional.conv_transpose1d(x, clgrad.ones(1, 1, 3), stride=2)
+    tensor([[[1., 1., 3., 2., 2.]]])
     """
-    if isinstance(padding, str):
-        pad2 = padding
-    else:
-        pad2 = (0, int(padding[0] if isinstance(padding, (tuple, list)) else padding))
-    out = conv2d(
-        input.unsqueeze(-2),
-        weight.unsqueeze(-2),
-        bias,
-        _as_2d_with_unit_height(stride),
-        pad2,
-        _as_2d_with_unit_height(dilation),
-        groups,
-    )
-    return out.squeeze(-2)
+    return _conv_transposend(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: _Int2 = 1,
+    padding: _Int2 = 0,
+    output_padding: _Int2 = 0,
+    groups: int = 1,
+    dilation: _Int2 = 1,
+) -> Tensor:
+    """Applies a 2-D transposed convolution of a ``(N, C_in, H, W)`` or ``(C_in, H, W)`` input
+    with a ``(C_in, C_out / groups, kh, kw)`` weight, as
+    ``torch.nn.functional.conv_transpose2d`` (see ``conv_transpose1d``).
+
+    >>> y = clgrad.nn.functional.conv_transpose2d(clgrad.ones(1, 2, 3, 3), clgrad.ones(2, 4, 3, 3),
+    ...     stride=2, padding=1, output_padding=1)
+    >>> y.shape
+    clgrad.Size([1, 4, 6, 6])
+    """
+    return _conv_transposend(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int, int, int] = 1,
+    padding: int | tuple[int, int, int] = 0,
+    output_padding: int | tuple[int, int, int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, int, int] = 1,
+) -> Tensor:
+    """Applies a 3-D transposed convolution of a ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
+    input with a ``(C_in, C_out / groups, kd, kh, kw)`` weight, as
+    ``torch.nn.functional.conv_transpose3d`` (see ``conv_transpose1d``).
+
+    >>> x = clgrad.ones(1, 2, 2, 2, 2)
+    >>> clgrad.nn.functional.conv_transpose3d(x, clgrad.ones(2, 3, 2, 2, 2), stride=2).shape
+    clgrad.Size([1, 3, 4, 4, 4])
+    """
+    return _conv_transposend(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
 
 
 def unfold(
@@ -483,23 +785,26 @@ def unfold(
     padding: _Int2 = 0,
     stride: _Int2 = 1,
 ) -> Tensor:
-    """Extracts the sliding ``kernel_size`` blocks of a ``(N, C, H, W)`` input into a
-    ``(N, C * kh * kw, L)`` tensor (one column per block position), as
-    ``torch.nn.functional.unfold``.
+    """Extracts the sliding ``kernel_size`` blocks of a ``(N, C, H, W)`` (or unbatched
+    ``(C, H, W)``) input into a ``(N, C * kh * kw, L)`` tensor (one column per block position),
+    as ``torch.nn.functional.unfold``.
 
     >>> clgrad.nn.functional.unfold(clgrad.ones(1, 2, 4, 4), kernel_size=2).shape
     clgrad.Size([1, 8, 9])
     """
-    if input.ndim != 4:
-        raise NotImplementedError(
-            f"Input Error: Only 4D input Tensors are supported (got {input.ndim}D)"
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"Expected 3D or 4D (batch mode) tensor for input with possible 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
         )
+    x = input.unsqueeze(0) if input.ndim == 3 else input
     kh, kw = _pair(kernel_size)
     ph, pw = _pair(padding)
-    x = _N.pad_constant(input, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    x = _N.pad_constant(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     win = _N.Patches.apply(x, (kh, kw), _pair(stride), _pair(dilation))
     n, c, oh, ow = win.shape[:4]
-    return win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+    out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+    return out.squeeze(0) if input.ndim == 3 else out
 
 
 def fold(
@@ -510,9 +815,9 @@ def fold(
     padding: _Int2 = 0,
     stride: _Int2 = 1,
 ) -> Tensor:
-    """Sums ``(N, C * kh * kw, L)`` sliding blocks back into a ``(N, C, H, W)`` tensor of spatial
-    size ``output_size`` (overlapping values add up): the adjoint of ``unfold``, as
-    ``torch.nn.functional.fold``.
+    """Sums ``(N, C * kh * kw, L)`` (or unbatched ``(C * kh * kw, L)``) sliding blocks back into
+    a ``(N, C, H, W)`` tensor of spatial size ``output_size`` (overlapping values add up): the
+    adjoint of ``unfold``, as ``torch.nn.functional.fold``.
 
     >>> import clgrad.nn.functional as F
     >>> F.fold(F.unfold(clgrad.ones(1, 1, 3, 3), 2), (3, 3), 2)
@@ -520,9 +825,15 @@ def fold(
               [2., 4., 2.],
               [1., 2., 1.]]]])
     """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2D or 3D (batch mode) tensor for input with possible 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    x = input.unsqueeze(0) if input.ndim == 2 else input
     (h, w), (kh, kw), (ph, pw) = _pair(output_size), _pair(kernel_size), _pair(padding)
     stride, dilation = _pair(stride), _pair(dilation)
-    n, ck, length = input.shape
+    n, ck, length = x.shape
     c = ck // (kh * kw)
     oh = _N.out_size(h + 2 * ph, kh, stride[0], dilation[0])
     ow = _N.out_size(w + 2 * pw, kw, stride[1], dilation[1])
@@ -530,9 +841,10 @@ def fold(
         raise RuntimeError(
             f"fold: expected an input of shape (N, C*{kh * kw}, {oh * ow}), got {list(input.shape)}"
         )
-    g = input.reshape(n, c, kh, kw, oh, ow).permute(0, 1, 4, 5, 2, 3)
+    g = x.reshape(n, c, kh, kw, oh, ow).permute(0, 1, 4, 5, 2, 3)
     out = _N.Fold.apply(g, (n, c, h + 2 * ph, w + 2 * pw), (kh, kw), stride, dilation)
-    return _N.pad_constant(out, ((0, 0), (0, 0), (-ph, -ph), (-pw, -pw)))
+    out = _N.pad_constant(out, ((0, 0), (0, 0), (-ph, -ph), (-pw, -pw)))
+    return out.squeeze(0) if input.ndim == 2 else out
 
 
 # ---- pooling ---------------------------------------------------------------------------------
@@ -551,18 +863,19 @@ def _pool_size(n, k, s, p, d, ceil_mode):
     return out, extra
 
 
-def _pool_args(name, input, kernel_size, stride, padding, dilation):
-    if input.ndim not in (3, 4):
+def _pool_args(name, nd, input, kernel_size, stride, padding, dilation):
+    if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(
-            f"{name}: Expected 3D or 4D (batch mode) tensor for input, got {list(input.shape)}"
+            f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, got "
+            f"{list(input.shape)}"
         )
-    k = _pair(kernel_size, "kernel_size")
+    k = _ntuple(kernel_size, nd, "kernel_size")
     s = (
         k
         if stride is None or (isinstance(stride, (tuple, list)) and not stride)
-        else _pair(stride, "stride")
+        else _ntuple(stride, nd, "stride")
     )
-    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    p, d = _ntuple(padding, nd, "padding"), _ntuple(dilation, nd, "dilation")
     if min(k) < 1 or min(s) < 1 or min(d) < 1:
         raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero")
     for pi, ki, di in zip(p, k, d):
@@ -576,6 +889,58 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation):
 
 def _lowest(dt):
     return -math.inf if dt.is_floating_point else int(np.iinfo(dt.np).min)
+
+
+def _window_origin(idx, outs, kernel, stride, dilation, padding, spatial, device):
+    """The flat index into the (unpadded) spatial volume of the element ``idx`` (a flat index
+    into each window, shape (..., *outs)) picks, as max pooling's indices."""
+    nd = len(kernel)
+    flat = None
+    for i in range(nd):
+        inner_k = math.prod(kernel[i + 1 :])
+        j = (idx // inner_k) % kernel[i] if inner_k > 1 else idx % kernel[i]
+        o = _arange(outs[i], device=device).reshape((outs[i],) + (1,) * (nd - 1 - i))
+        pos = (o * stride[i] + j * dilation[i] - padding[i]) * math.prod(spatial[i + 1 :])
+        flat = pos if flat is None else flat + pos
+    return flat
+
+
+def _max_poolnd(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    k, s, p, d = _pool_args(name, nd, input, kernel_size, stride, padding, dilation)
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    spatial = tuple(x.shape[2:])
+    sizes = [_pool_size(*a, ceil_mode) for a in zip(spatial, k, s, p, d)]
+    outs = tuple(o for o, _ in sizes)
+    pads = tuple((pi, pi + e) for pi, (_, e) in zip(p, sizes))
+    xp = _N.pad_constant(x, ((0, 0), (0, 0)) + pads, _lowest(x.dtype))
+    win = _N.Patches.apply(xp, k, s, d)
+    values, idx = _N.MaxLast.apply(win.reshape(tuple(win.shape[: 2 + nd]) + (math.prod(k),)))
+    if unbatched:
+        values, idx = values.squeeze(0), idx.squeeze(0)
+    if not indices:
+        return values
+    return values, _window_origin(idx, outs, k, s, d, p, spatial, x.device)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    dilation: int | tuple[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum over sliding windows of a ``(N, C, L)`` or ``(C, L)`` input, as
+    ``torch.nn.functional.max_pool1d`` (the options as in ``max_pool2d``).
+
+    >>> clgrad.nn.functional.max_pool1d(clgrad.tensor([[1.0, 3.0, 2.0, 0.0, 5.0]]), 2)
+    tensor([[3., 2.]])
+    """
+    return _max_poolnd(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 def max_pool2d(
@@ -597,25 +962,29 @@ def max_pool2d(
     >>> values.flatten().tolist(), indices.flatten().tolist()
     ([5.0, 7.0, 13.0, 15.0], [5, 7, 13, 15])
     """
-    k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
-    x = input.unsqueeze(0) if input.ndim == 3 else input
-    h, w = x.shape[2], x.shape[3]
-    oh, eh = _pool_size(h, k[0], s[0], p[0], d[0], ceil_mode)
-    ow, ew = _pool_size(w, k[1], s[1], p[1], d[1], ceil_mode)
-    xp = _N.pad_constant(
-        x, ((0, 0), (0, 0), (p[0], p[0] + eh), (p[1], p[1] + ew)), _lowest(x.dtype)
+    return _max_poolnd(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
-    win = _N.Patches.apply(xp, k, s, d)
-    n, c = win.shape[:2]
-    values, idx = _N.MaxLast.apply(win.reshape(n, c, oh, ow, k[0] * k[1]))
-    if input.ndim == 3:
-        values, idx = values.squeeze(0), idx.squeeze(0)
-    if not return_indices:
-        return values
-    # the flat index into the (unpadded) H*W plane of each chosen element
-    rows = _arange(oh, device=x.device).reshape(oh, 1) * s[0] + (idx // k[1]) * d[0] - p[0]
-    cols = _arange(ow, device=x.device) * s[1] + (idx % k[1]) * d[1] - p[1]
-    return values, rows * w + cols
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum over sliding windows of a ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    input, as ``torch.nn.functional.max_pool3d`` (indices into the D * H * W volume).
+
+    >>> clgrad.nn.functional.max_pool3d(clgrad.arange(8.0).reshape(1, 2, 2, 2), 2)
+    tensor([[[[7.]]]])
+    """
+    return _max_poolnd(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 def _avg_divisor(n, k, s, p, out, count_include_pad):
@@ -623,6 +992,53 @@ def _avg_divisor(n, k, s, p, out, count_include_pad):
     lo, hi = (-p, n + p) if count_include_pad else (0, n)
     starts = np.arange(out) * s - p
     return np.minimum(starts + k, hi) - np.maximum(starts, lo)
+
+
+def _avg_poolnd(name, nd, input, kernel_size, stride, padding, ceil_mode, include_pad, override):
+    k, s, p, _ = _pool_args(name, nd, input, kernel_size, stride, padding, 1)
+    if override is not None and override == 0:
+        raise RuntimeError("divisor must be not zero")
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    spatial = tuple(x.shape[2:])
+    sizes = [_pool_size(n, ki, si, pi, 1, ceil_mode) for n, ki, si, pi in zip(spatial, k, s, p)]
+    pads = tuple((pi, pi + e) for pi, (_, e) in zip(p, sizes))
+    xp = _N.pad_constant(x, ((0, 0), (0, 0)) + pads)
+    total = _N.Patches.apply(xp, k, s, (1,) * nd).sum(tuple(range(-nd, 0)))
+    if override:
+        out = total / override
+    else:
+        divs = [
+            _avg_divisor(n, ki, si, pi, o, include_pad)
+            for n, ki, si, pi, (o, _) in zip(spatial, k, s, p, sizes)
+        ]
+        if all((dv == ki).all() for dv, ki in zip(divs, k)):
+            out = total / math.prod(k)
+        else:
+            div = divs[0]
+            for dv in divs[1:]:
+                div = np.multiply.outer(div, dv)
+            out = total / _tensor(div, dtype=x.dtype, device=x.device)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Averages over sliding windows of a ``(N, C, L)`` or ``(C, L)`` input, as
+    ``torch.nn.functional.avg_pool1d`` (the options as in ``avg_pool2d``).
+
+    >>> clgrad.nn.functional.avg_pool1d(clgrad.tensor([[1.0, 3.0, 2.0, 0.0, 5.0]]), 2)
+    tensor([[2., 1.]])
+    """
+    return _avg_poolnd(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
 
 
 def avg_pool2d(
@@ -643,33 +1059,140 @@ def avg_pool2d(
     >>> clgrad.nn.functional.avg_pool2d(x, 2).flatten().tolist()
     [2.5, 4.5, 10.5, 12.5]
     """
-    k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
-    x = input.unsqueeze(0) if input.ndim == 3 else input
-    h, w = x.shape[2], x.shape[3]
-    oh, eh = _pool_size(h, k[0], s[0], p[0], 1, ceil_mode)
-    ow, ew = _pool_size(w, k[1], s[1], p[1], 1, ceil_mode)
-    xp = _N.pad_constant(x, ((0, 0), (0, 0), (p[0], p[0] + eh), (p[1], p[1] + ew)))
-    total = _N.Patches.apply(xp, k, s, (1, 1)).sum((-2, -1))
-    if divisor_override:
-        out = total / divisor_override
-    else:
-        dh = _avg_divisor(h, k[0], s[0], p[0], oh, count_include_pad)
-        dw = _avg_divisor(w, k[1], s[1], p[1], ow, count_include_pad)
-        if (dh == k[0]).all() and (dw == k[1]).all():
-            out = total / (k[0] * k[1])
-        else:
-            div = _tensor(np.outer(dh, dw), dtype=x.dtype, device=x.device)
-            out = total / div
-    return out.squeeze(0) if input.ndim == 3 else out
+    return _avg_poolnd(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Averages over sliding windows of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, as
+    ``torch.nn.functional.avg_pool3d`` (the options as in ``avg_pool2d``).
+
+    >>> clgrad.nn.functional.avg_pool3d(clgrad.arange(8.0).reshape(1, 2, 2, 2), 2)
+    tensor([[[[3.5000]]]])
+    """
+    return _avg_poolnd(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def _lp_poolnd(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's formula: (sum of x ** p over the window) ** (1 / p), through avg pooling."""
+    k = _ntuple(kernel_size, nd, "kernel_size")
+    out = _avg_poolnd(f"lp_pool{nd}d", nd, input**norm_type, k, stride, 0, ceil_mode, True, None)
+    return (out.sign() * out.abs().relu() * math.prod(k)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int,
+    stride: int | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The power-average pooling ``(sum x ** p) ** (1 / p)`` over sliding windows of a
+    ``(N, C, L)`` or ``(C, L)`` input, as ``torch.nn.functional.lp_pool1d``.
+
+    >>> clgrad.nn.functional.lp_pool1d(clgrad.tensor([[3.0, 4.0]]), 2, 2)
+    tensor([[5.]])
+    """
+    return _lp_poolnd(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: _Int2,
+    stride: _Int2 | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The power-average pooling over sliding windows of a ``(N, C, H, W)`` or ``(C, H, W)``
+    input, as ``torch.nn.functional.lp_pool2d``.
+
+    >>> clgrad.nn.functional.lp_pool2d(clgrad.full((1, 2, 2), 2.0), 1, 2)
+    tensor([[[8.]]])
+    """
+    return _lp_poolnd(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The power-average pooling over sliding windows of a ``(N, C, D, H, W)`` or
+    ``(C, D, H, W)`` input, as ``torch.nn.functional.lp_pool3d``.
+
+    >>> clgrad.nn.functional.lp_pool3d(clgrad.full((1, 2, 2, 2), 2.0), 1, 2)
+    tensor([[[[16.]]]])
+    """
+    return _lp_poolnd(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _adaptive_bounds(n, m):
+    """Window ``i`` of adaptive pooling covers [floor(i n / m), ceil((i + 1) n / m))."""
+    lo = (np.arange(m) * n) // m
+    hi = -((-(np.arange(1, m + 1) * n)) // m)
+    return lo, hi
 
 
 def _adaptive_matrix(n, m, dt, device):
-    """(m, n) matrix of adaptive pooling: row i averages [floor(i n / m), ceil((i + 1) n / m))."""
+    """(m, n) matrix of adaptive average pooling: row i averages window i."""
     a = np.zeros((m, n))
-    for i in range(m):
-        lo, hi = (i * n) // m, -(-((i + 1) * n) // m)
+    for i, (lo, hi) in enumerate(zip(*_adaptive_bounds(n, m))):
         a[i, lo:hi] = 1.0 / (hi - lo)
     return _tensor(a, dtype=dt, device=device)
+
+
+def _adaptive_sizes(name, nd, input, output_size):
+    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd:]):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
+        )
+    spatial = tuple(input.shape[-nd:])
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            raise ValueError(f"{name}: output_size must have {nd} elements, got {len(output_size)}")
+        return spatial, tuple(n if o is None else int(o) for n, o in zip(spatial, output_size))
+    return spatial, (int(output_size),) * nd
+
+
+def _adaptive_avg_poolnd(name, nd, input, output_size):
+    spatial, outs = _adaptive_sizes(name, nd, input, output_size)
+    dims = tuple(range(-nd, 0))
+    if all(o == 1 for o in outs):
+        return input.mean(dims, keepdim=True)
+    if all(n % o == 0 for n, o in zip(spatial, outs)):
+        k = tuple(n // o for n, o in zip(spatial, outs))
+        return _avg_poolnd(name, nd, input, k, k, 0, False, True, None)
+    out = input
+    for i, (n, m) in enumerate(zip(spatial, outs)):
+        if n != m:  # one matmul per dim, on the dim moved last
+            mat = _adaptive_matrix(n, m, input.dtype, input.device)
+            out = (out.movedim(i - nd, -1) @ mat.mT).movedim(-1, i - nd)
+    return out
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | tuple[int]) -> Tensor:
+    """Averages a ``(N, C, L)`` or ``(C, L)`` input down to the length ``output_size``, as
+    ``torch.nn.functional.adaptive_avg_pool1d`` (windows as in ``adaptive_avg_pool2d``).
+
+    >>> clgrad.nn.functional.adaptive_avg_pool1d(clgrad.tensor([[1.0, 2.0, 3.0, 6.0]]), 2)
+    tensor([[1.5000, 4.5000]])
+    """
+    return _adaptive_avg_poolnd("adaptive_avg_pool1d", 1, input, output_size)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None]) -> Tensor:
@@ -684,25 +1207,375 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     >>> F.adaptive_avg_pool2d(clgrad.ones(1, 2, 5, 7), (2, None)).shape
     clgrad.Size([1, 2, 2, 7])
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            f"adaptive_avg_pool2d: Expected 3D or 4D tensor, but got {list(input.shape)}"
-        )
-    h, w = input.shape[-2], input.shape[-1]
-    if isinstance(output_size, (tuple, list)):
-        oh, ow = (
-            h if output_size[0] is None else output_size[0],
-            w if output_size[1] is None else output_size[1],
-        )
+    return _adaptive_avg_poolnd("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: int | tuple[int | None, int | None, int | None]
+) -> Tensor:
+    """Averages a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input down to the spatial size
+    ``output_size``, as ``torch.nn.functional.adaptive_avg_pool3d``.
+
+    >>> clgrad.nn.functional.adaptive_avg_pool3d(clgrad.ones(2, 3, 5, 6, 7), (2, 3, None)).shape
+    clgrad.Size([2, 3, 2, 3, 7])
+    """
+    return _adaptive_avg_poolnd("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def _adaptive_max_poolnd(name, nd, input, output_size, return_indices):
+    """Gathers every (possibly shorter) window, padded to the longest by repeating its last
+    element (a repeat changes neither the max nor which element is first), then ``MaxLast``."""
+    spatial, outs = _adaptive_sizes(name, nd, input, output_size)
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    widths, bounds = [], []
+    for i, (n, m) in enumerate(zip(spatial, outs)):
+        lo, hi = _adaptive_bounds(n, m)
+        k = int((hi - lo).max())
+        pos = np.minimum(lo[:, None] + np.arange(k), hi[:, None] - 1)
+        idx = _tensor(pos.reshape(-1), dtype=_D.int64, device=x.device)
+        x = x.index_select(2 + 2 * i, idx).unflatten(2 + 2 * i, (m, k))
+        widths.append(k)
+        bounds.append((lo, hi))
+    # (N, C, o1, k1, o2, k2, ...) -> (N, C, o1, o2, ..., k1 * k2 * ...)
+    order = (0, 1) + tuple(range(2, 2 + 2 * nd, 2)) + tuple(range(3, 3 + 2 * nd, 2))
+    win = x.permute(order).reshape(tuple(x.shape[:2]) + outs + (math.prod(widths),))
+    values, idx = _N.MaxLast.apply(win)
+    if unbatched:
+        values, idx = values.squeeze(0), idx.squeeze(0)
+    if not return_indices:
+        return values
+    flat = None
+    for i, ((lo, hi), k) in enumerate(zip(bounds, widths)):
+        inner = math.prod(widths[i + 1 :])
+        j = (idx // inner) % k if inner > 1 else idx % k
+        shape = (outs[i],) + (1,) * (nd - 1 - i)
+        lo_t = _tensor(lo, dtype=_D.int64, device=x.device).reshape(shape)
+        hi_t = _tensor(hi - 1, dtype=_D.int64, device=x.device).reshape(shape)
+        pos = _E.where(lo_t + j < hi_t, lo_t + j, hi_t) * math.prod(spatial[i + 1 :])
+        flat = pos if flat is None else flat + pos
+    return values, flat
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: int | tuple[int], return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum of a ``(N, C, L)`` or ``(C, L)`` input over ``output_size`` adaptive
+    windows (as ``adaptive_avg_pool1d``'s), as ``torch.nn.functional.adaptive_max_pool1d``;
+    ``return_indices`` also returns the position of each maximum.
+
+    >>> clgrad.nn.functional.adaptive_max_pool1d(clgrad.tensor([[1.0, 3.0, 2.0, 0.0, 5.0]]), 2)
+    tensor([[3., 5.]])
+    """
+    return _adaptive_max_poolnd("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: int | tuple[int | None, int | None], return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum of a ``(N, C, H, W)`` or ``(C, H, W)`` input over adaptive windows, as
+    ``torch.nn.functional.adaptive_max_pool2d`` (indices into the H * W plane).
+
+    >>> clgrad.nn.functional.adaptive_max_pool2d(clgrad.arange(16.0).reshape(1, 4, 4), 2)
+    tensor([[[ 5.,  7.],
+             [13., 15.]]])
+    """
+    return _adaptive_max_poolnd("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(
+    input: Tensor,
+    output_size: int | tuple[int | None, int | None, int | None],
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Takes the maximum of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input over adaptive
+    windows, as ``torch.nn.functional.adaptive_max_pool3d``.
+
+    >>> clgrad.nn.functional.adaptive_max_pool3d(clgrad.ones(1, 2, 5, 5, 5), 2).shape
+    clgrad.Size([1, 2, 2, 2, 2])
+    """
+    return _adaptive_max_poolnd("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def _max_unpoolnd(nd, input, indices, kernel_size, stride, padding, output_size):
+    """Scatters ``input`` into zeros at ``indices`` (flat positions in each output plane)."""
+    k = _ntuple(kernel_size, nd, "kernel_size")
+    s = k if stride is None else _ntuple(stride, nd, "stride")
+    p = _ntuple(padding, nd, "padding")
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    idx = indices.unsqueeze(0) if unbatched else indices
+    if output_size is None:
+        outs = tuple((n - 1) * si - 2 * pi + ki for n, si, pi, ki in zip(x.shape[2:], s, p, k))
     else:
-        oh = ow = int(output_size)
-    if (oh, ow) == (1, 1):
-        return input.mean((-2, -1), keepdim=True)
-    if h % oh == 0 and w % ow == 0:
-        return avg_pool2d(input, (h // oh, w // ow))
-    ph = _adaptive_matrix(h, oh, input.dtype, input.device)
-    pw = _adaptive_matrix(w, ow, input.dtype, input.device)
-    return ph @ input @ pw.mT
+        outs = tuple(int(o) for o in tuple(output_size)[-nd:])
+    n, c = x.shape[0], x.shape[1]
+    size = math.prod(outs)
+    if idx.numel() and bool(((idx < 0) | (idx >= size)).any().item()):
+        raise RuntimeError(f"Found an invalid max index (the output size is {size})")
+    flat_x, flat_i = x.reshape(n, c, -1), idx.reshape(n, c, -1)
+    out = _N.Unpool.apply(flat_x, flat_i, size).reshape((n, c) + outs)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int],
+    stride: int | tuple[int] | None = None,
+    padding: int | tuple[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of ``max_pool1d``: puts each value at its index, zeros elsewhere,
+    as ``torch.nn.functional.max_unpool1d``.
+
+    >>> import clgrad.nn.functional as F
+    >>> v, i = F.max_pool1d(clgrad.tensor([[1.0, 3.0, 2.0, 0.0]]), 2, return_indices=True)
+    >>> F.max_unpool1d(v, i, 2)
+    tensor([[0., 3., 2., 0.]])
+    """
+    return _max_unpoolnd(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: _Int2,
+    stride: _Int2 | None = None,
+    padding: _Int2 = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of ``max_pool2d``, as ``torch.nn.functional.max_unpool2d``.
+
+    >>> import clgrad.nn.functional as F
+    >>> v, i = F.max_pool2d(clgrad.arange(16.0).reshape(1, 4, 4), 2, return_indices=True)
+    >>> F.max_unpool2d(v, i, 2).shape
+    clgrad.Size([1, 4, 4])
+    """
+    return _max_unpoolnd(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of ``max_pool3d``, as ``torch.nn.functional.max_unpool3d``.
+
+    >>> import clgrad.nn.functional as F
+    >>> v, i = F.max_pool3d(clgrad.ones(1, 2, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool3d(v, i, 2).shape
+    clgrad.Size([1, 2, 2, 2])
+    """
+    return _max_unpoolnd(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ---- upsampling ------------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _interp_scale(n_in, n_out, align_corners, scale, ft):
+    """PyTorch's area_pixel_compute_scale, in the kernel's float type ``ft``."""
+    if align_corners:
+        return ft((n_in - 1) / (n_out - 1)) if n_out > 1 else ft(0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(n_in / n_out)
+
+
+def _source_coords(n_in, n_out, align_corners, scale, ft, cubic=False):
+    """The real-valued source position of every output position (area_pixel_compute_source
+    _index), computed in ``ft`` as PyTorch's kernels do, so that floors land alike."""
+    s = _interp_scale(n_in, n_out, align_corners, scale, ft)
+    dst = np.arange(n_out, dtype=ft)
+    if align_corners:
+        return s * dst
+    src = s * (dst + ft(0.5)) - ft(0.5)
+    return src if cubic else np.maximum(src, ft(0))
+
+
+def _nearest_index(n_in, n_out, scale, exact, ft):
+    if n_in == n_out:
+        return np.arange(n_out)
+    if n_out == 2 * n_in and not exact:
+        return np.arange(n_out) >> 1
+    s = _interp_scale(n_in, n_out, False, scale, ft)
+    dst = np.arange(n_out, dtype=ft) + (ft(0.5) if exact else ft(0))
+    return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
+
+
+def _interp_matrix(mode, n_in, n_out, align_corners, scale, ft):
+    """The (n_out, n_in) matrix of one dim of a separable linear or cubic interpolation."""
+    m = np.zeros((n_out, n_in), dtype=np.float64)
+    rows = np.arange(n_out)
+    if mode == "cubic":
+        src = _source_coords(n_in, n_out, align_corners, scale, ft, cubic=True)
+        base = np.floor(src)
+        t = (src - base).astype(ft)
+        a = ft(-0.75)
+
+        def near(x):  # |x| <= 1
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+
+        def far(x):  # 1 < |x| < 2
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+        coeffs = (far(t + 1), near(t), near(1 - t), far(2 - t))
+        for j, w in enumerate(coeffs):
+            idx = np.clip(base.astype(np.int64) - 1 + j, 0, n_in - 1)
+            np.add.at(m, (rows, idx), w)
+        return m
+    src = _source_coords(n_in, n_out, align_corners, scale, ft)
+    i0 = src.astype(np.int64)
+    i1 = i0 + (i0 < n_in - 1)
+    lam = np.clip(src - i0.astype(ft), 0, 1).astype(ft)
+    np.add.at(m, (rows, i0), ft(1) - lam)
+    np.add.at(m, (rows, i1), lam)
+    return m
+
+
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resizes a ``(N, C, *spatial)`` input (1 to 3 spatial dims) to ``size`` or by
+    ``scale_factor``, as ``torch.nn.functional.interpolate``. Modes: "nearest",
+    "nearest-exact", "linear" (3-D input), "bilinear" and "bicubic" (4-D), "trilinear" (5-D)
+    and "area" (adaptive average pooling); ``align_corners`` as in PyTorch. Linear and cubic
+    modes are separable: one small interpolation matrix per dim, applied by a matmul.
+
+    >>> import clgrad.nn.functional as F
+    >>> F.interpolate(clgrad.tensor([[[1.0, 2.0]]]), scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    >>> F.interpolate(clgrad.tensor([[[1.0, 2.0]]]), size=3, mode="linear", align_corners=True)
+    tensor([[[1.0000, 1.5000, 2.0000]]])
+    """
+    nd = input.ndim - 2
+    modes = ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS)
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif mode in _INTERP_DIMS:
+        align_corners = bool(align_corners)
+    if mode not in modes or not 1 <= nd <= 3:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})"
+        )
+    if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != nd:
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input"
+        )
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    spatial = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (tuple, list)):
+            if len(size) != nd:
+                raise ValueError(
+                    f"Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(spatial)} and output size of "
+                    f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format."
+                )
+            outs = tuple(int(s) for s in size)
+        else:
+            outs = (int(size),) * nd
+        scales = (None,) * nd
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (tuple, list)):
+            if len(scale_factor) != nd:
+                raise ValueError(
+                    f"Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {list(spatial)} and scale_factor "
+                    f"of shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )
+            factors = tuple(float(f) for f in scale_factor)
+        else:
+            factors = (float(scale_factor),) * nd
+        outs = tuple(math.floor(n * f) for n, f in zip(spatial, factors))
+        scales = (None,) * nd if recompute_scale_factor else factors
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode == "area":
+        return _adaptive_avg_poolnd(f"adaptive_avg_pool{nd}d", nd, input, outs)
+    if mode.startswith("nearest"):
+        ft = np.float64 if input.dtype is _D.float64 else np.float32
+        out = input
+        for i, (n, m, s) in enumerate(zip(spatial, outs, scales)):
+            if n != m or s is not None:
+                idx = _nearest_index(n, m, s, mode == "nearest-exact", ft)
+                out = out.index_select(2 + i, _tensor(idx, dtype=_D.int64, device=input.device))
+        return out
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"compute_indices_weights_{mode}\" not implemented for '{input.dtype.name}'"
+        )
+    ft = np.float64 if input.dtype is _D.float64 else np.float32
+    kind = "cubic" if mode == "bicubic" else "linear"
+    out = input
+    for i, (n, m, s) in enumerate(zip(spatial, outs, scales)):
+        mat = _interp_matrix(kind, n, m, align_corners, s, ft)
+        if n == m and np.array_equal(mat, np.eye(n)):
+            continue
+        w = _tensor(mat, dtype=input.dtype, device=input.device)
+        out = (out.movedim(2 + i, -1) @ w.mT).movedim(-1, 2 + i)
+    return out
+
+
+def upsample(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """``interpolate`` under its old name, as ``torch.nn.functional.upsample``.
+
+    >>> clgrad.nn.functional.upsample(clgrad.tensor([[[1.0, 2.0]]]), scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """``interpolate(..., mode="nearest")``, as ``torch.nn.functional.upsample_nearest``.
+
+    >>> clgrad.nn.functional.upsample_nearest(clgrad.ones(1, 1, 2, 2), scale_factor=2).shape
+    clgrad.Size([1, 1, 4, 4])
+    """
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """``interpolate(..., mode="bilinear", align_corners=True)``, as
+    ``torch.nn.functional.upsample_bilinear``.
+
+    >>> clgrad.nn.functional.upsample_bilinear(clgrad.ones(1, 1, 2, 2), size=3).shape
+    clgrad.Size([1, 1, 3, 3])
+    """
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ---- normalization ---------------------------------------------------------------------------
@@ -1000,6 +1873,336 @@ def pad(
         if lo or hi:
             out = _index_pad(out, dim, lo, hi, mode)
     return out
+
+
+# ---- other layers ----------------------------------------------------------------------------
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Instance normalization, as ``torch.nn.functional.instance_norm``: normalizes every
+    channel of every sample of a ``(N, C, *)`` input over its spatial dims, then applies the
+    per-channel ``weight`` and ``bias``. With ``use_input_stats`` and running statistics, these
+    move towards the batch's average instance mean and (unbiased) variance; without
+    ``use_input_stats`` the running statistics normalize, as in ``batch_norm``'s eval mode.
+
+    >>> clgrad.nn.functional.instance_norm(clgrad.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]])
+    """
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected a (N, C, *) input, got {list(input.shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, c = input.shape[0], input.shape[1]
+    m = math.prod(input.shape[2:])
+    if m <= 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {input.shape}"
+        )
+    y, mean, var = _normalize(input, tuple(range(2, input.ndim)), eps)
+    if running_mean is not None or running_var is not None:
+        with no_grad():
+            if running_mean is not None:
+                batch_mean = mean.reshape(n, c).mean(0).to(running_mean.dtype)
+                running_mean.mul_(1 - momentum).add_(batch_mean * momentum)
+            if running_var is not None:
+                batch_var = (var.reshape(n, c).mean(0) * (m / (m - 1))).to(running_var.dtype)
+                running_var.mul_(1 - momentum).add_(batch_var * momentum)
+    bshape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(bshape)
+    return y + bias.reshape(bshape) if bias is not None else y
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Local response normalization across channels, as
+    ``torch.nn.functional.local_response_norm``: ``x / (k + alpha * mean of x ** 2 over
+    size neighbouring channels) ** beta`` (the window zero-padded at the ends).
+
+    >>> y = clgrad.nn.functional.local_response_norm(clgrad.ones(1, 3, 2), 2, alpha=1.0)
+    >>> y[0, :, 0]
+    tensor([0.7378, 0.5946, 0.5946])
+    """
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = _N.pad_constant(
+        input * input, ((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (input.ndim - 2)
+    )
+    div = sq.narrow(1, 0, c)
+    for j in range(1, size):  # ``size`` shifted views: the window sum along the channels
+        div = div + sq.narrow(1, j, c)
+    return input / (div * (alpha / size) + k) ** beta
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearranges ``(*, C * r ** 2, H, W)`` into ``(*, C, H * r, W * r)`` (``r`` the
+    ``upscale_factor``), as ``torch.nn.functional.pixel_shuffle``.
+
+    >>> clgrad.nn.functional.pixel_shuffle(clgrad.arange(4.0).reshape(1, 4, 1, 1), 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    lead = tuple(input.shape[:-3])
+    x = input.reshape(lead + (c // (r * r), r, r, h, w))
+    b = len(lead)
+    x = x.permute(tuple(range(b)) + (b, b + 3, b + 1, b + 4, b + 2))
+    return x.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """Rearranges ``(*, C, H * r, W * r)`` into ``(*, C * r ** 2, H, W)``, the inverse of
+    ``pixel_shuffle``, as ``torch.nn.functional.pixel_unshuffle``.
+
+    >>> clgrad.nn.functional.pixel_unshuffle(clgrad.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r or w % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height and width to be divisible by downscale_factor, "
+            f"but input.size(-2)={h} and input.size(-1)={w} with downscale_factor={r}"
+        )
+    lead = tuple(input.shape[:-3])
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    b = len(lead)
+    x = x.permute(tuple(range(b)) + (b, b + 2, b + 4, b + 1, b + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleaves the channels of a ``(N, C, *)`` input from ``groups`` groups (channel
+    ``g * (C / groups) + i`` moves to ``i * groups + g``), as
+    ``torch.nn.functional.channel_shuffle``.
+
+    >>> clgrad.nn.functional.channel_shuffle(clgrad.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    if groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    n = input.shape[0]
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return x.reshape(tuple(input.shape))
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together),
+    each norm clamped to at least ``eps``, as ``torch.nn.functional.cosine_similarity``.
+
+    >>> import clgrad.nn.functional as F
+    >>> F.cosine_similarity(clgrad.tensor([[1.0, 0.0], [1.0, 1.0]]), clgrad.tensor([[1.0, 1.0]]))
+    tensor([0.7071, 1.0000])
+    """
+    n1 = (x1 * x1).sum(dim, keepdim=True).sqrt().clamp(min=eps)
+    n2 = (x2 * x2).sum(dim, keepdim=True).sqrt().clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim, as
+    ``torch.nn.functional.pairwise_distance``.
+
+    >>> a, b = clgrad.tensor([[0.0, 0.0]]), clgrad.tensor([[3.0, 4.0]])
+    >>> clgrad.nn.functional.pairwise_distance(a, b)
+    tensor([5.0000])
+    """
+    d = x1 - x2 + eps
+    dim = max(x1.ndim, x2.ndim) - 1
+    if dim < 0:
+        return d.abs() if p != 0 else (d != 0).to(d.dtype)
+    if p == 2:
+        return (d * d).sum(dim, keepdim=keepdim).sqrt()
+    if p == 1:
+        return d.abs().sum(dim, keepdim=keepdim)
+    if p == math.inf:
+        return d.abs().amax(dim, keepdim=keepdim)
+    if p == 0:
+        return (d != 0).sum(dim, keepdim=keepdim).to(d.dtype)
+    return (d.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+
+
+def _causal_mask(n_q, n_k, device):
+    """True where query i may attend key j (j <= i), as ``ones(L, S).tril()``."""
+    return _arange(n_q, device=device).reshape(n_q, 1) >= _arange(n_k, device=device)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``softmax(query @ key.mT * scale + mask) @ value`` over ``(..., L, E)`` queries and
+    ``(..., S, E)`` keys, as ``torch.nn.functional.scaled_dot_product_attention``: ``scale``
+    defaults to ``1 / sqrt(E)``; a bool ``attn_mask`` is True where attention is allowed, a
+    float one is added; ``is_causal`` allows key ``j <= i`` only; ``dropout_p`` drops attention
+    weights; ``enable_gqa`` lets the heads (dim -3) of the keys and values divide those of the
+    queries. A query that may attend nothing gets zeros (PyTorch's safe softmax).
+
+    >>> q = clgrad.ones(1, 2, 3, 4)
+    >>> clgrad.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+    clgrad.Size([1, 2, 3, 4])
+    """
+    n_q, n_k = query.shape[-2], key.shape[-2]
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk or value.shape[-3] != hk:
+            raise RuntimeError(
+                f"number of heads in key/value must divide number of heads in query, got "
+                f"{hk} and {hq}"
+            )
+
+        def repeat_heads(t):  # PyTorch's repeat_interleave over the heads
+            lead = tuple(t.shape[:-3])
+            x = t.unsqueeze(-3).expand(lead + (hk, hq // hk) + tuple(t.shape[-2:]))
+            return x.reshape(lead + (hq,) + tuple(t.shape[-2:]))
+
+        key, value = repeat_heads(key), repeat_heads(value)
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.mT) * factor
+    allowed = None
+    if is_causal:
+        allowed = _causal_mask(n_q, n_k, query.device)
+    if attn_mask is not None:
+        if attn_mask.dtype is _D.bool_:
+            allowed = attn_mask if allowed is None else allowed & attn_mask
+        else:
+            scores = scores + attn_mask
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, -math.inf)
+    # rows with every key masked: softmax over zeros instead (no NaN), then zeroed
+    dead = (scores == -math.inf).all(-1, keepdim=True)
+    probs = _R.softmax(_E.where(dead, 0.0, scores), -1).masked_fill(dead, 0.0)
+    if dropout_p > 0.0:
+        probs = dropout(probs, dropout_p)
+    return probs @ value
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the two halves of ``input``
+    along ``dim``, as ``torch.nn.functional.glu``.
+
+    >>> clgrad.nn.functional.glu(clgrad.tensor([2.0, 0.0]))
+    tensor([1.])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}"
+        )
+    a, b = input.split(n // 2, dim)
+    return a * _E.sigmoid(b)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``input`` where ``input > threshold``, else ``value``, element-wise, as
+    ``torch.nn.functional.threshold``.
+
+    >>> clgrad.nn.functional.threshold(clgrad.tensor([-1.0, 0.5, 2.0]), 1.0, 9.0)
+    tensor([9., 9., 2.])
+    """
+    out = _E.where(input > threshold, input, value).to(input.dtype)
+    return input.copy_(out) if inplace else out
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x >= 0``, else ``weight * x``, element-wise, as
+    ``torch.nn.functional.prelu``: ``weight`` has 1 element or one per channel (dim 1).
+
+    >>> clgrad.nn.functional.prelu(clgrad.tensor([[-2.0, 3.0]]), clgrad.tensor([0.25]))
+    tensor([[-0.5000,  3.0000]])
+    """
+    if weight.numel() != 1:
+        if input.ndim == 0 or weight.numel() != input.shape[min(1, input.ndim - 1)]:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {weight.numel()} and channel size = "
+                f"{input.shape[min(1, input.ndim - 1)] if input.ndim else 1}."
+            )
+        if input.ndim >= 2:
+            weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return _E.where(input >= 0, input, weight * input)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """The randomized leaky ReLU, as ``torch.nn.functional.rrelu``: negative inputs are scaled
+    by a slope drawn uniformly from [lower, upper] per element when ``training``, and by
+    ``(lower + upper) / 2`` otherwise.
+
+    >>> clgrad.nn.functional.rrelu(clgrad.tensor([-3.0, 2.0]), 0.1, 0.3)
+    tensor([-0.6000,  2.0000])
+    """
+    if training:
+        slope = _rand(tuple(input.shape), dtype=input.dtype, device=input.device)
+        slope = slope * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    out = _E.where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
 
 
 # ---- losses ----------------------------------------------------------------------------------

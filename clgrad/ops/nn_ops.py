@@ -4,12 +4,13 @@ Each is an autograd ``Function`` whose backward is written with Tensor ops (or w
 Function of this module), so gradients of gradients work too:
 
 - ``Pad`` / constant padding: the gradient of a pad is the pad with the negated widths (a crop).
-- ``Patches``: the sliding windows of a (N, C, H, W) tensor as a strided *view*
-  (N, C, OH, OW, kh, kw), no copy. Its gradient is ``Fold``, which adds every window back into
-  a (N, C, H, W) tensor: one strided copy when the windows do not overlap, else one ``put``
-  with accumulate through int64 offsets (cached per geometry): never a loop in Python.
-  conv2d is ``Patches`` -> one copy into the (C*kh*kw, N*OH*OW) column matrix -> one matmul;
-  pooling reduces the window dims of the view directly.
+- ``Patches``: the sliding windows of the last ``len(kernel)`` dims of a tensor as a strided
+  *view* (N, C, *out, *kernel), no copy: (N, C, OH, OW, kh, kw) in 2-D. Its gradient is
+  ``Fold``, which adds every window back into a (N, C, *spatial) tensor: one strided copy when
+  the windows do not overlap, else one ``put`` with accumulate through int64 offsets (cached
+  per geometry): never a loop in Python. convNd is ``Patches`` -> one copy into the
+  (C*prod(kernel), N*prod(out)) column matrix -> one matmul; a transposed convolution is the
+  matmul first, then ``Fold``; pooling reduces the window dims of the view directly.
 - ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
   (an elementwise one-hot product: no scatter, no atomics).
 - ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
@@ -86,16 +87,22 @@ def out_size(n, k, s, d):
 
 
 def _windows(t, kernel, stride, dilation):
-    """(shape, strides, offset) of the view (N, C, OH, OW, kh, kw) of the last two dims of t."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    n, c, h, w = t._shape
-    s0, s1, s2, s3 = t._stride
-    oh, ow = out_size(h, kh, sh, dh), out_size(w, kw, sw, dw)
-    return (n, c, oh, ow, kh, kw), (s0, s1, s2 * sh, s3 * sw, s2 * dh, s3 * dw), t._offset
+    """(shape, strides, offset) of the view (*lead, *out, *kernel) of the last ``len(kernel)``
+    dims of t: (N, C, OH, OW, kh, kw) for a 2-d kernel."""
+    nd = len(kernel)
+    lead, spatial = t._shape[:-nd], t._shape[-nd:]
+    lstride, sstride = t._stride[:-nd], t._stride[-nd:]
+    outs = tuple(out_size(n, k, s, d) for n, k, s, d in zip(spatial, kernel, stride, dilation))
+    strides = (
+        tuple(lstride)
+        + tuple(st * s for st, s in zip(sstride, stride))
+        + tuple(st * d for st, d in zip(sstride, dilation))
+    )
+    return tuple(lead) + outs + tuple(kernel), strides, t._offset
 
 
 class Patches(Function):
-    """The sliding windows of a (N, C, H, W) tensor as a view (N, C, OH, OW, kh, kw)."""
+    """The sliding windows of a (N, C, *spatial) tensor as a view (N, C, *out, *kernel)."""
 
     node_name = "Im2ColBackward0"
 
@@ -120,8 +127,8 @@ _OFFSETS: dict = {}
 
 
 def _fold_offsets(out, kernel, stride, dilation):
-    """int64 offsets into the contiguous ``out`` of every window element (N, C, OH, OW, kh,
-    kw), contiguous; cached per geometry and device (a few entries)."""
+    """int64 offsets into the contiguous ``out`` of every window element (N, C, *out,
+    *kernel), contiguous; cached per geometry and device (a few entries)."""
 
     key = (str(out.device), out._shape, kernel, stride, dilation)
     offsets = _OFFSETS.get(key)
@@ -135,7 +142,7 @@ def _fold_offsets(out, kernel, stride, dilation):
 
 
 class Fold(Function):
-    """Adds every window of ``g`` (N, C, OH, OW, kh, kw) back into a (N, C, H, W) tensor."""
+    """Adds every window of ``g`` (N, C, *out, *kernel) back into a (N, C, *spatial) tensor."""
 
     node_name = "Col2ImBackward0"
 
@@ -147,10 +154,9 @@ class Fold(Function):
         if g.numel() == 0:
             return out
         wshape, wstride, offset = _windows(out, kernel, stride, dilation)
-        n, c, oh, ow, kh, kw = wshape
-        if _injective(oh, kh, stride[0], dilation[0]) and _injective(
-            ow, kw, stride[1], dilation[1]
-        ):
+        nd = len(kernel)
+        outs = wshape[-2 * nd : -nd]
+        if all(map(_injective, outs, kernel, stride, dilation)):
             launch(COPY, [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
             return out
         put(out, _fold_offsets(out, kernel, stride, dilation), g, accumulate=True)
@@ -241,3 +247,28 @@ def check_index_range(idx, n, what="index out of range in self"):
         )
     if idx.numel() and bool(((idx < 0) | (idx >= n)).any().item()):
         raise IndexError(what)
+
+
+# ---- max unpooling ---------------------------------------------------------------------------
+class Unpool(Function):
+    """Puts every value of ``x`` (N, C, L) at its index along the last dim of a zero (N, C,
+    size) tensor. Indices from overlapping pooling windows repeat (always with the same
+    value): the repeats are averaged away in the forward, and each still gets the whole
+    gradient back, as PyTorch's gather-based backward."""
+
+    node_name = "MaxUnpool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, idx, size):
+        ctx.save_for_backward(idx)
+        n, c = x._shape[0], x._shape[1]
+        zero = Tensor._empty((n, c, size), x.dtype, x.device)
+        launch(FILL, [0], zero.dtype, zero.dtype, out=zero)
+        total = zero.scatter_add(2, idx, x)
+        count = zero.scatter_add(2, idx, x * 0 + 1)
+        return total / count.clamp(min=1)
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        return g.gather(2, idx), None, None

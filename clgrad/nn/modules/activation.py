@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from ...autograd.grad_mode import no_grad
+from ...ops.creation import full
 from .. import functional as F
+from ..parameter import Parameter
 from .module import Module
 
 if TYPE_CHECKING:
+    from ...device import Device
+    from ...dtypes import dtype as DType
     from ...tensor import Tensor
 
 
@@ -244,3 +249,252 @@ class LogSoftmax(_DimModule):
     def forward(self, input: Tensor) -> Tensor:
         """``log_softmax(input, dim)``."""
         return F.log_softmax(input, self.dim)
+
+
+class _InplaceModule(Module):
+    """An activation whose only option is ``inplace`` (shown in the repr when set)."""
+
+    _fn = "relu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """The activation of ``input`` (in place on it with ``inplace``)."""
+        return getattr(F, self._fn)(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardsigmoid(_InplaceModule):
+    """Applies ``relu6(x + 3) / 6`` element-wise, as ``torch.nn.Hardsigmoid``.
+
+    >>> clgrad.nn.Hardsigmoid()(clgrad.tensor([-4.0, 0.0, 1.5]))
+    tensor([0.0000, 0.5000, 0.7500])
+    """
+
+    _fn = "hardsigmoid"
+
+
+class Hardswish(_InplaceModule):
+    """Applies ``x * relu6(x + 3) / 6`` element-wise, as ``torch.nn.Hardswish``.
+
+    >>> clgrad.nn.Hardswish()(clgrad.tensor([1.0, 4.0]))
+    tensor([0.6667, 4.0000])
+    """
+
+    _fn = "hardswish"
+
+
+class SELU(_InplaceModule):
+    """Applies the scaled exponential linear unit element-wise, as ``torch.nn.SELU``.
+
+    >>> clgrad.nn.SELU()(clgrad.tensor([-1.0, 2.0]))
+    tensor([-1.1113,  2.1014])
+    """
+
+    _fn = "selu"
+
+
+class Mish(_InplaceModule):
+    """Applies ``x * tanh(softplus(x))`` element-wise, as ``torch.nn.Mish``.
+
+    >>> clgrad.nn.Mish()(clgrad.tensor([-1.0, 2.0]))
+    tensor([-0.3034,  1.9440])
+    """
+
+    _fn = "mish"
+
+
+class CELU(Module):
+    """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise, as
+    ``torch.nn.CELU``.
+
+    >>> clgrad.nn.CELU(2.0)(clgrad.tensor([-1.0, 2.0]))
+    tensor([-0.7869,  2.0000])
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``celu(input, alpha)``."""
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softsign(Module):
+    """Applies ``x / (1 + |x|)`` element-wise, as ``torch.nn.Softsign``.
+
+    >>> clgrad.nn.Softsign()(clgrad.tensor([-3.0, 1.0]))
+    tensor([-0.7500,  0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``softsign(input)``."""
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """Applies ``x - tanh(x)`` element-wise, as ``torch.nn.Tanhshrink``.
+
+    >>> clgrad.nn.Tanhshrink()(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``tanhshrink(input)``."""
+        return F.tanhshrink(input)
+
+
+class Hardshrink(Module):
+    """Applies ``x`` where ``|x| > lambd``, else 0, element-wise, as ``torch.nn.Hardshrink``.
+
+    >>> clgrad.nn.Hardshrink()(clgrad.tensor([-1.0, 0.3, 0.6]))
+    tensor([-1.0000,  0.0000,  0.6000])
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``hardshrink(input, lambd)``."""
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """Shrinks ``x`` towards 0 by ``lambd`` element-wise, as ``torch.nn.Softshrink``.
+
+    >>> clgrad.nn.Softshrink()(clgrad.tensor([-1.0, 0.3, 0.75]))
+    tensor([-0.5000,  0.0000,  0.2500])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``softshrink(input, lambd)``."""
+        return F.softshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """Applies ``x`` where ``x > threshold``, else ``value``, element-wise, as
+    ``torch.nn.Threshold``.
+
+    >>> clgrad.nn.Threshold(1.0, 9.0)(clgrad.tensor([-1.0, 2.0]))
+    tensor([9., 2.])
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``threshold(input, threshold, value)``."""
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else ""
+        )
+
+
+class GLU(Module):
+    """The gated linear unit ``a * sigmoid(b)`` of the two halves of the input along ``dim``,
+    as ``torch.nn.GLU``.
+
+    >>> clgrad.nn.GLU()(clgrad.ones(2, 6)).shape
+    clgrad.Size([2, 3])
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``glu(input, dim)``."""
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """Applies ``x`` where ``x >= 0``, else ``weight * x``, with a learnt ``weight`` of
+    ``num_parameters`` elements (1, or one per channel) initialized to ``init``, as
+    ``torch.nn.PReLU``.
+
+    >>> act = clgrad.nn.PReLU()
+    >>> act
+    PReLU(num_parameters=1)
+    >>> act(clgrad.tensor([-2.0, 3.0]))
+    tensor([-0.5000,  3.0000], grad_fn=<WhereBackward0>)
+    """
+
+    def __init__(
+        self,
+        num_parameters: int = 1,
+        init: float = 0.25,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def reset_parameters(self) -> None:
+        """Refills ``weight`` with ``init``."""
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``prelu(input, weight)``."""
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """The randomized leaky ReLU, as ``torch.nn.RReLU``: negative inputs scaled by a slope
+    drawn from U(lower, upper) per element in training, by ``(lower + upper) / 2`` in eval.
+
+    >>> clgrad.nn.RReLU(0.1, 0.3).eval()(clgrad.tensor([-3.0, 2.0]))
+    tensor([-0.6000,  2.0000])
+    """
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``rrelu(input, lower, upper, training)``."""
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else ""
+        )
+
+
+class Softmax2d(Module):
+    """Applies softmax over the channels (dim -3) of ``(N, C, H, W)`` or ``(C, H, W)``
+    inputs, as ``torch.nn.Softmax2d``.
+
+    >>> clgrad.nn.Softmax2d()(clgrad.zeros(1, 2, 1, 1)).flatten()
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``softmax(input, dim=-3)``."""
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

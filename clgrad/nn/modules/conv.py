@@ -1,8 +1,9 @@
-"""Convolutions: Conv1d and Conv2d (im2col, see clgrad.nn.functional.conv2d)."""
+"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d (im2col, see clgrad.nn.functional)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ...ops.creation import empty
@@ -37,6 +38,9 @@ class _ConvNd(Module):
         padding_mode: Literal["zeros", "reflect", "replicate", "circular"] = "zeros",
         device: Device | str | None = None,
         dtype: DType | None = None,
+        *,
+        transposed: bool = False,
+        output_padding: int | tuple[int, ...] = 0,
     ) -> None:
         super().__init__()
         n = self._n
@@ -63,8 +67,15 @@ class _ConvNd(Module):
         self.stride, self.dilation = _tuple(stride, n), _tuple(dilation, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
         self.groups, self.padding_mode = groups, padding_mode
+        self.transposed, self.output_padding = transposed, _tuple(output_padding, n)
         kw = {"device": device, "dtype": dtype}
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size, **kw))
+        # a transposed convolution's weight maps in_channels to out_channels / groups each
+        wshape = (
+            (in_channels, out_channels // groups)
+            if transposed
+            else (out_channels, in_channels // groups)
+        )
+        self.weight = Parameter(empty(*wshape, *self.kernel_size, **kw))
         if bias:
             self.bias = Parameter(empty(out_channels, **kw))
         else:
@@ -102,13 +113,11 @@ class _ConvNd(Module):
             f"stride={self.stride}"
         )
         if self.padding != (0,) * self._n:
-            s += (
-                f", padding={self.padding!r}"
-                if isinstance(self.padding, str)
-                else f", padding={self.padding}"
-            )
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -158,3 +167,130 @@ class Conv1d(_ConvNd):
         """``conv1d(input, weight, bias, ...)``, after padding per ``padding_mode``."""
         x, padding = self._explicit_pad(input)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    """Applies a 3-D convolution (cross-correlation) over ``(N, C_in, D, H, W)`` or unbatched
+    ``(C_in, D, H, W)`` inputs, as ``torch.nn.Conv3d``: ``weight`` is ``(out_channels,
+    in_channels / groups, kd, kh, kw)``; the other options as in Conv2d.
+
+    >>> conv = clgrad.nn.Conv3d(2, 4, kernel_size=3, stride=2, padding=1)
+    >>> conv(clgrad.ones(1, 2, 5, 6, 7)).shape
+    clgrad.Size([1, 4, 3, 3, 4])
+    """
+
+    _n = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``conv3d(input, weight, bias, ...)``, after padding per ``padding_mode``."""
+        x, padding = self._explicit_pad(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] = 0,
+        output_padding: int | tuple[int, ...] = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: int | tuple[int, ...] = 1,
+        padding_mode: Literal["zeros"] = "zeros",
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+            padding_mode, device, dtype, transposed=True, output_padding=output_padding,
+        )  # fmt: skip
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that makes the output ``output_size`` (PyTorch's rule: it may
+        name the batch and channel dims too, and must be reachable with a padding below the
+        stride)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        size = tuple(int(s) for s in output_size)
+        if len(size) not in (n, n + 1, n + 2):
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or "
+                f"{n + 2} elements (got {len(size)})"
+            )
+        size = size[-n:]
+        extra = []
+        for i in range(n):
+            dim = input.shape[input.ndim - n + i]
+            lo = (
+                (dim - 1) * self.stride[i]
+                - 2 * self.padding[i]
+                + self.dilation[i] * (self.kernel_size[i] - 1)
+                + 1
+            )
+            hi = lo + self.stride[i] - 1
+            if not lo <= size[i] <= hi:
+                raise ValueError(
+                    f"requested an output size of {list(size)}, but valid sizes range from "
+                    f"{lo} to {hi} (for an input of {list(input.shape[-n:])})"
+                )
+            extra.append(size[i] - lo)
+        return tuple(extra)
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        """``conv_transpose{n}d(input, weight, bias, ...)``; ``output_size`` picks the
+        output_padding that gives that size."""
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
+        extra = self._output_padding(input, output_size)
+        return fn(
+            input, self.weight, self.bias, self.stride, self.padding, extra, self.groups,
+            self.dilation,
+        )  # fmt: skip
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Applies a 1-D transposed convolution (the gradient of Conv1d with respect to its input)
+    over ``(N, C_in, L)`` or ``(C_in, L)`` inputs, as ``torch.nn.ConvTranspose1d``: ``weight``
+    is ``(in_channels, out_channels / groups, k)``; ``output_padding`` (or ``output_size`` in
+    the call) adds to one side of the output.
+
+    >>> up = clgrad.nn.ConvTranspose1d(4, 2, kernel_size=3, stride=2, padding=1)
+    >>> up(clgrad.ones(1, 4, 5)).shape
+    clgrad.Size([1, 2, 9])
+    >>> up(clgrad.ones(1, 4, 5), output_size=[10]).shape
+    clgrad.Size([1, 2, 10])
+    """
+
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Applies a 2-D transposed convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)``
+    inputs, as ``torch.nn.ConvTranspose2d``: ``weight`` is ``(in_channels, out_channels /
+    groups, kh, kw)``.
+
+    >>> up = clgrad.nn.ConvTranspose2d(4, 2, kernel_size=2, stride=2)
+    >>> up
+    ConvTranspose2d(4, 2, kernel_size=(2, 2), stride=(2, 2))
+    >>> up(clgrad.ones(1, 4, 5, 5)).shape
+    clgrad.Size([1, 2, 10, 10])
+    """
+
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Applies a 3-D transposed convolution over ``(N, C_in, D, H, W)`` or
+    ``(C_in, D, H, W)`` inputs, as ``torch.nn.ConvTranspose3d``.
+
+    >>> up = clgrad.nn.ConvTranspose3d(2, 2, kernel_size=2, stride=2)
+    >>> up(clgrad.ones(1, 2, 2, 3, 2)).shape
+    clgrad.Size([1, 2, 4, 6, 4])
+    """
+
+    _n = 3

@@ -1,7 +1,9 @@
-"""Normalization: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm."""
+"""Normalization: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d,
+LocalResponseNorm."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -198,7 +200,7 @@ class GroupNorm(Module):
 
     >>> gn = clgrad.nn.GroupNorm(2, 4)
     >>> gn
-    GroupNorm(2, 4, eps=1e-05, affine=True)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     >>> gn(clgrad.arange(16.0).reshape(2, 4, 2)).shape
     clgrad.Size([2, 4, 2])
     """
@@ -211,6 +213,8 @@ class GroupNorm(Module):
         affine: bool = True,
         device: Device | str | None = None,
         dtype: D.dtype | None = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if num_channels % num_groups:
@@ -224,9 +228,11 @@ class GroupNorm(Module):
         kw = {"device": device, "dtype": dtype}
         if affine:
             self.weight = Parameter(ones(num_channels, **kw))
-            self.bias = Parameter(zeros(num_channels, **kw))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(zeros(num_channels, **kw))
+        else:
             self.register_parameter("bias", None)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -234,4 +240,139 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class _InstanceNorm(Module):
+    _n = 1
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ones(num_features, **kw))
+        else:
+            self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(zeros(num_features, **kw))
+        else:
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, **kw))
+            self.register_buffer("running_var", ones(num_features, **kw))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=D.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``instance_norm`` of the input (an unbatched one gets a batch of 1): its own
+        statistics when training or not tracking, the running ones otherwise."""
+        n = self._n
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+        fdim = input.ndim - n - 1
+        if input.shape[fdim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={fdim} to match num_features "
+                    f"({self.num_features}), but got: {input.shape[fdim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={fdim} does not match num_features. You can silence this "
+                "warning by not passing in num_features, which is not used because affine=False",
+                UserWarning,
+                stacklevel=2,
+            )
+        unbatched = input.ndim == n + 1
+        x = input.unsqueeze(0) if unbatched else input
+        y = F.instance_norm(
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
+        return y.squeeze(0) if unbatched else y
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of ``(N, C, L)`` or ``(C, L)`` inputs, as
+    ``torch.nn.InstanceNorm1d``: each channel of each sample normalized over its length
+    (``affine`` and ``track_running_stats`` off by default, as in PyTorch).
+
+    >>> clgrad.nn.InstanceNorm1d(2)(clgrad.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]])
+    """
+
+    _n = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of ``(N, C, H, W)`` or ``(C, H, W)`` inputs, as
+    ``torch.nn.InstanceNorm2d``.
+
+    >>> clgrad.nn.InstanceNorm2d(3, affine=True)(clgrad.rand(2, 3, 4, 4)).shape
+    clgrad.Size([2, 3, 4, 4])
+    """
+
+    _n = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs, as
+    ``torch.nn.InstanceNorm3d``.
+
+    >>> clgrad.nn.InstanceNorm3d(3)(clgrad.rand(3, 2, 2, 2)).shape
+    clgrad.Size([3, 2, 2, 2])
+    """
+
+    _n = 3
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization across channels, as ``torch.nn.LocalResponseNorm`` (see
+    ``clgrad.nn.functional.local_response_norm``).
+
+    >>> clgrad.nn.LocalResponseNorm(2)(clgrad.ones(1, 4, 3)).shape
+    clgrad.Size([1, 4, 3])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``local_response_norm(input, size, alpha, beta, k)``."""
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,7 +1,8 @@
-"""Pooling: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d."""
+"""Pooling: max, average, power-average, adaptive and unpooling layers in 1, 2 and 3 dims."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .. import functional as F
@@ -11,27 +12,19 @@ if TYPE_CHECKING:
     from ...tensor import Tensor
 
 
-class MaxPool2d(Module):
-    """Takes the maximum over sliding ``kernel_size`` windows of ``(N, C, H, W)`` or
-    ``(C, H, W)`` inputs, as ``torch.nn.MaxPool2d``; ``stride`` defaults to ``kernel_size``.
-    With ``return_indices`` it also returns, per output, the flat index into the input's
-    H * W plane of the chosen element (int64).
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
-    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
-    >>> pool = clgrad.nn.MaxPool2d(2)
-    >>> pool
-    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-    >>> pool(x)
-    tensor([[[[ 5.,  7.],
-              [13., 15.]]]])
-    """
+
+class _MaxPoolNd(Module):
+    _n = 2
 
     def __init__(
         self,
-        kernel_size: int | tuple[int, int],
-        stride: int | tuple[int, int] | None = None,
-        padding: int | tuple[int, int] = 0,
-        dilation: int | tuple[int, int] = 1,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] | None = None,
+        padding: int | tuple[int, ...] = 0,
+        dilation: int | tuple[int, ...] = 1,
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
@@ -42,8 +35,9 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:
-        """``max_pool2d(input, ...)``: the pooled values (and their indices)."""
-        return F.max_pool2d(
+        """``max_pool{n}d(input, ...)``: the pooled values (and their indices)."""
+        fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._n - 1]
+        return fn(
             input,
             self.kernel_size,
             self.stride,
@@ -60,21 +54,54 @@ class MaxPool2d(Module):
         )
 
 
-class AvgPool2d(Module):
-    """Averages over sliding ``kernel_size`` windows of ``(N, C, H, W)`` or ``(C, H, W)``
-    inputs, as ``torch.nn.AvgPool2d``; ``stride`` defaults to ``kernel_size``, and
-    ``count_include_pad`` / ``divisor_override`` choose the divisor as in PyTorch.
+class MaxPool1d(_MaxPoolNd):
+    """Takes the maximum over sliding windows of ``(N, C, L)`` or ``(C, L)`` inputs, as
+    ``torch.nn.MaxPool1d`` (the options as in MaxPool2d).
+
+    >>> clgrad.nn.MaxPool1d(2)(clgrad.tensor([[1.0, 3.0, 2.0, 0.0]]))
+    tensor([[3., 2.]])
+    """
+
+    _n = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Takes the maximum over sliding ``kernel_size`` windows of ``(N, C, H, W)`` or
+    ``(C, H, W)`` inputs, as ``torch.nn.MaxPool2d``; ``stride`` defaults to ``kernel_size``.
+    With ``return_indices`` it also returns, per output, the flat index into the input's
+    H * W plane of the chosen element (int64).
 
     >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
-    >>> clgrad.nn.AvgPool2d(2)(x).flatten().tolist()
-    [2.5, 4.5, 10.5, 12.5]
+    >>> pool = clgrad.nn.MaxPool2d(2)
+    >>> pool
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(x)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
     """
+
+    _n = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Takes the maximum over sliding windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    inputs, as ``torch.nn.MaxPool3d``.
+
+    >>> clgrad.nn.MaxPool3d(2, stride=1)(clgrad.ones(1, 2, 3, 3, 3)).shape
+    clgrad.Size([1, 2, 2, 2, 2])
+    """
+
+    _n = 3
+
+
+class _AvgPoolNd(Module):
+    _n = 2
 
     def __init__(
         self,
-        kernel_size: int | tuple[int, int],
-        stride: int | tuple[int, int] | None = None,
-        padding: int | tuple[int, int] = 0,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] | None = None,
+        padding: int | tuple[int, ...] = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
         divisor_override: int | None = None,
@@ -86,22 +113,156 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        """``avg_pool2d(input, ...)``."""
-        return F.avg_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+        """``avg_pool{n}d(input, ...)``."""
+        args = (self.kernel_size, self.stride, self.padding, self.ceil_mode)
+        if self._n == 1:
+            return F.avg_pool1d(input, *args, self.count_include_pad)
+        fn = F.avg_pool2d if self._n == 2 else F.avg_pool3d
+        return fn(input, *args, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
+class AvgPool1d(_AvgPoolNd):
+    """Averages over sliding windows of ``(N, C, L)`` or ``(C, L)`` inputs, as
+    ``torch.nn.AvgPool1d`` (which has no ``divisor_override``).
+
+    >>> clgrad.nn.AvgPool1d(2)(clgrad.tensor([[1.0, 3.0, 2.0, 0.0]]))
+    tensor([[2., 1.]])
+    """
+
+    _n = 1
+
+    def __init__(
+        self,
+        kernel_size: int | tuple[int],
+        stride: int | tuple[int] | None = None,
+        padding: int | tuple[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        # PyTorch keeps AvgPool1d's sizes as 1-tuples (its repr shows them so)
+        super().__init__(
+            _tuple(kernel_size, 1),
+            _tuple(stride if stride is not None else kernel_size, 1),
+            _tuple(padding, 1),
+            ceil_mode,
+            count_include_pad,
+        )
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Averages over sliding ``kernel_size`` windows of ``(N, C, H, W)`` or ``(C, H, W)``
+    inputs, as ``torch.nn.AvgPool2d``; ``stride`` defaults to ``kernel_size``, and
+    ``count_include_pad`` / ``divisor_override`` choose the divisor as in PyTorch.
+
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> clgrad.nn.AvgPool2d(2)(x).flatten().tolist()
+    [2.5, 4.5, 10.5, 12.5]
+    """
+
+    _n = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Averages over sliding windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs, as
+    ``torch.nn.AvgPool3d``.
+
+    >>> clgrad.nn.AvgPool3d(2)(clgrad.arange(8.0).reshape(1, 2, 2, 2))
+    tensor([[[[3.5000]]]])
+    """
+
+    _n = 3
+
+
+class _LPPoolNd(Module):
+    _n = 2
+
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``lp_pool{n}d(input, norm_type, ...)``."""
+        fn = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._n - 1]
+        return fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """The power-average pooling ``(sum x ** p) ** (1 / p)`` over sliding windows of
+    ``(N, C, L)`` or ``(C, L)`` inputs, as ``torch.nn.LPPool1d``.
+
+    >>> clgrad.nn.LPPool1d(2, 2)(clgrad.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+
+    _n = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """The power-average pooling over sliding windows of ``(N, C, H, W)`` inputs, as
+    ``torch.nn.LPPool2d``.
+
+    >>> clgrad.nn.LPPool2d(1, 2)(clgrad.full((1, 2, 2), 2.0))
+    tensor([[[8.]]])
+    """
+
+    _n = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """The power-average pooling over sliding windows of ``(N, C, D, H, W)`` inputs, as
+    ``torch.nn.LPPool3d``.
+
+    >>> clgrad.nn.LPPool3d(1, 2)(clgrad.full((1, 2, 2, 2), 2.0))
+    tensor([[[[16.]]]])
+    """
+
+    _n = 3
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _n = 2
+
+    def __init__(self, output_size: int | tuple[int | None, ...]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``adaptive_avg_pool{n}d(input, output_size)``."""
+        fn = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._n - 1]
+        return fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Averages ``(N, C, L)`` or ``(C, L)`` inputs down to the length ``output_size``,
+    whatever the input's length, as ``torch.nn.AdaptiveAvgPool1d``.
+
+    >>> clgrad.nn.AdaptiveAvgPool1d(2)(clgrad.tensor([[1.0, 2.0, 3.0, 6.0]]))
+    tensor([[1.5000, 4.5000]])
+    """
+
+    _n = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Averages ``(N, C, H, W)`` or ``(C, H, W)`` inputs down to the spatial size
     ``output_size`` (an int, or a pair whose None entries keep the input's size), whatever the
     input's size, as ``torch.nn.AdaptiveAvgPool2d``.
@@ -113,13 +274,127 @@ class AdaptiveAvgPool2d(Module):
     clgrad.Size([2, 5, 3, 3])
     """
 
-    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
-        super().__init__()
-        self.output_size = output_size
+    _n = 2
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``adaptive_avg_pool2d(input, output_size)``."""
-        return F.adaptive_avg_pool2d(input, self.output_size)
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Averages ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs down to the spatial size
+    ``output_size``, as ``torch.nn.AdaptiveAvgPool3d``.
+
+    >>> clgrad.nn.AdaptiveAvgPool3d(1)(clgrad.ones(2, 3, 4, 5, 6)).shape
+    clgrad.Size([2, 3, 1, 1, 1])
+    """
+
+    _n = 3
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(
+        self, output_size: int | tuple[int | None, ...], return_indices: bool = False
+    ) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:
+        """``adaptive_max_pool{n}d(input, output_size, return_indices)``."""
+        fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[self._n - 1]
+        return fn(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Takes the maximum of ``(N, C, L)`` or ``(C, L)`` inputs over ``output_size`` adaptive
+    windows, as ``torch.nn.AdaptiveMaxPool1d``.
+
+    >>> clgrad.nn.AdaptiveMaxPool1d(2)(clgrad.tensor([[1.0, 3.0, 2.0, 0.0, 5.0]]))
+    tensor([[3., 5.]])
+    """
+
+    _n = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Takes the maximum of ``(N, C, H, W)`` or ``(C, H, W)`` inputs over adaptive windows, as
+    ``torch.nn.AdaptiveMaxPool2d``.
+
+    >>> clgrad.nn.AdaptiveMaxPool2d((2, 3))(clgrad.ones(1, 4, 5, 7)).shape
+    clgrad.Size([1, 4, 2, 3])
+    """
+
+    _n = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Takes the maximum of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs over adaptive
+    windows, as ``torch.nn.AdaptiveMaxPool3d``.
+
+    >>> clgrad.nn.AdaptiveMaxPool3d(2)(clgrad.ones(1, 2, 5, 5, 5)).shape
+    clgrad.Size([1, 2, 2, 2, 2])
+    """
+
+    _n = 3
+
+
+class _MaxUnpoolNd(Module):
+    _n = 2
+
+    def __init__(
+        self,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] | None = None,
+        padding: int | tuple[int, ...] = 0,
+    ) -> None:
+        super().__init__()
+        n = self._n
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride if stride is not None else kernel_size, n)
+        self.padding = _tuple(padding, n)
+
+    def forward(
+        self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None
+    ) -> Tensor:
+        """``max_unpool{n}d(input, indices, ...)``."""
+        fn = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._n - 1]
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: each value back at its index, zeros elsewhere, as
+    ``torch.nn.MaxUnpool1d``.
+
+    >>> v, i = clgrad.nn.MaxPool1d(2, return_indices=True)(clgrad.tensor([[1.0, 3.0, 2.0, 0.0]]))
+    >>> clgrad.nn.MaxUnpool1d(2)(v, i)
+    tensor([[0., 3., 2., 0.]])
+    """
+
+    _n = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d, as ``torch.nn.MaxUnpool2d``.
+
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> v, i = clgrad.nn.MaxPool2d(2, return_indices=True)(x)
+    >>> clgrad.nn.MaxUnpool2d(2)(v, i).shape
+    clgrad.Size([1, 1, 4, 4])
+    """
+
+    _n = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d, as ``torch.nn.MaxUnpool3d``.
+
+    >>> v, i = clgrad.nn.MaxPool3d(2, return_indices=True)(clgrad.ones(1, 1, 2, 2, 2))
+    >>> clgrad.nn.MaxUnpool3d(2)(v, i).shape
+    clgrad.Size([1, 1, 2, 2, 2])
+    """
+
+    _n = 3

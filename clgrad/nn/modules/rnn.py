@@ -1,0 +1,422 @@
+"""Recurrent layers: RNN, LSTM, GRU and their cells RNNCell, LSTMCell, GRUCell, with PyTorch's
+parameter names, shapes and initialization (so a torch state dict loads as it is).
+
+Each layer multiplies the whole input sequence by ``weight_ih`` in one matmul, then steps
+through time with one ``h @ weight_hh.T`` per step; the gradient flows through those Tensor
+ops (backpropagation through time by the autograd engine)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ...ops.creation import empty, zeros
+from ...ops.movement import cat, stack
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+if TYPE_CHECKING:
+    from ...device import Device
+    from ...dtypes import dtype as DType
+    from ...tensor import Tensor
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _step(mode, xw, h, c, w_hh, b_hh):
+    """One time step: ``xw`` is the input's projection (with ``bias_ih``); returns (h, c)."""
+    hw = F.linear(h, w_hh, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = (xw + hw).chunk(4, -1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+    if mode == "GRU":
+        xr, xz, xn = xw.chunk(3, -1)
+        hr, hz, hn = hw.chunk(3, -1)
+        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        return n + z * (h - n), c  # (1 - z) * n + z * h
+    pre = xw + hw
+    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), c
+
+
+class RNNBase(Module):
+    """The multi-layer, optionally bidirectional recurrence behind RNN, LSTM and GRU."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an "
+                "element being zeroed"
+            )
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be a positive integer")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than or equal to 1")
+        if proj_size:
+            raise NotImplementedError("LSTM proj_size is not supported")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        gate = _GATES[mode] * hidden_size
+        kw = {"device": device, "dtype": dtype}
+        dirs = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                size_in = input_size if layer == 0 else hidden_size * dirs
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                params = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                if bias:
+                    params += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                for name, shape in params:
+                    setattr(self, name + sfx, Parameter(empty(*shape, **kw)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draws every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as
+        PyTorch."""
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _weights(self, layer, d):
+        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        get = self.__getattr__
+        if self.bias:
+            return (
+                get("weight_ih" + sfx),
+                get("weight_hh" + sfx),
+                get("bias_ih" + sfx),
+                get("bias_hh" + sfx),
+            )
+        return get("weight_ih" + sfx), get("weight_hh" + sfx), None, None
+
+    def _run(self, input, hx):
+        """input (L, N, H_in); hx (h0, c0) each (layers * dirs, N, H) (c0 None but for LSTM).
+        Returns output (L, N, dirs * H) and the final (h, c) stacks."""
+        dirs = 2 if self.bidirectional else 1
+        h0, c0 = hx
+        x, hs, cs = input, [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                xw = F.linear(x, w_ih, b_ih)  # the whole sequence at once
+                k = layer * dirs + d
+                h, c = h0[k], (c0[k] if c0 is not None else None)
+                steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
+                seq = [None] * x.shape[0]
+                for t in steps:
+                    h, c = _step(self.mode, xw[t], h, c, w_hh, b_hh)
+                    seq[t] = h
+                outs.append(stack(seq))
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if dirs == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, stack(hs), (stack(cs) if self.mode == "LSTM" else None)
+
+    def _prepare(self, input, hx):
+        """Batch dim second and an initial state, as PyTorch accepts them (unbatched inputs
+        too); returns (input, (h0, c0), unbatched)."""
+        if input.ndim not in (2, 3):
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D "
+                "tensor instead"
+            )
+        unbatched = input.ndim == 2
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                f"got {input.shape[-1]}"
+            )
+        x = (
+            input.unsqueeze(1)
+            if unbatched
+            else (input.transpose(0, 1) if self.batch_first else input)
+        )
+        n = x.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        shape = (self.num_layers * dirs, n, self.hidden_size)
+        if hx is None:
+            h0 = zeros(*shape, dtype=input.dtype, device=input.device)
+            c0 = h0 if self.mode == "LSTM" else None
+        else:
+            h0, c0 = hx if self.mode == "LSTM" else (hx, None)
+            if unbatched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+            for t, what in ((h0, "hidden"), (c0, "cell")):
+                if t is not None and tuple(t.shape) != shape:
+                    raise RuntimeError(f"Expected {what} size {shape}, got {list(t.shape)}")
+        return x, (h0, c0), unbatched
+
+    def forward(self, input: Tensor, hx: Tensor | tuple[Tensor, Tensor] | None = None):
+        """The output of the last layer at every step and the final hidden state (for LSTM,
+        the pair (h_n, c_n)) of every layer and direction."""
+        x, state, unbatched = self._prepare(input, hx)
+        out, h, c = self._run(x, state)
+        if unbatched:
+            out, h = out.squeeze(1), h.squeeze(1)
+            c = c.squeeze(1) if c is not None else None
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return out, ((h, c) if self.mode == "LSTM" else h)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+class RNN(RNNBase):
+    """An Elman RNN, ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu with
+    ``nonlinearity="relu"``), stacked ``num_layers`` deep, as ``torch.nn.RNN``: input
+    ``(L, N, H_in)`` (``(N, L, H_in)`` with ``batch_first``, or unbatched ``(L, H_in)``),
+    returns ``(output, h_n)``; parameters ``weight_ih_l{k}``, ``weight_hh_l{k}``,
+    ``bias_ih_l{k}``, ``bias_hh_l{k}`` (``_reverse`` for the backward direction).
+
+    >>> rnn = clgrad.nn.RNN(3, 5, num_layers=2, batch_first=True)
+    >>> out, h = rnn(clgrad.ones(4, 7, 3))
+    >>> out.shape, h.shape
+    (clgrad.Size([4, 7, 5]), clgrad.Size([2, 4, 5]))
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(
+                f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
+        mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(
+            mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, 0, device, dtype,
+        )  # fmt: skip
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """A long short-term memory layer, as ``torch.nn.LSTM``: gates i, f, g, o (in that order
+    in the weights), ``c_t = f * c_{t-1} + i * g``, ``h_t = o * tanh(c_t)``; returns
+    ``(output, (h_n, c_n))``. ``proj_size`` is not supported.
+
+    >>> lstm = clgrad.nn.LSTM(3, 5, bidirectional=True)
+    >>> out, (h, c) = lstm(clgrad.ones(7, 2, 3))
+    >>> out.shape, h.shape, c.shape
+    (clgrad.Size([7, 2, 10]), clgrad.Size([2, 2, 5]), clgrad.Size([2, 2, 5]))
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__(
+            "LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, proj_size, device, dtype,
+        )  # fmt: skip
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit layer, as ``torch.nn.GRU``: gates r, z, n (in that order in the
+    weights), ``n_t = tanh(x W_in + b_in + r * (h W_hn + b_hn))``, ``h_t = (1 - z) * n_t +
+    z * h_{t-1}``; returns ``(output, h_n)``.
+
+    >>> gru = clgrad.nn.GRU(3, 5, num_layers=2)
+    >>> out, h = gru(clgrad.ones(7, 3))
+    >>> out.shape, h.shape
+    (clgrad.Size([7, 5]), clgrad.Size([2, 5]))
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__(
+            "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+            bidirectional, 0, device, dtype,
+        )  # fmt: skip
+
+
+class RNNCellBase(Module):
+    """One step of a recurrence: ``weight_ih``, ``weight_hh`` and (with ``bias``) ``bias_ih``,
+    ``bias_hh``, initialized as in RNNBase."""
+
+    _mode = "RNN_TANH"
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+        mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if mode is not None:
+            self._mode = mode
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gate = _GATES[self._mode] * hidden_size
+        kw = {"device": device, "dtype": dtype}
+        self.weight_ih = Parameter(empty(gate, input_size, **kw))
+        self.weight_hh = Parameter(empty(gate, hidden_size, **kw))
+        if bias:
+            self.bias_ih = Parameter(empty(gate, **kw))
+            self.bias_hh = Parameter(empty(gate, **kw))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draws every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _cell(self, input, hx, lstm=False):
+        if input.ndim not in (1, 2):
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead"
+            )
+        unbatched = input.ndim == 1
+        x = input.unsqueeze(0) if unbatched else input
+        if hx is None:
+            h = zeros(x.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
+            c = h if lstm else None
+        else:
+            h, c = hx if lstm else (hx, None)
+            if unbatched:
+                h = h.unsqueeze(0)
+                c = c.unsqueeze(0) if c is not None else None
+        h, c = _step(self._mode, F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
+                     self.bias_hh)  # fmt: skip
+        if unbatched:
+            h = h.squeeze(0)
+            c = c.squeeze(0) if c is not None else None
+        return h, c
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity!r}"
+        return s
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``, as
+    ``torch.nn.RNNCell``: input ``(N, H_in)`` or ``(H_in,)``, ``hx`` zeros by default.
+
+    >>> cell = clgrad.nn.RNNCell(3, 5)
+    >>> cell(clgrad.ones(2, 3)).shape
+    clgrad.Size([2, 5])
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(input_size, hidden_size, bias, device, dtype, mode)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        """The next hidden state."""
+        return self._cell(input, hx)[0]
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step, as ``torch.nn.LSTMCell``: returns ``(h', c')``.
+
+    >>> h, c = clgrad.nn.LSTMCell(3, 5)(clgrad.ones(2, 3))
+    >>> h.shape, c.shape
+    (clgrad.Size([2, 5]), clgrad.Size([2, 5]))
+    """
+
+    _mode = "LSTM"
+
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """The next (hidden, cell) state."""
+        return self._cell(input, hx, lstm=True)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step, as ``torch.nn.GRUCell``.
+
+    >>> clgrad.nn.GRUCell(3, 5)(clgrad.ones(3)).shape
+    clgrad.Size([5])
+    """
+
+    _mode = "GRU"
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        """The next hidden state."""
+        return self._cell(input, hx)[0]

@@ -1,0 +1,530 @@
+"""Attention and transformers: MultiheadAttention, TransformerEncoderLayer/Encoder,
+TransformerDecoderLayer/Decoder and Transformer, with PyTorch's parameter names and layouts
+(so a torch state dict loads as it is)."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ...ops.creation import empty, full, zeros
+from ...ops.movement import cat
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear
+from .module import Module
+from .normalization import LayerNorm
+
+if TYPE_CHECKING:
+    from ...device import Device
+    from ...dtypes import dtype as DType
+    from ...tensor import Tensor
+
+
+def _float_mask(mask, dtype):
+    """PyTorch's canonical mask: a bool mask becomes 0 / -inf (True: masked out), a float
+    mask is added as it is."""
+    if mask is None:
+        return None
+    if mask.dtype.is_floating_point:
+        return mask.to(dtype)
+    return zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The Linear MultiheadAttention's ``out_proj`` is, under PyTorch's class name."""
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention, as ``torch.nn.MultiheadAttention``: ``softmax(q k^T / sqrt(d))
+    v`` in ``num_heads`` heads of ``embed_dim / num_heads`` dims, between projections of
+    ``query`` ``(L, N, E)`` and ``key`` / ``value`` ``(S, N, kdim / vdim)`` (batch first with
+    ``batch_first``; unbatched ``(L, E)`` too). ``key_padding_mask`` ``(N, S)`` and
+    ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)`` mask keys out where True (bool) or
+    add (float). Returns ``(output, weights)``: the weights ``(N, L, S)`` averaged over the
+    heads, ``(N, num_heads, L, S)`` with ``average_attn_weights=False``, None without
+    ``need_weights``.
+
+    >>> mha = clgrad.nn.MultiheadAttention(8, 2, batch_first=True)
+    >>> x = clgrad.ones(3, 5, 8)
+    >>> out, w = mha(x, x, x)
+    >>> out.shape, w.shape
+    (clgrad.Size([3, 5, 8]), clgrad.Size([3, 5, 5]))
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                f"num_heads={num_heads} instead"
+            )
+        kw = {"device": device, "dtype": dtype}
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, **kw))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, **kw))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """PyTorch's initialization: Xavier-uniform projections, zero biases, Xavier-normal
+        bias_k / bias_v."""
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """The attention output and (with ``need_weights``) the attention weights."""
+        if is_causal and attn_mask is None:
+            raise RuntimeError(
+                "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+                "module method `generate_square_subsequent_mask` to create this mask."
+            )
+        batched = query.ndim == 3
+        if batched and self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        if not batched:
+            query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        n_q, n, e = query.shape
+        h, hd = self.num_heads, self.head_dim
+        if e != self.embed_dim:
+            raise AssertionError(
+                f"was expecting embedding dimension of {self.embed_dim}, but got {e}"
+            )
+        if self._qkv_same_embed_dim:
+            wq, wk, wv = self.in_proj_weight.chunk(3)
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        bq, bk, bv = (
+            self.in_proj_bias.chunk(3) if self.in_proj_bias is not None else (None, None, None)
+        )
+        q, k, v = F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+        mask = _float_mask(attn_mask, q.dtype)
+        if mask is not None and mask.ndim == 2:
+            mask = mask.unsqueeze(0)
+        pad_mask = _float_mask(key_padding_mask, q.dtype)
+        if self.bias_k is not None:
+            k = cat([k, self.bias_k.expand(1, n, e)])
+            v = cat([v, self.bias_v.expand(1, n, e)])
+            mask = F.pad(mask, (0, 1)) if mask is not None else None
+            pad_mask = F.pad(pad_mask, (0, 1)) if pad_mask is not None else None
+        # (L, N, E) -> (N * heads, L, head_dim)
+        q = q.reshape(n_q, n * h, hd).transpose(0, 1)
+        k = k.reshape(k.shape[0], n * h, hd).transpose(0, 1)
+        v = v.reshape(v.shape[0], n * h, hd).transpose(0, 1)
+        if self.add_zero_attn:
+            k = cat([k, zeros(n * h, 1, hd, dtype=k.dtype, device=k.device)], 1)
+            v = cat([v, zeros(n * h, 1, hd, dtype=v.dtype, device=v.device)], 1)
+            mask = F.pad(mask, (0, 1)) if mask is not None else None
+            pad_mask = F.pad(pad_mask, (0, 1)) if pad_mask is not None else None
+        n_k = k.shape[1]
+        if pad_mask is not None:
+            pad_mask = pad_mask.reshape(n, 1, 1, n_k).expand(n, h, 1, n_k).reshape(n * h, 1, n_k)
+            mask = pad_mask if mask is None else mask + pad_mask
+        scores = (q * (1.0 / math.sqrt(hd))) @ k.mT
+        if mask is not None:
+            scores = scores + mask
+        weights = F.softmax(scores, -1)
+        if self.dropout > 0.0 and self.training:
+            weights = F.dropout(weights, self.dropout)
+        out = (weights @ v).transpose(0, 1).reshape(n_q * n, e)
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(n_q, n, e)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out = out.squeeze(1)
+        if not need_weights:
+            return out, None
+        weights = weights.reshape(n, h, n_q, n_k)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        return out, (weights if batched else weights.squeeze(0))
+
+
+def _activation(activation):
+    if isinstance(activation, str):
+        if activation == "relu":
+            return F.relu
+        if activation == "gelu":
+            return F.gelu
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    return activation
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block, each with a residual connection and a
+    LayerNorm (after, or before with ``norm_first``), as ``torch.nn.TransformerEncoderLayer``.
+
+    >>> layer = clgrad.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    >>> layer(clgrad.rand(3, 5, 8)).shape
+    clgrad.Size([3, 5, 8])
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+            need_weights=False, is_causal=is_causal,
+        )[0]  # fmt: skip
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        """The encoded ``src`` (same shape)."""
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's ``memory``, then a feed-forward block,
+    each with a residual connection and a LayerNorm, as ``torch.nn.TransformerDecoderLayer``.
+
+    >>> layer = clgrad.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)
+    >>> layer(clgrad.rand(4, 2, 8), clgrad.rand(6, 2, 8)).shape
+    clgrad.Size([4, 2, 8])
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+            is_causal=is_causal, need_weights=False,
+        )[0]  # fmt: skip
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
+        x = self.multihead_attn(
+            x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+            is_causal=is_causal, need_weights=False,
+        )[0]  # fmt: skip
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """The decoded ``tgt`` (same shape)."""
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(
+            x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        )
+        return self.norm3(x + self._ff_block(x))
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` in sequence, then ``norm`` (if given), as
+    ``torch.nn.TransformerEncoder``.
+
+    >>> layer = clgrad.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)
+    >>> enc = clgrad.nn.TransformerEncoder(layer, num_layers=2)
+    >>> enc(clgrad.rand(5, 3, 8)).shape
+    clgrad.Size([5, 3, 8])
+    """
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
+        """``src`` through every layer (and ``norm``)."""
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))  # fmt: skip
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer`` in sequence, then ``norm`` (if given), as
+    ``torch.nn.TransformerDecoder``.
+
+    >>> layer = clgrad.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)
+    >>> dec = clgrad.nn.TransformerDecoder(layer, num_layers=2)
+    >>> dec(clgrad.rand(4, 3, 8), clgrad.rand(5, 3, 8)).shape
+    clgrad.Size([4, 3, 8])
+    """
+
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
+    ) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """``tgt`` through every layer, attending ``memory`` (then ``norm``)."""
+        x = tgt
+        for layer in self.layers:
+            x = layer(
+                x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal,
+            )  # fmt: skip
+        return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """An encoder-decoder transformer, as ``torch.nn.Transformer``: ``encoder`` (a
+    TransformerEncoder with a final LayerNorm) reads ``src``, ``decoder`` maps ``tgt``
+    attending the encoder's output; matrices initialized Xavier-uniform as in PyTorch.
+
+    >>> model = clgrad.nn.Transformer(8, 2, 1, 1, dim_feedforward=16, batch_first=True)
+    >>> model(clgrad.rand(2, 5, 8), clgrad.rand(2, 4, 8)).shape
+    clgrad.Size([2, 4, 8])
+    """
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                batch_first, norm_first, bias)  # fmt: skip
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+            layer = TransformerEncoderLayer(*args, **kw)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+            layer = TransformerDecoderLayer(*args, **kw)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """The decoder's output for ``tgt`` given the encoding of ``src``."""
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+            is_causal=src_is_causal,
+        )  # fmt: skip
+        return self.decoder(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )  # fmt: skip
+
+    @staticmethod
+    def generate_square_subsequent_mask(
+        sz: int, device: Device | str | None = None, dtype: DType | None = None
+    ) -> Tensor:
+        """The float causal mask: 0 where key ``j <= i``, -inf above the diagonal.
+
+        >>> clgrad.nn.Transformer.generate_square_subsequent_mask(3).tolist()
+        [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]
+        """
+        allowed = F._causal_mask(sz, sz, device)
+        return full((sz, sz), -math.inf, device=device, dtype=dtype).masked_fill(allowed, 0.0)
