@@ -46,6 +46,11 @@ _HAND_WRITTEN = {
     "softmax": _R.softmax,
     "log_softmax": _R.log_softmax,
     "cumsum": _R.cumsum,
+    "var_mean": _R.var_mean,
+    "std_mean": _R.std_mean,
+    "aminmax": _R.aminmax,
+    "count_nonzero": _R.count_nonzero,
+    "norm": _R.norm,
     # sorting, selection and running ops
     "sort": _SO.sort,
     "argsort": _SO.argsort,
@@ -129,11 +134,16 @@ _HAND_WRITTEN = {
 # keepdims= names on every one of these
 _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze", "split"}
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
-_NO_OUT |= {"allclose", "equal", "isreal", "positive", "softmax", "log_softmax"}
-_HAND_WRITTEN = {
-    name: fn if name in _NO_OUT or name in _DECLARED else _with_out(fn)
-    for name, fn in _HAND_WRITTEN.items()
-}
+_NO_OUT |= {"allclose", "equal", "isreal", "positive", "softmax", "log_softmax", "count_nonzero"}
+
+
+def _public_form(name, fn):
+    if hasattr(fn, "op"):  # a declared op's alias: its function has both already
+        return fn
+    return _numpy_named(fn) if name in _NO_OUT else _with_out(fn)
+
+
+_HAND_WRITTEN = {name: _public_form(name, fn) for name, fn in _HAND_WRITTEN.items()}
 globals().update(_DECLARED)
 globals().update(_HAND_WRITTEN)
 

@@ -13,6 +13,7 @@ from ..autograd import backward as _backward
 from ..autograd import is_grad_enabled
 from ..device import cuda_device, resolve
 from ..tensor import Tensor
+from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
 from . import creation as C
 from . import elementwise as E
 from . import indexing as I
@@ -385,7 +386,8 @@ def _attach():
         **{
             fn.__name__: numpy_named(fn)
             for fn in (R.mean, R.var, R.std, R.max, R.min, R.all, R.any, R.logsumexp)
-            + (R.softmax, R.log_softmax, R.cumsum)
+            + (R.softmax, R.log_softmax, R.cumsum, R.var_mean, R.std_mean, R.aminmax)
+            + (R.count_nonzero, R.norm)
         },
         # sorting, selection and running ops
         "sort": SO.sort,

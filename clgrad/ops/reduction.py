@@ -17,7 +17,7 @@ from ..tensor import Tensor, wrap_dim
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
-from .registry import REDUCTIONS, keep_dtype, reduction, run_reduce
+from .registry import REDUCTIONS, SCALAR_TYPE_NAMES, keep_dtype, reduction, run_reduce
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -171,27 +171,122 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return total / n if n else total * float("nan")
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=1):
+def _var_args(name, input, dim, unbiased, correction):
+    """PyTorch's var/std overloads: ``(input, unbiased)`` (a bool second argument),
+    ``(input, dim, unbiased, keepdim)`` and ``correction=`` (None is 1); floating only."""
+    if isinstance(dim, bool):  # var(x, False): the unbiased overload
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise RuntimeError(f"{name}: cannot specify both unbiased and correction")
+        correction = int(unbiased)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return dim, 1 if correction is None else correction
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The variance over ``dim``, dividing by ``N - correction`` (Bessel's by default).
 
     >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]))
     tensor(1.6667)
+    >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=0)
+    tensor(1.2500)
     """
-    if unbiased is not None:
-        correction = int(unbiased)
+    dim, correction = _var_args("var", input, dim, unbiased, correction)
     dims = normalize_dims(dim, input.ndim)
     centered = input - mean(input, dims, keepdim=True)
     n = _count(input, dims)
     return sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=1):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The standard deviation over ``dim`` (the square root of ``var``).
 
     >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
     tensor(1.4142)
     """
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim``.
+
+    >>> clgrad.var_mean(clgrad.tensor([1.0, 3.0]))
+    (tensor(2.), tensor(2.))
+    """
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    return v, mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim``.
+
+    >>> clgrad.std_mean(clgrad.tensor([1.0, 3.0]))
+    (tensor(1.4142), tensor(2.))
+    """
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return v.sqrt(), m
+
+
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over one ``dim`` (or every dim).
+
+    >>> clgrad.aminmax(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
+    aminmax(min=tensor([1, 2]), max=tensor([5, 7]))
+    """
+    if dim is not None:
+        dim = int_dim("aminmax", dim)
+    elif keepdim:  # every dim kept as size 1
+        return aminmax_result(*(t.reshape((1,) * input.ndim) for t in aminmax(input)))
+    return aminmax_result(amin(input, dim, keepdim), amax(input, dim, keepdim))
+
+
+def count_nonzero(input, dim=None):
+    """How many elements (over ``dim``) are nonzero, as int64.
+
+    >>> clgrad.count_nonzero(clgrad.tensor([[0, 1], [2, 3]]), dim=0)
+    tensor([1, 2])
+    """
+    return sum(input != 0, dim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over ``dim`` (``"fro"`` and 2: Euclidean; ``inf``/``-inf``: the
+    largest/smallest magnitude; 0: the count of nonzeros); floating tensors only.
+
+    >>> clgrad.norm(clgrad.tensor([3.0, 4.0]))
+    tensor(5.)
+    >>> clgrad.norm(clgrad.tensor([[3.0, -4.0]]), p=1, dim=1)
+    tensor([7.])
+    """
+    x = input if dtype is None else input.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{SCALAR_TYPE_NAMES[x.dtype.name]}"
+        )
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p={p!r} (matrix norms are not implemented)")
+    a = x.abs()
+    if p == float("inf"):
+        return amax(a, dim, keepdim)
+    if p == float("-inf"):
+        return amin(a, dim, keepdim)
+    if p == 0:
+        return sum(a != 0, dim, keepdim, dtype=x.dtype)
+    if p == 1:
+        return sum(a, dim, keepdim)
+    if p == 2:
+        return sum(x * x, dim, keepdim).sqrt()
+    return sum(a**p, dim, keepdim) ** (1.0 / p)
 
 
 class ExtremeDim(Function):
