@@ -200,7 +200,9 @@ class ElementwiseOp:
         self.scalar_type = scalar_type
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
-        self.grads = None if grads is None else tuple(_formula(g, self.params) for g in grads)
+        self.grads = (
+            None if grads is None else tuple(_formula(g, self.params + self.scalars) for g in grads)
+        )
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
