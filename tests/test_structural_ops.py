@@ -358,7 +358,7 @@ def test_scatter_family_edges(fn, inputs):
     "fn",
     [
         lambda x: x[(0, 1)],
-        lambda x, i=np.array([0, 1]): x[(x.new_tensor(i).long(), x.new_tensor(i[::-1]).long())],
+        lambda t, x: x[(t.tensor([0, 1]), t.tensor([1, 0]))],
         lambda x: x[None, ..., 0],
         lambda x: x[(Ellipsis, None)],
     ],
