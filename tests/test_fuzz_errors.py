@@ -588,6 +588,12 @@ XFAIL = {
     "gelu-huge": "gelu(3e38) in float32: PyTorch's vectorized kernel overflows to inf (float64 "
     "and its scalar path give 3e38, as clgrad); the same artifact as gelu(+inf) = NaN in "
     "test_torch_ops",
+    "nextafter-float16": "clgrad computes half in float, where nextafter's step is another one: "
+    "float16 is not taken (NotImplementedError)",
+    "tanhshrink-none": "torch's Python composite raises AttributeError on None; clgrad's "
+    "declared op raises TypeError as PyTorch's native ops do",
+    "softsign-none": "torch's Python composite raises AttributeError on None; clgrad's "
+    "declared op raises TypeError as PyTorch's native ops do",
 }
 
 

@@ -23,10 +23,13 @@ def _np_softplus(a):
 
 
 @elementwise(
-    "(in0 != in0 ? in0 : (in0 < 0 ? ({T})0 : (in0 > ({T})6 ? ({T})6 : in0)))",
+    # clamp's shape (a nested select on char crashes Mesa's llvmpipe compiler)
+    "(in0 != in0 ? in0 : ((in0 < ({T})0 ? ({T})0 : in0) > ({T})6 ? ({T})6 "
+    ": (in0 < ({T})0 ? ({T})0 : in0)))",
     lambda a: np.where(a != a, a, np.clip(a, 0, 6)),
     grad=lambda grad, input: grad * ((input > 0) & (input < 6)),
     dtypes=NUMERIC_DTYPES,
+    refuse="Bool inputs not supported for hardtanh",
 )
 def relu6(apply, input: Tensor) -> Tensor:
     """``min(max(input, 0), 6)``.
@@ -44,6 +47,7 @@ def relu6(apply, input: Tensor) -> Tensor:
     grad=lambda grad, input, min_val, max_val: grad * ((input > min_val) & (input < max_val)),
     dtypes=_SIGNED,
     scalars=("min_val", "max_val"),
+    refuse="hardtanh is not supported for unsigned and Bool inputs",
 )
 def hardtanh(apply, input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``.
@@ -143,8 +147,9 @@ def mish(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "((in0 > in1 || in0 < -in1) ? in0 : ({T})0)",
-    lambda a, lambd: np.where((a > lambd) | (a < -lambd), a, 0),
+    # PyTorch's test: NaN is outside the band and kept
+    "((in0 >= -in1 && in0 <= in1) ? ({T})0 : in0)",
+    lambda a, lambd: np.where((a >= -lambd) & (a <= lambd), 0, a),
     grad=lambda grad, input, lambd: grad * ((input > lambd) | (input < -lambd)),
     dtypes=FLOAT_DTYPES,
     scalars=("lambd",),
@@ -159,8 +164,9 @@ def hardshrink(apply, input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 @elementwise(
-    "(in0 > in1 ? in0 - in1 : (in0 < -in1 ? in0 + in1 : ({T})0))",
-    lambda a, lambd: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, 0)),
+    # NaN falls to the last branch: a * 0 keeps it, as PyTorch
+    "(in0 > in1 ? in0 - in1 : (in0 < -in1 ? in0 + in1 : in0 * ({T})0))",
+    lambda a, lambd: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, a * 0)),
     grad=lambda grad, input, lambd: grad * ((input > lambd) | (input < -lambd)),
     dtypes=FLOAT_DTYPES,
     scalars=("lambd",),
@@ -182,6 +188,8 @@ def softshrink(apply, input: Tensor, lambd: float = 0.5) -> Tensor:
     result=floating,
     grad=lambda grad, input: grad * input.tanh() * input.tanh(),
     dtypes=NUMERIC_DTYPES,
+    refuse="Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+    "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
 )
 def tanhshrink(apply, input: Tensor) -> Tensor:
     """``input - tanh(input)``.
@@ -239,7 +247,8 @@ def hardsigmoid(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "(in0 <= ({T})-3 ? ({T})0 : (in0 >= ({T})3 ? in0 : in0 * (in0 + ({T})3) / ({T})6))",
+    # PyTorch's formula: -inf * 0 is NaN there, and 3e38 doesn't overflow
+    "(in0 * fmin(fmax(in0 + ({T})3, ({T})0), ({T})6) / ({T})6)",
     lambda a: a * np.clip(a + 3, 0, 6) / 6,
     # PyTorch's hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3 (inclusive), 1 above
     grad=lambda grad, input: where(

@@ -963,6 +963,7 @@ def logit(apply, input: Tensor, eps: float | None = None) -> Tensor:
     ),
     inplace=True,
     dtypes=FLOAT_DTYPES,
+    tensors=("input", "other"),
 )
 def hypot(apply, input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` without overflow in the squares.
@@ -982,6 +983,7 @@ def hypot(apply, input: Tensor, other: Tensor) -> Tensor:
         lambda grad, input, other: grad / (1 + (input - other).exp()),
     ),
     dtypes=FLOAT_DTYPES,
+    tensors=("input", "other"),
 )
 def logaddexp(apply, input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))``, computed without overflow.
@@ -1001,6 +1003,7 @@ def logaddexp(apply, input: Tensor, other: Tensor) -> Tensor:
         lambda grad, input, other: grad / (1 + exp2(input - other)),
     ),
     dtypes=FLOAT_DTYPES,
+    tensors=("input", "other"),
 )
 def logaddexp2(apply, input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)``, computed without overflow.
@@ -1089,6 +1092,7 @@ def copysign(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     inplace=True,
     # half is computed in float, where the next value is another one: not taken
     dtypes=(D.float32, D.float64),
+    tensors=("input", "other"),
 )
 def nextafter(apply, input: Tensor, other: Tensor) -> Tensor:
     """The next representable value after ``input`` toward ``other``.
@@ -1167,6 +1171,7 @@ def _np_lerp(a, b, w):
     ),
     inplace=True,
     dtypes=FLOAT_DTYPES,
+    tensors=("input", "end"),
 )
 def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     """``input + weight * (end - input)``; ``end`` (and a tensor ``weight``) of ``input``'s

@@ -174,7 +174,7 @@ class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
     def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first, checks):
-        exact, scalar_type, refuse, scalars = checks
+        exact, scalar_type, refuse, scalars, tensors = checks
         self.name = body.__name__
         self.kernel = kernel
         self.result = result
@@ -197,6 +197,7 @@ class ElementwiseOp:
         # an operand that may be None (clamp's bounds); None for any other is a TypeError
         self.optional = frozenset(i for i, p in enumerate(params) if p.default is None)
         self.exact = tuple(self.params.index(n) for n in exact)
+        self.tensors = tuple(self.params.index(n) for n in tensors)
         self.scalar_type = scalar_type
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
@@ -206,7 +207,7 @@ class ElementwiseOp:
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
-        checked = self.restricted is not None or bool(exact)
+        checked = self.restricted is not None or bool(exact) or bool(tensors)
         if self.arity == 1:
             check = self._check_unary
         else:
@@ -241,6 +242,12 @@ class ElementwiseOp:
                 got = ", ".join(type(x).__name__ for x in named)
                 raise TypeError(
                     f"{self.name}() received an invalid combination of arguments - got ({got})"
+                )
+        for i in self.tensors:  # PyTorch's parser: these take tensors only
+            if not isinstance(named[i], Tensor):
+                raise TypeError(
+                    f"{self.name}(): argument '{self.params[i]}' (position {i + 1}) must be "
+                    f"Tensor, not {type(named[i]).__name__}"
                 )
         operands = [x for x in named if x is not None]
         if not operands:
@@ -394,6 +401,7 @@ def elementwise(
     scalar_type: Callable = keep_dtype,
     refuse: str | None = None,
     scalars: tuple[str, ...] = (),
+    tensors: tuple[str, ...] = (),
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -410,6 +418,8 @@ def elementwise(
     NotImplementedError. ``scalars``: parameters that are options, not operands (hardtanh's
     bounds, leaky_relu's slope): Python numbers the body passes to ``apply`` after the
     operands, reaching the kernel as ``in<k>`` in the compute type and the formulas by name.
+    ``tensors``: the parameters PyTorch takes as tensors only (TypeError for a number, before
+    the dtype check).
     """
 
     def declare(body: Callable) -> Callable:
@@ -426,7 +436,7 @@ def elementwise(
             dtypes,
             domain,
             mask_first,
-            (exact, scalar_type, refuse, scalars),
+            (exact, scalar_type, refuse, scalars, tensors),
         )
         ELEMENTWISE[name] = op
         op.public.op = op
