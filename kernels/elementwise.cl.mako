@@ -1,11 +1,15 @@
-## out = expr(in0, in1, ...), broadcast over any strides.
+## out = expr(in0, in1, ...), broadcast over any strides. One program holds the op's three
+## layouts, so a process builds it once per (op, types) whatever shapes it meets (PoCL's cost is
+## mostly per program; it generates each kernel's code only when that kernel first runs):
+##   cg_elementwise_<name>_flat     every operand is one contiguous run: no index arithmetic;
+##   cg_elementwise_<name>_rows     2-D launch, dim 0 walks the innermost dim, dim 1 the rest:
+##                                  the divisions are uniform across a work-group (hoisted by
+##                                  PoCL); for long inner rows;
+##   cg_elementwise_<name>_general  1-D launch, each work-item divides its index by every size.
+## The strided layouts take ``ndim`` (dims after merging) and ``maxd`` dims of arguments,
+## innermost first; dims at and past ``ndim`` are not read, so one kernel serves every ndim.
 ##   ins: per input (storage ctype, or None for a scalar argument; compute ctype)
 ##   expr: a C expression of in0.. and _i (the output's linear index)
-##   ndim: dims after merging (the last is the innermost)
-##   layout: "flat"    every operand is one contiguous run: no index arithmetic;
-##           "rows"    2-D launch, dim 0 walks the innermost dim, dim 1 the rest: the
-##                     division by sizes is uniform across a work-group (hoisted by PoCL);
-##           "general" 1-D launch, each work-item divides its index by every size
 ##   index_t: int where every offset fits in 31 bits, else long
 ##   grid_stride: (flat, general) loop over n with as many work-items as fill a GPU; on CPU
 ##     devices one work-item per element (a loop in the body stops PoCL vectorizing)
@@ -13,9 +17,8 @@
 <%
 tensors = [k for k, (st, ct) in enumerate(ins) if st is not None]
 I = index_t
-outer_dims = range(ndim - 1) if layout == "rows" else range(ndim)
 %>
-__kernel void cg_elementwise_${name}(
+<%def name="params(layout)">
     __global ${out_ct} *out, const ${I} out_off,
 % for k, (st, ct) in enumerate(ins):
   % if st is None:
@@ -25,50 +28,19 @@ __kernel void cg_elementwise_${name}(
   % endif
 % endfor
 % if layout != "flat":
-  % for d in range(ndim):
+    const int ndim,
+  % for d in range(maxd):
     const ${I} size${d}, const ${I} ostride${d},
     % for k in tensors:
     const ${I} stride${k}_${d},
     % endfor
   % endfor
 % endif
-    const ${I} n)
-{
-% if layout == "rows":
-  const ${I} inner = get_global_id(0);
-  // (as below: a group-uniform test first, so whole groups vectorize)
-  if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size${ndim - 1}
-      && inner >= size${ndim - 1}) return;
-  ${I} rem = get_global_id(1);
-  const ${I} _i = rem * size${ndim - 1} + inner;
-  ${I} o = out_off + inner * ostride${ndim - 1};
-  % for k in tensors:
-  ${I} i${k} = off${k} + inner * stride${k}_${ndim - 1};
-  % endfor
-  {
-% elif grid_stride:
-  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
-% else:
-  const ${I} _i = get_global_id(0);
-  // Whole work-groups skip the bounds test: a branch that is the same for the whole group
-  // lets PoCL vectorize the group's loop without masked stores.
-  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
-  if (whole || _i < n) {
-% endif
-% if layout == "flat":
-    const ${I} o = out_off + _i;
-  % for k in tensors:
-    const ${I} i${k} = off${k} + _i;
-  % endfor
-% else:
-  % if layout == "general":
-    ${I} rem = _i, o = out_off;
-    % for k in tensors:
-    ${I} i${k} = off${k};
-    % endfor
-  % endif
-  % for d in reversed(outer_dims):
-    {
+    const ${I} n
+</%def>
+<%def name="outer_dims(first)">
+  % for d in range(first, maxd):
+    if (${d} < ndim) {
       const ${I} c = rem % size${d};
       rem /= size${d};
       o += c * ostride${d};
@@ -77,7 +49,8 @@ __kernel void cg_elementwise_${name}(
     % endfor
     }
   % endfor
-% endif
+</%def>
+<%def name="load_apply_store()">
 % for k, (st, ct) in enumerate(ins):
   % if st is None:
     const ${ct} in${k} = s${k};
@@ -86,5 +59,55 @@ __kernel void cg_elementwise_${name}(
   % endif
 % endfor
     ${h.store(out_ct, out_bool, "out", "o", expr)};
+</%def>
+<%def name="items()">
+% if grid_stride:
+  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
+% else:
+  const ${I} _i = get_global_id(0);
+  // Whole work-groups skip the bounds test: a branch that is the same for the whole group
+  // lets PoCL vectorize the group's loop without masked stores.
+  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
+  if (whole || _i < n) {
+% endif
+</%def>
+
+__kernel void cg_elementwise_${name}_flat(${params("flat")})
+{
+  ${items()}
+    const ${I} o = out_off + _i;
+% for k in tensors:
+    const ${I} i${k} = off${k} + _i;
+% endfor
+    ${load_apply_store()}
+  }
+}
+
+__kernel void cg_elementwise_${name}_general(${params("general")})
+{
+  ${items()}
+    ${I} rem = _i, o = out_off;
+% for k in tensors:
+    ${I} i${k} = off${k};
+% endfor
+    ${outer_dims(0)}
+    ${load_apply_store()}
+  }
+}
+
+__kernel void cg_elementwise_${name}_rows(${params("rows")})
+{
+  const ${I} inner = get_global_id(0);
+  // (as in items(): a group-uniform test first, so whole groups vectorize)
+  if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size0 && inner >= size0) return;
+  ${I} rem = get_global_id(1);
+  const ${I} _i = rem * size0 + inner;
+  ${I} o = out_off + inner * ostride0;
+% for k in tensors:
+  ${I} i${k} = off${k} + inner * stride${k}_0;
+% endfor
+  {
+    ${outer_dims(1)}
+    ${load_apply_store()}
   }
 }

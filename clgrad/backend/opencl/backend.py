@@ -11,6 +11,10 @@ from . import matmul as matmul_family
 from . import reduce as reduce_family
 from .launch import INDEX_NP, INT32_MAX, merge_dims
 
+# strided kernels take this many dims of sizes and strides (more only where merging leaves more:
+# those get a program of their own)
+STRIDED_DIMS = 4
+
 # the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
 _SCALAR_NP = {
     "float": np.float32,
@@ -65,10 +69,12 @@ class OpenCLBackend(Backend):
             else:
                 # a 2-D launch pays off once rows are long enough to fill work-groups
                 layout = "rows" if mshape[-1] >= 64 else "general"
-        key = ("elementwise", kernel, ins, out.dtype, len(mshape), layout, itype)
+        ndim = len(mshape)
+        maxd = STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
+        key = ("elementwise", kernel, ins, out.dtype, layout, maxd, itype)
         k = rt.kernels.get(key)
         if k is None:
-            k = self._elementwise_kernel(key, kernel, ins, out, compute, len(mshape), layout)
+            k = self._elementwise_kernel(key, kernel, ins, out, compute, maxd, layout)
         args = [out.buffer, out.offset]
         for x, (st, _) in zip(operands, ins):
             if st is None:
@@ -76,10 +82,14 @@ class OpenCLBackend(Backend):
             else:
                 args += [x.buffer, x.offset]
         if layout != "flat":
-            for d, size in enumerate(mshape):
-                args.append(size)
-                args.append(mstrides[0][d])
-                args += [s[d] for s in mstrides[1:]]
+            # innermost dim first; dims past ndim are padding the kernel never reads
+            args.append(ndim)
+            for d in range(maxd):
+                if d < ndim:
+                    args.append(mshape[-1 - d])
+                    args += [s[-1 - d] for s in mstrides]
+                else:
+                    args += [1] * (1 + len(mstrides))
         args.append(n)
         if layout == "rows":
             inner, L = mshape[-1], rt.local_size
@@ -87,20 +97,19 @@ class OpenCLBackend(Backend):
         else:
             rt.launch1d(k, n, args)
 
-    def _elementwise_kernel(self, key, kernel, ins, out, compute, ndim, layout):
+    def _elementwise_kernel(self, key, kernel, ins, out, compute, maxd, layout):
         rt = self.rt
         itype = key[-1]
         ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
         k = rt.kernel(
             "elementwise.cl.mako",
-            f"cg_elementwise_{kernel.name}",
+            f"cg_elementwise_{kernel.name}_{layout}",
             name=kernel.name,
             expr=kernel.expr.replace("{T}", ct),
             ins=ins,
             out_ct=out.dtype.ctype,
             out_bool=out.dtype.name == "bool",
-            ndim=ndim,
-            layout=layout,
+            maxd=maxd,
             index_t=itype,
             fp64=any(d.name == "float64" for d in (out.dtype, *compute)),
             grid_stride=rt.is_gpu,
@@ -117,7 +126,7 @@ class OpenCLBackend(Backend):
                 types += [None, I]
                 n_views += 1
         if layout != "flat":
-            types += [I] * (ndim * (2 + n_views))
+            types += [np.int32] + [I] * (maxd * (2 + n_views))
         rt.set_arg_types(k, types + [I])
         rt.kernels[key] = k
         return k
