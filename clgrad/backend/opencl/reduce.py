@@ -255,7 +255,11 @@ def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
     mode, out_ct = plan.mode, dst.ct if dst.buf is not None else ""
     apply_map = src.raw and kernel.map_expr != "x"
     idx_in, idx_out = src.idx is not None, dst.idx is not None
-    nk, nr = len(src.kshape), len(src.rshape)
+    # two merged runs are launched as three (an outer run of one element): a process then
+    # builds one program where it would build two, at the cost of a division by 1 per item
+    kshape, kstr = _pad_runs(src.kshape, src.kstr)
+    rshape, rstr = _pad_runs(src.rshape, src.rstr)
+    nk, nr = len(kshape), len(rshape)
     key = ("reduce", kernel, mode, src.ct, ct, apply_map, idx_in, out_ct, dst.is_bool, idx_out)
     key += (nk, nr, plan.vw, plan.unroll, plan.aligned, plan.cb, plan.rb, plan.lx, plan.ly, itype)
     k = rt.cached(
@@ -286,9 +290,9 @@ def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
     args = [src.buf, I(src.off)]
     if idx_in:
         args.append(src.idx)
-    for n, s in zip(src.kshape, src.kstr):
+    for n, s in zip(kshape, kstr):
         args += [I(n), I(s)]
-    for n, s in zip(src.rshape, src.rstr):
+    for n, s in zip(rshape, rstr):
         args += [I(n), I(s)]
     args += [I(M), I(R), I(chunk), I(P)]
     if dst.buf is not None:
@@ -300,6 +304,14 @@ def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
         rt.launch(k, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
     else:
         _cpu_launch(rt, k, n_items, args)
+
+
+def _pad_runs(shape: tuple, strides: tuple) -> tuple[tuple, tuple]:
+    """Runs (sizes, strides) with outer runs of one element added up to three, when there
+    are two: the kernels' variants are one run or three."""
+    if len(shape) != 2:
+        return shape, strides
+    return (1, *shape), (0, *strides)
 
 
 def _partials(rt, kernel, ct, itype, plan, src, M, R, P, chunk):
