@@ -25,6 +25,7 @@ def _exercise(device, name):
     ).tolist()  # index: put_add
     x[clgrad.tensor([1], device=device)] = clgrad.zeros(1, 3, dtype=dt, device=device)  # put
     (x @ x.T).tolist()  # matmul
+    x.sort(1).values.tolist()  # sort
     if dt.is_floating_point:
         clgrad.rand(5, dtype=dt, device=device).tolist()  # random
         clgrad.randn(5, dtype=dt, device=device).tolist()
