@@ -15,12 +15,14 @@ import numpy as np
 
 from .. import dtypes as _D
 from ..autograd.grad_mode import no_grad
+from ..ops import activation as _A
 from ..ops import elementwise as _E
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
 from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
+from ..ops.inplace import inplace as _inplace
 from ..tensor import Tensor
 
 if TYPE_CHECKING:
@@ -52,6 +54,13 @@ __all__ = [
     "hardshrink",
     "softshrink",
     "tanhshrink",
+    "hardtanh_",
+    "leaky_relu_",
+    "elu_",
+    "selu_",
+    "celu_",
+    "threshold_",
+    "rrelu_",
     "threshold",
     "prelu",
     "rrelu",
@@ -119,7 +128,7 @@ __all__ = [
 
 
 # ---- activations -----------------------------------------------------------------------------
-def relu(x: Tensor, inplace: bool = False) -> Tensor:
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies the rectified linear unit ``max(0, x)`` element-wise (in place with ``inplace``),
     as ``torch.nn.functional.relu``.
 
@@ -127,10 +136,10 @@ def relu(x: Tensor, inplace: bool = False) -> Tensor:
     >>> F.relu(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([0., 0., 3.])
     """
-    return x.relu_() if inplace else _E.relu(x)
+    return input.relu_() if inplace else _E.relu(input)
 
 
-def relu_(x: Tensor) -> Tensor:
+def relu_(input: Tensor) -> Tensor:
     """In-place ``relu``: replaces ``x`` by ``max(0, x)`` and returns it, as
     ``torch.nn.functional.relu_``.
 
@@ -139,52 +148,207 @@ def relu_(x: Tensor) -> Tensor:
     >>> x
     tensor([0., 3.])
     """
-    return x.relu_()
+    return input.relu_()
 
 
-def relu6(x: Tensor, inplace: bool = False) -> Tensor:
-    """Applies ``min(max(0, x), 6)`` element-wise, as ``torch.nn.functional.relu6``.
+def _in_place(op, input, *args):
+    """``op(input, *args)`` written into ``input``, as PyTorch's ``op_`` (torch has no Tensor
+    method for most of these): recorded through ``ops.inplace``, which computes from a copy of
+    the old value, so the gradient still has it (``copy_`` of the result would not)."""
+
+    def direct():
+        input.copy_(op(input, *args))
+
+    return _inplace(input, lambda old: op(old, *args), direct)
+
+
+def _act(op, input, *args, inplace=False):
+    return _in_place(op, input, *args) if inplace else op(input, *args)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, input), 6)`` element-wise, as ``torch.nn.functional.relu6``.
 
     >>> clgrad.nn.functional.relu6(clgrad.tensor([-2.0, 3.0, 8.0]))
     tensor([0., 3., 6.])
     """
-    return hardtanh(x, 0.0, 6.0, inplace)
+    return _act(_A.relu6, input, inplace=inplace)
 
 
 def hardtanh(
-    x: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
-    """Clamps ``x`` element-wise into ``[min_val, max_val]``, as ``torch.nn.functional.hardtanh``.
+    """``input`` clamped element-wise into ``[min_val, max_val]``, as
+    ``torch.nn.functional.hardtanh``.
 
     >>> clgrad.nn.functional.hardtanh(clgrad.tensor([-2.0, 0.5, 3.0]))
-    tensor([-1.0000, 0.5000, 1.0000])
+    tensor([-1.0000,  0.5000,  1.0000])
     """
-    return x.clamp_(min_val, max_val) if inplace else x.clamp(min_val, max_val)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act(_A.hardtanh, input, min_val, max_val, inplace=inplace)
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """Applies ``x`` where ``x > 0`` and ``negative_slope * x`` elsewhere, element-wise, as
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place ``hardtanh``, as ``torch.nn.functional.hardtanh_``.
+
+    >>> clgrad.nn.functional.hardtanh_(clgrad.tensor([-2.0, 0.5]))
+    tensor([-1.0000,  0.5000])
+    """
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere, as
     ``torch.nn.functional.leaky_relu``.
 
     >>> clgrad.nn.functional.leaky_relu(clgrad.tensor([-2.0, 3.0]), 0.1)
-    tensor([-0.2000, 3.0000])
+    tensor([-0.2000,  3.0000])
     """
-    out = _E.where(x > 0, x, x * negative_slope)
-    return x.copy_(out) if inplace else out
+    return _act(_A.leaky_relu, input, negative_slope, inplace=inplace)
 
 
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """Applies the exponential linear unit, ``x`` where ``x > 0`` and ``alpha * (exp(x) - 1)``
-    elsewhere, element-wise, as ``torch.nn.functional.elu``.
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place ``leaky_relu``, as ``torch.nn.functional.leaky_relu_``.
+
+    >>> clgrad.nn.functional.leaky_relu_(clgrad.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2000,  3.0000])
+    """
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """The exponential linear unit: ``input`` where positive, ``alpha * (exp(input) - 1)``
+    elsewhere, as ``torch.nn.functional.elu``.
 
     >>> clgrad.nn.functional.elu(clgrad.tensor([-2.0, 3.0]))
-    tensor([-0.8647, 3.0000])
+    tensor([-0.8647,  3.0000])
     """
-    out = _E.where(x > 0, x, (x.clamp(max=0.0).expm1()) * alpha)
-    return x.copy_(out) if inplace else out
+    return _act(_A.elu, input, alpha, inplace=inplace)
 
 
-def gelu(x: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor:
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``elu``, as ``torch.nn.functional.elu_``.
+
+    >>> clgrad.nn.functional.elu_(clgrad.tensor([-2.0, 3.0]))
+    tensor([-0.8647,  3.0000])
+    """
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(input, alpha)`` with the self-normalizing constants, as
+    ``torch.nn.functional.selu``.
+
+    >>> clgrad.nn.functional.selu(clgrad.tensor([-1.0, 2.0]))
+    tensor([-1.1113,  2.1014])
+    """
+    return _act(_A.selu, input, inplace=inplace)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place ``selu``, as ``torch.nn.functional.selu_``.
+
+    >>> clgrad.nn.functional.selu_(clgrad.tensor([-1.0, 2.0]))
+    tensor([-1.1113,  2.1014])
+    """
+    return selu(input, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, input) + min(0, alpha * (exp(input / alpha) - 1))``, as
+    ``torch.nn.functional.celu``.
+
+    >>> clgrad.nn.functional.celu(clgrad.tensor([-1.0, 2.0]), alpha=2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    return _act(_A.celu, input, alpha, inplace=inplace)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``celu``, as ``torch.nn.functional.celu_``.
+
+    >>> clgrad.nn.functional.celu_(clgrad.tensor([-1.0, 2.0]), alpha=2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    return celu(input, alpha, inplace=True)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(input + 3) / 6``, as ``torch.nn.functional.hardsigmoid``.
+
+    >>> clgrad.nn.functional.hardsigmoid(clgrad.tensor([-4.0, 0.0, 1.5]))
+    tensor([0.0000, 0.5000, 0.7500])
+    """
+    return _act(_A.hardsigmoid, input, inplace=inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * relu6(input + 3) / 6``, as ``torch.nn.functional.hardswish``.
+
+    >>> clgrad.nn.functional.hardswish(clgrad.tensor([-4.0, 1.0, 4.0]))
+    tensor([-0.0000,  0.6667,  4.0000])
+    """
+    return _act(_A.hardswish, input, inplace=inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * tanh(softplus(input))``, as ``torch.nn.functional.mish``.
+
+    >>> clgrad.nn.functional.mish(clgrad.tensor([-1.0, 2.0]))
+    tensor([-0.3034,  1.9440])
+    """
+    return _act(_A.mish, input, inplace=inplace)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` where ``|input| > lambd``, else 0, as ``torch.nn.functional.hardshrink``.
+
+    >>> clgrad.nn.functional.hardshrink(clgrad.tensor([-1.0, 0.3, 0.6]))
+    tensor([-1.0000,  0.0000,  0.6000])
+    """
+    return _A.hardshrink(input, lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` moved toward 0 by ``lambd`` (0 within ``lambd`` of it), as
+    ``torch.nn.functional.softshrink``.
+
+    >>> clgrad.nn.functional.softshrink(clgrad.tensor([-1.0, 0.3, 0.75]))
+    tensor([-0.5000,  0.0000,  0.2500])
+    """
+    return _A.softshrink(input, lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``input - tanh(input)``, as ``torch.nn.functional.tanhshrink``.
+
+    >>> clgrad.nn.functional.tanhshrink(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+    return _A.tanhshrink(input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``input / (1 + |input|)``, as ``torch.nn.functional.softsign``.
+
+    >>> clgrad.nn.functional.softsign(clgrad.tensor([-3.0, 1.0]))
+    tensor([-0.7500,  0.5000])
+    """
+    return _A.softsign(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, computed without overflow, as
+    ``torch.nn.functional.logsigmoid``.
+
+    >>> clgrad.nn.functional.logsigmoid(clgrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-2.1269, -0.6931, -0.0486])
+    """
+    return _A.logsigmoid(input)
+
+
+def gelu(input: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     """Applies the Gaussian error linear unit ``x * Phi(x)`` element-wise (``Phi`` the standard
     normal CDF; ``approximate="tanh"`` uses the tanh approximation), as
     ``torch.nn.functional.gelu``.
@@ -192,56 +356,46 @@ def gelu(x: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     >>> clgrad.nn.functional.gelu(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([-0.0455, 0.0000, 2.9960])
     """
-    return _E.gelu(x, approximate=approximate)
+    return _E.gelu(input, approximate=approximate)
 
 
-def silu(x: Tensor, inplace: bool = False) -> Tensor:
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies the sigmoid linear unit (swish) ``x * sigmoid(x)`` element-wise, as
     ``torch.nn.functional.silu`` (``inplace`` is accepted but the result is a new tensor).
 
     >>> clgrad.nn.functional.silu(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([-0.2384, 0.0000, 2.8577])
     """
-    return _E.silu(x)
+    return _act(_E.silu, input, inplace=inplace)
 
 
-def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """Applies ``log(1 + exp(beta * x)) / beta`` element-wise, and ``x`` itself where
     ``beta * x > threshold``, as ``torch.nn.functional.softplus``.
 
     >>> clgrad.nn.functional.softplus(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([0.1269, 0.6931, 3.0486])
     """
-    return _E.softplus(x, beta=beta, threshold=threshold)
+    return _E.softplus(input, beta=beta, threshold=threshold)
 
 
-def sigmoid(x: Tensor) -> Tensor:
+def sigmoid(input: Tensor) -> Tensor:
     """Applies the logistic sigmoid ``1 / (1 + exp(-x))`` element-wise, as
     ``torch.nn.functional.sigmoid``.
 
     >>> clgrad.nn.functional.sigmoid(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([0.1192, 0.5000, 0.9526])
     """
-    return _E.sigmoid(x)
+    return _E.sigmoid(input)
 
 
-def tanh(x: Tensor) -> Tensor:
+def tanh(input: Tensor) -> Tensor:
     """Applies the hyperbolic tangent element-wise, as ``torch.nn.functional.tanh``.
 
     >>> clgrad.nn.functional.tanh(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([-0.9640, 0.0000, 0.9951])
     """
-    return _E.tanh(x)
-
-
-def logsigmoid(x: Tensor) -> Tensor:
-    """Applies ``log(sigmoid(x))`` element-wise, computed stably as ``-softplus(-x)``, as
-    ``torch.nn.functional.logsigmoid``.
-
-    >>> clgrad.nn.functional.logsigmoid(clgrad.tensor([-2.0, 0.0, 3.0]))
-    tensor([-2.1269, -0.6931, -0.0486])
-    """
-    return -_E.softplus(-x)
+    return _E.tanh(input)
 
 
 def _softmax_dim(name, ndim, dim):
@@ -257,7 +411,7 @@ def _softmax_dim(name, ndim, dim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
     """Applies ``exp(x) / sum(exp(x))`` along ``dim``, so that the values along it are in [0, 1]
     and sum to 1, as ``torch.nn.functional.softmax``; ``dtype`` casts the input first, and
     ``dim=None`` picks PyTorch's legacy implicit dim with its deprecation warning.
@@ -265,125 +419,26 @@ def softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Te
     >>> clgrad.nn.functional.softmax(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
     tensor([0.0900, 0.2447, 0.6652])
     """
-    return _R.softmax(x, _softmax_dim("softmax", x.ndim, dim), dtype)
+    return _R.softmax(input, _softmax_dim("softmax", input.ndim, dim), dtype)
 
 
-def softmin(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
     """Applies ``softmax(-x)`` along ``dim``, as ``torch.nn.functional.softmin``.
 
     >>> clgrad.nn.functional.softmin(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
     tensor([0.6652, 0.2447, 0.0900])
     """
-    return _R.softmax(-x, _softmax_dim("softmin", x.ndim, dim), dtype)
+    return _R.softmax(-input, _softmax_dim("softmin", input.ndim, dim), dtype)
 
 
-def log_softmax(x: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed stably, as
     ``torch.nn.functional.log_softmax``.
 
     >>> clgrad.nn.functional.log_softmax(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
     tensor([-2.4076, -1.4076, -0.4076])
     """
-    return _R.log_softmax(x, _softmax_dim("log_softmax", x.ndim, dim), dtype)
-
-
-# ---- activations composed of Tensor ops until they are declared elementwise ops -----------------
-# (softsign, hardsigmoid, hardswish, selu, celu, mish, hardshrink, softshrink and tanhshrink are
-# being declared in clgrad/ops/elementwise.py; these compositions stand in until they land)
-def _maybe_inplace(x, out, inplace):
-    return x.copy_(out) if inplace else out
-
-
-def softsign(input: Tensor) -> Tensor:
-    """Applies ``x / (1 + |x|)`` element-wise, as ``torch.nn.functional.softsign``.
-
-    >>> clgrad.nn.functional.softsign(clgrad.tensor([-3.0, 1.0]))
-    tensor([-0.7500,  0.5000])
-    """
-    return input / (input.abs() + 1)
-
-
-def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """Applies ``relu6(x + 3) / 6`` element-wise, as ``torch.nn.functional.hardsigmoid``.
-
-    >>> clgrad.nn.functional.hardsigmoid(clgrad.tensor([-4.0, 0.0, 1.5]))
-    tensor([0.0000, 0.5000, 0.7500])
-    """
-    return _maybe_inplace(input, (input + 3).clamp(0.0, 6.0) / 6, inplace)
-
-
-def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """Applies ``x * relu6(x + 3) / 6`` element-wise, as ``torch.nn.functional.hardswish``.
-
-    >>> clgrad.nn.functional.hardswish(clgrad.tensor([-4.0, 1.0, 4.0]))
-    tensor([-0.0000,  0.6667,  4.0000])
-    """
-    return _maybe_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
-
-
-def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise, as
-    ``torch.nn.functional.celu``.
-
-    >>> clgrad.nn.functional.celu(clgrad.tensor([-1.0, 2.0]), alpha=2.0)
-    tensor([-0.7869,  2.0000])
-    """
-    neg = (input.clamp(max=0.0) / alpha).expm1() * alpha
-    return _maybe_inplace(input, _E.where(input > 0, input, neg), inplace)
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    """Applies ``scale * elu(x, alpha)`` with PyTorch's constants (alpha ~ 1.6733, scale ~
-    1.0507) element-wise, as ``torch.nn.functional.selu``.
-
-    >>> clgrad.nn.functional.selu(clgrad.tensor([-1.0, 2.0]))
-    tensor([-1.1113,  2.1014])
-    """
-    neg = input.clamp(max=0.0).expm1() * _SELU_ALPHA
-    return _maybe_inplace(input, _E.where(input > 0, input, neg) * _SELU_SCALE, inplace)
-
-
-def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    """Applies ``x * tanh(softplus(x))`` element-wise, as ``torch.nn.functional.mish``.
-
-    >>> clgrad.nn.functional.mish(clgrad.tensor([-1.0, 2.0]))
-    tensor([-0.3034,  1.9440])
-    """
-    return _maybe_inplace(input, input * _E.tanh(_E.softplus(input)), inplace)
-
-
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """Applies ``x`` where ``|x| > lambd``, else 0, element-wise, as
-    ``torch.nn.functional.hardshrink``.
-
-    >>> clgrad.nn.functional.hardshrink(clgrad.tensor([-1.0, 0.3, 0.6]))
-    tensor([-1.0000,  0.0000,  0.6000])
-    """
-    return _E.where((input > lambd) | (input < -lambd), input, 0.0).to(input.dtype)
-
-
-def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """Shrinks ``x`` towards 0 by ``lambd`` (0 inside ``[-lambd, lambd]``) element-wise, as
-    ``torch.nn.functional.softshrink``.
-
-    >>> clgrad.nn.functional.softshrink(clgrad.tensor([-1.0, 0.3, 0.75]))
-    tensor([-0.5000,  0.0000,  0.2500])
-    """
-    out = _E.where(input > lambd, input - lambd, _E.where(input < -lambd, input + lambd, 0.0))
-    return out.to(input.dtype)
-
-
-def tanhshrink(input: Tensor) -> Tensor:
-    """Applies ``x - tanh(x)`` element-wise, as ``torch.nn.functional.tanhshrink``.
-
-    >>> clgrad.nn.functional.tanhshrink(clgrad.tensor([0.0, 1.0]))
-    tensor([0.0000, 0.2384])
-    """
-    return input - _E.tanh(input)
+    return _R.log_softmax(input, _softmax_dim("log_softmax", input.ndim, dim), dtype)
 
 
 # ---- dropout ---------------------------------------------------------------------------------
@@ -2157,8 +2212,20 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> clgrad.nn.functional.threshold(clgrad.tensor([-1.0, 0.5, 2.0]), 1.0, 9.0)
     tensor([9., 9., 2.])
     """
-    out = _E.where(input > threshold, input, value).to(input.dtype)
-    return input.copy_(out) if inplace else out
+    return _act(_threshold, input, threshold, value, inplace=inplace)
+
+
+def _threshold(input, threshold, value):
+    return _E.where(input > threshold, input, value).to(input.dtype)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``, as ``torch.nn.functional.threshold_``.
+
+    >>> clgrad.nn.functional.threshold_(clgrad.tensor([-1.0, 2.0]), 1.0, 9.0)
+    tensor([9., 2.])
+    """
+    return _act(_threshold, input, threshold, value, inplace=True)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -2201,8 +2268,18 @@ def rrelu(
         slope = slope * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
-    out = _E.where(input >= 0, input, input * slope)
-    return input.copy_(out) if inplace else out
+    return _act(lambda x: _E.where(x >= 0, x, x * slope), input, inplace=inplace)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """In-place ``rrelu``, as ``torch.nn.functional.rrelu_``.
+
+    >>> clgrad.nn.functional.rrelu_(clgrad.tensor([-3.0, 2.0]), 0.1, 0.3)
+    tensor([-0.6000,  2.0000])
+    """
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 # ---- losses ----------------------------------------------------------------------------------
