@@ -106,6 +106,70 @@ ARANGE = MapKernel("arange", "(in0 + ({T})_i * in1)", None)
 SUM = ReduceKernel("sum", "0", "a + b")  # a scan's chunk sums
 
 
+class OptimizerKernel(NamedTuple):
+    """A fused optimizer update, declared once for every backend: ``Backend.optimizer_step``
+    gets the views ``("param", "grad", *states)`` (the states that ``flags`` switch on, in the
+    order of ``states``) and one number per name of ``scalars``, in that order. ``flags`` are
+    the switches that change the code (each is a separate kernel); everything that may change
+    from step to step (lr, the bias corrections) is a scalar, so a new lr never rebuilds.
+
+    ``states`` pairs each state with the flag it needs (None: always there).
+    """
+
+    states: tuple
+    flags: tuple
+    scalars: tuple
+
+    def state_names(self, flags) -> tuple:
+        """The states present under ``flags`` (a set of flag names), in argument order.
+
+        >>> OPTIMIZERS["adam"].state_names({"amsgrad"})
+        ('exp_avg', 'exp_avg_sq', 'max_exp_avg_sq')
+        """
+        return tuple(name for name, need in self.states if need is None or need in flags)
+
+
+# The formulas (PyTorch's, in the rounding order of clgrad's per-op path; d is the gradient,
+# negated with "maximize"; "weight_decay" adds p * weight_decay to d, or with "decoupled"
+# first scales p by decay = 1 - lr * weight_decay):
+#   sgd:     buf = first ? d : buf * momentum + d * dampening1;  d = nesterov ? d + buf *
+#            momentum : buf (with "momentum");  p = p + d * neg_lr
+#   adam:    m = m * beta1 + d * one_minus_beta1;  v = v * beta2 + d * d * one_minus_beta2;
+#            vmax = max(vmax, v) with "amsgrad" (the denominator then uses vmax);
+#            p = p - m / (sqrt(v) / bias2_sqrt + eps) * step_size
+#   rmsprop: sq = sq * alpha + d * d * one_minus_alpha;  ga = ga * alpha + d * one_minus_alpha
+#            and avg = sqrt(sq - ga * ga) + eps with "centered", else sqrt(sq) + eps;
+#            buf = buf * momentum + d / avg and p = p + buf * neg_lr with "momentum", else
+#            p = p + d / avg * neg_lr
+OPTIMIZERS = {
+    "sgd": OptimizerKernel(
+        states=(("momentum_buffer", "momentum"),),
+        flags=("momentum", "nesterov", "weight_decay", "maximize"),
+        scalars=("neg_lr", "momentum", "dampening1", "weight_decay", "first"),
+    ),
+    "adam": OptimizerKernel(
+        states=(("exp_avg", None), ("exp_avg_sq", None), ("max_exp_avg_sq", "amsgrad")),
+        flags=("amsgrad", "weight_decay", "decoupled", "maximize"),
+        scalars=(
+            "beta1",
+            "one_minus_beta1",
+            "beta2",
+            "one_minus_beta2",
+            "eps",
+            "weight_decay",
+            "decay",
+            "step_size",
+            "bias2_sqrt",
+        ),
+    ),
+    "rmsprop": OptimizerKernel(
+        states=(("square_avg", None), ("momentum_buffer", "momentum"), ("grad_avg", "centered")),
+        flags=("momentum", "centered", "weight_decay", "maximize"),
+        scalars=("neg_lr", "alpha", "one_minus_alpha", "eps", "weight_decay", "momentum"),
+    ),
+}
+
+
 class Backend:
     """The primitives a device kind implements. Every argument named ``out``, ``x``, ``src``,
     ``dst``, ``offsets``, ``a`` or ``b`` is a ``View``; dtypes are ``clgrad.dtypes.dtype``.
@@ -155,6 +219,12 @@ class Backend:
 
     def random(self, out: View, kind: str, seed: int, offset: int, dt) -> None:
         """Philox uniform [0, 1) or standard normal numbers, identical on every backend."""
+        raise NotImplementedError
+
+    def optimizer_step(self, kind: str, flags: frozenset, views: list, scalars: tuple) -> None:
+        """One fused update of a parameter, in place: ``views`` are the contiguous param, its
+        gradient and the states ``OPTIMIZERS[kind]`` lists for ``flags`` (same shape, one
+        device, floating dtypes; computed in float for float16), ``scalars`` its numbers."""
         raise NotImplementedError
 
     def to_numpy(self, x: View):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..device import Device, DeviceType, register_kind
 from ..errors import OutOfMemoryError
-from .base import Backend, View
+from .base import OPTIMIZERS, Backend, View
 from .philox import philox_uniform, philox_unit, uniform_bits
 
 
@@ -137,6 +137,60 @@ class HostBackend(Backend):
         else:
             values = philox_unit(seed, offset, n, uniform_bits(out.dtype.name))
         np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
+
+    def optimizer_step(self, kind, flags, views, scalars):
+        # the kernel's formulas (base.OPTIMIZERS) term by term in the compute dtype, each
+        # product and sum rounded as the per-op path rounds it; the new values are written
+        # back at the end (float16 storage is rounded once, there)
+        spec = OPTIMIZERS[kind]
+        ct = np.dtype(_compute_np(views[0].dtype)).type
+        dest = [array(v) for v in views]
+        p, g, *states = [a.astype(ct, copy=False) for a in dest]
+        s = dict(zip(spec.scalars, (ct(x) for x in scalars)))
+        st = dict(zip(spec.state_names(flags), states))
+        new = {}  # index in views -> new value
+        with np.errstate(all="ignore"):
+            d = -g if "maximize" in flags else g
+            if "weight_decay" in flags:
+                if "decoupled" in flags:
+                    p = p * s["decay"]
+                else:
+                    d = d + p * s["weight_decay"]
+            if kind == "sgd":
+                if "momentum" in flags:
+                    if s["first"]:
+                        buf = d.copy()
+                    else:
+                        buf = st["momentum_buffer"] * s["momentum"] + d * s["dampening1"]
+                    new[2] = buf
+                    d = d + buf * s["momentum"] if "nesterov" in flags else buf
+                new[0] = p + d * s["neg_lr"]
+            elif kind == "adam":
+                m = st["exp_avg"] * s["beta1"] + d * s["one_minus_beta1"]
+                v = st["exp_avg_sq"] * s["beta2"] + d * d * s["one_minus_beta2"]
+                new[2], new[3] = m, v
+                if "amsgrad" in flags:
+                    old = st["max_exp_avg_sq"]
+                    v = np.where(np.isnan(old) | (old > v), old, v)
+                    new[4] = v
+                new[0] = p - m / (np.sqrt(v) / s["bias2_sqrt"] + s["eps"]) * s["step_size"]
+            else:  # rmsprop
+                sq = st["square_avg"] * s["alpha"] + d * d * s["one_minus_alpha"]
+                new[2] = sq
+                if "centered" in flags:
+                    ga = st["grad_avg"] * s["alpha"] + d * s["one_minus_alpha"]
+                    new[2 + len(states) - 1] = ga
+                    avg = np.sqrt(sq - ga * ga) + s["eps"]
+                else:
+                    avg = np.sqrt(sq) + s["eps"]
+                if "momentum" in flags:
+                    buf = st["momentum_buffer"] * s["momentum"] + d / avg
+                    new[3] = buf
+                    new[0] = p + buf * s["neg_lr"]
+                else:
+                    new[0] = p + d / avg * s["neg_lr"]
+        for i, value in new.items():
+            np.copyto(dest[i], value, casting="unsafe")
 
     def to_numpy(self, x):
         return array(x)

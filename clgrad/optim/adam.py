@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
 from ..ops.elementwise import maximum
-from .optimizer import Optimizer, implementation_options
+from .optimizer import Optimizer, fusable, fused_enabled, fused_update, implementation_options
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -98,8 +98,18 @@ class Adam(Optimizer):
                 lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
                 wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
                 decoupled = group.get("decoupled_weight_decay", self._decoupled)
+                fused = fused_enabled(group)
+                flags = frozenset(
+                    name
+                    for name, on in (
+                        ("amsgrad", amsgrad),
+                        ("weight_decay", wd != 0),
+                        ("decoupled", decoupled),
+                        ("maximize", maximize),
+                    )
+                    if on
+                )
                 for p in self._params_with_grad(group):
-                    g = -p._grad if maximize else p._grad
                     state = self.state[p]
                     if not state:
                         state["step"] = 0
@@ -109,6 +119,27 @@ class Adam(Optimizer):
                             state["max_exp_avg_sq"] = zeros_like(p).detach()
                     state["step"] += 1
                     step = state["step"]
+                    if fused:
+                        states = [state["exp_avg"], state["exp_avg_sq"]]
+                        if amsgrad:
+                            states.append(state["max_exp_avg_sq"])
+                        if fusable(p, p._grad, states):
+                            scalars = (
+                                beta1,
+                                1 - beta1,
+                                beta2,
+                                1 - beta2,
+                                eps,
+                                wd,
+                                1 - lr * wd,
+                                lr / (1 - beta1**step),
+                                math.sqrt(1 - beta2**step),
+                            )
+                            fused_update("adam", flags, p, p._grad, states, scalars)
+                            continue
+                    # one op per term: fused=False/foreach=False, or what the kernel can't take
+                    # (a strided parameter or state, mixed devices or dtypes)
+                    g = -p._grad if maximize else p._grad
                     if wd != 0:
                         if decoupled:
                             p.mul_(1 - lr * wd)

@@ -60,6 +60,65 @@ def implementation_options(
     return {k: given[k] for k in keys}
 
 
+def fused_enabled(group: dict[str, Any]) -> bool:
+    """Whether a parameter group may update with the fused kernels (one launch per parameter,
+    as PyTorch's ``fused``/``foreach`` paths): by default (``None``, PyTorch's choice of the fast
+    path) and when asked for; ``foreach=False`` or ``fused=False`` keeps one op per term, to
+    compare the two.
+
+    >>> from clgrad.optim.optimizer import fused_enabled
+    >>> fused_enabled({"foreach": None, "fused": None}), fused_enabled({"foreach": False})
+    (True, False)
+    """
+    return group.get("foreach") is not False and group.get("fused") is not False
+
+
+def fusable(p: Tensor, grad: Tensor, states: list) -> bool:
+    """Whether the fused kernel can update ``p``: the parameter, its gradient and its state
+    tensors are contiguous, of one floating dtype and shape, on one cpu or OpenCL device, and
+    the gradient is not the parameter's own memory (the kernel writes param as it reads grad).
+    Otherwise the caller takes the per-op path (strided views, mixed devices or dtypes).
+
+    >>> from clgrad.optim.optimizer import fusable
+    >>> w = clgrad.zeros(2, 3)
+    >>> fusable(w, clgrad.ones(2, 3), []), fusable(w, clgrad.ones(3, 2).T, [])
+    (True, False)
+    """
+    dev, dt, shape = p._storage.device, p.dtype, p._shape
+    if not dt.is_floating_point or not (dev.is_cpu or dev.is_cl) or not p.is_contiguous():
+        return False
+    if grad._storage is p._storage:
+        return False
+    for t in (grad, *states):
+        if (
+            t._storage.device != dev
+            or t.dtype is not dt
+            or t._shape != shape
+            or not t.is_contiguous()
+        ):
+            return False
+    return True
+
+
+def fused_update(kind: str, flags: frozenset, p: Tensor, grad: Tensor, states: list, scalars):
+    """One fused ``kind`` update of ``p`` and its ``states`` in place (see
+    ``clgrad.backend.base.OPTIMIZERS`` for the formulas, flags and scalars): one kernel launch,
+    no read back. Counts as an in-place write of each tensor it updates.
+
+    >>> from clgrad.optim.optimizer import fused_update
+    >>> w, g = clgrad.tensor([1.0, 2.0]), clgrad.tensor([0.5, -1.0])
+    >>> fused_update("sgd", frozenset(), w, g, [], (-0.1, 0.0, 1.0, 0.0, 0.0))
+    >>> w
+    tensor([0.9500, 2.1000])
+    """
+    p._storage.device.backend.optimizer_step(
+        kind, flags, [t._record() for t in (p, grad, *states)], scalars
+    )
+    p._storage.version += 1
+    for t in states:
+        t._storage.version += 1
+
+
 class Optimizer:
     """Base class of the optimizers, as ``torch.optim.Optimizer``: holds ``param_groups`` (a list
     of dicts, each with its "params" and its options, ``defaults`` filling the options a group

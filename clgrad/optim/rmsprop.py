@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
-from .optimizer import Optimizer, implementation_options
+from .optimizer import Optimizer, fusable, fused_enabled, fused_update, implementation_options
 
 _KEYS = ("capturable", "foreach", "differentiable")
 
@@ -78,8 +78,18 @@ class RMSprop(Optimizer):
             for group in self.param_groups:
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+                fused = fused_enabled(group)
+                flags = frozenset(
+                    name
+                    for name, on in (
+                        ("momentum", momentum > 0),
+                        ("centered", centered),
+                        ("weight_decay", wd != 0),
+                        ("maximize", group["maximize"]),
+                    )
+                    if on
+                )
                 for p in self._params_with_grad(group):
-                    g = -p._grad if group["maximize"] else p._grad
                     state = self.state[p]
                     if not state:
                         state["step"] = 0
@@ -89,6 +99,19 @@ class RMSprop(Optimizer):
                         if centered:
                             state["grad_avg"] = zeros_like(p).detach()
                     state["step"] += 1
+                    if fused:
+                        states = [state["square_avg"]]
+                        if momentum > 0:
+                            states.append(state["momentum_buffer"])
+                        if centered:
+                            states.append(state["grad_avg"])
+                        if fusable(p, p._grad, states):
+                            scalars = (-lr, alpha, 1 - alpha, eps, wd, momentum)
+                            fused_update("rmsprop", flags, p, p._grad, states, scalars)
+                            continue
+                    # one op per term: foreach=False, or what the kernel can't take (a strided
+                    # parameter or state, mixed devices or dtypes)
+                    g = -p._grad if group["maximize"] else p._grad
                     if wd != 0:
                         g = g + p * wd
                     square_avg = state["square_avg"]

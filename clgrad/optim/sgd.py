@@ -7,7 +7,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, implementation_options, required
+from ..ops.creation import empty_like
+from .optimizer import (
+    Optimizer,
+    fusable,
+    fused_enabled,
+    fused_update,
+    implementation_options,
+    required,
+)
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -79,7 +87,22 @@ class SGD(Optimizer):
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+                fused = fused_enabled(group)
+                flags = frozenset(
+                    name
+                    for name, on in (
+                        ("momentum", momentum != 0),
+                        ("nesterov", nesterov),
+                        ("weight_decay", wd != 0),
+                        ("maximize", maximize),
+                    )
+                    if on
+                )
                 for p in self._params_with_grad(group):
+                    if fused and self._fused(p, flags, lr, momentum, dampening, wd):
+                        continue
+                    # one op per term: fused=False/foreach=False, or what the kernel can't take
+                    # (a strided parameter or buffer, mixed devices or dtypes)
                     g = p._grad
                     if maximize:
                         g = -g
@@ -96,3 +119,20 @@ class SGD(Optimizer):
                         g = g + buf * momentum if nesterov else buf
                     p.add_(g, alpha=-lr)
         return loss
+
+    def _fused(self, p, flags, lr, momentum, dampening, wd):
+        """The update of p as one kernel, when it applies (else False, nothing done)."""
+        states, first = [], False
+        if momentum != 0:
+            buf = self.state[p].get("momentum_buffer")
+            first = buf is None
+            if first:  # the kernel writes the first step's d into it
+                buf = empty_like(p).detach()
+            states.append(buf)
+        if not fusable(p, p._grad, states):
+            return False
+        if first:
+            self.state[p]["momentum_buffer"] = states[0]
+        scalars = (-lr, momentum, 1 - dampening, wd, 1.0 if first else 0.0)
+        fused_update("sgd", flags, p, p._grad, states, scalars)
+        return True

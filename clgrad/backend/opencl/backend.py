@@ -276,6 +276,11 @@ class OpenCLBackend(Backend):
 
         sort_family.sort(self.rt, values, indices, x, descending)
 
+    def optimizer_step(self, kind, flags, views, scalars):
+        from . import optim as optim_family  # the family loads on first use
+
+        optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
+
 
 def _contiguous_strides(shape) -> tuple:
     strides, acc = [], 1

@@ -1,0 +1,99 @@
+## One optimizer update per element, in place: param, grad and the optimizer's state are read
+## once and written once, where the per-op path runs about ten elementwise kernels per parameter.
+## The formulas and argument order are declared in clgrad/backend/base.py (OPTIMIZERS); the
+## NumPy reference is HostBackend.optimizer_step.
+##
+##   kind: "sgd", "adam" or "rmsprop"; flags: the switches on (each set is its own kernel)
+##   buffers: (name, storage C type) of param, grad and the states present, in order
+##   scalars: the names of the scalar arguments, in order (all of the compute type ct)
+##   ct: the compute type (float; double for float64 params); index_t: int or long
+##   grid_stride: loop over n with as many work-items as fill a GPU (as elementwise)
+<%include file="_prelude.cl.mako"/>
+<%
+I = index_t
+types = dict(buffers)
+def load(name):
+    return h.load(types[name], ct, name, name + "_i")
+def store(name, val):
+    return h.store(types[name], False, name, name + "_i", val) + ";"
+%>
+// The per-op path rounds every product and sum on its own: no contraction into fma here, so
+// the two paths give the same float32 results on a device.
+#pragma OPENCL FP_CONTRACT OFF
+
+__kernel void cg_optim_${kind}(
+% for name, st in buffers:
+    __global ${"const " if name == "grad" else ""}${st} *${name}, const ${I} ${name}_off,
+% endfor
+% for s in scalars:
+    const ${ct} ${s},
+% endfor
+    const ${I} n)
+{
+% if grid_stride:
+  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
+% else:
+  const ${I} _i = get_global_id(0);
+  if (_i < n) {
+% endif
+% for name, st in buffers:
+    const ${I} ${name}_i = ${name}_off + _i;
+% endfor
+    ${ct} p = ${load("param")};
+    ${ct} d = ${load("grad")};
+% if "maximize" in flags:
+    d = -d;
+% endif
+% if "weight_decay" in flags:
+  % if "decoupled" in flags:
+    p = p * decay;
+  % else:
+    d = d + p * weight_decay;
+  % endif
+% endif
+% if kind == "sgd":
+  % if "momentum" in flags:
+    // on the first step the buffer is new (uninitialised): it becomes d
+    const ${ct} buf = first != (${ct})0 ? d : ${load("momentum_buffer")} * momentum + d * dampening1;
+    ${store("momentum_buffer", "buf")}
+    % if "nesterov" in flags:
+    d = d + buf * momentum;
+    % else:
+    d = buf;
+    % endif
+  % endif
+    ${store("param", "p + d * neg_lr")}
+% elif kind == "adam":
+    const ${ct} m = ${load("exp_avg")} * beta1 + d * one_minus_beta1;
+    ${ct} v = ${load("exp_avg_sq")} * beta2 + d * d * one_minus_beta2;
+    ${store("exp_avg", "m")}
+    ${store("exp_avg_sq", "v")}
+  % if "amsgrad" in flags:
+    {
+      // maximum() as the per-op path has it: NaN propagates
+      const ${ct} old = ${load("max_exp_avg_sq")};
+      v = (old != old || old > v) ? old : v;
+      ${store("max_exp_avg_sq", "v")}
+    }
+  % endif
+    ${store("param", "p - m / (sqrt(v) / bias2_sqrt + eps) * step_size")}
+% else:
+    const ${ct} sq = ${load("square_avg")} * alpha + d * d * one_minus_alpha;
+    ${store("square_avg", "sq")}
+  % if "centered" in flags:
+    const ${ct} ga = ${load("grad_avg")} * alpha + d * one_minus_alpha;
+    ${store("grad_avg", "ga")}
+    const ${ct} avg = sqrt(sq - ga * ga) + eps;
+  % else:
+    const ${ct} avg = sqrt(sq) + eps;
+  % endif
+  % if "momentum" in flags:
+    const ${ct} buf = ${load("momentum_buffer")} * momentum + d / avg;
+    ${store("momentum_buffer", "buf")}
+    ${store("param", "p + buf * neg_lr")}
+  % else:
+    ${store("param", "p + d / avg * neg_lr")}
+  % endif
+% endif
+  }
+}
