@@ -170,8 +170,7 @@ class HostBackend(Backend):
                 v = st["exp_avg_sq"] * s["beta2"] + d * d * s["one_minus_beta2"]
                 new[2], new[3] = m, v
                 if "amsgrad" in flags:
-                    old = st["max_exp_avg_sq"]
-                    v = np.where(np.isnan(old) | (old > v), old, v)
+                    v = np.maximum(st["max_exp_avg_sq"], v)  # NaN propagates, as maximum()
                     new[4] = v
                 new[0] = p - m / (np.sqrt(v) / s["bias2_sqrt"] + s["eps"]) * s["step_size"]
             else:  # rmsprop
