@@ -7,7 +7,9 @@
 tensor([2., 4., 6.])
 """
 
-from . import accelerator, autograd, backend, backends, cl, cuda, nn, optim, utils
+import builtins as _builtins
+
+from . import accelerator, autograd, backend, backends, cl, cuda, linalg, nn, optim, special, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import (
     Device,
@@ -21,15 +23,23 @@ from .device import (
 )
 from .dtypes import bool_ as bool
 from .dtypes import (
+    can_cast,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
     dtype,
+    finfo,
     float16,
     float32,
     float64,
     get_default_dtype,
+    iinfo,
     int8,
     int16,
     int32,
     int64,
+    memory_format,
+    preserve_format,
     promote_types,
     result_type,
     set_default_dtype,
@@ -96,3 +106,75 @@ def is_tensor(obj) -> bool:
     (True, False)
     """
     return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    """The number of elements of ``input``.
+
+    >>> clgrad.numel(clgrad.zeros(2, 3))
+    6
+    """
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is floating.
+
+    >>> clgrad.is_floating_point(clgrad.zeros(1)), clgrad.is_floating_point(clgrad.arange(2))
+    (True, False)
+    """
+    return input.is_floating_point()
+
+
+_deterministic = [False]
+_threads = [1]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Accepted for PyTorch programs: clgrad's kernels give the same results run to run (no
+    atomics in its reductions), so there is nothing to switch; the flag is remembered.
+
+    >>> clgrad.use_deterministic_algorithms(True); clgrad.are_deterministic_algorithms_enabled()
+    True
+    """
+    _deterministic[0] = _builtins.bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """The flag ``use_deterministic_algorithms`` set.
+
+    >>> clgrad.use_deterministic_algorithms(False); clgrad.are_deterministic_algorithms_enabled()
+    False
+    """
+    return _deterministic[0]
+
+
+def set_num_threads(n: int) -> None:
+    """Accepted for PyTorch programs (the host's NumPy and the OpenCL driver choose their own
+    threads); ``get_num_threads`` returns the value.
+
+    >>> clgrad.set_num_threads(2); clgrad.get_num_threads()
+    2
+    """
+    _threads[0] = _builtins.int(n)
+
+
+def get_num_threads() -> int:
+    """The value ``set_num_threads`` was given (1 until then).
+
+    >>> clgrad.get_num_threads() >= 1
+    True
+    """
+    return _threads[0]
+
+
+def set_default_tensor_type(t) -> None:
+    """PyTorch's deprecated way to set the default float dtype: ``FloatTensor`` /
+    ``DoubleTensor`` (or their names) set ``set_default_dtype``.
+
+    >>> clgrad.set_default_tensor_type(clgrad.FloatTensor); clgrad.get_default_dtype()
+    clgrad.float32
+    """
+    name = t if isinstance(t, str) else t.__name__
+    kinds = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16}
+    set_default_dtype(kinds[name.rsplit(".", 1)[-1]])

@@ -140,3 +140,89 @@ def result_type(*operands) -> dtype:
 def to_float(d: dtype) -> dtype:
     """The dtype an op that needs floating point (sqrt, true division) computes in."""
     return d if d.is_floating_point else _default_float
+
+
+def can_cast(from_, to) -> bool:
+    """Whether PyTorch's casting rules allow an in-place result of ``from_`` into ``to``: not
+    floating into integral or bool, not integral into bool.
+
+    >>> from clgrad.dtypes import can_cast, float32, int64
+    >>> can_cast(int64, float32), can_cast(float32, int64)
+    (True, False)
+    """
+    return from_.category <= to.category
+
+
+class finfo:
+    """Machine limits of a floating dtype (``bits``, ``eps``, ``max``, ``min``, ``tiny``,
+    ``smallest_normal``, ``resolution``), as ``torch.finfo``; the default dtype when none given.
+
+    >>> from clgrad.dtypes import finfo, float16
+    >>> finfo(float16).max, finfo(float16).bits
+    (65504.0, 16)
+    """
+
+    def __init__(self, type=None):
+        d = get_default_dtype() if type is None else type
+        if not d.is_floating_point:
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use "
+                "torch.iinfo to handle 'torch.finfo'"
+            )
+        info = np.finfo(d.np)
+        self.dtype, self.bits = d.name, info.bits
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (
+            f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+            f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Limits of an integer dtype (``bits``, ``max``, ``min``), as ``torch.iinfo``.
+
+    >>> from clgrad.dtypes import iinfo, int8
+    >>> iinfo(int8).min, iinfo(int8).max
+    (-128, 127)
+    """
+
+    def __init__(self, type):
+        if type.is_floating_point:
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to "
+                "handle 'torch.iinfo'"
+            )
+        info = np.iinfo(np.uint8 if type is bool_ else type.np)
+        self.dtype, self.bits = type.name, info.bits
+        self.max, self.min = (1, 0) if type is bool_ else (int(info.max), int(info.min))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+class memory_format:
+    """A memory layout name (``contiguous_format``, ``channels_last``, ...), as
+    ``torch.memory_format``: accepted where PyTorch takes ``memory_format=``.
+
+    >>> clgrad.channels_last
+    clgrad.channels_last
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"clgrad.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")

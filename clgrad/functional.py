@@ -129,12 +129,55 @@ _HAND_WRITTEN = {
     "take": _I.take_elements,
     "take_along_dim": _I.take_along_dim,
     "put": _I.put_elements,
+    "argwhere": _I.argwhere,
+    # NumPy-style shaping, stacking and splitting
+    "swapaxes": _M.swapaxes,
+    "swapdims": _M.swapaxes,
+    "moveaxis": _M.movedim,
+    "atleast_1d": _M.atleast_1d,
+    "atleast_2d": _M.atleast_2d,
+    "atleast_3d": _M.atleast_3d,
+    "hstack": _M.hstack,
+    "vstack": _M.vstack,
+    "row_stack": _M.vstack,
+    "dstack": _M.dstack,
+    "column_stack": _M.column_stack,
+    "tensor_split": _M.tensor_split,
+    "hsplit": _M.hsplit,
+    "vsplit": _M.vsplit,
+    "dsplit": _M.dsplit,
+    "ravel": _M.ravel,
+    "tile": _M.tile,
+    "broadcast_tensors": _M.broadcast_tensors,
+    "block_diag": _M.block_diag,
+    "cartesian_prod": _M.cartesian_prod,
+    "combinations": _M.combinations,
+    "diff": _M.diff,
+    # compositions of elementwise ops, statistics, searching and counting
+    "rsub": _E.rsub,
+    "addcmul": _E.addcmul,
+    "addcdiv": _E.addcdiv,
+    "nan_to_num": _E.nan_to_num,
+    "nanmean": _R.nanmean,
+    "cov": _L.cov,
+    "corrcoef": _L.corrcoef,
+    "searchsorted": _SO.searchsorted,
+    "bucketize": _SO.bucketize,
+    "histc": _SO.histc,
+    "bincount": _SO.bincount,
+    "unique": _SO.unique,
+    "unique_consecutive": _SO.unique_consecutive,
 }
 # PyTorch's out= where its function takes one (views and splits have none); NumPy's axis= and
 # keepdims= names on every one of these
 _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze", "split"}
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
 _NO_OUT |= {"allclose", "equal", "isreal", "positive", "softmax", "log_softmax", "count_nonzero"}
+_NO_OUT |= {"argwhere", "swapaxes", "swapdims", "moveaxis", "atleast_1d", "atleast_2d"}
+_NO_OUT |= {"atleast_3d", "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub"}
+_NO_OUT |= {"broadcast_tensors", "block_diag", "cartesian_prod", "combinations", "cov"}
+_NO_OUT |= {"corrcoef", "bincount", "unique", "unique_consecutive", "searchsorted", "bucketize"}
+_NO_OUT |= {"histc"}
 
 
 def _public_form(name, fn):

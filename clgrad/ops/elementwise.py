@@ -1406,4 +1406,62 @@ ALIASES = {
     "subtract": "sub",
     "divide": "div",
     "fix": "trunc",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
 }
+
+
+# ---- compositions PyTorch programs call by name (optimizers' addcmul / addcdiv, ...) -----------
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``sub`` with the operands swapped), like ``torch.rsub``.
+
+    >>> clgrad.rsub(clgrad.tensor([1.0, 2.0]), 5.0)
+    tensor([4., 3.])
+    """
+    return sub(other, input, alpha=alpha)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``, broadcast, like ``torch.addcmul``.
+
+    >>> clgrad.addcmul(clgrad.tensor([1.0]), clgrad.tensor([2.0]), clgrad.tensor([3.0]), value=0.5)
+    tensor([4.])
+    """
+    return add(input, mul(tensor1, tensor2), alpha=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``, broadcast, like ``torch.addcdiv`` (integer
+    ``tensor1`` and ``tensor2`` are refused, as there).
+
+    >>> clgrad.addcdiv(clgrad.tensor([1.0]), clgrad.tensor([3.0]), clgrad.tensor([2.0]), value=2)
+    tensor([4.])
+    """
+    if not any(isinstance(t, Tensor) and t.dtype.is_floating_point for t in (tensor1, tensor2)):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+            "to(input.dtype) using PyTorch 1.5.0 or later."
+        )
+    return add(input, div(tensor1, tensor2), alpha=value)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """``input`` with NaN replaced by ``nan`` and infinities by ``posinf`` / ``neginf`` (by
+    default the dtype's largest and lowest finite values), like ``torch.nan_to_num``; the
+    gradient flows where ``input`` is finite.
+
+    >>> clgrad.nan_to_num(clgrad.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0)
+    tensor([0., 1., 9.])
+    """
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    info = np.finfo(input.dtype.np)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = where(isnan(input), nan, where(isposinf(input), posinf, input))
+    return where(isneginf(input), neginf, out).to(input.dtype)

@@ -1033,3 +1033,14 @@ def put_elements(input: Tensor, index: Tensor, source: Tensor, accumulate: bool 
     idx = _checked(index.reshape(-1), flat._shape[0], 0, True, _TAKE_RANGE)
     out = IndexPut.apply(flat, source.reshape(-1), (), [(0, idx)], accumulate)
     return out.reshape(input._shape)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero elements, one row each: ``nonzero(input)``, like
+    ``torch.argwhere``.
+
+    >>> clgrad.argwhere(clgrad.tensor([0, 3, 5]))
+    tensor([[1],
+            [2]])
+    """
+    return nonzero(input)

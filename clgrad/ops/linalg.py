@@ -497,3 +497,61 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
         x, lx = _contract(x, lx, *xs[k], keep, sizes)
     x = x.expand([sizes[c] for c in lx])
     return x.permute([lx.index(c) for c in out]).expand([sizes[c] for c in out])
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the
+    columns; a vector is one variable), like ``torch.cov``: ``correction`` subtracted from the
+    (weighted) count, ``fweights`` integer frequencies and ``aweights`` observation weights.
+
+    >>> clgrad.cov(clgrad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if input.ndim > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {input.ndim} dimensions"
+        )
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    if not x.dtype.is_floating_point:
+        x = x.to(D.get_default_dtype())
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        n = x.shape[1]
+        avg = x.mean(1, keepdim=True)
+        norm = n - correction
+    else:
+        total = w.sum()
+        avg = (x * w).sum(1, keepdim=True) / total
+        norm = (
+            total
+            if correction == 0
+            else (
+                total - correction * ((w * aweights).sum() / total if aweights is not None else 1)
+            )
+        )
+    xm = x - avg
+    xw = xm if w is None else xm * w
+    c = matmul(xw, xm.mT) / norm
+    return c.squeeze() if input.ndim < 2 else c
+
+
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in the rows of ``input``, like
+    ``torch.corrcoef`` (``cov`` over the outer product of the standard deviations, clipped to
+    [-1, 1]).
+
+    >>> clgrad.corrcoef(clgrad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal().sqrt()
+    return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)

@@ -295,6 +295,40 @@ def invert(self):
     return E.bitwise_not(self)
 
 
+def data_ptr(self) -> int:
+    """An integer that names where the first element lives: equal for tensors that start at the
+    same element of one storage (what programs compare it for), not a host address."""
+    return id(self._storage) * 64 + self._offset * self.dtype.itemsize
+
+
+def apply_(self, callable):
+    """Replaces each element by ``callable(element)`` (a Python function, on the host), as
+    ``Tensor.apply_`` does on cpu tensors."""
+    values = [callable(v) for v in self.detach().cpu()._numpy().ravel().tolist()]
+    src = C.tensor(values, dtype=self.dtype, device=self.device).reshape(self.shape)
+    return IP.copy_(self, src)
+
+
+def is_contiguous(self, memory_format=None) -> bool:
+    """Whether the elements lie in row-major order (``memory_format=channels_last``: in NHWC
+    order, as PyTorch lays channels-last tensors)."""
+    if memory_format is None or memory_format.name in ("contiguous_format", "preserve_format"):
+        return _row_major(self._shape, self._stride)
+    order = {"channels_last": (0, 2, 3, 1), "channels_last_3d": (0, 2, 3, 4, 1)}[memory_format.name]
+    if len(order) != self.ndim:
+        return False
+    return _row_major([self._shape[d] for d in order], [self._stride[d] for d in order])
+
+
+def _row_major(shape, stride) -> bool:
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(stride)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
 def _attach():
     for op in (*ELEMENTWISE.values(), *REDUCTIONS.values()):
         setattr(Tensor, op.name, op.method)
@@ -508,6 +542,48 @@ def _attach():
         "new_zeros": new_zeros,
         "new_ones": new_ones,
         "new_empty": new_empty,
+        # PyTorch names programs reach for (tests/test_drop_in_names.py)
+        "swapdims": M.transpose,
+        "moveaxis": M.movedim,
+        "ravel": M.ravel,
+        "tile": M.tile,
+        "tensor_split": M.tensor_split,
+        "hsplit": M.hsplit,
+        "vsplit": M.vsplit,
+        "dsplit": M.dsplit,
+        "diff": M.diff,
+        "argwhere": I.argwhere,
+        "addcmul": E.addcmul,
+        "addcdiv": E.addcdiv,
+        "addcmul_": lambda self, *a, **k: self.copy_(E.addcmul(self, *a, **k)),
+        "addcdiv_": lambda self, *a, **k: self.copy_(E.addcdiv(self, *a, **k)),
+        "nan_to_num": E.nan_to_num,
+        "nan_to_num_": lambda self, *a, **k: self.copy_(E.nan_to_num(self, *a, **k)),
+        "clamp_min_": lambda self, min: self.clamp_(min, None),
+        "clamp_max_": lambda self, max: self.clamp_(None, max),
+        "clip_": lambda self, min=None, max=None: self.clamp_(min, max),
+        "square_": lambda self: self.pow_(2),
+        "nanmean": numpy_named(R.nanmean),
+        "cov": L.cov,
+        "corrcoef": L.corrcoef,
+        "bincount": SO.bincount,
+        "histc": SO.histc,
+        "unique": SO.unique,
+        "unique_consecutive": SO.unique_consecutive,
+        "type_as": lambda self, other: self.to(other.dtype),
+        "nbytes": property(lambda self: self.numel() * self.dtype.itemsize),
+        "itemsize": property(lambda self: self.dtype.itemsize),
+        "ndimension": lambda self: self.ndim,
+        "is_signed": lambda self: self.dtype.is_signed,
+        "is_cpu": property(lambda self: self.device == "cpu"),
+        "get_device": lambda self: -1 if self.device == "cpu" else self.device.index,
+        "data_ptr": data_ptr,
+        "apply_": apply_,
+        "is_contiguous": is_contiguous,
+        "pin_memory": lambda self, device=None: self,
+        "is_pinned": lambda self, device=None: False,
+        "share_memory_": lambda self: self,
+        "is_shared": lambda self: False,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from .. import dtypes as D
 from ..autograd.function import NO_GRAD_VIEW, Function
 from ..backend.base import COPY
 from ..tensor import Tensor, contiguous_strides, wrap_dim
-from .core import launch, normalize_dims, sum_to
+from .core import broadcast_shapes, launch, normalize_dims, sum_to
 from .creation import arange, tensor, zeros
 from .elementwise import where
 from .inplace import AsStrided
@@ -1072,3 +1073,316 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return AsStrided.apply(
         input, tuple(shape) + (size,), tuple(stride) + (input._stride[d],), input._offset
     )
+
+
+# ---- NumPy-style stacking, splitting and shaping (compositions of the views and cat above) ----
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` under NumPy's name, like ``torch.swapaxes`` (also ``swapdims``).
+
+    >>> clgrad.swapaxes(clgrad.zeros(2, 3, 4), 0, 2).shape
+    clgrad.Size([4, 3, 2])
+    """
+    return transpose(input, axis0, axis1)
+
+
+def _atleast(nd, tensors):
+    def one(x):
+        if x.ndim >= nd:
+            return x
+        if x.ndim == 0:
+            return reshape(x, (1,) * nd)
+        if nd == 2 or x.ndim == 2:  # a vector becomes a row; a matrix gets a trailing dim
+            return unsqueeze(x, 0 if x.ndim == 1 else -1)
+        return reshape(x, (1, x._shape[0], 1))  # NumPy's (n,) -> (1, n, 1)
+
+    if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        return tuple(one(x) for x in tensors[0])
+    return one(tensors[0]) if len(tensors) == 1 else tuple(one(x) for x in tensors)
+
+
+def atleast_1d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least one dim (a scalar becomes shape ``(1,)``), like
+    ``torch.atleast_1d``.
+
+    >>> clgrad.atleast_1d(clgrad.tensor(5.0))
+    tensor([5.])
+    """
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least two dims (a vector becomes a row), like ``torch.atleast_2d``.
+
+    >>> clgrad.atleast_2d(clgrad.tensor([1, 2])).shape
+    clgrad.Size([1, 2])
+    """
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least three dims (NumPy's rule: ``(n,)`` -> ``(1, n, 1)``,
+    ``(m, n)`` -> ``(m, n, 1)``), like ``torch.atleast_3d``.
+
+    >>> clgrad.atleast_3d(clgrad.tensor([1, 2])).shape
+    clgrad.Size([1, 2, 1])
+    """
+    return _atleast(3, tensors)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors joined column-wise (along dim 0 for vectors, else dim 1), like
+    ``torch.hstack``.
+
+    >>> clgrad.hstack([clgrad.tensor([1, 2]), clgrad.tensor([3])])
+    tensor([1, 2, 3])
+    """
+    tensors = atleast_1d(*_tensor_list("hstack", tensors))
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors joined row-wise (vectors become rows), like ``torch.vstack`` (``row_stack``).
+
+    >>> clgrad.vstack([clgrad.tensor([1, 2]), clgrad.tensor([3, 4])])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    tensors = atleast_2d(*_tensor_list("vstack", tensors))
+    return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 0)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors joined depth-wise (along dim 2 after ``atleast_3d``), like ``torch.dstack``.
+
+    >>> clgrad.dstack([clgrad.tensor([1, 2]), clgrad.tensor([3, 4])]).shape
+    clgrad.Size([1, 2, 2])
+    """
+    tensors = atleast_3d(*_tensor_list("dstack", tensors))
+    return cat((tensors,) if isinstance(tensors, Tensor) else tensors, 2)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Vectors as columns (and matrices as they are) joined along dim 1, like
+    ``torch.column_stack``.
+
+    >>> clgrad.column_stack([clgrad.tensor([1, 2]), clgrad.tensor([3, 4])])
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    tensors = _tensor_list("column_stack", tensors)
+    cols = [reshape(x, (x.numel(), 1)) if x.ndim <= 1 else x for x in tensors]
+    return cat(cols, 1)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of ``input`` split along ``dim`` into ``n`` nearly equal parts (the first
+    ``size % n`` one longer) or at the given indices, like ``torch.tensor_split``.
+
+    >>> clgrad.tensor_split(clgrad.arange(5), 2)
+    (tensor([0, 1, 2]), tensor([3, 4]))
+    >>> clgrad.tensor_split(clgrad.arange(5), [1, 4])
+    (tensor([0]), tensor([1, 2, 3]), tensor([4]))
+    """
+    if input.ndim == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    d = wrap_dim(dim, input.ndim)
+    n = input._shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        big, small = n % sections, n // sections
+        bounds = [i * small + min(i, big) for i in range(sections + 1)]
+    else:
+        bounds = [0, *(int(i) for i in indices_or_sections), n]
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        lo, hi = (
+            min(max(lo if lo >= 0 else lo + n, 0), n),
+            min(max(hi if hi >= 0 else hi + n, 0), n),
+        )
+        out.append(narrow(input, d, lo, max(hi - lo, 0)))
+    return tuple(out)
+
+
+def _numpy_split(name, dim, min_dims):
+    def fn(input: Tensor, indices_or_sections) -> tuple[Tensor, ...]:
+        if input.ndim < min_dims:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
+                f"tensor with {input.ndim} dimensions!"
+            )
+        d = dim if input.ndim > 1 or name != "hsplit" else 0
+        if isinstance(indices_or_sections, int) and input._shape[d] % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                f"dimension {input._shape[d]} is not divisible by the split_size "
+                f"{indices_or_sections}!"
+            )
+        return tensor_split(input, indices_or_sections, d)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+hsplit = _numpy_split("hsplit", 1, 1)
+hsplit.__doc__ = """``tensor_split`` along dim 1 (dim 0 of a vector) into equal parts or at indices,
+like ``torch.hsplit``.
+
+>>> clgrad.hsplit(clgrad.arange(4), 2)
+(tensor([0, 1]), tensor([2, 3]))
+"""
+vsplit = _numpy_split("vsplit", 0, 2)
+vsplit.__doc__ = """``tensor_split`` along dim 0 of a matrix, like ``torch.vsplit``.
+
+>>> [t.shape for t in clgrad.vsplit(clgrad.zeros(4, 2), 2)]
+[clgrad.Size([2, 2]), clgrad.Size([2, 2])]
+"""
+dsplit = _numpy_split("dsplit", 2, 3)
+dsplit.__doc__ = """``tensor_split`` along dim 2, like ``torch.dsplit``.
+
+>>> [t.shape for t in clgrad.dsplit(clgrad.zeros(1, 2, 4), [1])]
+[clgrad.Size([1, 2, 1]), clgrad.Size([1, 2, 3])]
+"""
+
+
+def ravel(input: Tensor) -> Tensor:
+    """``input`` flattened to one dim (a view when it can be), like ``torch.ravel``.
+
+    >>> clgrad.ravel(clgrad.tensor([[1, 2], [3, 4]]))
+    tensor([1, 2, 3, 4])
+    """
+    return reshape(input, (-1,))
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``input`` repeated ``dims`` times along each dim (ones prepended to the shorter of the
+    two), like ``torch.tile``.
+
+    >>> clgrad.tile(clgrad.tensor([1, 2]), (2,))
+    tensor([1, 2, 1, 2])
+    """
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors expanded (as views) to their common broadcast shape, like
+    ``torch.broadcast_tensors``.
+
+    >>> [t.shape for t in clgrad.broadcast_tensors(clgrad.zeros(2, 1), clgrad.zeros(3))]
+    [clgrad.Size([2, 3]), clgrad.Size([2, 3])]
+    """
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (scalars, vectors as rows, matrices) placed along the diagonal of a zero
+    matrix, like ``torch.block_diag``.
+
+    >>> clgrad.block_diag(clgrad.tensor([[1, 2]]), clgrad.tensor([[3], [4]]))
+    tensor([[1, 2, 0],
+            [0, 0, 3],
+            [0, 0, 4]])
+    """
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                f"{t.ndim} dimensions"
+            )
+        mats.append(reshape(t, (1, -1)) if t.ndim < 2 else t)
+    if not mats:
+        return zeros((1, 0))
+    dt = mats[0].dtype
+    for m in mats[1:]:
+        dt = D.promote_types(dt, m.dtype)
+    total = sum(m._shape[1] for m in mats)
+    rows, col = [], 0
+    for m in mats:
+        r, c = m._shape
+        left = zeros((r, col), dtype=dt, device=m.device)
+        right = zeros((r, total - col - c), dtype=dt, device=m.device)
+        rows.append(cat([left, m.to(dt), right], 1))
+        col += c
+    return cat(rows, 0)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each vector, as rows, like
+    ``torch.cartesian_prod`` (one vector: itself).
+
+    >>> clgrad.cartesian_prod(clgrad.tensor([1, 2]), clgrad.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Every length-``r`` combination of the elements of a vector, as rows, in
+    ``itertools.combinations`` order, like ``torch.combinations``.
+
+    >>> clgrad.combinations(clgrad.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return zeros((0,), dtype=input.dtype, device=input.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input._shape[0]), r))
+    if not rows:
+        return zeros((0, r), dtype=input.dtype, device=input.device)
+    # the index pattern depends only on the length: gathered on the device, differentiable
+    index = tensor(rows, dtype=D.int64, device=input.device)
+    return input[index]
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first), like
+    ``torch.diff``; booleans differ by ``!=``.
+
+    >>> clgrad.diff(clgrad.tensor([1, 4, 9, 16]))
+    tensor([3, 5, 7])
+    >>> clgrad.diff(clgrad.tensor([1, 4, 9, 16]), n=2)
+    tensor([2, 2])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        m = x._shape[d]
+        if m == 0:
+            break
+        hi, lo = narrow(x, d, 1, m - 1), narrow(x, d, 0, m - 1)
+        x = hi != lo if x.dtype == D.bool_ else hi - lo
+    return x

@@ -495,3 +495,18 @@ def cumsum(input, dim, *, dtype=None):
         else (D.int64 if input.dtype.category < 2 else input.dtype)
     )
     return Cumsum.apply(input, wrap_dim(dim, input.ndim), dt)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean over ``dim`` of the elements that are not NaN, like ``torch.nanmean``.
+
+    >>> clgrad.nanmean(clgrad.tensor([1.0, float("nan"), 3.0]))
+    tensor(2.)
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{SCALAR_TYPE_NAMES[input.dtype.name]}"
+        )
+    count = input.isnan().logical_not().sum(dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count

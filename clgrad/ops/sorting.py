@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_dim
 from .core import int_dim
+from .creation import tensor
 from .indexing import ScatterAdd
+from .registry import SCALAR_TYPE_NAMES
 
 # torch.return_types' names: ``values, indices = x.sort()`` and ``.values`` / ``.indices`` work
 sort_result = namedtuple("sort", ["values", "indices"])
@@ -219,3 +223,191 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
     tensor(1.)
     """
     return _median(input, dim, keepdim, True, "nanmedian", nanmedian_result)
+
+
+# ---- searching and counting: searches compose on the device; the counts whose length depends on
+# the values (bincount, unique) are computed on the host, as nonzero is --------------------------
+def _host(t):
+    return t.detach().cpu()._numpy()
+
+
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Tensor | float,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
+    """The indices where the values of ``input`` would be inserted into the innermost dim of
+    ``sorted_sequence`` to keep it sorted (the first such place, the last with ``right`` or
+    ``side="right"``), like ``torch.searchsorted``; computed on the device as a count of the
+    smaller (or not larger) elements.
+
+    >>> clgrad.searchsorted(clgrad.tensor([1, 3, 5, 7]), clgrad.tensor([3, 6]))
+    tensor([1, 3])
+    >>> clgrad.searchsorted(clgrad.tensor([1, 3, 5, 7]), clgrad.tensor([3, 6]), right=True)
+    tensor([2, 3])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of "
+                "left while right was True"
+            )
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    values = input
+    if not isinstance(input, Tensor):
+        values = tensor(input, dtype=sorted_sequence.dtype, device=sorted_sequence.device)
+    if sorted_sequence.ndim > 1 and tuple(sorted_sequence.shape[:-1]) != tuple(values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
+            f"{list(values.shape)}"
+        )
+    seq = sorted_sequence.detach()
+    v = values.detach().unsqueeze(-1)
+    seq = seq.unsqueeze(-2) if seq.ndim > 1 else seq
+    below = (seq <= v) if right else (seq < v)
+    return below.sum(-1, dtype=D.int32 if out_int32 else D.int64)
+
+
+def bucketize(
+    input: Tensor | float, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    """The index of the bucket of each value of ``input`` given the sorted 1-d ``boundaries``
+    (``boundaries[i-1] < x <= boundaries[i]``, or ``<= x <`` with ``right``), like
+    ``torch.bucketize``.
+
+    >>> clgrad.bucketize(clgrad.tensor([1, 5, 9]), clgrad.tensor([1, 3, 5, 7]))
+    tensor([0, 2, 4])
+    """
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range
+    when both are 0; values outside are ignored), like ``torch.histc``; computed on the host.
+
+    >>> clgrad.histc(clgrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
+    if bins <= 0:
+        raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
+    a = _host(input).astype(np.float64).ravel()
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    a = a[(a >= lo) & (a <= hi)]
+    # PyTorch's binning: floor((x - min) * bins / (max - min)), the top edge in the last bin
+    idx = np.minimum(((a - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
+    counts = np.bincount(idx, minlength=bins).astype(input.dtype.np)
+    return Tensor._from_numpy(counts, input.dtype, input.device)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value ``0..max(input)`` occurs in the non-negative 1-d int ``input`` (the
+    sum of ``weights`` there, when given), at least ``minlength`` long, like
+    ``torch.bincount``; computed on the host.
+
+    >>> clgrad.bincount(clgrad.tensor([0, 2, 2, 3]))
+    tensor([1, 0, 2, 1])
+    """
+    if input.ndim != 1 or input.dtype.is_floating_point or input.dtype is D.bool_:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    a = _host(input).astype(np.int64)
+    if a.size and a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return Tensor._from_numpy(np.bincount(a, minlength=minlength), D.int64, input.device)
+    if weights.shape != input.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    # PyTorch's result: float32 weights stay float32, every other dtype counts in float64
+    dt = D.float32 if weights.dtype is D.float32 else D.float64
+    counts = np.bincount(a, _host(weights).astype(np.float64), minlength=minlength)
+    return Tensor._from_numpy(counts.astype(dt.np), dt, input.device)
+
+
+def _unique_result(input, values, inverse, counts, return_inverse, return_counts, inv_shape):
+    out = [Tensor._from_numpy(np.ascontiguousarray(values), input.dtype, input.device)]
+    if return_inverse:
+        inv = np.asarray(inverse, dtype=np.int64).reshape(inv_shape)
+        out.append(Tensor._from_numpy(inv, D.int64, input.device))
+    if return_counts:
+        out.append(Tensor._from_numpy(np.asarray(counts, dtype=np.int64), D.int64, input.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor | tuple[Tensor, ...]:
+    """The distinct elements of ``input`` in ascending order (the distinct slices along
+    ``dim``), optionally with each element's index into them and their counts, like
+    ``torch.unique``; computed on the host (the result's length depends on the values).
+
+    >>> clgrad.unique(clgrad.tensor([3, 1, 3]), return_inverse=True, return_counts=True)
+    (tensor([1, 3]), tensor([1, 0, 1]), tensor([1, 2]))
+    """
+    a = _host(input)
+    if dim is None:
+        values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+        return _unique_result(
+            input, values, inverse, counts, return_inverse, return_counts, a.shape
+        )
+    d = wrap_dim(dim, input.ndim)
+    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+    return _unique_result(
+        input, values, inverse, counts, return_inverse, return_counts, (a.shape[d],)
+    )
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Tensor | tuple[Tensor, ...]:
+    """``input`` with each run of equal consecutive elements (slices along ``dim``) kept once,
+    optionally with each element's run index and the run lengths, like
+    ``torch.unique_consecutive``; computed on the host.
+
+    >>> clgrad.unique_consecutive(clgrad.tensor([1, 1, 2, 2, 1]), return_counts=True)
+    (tensor([1, 2, 1]), tensor([2, 2, 1]))
+    """
+    a = _host(input)
+    d = 0 if dim is None else wrap_dim(dim, input.ndim)
+    flat = a.ravel() if dim is None else np.moveaxis(a, d, 0)
+    n = flat.shape[0]
+    if n == 0:
+        starts = np.zeros(0, dtype=bool)
+    else:
+        rest = (flat[1:] != flat[:-1]).reshape(n - 1, -1).any(axis=1)
+        starts = np.concatenate([[True], rest])
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), n))
+    values = flat[starts]
+    if dim is not None:
+        values = np.moveaxis(values, 0, d)
+    shape = a.shape if dim is None else (n,)
+    return _unique_result(input, values, inverse, counts, return_inverse, return_counts, shape)

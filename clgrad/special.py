@@ -1,0 +1,72 @@
+"""``clgrad.special``: PyTorch's ``torch.special`` names for clgrad's ops (the Bessel, gamma and
+polynomial families are not here: ``AttributeError``)."""
+
+from __future__ import annotations
+
+from . import functional as _F
+from .dtypes import get_default_dtype as _default_dtype
+from .ops import reduction as _R
+
+__all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
+__all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
+
+expit = _F.sigmoid
+logit = _F.logit
+erf = _F.erf
+erfc = _F.erfc
+xlogy = _F.xlogy
+log1p = _F.log1p
+expm1 = _F.expm1
+exp2 = _F.exp2
+logsumexp = _F.logsumexp
+sinc = _F.sinc
+round = _F.round
+
+
+def softmax(input, dim, *, dtype=None):
+    """``softmax`` along ``dim``, like ``torch.special.softmax``.
+
+    >>> clgrad.special.softmax(clgrad.tensor([0.0, 0.0]), 0)
+    tensor([0.5000, 0.5000])
+    """
+    return _R.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """``log_softmax`` along ``dim``, like ``torch.special.log_softmax``.
+
+    >>> clgrad.special.log_softmax(clgrad.tensor([0.0, 0.0]), 0)
+    tensor([-0.6931, -0.6931])
+    """
+    return _R.log_softmax(input, dim, dtype)
+
+
+def entr(input):
+    """The elementwise entropy ``-x * log(x)`` (0 at 0, ``-inf`` for negative ``x``), like
+    ``torch.special.entr``.
+
+    >>> clgrad.special.entr(clgrad.tensor([0.0, 0.5, 1.0]))
+    tensor([ 0.0000,  0.3466, -0.0000])
+    """
+    x = input if input.dtype.is_floating_point else input.to(_default_dtype())
+    inner = _F.where(x == 0, 0.0, -_F.xlogy(x, x))
+    return _F.where(x < 0, float("-inf"), inner).to(x.dtype)
+
+
+def ndtr(input):
+    """The standard normal CDF ``(1 + erf(x / sqrt(2))) / 2``, like ``torch.special.ndtr``.
+
+    >>> clgrad.special.ndtr(clgrad.tensor([0.0]))
+    tensor([0.5000])
+    """
+    return (1 + _F.erf(input * 0.7071067811865476)) * 0.5
+
+
+def log_ndtr(input):
+    """``log(ndtr(x))`` (via ``erfc`` for negative ``x``, where ``ndtr`` underflows least),
+    like ``torch.special.log_ndtr``.
+
+    >>> clgrad.special.log_ndtr(clgrad.tensor([0.0]))
+    tensor([-0.6931])
+    """
+    return (_F.erfc(-input * 0.7071067811865476) * 0.5).log()
