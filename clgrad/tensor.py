@@ -5,6 +5,7 @@ that compute, in one place.
 
 from __future__ import annotations
 
+import functools
 import warnings
 import weakref
 
@@ -47,6 +48,36 @@ def wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+# View(...) without the Python-level __new__ of a NamedTuple: a record is made for every operand
+# of every op
+_new_view = functools.partial(tuple.__new__, View)
+
+# shape -> (shape as a tuple, contiguous strides, element count) of the shapes new tensors get:
+# computed once per shape, as every op's result needs them
+_GEOMETRY: dict = {}
+_GEOMETRY_SIZE = 4096
+
+
+def _contiguous_geometry(shape) -> tuple:
+    """``_GEOMETRY``'s entry for ``shape`` (made and kept there), or PyTorch's RuntimeError for
+    a negative size."""
+    key = shape
+    shape = tuple(shape)
+    strides, numel = [], 1
+    for n in reversed(shape):
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+        strides.append(numel)
+        numel *= n if n else 1
+    geometry = (shape, tuple(strides[::-1]), numel if 0 not in shape else 0)
+    # kept for tuples of ints only: a Size would come back as the Size, NumPy ints as such
+    if type(key) is tuple and all(type(n) is int for n in key):
+        if len(_GEOMETRY) >= _GEOMETRY_SIZE:  # shapes that keep changing: start over
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = geometry
+    return geometry
 
 
 class Tensor:
@@ -111,22 +142,36 @@ class Tensor:
     @classmethod
     def _empty(cls, shape, dt, device) -> Tensor:
         """A new contiguous tensor (on the hot path of every op: kept lean)."""
-        shape = tuple(shape)
-        strides, numel = [], 1
-        for n in reversed(shape):
-            if n < 0:
-                raise RuntimeError(
-                    f"Trying to create tensor with negative dimension: {list(shape)}"
-                )
-            strides.append(numel)
-            numel *= n if n else 1
-        if dt.name == "float64" and not device.supports(dt):
+        try:
+            geometry = _GEOMETRY.get(shape)
+        except TypeError:  # a list
+            geometry = None
+        if geometry is None:
+            geometry = _contiguous_geometry(shape)
+        shape, strides, numel = geometry
+        if dt is D.float64 and not device.supports(dt):
             raise RuntimeError(
                 f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
                 "(cl_khr_fp64); use float32"
             )
-        numel = numel if 0 not in shape else 0
-        return cls._make(Storage.allocate(device, numel * dt.itemsize), shape, strides[::-1], 0, dt)
+        # _make without its tuple() copies: the geometry's tuples are made once
+        t = object.__new__(cls)
+        t._storage = Storage.allocate(device, numel * dt.itemsize)
+        t._shape = shape
+        t._stride = strides
+        t._offset = 0
+        t.dtype = dt
+        t._requires_grad = False
+        t._grad = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._base = None
+        t._view_meta = None
+        t._view_version = 0
+        t._hooks = None
+        t._accumulator = None
+        t._retains_grad = False
+        return t
 
     @classmethod
     def _full(cls, shape, value, dt, device) -> Tensor:
@@ -174,7 +219,7 @@ class Tensor:
     def _record(self) -> View:
         """What a backend sees of this tensor."""
         s = self._storage
-        return View(s.data, self._offset, self._shape, self._stride, self.dtype, s.nbytes)
+        return _new_view((s.data, self._offset, self._shape, self._stride, self.dtype, s.nbytes))
 
     # ---- metadata --------------------------------------------------------------------------
     @property

@@ -148,40 +148,39 @@ def empty(shape, dt, device) -> Tensor:
     return Tensor._empty(shape, dt, device)
 
 
+# the Python number types a kernel takes as they are (a subclass, a NumPy scalar: as_operand)
+_NUMBERS = (bool, int, float)
+
+
 def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None):
     """Runs elementwise ``kernel`` over broadcast ``operands`` into a new tensor (or ``out``).
 
     ``compute`` is one dtype for every operand or a list with one per operand.
     """
-    fast = out is None and shape is None and operands and isinstance(operands[0], Tensor)
-    if fast:
-        # the common case, kept short: same-shape tensors on one device
-        same, device = operands[0]._shape, operands[0]._storage.device
-        for x in operands:
-            if not isinstance(x, Tensor) or x._shape != same or x._storage.device is not device:
-                fast = False
-                break
-        shape = same if fast else None
-    if not fast:
-        device = same_device(*operands) if out is None else out.device
-        if out is not None:
-            same_device(out, *operands)
-        operands = [as_operand(x, device) for x in operands]
-        if shape is None:
-            shape = broadcast_shapes(*(x._shape for x in operands if isinstance(x, Tensor)))
+    if out is None and shape is None:
+        new = _launch_new(kernel, operands, out_dtype, compute)
+        if new is not None:
+            return new
+    if out is None:
+        device = same_device(*operands)
+    else:
+        device = out.device
+        same_device(out, *operands)
+    operands = [as_operand(x, device) for x in operands]
     if compute is None:
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
-    if not fast:
-        # Python numbers reach a kernel in the Python type of their compute dtype, converted
-        # (and, where stored as is, range-checked) once, here
-        exact = kernel is FILL or kernel is COPY
-        operands = [
-            x if isinstance(x, Tensor) else kernel_scalar(x, dt, exact)
-            for x, dt in zip(operands, compute)
-        ]
-    if not device.is_cpu and (out_dtype.name == "float64" or D.float64 in compute):
+    if shape is None:
+        shape = broadcast_shapes(*(x._shape for x in operands if isinstance(x, Tensor)))
+    # Python numbers reach a kernel in the Python type of their compute dtype, converted
+    # (and, where stored as is, range-checked) once, here
+    exact = kernel is FILL or kernel is COPY
+    operands = [
+        x if isinstance(x, Tensor) else kernel_scalar(x, dt, exact)
+        for x, dt in zip(operands, compute)
+    ]
+    if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
         check_device_dtype(device, out_dtype, *compute)
     if out is None:
         out = Tensor._empty(shape, out_dtype, device)
@@ -194,6 +193,37 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
         [x._record() if isinstance(x, Tensor) else x for x in operands],
         compute,
     )
+    return out
+
+
+def _launch_new(kernel, operands, out_dtype, compute):
+    """``launch`` into a new tensor in the common case, kept short: tensors of one shape on one
+    device, and Python numbers; None for any other case (``launch`` takes it)."""
+    first = operands[0] if operands else None
+    if not isinstance(first, Tensor):
+        return None
+    shape, device = first._shape, first._storage.device
+    for x in operands:
+        if isinstance(x, Tensor):
+            if x._shape != shape or x._storage.device is not device:
+                return None
+        elif type(x) not in _NUMBERS:
+            return None
+    if compute is None:
+        compute = D.result_type(*operands)
+    if not isinstance(compute, (list, tuple)):
+        compute = [compute] * len(operands)
+    exact = kernel is FILL or kernel is COPY
+    records = []
+    for x, dt in zip(operands, compute):
+        if isinstance(x, Tensor):
+            records.append(x._record())
+        else:
+            records.append(kernel_scalar(x, dt, exact))
+    if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
+        check_device_dtype(device, out_dtype, *compute)
+    out = Tensor._empty(shape, out_dtype, device)
+    device.backend.elementwise(kernel, out._record(), records, compute)
     return out
 
 

@@ -15,6 +15,10 @@ from .launch import INDEX_NP, INT32_MAX, merge_dims
 # those get a program of their own)
 STRIDED_DIMS = 4
 
+# elementwise launch plans kept before the cache starts over
+PLAN_CACHE_SIZE = 4096
+EMPTY = ()  # the plan of a launch over no element
+
 # the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
 _SCALAR_NP = {
     "float": np.float32,
@@ -36,29 +40,63 @@ def _broadcast_strides(v: View, shape) -> tuple:
 class OpenCLBackend(Backend):
     def __init__(self, runtime):
         self.rt = runtime
+        self._plans = {}  # elementwise launch plans (see ``elementwise``)
 
     def elementwise(self, kernel, out, operands, compute):
         """out = kernel(operands...), each operand converted to its compute dtype first."""
+        # Every op comes here, mostly with a geometry seen before: the launch plan (kernel,
+        # sizes, merged dims) is cached by what decides it. A View's [2:5] is its shape,
+        # strides and dtype; a scalar operand's type is its compute dtype's.
+        key = (
+            kernel,
+            out[2:5],
+            tuple(compute),
+            *[x[2:5] if type(x) is View else 0 for x in operands],
+        )
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._elementwise_plan(kernel, out, operands, compute)
+            if len(self._plans) >= PLAN_CACHE_SIZE:  # shapes that keep changing: start over
+                self._plans.clear()
+            self._plans[key] = plan
+        if plan is EMPTY:
+            return
+        k, global_size, local_size, tail = plan
+        # a cached plan indexes with 32-bit ints: only for storages whose sizes allow it
+        big = out.nbytes > INT32_MAX
+        args = [out.buffer, out.offset]
+        for x in operands:
+            if type(x) is View:
+                args += x[:2]  # buffer, offset
+                big = big or x.nbytes > INT32_MAX
+            else:
+                args.append(x)
+        if big:
+            self._elementwise_uncached(kernel, out, operands, compute)
+            return
+        args += tail
+        self.rt.enqueue(k, global_size, local_size, args)
+
+    def _elementwise_plan(self, kernel, out, operands, compute, wide=False):
+        """(kernel, global size, local size, the arguments after the operands) of a launch
+        with 32-bit indices (64-bit with ``wide``); EMPTY when there is nothing to do."""
         n = out.numel()
         if n == 0:
-            return
+            return EMPTY
         rt = self.rt
         shape = out.shape
-        # one pass over the operands: this function is on every op's path, so it stays lean
         flat = out.is_contiguous()
-        small = out.nbytes <= INT32_MAX * out.dtype.itemsize
         views, ins = [], []
         for x, dt in zip(operands, compute):
             if isinstance(x, View):
                 views.append(x)
                 ins.append((x.dtype.ctype, dt.compute_ctype))
                 flat = flat and x.shape == shape and x.is_contiguous()
-                small = small and x.nbytes <= INT32_MAX * x.dtype.itemsize
             else:
                 ins.append((None, dt.compute_ctype))
         ins = tuple(ins)
         # offsets stay inside their storages, so a storage's size bounds every index
-        itype = "int" if small else "long"
+        itype = "long" if wide else "int"
         if flat:
             mshape, mstrides, layout = (n,), None, "flat"
         else:
@@ -75,27 +113,38 @@ class OpenCLBackend(Backend):
         k = rt.kernels.get(key)
         if k is None:
             k = self._elementwise_kernel(key, kernel, ins, out, compute, maxd, layout)
-        args = [out.buffer, out.offset]
-        for x, (st, _) in zip(operands, ins):
-            if st is None:
-                args.append(x)
-            else:
-                args += [x.buffer, x.offset]
+        tail = []
         if layout != "flat":
             # innermost dim first; dims past ndim are padding the kernel never reads
-            args.append(ndim)
+            tail.append(ndim)
             for d in range(maxd):
                 if d < ndim:
-                    args.append(mshape[-1 - d])
-                    args += [s[-1 - d] for s in mstrides]
+                    tail.append(mshape[-1 - d])
+                    tail += [s[-1 - d] for s in mstrides]
                 else:
-                    args += [1] * (1 + len(mstrides))
-        args.append(n)
+                    tail += [1] * (1 + len(mstrides))
+        tail.append(n)
+        L = rt.local_size
         if layout == "rows":
-            inner, L = mshape[-1], rt.local_size
-            rt.launch(k, (-(-inner // L) * L, n // inner), (L, 1), args)
-        else:
-            rt.launch1d(k, n, args)
+            inner = mshape[-1]
+            return k, (-(-inner // L) * L, n // inner), (L, 1), tuple(tail)
+        items = max(1, min(n, rt.max_work_items))  # as launch1d: grid-stride past the limit
+        return k, (-(-items // L) * L,), (L,), tuple(tail)
+
+    def _elementwise_uncached(self, kernel, out, operands, compute):
+        """A launch over a storage of over 2 GiB: planned for this call only, with 64-bit
+        indices where a storage holds more than 2**31 - 1 elements."""
+        views = [out, *(x for x in operands if isinstance(x, View))]
+        wide = any(v.nbytes > INT32_MAX * v.dtype.itemsize for v in views)
+        plan = self._elementwise_plan(kernel, out, operands, compute, wide)
+        k, global_size, local_size, tail = plan
+        args = [out.buffer, out.offset]
+        for x in operands:
+            if isinstance(x, View):
+                args += [x.buffer, x.offset]
+            else:
+                args.append(x)
+        self.rt.enqueue(k, global_size, local_size, args + list(tail))
 
     def _elementwise_kernel(self, key, kernel, ins, out, compute, maxd, layout):
         rt = self.rt

@@ -552,6 +552,14 @@ class Runtime:
                 self.typed.add(kernel)
             return kernel(self.queue, global_size, local_size, *args)
 
+    def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
+        """``launch`` of a kernel typed when it was built (``set_arg_types``), with sizes the
+        caller computed once: the path of every small op, so only the lock and the enqueue."""
+        if DEBUG:
+            log.debug("launch %s on %s global=%s", kernel.function_name, self.device, global_size)
+        with self.launch_lock:
+            return kernel(self.queue, global_size, local_size, *args)
+
     def launch1d(self, kernel: cl.Kernel, n: int, args, per_item: int = 1):
         """Launches a grid-stride kernel over ``n`` items."""
         items = max(1, min(-(-n // per_item), self.max_work_items))
