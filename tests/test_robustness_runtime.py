@@ -21,7 +21,11 @@ TIMEOUT = 240
 def run_py(code, tmp_path, env=None, timeout=TIMEOUT):
     """Runs ``code`` in a fresh interpreter with its own kernel cache under ``tmp_path``."""
     full_env = {k: v for k, v in os.environ.items() if k != "CLGRAD_DEBUG"}
-    full_env.update({"CLGRAD_CACHE_DIR": str(tmp_path / "cache"), **(env or {})})
+    # clgrad's binary cache on whatever the driver (PoCL caches builds itself, so by default
+    # clgrad does not): what is tested here is that cache
+    full_env.update(
+        {"CLGRAD_CACHE_DIR": str(tmp_path / "cache"), "CLGRAD_BINARY_CACHE": "1", **(env or {})}
+    )
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,

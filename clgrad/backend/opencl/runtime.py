@@ -205,6 +205,21 @@ class DiskCache:
 
 disk_cache = DiskCache()
 
+# Drivers that keep built programs on disk themselves, by source. Asking PoCL for a program's
+# binary makes it generate every kernel of the program (about 0.1 s each, most never launched:
+# an elementwise program holds three layouts), while its own cache (POCL_CACHE_DIR) gives a warm
+# build in 20 ms: clgrad's binary cache would only add work there.
+_SELF_CACHING = ("Portable Computing Language",)
+
+
+def _use_binary_cache(platform_name: str) -> bool:
+    """Whether programs go through clgrad's binary cache: CLGRAD_BINARY_CACHE=1 or 0 decides,
+    else every driver but those that cache their builds themselves."""
+    setting = int_setting("CLGRAD_BINARY_CACHE", -1)
+    if setting in (0, 1):
+        return bool(setting)
+    return platform_name.strip() not in _SELF_CACHING
+
 
 def _quiet_build(program, options):
     """Builds without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
@@ -422,6 +437,7 @@ class Runtime:
         d = device._cl
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
         self.build_options = ["-cl-std=CL1.2"]
+        self.binary_cache = _use_binary_cache(d.platform.name)
         self.is_gpu = bool(d.type & cl.device_type.GPU)
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # read once: querying the driver's extension string is a call into the driver
@@ -500,7 +516,7 @@ class Runtime:
         opts = " ".join(self.build_options)
         key = hashlib.sha256(f"{self.cache_key}\n{opts}\n{source}".encode()).digest()
         dev = self.device._cl
-        binary = disk_cache.get(key)
+        binary = disk_cache.get(key) if self.binary_cache else None
         if binary is not None:
             try:
                 return _quiet_build(cl.Program(self.context, [dev], [binary]), self.build_options)
@@ -518,7 +534,8 @@ class Runtime:
                 f"building {label} failed on {self.device} ({self.device.name}, driver "
                 f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{e}"
             ) from None
-        disk_cache.put(key, prg.get_info(cl.program_info.BINARIES)[0])
+        if self.binary_cache:
+            disk_cache.put(key, prg.get_info(cl.program_info.BINARIES)[0])
         return prg
 
     # ---- launching ---------------------------------------------------------------------------
