@@ -385,7 +385,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = True
-        self.grad_fn._retained[self._output_nr] = weakref.ref(self)
+        self.grad_fn.retain(self._output_nr, weakref.ref(self))
 
     def register_hook(self, hook):
         """``hook(grad)`` runs when the gradient of this tensor is computed; it may return a
@@ -397,7 +397,7 @@ class Tensor:
                 self._hooks = []
             hooks = self._hooks
         else:
-            hooks = self.grad_fn._pre_hooks.setdefault(self._output_nr, [])
+            hooks = self.grad_fn.hooks_of(self._output_nr)
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from types import MappingProxyType
 
 from ..tensor import Tensor
 from .grad_mode import _set, is_grad_enabled
@@ -18,14 +19,20 @@ FREED = (
 )
 
 
+# the hooks and retained tensors of a node that has none: most nodes never get one, so each
+# node makes its own dict at its first (``hooks_of``, ``retain``); read-only, so none is shared
+_NONE = MappingProxyType({})
+
+
 class Node:
     """A step of the backward graph: ``apply(grads of its outputs)`` -> grads of its inputs."""
+
+    _pre_hooks = _NONE  # output_nr -> hooks of the tensor that is that output
+    _retained = _NONE  # output_nr -> tensor whose .grad keeps what arrives (retain_grad)
 
     def __init__(self, next_functions=()):
         self.next_functions = tuple(next_functions)
         self._seq = next(_sequence)
-        self._pre_hooks = {}  # output_nr -> hooks of the tensor that is that output
-        self._retained = {}  # output_nr -> tensor whose .grad keeps what arrives (retain_grad)
 
     def name(self):
         return type(self).__name__
@@ -33,8 +40,20 @@ class Node:
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
 
+    def hooks_of(self, output_nr) -> list:
+        """The (mutable) list of hooks on output ``output_nr`` ("node": on the node itself)."""
+        if self._pre_hooks is _NONE:
+            self._pre_hooks = {}
+        return self._pre_hooks.setdefault(output_nr, [])
+
+    def retain(self, output_nr, ref):
+        """Output ``output_nr``'s gradient goes to ``ref()``'s ``.grad`` (retain_grad)."""
+        if self._retained is _NONE:
+            self._retained = {}
+        self._retained[output_nr] = ref
+
     def register_hook(self, fn):
-        self._pre_hooks.setdefault("node", []).append(fn)
+        self.hooks_of("node").append(fn)
 
     def release(self):
         pass
@@ -133,11 +152,12 @@ class BackwardNode(Node):
     function = None
 
     def __init__(self, ctx, next_functions, outputs):
-        super().__init__(next_functions)
+        self.next_functions = next_functions  # Node.__init__, inlined: a node per recorded op
+        self._seq = next(_sequence)
         self.ctx = ctx
         # shape, dtype, device of each output: a missing output grad is materialized as zeros
         self.output_meta = [
-            (o.shape, o.dtype, o.device) if o is not None else None for o in outputs
+            (o._shape, o.dtype, o._storage.device) if o is not None else None for o in outputs
         ]
 
     def apply(self, grads):
@@ -242,16 +262,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args):
         ctx = FunctionCtx()
-        record = False
-        if is_grad_enabled():
-            for a in args:
-                # a view's requires_grad may change when its base is written in place
-                if isinstance(a, Tensor) and (
-                    a._requires_grad or (a._base is not None and a.requires_grad)
-                ):
-                    record = True
-                    break
-        if not record:
+        if not needs_recording(args):
             # Nothing to record; a user's forward still runs without grad, as in PyTorch.
             if cls._internal:
                 out = cls.forward(ctx, *args)
@@ -272,7 +283,7 @@ class Function(metaclass=_FunctionMeta):
                 _set(prev)
             _mark_views(cls, [out] if not isinstance(out, tuple) else out, args)
             return out
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
         ctx.recording = True
         try:
             _set(False)
@@ -282,35 +293,63 @@ class Function(metaclass=_FunctionMeta):
         single = not isinstance(out, tuple)
         outputs = [out] if single else list(out)
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and any(o is a for a in args):
+            if isinstance(o, Tensor) and _is_among(o, args):
                 outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
         _mark_views(cls, outputs, args)
-        tensor_args = [a if isinstance(a, Tensor) else None for a in args]
+        # the edges and shapes of the inputs, in one pass (the edge reads the input's history
+        # as forward left it)
+        edges, shapes = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                edges.append(_edge(a))
+                shapes.append(a._shape)
+            else:
+                edges.append((None, 0))
+                shapes.append(None)
         node = cls._node_class(
             ctx,
-            [_edge(a) for a in tensor_args],
+            tuple(edges),
             [o if isinstance(o, Tensor) else None for o in outputs],
         )
-        node.input_shapes = [tuple(a.shape) if a is not None else None for a in tensor_args]
+        node.input_shapes = shapes
         non_diff = ctx._non_differentiable
         for i, o in enumerate(outputs):
-            if (
-                isinstance(o, Tensor)
-                and o.dtype.is_floating_point
-                and not any(o is t for t in non_diff)
-            ):
+            if isinstance(o, Tensor) and o.dtype.is_floating_point and not _is_among(o, non_diff):
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
         ctx._node = weakref.ref(node)  # node -> ctx only: no cycle to wait for the GC
-        ctx._saved = [
-            None
-            if t is None
-            else SavedTensor(t, next((i for i, o in enumerate(outputs) if o is t), None))
-            for t in ctx._to_save
-        ]
+        ctx._saved = [None if t is None else _saved(t, outputs) for t in ctx._to_save]
         ctx._to_save = ()
         return outputs[0] if single else tuple(outputs)
+
+
+def needs_recording(args) -> bool:
+    """Whether an op on ``args`` records a node: grad mode on and an input requires grad."""
+    if not is_grad_enabled():
+        return False
+    for a in args:
+        # a view's requires_grad may change when its base is written in place
+        if isinstance(a, Tensor) and (
+            a._requires_grad or (a._base is not None and a.requires_grad)
+        ):
+            return True
+    return False
+
+
+def _is_among(t, tensors) -> bool:
+    for x in tensors:
+        if x is t:
+            return True
+    return False
+
+
+def _saved(t, outputs) -> SavedTensor:
+    """``t`` saved for backward, as the output it is (if it is one)."""
+    for i, o in enumerate(outputs):
+        if o is t:
+            return SavedTensor(t, i)
+    return SavedTensor(t)
 
 
 # How a view was made, when that restricts writing into it in place (PyTorch's CreationMeta):

@@ -157,10 +157,10 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
 
     ``compute`` is one dtype for every operand or a list with one per operand.
     """
-    if out is None and shape is None:
-        new = _launch_new(kernel, operands, out_dtype, compute)
-        if new is not None:
-            return new
+    if shape is None:
+        done = _launch_fast(kernel, operands, out_dtype, compute, out)
+        if done is not None:
+            return done
     if out is None:
         device = same_device(*operands)
     else:
@@ -196,19 +196,25 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
     return out
 
 
-def _launch_new(kernel, operands, out_dtype, compute):
-    """``launch`` into a new tensor in the common case, kept short: tensors of one shape on one
-    device, and Python numbers; None for any other case (``launch`` takes it)."""
-    first = operands[0] if operands else None
+def _launch_fast(kernel, operands, out_dtype, compute, out):
+    """``launch`` in the common case, kept short: tensors of one shape (``out``'s, where given)
+    on one device, and Python numbers; None for any other case (``launch`` takes it, and
+    raises what it raises)."""
+    first = operands[0] if out is None and operands else out
     if not isinstance(first, Tensor):
         return None
     shape, device = first._shape, first._storage.device
+    storage = None if out is None else out._storage
     for x in operands:
         if isinstance(x, Tensor):
             if x._shape != shape or x._storage.device is not device:
                 return None
+            if x._storage is storage and x is not out:  # may need a copy first (_unalias)
+                return None
         elif type(x) not in _NUMBERS:
             return None
+    if out is not None and 0 in out._stride:  # may overlap itself (_check_writable)
+        return None
     if compute is None:
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
@@ -222,7 +228,8 @@ def _launch_new(kernel, operands, out_dtype, compute):
             records.append(kernel_scalar(x, dt, exact))
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
         check_device_dtype(device, out_dtype, *compute)
-    out = Tensor._empty(shape, out_dtype, device)
+    if out is None:
+        out = Tensor._empty(shape, out_dtype, device)
     device.backend.elementwise(kernel, out._record(), records, compute)
     return out
 

@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable
 
 from .. import dtypes as D
-from ..autograd.function import Function
+from ..autograd.function import Function, needs_recording
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import (
@@ -39,7 +39,7 @@ from .core import (
     sum_to,
     write_out,
 )
-from .inplace import inplace
+from .inplace import inplace, recording
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {}
 REDUCTIONS: dict[str, ReductionOp] = {}
@@ -206,7 +206,7 @@ class ElementwiseOp:
         )
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
-        self.apply = self.function.apply if self.differentiable else self.run
+        self.apply = self._apply if self.differentiable else self.run
         checked = self.restricted is not None or bool(exact) or bool(tensors)
         if self.arity == 1:
             check = self._check_unary
@@ -305,6 +305,13 @@ class ElementwiseOp:
             return out, [D.bool_, ct, ct]
         return self.result(dt)
 
+    def _apply(self, *operands):
+        """``function.apply``: straight to ``run`` where nothing records (a Function's own
+        path would make a ctx and call forward for it)."""
+        if needs_recording(operands):
+            return self.function.apply(*operands)
+        return self.run(*operands)
+
     def run(self, *operands, out=None):
         """The forward computation: the kernel over broadcast operands, no recording."""
         out_dt, ct = self.dtypes_of(operands)
@@ -365,6 +372,10 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
     def apply_(x, *others):
         out_dt, ct = op.dtypes_of((x, *others))
         _check_cast(out_dt, x.dtype)
+        if not recording(x, *others):  # inplace's direct write, without making its closures
+            launch(op.kernel, (x, *others), x.dtype, ct, out=x)
+            x._storage.version += 1
+            return x
 
         def direct():
             launch(op.kernel, (x, *others), x.dtype, ct, out=x)
@@ -512,7 +523,7 @@ class ReductionOp:
         if x.numel() == 0 and self.kernel.neutral in ("LOWEST", "HIGHEST"):
             _require_elements(x, None if dim is None else dims, self.name)
         dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
-        if self.function is not None:
+        if self.function is not None and needs_recording((x,)):
             return self.function.apply(x, dims, keepdim, dt)
         return run_reduce(self.kernel, x, dims, keepdim, dt, _acc(dt))
 
