@@ -26,6 +26,7 @@ of its kernels then builds (and fails) on its own, where the failure is reported
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -50,8 +51,10 @@ DTYPES = tuple(d.name for d in ALL_DTYPES)
 TOLERANCE = {"float16": (2e-3, 2e-3), "float32": (2e-5, 1e-5), "float64": (1e-10, 1e-12)}
 # a sum of N elements: its rounding error grows with N (the accumulator is float32 for float16)
 SUM_TOLERANCE = {"float16": (4e-3, 4e-3), "float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)}
-# --quick: every op in float32; in the other dtypes these ops only
-QUICK_OPS = {
+# every op runs in float32; in the other dtypes (unless --full) these ops, one or more of each
+# kind of kernel expression: arithmetic, division, comparison, selection, a transcendental
+# function, a sign-dependent one, bitwise, a reduction of each kind
+SAMPLE_OPS = {
     "add",
     "mul",
     "div",
@@ -60,6 +63,8 @@ QUICK_OPS = {
     "exp",
     "abs",
     "bitwise_and",
+    "maximum",
+    "sigmoid",
     "sum",
     "amax",
     "argmax",
@@ -159,15 +164,17 @@ def compare(got, expected, rtol, atol) -> tuple[str | None, float | None]:
 
 
 # ---- the battery -----------------------------------------------------------------------------
-def _elementwise_checks(dev, dtypes, rng, quick):
+def _elementwise_checks(dev, dtypes, rng, quick, full):
     out = []
     for op in ELEMENTWISE.values():
         for dt in op.dtypes:
             if dt.name not in dtypes:
                 continue
             cases = ["contiguous", "broadcast", "non-contiguous"]
-            if quick and dt is not D.float32:  # strided layouts through add only
-                cases = cases if op.name == "add" else cases[:1] if op.name in QUICK_OPS else []
+            if dt is not D.float32 and not full and op.name not in SAMPLE_OPS:
+                continue
+            if quick and dt is not D.float32 and op.name != "add":
+                cases = cases[:1]  # strided layouts through add only
             for case in cases:
                 seed = int(rng.integers(2**31))
                 out.append(
@@ -213,9 +220,15 @@ def _elementwise_fn(op, dt, dev, case, seed):
             tensors.append(t)
         out_dt, ct = op.dtypes_of(tensors)
         cts = list(ct) if isinstance(ct, (list, tuple)) else [ct] * n
+        # options (hardtanh's bounds, elu's alpha) at their defaults, as op.public(*tensors) has
+        options = [_default(op.public, name) for name in op.scalars]
+        if len(inspect.signature(op.kernel.numpy).parameters) == n:
+            options = []  # the body's option (logit's eps clamps the input), not the kernel's
         try:
             with np.errstate(all="ignore"):
-                ref = op.kernel.numpy(*(a.astype(_compute_np(c)) for a, c in zip(arrays, cts)))
+                ref = op.kernel.numpy(
+                    *(a.astype(_compute_np(c)) for a, c in zip(arrays, cts)), *options
+                )
                 ref = np.asarray(ref).astype(out_dt.np)
         except Exception as e:
             raise _Skip(f"NumPy has no reference: {type(e).__name__}: {e}") from None
@@ -228,7 +241,11 @@ def _elementwise_fn(op, dt, dev, case, seed):
     return fn
 
 
-def _reduction_checks(dev, dtypes, rng, quick):
+def _default(function, name):
+    return inspect.signature(function).parameters[name].default
+
+
+def _reduction_checks(dev, dtypes, rng, quick, full):
     out = []
     for op in REDUCTIONS.values():
         for dt in ALL_DTYPES:
@@ -236,8 +253,10 @@ def _reduction_checks(dev, dtypes, rng, quick):
                 continue
             cases = ["all", "dim 1", "dim 0 of transposed"]
             if quick:
-                cases = [] if dt is not D.float32 and op.name not in QUICK_OPS else cases[::2]
+                cases = [] if dt is not D.float32 and op.name not in SAMPLE_OPS else cases[::2]
                 cases = cases[:1] if dt is not D.float32 else cases
+            elif not full and dt is not D.float32 and op.name not in SAMPLE_OPS:
+                cases = cases[:1]
             for case in cases:
                 seed = int(rng.integers(2**31))
                 out.append(
@@ -279,7 +298,7 @@ def _reduction_fn(op, dt, dev, case, seed):
     return fn
 
 
-def _cumsum_checks(dev, dtypes, rng, quick):
+def _cumsum_checks(dev, dtypes, rng, quick, full):
     out = []
     for dt in ALL_DTYPES:
         if dt.name in dtypes:
@@ -298,7 +317,7 @@ def _cumsum_checks(dev, dtypes, rng, quick):
     return out
 
 
-def _matmul_checks(dev, dtypes, rng, quick):
+def _matmul_checks(dev, dtypes, rng, quick, full):
     out = []
     shapes = {
         "(7, 9) @ (9, 5)": ((7, 9), (9, 5), False),
@@ -325,7 +344,7 @@ def _matmul_checks(dev, dtypes, rng, quick):
     return out
 
 
-def _index_checks(dev, dtypes, rng, quick):
+def _index_checks(dev, dtypes, rng, quick, full):
     out = []
     for dt in ALL_DTYPES:
         if dt.name not in dtypes:
@@ -368,7 +387,7 @@ def _index_checks(dev, dtypes, rng, quick):
     return out
 
 
-def _random_checks(dev, dtypes, rng, quick):
+def _random_checks(dev, dtypes, rng, quick, full):
     out = []
     host = resolve("cpu")
     for dt in ALL_DTYPES:
@@ -419,7 +438,7 @@ def _random_stats(x, kind):
     return ""
 
 
-def _copy_checks(dev, dtypes, rng, quick):
+def _copy_checks(dev, dtypes, rng, quick, full):
     out = []
     for src in ALL_DTYPES:
         if src.name not in dtypes:
@@ -464,7 +483,7 @@ _GRADS: list[tuple[str, Callable, tuple, tuple]] = [
 ]
 
 
-def _grad_checks(dev, dtypes, rng, quick):
+def _grad_checks(dev, dtypes, rng, quick, full):
     dt = D.float64 if "float64" in dtypes else D.float32
     if dt.name not in dtypes:
         return []
@@ -513,9 +532,10 @@ _BUILDERS = {
 }
 
 
-def checks(device, *, quick=False, only: Iterable[str] | None = None) -> list[Check]:
-    """The battery for ``device``: every family in every dtype the device runs (``only``:
-    the checks whose family, op or dtype is named there).
+def checks(device, *, quick=False, full=False, only: Iterable[str] | None = None) -> list[Check]:
+    """The battery for ``device``: every family in every dtype the device runs; every
+    elementwise op in float32 and a sample of them in the other dtypes, or every op in every
+    dtype with ``full`` or where ``only`` names the checks to keep (families, ops, dtypes).
 
     >>> len(checks("cpu", only=["matmul"])) > 0
     True
@@ -526,7 +546,7 @@ def checks(device, *, quick=False, only: Iterable[str] | None = None) -> list[Ch
     wanted = set(only or ())
     out = []
     for build in _BUILDERS.values():
-        for c in build(dev, dtypes, rng, quick):
+        for c in build(dev, dtypes, rng, quick, full or bool(wanted)):
             if not wanted or wanted & {c.family, c.op, c.dtype}:
                 out.append(c)
     return out
@@ -677,13 +697,14 @@ def device_info(dev: Device) -> dict:
     return info
 
 
-def run(device=None, *, quick=False, only=None, log=None) -> dict:
+def run(device=None, *, quick=False, full=False, only=None, log=None) -> dict:
     """Runs the self-test battery on ``device`` (default: the default device) and returns its
     report: ``device`` (name, vendor, driver, platform, versions), ``passed`` (True when every
     check passed), ``summary`` (family -> dtype -> counts), ``failures`` (family, dtype, op,
     case, error or largest error, driver) and ``seconds``. ``quick`` checks fewer shapes and
-    casts; ``only`` keeps the checks of the named families, ops or dtypes; ``log`` (a function
-    of a string) hears progress.
+    casts; ``full`` every elementwise op in every dtype (else a sample outside float32);
+    ``only`` keeps the checks of the named families, ops or dtypes; ``log`` (a function of a
+    string) hears progress.
 
     >>> report = run("cpu", quick=True, only=["add", "sum"])
     >>> report["passed"], report["summary"]["elementwise"]["float32"]
@@ -693,7 +714,7 @@ def run(device=None, *, quick=False, only=None, log=None) -> dict:
     dev = resolve(device) if device is not None else clgrad.default_device()
     start = time.perf_counter()
     info = device_info(dev)
-    battery = checks(dev, quick=quick, only=only)
+    battery = checks(dev, quick=quick, full=full, only=only)
     log(f"{dev} ({dev.name}, driver {dev.driver_version}): {len(battery)} checks")
     twins: dict = {}
 
@@ -703,7 +724,7 @@ def run(device=None, *, quick=False, only=None, log=None) -> dict:
             twins.update(
                 {
                     (c.family, c.dtype, c.op, c.case): c
-                    for c in checks("cpu", quick=quick, only=only)
+                    for c in checks("cpu", quick=quick, full=full, only=only)
                 }
             )
         return twins.get((check.family, check.dtype, check.op, check.case))
@@ -725,6 +746,7 @@ def run(device=None, *, quick=False, only=None, log=None) -> dict:
         "clgrad_selftest": 1,
         "device": info,
         "quick": bool(quick),
+        "full": bool(full),
         "only": sorted(only) if only else None,
         "passed": not failures,
         "checks": len(results),
@@ -786,7 +808,7 @@ def _slug(device: str) -> str:
 
 
 def main(argv=None, out=None) -> int:
-    """``python -m clgrad selftest [device ...] [--quick] [--only NAME ...] [--out PATH]``:
+    """``python -m clgrad selftest [device ...] [--quick | --full] [--only NAME ...] [--out PATH]``:
     prints a table per device, writes each report as JSON, and returns 0 when every check
     passed, 1 otherwise.
 
@@ -804,7 +826,11 @@ def main(argv=None, out=None) -> int:
         description="Checks every kernel family in every dtype against NumPy.",
     )
     parser.add_argument("devices", nargs="*", help="cpu, cl:0, ... (default: every OpenCL device)")
-    parser.add_argument("--quick", action="store_true", help="fewer shapes and casts")
+    level = parser.add_mutually_exclusive_group()
+    level.add_argument("--quick", action="store_true", help="fewer shapes and casts")
+    level.add_argument(
+        "--full", action="store_true", help="every elementwise op in every dtype (minutes)"
+    )
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="families, ops or dtypes to check"
     )
@@ -826,7 +852,11 @@ def main(argv=None, out=None) -> int:
     for name in names:
         dev = resolve(name)
         report = run(
-            dev, quick=args.quick, only=args.only, log=lambda m: print(m, file=out, flush=True)
+            dev,
+            quick=args.quick,
+            full=args.full,
+            only=args.only,
+            log=lambda m: print(m, file=out, flush=True),
         )
         print(table(report), file=out, flush=True)
         default = f"clgrad-selftest-{_slug(str(dev))}.json"

@@ -38,13 +38,29 @@ def test_quick_report(device):
     assert "elementwise" in table and "all passed" in table and dev.driver_version in table
 
 
+def _elementwise_cases(battery):
+    return {(c.op, c.dtype, c.case) for c in battery if c.family == "elementwise"}
+
+
 def test_every_declared_op_and_dtype_is_in_the_full_battery():
-    battery = selftest.checks("cpu")
-    seen = {(c.op, c.dtype, c.case) for c in battery if c.family == "elementwise"}
+    seen = _elementwise_cases(selftest.checks("cpu", full=True))
     for op in ELEMENTWISE.values():
         for dt in op.dtypes:
             for case in ("contiguous", "broadcast", "non-contiguous"):
                 assert (op.name, dt.name, case) in seen
+
+
+def test_default_battery_every_op_in_float32_and_a_sample_in_every_dtype():
+    seen = _elementwise_cases(selftest.checks("cpu"))
+    for op in ELEMENTWISE.values():
+        for dt in op.dtypes:
+            sampled = dt.name == "float32" or op.name in selftest.SAMPLE_OPS
+            assert ((op.name, dt.name, "non-contiguous") in seen) == sampled, (op.name, dt.name)
+    # every dtype a device can run meets the elementwise family
+    assert {d for _, d, _ in seen} == set(selftest.DTYPES)
+    # naming an op checks it in every dtype
+    only = _elementwise_cases(selftest.checks("cpu", only=["tan"]))
+    assert {d for _, d, _ in only} == {d.name for d in ELEMENTWISE["tan"].dtypes}
 
 
 def _break_mul(device, monkeypatch):
