@@ -52,7 +52,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 # View(...) without the Python-level __new__ of a NamedTuple: a record is made for every operand
 # of every op
-_new_view = functools.partial(tuple.__new__, View)
+new_view = functools.partial(tuple.__new__, View)
 
 # shape -> (shape as a tuple, contiguous strides, element count) of the shapes new tensors get:
 # computed once per shape, as every op's result needs them
@@ -156,7 +156,8 @@ class Tensor:
             )
         # _make without its tuple() copies: the geometry's tuples are made once
         t = object.__new__(cls)
-        t._storage = Storage.allocate(device, numel * dt.itemsize)
+        nbytes = numel * dt.itemsize
+        t._storage = Storage(device, device.allocator.alloc(nbytes), nbytes)  # allocate(), inline
         t._shape = shape
         t._stride = strides
         t._offset = 0
@@ -219,7 +220,7 @@ class Tensor:
     def _record(self) -> View:
         """What a backend sees of this tensor."""
         s = self._storage
-        return _new_view((s.data, self._offset, self._shape, self._stride, self.dtype, s.nbytes))
+        return new_view((s.data, self._offset, self._shape, self._stride, self.dtype, s.nbytes))
 
     # ---- metadata --------------------------------------------------------------------------
     @property

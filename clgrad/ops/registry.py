@@ -199,6 +199,7 @@ class ElementwiseOp:
         self.exact = tuple(self.params.index(n) for n in exact)
         self.tensors = tuple(self.params.index(n) for n in tensors)
         self.scalar_type = scalar_type
+        self._dtypes = {}  # dtypes_of's decisions
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
         self.grads = (
@@ -297,12 +298,24 @@ class ElementwiseOp:
         the op doesn't take."""
         if self.scalars:
             operands = operands[: self.arity]
+        # Promotion reads only each tensor's dtype and whether it is 0-d, each number's type
+        # and the default float dtype: decided once per such key (a raise is never cached).
+        key = [D._default_float]
+        for x in operands:
+            key.append((x.dtype, not x._shape) if isinstance(x, Tensor) else type(x))
+        key = tuple(key)
+        got = self._dtypes.get(key)
+        if got is None:
+            got = self._dtypes[key] = self._dtypes_uncached(operands)
+        return got
+
+    def _dtypes_uncached(self, operands):
         dt = self._promote(operands[1:] if self.mask_first else operands)
         if self.restricted is not None:
             self._check_dtype(dt)
         if self.mask_first:
             out, ct = self.result(dt)
-            return out, [D.bool_, ct, ct]
+            return out, (D.bool_, ct, ct)
         return self.result(dt)
 
     def _apply(self, *operands):

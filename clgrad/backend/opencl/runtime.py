@@ -275,7 +275,7 @@ class Allocator:
     round = staticmethod(bucket_size)
 
     def alloc(self, nbytes: int) -> cl.Buffer:
-        size = bucket_size(nbytes)
+        size = 256 if nbytes <= 256 else bucket_size(nbytes)  # the smallest bucket, no call
         buf = victims = None
         with self.lock:
             if self.pending:
@@ -350,7 +350,7 @@ class Allocator:
         pending = self.pending
         while pending:
             buf, nbytes = pending.pop()
-            size = bucket_size(nbytes)
+            size = 256 if nbytes <= 256 else bucket_size(nbytes)
             self.in_use -= size
             if size > self.cache_limit:
                 victims.append(buf)
