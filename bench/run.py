@@ -197,6 +197,16 @@ class Suite:
             self.t(lambda: a + b, inner=k) * 1e6,
             ref,
         )
+        # the other small ops of bench/small_ops.py (which also compares with a git revision)
+        import small_ops
+
+        for name, (fn, _) in small_ops.workloads(clgrad, self.dev).items():
+            if name != "a + b":
+                host_us(fn)  # warm-up
+                self.add("dispatch", f"small op {name}, host time", "us", host_us(fn), None)
+        step = small_ops.polyfit_step(clgrad, self.dev)
+        polyfit_us = self.t(step) * 1e6
+        self.add("dispatch", "polyfit step (4 weights, 2000 points)", "us", polyfit_us, None)
 
     def compile_times(self):
         if self.dev.is_cpu:
