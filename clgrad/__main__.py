@@ -1,6 +1,7 @@
 """``python -m clgrad info``: the devices clgrad sees. ``python -m clgrad demo``: a tiny run.
 ``python -m clgrad selftest [device ...]``: every kernel family checked against NumPy on each
-device (see ``clgrad.selftest``; ``python -m clgrad selftest --help``)."""
+device (see ``clgrad.selftest``; ``python -m clgrad selftest --help``). ``python -m clgrad
+warmup [device ...]``: builds the kernels common workloads use ahead of a first run."""
 
 from __future__ import annotations
 
@@ -70,8 +71,14 @@ def main(argv=None) -> int:
         from clgrad import selftest
 
         return selftest.main(argv[1:])
+    if argv and argv[0] == "warmup":
+        from clgrad import warmup
+
+        return warmup.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m clgrad", description=__doc__)
-    parser.add_argument("command", choices=["info", "demo", "selftest"], nargs="?", default="info")
+    parser.add_argument(
+        "command", choices=["info", "demo", "selftest", "warmup"], nargs="?", default="info"
+    )
     args = parser.parse_args(argv)
     {"info": info, "demo": demo}[args.command]()
     return 0
