@@ -23,6 +23,7 @@ from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..ops.inplace import inplace as _inplace
+from ..ops.movement import stack as _stack
 from ..tensor import Tensor
 
 if TYPE_CHECKING:
@@ -124,6 +125,27 @@ __all__ = [
     "huber_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "kl_div",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multilabel_margin_loss",
+    "multi_margin_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "rms_norm",
+    "dropout1d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "gumbel_softmax",
+    "affine_grid",
+    "grid_sample",
+    "embedding_bag",
 ]
 
 
@@ -2554,3 +2576,765 @@ def cross_entropy(
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)
+
+
+# ---- more losses -----------------------------------------------------------------------------
+def _legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's deprecated ``size_average`` / ``reduce`` pair, mapped onto ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else ("mean" if size_average else "sum")
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The Kullback-Leibler divergence ``target * (log(target) - input)`` between
+    log-probabilities ``input`` and probabilities ``target`` (log-probabilities with
+    ``log_target``), as ``torch.nn.functional.kl_div``; "batchmean" divides the sum by the
+    batch size (the mathematically right KL), a zero target contributes 0.
+
+    >>> logp = clgrad.tensor([[0.25, 0.75]]).log()
+    >>> clgrad.nn.functional.kl_div(logp, clgrad.tensor([[0.5, 0.5]]), reduction="batchmean")
+    tensor(0.1438)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:  # xlogy: 0 * log(0) is 0, as torch
+        loss = _E.where(target > 0, target * target.log(), 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The two-class logistic loss ``log(1 + exp(-target * input))`` for targets in {1, -1},
+    as ``torch.nn.functional.soft_margin_loss``.
+
+    >>> clgrad.nn.functional.soft_margin_loss(clgrad.tensor([0.0, 2.0]), clgrad.tensor([1.0, -1.0]))
+    tensor(1.4100)
+    """
+    return _reduce(_E.softplus(-target * input), _legacy_reduction(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The one-versus-all logistic loss of multi-label 0/1 ``target`` given scores ``input``
+    ``(N, C)``, averaged over the classes, as ``torch.nn.functional.multilabel_soft_margin_loss``.
+
+    >>> x, t = clgrad.tensor([[1.0, -1.0]]), clgrad.tensor([[1.0, 0.0]])
+    >>> clgrad.nn.functional.multilabel_soft_margin_loss(x, t)
+    tensor(0.3133)
+    """
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def _margin_input(name, input, target):
+    """(input as (N, C), target as (N, ...), batched?) for the multi-class margin losses."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"{name}: expected a 1-D or 2-D input, got {input.ndim}-D")
+    return (
+        (input.unsqueeze(0), target.reshape(1, -1), False)
+        if input.ndim == 1
+        else (input, target, True)
+    )
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss, as ``torch.nn.functional.multilabel_margin_loss``: ``target``
+    (int64, the input's shape) lists each sample's classes, ended by the first -1; the loss sums
+    ``max(0, 1 - (x[j] - x[k]))`` over listed ``j`` and unlisted ``k``, divided by C.
+
+    >>> x = clgrad.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> clgrad.nn.functional.multilabel_margin_loss(x, clgrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    x, t, batched = _margin_input("multilabel_margin_loss", input, target)
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(
+            f"multilabel_margin_loss: inconsistent target size {list(target.shape)} for input "
+            f"of size {list(input.shape)}"
+        )
+    # the listed classes are a host-side mask: targets carry no gradient, and the -1 cut-off
+    # is a prefix scan
+    tn = t.detach().cpu().numpy()
+    c = x.shape[1]
+    hot = np.zeros(tn.shape, dtype=bool)
+    for i, row in enumerate(tn):
+        for j in row:
+            if j < 0:
+                break
+            if j >= c:
+                raise RuntimeError(f"multilabel_margin_loss: target {j} is out of bounds")
+            hot[i, j] = True
+    pair = _tensor(hot[:, :, None] & ~hot[:, None, :], device=x.device).to(x.dtype)
+    hinge = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0.0)
+    loss = (hinge * pair).sum((1, 2)) / c
+    loss = loss if batched else loss.squeeze(0)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss, as ``torch.nn.functional.multi_margin_loss``: per sample,
+    ``sum_{j != y} weight[y] * max(0, margin - x[y] + x[j]) ** p / C`` (``p`` 1 or 2).
+
+    >>> x = clgrad.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> clgrad.nn.functional.multi_margin_loss(x, clgrad.tensor([3]))
+    tensor(0.3250)
+    """
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x, t, batched = _margin_input("multi_margin_loss", input, target)
+    n, c = x.shape
+    if t.numel() != n:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+    t = t.reshape(n)
+    hot = t.unsqueeze(1) == _arange(c, device=x.device)
+    xy = _E.where(hot, x, 0.0).sum(1, keepdim=True)
+    h = (margin - xy + x).clamp(min=0.0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight[t].unsqueeze(1)
+    loss = _E.where(hot, 0.0, h).sum(1) / c
+    loss = loss if batched else loss.squeeze(0)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)`` for targets in {1, -1}, as
+    ``torch.nn.functional.margin_ranking_loss``.
+
+    >>> a, b = clgrad.tensor([1.0, 2.0]), clgrad.tensor([2.0, 0.0])
+    >>> clgrad.nn.functional.margin_ranking_loss(a, b, clgrad.tensor([1.0, 1.0]))
+    tensor(0.5000)
+    """
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
+    loss = (-target * (input1 - input2) + margin).clamp(min=0.0)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``input`` where ``target`` is 1 and ``max(0, margin - input)`` where it is -1, as
+    ``torch.nn.functional.hinge_embedding_loss``.
+
+    >>> x = clgrad.tensor([0.3, 0.4])
+    >>> clgrad.nn.functional.hinge_embedding_loss(x, clgrad.tensor([1.0, -1.0]))
+    tensor(0.4500)
+    """
+    clamped = (margin - input).clamp(min=0.0)
+    loss = _E.where(target != 1, clamped, 0.0) + _E.where(target != -1, input, 0.0)
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``1 - cos(x1, x2)`` where ``target`` is 1 and ``max(0, cos(x1, x2) - margin)`` where it
+    is -1, the cosine along the last dim, as ``torch.nn.functional.cosine_embedding_loss``.
+
+    >>> a, b = clgrad.tensor([[1.0, 0.0]]), clgrad.tensor([[1.0, 1.0]])
+    >>> clgrad.nn.functional.cosine_embedding_loss(a, b, clgrad.tensor([1.0]))
+    tensor(0.2929)
+    """
+    if input1.ndim != input2.ndim or input1.ndim not in (1, 2):
+        raise RuntimeError(
+            f"cosine_embedding_loss: expected 1-D or 2-D inputs of the same dim, got "
+            f"{input1.ndim}-D and {input2.ndim}-D"
+        )
+    d = input1.ndim - 1
+    eps = 1e-12  # torch's EPSILON: keeps a zero vector's cosine finite
+    prod = (input1 * input2).sum(d)
+    mag = ((input1 * input1).sum(d) + eps) * ((input2 * input2).sum(d) + eps)
+    cos = prod / mag.sqrt()
+    loss = _E.where(target == 1, 1 - cos, 0.0) + _E.where(
+        target == -1, (cos - margin).clamp(min=0.0), 0.0
+    )
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the distance
+    ``distance_function`` (default ``pairwise_distance``); ``swap`` uses the smaller of
+    ``d(anchor, negative)`` and ``d(positive, negative)``, as
+    ``torch.nn.functional.triplet_margin_with_distance_loss``.
+
+    >>> a, p, n = clgrad.zeros(1, 2), clgrad.ones(1, 2), clgrad.full((1, 2), 2.0)
+    >>> clgrad.nn.functional.triplet_margin_with_distance_loss(a, p, n)
+    tensor(0.)
+    """
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin > 0, got {margin}")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_an = _E.minimum(d_an, dist(positive, negative))
+    return _reduce((margin + d_ap - d_an).clamp(min=0.0), reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm ``pairwise_distance``,
+    as ``torch.nn.functional.triplet_margin_loss``.
+
+    >>> a, p, n = clgrad.zeros(1, 2), clgrad.ones(1, 2), clgrad.ones(1, 2)
+    >>> clgrad.nn.functional.triplet_margin_loss(a, p, n)
+    tensor(1.0000)
+    """
+    if not anchor.ndim == positive.ndim == negative.ndim or anchor.ndim not in (1, 2):
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions (1 or 2), but got: anchor {anchor.ndim}D, positive {positive.ndim}D, "
+            f"and negative {negative.ndim}D inputs"
+        )
+    return triplet_margin_with_distance_loss(
+        anchor,
+        positive,
+        negative,
+        distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
+        margin=margin,
+        swap=swap,
+        reduction=_legacy_reduction(size_average, reduce, reduction),
+    )
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The Poisson negative log-likelihood, as ``torch.nn.functional.poisson_nll_loss``:
+    ``exp(input) - target * input`` (``log_input``) or ``input - target * log(input + eps)``;
+    ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
+
+    >>> clgrad.nn.functional.poisson_nll_loss(clgrad.tensor([0.0, 1.0]), clgrad.tensor([1.0, 2.0]))
+    tensor(0.8591)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + _E.where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)``
+    (plus ``0.5 * log(2 pi)`` with ``full``), ``var`` clamped at ``eps`` (the clamp passes the
+    gradient through), as ``torch.nn.functional.gaussian_nll_loss``; ``var`` may lack the last
+    dim or have size 1 there (one variance per sample).
+
+    >>> x, t = clgrad.tensor([[1.0, 2.0]]), clgrad.tensor([[1.5, 2.0]])
+    >>> clgrad.nn.functional.gaussian_nll_loss(x, t, clgrad.ones(1, 1))
+    tensor(0.0625)
+    """
+    if not isinstance(var, Tensor):
+        var = _tensor(float(var), dtype=input.dtype, device=input.device)
+        if var.item() < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var.expand(input.shape)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (
+            tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and var.shape[-1] == 1
+        ):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any().item()):
+        raise ValueError("var has negative entry/entries")
+    # torch clamps a copy without recording it: the gradient passes the clamp unchanged
+    var = var + (var.clamp(min=eps) - var).detach()
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# ---- more normalization and dropout ----------------------------------------------------------
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Root-mean-square normalization over the last ``len(normalized_shape)`` dims,
+    ``x / sqrt(mean(x ** 2) + eps) * weight`` (``eps`` by default the dtype's machine
+    epsilon), as ``torch.nn.functional.rms_norm``.
+
+    >>> clgrad.nn.functional.rms_norm(clgrad.tensor([[3.0, 4.0]]), (2,))
+    tensor([[0.8485, 1.1314]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}"
+        )
+    if eps is None:
+        eps = float(np.finfo(input.dtype.name).eps) if input.dtype.is_floating_point else 1e-7
+    dims = tuple(range(input.ndim - k, input.ndim))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return y * weight if weight is not None else y
+
+
+def _feature_dropout(name, input, p, training, inplace, ndims):
+    """Channel-wise dropout of a ``(N, C, *spatial)`` or ``(C, *spatial)`` input with ``ndims``
+    spatial dims: one draw per channel."""
+    if input.ndim not in (ndims + 1, ndims + 2):
+        raise RuntimeError(
+            f"{name}: Expected {ndims + 1}D or {ndims + 2}D input, but received a "
+            f"{input.ndim}D input"
+        )
+    shape = tuple(input.shape[: input.ndim - ndims]) + (1,) * ndims
+    return _dropout(input, p, training, inplace, shape)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zeroes whole channels of a ``(N, C, L)`` or ``(C, L)`` input, each with probability
+    ``p``, scaling the others by ``1 / (1 - p)``, as ``torch.nn.functional.dropout1d``.
+
+    >>> y = clgrad.nn.functional.dropout1d(clgrad.ones(2, 4, 3))
+    >>> bool((y.amax(2) == y.amin(2)).all())
+    True
+    """
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zeroes whole channels of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, each with
+    probability ``p``, as ``torch.nn.functional.dropout3d``.
+
+    >>> clgrad.nn.functional.dropout3d(clgrad.ones(1, 2, 2, 2, 2), training=False).shape
+    clgrad.Size([1, 2, 2, 2, 2])
+    """
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+
+
+_SELU_ALPHA = 1.7580993408473766  # SELU's scale * alpha: the value dropped units are set to
+
+
+def _alpha_dropout(input, p, training, inplace, mask_shape):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        # keeps the SELU fixed point (mean 0, variance 1): dropped units go to -alpha', then
+        # the affine map a * x + b restores the moments, as ATen's _dropout_impl
+        dt = input.dtype if input.dtype in (_D.float32, _D.float64) else _D.float32
+        keep = (_rand(mask_shape, dtype=dt, device=input.device) >= p).to(input.dtype)
+        a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+        b = (keep - 1.0) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+        out = input * (keep * a) + b
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks, as ``torch.nn.functional.alpha_dropout`` (``training``
+    defaults to False): dropped elements take SELU's negative saturation value and an affine
+    map keeps the mean and variance.
+
+    >>> clgrad.nn.functional.alpha_dropout(clgrad.ones(3))
+    tensor([1., 1., 1.])
+    """
+    return _alpha_dropout(input, p, training, inplace, input.shape)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Alpha dropout of whole channels (dim 1) of a ``(N, C, *)`` input, as
+    ``torch.nn.functional.feature_alpha_dropout``.
+
+    >>> y = clgrad.nn.functional.feature_alpha_dropout(clgrad.ones(2, 3, 4), training=True)
+    >>> bool((y.amax(2) == y.amin(2)).all())
+    True
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    return _alpha_dropout(input, p, training, inplace, shape)
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """A sample from the Gumbel-softmax distribution, ``softmax((logits + g) / tau)`` with
+    Gumbel(0, 1) noise ``g``, as ``torch.nn.functional.gumbel_softmax``; ``hard`` returns the
+    one-hot of the argmax with the soft sample's gradient (straight-through).
+
+    >>> y = clgrad.nn.functional.gumbel_softmax(clgrad.zeros(2, 3), hard=True)
+    >>> y.sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    dt = logits.dtype if logits.dtype in (_D.float32, _D.float64) else _D.float32
+    u = _rand(tuple(logits.shape), dtype=dt, device=logits.device)
+    gumbels = -(-(u.clamp(min=1e-20)).log()).clamp(min=1e-20).log()
+    y = softmax((logits + gumbels.to(logits.dtype)) / tau, dim)
+    if not hard:
+        return y
+    d = dim % logits.ndim
+    classes = _arange(logits.shape[d], device=logits.device)
+    classes = classes.reshape((-1,) + (1,) * (logits.ndim - d - 1))
+    hot = (y.argmax(d, keepdim=True) == classes).to(y.dtype)
+    return hot - y.detach() + y
+
+
+# ---- spatial transformers --------------------------------------------------------------------
+def _grid_coords(n, align_corners, device, dtype):
+    if n <= 1:
+        return _tensor([0.0] * n, dtype=dtype, device=device)
+    pos = np.arange(n, dtype=np.float64)
+    pos = pos * 2 / (n - 1) - 1 if align_corners else (pos * 2 + 1) / n - 1
+    return _tensor(pos, dtype=dtype, device=device)
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` (``(N, 2, 3)`` for a 2-d ``size``
+    ``(N, C, H, W)``, ``(N, 3, 4)`` for ``(N, C, D, H, W)``), in normalized [-1, 1]
+    coordinates (x first), as ``torch.nn.functional.affine_grid``.
+
+    >>> theta = clgrad.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> clgrad.nn.functional.affine_grid(theta, (1, 1, 1, 2), align_corners=True)
+    tensor([[[[-1.,  0.],
+              [ 1.,  0.]]]])
+    """
+    align_corners = bool(align_corners)
+    size = tuple(size)
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[1:]) != (2, 3):
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                f"Got {list(theta.shape)}."
+            )
+        spatial = size[2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[1:]) != (3, 4):
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                f"Got {list(theta.shape)}."
+            )
+        spatial = size[2:]
+    else:
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    k = len(spatial)
+    axes = [_grid_coords(s, align_corners, theta.device, theta.dtype) for s in spatial]
+    # base[..., 0] is x (the last dim), then y (and z), then 1
+    parts = []
+    for j in range(k):
+        ax = k - 1 - j
+        shape = [1] * k
+        shape[ax] = spatial[ax]
+        parts.append(axes[ax].reshape(shape).expand(spatial))
+    ones_ = _tensor(1.0, dtype=theta.dtype, device=theta.device).expand(spatial)
+    base = _stack(parts + [ones_], -1).reshape(1, -1, k + 1)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape((size[0],) + tuple(spatial) + (k,))
+
+
+def _reflect(x, lo2, hi2):
+    """ATen's reflect_coordinates: reflects ``x`` into [lo2 / 2, hi2 / 2]."""
+    if lo2 == hi2:
+        return x * 0.0
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    x = (x - lo).abs()
+    flips = (x / span).floor()
+    extra = x - flips * span
+    return _E.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source_index(coord, size, padding_mode, align_corners):
+    """Normalized grid coordinates to pixel coordinates, with the padding mode's clipping."""
+    if align_corners:
+        x = (coord + 1) / 2 * (size - 1)
+    else:
+        x = ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        x = x.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Samples the 4-d ``input`` ``(N, C, H, W)`` at the normalized (x, y) locations of
+    ``grid`` ``(N, H_out, W_out, 2)``, as ``torch.nn.functional.grid_sample``: ``mode``
+    "bilinear" or "nearest", ``padding_mode`` "zeros", "border" or "reflection". Gradients
+    reach both ``input`` and ``grid`` (bilinear). 5-d inputs and "bicubic" are not supported.
+
+    >>> img = clgrad.arange(4.0).reshape(1, 1, 2, 2)
+    >>> grid = clgrad.tensor([[[[0.0, 0.0], [-1.0, -1.0]]]])
+    >>> clgrad.nn.functional.grid_sample(img, grid, align_corners=True)
+    tensor([[[[1.5000, 0.0000]]]])
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'"
+        )
+    if input.ndim != 4 or mode == "bicubic":
+        raise NotImplementedError("grid_sample: only 4-d inputs in bilinear or nearest mode")
+    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid of shape (N, H_out, W_out, 2) with N = "
+            f"{input.shape[0]}, got {list(grid.shape)}"
+        )
+    align_corners = bool(align_corners)
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    ix = _source_index(grid[..., 0], w, padding_mode, align_corners).reshape(n, 1, ho * wo)
+    iy = _source_index(grid[..., 1], h, padding_mode, align_corners).reshape(n, 1, ho * wo)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(xi, yi):
+        # the pixel at integer coordinates (xi, yi), 0 outside the image
+        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).to(_D.int64)
+        vals = flat.gather(2, idx.expand(n, c, ho * wo))
+        return vals, inside.to(input.dtype)
+
+    if mode == "nearest":
+        v, m = tap(ix.round(), iy.round())
+        out = v * m
+    else:
+        x0, y0 = ix.floor(), iy.floor()
+        fx, fy = ix - x0, iy - y0
+        out = 0.0
+        for dx, dy, wt in (
+            (0, 0, (1 - fx) * (1 - fy)),
+            (1, 0, fx * (1 - fy)),
+            (0, 1, (1 - fx) * fy),
+            (1, 1, fx * fy),
+        ):
+            v, m = tap(x0 + dx, y0 + dy)
+            out = out + v * (wt * m)
+    return out.reshape(n, c, ho, wo)
+
+
+# ---- embedding_bag ---------------------------------------------------------------------------
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sums, means or maxima of bags of embeddings, as
+    ``torch.nn.functional.embedding_bag``: a 2-d ``input`` ``(B, L)`` is B bags of L indices;
+    a 1-d one is split into bags at ``offsets``. ``per_sample_weights`` scales each looked-up
+    row ("sum" only); ``padding_idx`` entries are left out; an empty bag gives zeros.
+
+    >>> table = clgrad.arange(6.0).reshape(3, 2)
+    >>> F = clgrad.nn.functional
+    >>> F.embedding_bag(clgrad.tensor([0, 2, 1]), table, clgrad.tensor([0, 2]), mode="sum")
+    tensor([[4., 6.],
+            [2., 3.]])
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})"
+        )
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                "of fixed length sequences."
+            )
+        b, length = input.shape
+        starts = np.arange(b, dtype=np.int64) * length
+        total = b * length
+        flat = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        # the bag boundaries are host ints: they decide the shapes of the result
+        starts = offsets.detach().cpu().numpy().astype(np.int64)
+        total = input.shape[0]
+        if include_last_offset:
+            starts = starts[:-1]
+        flat = input
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    bags = len(starts)
+    ends = np.append(starts[1:], total)
+    bag_of = np.full(total, -1, dtype=np.int64)
+    for i, (s, e) in enumerate(zip(starts, ends)):
+        bag_of[s:e] = i
+    rows = embedding(flat, weight, None, max_norm, norm_type)
+    member = bag_of[None, :] == np.arange(bags)[:, None]
+    if padding_idx is not None:
+        pad = padding_idx % weight.shape[0]
+        member &= flat.detach().cpu().numpy()[None, :] != pad
+    m = _tensor(member, device=weight.device)
+    if mode == "max":
+        picked = _E.where(m.unsqueeze(2), rows.unsqueeze(0), -math.inf).amax(1)
+        return _E.where(m.any(1, keepdim=True), picked, 0.0)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1).to(rows.dtype)
+    mf = m.to(weight.dtype)
+    out = mf.matmul(rows)
+    if mode == "mean":
+        out = out / mf.sum(1, keepdim=True).clamp(min=1.0)
+    return out

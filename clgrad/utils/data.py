@@ -37,6 +37,13 @@ __all__ = [
     "BatchSampler",
     "DataLoader",
     "default_collate",
+    "default_convert",
+    "IterableDataset",
+    "ChainDataset",
+    "StackDataset",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "get_worker_info",
 ]
 
 
@@ -166,6 +173,92 @@ class ConcatDataset(Dataset):
         i = bisect.bisect_right(self.cumulative_sizes, idx)
         start = 0 if i == 0 else int(self.cumulative_sizes[i - 1])
         return self.datasets[i][idx - start]
+
+
+class IterableDataset(Dataset):
+    """Base class of iterable-style datasets, as ``torch.utils.data.IterableDataset``:
+    subclasses implement ``__iter__``; the DataLoader batches what it yields (no sampler);
+    ``a + b`` chains two of them.
+
+    >>> class Count(clgrad.utils.data.IterableDataset):
+    ...     def __iter__(self):
+    ...         return iter(range(5))
+    >>> [b.tolist() for b in clgrad.utils.data.DataLoader(Count(), batch_size=2)]
+    [[0, 1], [2, 3], [4]]
+    """
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """The iterable datasets ``datasets`` one after another, as
+    ``torch.utils.data.ChainDataset``.
+
+    >>> class Count(clgrad.utils.data.IterableDataset):
+    ...     def __iter__(self):
+    ...         return iter(range(2))
+    >>> list(clgrad.utils.data.ChainDataset([Count(), Count()]))
+    [0, 1, 0, 1]
+    """
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Samples of several equally long datasets side by side, as
+    ``torch.utils.data.StackDataset``: positional datasets give tuples, keyword ones dicts.
+
+    >>> ds = clgrad.utils.data.StackDataset(x=[1, 2], y=["a", "b"])
+    >>> len(ds), ds[1]
+    (2, {'x': 2, 'y': 'b'})
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        sets = args or tuple(kwargs.values())
+        if not sets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(sets[0])
+        if any(len(d) != self._length for d in sets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Any = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
+
+
+def get_worker_info() -> None:
+    """Information about the current DataLoader worker, as
+    ``torch.utils.data.get_worker_info``: always None, since clgrad loads every batch in the
+    calling process (a main-process DataLoader in PyTorch gives None too).
+
+    >>> clgrad.utils.data.get_worker_info() is None
+    True
+    """
+    return None
 
 
 def random_split(
@@ -319,6 +412,70 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
+class SubsetRandomSampler(Sampler):
+    """Yields the given ``indices`` in a random order, a new one per pass, as
+    ``torch.utils.data.SubsetRandomSampler``.
+
+    >>> sorted(clgrad.utils.data.SubsetRandomSampler([4, 1, 7]))
+    [1, 4, 7]
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """Yields ``num_samples`` indices drawn with probabilities proportional to ``weights``
+    (with ``replacement`` or without), as ``torch.utils.data.WeightedRandomSampler``.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> list(clgrad.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0], 3))
+    [1, 1, 1]
+    """
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        w = weights.detach().cpu().numpy() if isinstance(weights, Tensor) else weights
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
+        self.weights = _tensor(w, dtype=D.float64, device="cpu")
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+
+    def __iter__(self):
+        from ..ops.creation import multinomial
+
+        draw = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        return iter(draw.tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
 # ---- collate ---------------------------------------------------------------------------------
 def default_collate(batch: Sequence[Any]) -> Any:
     """Merges a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors are
@@ -363,14 +520,45 @@ def default_collate(batch: Sequence[Any]) -> Any:
     )
 
 
+def default_convert(data: Any) -> Any:
+    """Converts NumPy arrays and scalars in ``data`` (through dicts, namedtuples, lists and
+    tuples, tuples becoming lists) into tensors, leaving everything else as is, as
+    ``torch.utils.data.default_convert``: the DataLoader's ``collate_fn`` when
+    ``batch_size=None``.
+
+    >>> import numpy as np
+    >>> clgrad.utils.data.default_convert({"x": np.zeros(2), "n": 3})
+    {'x': tensor([0., 0.], dtype=clgrad.float64), 'n': 3}
+    """
+    if isinstance(data, Tensor):
+        return data
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype.kind in "SUO":  # strings and objects stay NumPy, as torch
+            return data
+        return _tensor(np.asarray(data), device=default_device())
+    if isinstance(data, dict):
+        items = [(k, default_convert(v)) for k, v in data.items()]
+        return dict(items) if type(data) is dict else type(data)(items)
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, list):
+        return [default_convert(d) for d in data]
+    return data
+
+
 class DataLoader:
     """Iterates over a dataset in batches, as ``torch.utils.data.DataLoader``: indices come from
     ``sampler`` (by default sequential, or random per epoch with ``shuffle``, drawn from
     ``generator`` or the global generator), are grouped by ``batch_size`` (or a
     ``batch_sampler``; the last batch dropped with ``drop_last``), and the samples are merged
     by ``collate_fn`` (``default_collate``). ``batch_size=None`` yields the samples one by one,
-    uncollated. Loading runs in the calling process: ``num_workers`` and the other
-    multiprocessing options are accepted for compatibility.
+    through ``default_convert``. An ``IterableDataset`` is batched in the order it yields
+    (no sampler, shuffle or batch_sampler allowed). Loading runs in the calling process:
+    ``num_workers``, ``worker_init_fn`` (never called: there are no workers), ``pin_memory``,
+    ``persistent_workers``, ``prefetch_factor`` and ``timeout`` are accepted for
+    compatibility, and ``get_worker_info()`` is None.
 
     >>> from clgrad.utils.data import DataLoader, TensorDataset
     >>> ds = TensorDataset(clgrad.arange(10.0).reshape(5, 2), clgrad.arange(5))
@@ -399,6 +587,20 @@ class DataLoader:
     ) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            # an iterable dataset orders itself: PyTorch refuses the ordering options
+            for what, value in (
+                ("shuffle", shuffle),
+                ("sampler", sampler),
+                ("batch_sampler", batch_sampler),
+            ):
+                if value not in (None, False):
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified {what} option, "
+                        f"but got {what}={value}"
+                    )
+            sampler = ()
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -423,10 +625,14 @@ class DataLoader:
         self.collate_fn = (
             collate_fn
             if collate_fn is not None
-            else (default_collate if self._auto_collation else (lambda x: x))
+            else (default_collate if self._auto_collation else default_convert)
         )
+        self.worker_init_fn, self.timeout = worker_init_fn, timeout
 
     def __iter__(self):
+        if self._iterable:
+            yield from self._iter_iterable()
+            return
         if not self._auto_collation:
             for i in self.sampler:
                 yield self.collate_fn(self.dataset[i])
@@ -440,5 +646,25 @@ class DataLoader:
             else:
                 yield self.collate_fn([self.dataset[i] for i in indices])
 
+    def _iter_iterable(self):
+        """The batches of an IterableDataset: its samples in the order it yields them."""
+        if not self._auto_collation:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
     def __len__(self):
+        if self._iterable:  # the dataset's own length, when it has one (a TypeError if not)
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.batch_sampler) if self._auto_collation else len(self.sampler)

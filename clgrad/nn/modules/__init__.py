@@ -33,6 +33,7 @@ from .activation import (
 from .container import (
     ModuleDict,
     ModuleList,
+    ParameterDict,
     ParameterList,
     Sequential,
 )
@@ -51,8 +52,12 @@ from .distance import (
     Unfold,
 )
 from .dropout import (
+    AlphaDropout,
     Dropout,
+    Dropout1d,
     Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
 )
 from .linear import (
     Bilinear,
@@ -64,23 +69,37 @@ from .linear import (
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
+    KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
+    BatchNorm3d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
     LocalResponseNorm,
+    RMSNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -129,7 +148,7 @@ from .rnn import (
     RNNCell,
     RNNCellBase,
 )
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -268,4 +287,24 @@ __all__ = [
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
+    "Dropout1d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "KLDivLoss",
+    "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiLabelMarginLoss",
+    "MultiMarginLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "CosineEmbeddingLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "BatchNorm3d",
+    "RMSNorm",
+    "ParameterDict",
+    "EmbeddingBag",
 ]

@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 
 from __future__ import annotations
 
@@ -291,3 +291,111 @@ class ParameterList(Module):
             f"{'' if p.device.is_cpu else ' (' + str(p.device) + ')'}]"
             for k, p in self._parameters.items()
         )
+
+
+class ParameterDict(Module):
+    """An ordered dict of Parameters, registered under their keys so that the module holding
+    it sees them, as ``torch.nn.ParameterDict``; plain tensors are wrapped into Parameters
+    (other values are kept as plain attributes).
+
+    >>> params = clgrad.nn.ParameterDict({"w": clgrad.ones(2), "b": clgrad.zeros(1)})
+    >>> list(params.keys()), params["w"].requires_grad
+    (['w', 'b'], True)
+    >>> sorted(name for name, _ in params.named_parameters())
+    ['b', 'w']
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        self._keys[key] = None
+        if hasattr(value, "shape") and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, key, value)
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self) -> Iterable[str]:
+        """The keys, in insertion order.
+
+        >>> list(clgrad.nn.ParameterDict({"a": clgrad.ones(1)}).keys())
+        ['a']
+        """
+        return self._keys.keys()
+
+    def values(self) -> Iterable[Any]:
+        """The values, in insertion order.
+
+        >>> [tuple(p.shape) for p in clgrad.nn.ParameterDict({"a": clgrad.ones(1)}).values()]
+        [(1,)]
+        """
+        return [self[k] for k in self._keys]
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        """The ``(key, value)`` pairs, in insertion order.
+
+        >>> [k for k, _ in clgrad.nn.ParameterDict({"a": clgrad.ones(1)}).items()]
+        ['a']
+        """
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value under ``key``, or ``default``.
+
+        >>> clgrad.nn.ParameterDict().get("a", 3)
+        3
+        """
+        return self[key] if key in self else default
+
+    def pop(self, key: str) -> Any:
+        """Removes the value under ``key`` and returns it.
+
+        >>> d = clgrad.nn.ParameterDict({"a": clgrad.ones(1)})
+        >>> tuple(d.pop("a").shape), len(d)
+        ((1,), 0)
+        """
+        v = self[key]
+        del self[key]
+        return v
+
+    def update(self, parameters: Any) -> None:
+        """Adds (or replaces) the values of a mapping or of an iterable of ``(key, value)``
+        pairs, in order.
+
+        >>> d = clgrad.nn.ParameterDict()
+        >>> d.update([("a", clgrad.ones(1))])
+        >>> list(d)
+        ['a']
+        """
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in items:
+            self[k] = v
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if isinstance(p, Parameter):
+                dev = "" if p.device.is_cpu else f" ({p.device})"
+                size = "x".join(map(str, p.shape))
+                lines.append(f"({k}): Parameter containing: [{p.type_name()} of size {size}{dev}]")
+            else:
+                lines.append(f"({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)

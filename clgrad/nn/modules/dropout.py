@@ -54,3 +54,54 @@ class Dropout2d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
         """``dropout2d(input, p, training)``."""
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """In training mode, zeroes whole channels of ``(N, C, L)`` or ``(C, L)`` inputs, as
+    ``torch.nn.Dropout1d``.
+
+    >>> clgrad.nn.Dropout1d().eval()(clgrad.ones(1, 2, 3)).shape
+    clgrad.Size([1, 2, 3])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``dropout1d(input, p, training)``."""
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """In training mode, zeroes whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    inputs, as ``torch.nn.Dropout3d``.
+
+    >>> clgrad.nn.Dropout3d().eval()(clgrad.ones(1, 2, 1, 1, 3)).shape
+    clgrad.Size([1, 2, 1, 1, 3])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``dropout3d(input, p, training)``."""
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's self-normalizing mean and variance, as
+    ``torch.nn.AlphaDropout``.
+
+    >>> clgrad.nn.AlphaDropout(0.2).eval()(clgrad.ones(2))
+    tensor([1., 1.])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``alpha_dropout(input, p, training)``."""
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels, as ``torch.nn.FeatureAlphaDropout``.
+
+    >>> clgrad.nn.FeatureAlphaDropout(0.2).eval()(clgrad.ones(1, 2))
+    tensor([[1., 1.]])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``feature_alpha_dropout(input, p, training)``."""
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

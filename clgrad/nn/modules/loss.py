@@ -213,3 +213,287 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, self.reduction, self.pos_weight
         )
+
+
+class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence between log-probabilities ``input`` and ``target``
+    (probabilities, or log-probabilities with ``log_target``), as ``torch.nn.KLDivLoss``;
+    ``reduction="batchmean"`` divides the sum by the batch size.
+
+    >>> loss = clgrad.nn.KLDivLoss(reduction="batchmean")
+    >>> loss(clgrad.tensor([[0.25, 0.75]]).log(), clgrad.tensor([[0.5, 0.5]]))
+    tensor(0.1438)
+    """
+
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        log_target: bool = False,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``kl_div(input, target, reduction=..., log_target=...)``."""
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-target * input))`` for targets in {1, -1}, as ``torch.nn.SoftMarginLoss``.
+
+    >>> clgrad.nn.SoftMarginLoss()(clgrad.tensor([0.0, 2.0]), clgrad.tensor([1.0, -1.0]))
+    tensor(1.4100)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``soft_margin_loss(input, target, reduction=...)``."""
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """The one-versus-all logistic loss of 0/1 multi-label targets, as
+    ``torch.nn.MultiLabelSoftMarginLoss``.
+
+    >>> loss = clgrad.nn.MultiLabelSoftMarginLoss()
+    >>> loss(clgrad.tensor([[1.0, -1.0]]), clgrad.tensor([[1.0, 0.0]]))
+    tensor(0.3133)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``multilabel_soft_margin_loss(input, target, weight, reduction=...)``."""
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss of int64 class lists ended by -1, as
+    ``torch.nn.MultiLabelMarginLoss``.
+
+    >>> loss = clgrad.nn.MultiLabelMarginLoss()
+    >>> loss(clgrad.tensor([[0.1, 0.2, 0.4, 0.8]]), clgrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``multilabel_margin_loss(input, target, reduction=...)``."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss, as ``torch.nn.MultiMarginLoss``.
+
+    >>> loss = clgrad.nn.MultiMarginLoss()
+    >>> loss(clgrad.tensor([[0.1, 0.2, 0.4, 0.8]]), clgrad.tensor([3]))
+    tensor(0.3250)
+    """
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D "
+                "instead"
+            )
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``multi_margin_loss(input, target, p, margin, weight, reduction=...)``."""
+        return F.multi_margin_loss(
+            input, target, self.p, self.margin, self.weight, reduction=self.reduction
+        )
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -target * (input1 - input2) + margin)``, as ``torch.nn.MarginRankingLoss``.
+
+    >>> loss = clgrad.nn.MarginRankingLoss()
+    >>> loss(clgrad.tensor([1.0, 2.0]), clgrad.tensor([2.0, 0.0]), clgrad.tensor([1.0, 1.0]))
+    tensor(0.5000)
+    """
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """``margin_ranking_loss(input1, input2, target, margin, reduction=...)``."""
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1, as
+    ``torch.nn.HingeEmbeddingLoss``.
+
+    >>> clgrad.nn.HingeEmbeddingLoss()(clgrad.tensor([0.3, 0.4]), clgrad.tensor([1.0, -1.0]))
+    tensor(0.4500)
+    """
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``hinge_embedding_loss(input, target, margin, reduction=...)``."""
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for target 1, ``max(0, cos(x1, x2) - margin)`` for -1, as
+    ``torch.nn.CosineEmbeddingLoss``.
+
+    >>> loss = clgrad.nn.CosineEmbeddingLoss()
+    >>> loss(clgrad.tensor([[1.0, 0.0]]), clgrad.tensor([[1.0, 1.0]]), clgrad.tensor([1.0]))
+    tensor(0.2929)
+    """
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """``cosine_embedding_loss(input1, input2, target, margin, reduction=...)``."""
+        return F.cosine_embedding_loss(
+            input1, input2, target, self.margin, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the ``p``-norm distance, as
+    ``torch.nn.TripletMarginLoss``.
+
+    >>> loss = clgrad.nn.TripletMarginLoss()
+    >>> loss(clgrad.zeros(1, 2), clgrad.ones(1, 2), clgrad.ones(1, 2))
+    tensor(1.0000)
+    """
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """``triplet_margin_loss(anchor, positive, negative, ...)`` with this module's options."""
+        return F.triplet_margin_loss(
+            anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with any ``distance_function`` (default
+    ``pairwise_distance``), as ``torch.nn.TripletMarginWithDistanceLoss``.
+
+    >>> loss = clgrad.nn.TripletMarginWithDistanceLoss(margin=2.0)
+    >>> loss(clgrad.zeros(1, 2), clgrad.zeros(1, 2), clgrad.zeros(1, 2))
+    tensor(2.)
+    """
+
+    def __init__(
+        self,
+        *,
+        distance_function=None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """``triplet_margin_with_distance_loss(anchor, positive, negative, ...)``."""
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip
+
+
+class PoissonNLLLoss(_Loss):
+    """The Poisson negative log-likelihood, as ``torch.nn.PoissonNLLLoss``.
+
+    >>> loss = clgrad.nn.PoissonNLLLoss()
+    >>> loss(clgrad.tensor([0.0, 1.0]), clgrad.tensor([1.0, 2.0]))
+    tensor(0.8591)
+    """
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        """``poisson_nll_loss(input, target, log_input, full, eps=..., reduction=...)``."""
+        return F.poisson_nll_loss(
+            log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """The Gaussian negative log-likelihood given predicted means and variances, as
+    ``torch.nn.GaussianNLLLoss``.
+
+    >>> loss = clgrad.nn.GaussianNLLLoss()
+    >>> loss(clgrad.tensor([[1.0, 2.0]]), clgrad.tensor([[1.5, 2.0]]), clgrad.ones(1, 1))
+    tensor(0.0625)
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        """``gaussian_nll_loss(input, target, var, full, eps, reduction)``."""
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)

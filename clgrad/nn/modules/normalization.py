@@ -1,4 +1,4 @@
-"""Normalization: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, InstanceNorm1d/2d/3d,
+"""Normalization: BatchNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d/2d/3d,
 LocalResponseNorm."""
 
 from __future__ import annotations
@@ -136,6 +136,64 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of ``(N, C, D, H, W)`` inputs, per channel over N, D, H and W, as
+    ``torch.nn.BatchNorm3d``; otherwise as BatchNorm1d.
+
+    >>> clgrad.nn.BatchNorm3d(2)(clgrad.randn(2, 2, 3, 3, 3)).shape
+    clgrad.Size([2, 2, 3, 3, 3])
+    """
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last ``len(normalized_shape)`` dims, then the
+    element-wise ``weight`` (with ``elementwise_affine``), as ``torch.nn.RMSNorm``; ``eps``
+    None means the input dtype's machine epsilon.
+
+    >>> norm = clgrad.nn.RMSNorm(2)
+    >>> norm
+    RMSNorm((2,), eps=None, elementwise_affine=True)
+    >>> norm(clgrad.tensor([[3.0, 4.0]]))
+    tensor([[0.8485, 1.1314]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        """Resets ``weight`` to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``rms_norm(x, normalized_shape, weight, eps)``."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class LayerNorm(Module):

@@ -10,11 +10,16 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ...ops.creation import empty, zeros
+from ...ops.creation import tensor as _tensor
+from ...ops.elementwise import where
 from ...ops.movement import cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _lengths, _pack, pad_packed_sequence
 from .module import Module
 
 if TYPE_CHECKING:
@@ -109,9 +114,11 @@ class RNNBase(Module):
             )
         return get("weight_ih" + sfx), get("weight_hh" + sfx), None, None
 
-    def _run(self, input, hx):
-        """input (L, N, H_in); hx (h0, c0) each (layers * dirs, N, H) (c0 None but for LSTM).
-        Returns output (L, N, dirs * H) and the final (h, c) stacks."""
+    def _run(self, input, hx, mask=None):
+        """input (L, N, H_in); hx (h0, c0) each (layers * dirs, N, H) (c0 None but for LSTM);
+        ``mask`` (L, N, 1) bool, where a sequence is alive (packed input): past its length a
+        sequence keeps its state and outputs zeros, so each runs exactly its length in both
+        directions. Returns output (L, N, dirs * H) and the final (h, c) stacks."""
         dirs = 2 if self.bidirectional else 1
         h0, c0 = hx
         x, hs, cs = input, [], []
@@ -125,8 +132,15 @@ class RNNBase(Module):
                 steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
                 seq = [None] * x.shape[0]
                 for t in steps:
-                    h, c = _step(self.mode, xw[t], h, c, w_hh, b_hh)
-                    seq[t] = h
+                    if mask is None:
+                        h, c = _step(self.mode, xw[t], h, c, w_hh, b_hh)
+                        seq[t] = h
+                        continue
+                    hn, cn = _step(self.mode, xw[t], h, c, w_hh, b_hh)
+                    m = mask[t]
+                    seq[t] = where(m, hn, 0.0)
+                    h = where(m, hn, h)
+                    c = where(m, cn, c) if c is not None else None
                 outs.append(stack(seq))
                 hs.append(h)
                 cs.append(c)
@@ -172,7 +186,11 @@ class RNNBase(Module):
 
     def forward(self, input: Tensor, hx: Tensor | tuple[Tensor, Tensor] | None = None):
         """The output of the last layer at every step and the final hidden state (for LSTM,
-        the pair (h_n, c_n)) of every layer and direction."""
+        the pair (h_n, c_n)) of every layer and direction. A PackedSequence input gives a
+        PackedSequence output (each sequence run for its own length; ``hx`` and the final
+        state in the batch's original order)."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         x, state, unbatched = self._prepare(input, hx)
         out, h, c = self._run(x, state)
         if unbatched:
@@ -180,6 +198,24 @@ class RNNBase(Module):
             c = c.squeeze(1) if c is not None else None
         elif self.batch_first:
             out = out.transpose(0, 1)
+        return out, ((h, c) if self.mode == "LSTM" else h)
+
+    def _forward_packed(self, packed, hx):
+        padded, lengths = pad_packed_sequence(packed)  # (T, N, H_in), the original order
+        n = _lengths(lengths)
+        x, state, _ = self._prepare(padded if not self.batch_first else padded.transpose(0, 1), hx)
+        steps = _tensor(np.arange(x.shape[0]).reshape(-1, 1, 1), device=x.device)
+        mask = steps < _tensor(n.reshape(1, -1, 1), device=x.device)
+        out, h, c = self._run(x, state, mask)
+        order = (
+            _lengths(packed.sorted_indices)
+            if packed.sorted_indices is not None
+            else np.arange(len(n))
+        )
+        data, _ = _pack(out, n, order)
+        out = PackedSequence(
+            data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices
+        )
         return out, ((h, c) if self.mode == "LSTM" else h)
 
     def extra_repr(self) -> str:

@@ -1,4 +1,5 @@
-"""Embedding: a lookup table of num_embeddings vectors."""
+"""Embedding: a lookup table of num_embeddings vectors; EmbeddingBag: reductions over bags of
+looked-up rows."""
 
 from __future__ import annotations
 
@@ -126,3 +127,113 @@ class Embedding(Module):
             _weight=embeddings,
             _freeze=freeze,
         )
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings without materializing the looked-up rows
+    per bag, as ``torch.nn.EmbeddingBag``: ``forward(input, offsets, per_sample_weights)``
+    with a 2-d ``(B, L)`` input or a 1-d input split at ``offsets``. ``weight`` is
+    initialized from N(0, 1).
+
+    >>> bag = clgrad.nn.EmbeddingBag(10, 3, mode="sum")
+    >>> bag(clgrad.tensor([1, 2, 4, 5]), clgrad.tensor([0, 2])).shape
+    clgrad.Size([2, 3])
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__()
+        if sparse or scale_grad_by_freq:
+            raise NotImplementedError(
+                "EmbeddingBag: sparse gradients and scale_grad_by_freq are not supported"
+            )
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.include_last_offset = include_last_offset
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(
+                empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            )
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        """Re-draws ``weight`` from N(0, 1), zeroing the ``padding_idx`` row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            from ...autograd.grad_mode import no_grad
+
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(
+        self,
+        input: Tensor,
+        offsets: Tensor | None = None,
+        per_sample_weights: Tensor | None = None,
+    ) -> Tensor:
+        """``embedding_bag(input, weight, offsets, ...)`` with this module's options."""
+        return F.embedding_bag(
+            input, self.weight, offsets, self.max_norm, self.norm_type, False, self.mode,
+            False, per_sample_weights, self.include_last_offset, self.padding_idx,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        """An EmbeddingBag over the 2-d ``embeddings``, frozen unless ``freeze=False``, as
+        ``torch.nn.EmbeddingBag.from_pretrained``.
+
+        >>> bag = clgrad.nn.EmbeddingBag.from_pretrained(clgrad.eye(2), mode="sum")
+        >>> bag(clgrad.tensor([[0, 1]]))
+        tensor([[1., 1.]])
+        """
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(
+            rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+            include_last_offset, padding_idx,
+        )  # fmt: skip
+        bag.weight.requires_grad_(not freeze)
+        return bag

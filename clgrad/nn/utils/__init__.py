@@ -1,0 +1,178 @@
+"""clgrad.nn.utils: gradient clipping and parameter <-> vector conversion, on the device (no
+host reads unless asked for); ``rnn`` (padding and packing sequences), ``parametrizations``
+and ``weight_norm`` (weight normalization)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ...autograd.grad_mode import no_grad
+from ...ops.movement import cat, stack
+from ...tensor import Tensor
+from . import parametrizations, parametrize, rnn
+from ._weight_norm import remove_weight_norm, weight_norm
+
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+    "parameters_to_vector",
+    "vector_to_parameters",
+    "weight_norm",
+    "remove_weight_norm",
+    "parametrizations",
+    "parametrize",
+    "rnn",
+]
+
+
+def _grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p._grad for p in parameters if p._grad is not None]
+
+
+def _norm(x, p):
+    if p == math.inf:
+        return x.abs().amax()
+    if p == 2:
+        return (x * x).sum().sqrt()
+    if p == 1:
+        return x.abs().sum()
+    return (x.abs() ** p).sum() ** (1.0 / p)
+
+
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """The ``norm_type`` norm of ``tensors`` taken together (the norm of all their elements in
+    one vector; ``inf`` for the max norm), as ``torch.nn.utils.get_total_norm``; with
+    ``error_if_nonfinite`` a NaN or infinite norm raises RuntimeError. ``foreach`` is accepted
+    (the per-tensor norms are separate ops either way).
+
+    >>> clgrad.nn.utils.get_total_norm([clgrad.tensor([3.0]), clgrad.tensor([4.0])])
+    tensor(5.)
+    """
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    tensors = list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        from ...ops.creation import tensor
+
+        return tensor(0.0)
+    with no_grad():
+        total = _norm(stack([_norm(g, norm_type).to(tensors[0].dtype) for g in tensors]), norm_type)
+        if error_if_nonfinite and not math.isfinite(total.item()):
+            raise RuntimeError(
+                f"The total norm of order {norm_type} for gradients from `parameters` is "
+                "non-finite, so it cannot be clipped. To disable this error and scale the "
+                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+            )
+    return total
+
+
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    total_norm: Tensor,
+    foreach: bool | None = None,
+) -> None:
+    """Scales the gradients of ``parameters`` in place by ``max_norm / (total_norm + 1e-6)``
+    when that is below 1, as ``torch.nn.utils.clip_grads_with_norm_`` (``total_norm`` from
+    ``get_total_norm``).
+
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(2))
+    >>> w.grad = clgrad.tensor([3.0, 4.0])
+    >>> clgrad.nn.utils.clip_grads_with_norm_([w], 1.0, clgrad.tensor(5.0))
+    >>> w.grad
+    tensor([0.6000, 0.8000])
+    """
+    grads = _grads(parameters)
+    if not grads:
+        return
+    with no_grad():
+        coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
+
+
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """Scales the gradients of ``parameters`` in place so that their joint ``norm_type`` norm
+    (the norm of all gradients concatenated into one vector; ``inf`` for the max norm) is at
+    most ``max_norm``, as ``torch.nn.utils.clip_grad_norm_``. Returns the total norm before
+    clipping, as a 0-d tensor. Parameters without a gradient are skipped; with
+    ``error_if_nonfinite`` a NaN or infinite norm raises RuntimeError; ``foreach`` is accepted.
+
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(2))
+    >>> (w * clgrad.tensor([3.0, 4.0])).sum().backward()
+    >>> clgrad.nn.utils.clip_grad_norm_([w], max_norm=1.0)
+    tensor(5.)
+    >>> w.grad
+    tensor([0.6000, 0.8000])
+    """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    parameters = list(parameters)
+    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    return total
+
+
+def clip_grad_value_(
+    parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None
+) -> None:
+    """Clamps every gradient element of ``parameters`` into ``[-clip_value, clip_value]`` in
+    place, as ``torch.nn.utils.clip_grad_value_``; parameters without a gradient are skipped
+    (``foreach`` is accepted).
+
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(3))
+    >>> w.grad = clgrad.tensor([0.5, 3.0, -4.0])
+    >>> clgrad.nn.utils.clip_grad_value_(w, 1.0)
+    >>> w.grad.tolist()
+    [0.5, 1.0, -1.0]
+    """
+    with no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """Flattens and concatenates ``parameters`` into one 1-d tensor, as
+    ``torch.nn.utils.parameters_to_vector`` (differentiable: it is a ``cat``).
+
+    >>> layer = clgrad.nn.Linear(3, 2)
+    >>> clgrad.nn.utils.parameters_to_vector(layer.parameters()).shape
+    clgrad.Size([8])
+    """
+    return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copies consecutive slices of the 1-d ``vec`` into ``parameters`` in place (each slice
+    reshaped to its parameter's shape), the inverse of ``parameters_to_vector``, as
+    ``torch.nn.utils.vector_to_parameters``.
+
+    >>> layer = clgrad.nn.Linear(3, 2)
+    >>> clgrad.nn.utils.vector_to_parameters(clgrad.arange(8.0), layer.parameters())
+    >>> layer.bias
+    Parameter containing:
+    tensor([6., 7.], requires_grad=True)
+    """
+    start = 0
+    with no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(vec[start : start + n].reshape(p.shape))
+            start += n
