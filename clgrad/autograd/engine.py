@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import threading
 
 from ..tensor import Tensor
 from .function import AccumulateGrad, grad_accumulator
@@ -13,7 +14,9 @@ def _collect(roots):
     """Every node reachable from ``roots`` and how many edges point at each (no recursion)."""
     deps: dict = {}
     seen = set()
-    stack = [n for n in roots if n is not None]
+    # once each: two outputs of one node are two roots, and a node walked twice would count
+    # its edges twice (its inputs would wait forever for the second count)
+    stack = list(dict.fromkeys(n for n in roots if n is not None))
     for n in stack:
         seen.add(n)
     while stack:
@@ -45,6 +48,38 @@ def _needed(nodes, targets):
     return needed
 
 
+# Callbacks queued during a backward (queue_callback), per thread as grad mode is: run when the
+# outermost backward of the thread finishes.
+_local = threading.local()
+
+
+def queue_callback(fn):
+    """Runs ``fn()`` once the backward now running has finished (every gradient accumulated),
+    as ``torch.autograd.Variable._execution_engine.queue_callback``; only during a backward (in a
+    hook). DistributedDataParallel waits for its gradient all-reduces this way.
+
+    >>> x = clgrad.tensor([1.0], requires_grad=True)
+    >>> order = []
+    >>> def hook(g):
+    ...     clgrad.autograd.engine.queue_callback(lambda: order.append("after"))
+    ...     order.append("hook")
+    >>> _ = x.register_hook(hook)
+    >>> (x * 2).sum().backward()
+    >>> order
+    ['hook', 'after']
+    """
+    callbacks = getattr(_local, "callbacks", None)
+    if callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    callbacks.append(fn)
+
+
+def _run_callbacks(callbacks):
+    # a callback may queue another: it runs too, in order
+    while callbacks:
+        callbacks.pop(0)()
+
+
 def _accumulate(buffer, i, grad):
     if grad is None:
         return
@@ -57,6 +92,20 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     With ``capture`` the gradients reaching ``inputs`` are returned instead of accumulated
     (``autograd.grad``); with ``inputs`` alone only those tensors' ``.grad`` are filled.
     """
+    outermost = getattr(_local, "callbacks", None) is None
+    if outermost:
+        _local.callbacks = []
+    try:
+        captured = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, capture)
+        if outermost:
+            _run_callbacks(_local.callbacks)
+    finally:
+        if outermost:
+            _local.callbacks = None
+    return captured
+
+
+def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, capture):
     roots = [(t.grad_fn or grad_accumulator(t), t._output_nr) for t in tensors]
     nodes, deps = _collect([n for n, _ in roots])
     targets = {}  # (node, output_nr) -> position in inputs

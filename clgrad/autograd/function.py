@@ -62,6 +62,8 @@ class Node:
 class AccumulateGrad(Node):
     """The sink of a leaf: adds what arrives into ``variable.grad``."""
 
+    _post_hooks = ()  # hook(variable) after each accumulation; a list once one is registered
+
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
@@ -80,6 +82,8 @@ class AccumulateGrad(Node):
             v.grad = v.grad + grad
         else:
             v.grad.add_(grad.detach())
+        for hook in self._post_hooks:
+            hook(v)
 
 
 class SavedTensor:
@@ -212,6 +216,55 @@ def grad_accumulator(t) -> AccumulateGrad:
         acc = AccumulateGrad(t)
         t._accumulator = weakref.ref(acc)
     return acc
+
+
+class _Held:
+    """Stands in for the weak reference of ``t._accumulator`` when the accumulator must outlive
+    the graphs that hold it: it carries the tensor's post-accumulate-grad hooks."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+    def __call__(self):
+        return self.node
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """``hook(t)`` runs after each backward has accumulated into leaf ``t``'s ``.grad``, as
+    ``torch.Tensor.register_post_accumulate_grad_hook``; returns a handle whose ``remove()``
+    takes it off. (DistributedDataParallel starts a bucket's all-reduce from these.)
+
+    >>> w = clgrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> seen = []
+    >>> handle = w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+    >>> (w * 3).sum().backward()
+    >>> seen
+    [[3.0, 3.0]]
+    >>> handle.remove()
+    """
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    acc = grad_accumulator(t)
+    # the leaf holds its accumulator strongly from now on (a cycle the GC takes with the leaf):
+    # the hooks live there and must survive between graphs
+    t._accumulator = _Held(acc)
+    if isinstance(acc._post_hooks, tuple):
+        acc._post_hooks = []
+    acc._post_hooks.append(hook)
+    return _PostHookHandle(acc._post_hooks, hook)
+
+
+class _PostHookHandle:
+    def __init__(self, hooks, hook):
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self):
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)
 
 
 def _edge(t):

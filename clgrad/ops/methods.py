@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd import backward as _backward
 from ..autograd import is_grad_enabled
+from ..autograd.function import register_post_accumulate_grad_hook
 from ..device import cuda_device, resolve
 from ..tensor import Tensor
 from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
@@ -584,6 +585,7 @@ def _attach():
         "is_pinned": lambda self, device=None: False,
         "share_memory_": lambda self: self,
         "is_shared": lambda self: False,
+        "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
