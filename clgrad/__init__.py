@@ -9,7 +9,20 @@ tensor([2., 4., 6.])
 
 import builtins as _builtins
 
-from . import accelerator, autograd, backend, backends, cl, cuda, linalg, nn, optim, special, utils
+from . import (
+    accelerator,
+    autograd,
+    backend,
+    backends,
+    cl,
+    cuda,
+    distributed,
+    linalg,
+    nn,
+    optim,
+    special,
+    utils,
+)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import (
     Device,
