@@ -162,20 +162,6 @@ def test_zero_dim_promotion(dev, op, a, b):
 SCALARS = [2, -1, 2.5, True, 0.0]
 
 
-def _scalar_xfail(op, dtype, s):
-    if op in ("sub", "rsub") and (dtype == "bool") != (s is True):
-        return (
-            "subtraction with one bool operand (a bool tensor and a number, or a number tensor "
-            "and True): torch raises RuntimeError, clgrad computes it"
-        )
-    if op == "pow" and s is True and dtype == "bool":
-        return (
-            "bool tensor ** True: torch returns the bool tensor, clgrad raises "
-            "NotImplementedError ('pow' not implemented for 'Bool')"
-        )
-    return None
-
-
 SCALAR_OPS = {
     "add": lambda x, s: x + s,
     "radd": lambda x, s: s + x,
@@ -196,7 +182,7 @@ SCALAR_OPS = {
     "dev, op, dtype, scalar",
     per_device(
         [
-            case(op, d, s, id=f"{op}-{d}-{s!r}", xfail=_scalar_xfail(op, d, s))
+            case(op, d, s, id=f"{op}-{d}-{s!r}")
             for op in SCALAR_OPS
             for d in ALL_DTYPES
             for s in SCALARS

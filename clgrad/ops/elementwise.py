@@ -144,12 +144,26 @@ def sub(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number 
     >>> clgrad.sub(clgrad.tensor([5.0, 7.0]), 2)
     tensor([3., 5.])
     """
-    if D.result_type(input, other) is D.bool_:
+    _sub_check(input, other)
+    return apply(input, _scaled(input, other, alpha))
+
+
+def _sub_check(input, other):
+    """PyTorch's ``sub_check``, before promotion: a bool on either side (a bool tensor or a
+    Python bool) is refused, whatever the other operand, so ``int_tensor - True`` and
+    ``bool_tensor - 1`` raise as ``bool_tensor - bool_tensor`` does (``rsub``, ``sub_`` and
+    ``subtract`` come here too)."""
+    bools = [x.dtype is D.bool_ if is_tensor(x) else isinstance(x, bool) for x in (input, other)]
+    if all(bools):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
         )
-    return apply(input, _scaled(input, other, alpha))
+    if any(bools):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 @elementwise(
@@ -268,13 +282,21 @@ def _pow_exponent_type(dt):
     domain=(0.1, 4),  # a negative base with a fractional exponent is NaN
     exact=("exponent",),
     scalar_type=_pow_exponent_type,
+    shortcut=lambda input, exponent: isinstance(exponent, bool) and is_tensor(input),
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
-    """``input ** exponent``.
+    """``input ** exponent``; a bool tensor to a Python bool is the tensor itself (``True``) or
+    ones (``False``), as PyTorch's exponent-1 and exponent-0 shortcuts (before its kernels'
+    dtype dispatch, which takes no bool).
 
     >>> clgrad.pow(clgrad.tensor([1.0, 2.0, 3.0]), 2)
     tensor([1., 4., 9.])
+    >>> clgrad.tensor([True, False]) ** True
+    tensor([ True, False])
     """
+    if isinstance(exponent, bool) and is_tensor(input) and input.dtype is D.bool_:
+        # the kernels take no bool; other dtypes compute x ** 1 and x ** 0 exactly already
+        return input.clone() if exponent else input.new_ones(input.shape)
     if (
         is_tensor(input)
         and not input.dtype.is_floating_point

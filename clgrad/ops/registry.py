@@ -174,7 +174,7 @@ class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
     def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first, checks):
-        exact, scalar_type, refuse, scalars, tensors = checks
+        exact, scalar_type, refuse, scalars, tensors, shortcut = checks
         self.name = body.__name__
         self.kernel = kernel
         self.result = result
@@ -199,6 +199,7 @@ class ElementwiseOp:
         self.exact = tuple(self.params.index(n) for n in exact)
         self.tensors = tuple(self.params.index(n) for n in tensors)
         self.scalar_type = scalar_type
+        self.shortcut = shortcut
         self._dtypes = {}  # dtypes_of's decisions
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
@@ -263,7 +264,7 @@ class ElementwiseOp:
                     f"{list(shape)}"
                 )
             _check_cast(dt, out.dtype)  # PyTorch's common dtype, before its kernel's
-        if self.restricted is not None:
+        if self.restricted is not None and not (self.shortcut and self.shortcut(*named)):
             self._check_dtype(dt)
         if self.exact:
             st = self.scalar_type(dt)
@@ -426,6 +427,7 @@ def elementwise(
     refuse: str | None = None,
     scalars: tuple[str, ...] = (),
     tensors: tuple[str, ...] = (),
+    shortcut: Callable | None = None,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -443,7 +445,9 @@ def elementwise(
     bounds, leaky_relu's slope): Python numbers the body passes to ``apply`` after the
     operands, reaching the kernel as ``in<k>`` in the compute type and the formulas by name.
     ``tensors``: the parameters PyTorch takes as tensors only (TypeError for a number, before
-    the dtype check).
+    the dtype check). ``shortcut(*operands)``: true for the calls that the body answers
+    without the kernel, where PyTorch does so before its kernel's dtype dispatch (pow's
+    exponent ``True``/``False`` of a bool tensor: a copy or ones): the dtype check skips them.
     """
 
     def declare(body: Callable) -> Callable:
@@ -460,7 +464,7 @@ def elementwise(
             dtypes,
             domain,
             mask_first,
-            (exact, scalar_type, refuse, scalars, tensors),
+            (exact, scalar_type, refuse, scalars, tensors, shortcut),
         )
         ELEMENTWISE[name] = op
         op.public.op = op
