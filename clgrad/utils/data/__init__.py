@@ -9,21 +9,19 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
-from collections.abc import Callable, Iterable, Sequence, Sized
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from typing import Any
 
 import numpy as np
 
-from .. import dtypes as D
-from ..device import default_device
-from ..ops.creation import randperm
-from ..ops.creation import tensor as _tensor
-from ..ops.indexing import take
-from ..ops.movement import stack
-from ..tensor import Tensor
-
-if TYPE_CHECKING:
-    from ..ops.creation import Generator
+from ... import distributed as dist
+from ... import dtypes as D
+from ...device import default_device
+from ...ops.creation import Generator, randperm
+from ...ops.creation import tensor as _tensor
+from ...ops.indexing import take
+from ...ops.movement import stack
+from ...tensor import Tensor
 
 __all__ = [
     "Dataset",
@@ -44,6 +42,7 @@ __all__ = [
     "SubsetRandomSampler",
     "WeightedRandomSampler",
     "get_worker_info",
+    "DistributedSampler",
 ]
 
 
@@ -366,7 +365,7 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n = len(self.data_source)
         if self.replacement:
-            from ..ops.creation import randint
+            from ...ops.creation import randint
 
             return iter(
                 randint(0, n, (self.num_samples,), device="cpu", generator=self.generator).tolist()
@@ -465,7 +464,7 @@ class WeightedRandomSampler(Sampler):
         self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def __iter__(self):
-        from ..ops.creation import multinomial
+        from ...ops.creation import multinomial
 
         draw = multinomial(
             self.weights, self.num_samples, self.replacement, generator=self.generator
@@ -668,3 +667,91 @@ class DataLoader:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.batch_sampler) if self._auto_collation else len(self.sampler)
+
+
+# ---- sharding over the ranks of a distributed job ---------------------------------------
+class DistributedSampler(Sampler):
+    """Yields the indices of rank ``rank``'s shard of ``dataset``, as
+    ``torch.utils.data.distributed.DistributedSampler``: with ``shuffle`` a permutation drawn
+    from a generator seeded ``seed + epoch`` (the same on every rank: call ``set_epoch(e)``
+    at the start of each epoch for a new order), else ``0 .. len - 1``; then padded by
+    repeating its start (or, with ``drop_last``, cut) to a multiple of ``num_replicas``, and
+    rank r takes every ``num_replicas``-th index starting at r. ``num_replicas`` and ``rank``
+    default to the process group's.
+
+    Given the same permutation, the shards are PyTorch's index for index. The permutation
+    itself is clgrad's ``randperm``, whose numbers differ from PyTorch's for the same seed.
+
+    >>> s = clgrad.utils.data.distributed.DistributedSampler(
+    ...     range(5), num_replicas=2, rank=1, shuffle=False)
+    >>> list(s), len(s)
+    ([1, 3, 0], 3)
+    >>> list(clgrad.utils.data.distributed.DistributedSampler(
+    ...     range(5), num_replicas=2, rank=1, shuffle=False, drop_last=True))
+    [1, 3]
+    """
+
+    def __init__(
+        self,
+        dataset: Sized,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
+        if num_replicas is None or rank is None:
+            if not dist.is_initialized():
+                raise RuntimeError(
+                    "DistributedSampler needs num_replicas and rank, or an initialized process "
+                    "group (clgrad.distributed.init_process_group) to take them from"
+                )
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(
+                f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]"
+            )
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.epoch, self.drop_last, self.shuffle, self.seed = 0, drop_last, shuffle, seed
+        n = len(dataset)
+        if drop_last and n % num_replicas != 0:
+            # every rank the same number of samples, the remainder dropped
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def _order(self) -> list[int]:
+        """The dataset's indices in this epoch's order, the same on every rank."""
+        n = len(self.dataset)
+        if not self.shuffle:
+            return list(range(n))
+        g = Generator()
+        g.manual_seed(self.seed + self.epoch)
+        return randperm(n, generator=g).tolist()
+
+    def __iter__(self) -> Iterator[int]:
+        indices = self._order()
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[: self.total_size]
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Sets the epoch, whose number seeds the next pass's permutation (with ``shuffle``).
+
+        >>> s = clgrad.utils.data.distributed.DistributedSampler(range(8), 2, 0, seed=1)
+        >>> s.set_epoch(3)
+        >>> sorted(s) == sorted(set(s)) and len(list(s)) == 4
+        True
+        """
+        self.epoch = epoch
