@@ -83,8 +83,9 @@ def test_no_process_group():
 @pytest.mark.parametrize("drop_last", [False, True])
 def test_distributed_sampler_shards_as_torch(shuffle, drop_last):
     torch = pytest.importorskip("torch")
-    from clgrad.utils.data.distributed import DistributedSampler
     from torch.utils.data.distributed import DistributedSampler as TorchSampler
+
+    from clgrad.utils.data.distributed import DistributedSampler
 
     for n in (1, 5, 7, 8, 13):
         for replicas in (1, 2, 3, 4):
