@@ -61,8 +61,8 @@ def test_collectives_errors_and_ddp_under_mpiexec():
 def test_a_raising_rank_aborts_the_job():
     start = time.perf_counter()
     run = launch("abort", timeout=120)  # a hang fails here, with TimeoutExpired
-    assert run.returncode != 0
-    assert "rank 1 fails on purpose" in run.stderr
+    # (not the traceback's text: mpiexec may tear the job down before forwarding it)
+    assert run.returncode != 0, run.stdout + run.stderr
     assert time.perf_counter() - start < 60
 
 
