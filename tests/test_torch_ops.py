@@ -12,7 +12,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 from torch_helper import ALL_DTYPES, FLOATS, INTS, Input, case, compare, index, mask, per_device
+
+import clgrad
 
 # torch's own warnings on the inputs we choose on purpose (too few elements for the correction)
 pytestmark = [
@@ -630,12 +633,7 @@ CAT = {
     "stack_0d": (lambda t, a, b: t.stack([a, b]), (), ()),
     "stack_bad": (lambda t, a, b: t.stack([a, b]), (2, 3), (3, 2)),
 }
-CAT_XFAIL: dict[str, object] = {
-    "cat_legacy_empty": "cat skips a legacy empty (0,) input without a gradient: its .grad stays "
-    "None; torch gives it an empty gradient",
-    ("float16", "float64"): "cat / stack of float16 with float64: the float16 input's gradient "
-    "comes back float64; torch casts it to float16",
-}
+CAT_XFAIL: dict[str, object] = {}
 
 
 @pytest.mark.parametrize(
@@ -670,6 +668,44 @@ def test_cat_stack_dtypes(dev, a, b):
     """cat and stack of two dtypes promote as torch does."""
     compare(lambda t, x, y: t.cat([x, y], 1), Input((2, 3), a), Input((2, 2), b), devices=[dev])
     compare(lambda t, x, y: t.stack([x, y]), Input((2, 3), a), Input((2, 3), b), devices=[dev])
+
+
+MIXED_GRADS = {
+    "where": lambda t, a, b: t.where(a > 0, a, b),
+    "mul": lambda t, a, b: a * b,
+    "maximum": lambda t, a, b: t.maximum(a, b),
+    "outer": lambda t, a, b: t.outer(a[0], b[0]),
+    "setitem": lambda t, a, b: _setitem(a * 1, 0, b[0]),
+    "cat_legacy_empty": lambda t, a, b: t.cat([b[0, :0], a], 1),
+}
+
+
+@pytest.mark.parametrize("dev, op", per_device([case(op, id=op) for op in MIXED_GRADS]))
+def test_mixed_dtype_gradients(dev, op):
+    """Each input's gradient has its own dtype where the op computes in the promoted one."""
+    compare(MIXED_GRADS[op], Input((2, 3), "float16"), Input((2, 3), "float64"), devices=[dev])
+
+
+def test_function_gradient_cast_to_input_dtype():
+    """The autograd machinery casts what a Function's backward returns to its input's dtype,
+    as PyTorch's engine does: a float64 gradient for a float32 input arrives as float32."""
+    results = []
+    for t in (torch, clgrad):
+
+        class Double(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.double() * 2
+
+        x = t.ones(3, requires_grad=True)
+        Double.apply(x).sum().backward()
+        results.append((str(x.grad.dtype), x.grad.tolist()))
+    assert results[0][0].replace("torch", "clgrad") == results[1][0]
+    assert results[0][1] == results[1][1]
 
 
 # ---- indexing --------------------------------------------------------------------------------

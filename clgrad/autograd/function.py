@@ -186,15 +186,26 @@ class BackwardNode(Node):
                     f"(expected {n_in}, got {len(result)})"
                 )
             result = result[:n_in]
-        for i, (g, shape) in enumerate(zip(result, self.input_shapes)):
-            if g is not None and shape is not None and tuple(g.shape) != shape:
-                if g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape)):
-                    continue
+        cast = None
+        for i, (g, meta) in enumerate(zip(result, self.input_meta)):
+            if g is None or meta is None:
+                continue
+            shape, dt = meta
+            if tuple(g.shape) != shape and not (
+                g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape))
+            ):
                 raise RuntimeError(
                     f"Function {self.name()} returned an invalid gradient at index {i} - got "
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}"
                 )
-        return result
+            # A gradient has its input's dtype, as PyTorch's engine makes it (validate_outputs):
+            # a backward that works in the promoted dtype (cat, where, matmul, index ops of
+            # mixed dtypes; a user's Function) needn't cast each gradient back itself.
+            if g.dtype is not dt and self.next_functions[i][0] is not None:
+                if cast is None:
+                    cast = list(result)
+                cast[i] = g.to(dt)
+        return result if cast is None else tuple(cast)
 
     _released = False
 
@@ -349,22 +360,22 @@ class Function(metaclass=_FunctionMeta):
             if isinstance(o, Tensor) and _is_among(o, args):
                 outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
         _mark_views(cls, outputs, args)
-        # the edges and shapes of the inputs, in one pass (the edge reads the input's history
-        # as forward left it)
-        edges, shapes = [], []
+        # the edges and (shape, dtype) of the inputs, in one pass (the edge reads the input's
+        # history as forward left it)
+        edges, metas = [], []
         for a in args:
             if isinstance(a, Tensor):
                 edges.append(_edge(a))
-                shapes.append(a._shape)
+                metas.append((a._shape, a.dtype))
             else:
                 edges.append((None, 0))
-                shapes.append(None)
+                metas.append(None)
         node = cls._node_class(
             ctx,
             tuple(edges),
             [o if isinstance(o, Tensor) else None for o in outputs],
         )
-        node.input_shapes = shapes
+        node.input_meta = metas
         non_diff = ctx._non_differentiable
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and o.dtype.is_floating_point and not _is_among(o, non_diff):

@@ -536,13 +536,16 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 class Cat(Function):
     @staticmethod
-    def forward(ctx, dim, *xs):
-        ctx.sizes = [x._shape[dim] for x in xs]
-        ctx.dim = dim
-        shape = list(xs[0]._shape)
+    def forward(ctx, dim, skipped, *xs):
+        # ``skipped``: which inputs are legacy 1-d empties, inputs (they promote the dtype and
+        # get an empty gradient, as in PyTorch) that take no place in the result
+        ctx.sizes = [0 if s else x._shape[dim] for s, x in zip(skipped, xs)]
+        ctx.dim, ctx.skipped = dim, skipped
+        ref = next(x for s, x in zip(skipped, xs) if not s)
+        shape = list(ref._shape)
         shape[dim] = sum(ctx.sizes)
         dt = D.result_type(*xs)
-        out = Tensor._empty(tuple(shape), dt, xs[0].device)
+        out = Tensor._empty(tuple(shape), dt, ref.device)
         start = 0
         for x, n in zip(xs, ctx.sizes):
             if n:
@@ -553,7 +556,9 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return (None, *split(g, ctx.sizes, ctx.dim))
+        kept = iter(split(g, [n for s, n in zip(ctx.skipped, ctx.sizes) if not s], ctx.dim))
+        grads = [Tensor._empty((0,), g.dtype, g.device) if s else next(kept) for s in ctx.skipped]
+        return (None, None, *grads)
 
 
 def _tensor_list(name, tensors) -> list:
@@ -589,8 +594,11 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     for i, x in enumerate(tensors):
         if x.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    # PyTorch skips 1-D empty tensors, a legacy rule many programs rely on
-    xs = [x for x in tensors if not (x.ndim == 1 and x._shape[0] == 0)] or tensors[:1]
+    # PyTorch skips 1-D empty tensors, a legacy rule many programs rely on (unless all are)
+    skipped = tuple(x.ndim == 1 and x._shape[0] == 0 for x in tensors)
+    if all(skipped):
+        skipped = (False,) * len(tensors)
+    xs = [x for s, x in zip(skipped, tensors) if not s]
     ref = xs[0]
     d = wrap_dim(dim, ref.ndim)
     for i, x in enumerate(xs):
@@ -609,7 +617,7 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
                 f"Expected all tensors to be on the same device, but found at least two devices, "
                 f"{ref.device} and {x.device}!"
             )
-    return Cat.apply(d, *xs)
+    return Cat.apply(d, skipped, *tensors)
 
 
 def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
