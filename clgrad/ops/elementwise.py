@@ -364,13 +364,15 @@ def minimum(apply, input: Tensor, other: Tensor) -> Tensor:
 
 
 def _clamp_grads():
+    # PyTorch's clamp_backward_min_max: where min > max the result is max, so its gradient
+    # goes to max alone (min's needs min < max, max's takes max < min too)
     def keep(grad, input, min, max):
         return grad * ((input >= min) & (input <= max))
 
     return (
         keep,
-        lambda grad, input, min: grad * (input < min),
-        lambda grad, input, max: grad * (input > max),
+        lambda grad, input, min, max: grad * ((input < min) & (min < max)),
+        lambda grad, input, min, max: grad * ((input > max) | (max < min)),
     )
 
 
