@@ -60,8 +60,10 @@ DETERMINISTIC |= {"new_zeros", "new_ones", "new_full", "new_zeros dtype"}
 
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_form_matches_torch(device, form):
-    got = FORMS[form](clgrad, device)
     want = FORMS[form](torch, "cpu")
+    if want.dtype == torch.float64 and not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+    got = FORMS[form](clgrad, device)
     assert tuple(got.shape) == tuple(want.shape)
     assert got.dtype.name == str(want.dtype).removeprefix("torch.")
     assert got.requires_grad == want.requires_grad
