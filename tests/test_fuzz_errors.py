@@ -585,9 +585,10 @@ def clgrad_outcomes():
 
 # Where clgrad still differs from PyTorch: case name prefix -> reason.
 XFAIL = {
-    "gelu-huge": "gelu(3e38) in float32: PyTorch's vectorized kernel overflows to inf (float64 "
-    "and its scalar path give 3e38, as clgrad); the same artifact as gelu(+inf) = NaN in "
-    "test_torch_ops",
+    "gelu-huge": "gelu(3e38) in float32 depends on PyTorch's code path: its vectorized kernel "
+    "(a contiguous tensor of 2 or more elements, tail included) overflows to inf, its scalar "
+    "path (1 element, 0-d, strided) and float64 give 3e38, as clgrad in every layout; the same "
+    "artifact as gelu(+inf) = NaN in test_torch_ops",
     "nextafter-float16": "clgrad computes half in float, where nextafter's step is another one: "
     "float16 is not taken (NotImplementedError)",
     "tanhshrink-none": "torch's Python composite raises AttributeError on None; clgrad's "
