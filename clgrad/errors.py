@@ -8,3 +8,8 @@ class OutOfMemoryError(RuntimeError):
 class KernelBuildError(RuntimeError):
     """An OpenCL program failed to build: the message names the device, the build log and
     where the rendered source was written."""
+
+
+class LinAlgError(RuntimeError):
+    """A matrix a decomposition or solver needs invertible (or positive-definite) is not:
+    ``torch.linalg.LinAlgError``, also a RuntimeError."""

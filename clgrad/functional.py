@@ -3,6 +3,10 @@ families' public functions, each the same op as the Tensor method of that name."
 
 from __future__ import annotations
 
+from .autograd.grad_mode import is_inference_mode_enabled as _is_inference_mode_enabled
+from .format import set_printoptions as _set_printoptions
+from .ops import creation as _C
+from .ops import decomp as _DC
 from .ops import elementwise as _E
 from .ops import indexing as _I
 from .ops import linalg as _L
@@ -11,12 +15,14 @@ from .ops import movement as _M
 from .ops import reduction as _R
 from .ops import scans as _SC
 from .ops import sorting as _SO
+from .ops import special_math as _SM
 from .ops.core import broadcast_shapes as _broadcast_shapes
 from .ops.core import numpy_named as _numpy_named
 from .ops.core import with_out as _with_out
 from .ops.registry import ELEMENTWISE as _ELEMENTWISE
 from .ops.registry import REDUCTIONS as _REDUCTIONS
 from .tensor import Size as _Size
+from .tensor import Tensor as _Tensor
 
 _DECLARED = {op.name: op.public for op in (*_ELEMENTWISE.values(), *_REDUCTIONS.values())}
 _HAND_WRITTEN = {
@@ -202,3 +208,94 @@ def broadcast_shapes(*shapes) -> _Size:
 
 __all__ = [*_DECLARED, *_HAND_WRITTEN, "broadcast_shapes"]
 del _methods
+
+# PyTorch names added for drop-in use (tests/test_drop_in_names.py, tests/test_drop_in_linalg.py)
+# whose own signatures already follow PyTorch's (out= where they take one)
+_MORE = {
+    "select": _M.select,
+    "unflatten": _M.unflatten,
+    "select_scatter": _M.select_scatter,
+    "slice_scatter": _M.slice_scatter,
+    "diagonal_scatter": _M.diagonal_scatter,
+    "narrow_copy": _M.narrow_copy,
+    "vander": _M.vander,
+    "inner": _L.inner,
+    "dist": _L.dist,
+    "cdist": _L.cdist,
+    "chain_matmul": _L.chain_matmul,
+    "renorm": _L.renorm,
+    "isin": _SO.isin,
+    "quantile": _SO.quantile,
+    "nanquantile": _SO.nanquantile,
+    "mode": _SO.mode,
+    "trapezoid": _SC.trapezoid,
+    "trapz": _SC.trapz,
+    "cumulative_trapezoid": _SC.cumulative_trapezoid,
+    "tril_indices": _C.tril_indices,
+    "triu_indices": _C.triu_indices,
+    "scalar_tensor": _C.scalar_tensor,
+    "empty_strided": _C.empty_strided,
+    "det": _DC.det,
+    "logdet": _DC.logdet,
+    "slogdet": _DC.slogdet,
+    "inverse": _DC.inv,
+    "cholesky": _DC.cholesky_legacy,
+    "qr": _DC.qr_legacy,
+    "svd": _DC.svd_legacy,
+    "pinverse": _DC.pinverse,
+    "matrix_power": _DC.matrix_power,
+    "lgamma": _SM.lgamma,
+    "digamma": _SM.digamma,
+    "erfinv": _SM.erfinv,
+    "i0": _SM.i0,
+    "gcd": _SM.gcd,
+    "lcm": _SM.lcm,
+    "frexp": _SM.frexp,
+    "ldexp": _SM.ldexp,
+    "set_printoptions": _set_printoptions,
+}
+
+
+def is_same_size(input, other) -> bool:
+    """Whether two tensors have the same shape.
+
+    >>> clgrad.is_same_size(clgrad.zeros(2), clgrad.ones(2))
+    True
+    """
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is in effect.
+
+    >>> with clgrad.inference_mode():
+    ...     clgrad.is_inference_mode_enabled()
+    True
+    """
+    return _is_inference_mode_enabled()
+
+
+def _inplace_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = f"``input.{name}(...)``: the in-place function ``torch.{name}``."
+    return fn
+
+
+# torch's top-level in-place functions (torch.relu_, torch.exp_, ...): the Tensor method
+_INPLACE = [
+    name
+    for name in (
+        "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ "
+        "atan_ atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ "
+        "exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ log1p_ log2_ "
+        "log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ "
+        "sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ detach_"
+    ).split()
+    if hasattr(_Tensor, name)
+]
+_MORE.update({name: _inplace_function(name) for name in _INPLACE})
+globals().update(_MORE)
+__all__ += [*_MORE, "is_same_size", "is_inference_mode_enabled"]

@@ -1,16 +1,28 @@
-"""``clgrad.linalg``: PyTorch's ``torch.linalg`` names for what composes from clgrad's ops
-(norms, products). Decompositions and solvers (inv, solve, det, qr, svd, eigh, cholesky, lstsq)
-are not here yet: a program calling them gets ``AttributeError``.
+"""``clgrad.linalg``: PyTorch's ``torch.linalg`` names: norms and products composed from
+clgrad's ops, and the decompositions and solvers of ``ops/decomp.py`` (inv, det, slogdet, solve,
+cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, cond), which are
+host-computed: the data makes a round trip through NumPy's LAPACK; their gradients run on the
+device. A singular or non-positive-definite input raises ``LinAlgError`` (a RuntimeError).
 """
 
 from __future__ import annotations
 
+from .dtypes import int32 as _int32
+from .errors import LinAlgError
+from .ops import decomp as _DC
 from .ops import linalg as _L
 from .ops import movement as _M
 from .ops import reduction as _R
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot", "cross"]
-__all__ += ["diagonal"]
+__all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
+__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
+__all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex"]
+
+inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
+qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
+lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
+matrix_power = _DC.matrix_power
 
 matmul = _L.matmul
 
@@ -29,7 +41,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: ``"fro"``, or ``1`` / ``-1`` (the
     largest / smallest column sum of magnitudes) and ``inf`` / ``-inf`` (rows), like
-    ``torch.linalg.matrix_norm``; ``"nuc"`` and ``2`` (singular values) are not supported.
+    ``torch.linalg.matrix_norm``; ``"nuc"``, ``2`` and ``-2`` are the sum, largest and
+    smallest singular value (host-computed: the data makes a round trip).
 
     >>> clgrad.linalg.matrix_norm(clgrad.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1)
     tensor(6.)
@@ -42,6 +55,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     d0, d1 = (d % x.ndim for d in dim)
     if ord == "fro":
         return _R.norm(x, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        return _DC.matrix_norm_spectral(x, ord, (d0, d1), keepdim)
     inf = float("inf")
     if ord not in (1, -1, inf, -inf):
         raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} is not supported by clgrad")
@@ -113,3 +128,55 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     tensor([1, 4])
     """
     return _M.diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix of the last dim of ``x`` with increasing powers ``x ** 0`` ...
+    ``x ** (N-1)``, like ``torch.linalg.vander``.
+
+    >>> clgrad.linalg.vander(clgrad.tensor([2, 3]))
+    tensor([[1, 2],
+            [1, 3]])
+    """
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if N is not None and N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return _M._powers(x, x.shape[-1] if N is None else N)
+
+
+def _ex(fn, A, *args, **kwargs):
+    """``(result, info)`` where ``fn`` succeeded (``info`` 0): the ``*_ex`` variants, which
+    raise with ``check_errors`` and otherwise here too (clgrad has no partial results)."""
+    out = fn(A, *args, **kwargs)
+    return out, A.new_zeros(tuple(A.shape[:-2]), dtype=_int32)
+
+
+def inv_ex(A, *, check_errors=False):
+    """``(inv(A), info)``, like ``torch.linalg.inv_ex``; a singular ``A`` raises.
+
+    >>> clgrad.linalg.inv_ex(clgrad.eye(2)).info
+    tensor(0, dtype=clgrad.int32)
+    """
+    return _DC._Result(("inverse", "info"), _ex(inv, A))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """``(cholesky(A), info)``, like ``torch.linalg.cholesky_ex``; a matrix that is not
+    positive-definite raises.
+
+    >>> clgrad.linalg.cholesky_ex(clgrad.eye(2)).L
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    return _DC._Result(("L", "info"), _ex(cholesky, A, upper=upper))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """``(solve(A, B), info)``, like ``torch.linalg.solve_ex``; a singular ``A`` raises.
+
+    >>> clgrad.linalg.solve_ex(clgrad.eye(2), clgrad.ones(2)).result
+    tensor([1., 1.])
+    """
+    out = solve(A, B, left=left)
+    return _DC._Result(("result", "info"), (out, A.new_zeros(tuple(A.shape[:-2]), dtype=_int32)))

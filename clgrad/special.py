@@ -1,14 +1,21 @@
-"""``clgrad.special``: PyTorch's ``torch.special`` names for clgrad's ops (the Bessel, gamma and
-polynomial families are not here: ``AttributeError``)."""
+"""``clgrad.special``: PyTorch's ``torch.special`` names for clgrad's ops (``gammaln``,
+``digamma`` / ``psi``, ``erfinv``, ``i0`` and ``xlog1py`` are ``ops/special_math.py``'s; the
+other Bessel functions, ``polygamma`` and the polynomial families are not here:
+``AttributeError``)."""
 
 from __future__ import annotations
 
 from . import functional as _F
 from .dtypes import get_default_dtype as _default_dtype
 from .ops import reduction as _R
+from .ops import special_math as _SM
 
 __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
+__all__ += ["gammaln", "digamma", "psi", "erfinv", "i0", "xlog1py"]
+
+gammaln, digamma, psi, erfinv, i0 = _SM.lgamma, _SM.digamma, _SM.digamma, _SM.erfinv, _SM.i0
+xlog1py = _SM.xlog1py
 
 expit = _F.sigmoid
 logit = _F.logit
@@ -46,7 +53,7 @@ def entr(input):
     ``torch.special.entr``.
 
     >>> clgrad.special.entr(clgrad.tensor([0.0, 0.5, 1.0]))
-    tensor([ 0.0000,  0.3466, -0.0000])
+    tensor([0.0000, 0.3466, -0.0000])
     """
     x = input if input.dtype.is_floating_point else input.to(_default_dtype())
     inner = _F.where(x == 0, 0.0, -_F.xlogy(x, x))

@@ -29,7 +29,32 @@ class Size(tuple):
         return f"clgrad.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape holds.
+
+        >>> clgrad.Size([2, 3]).numel()
+        6
+        """
         return int(np.prod(self, dtype=np.int64))
+
+    # tuple's operations give a tuple: a shape built from a shape stays a Size, as torch's
+    def __getitem__(self, key):
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
 def contiguous_strides(shape) -> tuple:

@@ -174,6 +174,88 @@ CASES = [
         True,
     ),
     ("special-entr-int", lambda t, x: t.special.entr(x), [I64], False),
+    # the remaining top-level names
+    ("isin", lambda t, x, y: t.isin(x, y[:2]), [I64, I64], False),
+    ("isin-invert", lambda t, x: t.isin(x, 2, invert=True), [I64], False),
+    ("inner", lambda t, x, y: t.inner(x, y), [F32, F32], True),
+    ("inner-scalar", lambda t, x, y: t.inner(x, y.sum()), [F32, F32], True),
+    ("dist", lambda t, x, y: (t.dist(x, y), t.dist(x, y[0], 3)), [F32, F32], True),
+    ("cdist", lambda t, x, y: t.cdist(x, y), [F32, Input((5, 4), "float32")], True),
+    ("cdist-p1", lambda t, x, y: t.cdist(x, y, p=1), [F32, Input((2, 4), "float32")], True),
+    ("cdist-p3", lambda t, x, y: t.cdist(x, y, p=3.0), [F32, Input((2, 4), "float32")], True),
+    ("cdist-inf", lambda t, x, y: t.cdist(x, y, p=float("inf")), [F32, F32], False),
+    (
+        "cdist-batch",
+        lambda t, x, y: t.cdist(x.reshape(3, 2, 2), y.reshape(3, 2, 2)),
+        [F32, F32],
+        True,
+    ),
+    ("cdist-self", lambda t, x: t.cdist(x, x), [F32], True),
+    ("tril_indices", lambda t: (t.tril_indices(3, 4, 1), t.triu_indices(4, 3, -1)), [], False),
+    ("unflatten", lambda t, x: t.unflatten(x, 1, (2, -1)), [F32], True),
+    ("select", lambda t, x: t.select(x, 1, -1), [F32], True),
+    ("narrow_copy", lambda t, x: t.narrow_copy(x, 1, 1, 2), [F32], True),
+    ("scalar_tensor", lambda t: (t.scalar_tensor(3), t.scalar_tensor(2, dtype=t.int64)), [], False),
+    ("trapezoid", lambda t, y: (t.trapezoid(y), t.trapezoid(y, dx=0.5, dim=0)), [F32], True),
+    ("trapezoid-x", lambda t, y, x: t.trapezoid(y, x[0]), [F32, F32], True),
+    ("trapz", lambda t, y, x: t.trapz(y, x, dim=0), [F32, F32], True),
+    ("cumulative_trapezoid", lambda t, y, x: t.cumulative_trapezoid(y, x[0]), [F32, F32], True),
+    ("trapezoid-int", lambda t, y: t.trapezoid(y), [I64], False),
+    # torch's own vander backward fails (it writes a saved tensor in place): values only
+    ("vander", lambda t, x: (t.vander(x), t.vander(x, 3, increasing=True)), [VEC], False),
+    ("vander-int", lambda t, x: t.vander(x), [IVEC], False),
+    ("linalg.vander", lambda t, x: t.linalg.vander(x, N=3), [F32], True),
+    ("quantile", lambda t, x: t.quantile(x, 0.3), [F32], True),
+    (
+        "quantile-modes",
+        lambda t, x: [
+            t.quantile(x, x.new_tensor([0.1, 0.5, 1.0]), dim=1, keepdim=k, interpolation=i)
+            for i in ("linear", "lower", "higher", "midpoint", "nearest")
+            for k in (False, True)
+        ],
+        [F32],
+        True,
+    ),
+    ("nanquantile", lambda t, x: t.nanquantile(t.log(x), 0.4, dim=0), [F32], True),
+    ("quantile-nan", lambda t, x: t.quantile(t.log(x), 0.4, dim=1), [F32], False),
+    ("quantile-int", lambda t, x: t.quantile(x, 0.5), [I64], False),
+    ("quantile-q", lambda t, x: t.quantile(x, 1.5), [F32], False),
+    ("mode", lambda t, x: t.mode(x), [Input((3, 6), "int64", 0, 2)], False),
+    ("mode-float", lambda t, x: t.mode((x * 2).round(), 0, keepdim=True), [F32], True),
+    ("renorm", lambda t, x: t.renorm(x, 2, 0, 2.0), [F32], True),
+    ("renorm-p1", lambda x: x.renorm(1, 1, 3.0), [F32], True),
+    ("select_scatter", lambda t, x, y: t.select_scatter(x, y[0], 0, 1), [F32, F32], True),
+    ("slice_scatter", lambda t, x, y: t.slice_scatter(x, y[:, :2], 1, 1, 4, 2), [F32, F32], True),
+    ("diagonal_scatter", lambda t, x, y: t.diagonal_scatter(x, y[0, :3], 1), [F32, F32], True),
+    ("diagonal_scatter-bad", lambda t, x, y: t.diagonal_scatter(x, y[0]), [F32, F32], False),
+    ("chain_matmul", lambda t, x, y: t.chain_matmul(x, y.T, x), [F32, F32], True),
+    ("inplace-fns", lambda t, x: (t.relu_(x * 1), t.sigmoid_(x * 1), t.exp_(x * 1)), [F32], True),
+    ("inplace-abs", lambda t, x: t.abs_(x.clone()), [I64], False),
+    ("gt_", lambda x, y: (x.clone().gt_(y), x.clone().le_(0), x.clone().ne_(y)), [F32, F32], False),
+    ("eq_-int", lambda x, y: (x.clone().eq_(y), x.clone().ge_(1)), [I64, I64], False),
+    ("unsqueeze_", lambda x: (x * 1).unsqueeze_(1), [F32], True),
+    ("squeeze_", lambda x: (x[:1] * 1).squeeze_(), [F32], True),
+    ("t_", lambda x: (x * 1).t_(), [F32], True),
+    ("transpose_", lambda x: (x * 1).transpose_(0, 1), [F32], True),
+    ("swapaxes_", lambda x: x.clone().swapaxes_(0, 1), [I64], False),
+    ("cumsum_", lambda x: (x * 1).cumsum_(1), [F32], True),
+    ("cumprod_", lambda x: (x * 1).cumprod_(0), [F32], True),
+    ("fill_diagonal_", lambda x: (x * 1).fill_diagonal_(2.0), [F32], True),
+    (
+        "fill_diagonal_-wrap",
+        lambda x: x.reshape(6, 2).clone().fill_diagonal_(5, wrap=True),
+        [I64],
+        False,
+    ),
+    ("sum_to_size", lambda x: (x.sum_to_size(1, 4), x.sum_to_size((3, 1))), [F32], True),
+    ("sum_to_size-bad", lambda x: x.sum_to_size(2, 4), [F32], False),
+    ("mT", lambda x: (x.reshape(3, 2, 2).mT, x.mH, x.H, x.T), [F32], True),
+    ("H-3d", lambda x: x.reshape(3, 2, 2).H, [F32], False),
+    ("mT-1d", lambda x: x[0].mT, [F32], False),
+    ("resize_", lambda x: x.clone().resize_(2, 6), [I64], False),
+    ("resize_as_", lambda x, y: x.clone().resize_as_(y[:2]), [I64, I64], False),
+    ("frexp", lambda t, x: t.frexp(x), [F32], False),
+    ("sgn", lambda x: x.sgn(), [F32], False),
 ]
 
 
@@ -239,3 +321,63 @@ def test_dtype_info_and_flags():
     finally:
         clgrad.set_default_tensor_type("torch.FloatTensor")
     assert clgrad.get_default_dtype() is clgrad.float32
+
+
+def test_size_arithmetic():
+    s = clgrad.Size([2, 3])
+    for got, want in [(s + (4,), torch.Size([2, 3, 4])), ((1,) + s, torch.Size([1, 2, 3])),
+                      (s[1:], torch.Size([3])), (s * 2, torch.Size([2, 3, 2, 3]))]:  # fmt: skip
+        assert isinstance(got, clgrad.Size) and tuple(got) == tuple(want)
+    assert s.numel() == 6 and s[0] == 2 and isinstance(s[0], int)
+    with pytest.raises(TypeError):
+        s + [1]
+
+
+def test_memory_format_and_flags():
+    x = clgrad.zeros(2, 3, 4, 5)
+    for f in (clgrad.zeros_like, clgrad.ones_like, clgrad.empty_like, clgrad.rand_like,
+              clgrad.randn_like):  # fmt: skip
+        assert f(x, memory_format=clgrad.preserve_format).shape == x.shape
+    assert clgrad.full_like(x, 2, memory_format=clgrad.contiguous_format).shape == x.shape
+    assert x.clone(memory_format=clgrad.channels_last).is_contiguous()
+    assert x.contiguous(memory_format=clgrad.contiguous_format) is x
+    assert x.to("cpu", memory_format=clgrad.preserve_format) is x
+    y = clgrad.empty_strided((2, 3), (1, 2))
+    assert y.stride() == (1, 2) and y.shape == (2, 3)
+    assert clgrad.is_same_size(x, clgrad.ones(2, 3, 4, 5)) and not x.is_same_size(y)
+    assert not clgrad.is_inference_mode_enabled() and not x.is_inference()
+    with clgrad.inference_mode():
+        assert clgrad.is_inference_mode_enabled()
+    assert not clgrad.is_inference_mode_enabled()
+    leaf = clgrad.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        leaf.unsqueeze_(0)
+    with pytest.raises(RuntimeError):
+        leaf.resize_(3)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"precision": 2}, {"threshold": 5, "edgeitems": 1}, {"linewidth": 40},
+     {"sci_mode": True}, {"sci_mode": False}, {"profile": "short"}, {"profile": "full"}],
+)  # fmt: skip
+def test_printoptions_repr(options):
+    """repr as torch's under each print option (and a column with -inf / nan is as wide as its
+    finite values, as torch pads it)."""
+    nan, inf = float("nan"), float("inf")
+    cases = [
+        lambda t: t.tensor([0.0, -inf]), lambda t: t.tensor([1.5, -inf, nan]),
+        lambda t: t.tensor([[1e-5, -inf]]), lambda t: t.tensor([0.5, 1000.5]),
+        lambda t: t.arange(2000.0), lambda t: t.arange(3000).reshape(30, 100),
+        lambda t: t.arange(24.0).reshape(2, 3, 4) / 7, lambda t: t.tensor([1e10, 1.0]),
+        lambda t: t.tensor([True, False]), lambda t: t.tensor(3.5),
+        lambda t: t.arange(30.0).reshape(3, 10) * 1.123, lambda t: t.tensor([-0.0, 0.0]),
+    ]  # fmt: skip
+    torch.set_printoptions(**options)
+    clgrad.set_printoptions(**options)
+    try:
+        for f in cases:
+            assert repr(f(clgrad)) == repr(f(torch)).replace("torch.", "clgrad.")
+    finally:
+        torch.set_printoptions(profile="default")
+        clgrad.set_printoptions(profile="default")

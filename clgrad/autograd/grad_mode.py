@@ -115,8 +115,28 @@ class inference_mode(_GradMode):
     def __init__(self, mode: bool = True) -> None:
         self.enabled = not mode
 
+    def __enter__(self):
+        self.prev_inference = is_inference_mode_enabled()
+        _state.inference = not self.enabled
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _state.inference = self.prev_inference
+        return super().__exit__(*exc)
+
     def _args(self):
         return (not self.enabled,)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is in effect in this thread, as
+    ``torch.is_inference_mode_enabled``.
+
+    >>> with clgrad.inference_mode():
+    ...     clgrad.autograd.grad_mode.is_inference_mode_enabled()
+    True
+    """
+    return getattr(_state, "inference", False)
 
 
 class set_grad_enabled(_GradMode):

@@ -316,6 +316,8 @@ def empty_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """An uninitialised tensor with the shape of ``t`` (and its dtype and device unless given),
     like ``torch.empty_like``.
@@ -331,6 +333,8 @@ def zeros_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """Zeros with the shape of ``t`` (and its dtype and device unless given), like
     ``torch.zeros_like``.
@@ -346,6 +350,8 @@ def ones_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """Ones with the shape of ``t`` (and its dtype and device unless given), like
     ``torch.ones_like``.
@@ -362,6 +368,8 @@ def full_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
 ) -> Tensor:
     """``fill_value`` in the shape of ``t`` (and its dtype and device unless given), like
     ``torch.full_like``.
@@ -1071,3 +1079,59 @@ ShortTensor = _legacy_type("ShortTensor", D.int16)
 CharTensor = _legacy_type("CharTensor", D.int8)
 ByteTensor = _legacy_type("ByteTensor", D.uint8)
 BoolTensor = _legacy_type("BoolTensor", D.bool_)
+
+
+def _triangle_indices(lower, row, col, offset, dtype, device):
+    if dtype not in (None, D.int64, D.int32):
+        raise RuntimeError(f'"{"tril" if lower else "triu"}_indices" not implemented for {dtype}')
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    return tensor(np.stack([rows, cols]), dtype=dtype or D.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The ``(2, N)`` row and column indices of the lower triangle (below diagonal
+    ``offset``) of a ``row`` x ``col`` matrix, like ``torch.tril_indices``.
+
+    >>> clgrad.tril_indices(2, 2)
+    tensor([[0, 1, 1],
+            [0, 0, 1]])
+    """
+    return _triangle_indices(True, row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The ``(2, N)`` row and column indices of the upper triangle (above diagonal
+    ``offset``) of a ``row`` x ``col`` matrix, like ``torch.triu_indices``.
+
+    >>> clgrad.triu_indices(2, 2)
+    tensor([[0, 0, 1],
+            [0, 1, 1]])
+    """
+    return _triangle_indices(False, row, col, offset, dtype, device)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+    """A 0-d tensor holding ``s`` in the default float dtype (or ``dtype``), like
+    ``torch.scalar_tensor``.
+
+    >>> clgrad.scalar_tensor(3)
+    tensor(3.)
+    """
+    return full((), s, dtype=dtype or D.get_default_dtype(), device=device,
+                requires_grad=requires_grad)  # fmt: skip
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+    """An uninitialised tensor with the given ``size`` and ``stride`` (over new memory just
+    large enough), like ``torch.empty_strided``.
+
+    >>> clgrad.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} vs {len(size)}")
+    span = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    base = empty(span, dtype=dtype, device=device)
+    out = Tensor._make(base._storage, size, stride, 0, base.dtype)
+    return _finish(out, requires_grad)

@@ -555,3 +555,104 @@ def corrcoef(input):
         return c / c
     d = c.diagonal().sqrt()
     return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product over the last dims of ``input`` and ``other`` (every pair of rows),
+    ``input * other`` when either is 0-d, like ``torch.inner``.
+
+    >>> clgrad.inner(clgrad.tensor([[1.0, 2.0]]), clgrad.tensor([[3.0, 4.0], [1.0, 0.0]]))
+    tensor([[11.,  1.]])
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
+
+
+def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), like ``torch.dist``.
+
+    >>> clgrad.dist(clgrad.tensor([0.0, 0.0]), clgrad.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    return (input - other).norm(p)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` (…, P, M) and each row of ``x2``
+    (…, R, M): (…, P, R), like ``torch.cdist``; computed from the broadcast differences (a
+    zero distance has gradient 0, as PyTorch's).
+
+    >>> clgrad.cdist(clgrad.tensor([[0.0, 0.0]]), clgrad.tensor([[3.0, 4.0], [0.0, 1.0]]))
+    tensor([[5., 1.]])
+    """
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(
+            f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D"
+            if x1.ndim < 2
+            else f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D"
+        )
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if not (x1.dtype.is_floating_point and x2.dtype.is_floating_point):
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.name}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:
+        return (diff != 0).sum(-1).to(diff.dtype)
+    if p == float("inf"):
+        return diff.abs().amax(-1)
+    a = diff.abs()
+    if p == 1:
+        return a.sum(-1)
+    # |d|^p summed, then the p-th root; where the distance is 0 the root's gradient is
+    # replaced by 0 (PyTorch's choice) instead of 0 * inf
+    s = (a**p).sum(-1)
+    zero = s == 0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, safe ** (1.0 / p))
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the 2-d ``matrices`` in order, like ``torch.chain_matmul`` (deprecated
+    there for ``linalg.multi_dot``).
+
+    >>> clgrad.chain_matmul(clgrad.eye(2), clgrad.ones(2, 2)).sum()
+    tensor(4.)
+    """
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = matmul(out, m)
+    return out if len(matrices) > 1 else out.clone()
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down
+    to norm ``maxnorm``, like ``torch.renorm``.
+
+    >>> clgrad.renorm(clgrad.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError('"renorm" not implemented for integer tensors')
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got {p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = wrap_dim(dim, input.ndim)
+    others = [i for i in range(input.ndim) if i != d]
+    norms = input.norm(p, others, keepdim=True) if others else input.abs()
+    # PyTorch's factor: maxnorm / (norm + 1e-7) where the norm is too large
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return input * factor.to(input.dtype)

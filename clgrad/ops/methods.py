@@ -58,8 +58,9 @@ def _cast(dt):
     return method
 
 
-def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
-    """``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)`` or ``.to(other_tensor)``.
+def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+    """``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)`` or ``.to(other_tensor)``
+    (``memory_format`` is accepted: every layout is row-major here, as ``clone`` explains).
 
     >>> clgrad.tensor([1, 2]).to(clgrad.float32)
     tensor([1., 2.])
@@ -592,3 +593,216 @@ def _attach():
 
 
 _attach()
+
+
+# ---- PyTorch names added for drop-in use (tests/test_drop_in_names.py, test_drop_in_linalg.py)
+
+
+def _metadata_inplace(view_op):
+    """``x.unsqueeze_(...)`` and the other in-place view ops: ``x`` takes the geometry of
+    ``view_op(x)``. With a history, ``x`` takes the view's too (as PyTorch: ``UnsqueezeBackward``);
+    a leaf that requires grad refuses, as PyTorch's does, and so does a view of a tensor that
+    requires grad (its history is that of its base's region, which the new geometry would
+    contradict)."""
+
+    def method(self, *args, **kwargs):
+        if self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError(
+                f"{view_op.__name__}_: clgrad does not change the shape of a view of a tensor "
+                "that requires grad in place; use the out-of-place form"
+            )
+        out = view_op(self, *args, **kwargs)
+        self._shape, self._stride, self._offset = out._shape, out._stride, out._offset
+        if out._grad_fn is not None:
+            self._grad_fn, self._output_nr = out._grad_fn, out._output_nr
+        return self
+
+    method.__name__ = view_op.__name__ + "_"
+    return method
+
+
+def _comparison_inplace(fn):
+    """``x.gt_(y)``: the comparison written into ``x`` in ``x``'s dtype (1 / 0)."""
+
+    def method(self, other):
+        return self.copy_(fn(self, other))
+
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Writes ``fill_value`` on the main diagonal (every dim of the same size past 2-d; a tall
+    matrix restarts it every ``cols + 1`` rows with ``wrap``), like ``Tensor.fill_diagonal_``.
+
+    >>> clgrad.zeros(2, 3).fill_diagonal_(1)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    shape = tuple(self.shape)
+    step = sum(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
+    total = int(np.prod(shape))
+    if self.ndim == 2 and wrap and shape[0] > shape[1]:
+        flat = np.arange(0, total, step)
+    else:
+        flat = np.arange(min(shape)) * step
+    mask = np.zeros(total, dtype=bool)
+    mask[flat] = True
+    m = C.tensor(mask.reshape(shape), device=self.device)
+    return self.masked_fill_(m, fill_value)
+
+
+def sum_to_size(self, *size):
+    """The sum of ``self`` down to ``size``, which must broadcast to ``self``'s shape, like
+    ``Tensor.sum_to_size``.
+
+    >>> clgrad.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    from .core import sum_to  # with its one user, as the block's other imports
+
+    return sum_to(self, size)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Gives ``self`` the shape ``sizes``, like ``Tensor.resize_``: the same number of
+    elements keeps the data (row-major; a strided tensor is copied into row-major memory),
+    another number gives new memory holding the old elements first (a tensor that is a view
+    refuses: its storage is shared). A tensor that requires grad refuses, as PyTorch's does.
+
+    >>> clgrad.arange(6).resize_(2, 3)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if any(n < 0 for n in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    new = C.empty(sizes, dtype=self.dtype, device=self.device)
+    n = min(new.numel(), self.numel())
+    if new.numel() == self.numel() and self.is_contiguous():
+        self._shape, self._stride = new._shape, new._stride
+        return self
+    if self._base is not None:
+        raise RuntimeError(
+            "resize_: clgrad does not resize a view to a new size (its memory is shared)"
+        )
+    if n:
+        new.view(-1)[:n].copy_(self.reshape(-1)[:n])
+    self._storage, self._shape, self._stride = new._storage, new._shape, new._stride
+    self._offset = 0
+    return self
+
+
+def _matrix_T(name, fn, min_ndim, max_ndim=None):
+    def get(self):
+        if self.ndim < min_ndim or (max_ndim is not None and self.ndim > max_ndim):
+            if max_ndim is not None:
+                raise RuntimeError(
+                    f"tensor.{name} is only supported on matrices (2-D tensors). Got "
+                    f"{self.ndim}-D tensor."
+                    + (" For batches of matrices, consider using tensor.mH" if name == "H" else "")
+                )
+            raise RuntimeError(
+                f"tensor.{name} is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor."
+            )
+        return fn(self)
+
+    return property(get)
+
+
+def _attach_more():
+    # imported here, with the block they serve, so this block stays one piece of the file
+    from . import decomp as DC
+    from . import special_math as SM
+
+    def method_of(fn):
+        return lambda self, *a, **k: fn(self, *a, **k)
+
+    def inplace_of(fn):
+        # fn reads a copy: what it saves for backward must not be the tensor written here
+        return lambda self, *a, **k: self.copy_(fn(self.clone(), *a, **k))
+
+    cmp = {"gt": E.gt, "ge": E.ge, "lt": E.lt, "le": E.le, "eq": E.eq, "ne": E.ne}
+    cmp |= {"greater": E.gt, "greater_equal": E.ge, "less": E.lt, "less_equal": E.le}
+    cmp |= {"not_equal": E.ne}
+    more = {name + "_": _comparison_inplace(fn) for name, fn in cmp.items()}
+    more |= {
+        "unsqueeze_": _metadata_inplace(M.unsqueeze),
+        "squeeze_": _metadata_inplace(M.squeeze),
+        "t_": _metadata_inplace(M.t),
+        "transpose_": _metadata_inplace(M.transpose),
+        "swapaxes_": _metadata_inplace(M.transpose),
+        "swapdims_": _metadata_inplace(M.transpose),
+        "cumsum_": lambda self, dim, *, dtype=None: self.copy_(R.cumsum(self, dim, dtype=dtype)),
+        "cumprod_": lambda self, dim, *, dtype=None: self.copy_(
+            SC.cumprod(self.clone(), dim, dtype=dtype)
+        ),
+        "fill_diagonal_": fill_diagonal_,
+        "sum_to_size": sum_to_size,
+        "resize_": resize_,
+        "resize_as_": lambda self, other, memory_format=None: resize_(self, other.shape),
+        "is_inference": lambda self: False,
+        "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
+        "logical_not_": lambda self: self.copy_(self.logical_not()),
+        "reciprocal_": lambda self: self.copy_(E.reciprocal(self)),
+        "true_divide_": Tensor.div_,
+        "sgn": Tensor.sign,
+        "sgn_": Tensor.sign_,
+        "H": _matrix_T("H", M.t, 0, 2),
+        "mT": _matrix_T("mT", lambda x: M.transpose(x, -2, -1), 2),
+        "mH": _matrix_T("mH", lambda x: M.transpose(x, -2, -1), 2),
+        # linear algebra (host-computed decompositions: ops/decomp.py)
+        "det": method_of(DC.det),
+        "logdet": method_of(DC.logdet),
+        "slogdet": method_of(DC.slogdet),
+        "inverse": method_of(DC.inv),
+        "cholesky": method_of(DC.cholesky_legacy),
+        "qr": method_of(DC.qr_legacy),
+        "svd": method_of(DC.svd_legacy),
+        "pinverse": method_of(DC.pinverse),
+        "matrix_power": method_of(DC.matrix_power),
+        "inner": L.inner,
+        "dist": L.dist,
+        "renorm": L.renorm,
+        "renorm_": inplace_of(L.renorm),
+        "narrow_copy": M.narrow_copy,
+        "select_scatter": M.select_scatter,
+        "slice_scatter": M.slice_scatter,
+        "diagonal_scatter": M.diagonal_scatter,
+        "quantile": SO.quantile,
+        "nanquantile": SO.nanquantile,
+        "mode": SO.mode,
+        # special functions composed on the device (ops/special_math.py)
+        "lgamma": SM.lgamma,
+        "digamma": SM.digamma,
+        "erfinv": SM.erfinv,
+        "i0": SM.i0,
+        "gcd": SM.gcd,
+        "lcm": SM.lcm,
+        "frexp": SM.frexp,
+        "ldexp": SM.ldexp,
+        **{name + "_": inplace_of(getattr(SM, name)) for name in ("lgamma", "digamma")},
+        **{name + "_": inplace_of(getattr(SM, name)) for name in ("erfinv", "i0")},
+        **{name + "_": inplace_of(getattr(SM, name)) for name in ("gcd", "lcm", "ldexp")},
+    }
+    for name, fn in more.items():
+        setattr(Tensor, name, fn)
+
+
+_attach_more()

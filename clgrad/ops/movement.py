@@ -370,9 +370,10 @@ class Clone(Function):
         return g
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(x: Tensor, *, memory_format=None) -> Tensor:
     """A copy of ``x`` in new memory, recorded in the graph (gradients flow back to ``x``),
-    like ``torch.clone``.
+    like ``torch.clone``. Every ``memory_format`` gives a row-major copy (clgrad's kernels
+    read any strides, so a channels-last layout would buy nothing).
 
     >>> x = clgrad.tensor([1.0, 2.0])
     >>> y = clgrad.clone(x)
@@ -383,9 +384,10 @@ def clone(x: Tensor) -> Tensor:
     return Clone.apply(x)
 
 
-def contiguous(x: Tensor) -> Tensor:
+def contiguous(x: Tensor, memory_format=None) -> Tensor:
     """``x`` itself when its elements are laid out in row-major order, else a row-major copy,
-    like ``Tensor.contiguous``.
+    like ``Tensor.contiguous`` (``memory_format`` is accepted; channels-last is kept
+    row-major, as ``clone`` explains).
 
     >>> x = clgrad.zeros(2, 3).t()
     >>> x.is_contiguous(), x.contiguous().is_contiguous()
@@ -1394,3 +1396,93 @@ def diff(
         hi, lo = narrow(x, d, 1, m - 1), narrow(x, d, 0, m - 1)
         x = hi != lo if x.dtype == D.bool_ else hi - lo
     return x
+
+
+def _scattered(input, src, view_of):
+    """A copy of ``input`` with ``src`` written into the view ``view_of`` picks: the
+    ``*_scatter`` ops (the gradient reaches both through the copy and the write)."""
+    out = input.clone()
+    target = view_of(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(
+            f"expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(target.shape)}"
+        )
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """``input`` with ``src`` embedded at ``index`` of ``dim``, like ``torch.select_scatter``.
+
+    >>> clgrad.select_scatter(clgrad.zeros(2, 2), clgrad.ones(2), 0, 0)
+    tensor([[1., 1.],
+            [0., 0.]])
+    """
+    return _scattered(input, src, lambda t: select(t, dim, index))
+
+
+def slice_scatter(
+    input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1
+) -> Tensor:
+    """``input`` with ``src`` embedded in ``input[start:end:step]`` along ``dim``, like
+    ``torch.slice_scatter``.
+
+    >>> clgrad.slice_scatter(clgrad.zeros(4), clgrad.ones(2), start=2)
+    tensor([0., 0., 1., 1.])
+    """
+    d = wrap_dim(dim, input.ndim)
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _scattered(input, src, lambda t: t[key])
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``input`` with ``src`` embedded as its diagonal, like ``torch.diagonal_scatter``.
+
+    >>> clgrad.diagonal_scatter(clgrad.zeros(2, 2), clgrad.ones(2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    return _scattered(input, src, lambda t: diagonal(t, offset, dim1, dim2))
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow``'s elements in new memory, like ``torch.narrow_copy``.
+
+    >>> clgrad.narrow_copy(clgrad.arange(5), 0, 1, 2)
+    tensor([1, 2])
+    """
+    return clone(narrow(input, dim, start, length))
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the 1-d ``x``: columns ``x ** (N-1)`` ... ``x ** 0`` (the
+    other way with ``increasing``), like ``torch.vander``; powers by a running product, so the
+    gradient is finite at 0.
+
+    >>> clgrad.vander(clgrad.tensor([1, 2, 3]), N=3)
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    out = _powers(x, x.shape[0] if N is None else N)
+    return out if increasing else flip(out, (-1,))
+
+
+def _powers(x, n):
+    """``x[..., None] ** arange(n)`` as a cumulative product (int stays int, bool to int64)."""
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype is D.bool_:
+        x = x.to(D.int64)
+    col = x.unsqueeze(-1)
+    if n == 0:
+        return col[..., :0] * 1
+    ones = (col * 0 + 1).detach()
+    if n == 1:
+        return ones
+    return cat([ones, col.expand(tuple(x.shape) + (n - 1,))], -1).cumprod(-1)

@@ -64,7 +64,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     ``torch.logcumsumexp``.
 
     >>> clgrad.logcumsumexp(clgrad.tensor([0.0, 0.0, 1000.0]), dim=0)
-    tensor([   0.0000,    0.6931, 1000.0000])
+    tensor([0.0000e+00, 6.9315e-01, 1.0000e+03])
     """
     d = _dim("logcumsumexp", input, dim)
     if not input.dtype.is_floating_point:
@@ -141,3 +141,60 @@ def cummin(input: Tensor, dim: int):
     cummin(values=tensor([3, 1, 1, 0]), indices=tensor([0, 1, 1, 3]))
     """
     return _cum_extreme("cummin", input, dim, False, cummin_result)
+
+
+def _trapezoid_parts(name, y, x, dx, dim):
+    """(the average of each pair of neighbours along ``dim``, the widths between them)."""
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    mean = (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) / 2 if n else y
+    if x is None:
+        return mean, (1 if dx is None else dx), d
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        widths = x[1:] - x[:-1]
+        shape = [1] * y.ndim
+        shape[d] = max(n - 1, 0)
+        return mean, widths.reshape(shape), d
+    widths = x.narrow(d, 1, n - 1) - x.narrow(d, 0, n - 1)
+    return mean, widths, d
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule's integral of ``y`` along ``dim``, with sample points ``x`` or a
+    constant spacing ``dx`` (1 by default), like ``torch.trapezoid``.
+
+    >>> clgrad.trapezoid(clgrad.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    if y.dtype is D.bool_:
+        y = y.to(D.int64)
+    mean, widths, d = _trapezoid_parts("trapezoid", y, x, dx, dim)
+    if y.shape[d] == 0:
+        return (y * 0).sum(d)
+    return (mean * widths).sum(d)
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
+    """``trapezoid`` under its older name, like ``torch.trapz``.
+
+    >>> clgrad.trapz(clgrad.tensor([0.0, 2.0]), clgrad.tensor([0.0, 3.0]))
+    tensor(3.)
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1):
+    """The running trapezoidal integral of ``y`` along ``dim`` (one element fewer), like
+    ``torch.cumulative_trapezoid``.
+
+    >>> clgrad.cumulative_trapezoid(clgrad.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
+    if y.dtype is D.bool_:
+        y = y.to(D.int64)
+    mean, widths, d = _trapezoid_parts("cumulative_trapezoid", y, x, dx, dim)
+    if y.shape[d] == 0:
+        return y * 0
+    return (mean * widths).cumsum(d)

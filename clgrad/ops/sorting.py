@@ -18,6 +18,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, wrap_dim
 from .core import int_dim
 from .creation import tensor
+from .elementwise import where
 from .indexing import ScatterAdd
 from .registry import SCALAR_TYPE_NAMES
 
@@ -78,7 +79,7 @@ def sort(
     order, ``stable=True``'s promise); NaN sorts as the largest value.
 
     >>> clgrad.sort(clgrad.tensor([3.0, float("nan"), 1.0, 2.0]))
-    sort(values=tensor([ 1.,  2.,  3., nan]), indices=tensor([2, 3, 0, 1]))
+    sort(values=tensor([1., 2., 3., nan]), indices=tensor([2, 3, 0, 1]))
     >>> clgrad.tensor([[1, 5], [7, 2]]).sort(dim=0, descending=True).indices
     tensor([[1, 0],
             [0, 1]])
@@ -411,3 +412,157 @@ def unique_consecutive(
         values = np.moveaxis(values, 0, d)
     shape = a.shape if dim is None else (n,)
     return _unique_result(input, values, inverse, counts, return_inverse, return_counts, shape)
+
+
+mode_result = namedtuple("mode", ["values", "indices"])
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """Whether each of ``elements`` is among ``test_elements`` (either may be a number), like
+    ``torch.isin``: every pair compared on the device.
+
+    >>> clgrad.isin(clgrad.tensor([1, 2, 3]), clgrad.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    if not isinstance(elements, Tensor):
+        elements = tensor(elements, device=test_elements.device)
+    if not isinstance(test_elements, Tensor):
+        test_elements = tensor(test_elements, device=elements.device)
+    flat = test_elements.reshape(-1)
+    if flat.numel() == 0:
+        hit = (elements.reshape(-1)[:0].sum() != 0).expand(tuple(elements.shape))
+        return ~hit if invert else hit.clone()
+    hit = (elements.unsqueeze(-1) == flat).any(-1)
+    return ~hit if invert else hit
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest. Got {interpolation}"
+        )
+    scalar_q = not isinstance(q, Tensor)
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        scalar_q = q.ndim == 0
+        qs = q.detach().reshape(-1)
+        bad = bool(((qs < 0) | (qs > 1)).any())
+    else:
+        bad = not 0 <= q <= 1
+        qs = tensor([float(q)], dtype=input.dtype, device=input.device)
+    if bad:
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if input.numel() == 0:
+        raise IndexError(f"{name}() input tensor must be non-empty")
+    if dim is None:
+        x = input.reshape(-1)
+        d = 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+        x = input
+    x = x.movedim(d, -1) if x.ndim else x.reshape(1)
+    values = sort(x, -1).values  # NaN sorts last
+    n = x.shape[-1]
+    nan = values.isnan()
+    count = (~nan).sum(-1, keepdim=True) if ignore_nan else None
+    qv = qs.reshape((-1,) + (1,) * x.ndim)  # (Q, ..., 1)
+    last = (count - 1).to(x.dtype) if ignore_nan else float(n - 1)
+    rank = qv * last
+    lo = rank.floor()
+    hi = rank.ceil()
+    if interpolation == "nearest":
+        lo = hi = rank.round()
+    elif interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    top = n - 1
+    vals = values.unsqueeze(0).expand((qv.shape[0],) + tuple(values.shape))
+
+    def pick(r):
+        idx = r.clamp(0, top).long()
+        return vals.gather(-1, idx.expand(tuple(vals.shape[:-1]) + (1,)))
+
+    a, b = pick(lo), pick(hi)
+    if interpolation == "midpoint":
+        out = a + (b - a) * 0.5
+    elif interpolation == "linear":
+        out = a + (b - a) * (rank - lo)
+    else:
+        out = a
+    out = out.squeeze(-1)
+    if ignore_nan:
+        out = where(count.squeeze(-1) == 0, float("nan"), out)
+    else:
+        out = where(nan.any(-1), float("nan"), out)
+    # the q dim first, then the input's dims (the reduced one kept as 1 with keepdim)
+    if keepdim:
+        if dim is None:
+            out = out.reshape((out.shape[0],) + (1,) * input.ndim)
+        else:
+            out = out.unsqueeze(d + 1)
+    return out.squeeze(0) if scalar_q else out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (``q`` a number or a 1-d tensor, whose dim comes first in the
+    result) of ``input`` along ``dim`` (of every element when None), like ``torch.quantile``:
+    sorted, then the two neighbouring values interpolated as ``interpolation`` says ("linear",
+    "lower", "higher", "midpoint", "nearest"); a row with NaN gives NaN.
+
+    >>> clgrad.quantile(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
+    tensor(2.5000)
+    """
+    r = _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    return r if out is None else out.copy_(r)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """``quantile`` ignoring NaN (a row of NaN only gives NaN), like ``torch.nanquantile``.
+
+    >>> clgrad.nanquantile(clgrad.tensor([1.0, float("nan"), 3.0]), 0.5)
+    tensor(2.)
+    """
+    r = _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return r if out is None else out.copy_(r)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
+    tied) and the last index where it occurs, like ``torch.mode``; every pair along the dim
+    is compared on the device.
+
+    >>> clgrad.mode(clgrad.tensor([1, 2, 2, 3, 3]))
+    mode(values=tensor(2), indices=tensor(2))
+    """
+    d = wrap_dim(dim, input.ndim) if input.ndim else 0
+    x = input.movedim(d, -1) if input.ndim else input.reshape(1)
+    n = x.shape[-1]
+    if n == 0:
+        raise IndexError("mode(): Expected reduction dim 0 to have non-zero size.")
+    count = (x.unsqueeze(-1) == x.unsqueeze(-2)).sum(-1)
+    best = count.amax(-1, keepdim=True)
+    candidate = count == best
+    values = sort(x.detach(), -1).values
+    # the smallest value among the most frequent: the first sorted one whose count is best
+    sorted_count = (values.unsqueeze(-1) == x.detach().unsqueeze(-2)).sum(-1)
+    first = (sorted_count == best).long().argmax(-1, keepdim=True)
+    value = values.gather(-1, first)
+    position = tensor(list(range(n)), device=input.device)
+    hit = candidate & (x.detach() == value)
+    index = where(hit, position, -1).amax(-1, keepdim=True)
+    out = x.gather(-1, index)  # from x: the gradient reaches the element picked
+    if keepdim and input.ndim:
+        out, index = out.movedim(-1, d), index.movedim(-1, d)
+    else:
+        out, index = out.squeeze(-1), index.squeeze(-1)
+    return mode_result(out, index)

@@ -1,0 +1,603 @@
+"""Matrix decompositions and solvers: inv, det, slogdet, solve, cholesky, qr, svd, eigh, pinv,
+lstsq, matrix_rank and what composes from them (``torch.linalg``'s and the top-level aliases).
+
+Host-computed: the data makes a round trip (device -> NumPy's LAPACK in float64 -> device),
+as no OpenCL decomposition kernel exists yet. Gradients are the textbook formulas (the ones
+PyTorch uses), written with Tensor ops, so the backward pass runs on the device except where it
+needs a decomposition itself (an inverse). ``matrix_power`` never leaves the device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..errors import LinAlgError
+from ..tensor import Tensor
+from .core import sum_to
+from .creation import _upload, eye
+from .linalg import matmul
+from .movement import diag_embed, diagonal
+
+
+def _check_square(name, A, square=True):
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"{name}: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}: Expected a floating point tensor as input. Got {A.dtype.name}")
+
+
+def _host(x) -> np.ndarray:
+    return np.asarray(x._numpy(), dtype=np.float64)
+
+
+def _up(arr, like, dtype=None):
+    dt = dtype or like.dtype
+    # np.array, not ascontiguousarray: that makes a 0-d result 1-d
+    return _upload(np.array(np.asarray(arr), dtype=dt.np, order="C"), dt, like.device)
+
+
+def _lapack(name, fn, *arrays):
+    """``fn(*arrays)``, NumPy's LinAlgError raised as clgrad's (a RuntimeError, as torch's)."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*arrays)
+    except np.linalg.LinAlgError as e:
+        raise LinAlgError(f"{name}: {e} (the input is singular or not positive-definite)") from e
+
+
+def _t(x):
+    return x.transpose(-2, -1)
+
+
+class _Inv(Function):
+    @staticmethod
+    def forward(ctx, A):
+        out = _up(_lapack("linalg.inv", np.linalg.inv, _host(A)), A)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (X,) = ctx.saved_tensors
+        return -_t(X) @ g @ _t(X)  # d(A^-1) = -A^-1 dA A^-1
+
+
+def inv(A: Tensor, *, out=None) -> Tensor:
+    """The inverse of each square matrix in ``A``, like ``torch.linalg.inv``; a singular one
+    raises ``clgrad.linalg.LinAlgError``. Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.inv(clgrad.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    _check_square("linalg.inv", A)
+    return _out(_Inv.apply(A), out)
+
+
+def _out(result, out):
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+class _Slogdet(Function):
+    @staticmethod
+    def forward(ctx, A):
+        sign, logabs = np.linalg.slogdet(_host(A))
+        sign, logabs = _up(sign, A), _up(logabs, A)
+        ctx.save_for_backward(A)  # sign is an output with a zero gradient, as PyTorch's
+        return sign, logabs
+
+    @staticmethod
+    def backward(ctx, _gsign, glog):
+        (A,) = ctx.saved_tensors
+        return glog[..., None, None] * _t(inv(A))  # d log|det A| = tr(A^-1 dA)
+
+
+def slogdet(A: Tensor):
+    """``(sign, log|det|)`` of each square matrix in ``A``, like ``torch.linalg.slogdet``.
+    Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+    (tensor(-1.), tensor(0.6931))
+    """
+    _check_square("linalg.slogdet", A)
+    return _Slogdet.apply(A)
+
+
+class _Det(Function):
+    @staticmethod
+    def forward(ctx, A):
+        out = _up(np.linalg.det(_host(A)), A)
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        A, d = ctx.saved_tensors
+        return (g * d)[..., None, None] * _t(inv(A))  # Jacobi's formula
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of each square matrix in ``A``, like ``torch.linalg.det`` (its gradient
+    needs ``A`` invertible). Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.det(clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(-2.)
+    """
+    _check_square("linalg.det", A)
+    return _Det.apply(A)
+
+
+def logdet(A: Tensor) -> Tensor:
+    """``log(det(A))``: NaN where the determinant is negative, ``-inf`` where it is 0, like
+    ``torch.logdet``. Host-computed: the data makes a round trip.
+
+    >>> clgrad.logdet(clgrad.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(1.7918)
+    """
+    _check_square("logdet", A)
+    sign, logabs = _Slogdet.apply(A)
+    return logabs.where(sign >= 0, float("nan"))
+
+
+def _vector_rhs(A, B):
+    """Whether ``B`` is a (batch of) vector(s) for ``solve``, by torch's rule."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+class _Solve(Function):
+    @staticmethod
+    def forward(ctx, A, B):
+        out = _up(_lapack("linalg.solve", np.linalg.solve, _host(A), _host(B)), B)
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors
+        gB = _Solve.apply(_t(A), g)  # A^T gB = g
+        gA = -gB @ _t(X) if ctx.needs_input_grad[0] else None
+        return (None if gA is None else sum_to(gA, A.shape)), gB
+
+
+def solve(A: Tensor, B: Tensor, *, left=True, out=None) -> Tensor:
+    """The ``X`` with ``A @ X = B`` (``X @ A = B`` when ``left`` is False), like
+    ``torch.linalg.solve``: ``B`` is a matrix, a vector or a batch of either, batch dims
+    broadcast; a singular ``A`` raises ``LinAlgError``. Host-computed: the data makes a round
+    trip.
+
+    >>> clgrad.linalg.solve(clgrad.tensor([[2.0, 0.0], [0.0, 4.0]]), clgrad.tensor([2.0, 2.0]))
+    tensor([1.0000, 0.5000])
+    """
+    _check_square("linalg.solve", A)
+    if B.dtype is not A.dtype:
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{A.dtype.name} and B of type {B.dtype.name} instead"
+        )
+    if not left:
+        return _out(_t(solve(_t(A), _t(B))), out)
+    vector = _vector_rhs(A, B)
+    rhs = B.unsqueeze(-1) if vector else B
+    batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(rhs.shape[:-2])))
+    n = A.shape[-1]
+    if rhs.shape[-2] != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {rhs.shape[-2]}x{rhs.shape[-1]})"
+        )
+    x = _Solve.apply(A.expand(batch + (n, n)), rhs.expand(batch + tuple(rhs.shape[-2:])))
+    return _out(x.squeeze(-1) if vector else x, out)
+
+
+class _Cholesky(Function):
+    @staticmethod
+    def forward(ctx, A):
+        L = _up(_lapack("linalg.cholesky", np.linalg.cholesky, _host(A)), A)
+        ctx.save_for_backward(L)
+        return L
+
+    @staticmethod
+    def backward(ctx, gL):
+        # Murray (2016), as PyTorch: gA = L^-T Phi(L^T gL) L^-1 with Phi the lower triangle
+        # and half the diagonal, symmetrised
+        (L,) = ctx.saved_tensors
+        P = (_t(L) @ gL).tril()
+        P = 0.5 * (P + _t(P.tril(-1)))
+        Linv = inv(L)
+        return _t(Linv) @ P @ Linv
+
+
+def cholesky(A: Tensor, *, upper=False, out=None) -> Tensor:
+    """The Cholesky factor ``L`` (lower; ``L^T`` with ``upper``) of each symmetric
+    positive-definite matrix in ``A``, like ``torch.linalg.cholesky``; one that is not raises
+    ``LinAlgError``. Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.cholesky(clgrad.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
+    _check_square("linalg.cholesky", A)
+    L = _Cholesky.apply(A)
+    return _out(_t(L) if upper else L, out)
+
+
+def cholesky_legacy(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """``torch.cholesky``: ``linalg.cholesky(input, upper=upper)``.
+
+    >>> clgrad.cholesky(clgrad.tensor([[4.0]]))
+    tensor([[2.]])
+    """
+    return cholesky(input, upper=upper, out=out)
+
+
+def _skew(X):
+    return X - _t(X)
+
+
+class _Eigh(Function):
+    @staticmethod
+    def forward(ctx, A, uplo):
+        w, V = np.linalg.eigh(_host(A), UPLO=uplo)
+        w, V = _up(w, A), _up(V, A)
+        ctx.save_for_backward(w, V)
+        return w, V
+
+    @staticmethod
+    def backward(ctx, gw, gV):
+        # PyTorch's linalg_eig_backward (real symmetric case): gA = V (skew(V^T gV)/2 / E +
+        # diag(gw)) V^T with E_ij = w_j - w_i (1 on the diagonal)
+        w, V = ctx.saved_tensors
+        E = w.unsqueeze(-2) - w.unsqueeze(-1)
+        n = w.shape[-1]
+        I = eye(n, dtype=w.dtype, device=w.device)
+        E = E + I
+        M = 0.5 * _skew(_t(V) @ gV) / E
+        M = M * (1 - I) + diag_embed(gw)
+        return V @ M @ _t(V), None
+
+
+def eigh(A: Tensor, UPLO: str = "L"):
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix in ``A`` (ascending values,
+    vectors as columns), like ``torch.linalg.eigh``; only the ``UPLO`` triangle is read.
+    Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.eigh(clgrad.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+    tensor([1., 2.])
+    """
+    _check_square("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, V = _Eigh.apply(A, UPLO)
+    return _Result(("eigenvalues", "eigenvectors"), (w, V))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues of each symmetric matrix in ``A``, ascending, like
+    ``torch.linalg.eigvalsh``. Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.eigvalsh(clgrad.tensor([[2.0, 1.0], [1.0, 2.0]]))
+    tensor([1., 3.])
+    """
+    return eigh(A, UPLO)[0]
+
+
+class _Result(tuple):
+    """A tuple whose fields also read by name (``torch.return_types``'s named tuples)."""
+
+    def __new__(cls, names, values):
+        t = super().__new__(cls, values)
+        t._names = names
+        return t
+
+    def __getattr__(self, name):
+        try:
+            return self[self._names.index(name)]
+        except ValueError:
+            raise AttributeError(name) from None
+
+
+class _Svd(Function):
+    @staticmethod
+    def forward(ctx, A):
+        U, S, Vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=False), _host(A))
+        U, S, Vh = _up(U, A), _up(S, A), _up(Vh, A)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        # PyTorch's svd_backward (real, reduced, distinct singular values)
+        U, S, Vh = ctx.saved_tensors
+        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+        V, gV = _t(Vh), _t(gVh)
+        S2 = S * S
+        I = eye(k, dtype=S.dtype, device=S.device)
+        E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + I
+        UhgU, VhgV = _skew(_t(U) @ gU), _skew(Vh @ gV)
+        gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E * (1 - I) + diag_embed(gS)
+        if m > k:
+            gUSinv = gU / S.unsqueeze(-2)
+            gA = (U @ gA + gUSinv - U @ (_t(U) @ gUSinv)) @ Vh
+        elif n > k:
+            SinvgVh = gVh / S.unsqueeze(-1)
+            gA = U @ (gA @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
+        else:
+            gA = U @ gA @ Vh
+        return gA
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, like ``torch.linalg.svd``; the gradient
+    holds where the singular values are distinct, as PyTorch's. ``full_matrices=True`` gives
+    square ``U`` / ``Vh`` without a gradient (as PyTorch's, which refuses one).
+    Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.svd(clgrad.tensor([[3.0, 0.0], [0.0, -2.0]])).S
+    tensor([3., 2.])
+    """
+    _check_square("linalg.svd", A, square=False)
+    m, n = A.shape[-2], A.shape[-1]
+    if full_matrices and m != n:
+        U, S, Vh = np.linalg.svd(_host(A), full_matrices=True)
+        S = svdvals(A)
+        return _Result(("U", "S", "Vh"), (_up(U, A), S, _up(Vh, A)))
+    return _Result(("U", "S", "Vh"), _Svd.apply(A))
+
+
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
+    """The singular values of each matrix in ``A``, descending, like ``torch.linalg.svdvals``.
+    Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.svdvals(clgrad.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    tensor([2., 1.])
+    """
+    _check_square("linalg.svdvals", A, square=False)
+    return _Svd.apply(A)[1]
+
+
+def svd_legacy(input: Tensor, some: bool = True, compute_uv: bool = True):
+    """``torch.svd``: ``(U, S, V)`` (``V``, not ``Vh``), reduced unless ``some`` is False.
+
+    >>> clgrad.svd(clgrad.tensor([[2.0, 0.0], [0.0, 1.0]])).S
+    tensor([2., 1.])
+    """
+    U, S, Vh = svd(input, full_matrices=not some)
+    if not compute_uv:
+        U, Vh = U.detach() * 0, Vh.detach() * 0
+    return _Result(("U", "S", "V"), (U, S, _t(Vh)))
+
+
+class _Qr(Function):
+    @staticmethod
+    def forward(ctx, A):
+        Q, R = np.linalg.qr(_host(A), mode="reduced")
+        Q, R = _up(Q, A), _up(R, A)
+        ctx.save_for_backward(Q, R)
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        # m >= n: gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (Seeger et al.)
+        Q, R = ctx.saved_tensors
+        if Q.shape[-2] < R.shape[-1]:
+            raise NotImplementedError(
+                "linalg.qr: the gradient of a wide matrix (m < n) is not supported by clgrad"
+            )
+        M = R @ _t(gR) - _t(gQ) @ Q
+        low = M.tril(-1)
+        sym = low + _t(low) + diag_embed(diagonal(M, 0, -2, -1))
+        return (gQ + Q @ sym) @ _t(inv(R))
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns and ``R`` upper triangular,
+    like ``torch.linalg.qr`` (``mode`` "reduced", "complete" or "r"). Host-computed: the data
+    makes a round trip.
+
+    >>> clgrad.linalg.qr(clgrad.tensor([[3.0, 0.0], [4.0, 1.0]])).R.abs()
+    tensor([[5.0000, 0.8000],
+            [0.0000, 0.6000]])
+    """
+    _check_square("linalg.qr", A, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+    if mode == "complete" and A.shape[-2] > A.shape[-1]:
+        Q, R = np.linalg.qr(_host(A), mode="complete")
+        return _Result(("Q", "R"), (_up(Q, A), _up(R, A)))
+    Q, R = _Qr.apply(A)
+    if mode == "r":
+        Q = Q.new_empty((0,))
+    return _Result(("Q", "R"), (Q, R))
+
+
+def qr_legacy(input: Tensor, some: bool = True):
+    """``torch.qr``: ``linalg.qr`` in mode "reduced" (``some``) or "complete".
+
+    >>> clgrad.qr(clgrad.eye(2)).R.abs()
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    return qr(input, "reduced" if some else "complete")
+
+
+class _Pinv(Function):
+    @staticmethod
+    def forward(ctx, A, rtol, hermitian):
+        a = _host(A)
+        if hermitian:
+            a = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+        P = _up(np.linalg.pinv(a, rcond=rtol, hermitian=hermitian), A)
+        ctx.save_for_backward(A, P)
+        return P
+
+    @staticmethod
+    def backward(ctx, g):
+        # PyTorch's pinv_backward
+        A, P = ctx.saved_tensors
+        m, n = A.shape[-2], A.shape[-1]
+        Ph, gh = _t(P), _t(g)
+        if m <= n:
+            K = gh @ P
+            KPh = K @ Ph
+            gA = -_t(P @ K) + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+        else:
+            K = P @ gh
+            PhK = Ph @ K
+            gA = -_t(K @ P) + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+        return gA, None, None
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of each matrix in ``A``, like ``torch.linalg.pinv``
+    (singular values below ``rtol`` times the largest count as zero). Host-computed: the data
+    makes a round trip.
+
+    >>> clgrad.linalg.pinv(clgrad.tensor([[2.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    _check_square("linalg.pinv", A, square=False)
+    if atol is not None:
+        raise NotImplementedError("linalg.pinv: atol is not supported by clgrad; use rtol")
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * float(np.finfo(A.dtype.np).eps)
+    return _Pinv.apply(A, float(rtol), hermitian)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: ``linalg.pinv(input, rtol=rcond)``.
+
+    >>> clgrad.pinverse(clgrad.tensor([[4.0]]))
+    tensor([[0.2500]])
+    """
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol=None) -> Tensor:
+    """The number of singular values of each matrix in ``A`` above the tolerance
+    (``max(atol, rtol * largest)``; by default ``rtol = eps * max(m, n)``), like
+    ``torch.linalg.matrix_rank`` (int64). Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.matrix_rank(clgrad.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    tensor(1)
+    """
+    _check_square("linalg.matrix_rank", A, square=False)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    s = np.linalg.svd(_host(A), compute_uv=False)
+    eps = float(np.finfo(A.dtype.np).eps)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else eps * max(A.shape[-2:])
+    big = s.max(-1, initial=0.0)
+    tolerance = np.maximum(atol or 0.0, rtol * big)[..., None]
+    return _up((s > tolerance).sum(-1), A, D.int64)
+
+
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+    """``(solution, residuals, rank, singular_values)`` of the least-squares problem
+    ``min |A X - B|``, like ``torch.linalg.lstsq`` with its CPU default driver "gelsy":
+    ``residuals`` and ``singular_values`` are empty, ``rank`` is filled. The solution is
+    ``pinv(A) @ B`` (its gradient too). Host-computed: the data makes a round trip.
+
+    >>> A = clgrad.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> clgrad.linalg.lstsq(A, clgrad.tensor([[1.0], [2.0], [3.0]])).solution
+    tensor([[1.],
+            [2.]])
+    """
+    _check_square("linalg.lstsq", A, square=False)
+    if B.ndim == A.ndim - 1:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+            "(input.dim() - other.dim()) <= 1"
+        )
+    if A.shape[-2] != B.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    eps = float(np.finfo(A.dtype.np).eps)
+    r = rcond if rcond is not None else eps * max(A.shape[-2:])
+    X = pinv(A, rtol=r) @ B
+    rank = matrix_rank(A, rtol=r)
+    empty = A.new_empty((0,))
+    return _Result(("solution", "residuals", "rank", "singular_values"), (X, empty, rank, empty))
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (``n`` < 0: the inverse's power; 0: the identity),
+    like ``torch.linalg.matrix_power``: by repeated squaring on ``A``'s device.
+
+    >>> clgrad.linalg.matrix_power(clgrad.tensor([[1, 1], [0, 1]]), 3)
+    tensor([[1, 3],
+            [0, 1]])
+    """
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{A.shape[-2] if A.ndim >= 2 else 1} by {A.shape[-1] if A.ndim else 1} matrices"
+        )
+    if not isinstance(n, int):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        I = eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return I.expand(A.shape).clone() if not A.requires_grad else A * 0 + I
+    if n < 0:
+        A, n = inv(A), -n
+    result, square = None, A
+    while True:  # binary powering: log2(n) squarings
+        if n & 1:
+            result = square if result is None else matmul(result, square)
+        n >>= 1
+        if not n:
+            return result if result is not A else A.clone()
+        square = matmul(square, square)
+
+
+def matrix_norm_spectral(A, ord, dim, keepdim):
+    """``matrix_norm``'s "nuc", 2 and -2: the sum, largest and smallest singular value."""
+    d0, d1 = (d % A.ndim for d in dim)
+    x = A.movedim((d0, d1), (-2, -1))
+    s = svdvals(x)
+    out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """The condition number of each matrix in ``A`` in the ``p``-norm (None / 2: the ratio of
+    the largest and smallest singular value), like ``torch.linalg.cond``. Host-computed: the
+    data makes a round trip.
+
+    >>> clgrad.linalg.cond(clgrad.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    """
+    _check_square("linalg.cond", A, square=p in (None, 2, -2))
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
+    from_norm = _matrix_norm_any
+    return from_norm(A, p) * from_norm(inv(A), p)
+
+
+def _matrix_norm_any(A, p):
+    inf = float("inf")
+    if p == "fro":
+        return (A * A).sum((-2, -1)).sqrt()
+    if p == "nuc":
+        return svdvals(A).sum(-1)
+    summed, across = (-2, -1) if p in (1, -1) else (-1, -2)
+    sums = A.abs().sum(summed, keepdim=True)
+    out = sums.amax(across, keepdim=True) if p in (1, inf) else sums.amin(across, keepdim=True)
+    return out.squeeze(-1).squeeze(-1)

@@ -1,0 +1,372 @@
+"""Special functions composed from elementwise Tensor ops, so they run on every device: the
+gamma family (``lgamma``, ``digamma``), ``erfinv``, the Bessel function ``i0``, ``xlog1py``,
+and the integer and float-splitting ops ``gcd``, ``lcm``, ``frexp``, ``ldexp``.
+
+Each series is evaluated in float64 where the device has it (then rounded to the input's
+dtype), which keeps float32 results as close to PyTorch's as its own kernels are. Those with a
+gradient are Functions whose backward is the exact derivative (``lgamma``' = ``digamma``,
+``digamma``' = ``trigamma``, ...), itself made of Tensor ops, so double backward works.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as D
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .elementwise import where
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _floating(name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return x if x.dtype.is_floating_point else x.to(D.get_default_dtype())
+
+
+def _wide(x):
+    """``x`` in float64 where its device computes float64 (a series accumulates rounding)."""
+    return x.double() if x.device.supports(D.float64) else x.float()
+
+
+def _lgamma_pos(y):
+    """lgamma for y >= 0.5: shift to z >= 7 by the recurrence, then Stirling's series."""
+    small = y < 7
+    ys = y.clamp(max=7.0)
+    prod = ys
+    for k in range(1, 7):
+        prod = prod * (ys + k)
+    z = where(small, y + 7, y)
+    r = 1 / z
+    r2 = r * r
+    # Stirling's series to r^13: below 1e-15 for z >= 7
+    series = r * (
+        1 / 12
+        + r2
+        * (
+            -1 / 360
+            + r2 * (1 / 1260 + r2 * (-1 / 1680 + r2 * (1 / 1188 + r2 * (-691 / 360360 + r2 / 156))))
+        )
+    )
+    out = (z - 0.5) * z.log() - z + _HALF_LOG_2PI + series
+    return out - where(small, prod.log(), 0.0)
+
+
+def _lgamma_values(x):
+    y = _wide(x)
+    reflect = y < 0.5
+    pos = _lgamma_pos(where(reflect, 1 - y, y))
+    # Euler's reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+    s = (math.pi * (y - y.floor())).sin().abs()
+    out = where(reflect, math.log(math.pi) - s.log() - pos, pos)
+    # exact zeros where Gamma is 1, as PyTorch's (the series leaves ~1e-16 there)
+    out = where((y == 1) | (y == 2), 0.0, out)
+    return out.to(x.dtype)
+
+
+def _digamma_pos(y, shift=7):
+    small = y < shift
+    ys = y.clamp(max=float(shift))
+    acc = 1 / ys
+    for k in range(1, shift):
+        acc = acc + 1 / (ys + k)
+    z = where(small, y + shift, y)
+    r = 1 / z
+    r2 = r * r
+    series = r2 * (
+        1 / 12
+        - r2
+        * (
+            1 / 120
+            - r2 * (1 / 252 - r2 * (1 / 240 - r2 * (1 / 132 - r2 * (691 / 32760 - r2 / 12))))
+        )
+    )
+    return z.log() - 0.5 * r - series - where(small, acc, 0.0)
+
+
+def _digamma_values(x):
+    y = _wide(x)
+    reflect = y < 0.5
+    pos = _digamma_pos(where(reflect, 1 - y, y))
+    # psi(1 - x) - psi(x) = pi / tan(pi x)
+    frac = y - y.floor()
+    out = where(reflect, pos - math.pi / (math.pi * frac).tan(), pos)
+    out = where(y == 0, float("-inf"), out)
+    out = where((y < 0) & (frac == 0), float("nan"), out)
+    return out.to(x.dtype)
+
+
+def _trigamma_values(x):
+    y = _wide(x)
+    reflect = y < 0.5
+    p = where(reflect, 1 - y, y)
+    small = p < 7
+    ps = p.clamp(max=7.0)
+    acc = 1 / (ps * ps)
+    for k in range(1, 7):
+        acc = acc + 1 / ((ps + k) * (ps + k))
+    z = where(small, p + 7, p)
+    r = 1 / z
+    r2 = r * r
+    series = r + r2 / 2 + r * r2 * (1 / 6 - r2 * (1 / 30 - r2 * (1 / 42 - r2 / 30)))
+    pos = series + where(small, acc, 0.0)
+    # psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x)
+    s = (math.pi * y).sin()
+    out = where(reflect, math.pi**2 / (s * s) - pos, pos)
+    return out.to(x.dtype)
+
+
+class _Lgamma(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _lgamma_values(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * digamma(x)
+
+
+class _Digamma(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _digamma_values(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * _trigamma_values(x)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``log|Gamma(x)|``, like ``torch.lgamma`` (``inf`` at 0 and the negative integers);
+    integers give the default float dtype.
+
+    >>> clgrad.lgamma(clgrad.tensor([1.0, 3.0, 0.5]))
+    tensor([0.0000, 0.6931, 0.5724])
+    """
+    return _Lgamma.apply(_floating("lgamma", input))
+
+
+def digamma(input: Tensor) -> Tensor:
+    """The logarithmic derivative of Gamma, like ``torch.digamma`` (``-inf`` at 0, NaN at the
+    negative integers).
+
+    >>> clgrad.digamma(clgrad.tensor([1.0, 2.0]))
+    tensor([-0.5772,  0.4228])
+    """
+    return _Digamma.apply(_floating("digamma", input))
+
+
+# Giles (2010), "Approximating the erfinv function": single precision, refined by Newton below
+_GILES_CENTRAL = (
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+)  # fmt: skip
+_GILES_TAIL = (
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+)  # fmt: skip
+
+
+def _horner(coefs, w):
+    p = coefs[0]
+    for c in coefs[1:]:
+        p = c + p * w
+    return p
+
+
+def _erfinv_values(x):
+    y = _wide(x)
+    w = -((1 - y) * (1 + y)).clamp(min=1e-300).log()
+    central = _horner(_GILES_CENTRAL, w - 2.5)
+    tail = _horner(_GILES_TAIL, w.clamp(min=5.0).sqrt() - 3)
+    r = where(w < 5, central, tail) * y
+    for _ in range(2):  # Newton on erf(r) = y: quadratic, from ~1e-7 to the dtype's precision
+        r = r - (r.erf() - y) / (2 / math.sqrt(math.pi) * (-r * r).exp())
+    r = where(y.abs() == 1, y * float("inf"), r)
+    r = where(y.abs() > 1, float("nan"), r)
+    return r.to(x.dtype)
+
+
+class _Erfinv(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = _erfinv_values(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (r,) = ctx.saved_tensors
+        return g * (math.sqrt(math.pi) / 2) * (r * r).exp()
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse of ``erf`` on (-1, 1) (``±inf`` at ``±1``, NaN outside), like
+    ``torch.erfinv``: Giles' approximation refined by two Newton steps, on the device.
+
+    >>> clgrad.erfinv(clgrad.tensor([0.0, 0.5, -1.0]))
+    tensor([0.0000, 0.4769,   -inf])
+    """
+    return _Erfinv.apply(_floating("erfinv", input))
+
+
+def _bessel_i(x, nu):
+    """I_nu(x) for nu in (0, 1): the power series for |x| <= 20, the asymptotic expansion
+    beyond (where the series would need many more terms)."""
+    y = _wide(x)
+    a = y.abs()
+    near = a.clamp(max=20.0)
+    q = near * near / 4
+    term = (near / 2) if nu else near * 0 + 1
+    total = term
+    for k in range(1, 60):  # (x^2/4)^k / (k! (k+nu)!): below 1e-17 of the sum by k = 60
+        term = term * q / (k * (k + nu))
+        total = total + term
+    far = a.clamp(min=20.0)
+    t = far * 0 + 1
+    acc = t
+    for k in range(1, 16):
+        t = t * (-(4 * nu * nu - (2 * k - 1) ** 2)) / (8 * k * far)
+        acc = acc + t
+    asym = far.exp() / (2 * math.pi * far).sqrt() * acc
+    out = where(a <= 20, total, asym)
+    if nu:
+        out = where(y < 0, -out, out)  # I1 is odd
+    return out.to(x.dtype)
+
+
+class _I0(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _bessel_i(x, 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * _bessel_i(x, 1)  # I0' = I1
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 0, like ``torch.i0``.
+
+    >>> clgrad.i0(clgrad.tensor([0.0, 1.0]))
+    tensor([1.0000, 1.2661])
+    """
+    return _I0.apply(_floating("i0", input))
+
+
+def xlog1py(input, other) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN), like
+    ``torch.special.xlog1py``.
+
+    >>> clgrad.special.xlog1py(clgrad.tensor([0.0, 2.0]), clgrad.tensor([-1.0, 0.0]))
+    tensor([0., 0.])
+    """
+    if not isinstance(input, Tensor):
+        input = other.new_tensor(input) if isinstance(other, Tensor) else input
+    if not isinstance(other, Tensor):
+        other = input.new_tensor(other, dtype=None)
+    x, y = input, other
+    if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
+        x = x.to(D.get_default_dtype())
+    prod = x * y.log1p()
+    return where((x == 0) & ~y.isnan(), 0.0, prod).to(prod.dtype)
+
+
+def _integral(name, *xs):
+    for x in xs:
+        if x.dtype.is_floating_point or x.dtype is D.bool_:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(x.dtype)}'")
+
+
+def _torch_name(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}.get(
+        dt.name, dt.name
+    )
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``), like
+    ``torch.gcd``: Euclid's algorithm as whole-tensor steps (``remainder`` until every pair is
+    done; the magnitude bounds the number of steps).
+
+    >>> clgrad.gcd(clgrad.tensor([12, -9, 0]), clgrad.tensor([18, 6, 0]))
+    tensor([6, 3, 0])
+    """
+    _integral("gcd", input, other)
+    a, b = input.abs(), other.abs()
+    a, b = a + b * 0, b + a * 0  # broadcast and promote both alike
+    while bool((b != 0).any()):
+        nonzero = b != 0
+        safe = where(nonzero, b, 1)
+        a, b = where(nonzero, b, a), where(nonzero, a % safe, 0)
+    return a
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The least common multiple of integer tensors (non-negative; 0 when either is 0), like
+    ``torch.lcm``.
+
+    >>> clgrad.lcm(clgrad.tensor([4, -6, 0]), clgrad.tensor([6, 4, 5]))
+    tensor([12, 12,  0])
+    """
+    g = gcd(input, other)
+    return where(g == 0, g, (input // where(g == 0, 1, g) * other).abs())
+
+
+def frexp(input: Tensor):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``|mantissa|`` in
+    [0.5, 1) (0 for 0), like ``torch.frexp``; the exponent is int32.
+
+    >>> clgrad.frexp(clgrad.tensor([8.0, -0.75, 0.0])).exponent
+    tensor([4, 0, 0], dtype=clgrad.int32)
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"torch.frexp() only supports floating-point dtypes, but got {_torch_name(input.dtype)}"
+        )
+    a = input.abs()
+    finite = a.isfinite() & (a != 0)
+    safe = where(finite, a, 1.0)
+    e = (safe.log2().floor() + 1).to(D.int32)
+    m = (input / (2.0 ** e.to(_exponent_dtype(input)))).to(input.dtype)
+    # log2 rounds near powers of two: one step fixes the mantissa back into [0.5, 1)
+    big = m.abs() >= 1
+    e, m = where(big, e + 1, e), where(big, m / 2, m)
+    low = (m.abs() < 0.5) & finite
+    e, m = where(low, e - 1, e), where(low, m * 2, m)
+    e = where(finite, e, 0)
+    m = where(finite, m, input)
+    return _Frexp(m, e.to(D.int32))
+
+
+def _exponent_dtype(x):
+    return D.float64 if x.device.supports(D.float64) else D.float32
+
+
+class _Frexp(tuple):
+    def __new__(cls, mantissa, exponent):
+        return super().__new__(cls, (mantissa, exponent))
+
+    mantissa = property(lambda self: self[0])
+    exponent = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"frexp(mantissa={self[0]!r}, exponent={self[1]!r})"
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2 ** other``, like ``torch.ldexp`` (a float result).
+
+    >>> clgrad.ldexp(clgrad.tensor([1.0, 3.0]), clgrad.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    return x * (2.0 ** other.to(x.dtype) if isinstance(other, Tensor) else 2.0**other)

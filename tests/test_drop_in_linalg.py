@@ -1,0 +1,200 @@
+"""torch.linalg's decompositions and solvers (host-computed, gradients on the device), the
+special functions composed on the device, and the remaining top-level names, against torch on
+every test device: values, dtypes, gradients (float64), error classes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_helper import Input, compare
+
+import clgrad
+
+F64 = Input((3, 3), "float64")
+B64 = Input((2, 3, 3), "float64")
+T64 = Input((4, 3), "float64")
+W64 = Input((3, 4), "float64")
+F32 = Input((3, 3), "float32")
+V64 = Input((3,), "float64")
+
+
+def _spd(t, x):
+    """A well-conditioned symmetric positive-definite matrix from ``x``."""
+    return x @ x.mT + 3 * t.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def _dominant(t, x):
+    """A well-conditioned (diagonally dominant) matrix from ``x``."""
+    return x + 6 * t.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+LINALG = [
+    ("inv", lambda t, x: t.linalg.inv(_dominant(t, x)), [B64]),
+    ("inv-f32", lambda t, x: t.linalg.inv(_dominant(t, x)), [F32]),
+    ("inverse", lambda t, x: t.inverse(_dominant(t, x)), [F64]),
+    ("det", lambda t, x: t.linalg.det(_dominant(t, x)), [B64]),
+    ("det-method", lambda x: (x * 2).det(), [F64]),
+    ("slogdet", lambda t, x: t.linalg.slogdet(x), [B64]),
+    ("logdet", lambda t, x: t.logdet(_spd(t, x)), [F64]),
+    (
+        "solve",
+        lambda t, a, b: t.linalg.solve(_dominant(t, a), b),
+        [B64, Input((2, 3, 2), "float64")],
+    ),
+    ("solve-vec", lambda t, a, b: t.linalg.solve(_dominant(t, a), b), [F64, V64]),
+    (
+        "solve-broadcast",
+        lambda t, a, b: t.linalg.solve(_dominant(t, a), b),
+        [F64, Input((2, 3, 1), "float64")],
+    ),
+    (
+        "solve-right",
+        lambda t, a, b: t.linalg.solve(_dominant(t, a), b, left=False),
+        [F64, Input((2, 3), "float64")],
+    ),
+    ("cholesky", lambda t, x: t.linalg.cholesky(_spd(t, x)), [B64]),
+    ("cholesky-upper", lambda t, x: t.cholesky(_spd(t, x), upper=True), [F64]),
+    ("eigvalsh", lambda t, x: t.linalg.eigvalsh(_spd(t, x)), [B64]),
+    # eigenvectors only up to sign: compare sign-free functions of them
+    (
+        "eigh",
+        lambda t, x: (lambda w, v: (w, v * v, v @ t.diag_embed(w) @ v.mT))(
+            *t.linalg.eigh(x + x.mT)
+        ),
+        [F64],
+    ),
+    ("svdvals", lambda t, x: t.linalg.svdvals(x), [T64]),
+    (
+        "svd-tall",
+        lambda t, x: (lambda u, s, vh: (s, u @ vh, (u * u).sum(-1)))(
+            *t.linalg.svd(x, full_matrices=False)
+        ),
+        [T64],
+    ),
+    (
+        "svd-wide",
+        lambda t, x: (lambda u, s, vh: (s, u @ vh))(*t.linalg.svd(x, full_matrices=False)),
+        [W64],
+    ),
+    ("svd-legacy", lambda t, x: (lambda u, s, v: (s, u @ v.mT))(*t.svd(x)), [B64]),
+    (
+        "qr",
+        lambda t, x: (
+            lambda q, r: (q @ r, r.abs(), (q * r.diagonal(0, -2, -1).sign().unsqueeze(-2)))
+        )(*t.linalg.qr(x)),
+        [T64],
+    ),
+    ("pinv", lambda t, x: t.linalg.pinv(x), [T64]),
+    ("pinv-wide", lambda t, x: t.linalg.pinv(x), [W64]),
+    ("pinverse", lambda t, x: t.pinverse(x), [F64]),
+    ("lstsq", lambda t, a, b: t.linalg.lstsq(a, b).solution, [T64, Input((4, 2), "float64")]),
+    ("matrix_rank", lambda t, x: t.linalg.matrix_rank(x[..., :1] * x[..., :1, :]), [B64]),
+    ("matrix_rank-full", lambda t, x: t.linalg.matrix_rank(x), [T64]),
+    ("matrix_power", lambda t, x: (t.linalg.matrix_power(x, 3), t.matrix_power(x, 1)), [B64]),
+    ("matrix_power-neg", lambda t, x: t.linalg.matrix_power(_dominant(t, x), -2), [F64]),
+    ("matrix_power-int", lambda t, x: t.linalg.matrix_power(x, 4), [Input((3, 3), "int64", -2, 2)]),
+    (
+        "matrix_norm-nuc",
+        lambda t, x: (
+            t.linalg.matrix_norm(x, "nuc"),
+            t.linalg.matrix_norm(x, 2),
+            t.linalg.matrix_norm(x, -2),
+        ),
+        [T64],
+    ),
+    ("cond", lambda t, x: t.linalg.cond(x), [F64]),
+    # torch's own backward of cond(p=1) fails (it writes a saved inverse in place): values only
+    ("cond-1", lambda t, x: t.linalg.cond(_dominant(t, x).detach(), 1), [F64]),
+    ("inv-int", lambda t, x: t.linalg.inv(x), [Input((2, 2), "int64")]),
+    ("inv-nonsquare", lambda t, x: t.linalg.inv(x), [T64]),
+    ("det-1d", lambda t, x: t.linalg.det(x), [V64]),
+]
+
+
+@pytest.mark.parametrize("fn, inputs", [c[1:] for c in LINALG], ids=[c[0] for c in LINALG])
+def test_linalg_against_torch(fn, inputs):
+    compare(fn, *inputs, layouts=["contiguous", "transposed"], rtol=1e-6, atol=1e-6,
+            grad_rtol=1e-6, grad_atol=1e-6)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [("inv", lambda t, a: t.linalg.inv(a)), ("solve", lambda t, a: t.linalg.solve(a, a[0])),
+     ("cholesky", lambda t, a: t.linalg.cholesky(a - 2 * a.new_ones(2).diag_embed()))],
+)  # fmt: skip
+def test_singular_raises_linalg_error(name, fn):
+    assert issubclass(clgrad.linalg.LinAlgError, RuntimeError)
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+    with pytest.raises(torch.linalg.LinAlgError):
+        fn(torch, torch.tensor(singular) if name != "cholesky" else torch.eye(2))
+    for device in ("cpu", "cl:0") if "cl:0" in _devices() else ("cpu",):
+        a = clgrad.tensor(singular if name != "cholesky" else [[1.0, 0], [0, 1.0]], device=device)
+        with pytest.raises(clgrad.linalg.LinAlgError):
+            fn(clgrad, a)
+
+
+def _devices():
+    from conftest import DEVICES
+
+    return DEVICES
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh", "svd", "qr", "solve", "pinv"])
+def test_gradcheck(name):
+    """float64 gradcheck of each decomposition's backward against finite differences."""
+    fns = {
+        "inv": lambda a: clgrad.linalg.inv(a + 4 * clgrad.eye(3, dtype=a.dtype)),
+        "det": lambda a: clgrad.linalg.det(a),
+        "cholesky": lambda a: clgrad.linalg.cholesky(a @ a.mT + clgrad.eye(3, dtype=a.dtype)),
+        "eigh": lambda a: (lambda w, v: (w, v * v))(*clgrad.linalg.eigh(a + a.mT)),
+        "svd": lambda a: (lambda u, s, vh: (s, u @ vh))(*clgrad.linalg.svd(a[:, :2], False)),
+        "qr": lambda a: (lambda q, r: (q @ r.sign().diag().diag(), r.abs()))(
+            *clgrad.linalg.qr(a[:, :2])
+        ),
+        "solve": lambda a: clgrad.linalg.solve(a + 4 * clgrad.eye(3, dtype=a.dtype), a[:, :1]),
+        "pinv": lambda a: clgrad.linalg.pinv(a[:, :2]),
+    }
+    torch.manual_seed(0)
+    a = clgrad.tensor(torch.randn(3, 3, dtype=torch.float64).numpy(), requires_grad=True)
+    assert clgrad.autograd.gradcheck(fns[name], (a,), eps=1e-6, atol=1e-5)
+
+
+SPECIAL = [
+    ("lgamma", lambda t, x: t.lgamma(x), [Input((3, 4), "float64", -4.5, 12)]),
+    ("lgamma-f32", lambda t, x: t.lgamma(x), [Input((3, 4), "float32", 0.1, 30)]),
+    ("lgamma-int", lambda t, x: t.lgamma(x), [Input((5,), "int64", 1, 9)]),
+    ("gammaln", lambda t, x: t.special.gammaln(x), [Input((5,), "float64", 0.2, 5)]),
+    ("digamma", lambda t, x: t.digamma(x), [Input((3, 4), "float64", -4.5, 12)]),
+    ("digamma-f32", lambda t, x: t.special.psi(x), [Input((3, 4), "float32", 0.1, 30)]),
+    (
+        "digamma-poles",
+        lambda t, x: t.digamma(x),
+        [Input(values=[0.0, -1.0, -2.0, 1.0], grad=False)],
+    ),
+    ("erfinv", lambda t, x: t.erfinv(x), [Input((3, 4), "float64", -0.999, 0.999)]),
+    ("erfinv-f32", lambda t, x: t.special.erfinv(x), [Input((3, 4), "float32", -0.99, 0.99)]),
+    ("erfinv-edges", lambda t, x: t.erfinv(x), [Input(values=[-1.0, 1.0, 1.5, 0.0])]),
+    ("i0", lambda t, x: t.i0(x), [Input((3, 4), "float64", -30, 30)]),
+    ("i0-f32", lambda t, x: t.special.i0(x), [Input((6,), "float32", -5, 5)]),
+    (
+        "xlog1py",
+        lambda t, x, y: t.special.xlog1py(x * (x > 0), y),
+        [F32, Input((3, 3), "float32", -0.9, 3)],
+    ),
+    (
+        "gcd",
+        lambda t, x, y: (t.gcd(x, y), t.lcm(x, y)),
+        [Input((8,), "int64", -30, 30), Input((8,), "int64", -12, 12)],
+    ),
+    ("gcd-float", lambda t, x: t.gcd(x, x), [F32]),
+    ("frexp", lambda t, x: t.frexp(x * 100), [Input((3, 4), "float32")]),
+    ("ldexp", lambda t, x, e: t.ldexp(x, e), [F32, Input((3, 3), "int64", 0, 3)]),
+]
+
+
+@pytest.mark.parametrize("fn, inputs", [c[1:] for c in SPECIAL], ids=[c[0] for c in SPECIAL])
+def test_special_against_torch(fn, inputs):
+    f64 = any(isinstance(i, Input) and i.dtype == "float64" for i in inputs)
+    tol = 1e-7 if f64 else None
+    compare(fn, *inputs, layouts=["contiguous"], rtol=tol, atol=tol,
+            grad_rtol=1e-6 if f64 else 1e-4, grad_atol=1e-6 if f64 else 1e-4)  # fmt: skip
