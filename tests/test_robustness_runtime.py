@@ -347,6 +347,43 @@ def test_memory_functions_without_opencl(tmp_path):
     assert r.stdout.split() == ["False", "0", "0", "0", "0"]
 
 
+_VECTOR_PRODUCTS = {  # operands: m (K, N), v (K,), w (N,), vb (B, 1, K), mb (B, K, 64)
+    "v@M": lambda t, m, v, w, vb, mb: v @ m,
+    "M.T@v": lambda t, m, v, w, vb, mb: m.T @ v,
+    "w@M.T": lambda t, m, v, w, vb, mb: w @ m.T,
+    "M@w": lambda t, m, v, w, vb, mb: m @ w,
+    "mv": lambda t, m, v, w, vb, mb: t.mv(m.T, v),
+    "addmv": lambda t, m, v, w, vb, mb: t.addmv(w, m.T, v),
+    "bmm_row": lambda t, m, v, w, vb, mb: vb @ mb,
+}
+
+
+@pytest.mark.parametrize("op", list(_VECTOR_PRODUCTS))
+def test_vector_product_memory(cl_device, op):
+    """A matrix-vector product needs no scratch beyond its output: no B panels padded to 16
+    columns around a vector, no packed copy of a transposed matrix; results as torch's."""
+    import numpy as np
+    import torch
+
+    K, N, B = 2048, 1024, 3
+    rng = np.random.default_rng(0)
+    arrays = [
+        rng.standard_normal(s, dtype=np.float32)
+        for s in [(K, N), (K,), (N,), (B, 1, K), (B, K, 64)]
+    ]
+    fn = _VECTOR_PRODUCTS[op]
+    dev = clgrad.device(cl_device)
+    ins = [clgrad.tensor(a, device=dev) for a in arrays]
+    fn(clgrad, *ins)  # the kernels built, the allocator warm
+    clgrad.cl.reset_peak_memory_stats(dev)
+    base = clgrad.cl.memory_allocated(dev)
+    out = fn(clgrad, *ins)
+    extra = clgrad.cl.max_memory_allocated(dev) - base - out.numel() * out.element_size()
+    assert extra <= max(out.numel() * out.element_size(), 4096), extra
+    want = fn(torch, *(torch.from_numpy(a) for a in arrays))
+    np.testing.assert_allclose(out.cpu().numpy(), want.numpy(), rtol=1e-4, atol=1e-3)
+
+
 def test_memory_functions(cl_device):
     dev = clgrad.device(cl_device)
     clgrad.cl.empty_cache(dev)

@@ -87,6 +87,11 @@ def _choose(rt, b, acc, Z, M, N, K) -> str:
     macs = M * N * K
     if acc.ctype not in PACKED_TILE or macs < MICRO_MIN_MACS_EACH or Z * macs < MICRO_MIN_MACS:
         return "general"  # integers, K == 0, or too little work to repay the extra launch
+    if M == 1 or N == 1:
+        # A vector product (v @ M, M @ v, mv, addmv, (B,1,K) @ (B,K,N)) reads each matrix
+        # element once, so packing is never repaid, and its scratch would be 16x the vector
+        # (B's NR-wide panels) or a whole copy of a transposed matrix: read both in place.
+        return "direct" if M == 1 and _row_major(b, acc) else "general"
     if M <= DIRECT_MAX_M and N >= PACKED_TILE[acc.ctype][1] and _row_major(b, acc):
         return "direct"
     return "packed"
