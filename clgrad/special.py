@@ -12,10 +12,11 @@ from .ops import special_math as _SM
 
 __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
-__all__ += ["gammaln", "digamma", "psi", "erfinv", "i0", "xlog1py"]
+__all__ += ["gammaln", "digamma", "psi", "erfinv", "i0", "xlog1py", "i1", "i0e", "i1e"]
+__all__ += ["multigammaln"]
 
 gammaln, digamma, psi, erfinv, i0 = _SM.lgamma, _SM.digamma, _SM.digamma, _SM.erfinv, _SM.i0
-xlog1py = _SM.xlog1py
+xlog1py, i1, i0e, i1e, multigammaln = _SM.xlog1py, _SM.i1, _SM.i0e, _SM.i1e, _SM.multigammaln
 
 expit = _F.sigmoid
 logit = _F.logit

@@ -105,6 +105,15 @@ LINALG = [
     ("cond", lambda t, x: t.linalg.cond(x), [F64]),
     # torch's own backward of cond(p=1) fails (it writes a saved inverse in place): values only
     ("cond-1", lambda t, x: t.linalg.cond(_dominant(t, x).detach(), 1), [F64]),
+    (
+        "solve_triangular",
+        lambda t, a, b: (
+            t.linalg.solve_triangular(_dominant(t, a), b, upper=True),
+            t.linalg.solve_triangular(_dominant(t, a), b.mT, upper=False, left=False),
+            t.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+        ),
+        [B64, Input((2, 3, 3), "float64")],
+    ),
     ("inv-int", lambda t, x: t.linalg.inv(x), [Input((2, 2), "int64")]),
     ("inv-nonsquare", lambda t, x: t.linalg.inv(x), [T64]),
     ("det-1d", lambda t, x: t.linalg.det(x), [V64]),
@@ -187,6 +196,18 @@ SPECIAL = [
         [Input((8,), "int64", -30, 30), Input((8,), "int64", -12, 12)],
     ),
     ("gcd-float", lambda t, x: t.gcd(x, x), [F32]),
+    (
+        "i1-i0e-i1e",
+        lambda t, x: (t.special.i1(x), t.special.i0e(x), t.special.i1e(x)),
+        [Input((3, 4), "float64", -40, 40)],
+    ),
+    ("multigammaln", lambda t, x: t.special.multigammaln(x, 3), [Input((5,), "float64", 1.1, 6)]),
+    (
+        "multigammaln-low",
+        lambda t, x: t.special.multigammaln(x, 3),
+        [Input((5,), "float64", 0.1, 0.9)],
+    ),
+    ("multigammaln-p0", lambda t, x: t.special.multigammaln(x, 0), [Input((5,), "float64", 1, 2)]),
     ("frexp", lambda t, x: t.frexp(x * 100), [Input((3, 4), "float32")]),
     ("ldexp", lambda t, x, e: t.ldexp(x, e), [F32, Input((3, 3), "int64", 0, 3)]),
 ]

@@ -601,3 +601,28 @@ def _matrix_norm_any(A, p):
     sums = A.abs().sum(summed, keepdim=True)
     out = sums.amax(across, keepdim=True) if p in (1, inf) else sums.amin(across, keepdim=True)
     return out.squeeze(-1).squeeze(-1)
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False):
+    """The ``X`` with ``A @ X = B`` (``X @ A = B`` when ``left`` is False) reading only the
+    ``upper`` or lower triangle of ``A`` (its diagonal as ones with ``unitriangular``), like
+    ``torch.linalg.solve_triangular``; batch dims broadcast. A zero on the diagonal raises
+    ``LinAlgError`` (PyTorch returns inf / nan there). Host-computed: the data makes a round
+    trip; the gradient reaches only the triangle read.
+
+    >>> A = clgrad.tensor([[2.0, 1.0], [0.0, 4.0]])
+    >>> clgrad.linalg.solve_triangular(A, clgrad.tensor([[3.0], [4.0]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    _check_square("linalg.solve_triangular", A)
+    if B.ndim < 2:
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.shape[-1]
+        I = eye(n, dtype=A.dtype, device=A.device)
+        T = T * (1 - I) + I
+    return solve(T, B, left=left)

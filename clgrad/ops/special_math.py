@@ -216,9 +216,10 @@ def erfinv(input: Tensor) -> Tensor:
     return _Erfinv.apply(_floating("erfinv", input))
 
 
-def _bessel_i(x, nu):
-    """I_nu(x) for nu in (0, 1): the power series for |x| <= 20, the asymptotic expansion
-    beyond (where the series would need many more terms)."""
+def _bessel_i(x, nu, scaled=False):
+    """I_nu(x) for nu in (0, 1) (times ``exp(-|x|)`` when ``scaled``): the power series for
+    |x| <= 20, the asymptotic expansion beyond (where the series would need many more
+    terms; scaled, it never forms ``exp(|x|)``, which overflows)."""
     y = _wide(x)
     a = y.abs()
     near = a.clamp(max=20.0)
@@ -234,7 +235,11 @@ def _bessel_i(x, nu):
     for k in range(1, 16):
         t = t * (-(4 * nu * nu - (2 * k - 1) ** 2)) / (8 * k * far)
         acc = acc + t
-    asym = far.exp() / (2 * math.pi * far).sqrt() * acc
+    asym = acc / (2 * math.pi * far).sqrt()
+    if scaled:
+        total = total * (-near).exp()
+    else:
+        asym = asym * far.exp()
     out = where(a <= 20, total, asym)
     if nu:
         out = where(y < 0, -out, out)  # I1 is odd
@@ -370,3 +375,84 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
     return x * (2.0 ** other.to(x.dtype) if isinstance(other, Tensor) else 2.0**other)
+
+
+class _I1(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = _bessel_i(x, 1)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        # I1' = I0 - I1 / x, which is 1/2 at 0
+        x, out = ctx.saved_tensors
+        safe = where(x == 0, 1.0, x)
+        return g * where(x == 0, 0.5, _bessel_i(x, 0) - out / safe)
+
+
+def i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 1, like
+    ``torch.special.i1``.
+
+    >>> clgrad.special.i1(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.5652])
+    """
+    return _I1.apply(_floating("i1", input))
+
+
+def i0e(input: Tensor) -> Tensor:
+    """``i0(x) * exp(-|x|)`` without overflow for large ``|x|``, like ``torch.special.i0e``
+    (its gradient ``i1e(x) - sign(x) i0e(x)``).
+
+    >>> clgrad.special.i0e(clgrad.tensor([0.0, 1000.0]))
+    tensor([1.0000, 0.0126])
+    """
+    x = _floating("i0e", input)
+    return _Scaled.apply(x, 0)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """``i1(x) * exp(-|x|)`` without overflow for large ``|x|``, like ``torch.special.i1e``.
+
+    >>> clgrad.special.i1e(clgrad.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2079])
+    """
+    x = _floating("i1e", input)
+    return _Scaled.apply(x, 1)
+
+
+class _Scaled(Function):
+    @staticmethod
+    def forward(ctx, x, nu):
+        out = _bessel_i(x, nu, scaled=True)
+        ctx.save_for_backward(x, out)
+        ctx.nu = nu
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        if ctx.nu == 0:  # i0e' = i1e - sign(x) i0e
+            return g * (_bessel_i(x, 1, scaled=True) - x.sign() * out), None
+        # i1e' = i0e - i1e (sign(x) + 1 / x), 1/2 at 0
+        safe = where(x == 0, 1.0, x)
+        d = _bessel_i(x, 0, scaled=True) - out * (x.sign() + 1 / safe)
+        return g * where(x == 0, 0.5, d), None
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``, like
+    ``torch.special.multigammaln``: ``sum lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``.
+
+    >>> clgrad.special.multigammaln(clgrad.tensor([2.0]), 2)
+    tensor([0.4516])
+    """
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _floating("multigammaln", input)
+    out = lgamma(x)
+    for i in range(1, p):
+        out = out + lgamma(x - i / 2)
+    return out + p * (p - 1) / 4 * math.log(math.pi)
