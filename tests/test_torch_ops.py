@@ -461,20 +461,11 @@ DTYPE_ARG = {
 }
 
 
-def _dtype_arg_xfail(op, dtype, out):
-    if op == "cumsum" and dtype in FLOATS and out in FLOATS:
-        return (
-            f"{op}(dtype={out}) of a {dtype} input: clgrad's gradient comes back in {out}; "
-            f"torch casts it to the input's {dtype}"
-        )
-    return None
-
-
 @pytest.mark.parametrize(
     "dev, op, dtype, out",
     per_device(
         [
-            case(op, d, o, id=f"{op}-{d}-to-{o}", xfail=_dtype_arg_xfail(op, d, o))
+            case(op, d, o, id=f"{op}-{d}-to-{o}")
             for op in DTYPE_ARG
             for d, o in [
                 ("float32", "float64"),
