@@ -235,6 +235,14 @@ class Backend:
         """Copies a host array into contiguous ``dst``."""
         raise NotImplementedError
 
+    def copy_from(self, dst: View, src: View, src_backend: Backend, keep) -> bool:
+        """Copies the contiguous ``src`` of another device into the contiguous ``dst`` of this
+        one without the host, where the two devices allow it (an OpenCL context they share);
+        False where they don't, and the caller goes through the host. ``keep`` owns src's
+        memory and is kept alive until the copy has read it. The copy waits for the work
+        queued on src's device, and nothing else."""
+        return False
+
     def synchronize(self) -> None:
         """Waits until every queued kernel is done."""
         raise NotImplementedError

@@ -5,6 +5,15 @@ from .. import tensor as _tensor  # noqa: F401, I001  (first: the ops import it)
 from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Parameter
 
-__all__ = ["Parameter", "functional", "init", "parallel", "utils", *_modules_all]
+__all__ = [
+    "DataParallel",
+    "Parameter",
+    "functional",
+    "init",
+    "parallel",
+    "utils",
+    *_modules_all,
+]

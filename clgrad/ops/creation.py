@@ -1010,6 +1010,15 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx, x, device):
         ctx.device = x.device
+        if x.device.is_cl and device.is_cl and x.device.platform == device.platform:
+            # devices sharing a context copy buffer to buffer; the source is a private copy,
+            # which nothing queued later on x's device can overwrite before the copy reads it
+            src = x.clone() if x.numel() else x
+            out = Tensor._empty(x._shape, x.dtype, device)
+            if device.backend.copy_from(
+                out._record(), src._record(), x.device.backend, src._storage
+            ):
+                return out
         host = x.device.backend.to_numpy(x._record())  # a cl device's is already a fresh copy
         if device.is_cpu:
             return from_numpy(host if x.device.is_cl else host.copy())

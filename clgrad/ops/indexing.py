@@ -43,6 +43,11 @@ def _as_index_tensor(k, device):
                 stacklevel=4,
             )
             k = k != 0
+        if k.device != device and not k.device.is_cpu:  # cpu indices go anywhere, as in torch
+            raise RuntimeError(
+                "indices should be either on cpu or on the same device as the indexed tensor "
+                f"({device}), but found indices on {k.device}"
+            )
         return k if k.device == device else k.to(device)
     if isinstance(k, (str, bytes)):  # a sequence to PyTorch, whose tensor constructor refuses it
         raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
@@ -424,7 +429,10 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
 
     shape, _, _, basic_key, advanced = _parse(x, key)
     if isinstance(value, Tensor):
-        same_device(x, value)
+        if advanced:
+            same_device(x, value)
+        elif value.device != x.device:  # a basic index writes with copy_, which moves, as torch's
+            value = value.to(x.device)
     _check_byte_mask_fill(key, value)
     if advanced:
         advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]

@@ -263,6 +263,29 @@ class OpenCLBackend(Backend):
                 is_blocking=True,
             )
 
+    def copy_from(self, dst, src, src_backend, keep):
+        """A buffer-to-buffer copy on this device's queue from another device of the same
+        context, after the work queued on the source device (a marker event): neither queue
+        waits on the host, and the source's queue never waits for this one."""
+        src_rt = getattr(src_backend, "rt", None)
+        if src_rt is None or src_rt is self.rt or src_rt.context != self.rt.context:
+            return False
+        nbytes = dst.numel() * dst.dtype.itemsize
+        if nbytes == 0:
+            return True
+        ready = cl.enqueue_marker(src_rt.queue)
+        done = cl.enqueue_copy(
+            self.rt.queue,
+            dst.buffer,
+            src.buffer,
+            byte_count=nbytes,
+            src_offset=src.offset * src.dtype.itemsize,
+            dst_offset=dst.offset * dst.dtype.itemsize,
+            wait_for=[ready],
+        )
+        src_rt.hold(done, keep)
+        return True
+
     def _index_kernel(self, dtype, function):
         rt = self.rt
         return rt.cached(

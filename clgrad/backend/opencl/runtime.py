@@ -221,12 +221,37 @@ def _use_binary_cache(platform_name: str) -> bool:
     return platform_name.strip() not in _SELF_CACHING
 
 
-def _quiet_build(program, options):
-    """Builds without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
+def _quiet_build(program, options, device):
+    """Builds for ``device`` alone (its context may hold other devices, which never run this
+    program) without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
     compare) are not the user's business; CLGRAD_DEBUG=2 shows the source to look at."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
-        return program.build(options=options, cache_dir=False)
+        return program.build(options=options, devices=[device], cache_dir=False)
+
+
+# ---- contexts ------------------------------------------------------------------------------------
+_contexts: dict[int, cl.Context | None] = {}  # platform -> its shared context (None: none)
+_contexts_lock = threading.Lock()
+
+
+def context_for(cl_device) -> cl.Context:
+    """The context ``cl_device`` opens in: one shared by every device of its platform, so that
+    a copy between two of them is a buffer-to-buffer ``enqueue_copy`` (no host round trip);
+    a context of its own where the platform cannot make one for all its devices, or with
+    CLGRAD_SHARED_CONTEXT=0."""
+    if int_setting("CLGRAD_SHARED_CONTEXT", 1) == 0:
+        return cl.Context([cl_device])
+    platform = cl_device.platform
+    with _contexts_lock:
+        if platform.int_ptr not in _contexts:
+            devices = platform.get_devices()
+            try:
+                _contexts[platform.int_ptr] = cl.Context(devices) if len(devices) > 1 else None
+            except cl.Error:
+                _contexts[platform.int_ptr] = None
+        shared = _contexts[platform.int_ptr]
+    return shared if shared is not None else cl.Context([cl_device])
 
 
 # ---- the caching allocator ---------------------------------------------------------------------
@@ -423,8 +448,12 @@ class Runtime:
         if _forked:
             raise RuntimeError(FORK_MESSAGE)
         self.device = device
-        self.context = cl.Context([device._cl])
-        self.queue = cl.CommandQueue(self.context)
+        self.context = context_for(device._cl)
+        # the device named: a queue of a shared context would otherwise go to its first device
+        self.queue = cl.CommandQueue(self.context, device._cl)
+        # (event, what must stay alive until it completes) of copies reading this device's
+        # memory from another device's queue (see ``hold``)
+        self.held: list = []
         # fills the allocator's new buffers (made on first use: most devices never need it)
         self._side_queue = None
         self.programs: dict[tuple, cl.Program] = {}
@@ -460,7 +489,7 @@ class Runtime:
         if self._side_queue is None:
             with self.lock:
                 if self._side_queue is None:
-                    self._side_queue = cl.CommandQueue(self.context)
+                    self._side_queue = cl.CommandQueue(self.context, self.device._cl)
         return self._side_queue
 
     # ---- programs ----------------------------------------------------------------------------
@@ -468,7 +497,7 @@ class Runtime:
         """Builds and runs a tiny kernel: extension strings alone are not always truthful."""
         np_t = {"double": np.float64, "half": np.float16}[kind]
         try:
-            prg = _quiet_build(cl.Program(self.context, _PROBES[kind]), [])
+            prg = _quiet_build(cl.Program(self.context, _PROBES[kind]), [], self.device._cl)
             x = np.array([3], np_t)
             buf = cl.Buffer(self.context, cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
             prg.probe(self.queue, (1,), None, buf)
@@ -519,11 +548,13 @@ class Runtime:
         binary = disk_cache.get(key) if self.binary_cache else None
         if binary is not None:
             try:
-                return _quiet_build(cl.Program(self.context, [dev], [binary]), self.build_options)
+                return _quiet_build(
+                    cl.Program(self.context, [dev], [binary]), self.build_options, dev
+                )
             except Exception:
                 disk_cache.discard(key)  # a binary this driver rejects: rebuild from source
         try:
-            prg = _quiet_build(cl.Program(self.context, source), self.build_options)
+            prg = _quiet_build(cl.Program(self.context, source), self.build_options, dev)
         except cl.RuntimeError as e:
             src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{key.hex()[:12]}.cl"
             try:
@@ -535,7 +566,11 @@ class Runtime:
                 f"{dev.driver_version}).\nsource: {src_path}\nbuild log:\n{e}"
             ) from None
         if self.binary_cache:
-            disk_cache.put(key, prg.get_info(cl.program_info.BINARIES)[0])
+            # one binary per device of the program (the context's), built for this one only
+            devices = prg.get_info(cl.program_info.DEVICES)
+            binaries = prg.get_info(cl.program_info.BINARIES)
+            if len(binaries) == len(devices) and dev in devices:
+                disk_cache.put(key, binaries[devices.index(dev)])
         return prg
 
     # ---- launching ---------------------------------------------------------------------------
@@ -583,5 +618,18 @@ class Runtime:
         items = -(-items // self.local_size) * self.local_size
         return self.launch(kernel, (items,), (self.local_size,), args)
 
+    def hold(self, event: cl.Event, keep) -> None:
+        """Keeps ``keep`` (what owns memory of this device that another device's queue reads)
+        alive until ``event`` completes: its buffer must not return to this allocator, and be
+        written by this queue, while the other queue may still read it. Completed holds are
+        dropped here and at ``synchronize``, without waiting."""
+        done = cl.command_execution_status.COMPLETE
+        with self.lock:
+            self.held = [h for h in self.held if h[0].command_execution_status > done]
+            self.held.append((event, keep))
+
     def synchronize(self):
         self.queue.finish()
+        with self.lock:
+            done = cl.command_execution_status.COMPLETE
+            self.held = [h for h in self.held if h[0].command_execution_status > done]
