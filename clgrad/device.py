@@ -128,6 +128,18 @@ class Device:
         """Whether tensors of dtype ``dt`` can live here (float64 needs double precision)."""
         return dt.name != "float64" or self.supports_float64
 
+    def require(self, *dts) -> None:
+        """Raises RuntimeError naming the device when it cannot run one of ``dts``.
+
+        >>> clgrad.device("cpu").require(clgrad.float32, clgrad.float64)
+        """
+        for dt in dts:
+            if not self.supports(dt):
+                raise RuntimeError(
+                    f"{self} ({self.name}) cannot run {dt}: the device has no double precision "
+                    "(cl_khr_fp64); use float32"
+                )
+
     def synchronize(self) -> None:
         """Waits for the work queued on this device."""
 

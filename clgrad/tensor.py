@@ -174,11 +174,8 @@ class Tensor:
         if geometry is None:
             geometry = _contiguous_geometry(shape)
         shape, strides, numel = geometry
-        if dt is D.float64 and not device.supports(dt):
-            raise RuntimeError(
-                f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
-                "(cl_khr_fp64); use float32"
-            )
+        if dt is D.float64:
+            device.require(dt)
         # _make without its tuple() copies: the geometry's tuples are made once
         t = object.__new__(cls)
         nbytes = numel * dt.itemsize

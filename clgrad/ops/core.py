@@ -135,15 +135,6 @@ def kernel_scalar(value, dt, exact=False):
     return value
 
 
-def check_device_dtype(device, *dts):
-    for dt in dts:
-        if not device.supports(dt):
-            raise RuntimeError(
-                f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
-                "(cl_khr_fp64); use float32"
-            )
-
-
 def empty(shape, dt, device) -> Tensor:
     return Tensor._empty(shape, dt, device)
 
@@ -181,7 +172,7 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
         for x, dt in zip(operands, compute)
     ]
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
-        check_device_dtype(device, out_dtype, *compute)
+        device.require(out_dtype, *compute)
     if out is None:
         out = Tensor._empty(shape, out_dtype, device)
     else:
@@ -228,7 +219,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         else:
             records.append(kernel_scalar(x, dt, exact))
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
-        check_device_dtype(device, out_dtype, *compute)
+        device.require(out_dtype, *compute)
     if out is None:
         out = Tensor._empty(shape, out_dtype, device)
     device.backend.elementwise(kernel, out._record(), records, compute)

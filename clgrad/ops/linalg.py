@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_dim
-from .core import broadcast_shapes, check_device_dtype, same_device, sum_to
+from .core import broadcast_shapes, same_device, sum_to
 from .elementwise import where
 from .movement import cat, view_strides
 
@@ -96,7 +96,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         )
     if a.dtype is D.bool_:
         raise NotImplementedError("\"matmul\" not implemented for 'Bool'")
-    check_device_dtype(a.device, a.dtype)
+    a.device.require(a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         _check(a.reshape(1, -1), b.reshape(-1, 1), a, b)
         return (a * b).sum(dtype=a.dtype)

@@ -489,17 +489,9 @@ def reduced_shape(shape, dims, keepdim) -> tuple:
     return tuple(n for i, n in enumerate(shape) if i not in dims)
 
 
-def check_device_dtype(device, dt):
-    if not device.supports(dt):
-        raise RuntimeError(
-            f"{device} ({device.name}) cannot run {dt}: the device has no double precision "
-            "(cl_khr_fp64); use float32"
-        )
-
-
 def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
     """The backend reduction of ``x`` over ``dims``, viewed with or without the reduced dims."""
-    check_device_dtype(x.device, out_dt)
+    x.device.require(out_dt)
     out = Tensor._empty(reduced_shape(x._shape, dims, False), out_dt, x.device)
     if kernel.arg and x.ndim == 0:  # the one element's index
         launch(FILL, [0], out_dt, out_dt, out=out)
