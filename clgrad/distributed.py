@@ -710,6 +710,20 @@ def reduce(
     )
 
 
+def _rooted(g, name, tensor, tensors, root, root_arg, list_arg, role) -> bool:
+    """The checks gather and scatter share (the root rank, the tensor, the list only the root
+    passes, then the collective's header on every rank); whether this rank is the root."""
+    _root(g, root, root_arg)
+    _tensor(tensor)
+    is_root = g.rank == root
+    if is_root:
+        _same_as(tensor, tensors or [], list_arg, g.size)
+    elif tensors:
+        raise ValueError(f"Argument ``{list_arg}`` must NOT be specified on non-{role} ranks.")
+    _check(g, name, tensor, root=root)
+    return is_root
+
+
 def gather(
     tensor: Tensor,
     gather_list: list[Tensor] | None = None,
@@ -727,14 +741,7 @@ def gather(
     """
     g = _default_group(group)
     dst = dst if group_dst is None else group_dst
-    _root(g, dst, "dst")
-    _tensor(tensor)
-    root = g.rank == dst
-    if root:
-        _same_as(tensor, gather_list or [], "gather_list", g.size)
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    _check(g, "gather", tensor, root=dst)
+    root = _rooted(g, "gather", tensor, gather_list, dst, "dst", "gather_list", "destination")
     send, _ = _host(tensor)
     recv = np.empty((g.size, *send.shape), send.dtype) if root else None
 
@@ -769,14 +776,7 @@ def scatter(
     """
     g = _default_group(group)
     src = src if group_src is None else group_src
-    _root(g, src, "src")
-    _tensor(tensor)
-    root = g.rank == src
-    if root:
-        _same_as(tensor, scatter_list or [], "scatter_list", g.size)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    _check(g, "scatter", tensor, root=src)
+    root = _rooted(g, "scatter", tensor, scatter_list, src, "src", "scatter_list", "source")
     send = np.concatenate([_host(t)[0].reshape(-1) for t in scatter_list]) if root else None
     recv, direct = _host(tensor)
 
