@@ -10,25 +10,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import zeros_like
 from ..ops.elementwise import maximum
-from .optimizer import Optimizer, fusable, fused_enabled, fused_update, implementation_options
+from .optimizer import (
+    Optimizer,
+    check_hyperparameters,
+    decayed_grad,
+    fusable,
+    fused_enabled,
+    fused_flags,
+    fused_update,
+    implementation_options,
+    init_state,
+)
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
-
-
-def _check(lr, betas, eps, weight_decay):
-    if lr < 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if eps < 0.0:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if weight_decay < 0.0:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adam(Optimizer):
@@ -67,7 +63,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        _check(lr, betas, eps, weight_decay)
+        check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         super().__init__(
             params,
             dict(
@@ -99,30 +95,18 @@ class Adam(Optimizer):
                 wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
                 decoupled = group.get("decoupled_weight_decay", self._decoupled)
                 fused = fused_enabled(group)
-                flags = frozenset(
-                    name
-                    for name, on in (
-                        ("amsgrad", amsgrad),
-                        ("weight_decay", wd != 0),
-                        ("decoupled", decoupled),
-                        ("maximize", maximize),
-                    )
-                    if on
+                flags = fused_flags(
+                    amsgrad=amsgrad, weight_decay=wd != 0, decoupled=decoupled, maximize=maximize
                 )
                 for p in self._params_with_grad(group):
+                    # the kernel takes the state tensors in this order, the ones in use only
+                    names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
                     state = self.state[p]
-                    if not state:
-                        state["step"] = 0
-                        state["exp_avg"] = zeros_like(p).detach()
-                        state["exp_avg_sq"] = zeros_like(p).detach()
-                        if amsgrad:
-                            state["max_exp_avg_sq"] = zeros_like(p).detach()
+                    init_state(state, p, names)
                     state["step"] += 1
                     step = state["step"]
                     if fused:
-                        states = [state["exp_avg"], state["exp_avg_sq"]]
-                        if amsgrad:
-                            states.append(state["max_exp_avg_sq"])
+                        states = [state[name] for name in names]
                         if fusable(p, p._grad, states):
                             scalars = (
                                 beta1,
@@ -139,12 +123,7 @@ class Adam(Optimizer):
                             continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or state, mixed devices or dtypes)
-                    g = -p._grad if maximize else p._grad
-                    if wd != 0:
-                        if decoupled:
-                            p.mul_(1 - lr * wd)
-                        else:
-                            g = g + p * wd
+                    g = decayed_grad(p, -p._grad if maximize else p._grad, wd, lr, decoupled)
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                     exp_avg.mul_(beta1).add_(g * (1 - beta1))
                     exp_avg_sq.mul_(beta2).add_(g * g * (1 - beta2))

@@ -14,24 +14,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import full_like, zeros_like
+from ..ops.creation import full_like
 from ..ops.elementwise import maximum
-from .optimizer import Optimizer, implementation_options
+from .optimizer import (
+    Optimizer,
+    check_hyperparameters,
+    decayed_grad,
+    implementation_options,
+    init_state,
+)
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
-
-
-def _check(lr=0.0, eps=0.0, weight_decay=0.0, betas=(0.0, 0.0)):
-    if lr < 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if eps < 0.0:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if weight_decay < 0.0:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-    for i, b in enumerate(betas):
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
 class _Simple(Optimizer):
@@ -83,7 +77,7 @@ class Adadelta(_Simple):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        _check(lr, eps, weight_decay)
+        check_hyperparameters(lr=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         opts = implementation_options(
@@ -98,13 +92,9 @@ class Adadelta(_Simple):
 
     def _update(self, p, g, state, group):
         lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-        if not state:
-            state["step"] = 0
-            state["square_avg"] = zeros_like(p).detach()
-            state["acc_delta"] = zeros_like(p).detach()
+        init_state(state, p, ["square_avg", "acc_delta"])
         state["step"] += 1
-        if wd != 0:
-            g = g + p * wd
+        g = decayed_grad(p, g, wd)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).add_(g * g * (1 - rho))
         delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * g
@@ -141,7 +131,7 @@ class Adagrad(_Simple):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check(lr, eps, weight_decay)
+        check_hyperparameters(lr=lr, eps=eps, weight_decay=weight_decay)
         if lr_decay < 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if initial_accumulator_value < 0.0:
@@ -172,8 +162,7 @@ class Adagrad(_Simple):
 
     def _update(self, p, g, state, group):
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            g = g + p * group["weight_decay"]
+        g = decayed_grad(p, g, group["weight_decay"])
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         state["sum"].add_(g * g)
         p.sub_(g / (state["sum"].sqrt() + group["eps"]) * clr)
@@ -206,7 +195,7 @@ class Adamax(_Simple):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        _check(lr, eps, weight_decay, betas)
+        check_hyperparameters(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         super().__init__(
             params,
             dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach)
@@ -218,13 +207,9 @@ class Adamax(_Simple):
 
     def _update(self, p, g, state, group):
         (beta1, beta2), eps = group["betas"], group["eps"]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = zeros_like(p).detach()
-            state["exp_inf"] = zeros_like(p).detach()
+        init_state(state, p, ["exp_avg", "exp_inf"])
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            g = g + p * group["weight_decay"]
+        g = decayed_grad(p, g, group["weight_decay"])
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_inf.copy_(maximum(exp_inf * beta2, g.abs() + eps))
@@ -264,7 +249,7 @@ class NAdam(_Simple):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        _check(lr, eps, weight_decay, betas)
+        check_hyperparameters(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         if momentum_decay < 0.0:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(
@@ -288,19 +273,11 @@ class NAdam(_Simple):
             group["eps"],
             group["weight_decay"],
         )
-        if not state:
-            state["step"] = 0
-            state["mu_product"] = 1.0
-            state["exp_avg"] = zeros_like(p).detach()
-            state["exp_avg_sq"] = zeros_like(p).detach()
+        init_state(state, p, ["exp_avg", "exp_avg_sq"], mu_product=1.0)
         state["step"] += 1
         step = state["step"]
         bias_correction2 = 1 - beta2**step
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                g = g + p * wd
+        g = decayed_grad(p, g, wd, lr, group["decoupled_weight_decay"])
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
@@ -345,7 +322,7 @@ class RAdam(_Simple):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        _check(lr, eps, weight_decay, betas)
+        check_hyperparameters(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         super().__init__(
             params,
             dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize)
@@ -362,17 +339,10 @@ class RAdam(_Simple):
             group["eps"],
             group["weight_decay"],
         )
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = zeros_like(p).detach()
-            state["exp_avg_sq"] = zeros_like(p).detach()
+        init_state(state, p, ["exp_avg", "exp_avg_sq"])
         state["step"] += 1
         step = state["step"]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                g = g + p * wd
+        g = decayed_grad(p, g, wd, lr, group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(g * g * (1 - beta2))
@@ -420,7 +390,7 @@ class ASGD(_Simple):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        _check(lr, 0.0, weight_decay)
+        check_hyperparameters(lr=lr, weight_decay=weight_decay)
         super().__init__(
             params,
             dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay)
@@ -432,15 +402,10 @@ class ASGD(_Simple):
 
     def _update(self, p, g, state, group):
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-        if not state:
-            state["step"] = 0
-            state["eta"] = float(lr)
-            state["mu"] = 1.0
-            state["ax"] = zeros_like(p).detach()
+        init_state(state, p, ["ax"], eta=float(lr), mu=1.0)
         state["step"] += 1
         step = state["step"]
-        if group["weight_decay"] != 0:
-            g = g + p * group["weight_decay"]
+        g = decayed_grad(p, g, group["weight_decay"])
         eta = float(state["eta"])
         p.mul_(1 - lambd * eta)
         p.add_(g, alpha=-eta)

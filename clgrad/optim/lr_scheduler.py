@@ -26,6 +26,21 @@ __all__ = [
 ]
 
 
+def _check_optimizer(optimizer):
+    # torch's TypeError, raised before anything touches the optimizer's groups
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _warn_epoch():
+    # stacklevel 3: the warning names the line that called the scheduler's step(epoch)
+    warnings.warn(
+        "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 class LRScheduler:
     """Base class of the learning-rate schedules, as ``torch.optim.lr_scheduler.LRScheduler``:
     it records each group's ``initial_lr`` (``base_lrs``) and sets the groups' "lr" at
@@ -42,8 +57,7 @@ class LRScheduler:
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -102,11 +116,7 @@ class LRScheduler:
         """
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(
-                "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
-                UserWarning,
-                stacklevel=2,
-            )
+            _warn_epoch()
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -117,9 +127,17 @@ class LRScheduler:
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
+        self._set_lrs(values)
+
+    def _group_lrs(self):
+        """Each group's current lr (the recursive formulas start from these)."""
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def _set_lrs(self, values):
+        """Writes ``values`` into the groups' "lr" and records them for ``get_last_lr``."""
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = self._group_lrs()
 
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's state (every attribute but the optimizer), for ``load_state_dict``.
@@ -218,7 +236,7 @@ class StepLR(LRScheduler):
         ``step_size``.
         """
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [group["lr"] for group in self.optimizer.param_groups]
+            return self._group_lrs()
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
@@ -283,7 +301,7 @@ class ExponentialLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """The current lrs times ``gamma`` (unchanged at epoch 0)."""
         if self.last_epoch == 0:
-            return [group["lr"] for group in self.optimizer.param_groups]
+            return self._group_lrs()
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
@@ -319,7 +337,7 @@ class CosineAnnealingLR(LRScheduler):
         groups = self.optimizer.param_groups
         e, t, lo = self.last_epoch, self.T_max, self.eta_min
         if e == 0:
-            return [g["lr"] for g in groups]
+            return self._group_lrs()
         if self._step_count == 1 and e > 0:
             return [
                 lo + (base - lo) * (1 + math.cos(e * math.pi / t)) / 2 for base in self.base_lrs
@@ -377,7 +395,7 @@ class ConstantLR(LRScheduler):
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in groups]
         if self.last_epoch != self.total_iters:
-            return [g["lr"] for g in groups]
+            return self._group_lrs()
         return [g["lr"] * (1.0 / self.factor) for g in groups]
 
     def _get_closed_form_lr(self):
@@ -425,7 +443,7 @@ class LinearLR(LRScheduler):
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in groups]
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [g["lr"] for g in groups]
+            return self._group_lrs()
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
         return [g["lr"] * ratio for g in groups]
@@ -583,9 +601,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._set_lrs(self.get_lr())
 
 
 def _per_group(name, optimizer, value):
@@ -633,8 +649,7 @@ class OneCycleLR(LRScheduler):
         three_phase: bool = False,
         last_epoch: int = -1,
     ) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
@@ -758,8 +773,7 @@ class ReduceLROnPlateau(LRScheduler):
     ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.factor, self.optimizer = factor, optimizer
         if isinstance(min_lr, (list, tuple)):
             self.default_min_lr = None
@@ -769,7 +783,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
         self.patience, self.cooldown, self.eps = patience, cooldown, eps
         self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = self._group_lrs()
         self._init_is_better(mode, threshold, threshold_mode)
         self._reset()
 
@@ -785,11 +799,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(
-                "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
-                UserWarning,
-                stacklevel=2,
-            )
+            _warn_epoch()
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -803,7 +813,7 @@ class ReduceLROnPlateau(LRScheduler):
             self._reduce_lr()
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = self._group_lrs()
 
     def _reduce_lr(self):
         if len(self.optimizer.param_groups) != len(self.min_lrs):

@@ -12,6 +12,7 @@ from copy import deepcopy
 from typing import Any
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops.creation import zeros_like
 from ..tensor import Tensor
 
 #: What an optimizer takes: tensors, or dicts that each define a parameter group.
@@ -117,6 +118,80 @@ def fused_update(kind: str, flags: frozenset, p: Tensor, grad: Tensor, states: l
     p._storage.version += 1
     for t in states:
         t._storage.version += 1
+
+
+# The wording of torch's ValueError for each hyperparameter that must not be negative (the
+# others read "Invalid <name> value").
+_INVALID = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_hyperparameters(**values: Any) -> None:
+    """Raises PyTorch's ValueError for the first invalid value, in the order given (each
+    optimizer passes them in its torch counterpart's order, so the same error wins when several
+    are off): ``betas`` must lie in [0, 1), every other value must not be negative. An ``lr``
+    that is ``required`` (SGD's, set per group) is checked per group, not here.
+
+    >>> from clgrad.optim.optimizer import check_hyperparameters
+    >>> check_hyperparameters(lr=0.1, betas=(0.9, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid beta parameter at index 1: 1.0
+    """
+    for name, value in values.items():
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif value is not required and value < 0.0:
+            raise ValueError(f"Invalid {_INVALID.get(name, name + ' value')}: {value}")
+
+
+def fused_flags(**on: bool) -> frozenset:
+    """The names of the fused kernel's flags that are on (see ``clgrad.backend.base.OPTIMIZERS``).
+
+    >>> from clgrad.optim.optimizer import fused_flags
+    >>> sorted(fused_flags(momentum=True, nesterov=False, maximize=True))
+    ['maximize', 'momentum']
+    """
+    return frozenset(name for name, value in on.items() if value)
+
+
+def init_state(state: dict, p: Tensor, zeros: Iterable[str], **numbers: Any) -> None:
+    """Fills a parameter's empty ``state`` on its first update, in PyTorch's key order:
+    ``step`` (0), then the Python ``numbers``, then a zero tensor like ``p`` for each name in
+    ``zeros``. A state that exists (a later step, or one loaded from a state dict) is kept.
+
+    >>> from clgrad.optim.optimizer import init_state
+    >>> state = {}
+    >>> init_state(state, clgrad.ones(2), ["exp_avg"], mu_product=1.0)
+    >>> state
+    {'step': 0, 'mu_product': 1.0, 'exp_avg': tensor([0., 0.])}
+    """
+    if state:
+        return
+    state["step"] = 0
+    state.update(numbers)
+    for name in zeros:
+        state[name] = zeros_like(p).detach()
+
+
+def decayed_grad(
+    p: Tensor, g: Tensor, weight_decay: float, lr: float = 0.0, decoupled: bool = False
+) -> Tensor:
+    """``g`` with PyTorch's weight decay: the L2 term ``g + weight_decay * p`` or, ``decoupled``
+    (AdamW's), ``p`` shrunk in place by ``1 - lr * weight_decay`` and ``g`` as it is. The
+    per-op path of every optimizer; the fused kernels do the same from their flags.
+
+    >>> from clgrad.optim.optimizer import decayed_grad
+    >>> decayed_grad(clgrad.tensor([1.0, 2.0]), clgrad.tensor([0.5, 0.5]), 0.1)
+    tensor([0.6000, 0.7000])
+    """
+    if weight_decay == 0:
+        return g
+    if decoupled:
+        p.mul_(1 - lr * weight_decay)
+        return g
+    return g + p * weight_decay
 
 
 class Optimizer:

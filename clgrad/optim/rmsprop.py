@@ -6,8 +6,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import zeros_like
-from .optimizer import Optimizer, fusable, fused_enabled, fused_update, implementation_options
+from .optimizer import (
+    Optimizer,
+    check_hyperparameters,
+    decayed_grad,
+    fusable,
+    fused_enabled,
+    fused_flags,
+    fused_update,
+    implementation_options,
+    init_state,
+)
 
 _KEYS = ("capturable", "foreach", "differentiable")
 
@@ -45,16 +54,9 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if alpha < 0.0:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_hyperparameters(
+            lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha
+        )
         super().__init__(
             params,
             dict(
@@ -79,41 +81,31 @@ class RMSprop(Optimizer):
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
                 fused = fused_enabled(group)
-                flags = frozenset(
-                    name
-                    for name, on in (
-                        ("momentum", momentum > 0),
-                        ("centered", centered),
-                        ("weight_decay", wd != 0),
-                        ("maximize", group["maximize"]),
-                    )
-                    if on
+                flags = fused_flags(
+                    momentum=momentum > 0,
+                    centered=centered,
+                    weight_decay=wd != 0,
+                    maximize=group["maximize"],
                 )
                 for p in self._params_with_grad(group):
+                    # the kernel takes the state tensors in this order, the ones in use only
+                    names = ["square_avg"]
+                    if momentum > 0:
+                        names.append("momentum_buffer")
+                    if centered:
+                        names.append("grad_avg")
                     state = self.state[p]
-                    if not state:
-                        state["step"] = 0
-                        state["square_avg"] = zeros_like(p).detach()
-                        if momentum > 0:
-                            state["momentum_buffer"] = zeros_like(p).detach()
-                        if centered:
-                            state["grad_avg"] = zeros_like(p).detach()
+                    init_state(state, p, names)
                     state["step"] += 1
                     if fused:
-                        states = [state["square_avg"]]
-                        if momentum > 0:
-                            states.append(state["momentum_buffer"])
-                        if centered:
-                            states.append(state["grad_avg"])
+                        states = [state[name] for name in names]
                         if fusable(p, p._grad, states):
                             scalars = (-lr, alpha, 1 - alpha, eps, wd, momentum)
                             fused_update("rmsprop", flags, p, p._grad, states, scalars)
                             continue
                     # one op per term: foreach=False, or what the kernel can't take (a strided
                     # parameter or state, mixed devices or dtypes)
-                    g = -p._grad if group["maximize"] else p._grad
-                    if wd != 0:
-                        g = g + p * wd
+                    g = decayed_grad(p, -p._grad if group["maximize"] else p._grad, wd)
                     square_avg = state["square_avg"]
                     square_avg.mul_(alpha).add_(g * g * (1 - alpha))
                     if centered:

@@ -10,11 +10,13 @@ from ..autograd.grad_mode import no_grad
 from ..ops.creation import empty_like
 from .optimizer import (
     Optimizer,
+    check_hyperparameters,
+    decayed_grad,
     fusable,
     fused_enabled,
+    fused_flags,
     fused_update,
     implementation_options,
-    required,
 )
 
 if TYPE_CHECKING:
@@ -51,12 +53,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(
@@ -88,26 +85,18 @@ class SGD(Optimizer):
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
                 fused = fused_enabled(group)
-                flags = frozenset(
-                    name
-                    for name, on in (
-                        ("momentum", momentum != 0),
-                        ("nesterov", nesterov),
-                        ("weight_decay", wd != 0),
-                        ("maximize", maximize),
-                    )
-                    if on
+                flags = fused_flags(
+                    momentum=momentum != 0,
+                    nesterov=nesterov,
+                    weight_decay=wd != 0,
+                    maximize=maximize,
                 )
                 for p in self._params_with_grad(group):
                     if fused and self._fused(p, flags, lr, momentum, dampening, wd):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or buffer, mixed devices or dtypes)
-                    g = p._grad
-                    if maximize:
-                        g = -g
-                    if wd != 0:
-                        g = g + p * wd
+                    g = decayed_grad(p, -p._grad if maximize else p._grad, wd)
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
