@@ -1512,6 +1512,17 @@ def _interp_matrix(mode, n_in, n_out, align_corners, scale, ft):
     return m
 
 
+def _interp_per_dim(value, nd, convert, mismatch_message):
+    """interpolate's ``size`` or ``scale_factor`` as an ``nd``-tuple: a sequence (which must
+    have ``nd`` items, else ValueError(``mismatch_message``)) converted item by item, or one
+    number repeated."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != nd:
+            raise ValueError(mismatch_message)
+        return tuple(convert(v) for v in value)
+    return (convert(value),) * nd
+
+
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -1559,30 +1570,22 @@ def interpolate(
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        if isinstance(size, (tuple, list)):
-            if len(size) != nd:
-                raise ValueError(
-                    f"Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(spatial)} and output size of "
-                    f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
-                    "output size in (o1, o2, ...,oK) format."
-                )
-            outs = tuple(int(s) for s in size)
-        else:
-            outs = (int(size),) * nd
+        outs = _interp_per_dim(
+            size, nd, int,
+            f"Input and output must have the same number of spatial dimensions, but got "
+            f"input with spatial dimensions of {list(spatial)} and output size of "
+            f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            "output size in (o1, o2, ...,oK) format.",
+        )  # fmt: skip
         scales = (None,) * nd
     elif scale_factor is not None:
-        if isinstance(scale_factor, (tuple, list)):
-            if len(scale_factor) != nd:
-                raise ValueError(
-                    f"Input and scale_factor must have the same number of spatial dimensions, "
-                    f"but got input with spatial dimensions of {list(spatial)} and scale_factor "
-                    f"of shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
-                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-                )
-            factors = tuple(float(f) for f in scale_factor)
-        else:
-            factors = (float(scale_factor),) * nd
+        factors = _interp_per_dim(
+            scale_factor, nd, float,
+            f"Input and scale_factor must have the same number of spatial dimensions, "
+            f"but got input with spatial dimensions of {list(spatial)} and scale_factor "
+            f"of shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+            "...,dK) format and scale_factor in (s1, s2, ...,sK) format.",
+        )  # fmt: skip
         outs = tuple(math.floor(n * f) for n, f in zip(spatial, factors))
         scales = (None,) * nd if recompute_scale_factor else factors
     else:

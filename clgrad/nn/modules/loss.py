@@ -314,13 +314,9 @@ class MultiMarginLoss(_WeightedLoss):
         )
 
 
-class MarginRankingLoss(_Loss):
-    """``max(0, -target * (input1 - input2) + margin)``, as ``torch.nn.MarginRankingLoss``.
-
-    >>> loss = clgrad.nn.MarginRankingLoss()
-    >>> loss(clgrad.tensor([1.0, 2.0]), clgrad.tensor([2.0, 0.0]), clgrad.tensor([1.0, 1.0]))
-    tensor(0.5000)
-    """
+class _MarginLoss(_Loss):
+    """A loss whose one option besides the reduction is ``margin`` (MarginRankingLoss,
+    CosineEmbeddingLoss; HingeEmbeddingLoss with its own default of 1)."""
 
     def __init__(
         self,
@@ -332,12 +328,21 @@ class MarginRankingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
+
+class MarginRankingLoss(_MarginLoss):
+    """``max(0, -target * (input1 - input2) + margin)``, as ``torch.nn.MarginRankingLoss``.
+
+    >>> loss = clgrad.nn.MarginRankingLoss()
+    >>> loss(clgrad.tensor([1.0, 2.0]), clgrad.tensor([2.0, 0.0]), clgrad.tensor([1.0, 1.0]))
+    tensor(0.5000)
+    """
+
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         """``margin_ranking_loss(input1, input2, target, margin, reduction=...)``."""
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class HingeEmbeddingLoss(_Loss):
+class HingeEmbeddingLoss(_MarginLoss):
     """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1, as
     ``torch.nn.HingeEmbeddingLoss``.
 
@@ -352,15 +357,14 @@ class HingeEmbeddingLoss(_Loss):
         reduce: bool | None = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``hinge_embedding_loss(input, target, margin, reduction=...)``."""
         return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(_Loss):
+class CosineEmbeddingLoss(_MarginLoss):
     """``1 - cos(x1, x2)`` for target 1, ``max(0, cos(x1, x2) - margin)`` for -1, as
     ``torch.nn.CosineEmbeddingLoss``.
 
@@ -368,16 +372,6 @@ class CosineEmbeddingLoss(_Loss):
     >>> loss(clgrad.tensor([[1.0, 0.0]]), clgrad.tensor([[1.0, 1.0]]), clgrad.tensor([1.0]))
     tensor(0.2929)
     """
-
-    def __init__(
-        self,
-        margin: float = 0.0,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         """``cosine_embedding_loss(input1, input2, target, margin, reduction=...)``."""

@@ -151,7 +151,34 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-class RMSNorm(Module):
+class _ShapeNorm(Module):
+    """What RMSNorm and LayerNorm share: normalization over the trailing
+    ``normalized_shape`` dims, with an optional element-wise ``weight`` of that shape, and
+    the same repr. LayerNorm adds its ``bias`` after ``weight`` (torch's parameter order)."""
+
+    def __init__(self, normalized_shape, eps, elementwise_affine, device, dtype) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        """Resets ``weight`` to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class RMSNorm(_ShapeNorm):
     """Root-mean-square normalization over the last ``len(normalized_shape)`` dims, then the
     element-wise ``weight`` (with ``elementwise_affine``), as ``torch.nn.RMSNorm``; ``eps``
     None means the input dtype's machine epsilon.
@@ -171,32 +198,14 @@ class RMSNorm(Module):
         device: Device | str | None = None,
         dtype: D.dtype | None = None,
     ) -> None:
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-
-    def reset_parameters(self) -> None:
-        """Resets ``weight`` to 1."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """``rms_norm(x, normalized_shape, weight, eps)``."""
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-    def extra_repr(self) -> str:
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
 
-
-class LayerNorm(Module):
+class LayerNorm(_ShapeNorm):
     """Layer normalization, as ``torch.nn.LayerNorm``: normalizes each sample over its last
     ``len(normalized_shape)`` dims (which must equal ``normalized_shape``) to zero mean and
     unit (biased) variance, then applies the element-wise ``weight`` and ``bias`` of shape
@@ -218,37 +227,21 @@ class LayerNorm(Module):
         device: Device | str | None = None,
         dtype: D.dtype | None = None,
     ) -> None:
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
-        kw = {"device": device, "dtype": dtype}
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(zeros(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
+        super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
+        if elementwise_affine and bias:
+            self.bias = Parameter(zeros(self.normalized_shape, device=device, dtype=dtype))
         else:
-            self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
     def reset_parameters(self) -> None:
         """Resets ``weight`` to 1 and ``bias`` to 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        super().reset_parameters()
+        if self.bias is not None:
+            init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         """``layer_norm(input, normalized_shape, weight, bias, eps)``."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
 
 
 class GroupNorm(Module):

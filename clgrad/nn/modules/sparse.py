@@ -17,7 +17,45 @@ if TYPE_CHECKING:
     from ...tensor import Tensor
 
 
-class Embedding(Module):
+class _EmbeddingTable(Module):
+    """What Embedding and EmbeddingBag share: the ``(num_embeddings, embedding_dim)`` weight
+    (given as ``_weight`` or drawn by ``reset_parameters``) and the ``padding_idx`` row."""
+
+    @staticmethod
+    def _wrap_padding_idx(padding_idx, num_embeddings, name):
+        """``padding_idx`` made non-negative; ``name`` is how torch spells it in the error
+        (its two modules differ: "Padding_idx" / "padding_idx")."""
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError(f"{name} must be within num_embeddings")
+            padding_idx %= num_embeddings
+        return padding_idx
+
+    def _init_weight(self, _weight, requires_grad, device, dtype):
+        """Sets ``weight``: ``_weight`` itself (shape checked) or a fresh N(0, 1) table."""
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            weight = empty(*shape, device=device, dtype=dtype)
+            self.weight = Parameter(weight, requires_grad=requires_grad)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != shape:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight, requires_grad=requires_grad)
+
+    def reset_parameters(self) -> None:
+        """Re-draws ``weight`` from N(0, 1), zeroing the ``padding_idx`` row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            from ...autograd.grad_mode import no_grad
+
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+
+class Embedding(_EmbeddingTable):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``, as
     ``torch.nn.Embedding``: an integer index tensor of any shape ``(*)`` gives the rows
     ``weight[input]``, of shape ``(*, embedding_dim)``. ``weight`` is initialized from N(0, 1),
@@ -53,33 +91,10 @@ class Embedding(Module):
                 "Embedding: sparse gradients and scale_grad_by_freq are not supported"
             )
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
+        padding_idx = self._wrap_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is None:
-            self.weight = Parameter(
-                empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
-                requires_grad=not _freeze,
-            )
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError(
-                    "Shape of weight does not match num_embeddings and embedding_dim"
-                )
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-
-    def reset_parameters(self) -> None:
-        """Re-draws ``weight`` from N(0, 1), zeroing the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            from ...autograd.grad_mode import no_grad
-
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        self._init_weight(_weight, not _freeze, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         """``embedding(input, weight, padding_idx, max_norm, norm_type)``."""
@@ -129,7 +144,7 @@ class Embedding(Module):
         )
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """Sums, means or maxima of bags of embeddings without materializing the looked-up rows
     per bag, as ``torch.nn.EmbeddingBag``: ``forward(input, offsets, per_sample_weights)``
     with a 2-d ``(B, L)`` input or a 1-d input split at ``offsets``. ``weight`` is
@@ -164,31 +179,8 @@ class EmbeddingBag(Module):
         self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.include_last_offset = include_last_offset
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(
-                empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
-            )
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError(
-                    "Shape of weight does not match num_embeddings and embedding_dim"
-                )
-            self.weight = Parameter(_weight)
-
-    def reset_parameters(self) -> None:
-        """Re-draws ``weight`` from N(0, 1), zeroing the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            from ...autograd.grad_mode import no_grad
-
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        self.padding_idx = self._wrap_padding_idx(padding_idx, num_embeddings, "padding_idx")
+        self._init_weight(_weight, True, device, dtype)
 
     def forward(
         self,

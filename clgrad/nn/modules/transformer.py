@@ -215,14 +215,13 @@ def _activation(activation):
     return activation
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block, each with a residual connection and a
-    LayerNorm (after, or before with ``norm_first``), as ``torch.nn.TransformerEncoderLayer``.
+class _TransformerLayer(Module):
+    """What TransformerEncoderLayer and TransformerDecoderLayer share: the sub-modules
+    (decoder layers add ``multihead_attn`` and a third norm / dropout), the constructor with
+    torch's signature, and the self-attention and feed-forward blocks. Sub-modules are
+    registered in torch's order so state dict keys (and their order) match ``torch.nn``'s."""
 
-    >>> layer = clgrad.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
-    >>> layer(clgrad.rand(3, 5, 8)).shape
-    clgrad.Size([3, 5, 8])
-    """
+    _blocks = 2  # residual blocks: norm1..normN and dropout1..dropoutN; decoder layers have 3
 
     def __init__(
         self,
@@ -243,14 +242,18 @@ class TransformerEncoderLayer(Module):
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
         )
+        if self._blocks == 3:
+            self.multihead_attn = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+            )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        for i in range(1, self._blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, self._blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = _activation(activation)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
@@ -261,7 +264,19 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        # the feed-forward block is the last one, so its dropout is the last numbered one
+        last_dropout = getattr(self, f"dropout{self._blocks}")
+        return last_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then a feed-forward block, each with a residual connection and a
+    LayerNorm (after, or before with ``norm_first``), as ``torch.nn.TransformerEncoderLayer``.
+
+    >>> layer = clgrad.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    >>> layer(clgrad.rand(3, 5, 8)).shape
+    clgrad.Size([3, 5, 8])
+    """
 
     def forward(
         self,
@@ -279,7 +294,7 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff_block(x))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's ``memory``, then a feed-forward block,
     each with a residual connection and a LayerNorm, as ``torch.nn.TransformerDecoderLayer``.
 
@@ -288,46 +303,7 @@ class TransformerDecoderLayer(Module):
     clgrad.Size([4, 2, 8])
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable[[Tensor], Tensor] = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Device | str | None = None,
-        dtype: DType | None = None,
-    ) -> None:
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            is_causal=is_causal, need_weights=False,
-        )[0]  # fmt: skip
-        return self.dropout1(x)
+    _blocks = 3
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(
@@ -335,9 +311,6 @@ class TransformerDecoderLayer(Module):
             is_causal=is_causal, need_weights=False,
         )[0]  # fmt: skip
         return self.dropout2(x)
-
-    def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(
         self,
@@ -365,7 +338,24 @@ class TransformerDecoderLayer(Module):
         return self.norm3(x + self._ff_block(x))
 
 
-class TransformerEncoder(Module):
+class _TransformerStack(Module):
+    """What TransformerEncoder and TransformerDecoder share: ``num_layers`` deep copies of
+    one layer (``layers.0`` ... in the state dict, as torch) and an optional final norm."""
+
+    def __init__(self, layer: Module, num_layers: int, norm: Module | None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def _run(self, x, *args, **kwargs):
+        """``x`` through every layer, each called with the same extra arguments, then
+        ``norm`` (if given)."""
+        for layer in self.layers:
+            x = layer(x, *args, **kwargs)
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerEncoder(_TransformerStack):
     """``num_layers`` copies of ``encoder_layer`` in sequence, then ``norm`` (if given), as
     ``torch.nn.TransformerEncoder``.
 
@@ -383,9 +373,7 @@ class TransformerEncoder(Module):
         enable_nested_tensor: bool = True,
         mask_check: bool = True,
     ) -> None:
-        super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers, self.norm = num_layers, norm
+        super().__init__(encoder_layer, num_layers, norm)
 
     def forward(
         self,
@@ -395,14 +383,11 @@ class TransformerEncoder(Module):
         is_causal: bool | None = None,
     ) -> Tensor:
         """``src`` through every layer (and ``norm``)."""
-        x = src
-        for layer in self.layers:
-            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                      is_causal=bool(is_causal))  # fmt: skip
-        return self.norm(x) if self.norm is not None else x
+        return self._run(src, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                         is_causal=bool(is_causal))  # fmt: skip
 
 
-class TransformerDecoder(Module):
+class TransformerDecoder(_TransformerStack):
     """``num_layers`` copies of ``decoder_layer`` in sequence, then ``norm`` (if given), as
     ``torch.nn.TransformerDecoder``.
 
@@ -415,9 +400,7 @@ class TransformerDecoder(Module):
     def __init__(
         self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
     ) -> None:
-        super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
-        self.num_layers, self.norm = num_layers, norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(
         self,
@@ -431,15 +414,12 @@ class TransformerDecoder(Module):
         memory_is_causal: bool = False,
     ) -> Tensor:
         """``tgt`` through every layer, attending ``memory`` (then ``norm``)."""
-        x = tgt
-        for layer in self.layers:
-            x = layer(
-                x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                tgt_key_padding_mask=tgt_key_padding_mask,
-                memory_key_padding_mask=memory_key_padding_mask,
-                tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal,
-            )  # fmt: skip
-        return self.norm(x) if self.norm is not None else x
+        return self._run(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal,
+        )  # fmt: skip
 
 
 class Transformer(Module):
