@@ -139,6 +139,50 @@ def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
+def is_signed(input: Tensor) -> bool:
+    """Whether ``input``'s dtype holds negative values (every dtype but uint8 and bool).
+
+    >>> clgrad.is_signed(clgrad.zeros(1)), clgrad.is_signed(clgrad.zeros(1, dtype=clgrad.uint8))
+    (True, False)
+    """
+    return input.is_signed()
+
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted for PyTorch programs: ``'highest'``, ``'high'`` or ``'medium'`` is recorded (and
+    returned by ``get_float32_matmul_precision``) but changes nothing, since clgrad's float32
+    matmul always multiplies and accumulates in float32, as CPU torch does. Any other value
+    warns and is ignored, as torch does.
+
+    >>> clgrad.set_float32_matmul_precision("high"); clgrad.get_float32_matmul_precision()
+    'high'
+    >>> clgrad.set_float32_matmul_precision("highest")
+    """
+    if precision not in ("highest", "high", "medium"):
+        import warnings
+
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+            "setFloat32MatmulPrecision call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The value ``set_float32_matmul_precision`` recorded (``'highest'`` until then).
+
+    >>> clgrad.get_float32_matmul_precision()
+    'highest'
+    """
+    return _matmul_precision[0]
+
+
 _deterministic = [False]
 _threads = [1]
 

@@ -1144,3 +1144,283 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     base = empty(span, dtype=dtype, device=device)
     out = Tensor._make(base._storage, size, stride, 0, base.dtype)
     return _finish(out, requires_grad)
+
+
+def range_inclusive(
+    start: Number,
+    end: Number,
+    step: Number = 1,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """PyTorch's deprecated ``torch.range``: ``start`` to ``end`` with ``end`` included, in the
+    default float dtype unless ``dtype`` is given, with torch's deprecation UserWarning.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
+    import warnings
+
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior "
+        "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+        "values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    out = Tensor._empty((n,), dt, resolve(device))
+    acc = (
+        D.int64
+        if not dt.is_floating_point
+        else (D.float64 if out.device.supports_float64 else D.float32)
+    )
+    if not dt.is_floating_point:
+        start, step = int(start), int(step)
+    out.device.backend.arange(out._record(), start, step, acc)
+    return _finish(out, requires_grad)
+
+
+def asarray(
+    obj: Any,
+    *,
+    dtype: D.dtype | None = None,
+    device: str | Device | None = None,
+    copy: bool | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``obj`` (a tensor, NumPy array, buffer, scalar or nested sequence) as a tensor, like
+    ``torch.asarray``: a tensor or cpu NumPy array is shared when dtype and device already match
+    and ``copy`` is not True; ``copy=False`` where a copy is needed raises ValueError.
+
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0], dtype=np.float32)
+    >>> t = clgrad.asarray(a)
+    >>> a[0] = 7.0
+    >>> t
+    tensor([7., 2.])
+    >>> clgrad.asarray([1, 2], dtype=clgrad.float32, copy=True)
+    tensor([1., 2.])
+    """
+    dt = D.as_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, Tensor):
+        dev = resolve(device) if device is not None else obj.device
+        same = (dt is None or dt == obj.dtype) and dev == obj.device
+        if copy is False and not same:
+            raise ValueError("can't alias tensor from obj: a copy was requested off (copy=False)")
+        if same and not copy:
+            out = obj
+        else:
+            out = obj.detach().to(device=dev, dtype=dt or obj.dtype, copy=True)
+    elif isinstance(obj, (np.ndarray, bytes, bytearray, memoryview)):
+        arr = np.asarray(obj) if isinstance(obj, np.ndarray) else np.frombuffer(obj, np.uint8)
+        shared = as_tensor(arr, dtype=dt, device=device)
+        aliased = shared.device.is_cpu and shared.dtype.np == arr.dtype
+        if copy is False and not aliased:
+            raise ValueError("can't alias NumPy array: a copy is needed for this dtype or device")
+        out = shared.clone() if copy else shared
+    else:
+        if copy is False:
+            raise ValueError(f"can't alias {type(obj).__name__}: a copy is needed (copy=False)")
+        out = tensor(obj, dtype=dt, device=device)
+    if requires_grad:
+        out = out.requires_grad_(True)
+    return out
+
+
+_WARNED_READONLY = [False]
+
+
+def frombuffer(
+    buffer: Any,
+    *,
+    dtype: D.dtype,
+    count: int = -1,
+    offset: int = 0,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A 1-D cpu tensor sharing memory with ``buffer`` (any object with the buffer protocol),
+    ``count`` elements of ``dtype`` from byte ``offset`` (-1: to the end), like
+    ``torch.frombuffer``; a read-only buffer (``bytes``) warns once, as torch does, and is copied.
+
+    >>> b = bytearray(b"\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00")
+    >>> t = clgrad.frombuffer(b, dtype=clgrad.int32)
+    >>> b[0] = 9
+    >>> t
+    tensor([9, 2], dtype=clgrad.int32)
+    """
+    import warnings
+
+    dt = D.as_dtype(dtype)
+    size = memoryview(buffer).nbytes
+    if size == 0 or (count != 0 and offset >= size) or offset < 0:
+        raise ValueError(
+            f"both buffer length ({size}) and offset ({offset}) must be greater than 0 and "
+            "the offset must be smaller than the buffer length"
+        )
+    if count < 0 and (size - offset) % dt.itemsize:
+        raise ValueError(
+            f"buffer length ({size - offset} bytes) after offset ({offset} bytes) must be a "
+            f"multiple of element size ({dt.itemsize})"
+        )
+    arr = np.frombuffer(buffer, dtype=dt.np, count=count, offset=offset)
+    if not arr.flags.writeable:
+        if not _WARNED_READONLY[0]:
+            _WARNED_READONLY[0] = True
+            warnings.warn(
+                "The given buffer is not writable, and PyTorch does not support non-writable "
+                "tensors. This means you can write to the underlying (supposedly non-writable) "
+                "buffer using the tensor. You may want to copy the buffer to protect its data or "
+                "make it writable before converting it to a tensor. This type of warning will be "
+                "suppressed for the rest of this program.",
+                UserWarning,
+                stacklevel=2,
+            )
+        # torch aliases read-only memory as writable; NumPy will not write through it, so
+        # clgrad copies a read-only buffer (the values are the same, writes don't reach it)
+        arr = arr.copy()
+    return _finish(from_numpy(arr), requires_grad)
+
+
+def _window(name, n, periodic, dtype, device, layout, requires_grad, values):
+    """A window of ``n`` points: ``values(m)`` gives the symmetric window of ``m`` points in
+    float64 (NumPy); periodic windows are the first ``n`` of ``n + 1``, as torch computes them."""
+    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    if n <= 1:
+        arr = np.ones(n)
+    else:
+        arr = values(n + 1)[:n] if periodic else values(n)
+    return tensor(arr.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _cosine_sum(*coefs):
+    def values(m):
+        k = 2 * np.pi * np.arange(m) / (m - 1)
+        return sum(c * np.cos(i * k) for i, c in enumerate(coefs))
+
+    return values
+
+
+def hann_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Hann window, ``0.5 - 0.5 cos(2 pi n / (N - 1))``, like ``torch.hann_window``
+    (``periodic``: N is ``window_length + 1`` and the last point is dropped).
+
+    >>> clgrad.hann_window(4)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    f = _cosine_sum(0.5, -0.5)
+    return _window("hann_window", window_length, periodic, dtype, device, layout, requires_grad, f)
+
+
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Hamming window, ``alpha - beta cos(2 pi n / (N - 1))``, like
+    ``torch.hamming_window``.
+
+    >>> clgrad.hamming_window(3, periodic=False)
+    tensor([0.0800, 1.0000, 0.0800])
+    """
+    f = _cosine_sum(alpha, -beta)
+    return _window(
+        "hamming_window", window_length, periodic, dtype, device, layout, requires_grad, f
+    )
+
+
+def blackman_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Blackman window, ``0.42 - 0.5 cos(2 pi n/(N-1)) + 0.08 cos(4 pi n/(N-1))``, like
+    ``torch.blackman_window``.
+
+    >>> clgrad.blackman_window(5, periodic=False)[1:4]
+    tensor([0.3400, 1.0000, 0.3400])
+    """
+    f = _cosine_sum(0.42, -0.5, 0.08)
+    return _window(
+        "blackman_window", window_length, periodic, dtype, device, layout, requires_grad, f
+    )
+
+
+def bartlett_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Bartlett (triangular) window, ``1 - |2n / (N - 1) - 1|``, like
+    ``torch.bartlett_window``.
+
+    >>> clgrad.bartlett_window(5, periodic=False)
+    tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
+    """
+
+    def f(m):
+        return 1 - np.abs(2 * np.arange(m) / (m - 1) - 1)
+
+    return _window(
+        "bartlett_window", window_length, periodic, dtype, device, layout, requires_grad, f
+    )
+
+
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The Kaiser window, ``I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta)``, like
+    ``torch.kaiser_window``.
+
+    >>> clgrad.kaiser_window(3, periodic=False, beta=0.0)
+    tensor([1., 1., 1.])
+    """
+
+    def f(m):
+        return np.kaiser(m, beta)
+
+    return _window(
+        "kaiser_window", window_length, periodic, dtype, device, layout, requires_grad, f
+    )

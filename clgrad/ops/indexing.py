@@ -1052,3 +1052,32 @@ def argwhere(input: Tensor) -> Tensor:
             [2]])
     """
     return nonzero(input)
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """The coordinates in a tensor of ``shape`` of each flat index in ``indices``, one int64
+    tensor per dimension, like ``torch.unravel_index``: indices wrap modulo the size (as torch's
+    floor division and remainder do), so -1 is the last element.
+
+    >>> clgrad.unravel_index(clgrad.tensor([5, -1]), (2, 4))
+    (tensor([1, 1]), tensor([1, 3]))
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): argument 'indices' must be Tensor, not {type(indices)}")
+    if indices.is_floating_point() or indices.dtype == D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    if any(not isinstance(n, int) for n in shape):
+        raise TypeError("expected 'shape' sequence to only contain ints")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    idx = indices.to(D.int64)
+    out, stride = [], 1
+    for n in reversed(shape):
+        # floor division then remainder: Python's wrapping for negative indices, as torch
+        out.append(idx.div(stride, rounding_mode="floor").remainder(n))
+        stride *= n
+    return tuple(reversed(out))

@@ -1486,3 +1486,12 @@ def _powers(x, n):
     if n == 1:
         return ones
     return cat([ones, col.expand(tuple(x.shape) + (n - 1,))], -1).cumprod(-1)
+
+
+def concatenate(tensors: Iterable[Tensor], axis: int = 0) -> Tensor:
+    """``cat`` under NumPy's name and dim keyword (``axis``), like ``torch.concatenate``.
+
+    >>> clgrad.concatenate([clgrad.zeros(1, 2), clgrad.ones(1, 2)], axis=1)
+    tensor([[0., 0., 1., 1.]])
+    """
+    return cat(tensors, axis)

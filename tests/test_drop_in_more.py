@@ -1,0 +1,132 @@
+"""More PyTorch names clgrad added for ``import clgrad as torch``: each against torch on every
+test device (values, dtype, warnings and error classes)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch_helper import Input, compare
+
+import clgrad
+
+F32 = Input((3, 4), "float32")
+IDX = Input((5,), "int64", -12, 11)
+
+CASES = [
+    ("unravel_index", lambda t, i: t.unravel_index(i, (3, 4)), [IDX], False),
+    ("unravel_index-int", lambda t, i: t.unravel_index(i, 12), [IDX], False),
+    ("unravel_index-float", lambda t, x: t.unravel_index(x, (3, 4)), [F32], False),
+    ("concatenate", lambda t, x, y: t.concatenate([x, y], axis=1), [F32, F32], True),
+    ("concat", lambda t, x, y: t.concat([x, y]), [F32, F32], True),
+    ("is_signed", lambda t, x: t.tensor(t.is_signed(x)), [F32], False),
+]
+
+
+@pytest.mark.parametrize("fn, inputs, grad", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_against_torch(fn, inputs, grad):
+    compare(fn, *inputs, grad=grad)
+
+
+def _same(got, want, atol=1e-6):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), atol=atol, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["hann", "hamming", "blackman", "bartlett", "kaiser"])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 10])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows(device, name, n, periodic):
+    got = getattr(clgrad, f"{name}_window")(n, periodic, device=device)
+    _same(got, getattr(torch, f"{name}_window")(n, periodic))
+    assert got.device == clgrad.device(device)
+    got = getattr(clgrad, f"{name}_window")(n, dtype=clgrad.float64, device=device)
+    _same(got, getattr(torch, f"{name}_window")(n, dtype=torch.float64))
+
+
+def test_window_errors():
+    with pytest.raises(RuntimeError):
+        torch.hann_window(4, dtype=torch.int64)
+    with pytest.raises(RuntimeError):
+        clgrad.hann_window(4, dtype=clgrad.int64)
+    _same(clgrad.hamming_window(6, True, 0.5, 0.5), torch.hamming_window(6, True, 0.5, 0.5))
+    _same(clgrad.kaiser_window(6, True, 3.0), torch.kaiser_window(6, True, 3.0))
+
+
+@pytest.mark.parametrize(
+    "args, kw",
+    [((1, 4), {}), ((0, 1, 0.3), {}), ((1, 4), {"dtype": "int64"}), ((5, 1, -2), {})],
+)
+def test_range(device, args, kw):
+    tkw = {k: getattr(torch, v) for k, v in kw.items()}
+    ckw = {k: getattr(clgrad, v) for k, v in kw.items()}
+    with pytest.warns(UserWarning, match="torch.range is deprecated") as want:
+        w = torch.range(*args, **tkw)
+    with pytest.warns(UserWarning, match="torch.range is deprecated") as got:
+        g = clgrad.range(*args, **ckw, device=device)
+    assert str(want[0].message) == str(got[0].message)
+    _same(g, w)
+    with pytest.raises(RuntimeError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clgrad.range(3, 1)
+
+
+def test_float32_matmul_precision():
+    assert clgrad.get_float32_matmul_precision() == torch.get_float32_matmul_precision()
+    try:
+        for p in ("high", "medium", "highest"):
+            clgrad.set_float32_matmul_precision(p)
+            torch.set_float32_matmul_precision(p)
+            assert clgrad.get_float32_matmul_precision() == torch.get_float32_matmul_precision()
+        with pytest.warns(UserWarning, match="is not one of"):
+            clgrad.set_float32_matmul_precision("low")
+        assert clgrad.get_float32_matmul_precision() == "highest"
+    finally:
+        clgrad.set_float32_matmul_precision("highest")
+        torch.set_float32_matmul_precision("highest")
+
+
+def test_asarray(device):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = clgrad.asarray(a)
+    a[0, 0] = 9.0  # shared with the array
+    assert t[0, 0].item() == 9.0
+    c = clgrad.asarray(a, copy=True)
+    a[0, 0] = 1.0
+    assert c[0, 0].item() == 9.0
+    x = clgrad.ones(2, device=device)
+    assert clgrad.asarray(x) is x
+    y = clgrad.asarray(x, dtype=clgrad.float64)
+    _same(y, torch.asarray(torch.ones(2), dtype=torch.float64))
+    with pytest.raises(ValueError):
+        torch.asarray(torch.ones(2), dtype=torch.float64, copy=False)
+    with pytest.raises(ValueError):
+        clgrad.asarray(x, dtype=clgrad.float64, copy=False)
+    z = clgrad.asarray([[1, 2], [3, 4]], dtype=clgrad.float32, device=device, requires_grad=True)
+    _same(z.detach(), torch.asarray([[1, 2], [3, 4]], dtype=torch.float32))
+    assert z.requires_grad and z.device == clgrad.device(device)
+    _same(clgrad.asarray(3.5), torch.asarray(3.5))
+
+
+def test_frombuffer():
+    b = bytearray(np.arange(4, dtype=np.int32).tobytes())
+    for kw in ({}, {"count": 2, "offset": 4}):
+        _same(
+            clgrad.frombuffer(b, dtype=clgrad.int32, **kw),
+            torch.frombuffer(b, dtype=torch.int32, **kw),
+        )
+    t = clgrad.frombuffer(b, dtype=clgrad.int8)
+    b[0] = 7  # shares the buffer
+    assert t[0].item() == 7
+    for mod in (torch, clgrad):
+        with pytest.raises(ValueError):
+            mod.frombuffer(bytearray(b"abc"), dtype=mod.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(
+            clgrad.frombuffer(b"abcd", dtype=clgrad.uint8),
+            torch.frombuffer(b"abcd", dtype=torch.uint8),
+        )
