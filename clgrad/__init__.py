@@ -23,7 +23,15 @@ from . import (
     special,
     utils,
 )
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .device import (
     Device,
     DeviceType,

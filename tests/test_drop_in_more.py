@@ -130,3 +130,51 @@ def test_frombuffer():
             clgrad.frombuffer(b"abcd", dtype=clgrad.uint8),
             torch.frombuffer(b"abcd", dtype=torch.uint8),
         )
+
+
+def _anomaly(mod, device, fn):
+    """The error (class, message) ``fn``'s backward raises under detect_anomaly, or None."""
+    x = mod.tensor([0.0, 1.0, 4.0], device=device, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with mod.autograd.detect_anomaly():
+            assert mod.is_anomaly_enabled()
+            try:
+                fn(mod, x).sum().backward()
+            except RuntimeError as e:
+                return str(e).split("\n")[0]
+    return None
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x: x.sqrt() * (x > 0),  # SqrtBackward0 gives nan at 0 (0 * inf)
+        lambda t, x: (x * 2).sqrt().sum() * t.zeros_like(x),  # no nan: 0 * finite
+        lambda t, x: t.log(x - 1) * 0,  # nan forward, finite gradient: no error
+    ],
+    ids=["sqrt-nan", "finite", "nan-forward"],
+)
+def test_detect_anomaly(device, fn):
+    dev = "cpu"
+    want = _anomaly(torch, dev, fn)
+    got = _anomaly(clgrad, device, fn)
+    assert got == want
+    assert not clgrad.is_anomaly_enabled()
+
+
+def test_set_detect_anomaly():
+    prev = clgrad.autograd.set_detect_anomaly(True)
+    assert clgrad.is_anomaly_enabled() and clgrad.autograd.is_anomaly_check_nan_enabled()
+    clgrad.autograd.set_detect_anomaly(False)
+    assert not clgrad.is_anomaly_enabled()
+    with clgrad.autograd.set_detect_anomaly(True):
+        assert clgrad.is_anomaly_enabled()
+    assert not clgrad.is_anomaly_enabled()
+    assert type(prev).__name__ == type(torch.autograd.set_detect_anomaly(False)).__name__
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        clgrad.autograd.detect_anomaly()
+    # off: nan gradients flow through silently, as torch's
+    x = clgrad.tensor([0.0], requires_grad=True)
+    (x.sqrt() * 0).sum().backward()
+    assert x.grad.isnan().all()

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = [
@@ -20,4 +30,8 @@ __all__ = [
     "is_grad_enabled",
     "gradcheck",
     "gradgradcheck",
+    "set_detect_anomaly",
+    "detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
 ]

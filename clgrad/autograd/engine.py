@@ -7,7 +7,7 @@ import threading
 
 from ..tensor import Tensor
 from .function import AccumulateGrad, grad_accumulator
-from .grad_mode import _set, is_grad_enabled
+from .grad_mode import ANOMALY, _set, is_grad_enabled
 
 
 def _collect(roots):
@@ -170,6 +170,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 in_grads = (None,) * len(node.next_functions)
             else:
                 in_grads = node.apply(grads)
+                if ANOMALY[0]:
+                    _check_nan(node, in_grads)
             if not retain_graph:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, in_grads):
@@ -183,6 +185,14 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     finally:
         _set(prev)
     return captured
+
+
+def _check_nan(node, in_grads):
+    """Anomaly mode's check, as torch's: the first gradient a backward function returned that
+    holds a NaN raises, naming the function and the output's position."""
+    for i, g in enumerate(in_grads):
+        if isinstance(g, Tensor) and g.is_floating_point() and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _n_outputs(node):

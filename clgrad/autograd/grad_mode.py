@@ -177,3 +177,91 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn: _F) -> _F:
         _set(self.prev)  # as a decorator it must not have switched anything yet
         return super().__call__(fn)
+
+
+# anomaly mode: a plain list, not thread-local, as torch's flag is global; the engine reads
+# ANOMALY[0] once per node, so the check costs one boolean test while it is off
+ANOMALY = [False]
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (``set_detect_anomaly`` / ``detect_anomaly``).
+
+    >>> clgrad.is_anomaly_enabled()
+    False
+    """
+    return ANOMALY[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks gradients for NaN (it does whenever it is on).
+
+    >>> clgrad.is_anomaly_check_nan_enabled()
+    False
+    """
+    return ANOMALY[0]
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off, like ``torch.autograd.set_detect_anomaly``: at once
+    when called, and back to the previous setting on leaving a ``with`` block. While on, the
+    backward engine checks every backward function's gradients and raises RuntimeError
+    ``Function 'XxxBackward0' returned nan values in its 0th output.`` at the first NaN.
+
+    >>> x = clgrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> with clgrad.autograd.set_detect_anomaly(True):
+    ...     (x.sqrt() * clgrad.tensor([0.0, 1.0])).sum().backward()
+    Traceback (most recent call last):
+    RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = ANOMALY[0]
+        ANOMALY[0] = bool(mode) and bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        ANOMALY[0] = self.prev
+
+
+class detect_anomaly:
+    """A context manager (or decorator) that turns anomaly detection on inside it, like
+    ``torch.autograd.detect_anomaly``, with torch's UserWarning that it slows backward.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     with clgrad.autograd.detect_anomaly():
+    ...         clgrad.is_anomaly_enabled()
+    True
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        import warnings
+
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    def __enter__(self) -> None:
+        self.prev = ANOMALY[0]
+        ANOMALY[0] = self.check_nan
+
+    def __exit__(self, *exc) -> None:
+        ANOMALY[0] = self.prev
+
+    def __call__(self, fn: _F) -> _F:
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(self.check_nan):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
