@@ -222,6 +222,8 @@ _MORE = {
     "inner": _L.inner,
     "dist": _L.dist,
     "cdist": _L.cdist,
+    "pdist": _L.pdist,
+    "addr": _L.addr,
     "chain_matmul": _L.chain_matmul,
     "renorm": _L.renorm,
     "isin": _SO.isin,

@@ -3,6 +3,7 @@ test device (values, dtype, warnings and error classes)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -178,3 +179,83 @@ def test_set_detect_anomaly():
     x = clgrad.tensor([0.0], requires_grad=True)
     (x.sqrt() * 0).sum().backward()
     assert x.grad.isnan().all()
+
+
+POOL = Input((2, 3, 6, 6), "float32")
+MAT = Input((5, 3), "float32")
+CASES_4 = [
+    ("max_pool1d_wi", lambda t, x: t.nn.functional.max_pool1d_with_indices(x[0], 2), [POOL], True),
+    ("max_pool2d_wi", lambda t, x: t.nn.functional.max_pool2d_with_indices(x, 3, 2), [POOL], True),
+    (
+        "max_pool3d_wi",
+        lambda t, x: t.nn.functional.max_pool3d_with_indices(x.unsqueeze(0), 2),
+        [POOL],
+        True,
+    ),
+    (
+        "adaptive_max_pool1d_wi",
+        lambda t, x: t.nn.functional.adaptive_max_pool1d_with_indices(x[0], 4),
+        [POOL],
+        True,
+    ),
+    (
+        "adaptive_max_pool2d_wi",
+        lambda t, x: t.nn.functional.adaptive_max_pool2d_with_indices(x, (4, 3)),
+        [POOL],
+        True,
+    ),
+    (
+        "adaptive_max_pool3d_wi",
+        lambda t, x: t.nn.functional.adaptive_max_pool3d_with_indices(x, 2),
+        [POOL],
+        True,
+    ),
+    ("pdist", lambda t, x: t.pdist(x), [MAT], True),
+    ("pdist-p1", lambda t, x: t.nn.functional.pdist(x, p=1), [MAT], True),
+    ("pdist-inf", lambda t, x: t.pdist(x, float("inf")), [MAT], False),
+    ("pdist-1row", lambda t, x: t.pdist(x[:1]), [MAT], False),
+    ("pdist-1d", lambda t, x: t.pdist(x[0]), [MAT], False),
+    ("pdist-neg", lambda t, x: t.pdist(x, -1.0), [MAT], False),
+    ("addr", lambda t, x, u, v: t.addr(x, u, v, beta=0.5, alpha=2), [F32, (3,), (4,)], True),
+    ("addr-method", lambda x, u, v: x.addr(u, v), [F32, (3,), (4,)], True),
+    ("addr_", lambda x, u, v: x.clone().addr_(u, v, alpha=3), [F32, (3,), (4,)], True),
+    ("addr-2d", lambda t, x, u: t.addr(x, u, u), [F32, F32], False),
+    ("addmm_", lambda x, a, b: x.clone().addmm_(a, b, beta=2), [(3, 4), (3, 5), (5, 4)], True),
+    ("addmv_", lambda x, a, b: x.clone().addmv_(a, b, alpha=0.5), [(3,), (3, 4), (4,)], True),
+    ("addbmm_", lambda x, a, b: x.clone().addbmm_(a, b), [(3, 4), (2, 3, 5), (2, 5, 4)], True),
+    (
+        "baddbmm_",
+        lambda x, a, b: x.clone().baddbmm_(a, b, beta=0.5),
+        [(2, 3, 4), (2, 3, 5), (2, 5, 4)],
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("fn, inputs, grad", [c[1:] for c in CASES_4], ids=[c[0] for c in CASES_4])
+def test_against_torch_more(fn, inputs, grad):
+    compare(fn, *inputs, grad=grad)
+
+
+@pytest.mark.parametrize(
+    "name, args, mean, var",
+    [
+        ("log_normal_", (0.0, 0.5), math.exp(0.125), (math.exp(0.25) - 1) * math.exp(0.25)),
+        ("geometric_", (0.25,), 4.0, 0.75 / 0.0625),
+    ],
+)
+def test_random_fills_moments(device, name, args, mean, var):
+    x = getattr(clgrad.empty(200_000, device=device), name)(*args)
+    want = getattr(torch.empty(3), name)(*args)
+    assert str(x.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert abs(x.mean().item() - mean) < 0.02 * mean
+    assert abs(x.var().item() - var) < 0.05 * var
+    if name == "geometric_":
+        assert x.min().item() >= 1 and bool((x == x.round()).all())
+
+
+def test_cauchy_quantiles(device):
+    # no moments: the median and the quartiles (median -/+ sigma) instead
+    x = clgrad.empty(200_000, device=device).cauchy_(1.0, 2.0)
+    q = np.quantile(x.cpu().numpy(), [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(q, [-1.0, 1.0, 3.0], atol=0.05)

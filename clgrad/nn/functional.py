@@ -23,6 +23,7 @@ from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..ops.inplace import inplace as _inplace
+from ..ops.linalg import pdist
 from ..ops.movement import stack as _stack
 from ..tensor import Tensor
 
@@ -3341,3 +3342,40 @@ def embedding_bag(
     if mode == "mean":
         out = out / mf.sum(1, keepdim=True).clamp(min=1.0)
     return out
+
+
+def _with_indices(pool):
+    name = f"{pool.__name__}_with_indices"
+    dims = ", ".join(["2"] * int(pool.__name__[-2]))
+
+    def fn(*args, **kwargs):
+        kwargs["return_indices"] = True
+        return pool(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""``{pool.__name__}(..., return_indices=True)``: the values and the indices,
+    like ``torch.nn.functional.{name}``.
+
+    >>> values, indices = clgrad.nn.functional.{name}(clgrad.ones(1, 1, {dims}), 2)
+    >>> indices.dtype
+    clgrad.int64
+    """
+    return fn
+
+
+# torch's names for the pooling functions' return_indices=True forms
+max_pool1d_with_indices = _with_indices(max_pool1d)
+max_pool2d_with_indices = _with_indices(max_pool2d)
+max_pool3d_with_indices = _with_indices(max_pool3d)
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d)
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d)
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d)
+__all__ += [
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+    "pdist",
+]

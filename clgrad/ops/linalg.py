@@ -7,6 +7,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..tensor import Tensor, wrap_dim
 from .core import broadcast_shapes, same_device, sum_to
+from .creation import triu_indices
 from .elementwise import where
 from .movement import cat, view_strides
 
@@ -656,3 +657,39 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     # PyTorch's factor: maxnorm / (norm + 1e-7) where the norm is too large
     factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return input * factor.to(input.dtype)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distance between every pair of rows of an (N, M) ``input``: the upper
+    triangle of ``cdist(input, input)`` row by row, N * (N - 1) / 2 values, like
+    ``torch.pdist`` (built on ``cdist``, so a zero distance has gradient 0).
+
+    >>> clgrad.pdist(clgrad.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n < 2:
+        return input.reshape(-1)[:0]  # no pairs: empty, still in input's graph
+    i, j = triu_indices(n, n, 1, device=input.device)
+    # the differences of the chosen pairs only, not all N * N distances
+    return cdist(input[i].unsqueeze(-2), input[j].unsqueeze(-2), p).reshape(-1)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``, like ``torch.addr``.
+
+    >>> clgrad.addr(clgrad.zeros(2, 2), clgrad.tensor([1.0, 2.0]), clgrad.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(
+            f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D"
+            if vec1.ndim != 1
+            else f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D"
+        )
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)

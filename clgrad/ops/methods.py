@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -121,6 +122,59 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """
     u = C.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
     return IP.copy_(self, -(1 - u).log() / lambd)
+
+
+def _inplace_of(fn):
+    """``x.fn_(...)`` for an out-of-place ``fn(x, ...)`` that may save ``x`` for its gradient:
+    through ``inplace``, which hands ``fn`` a copy of the old value."""
+
+    def method(self, *args, **kwargs):
+        others = [v for v in (*args, *kwargs.values()) if isinstance(v, Tensor)]
+        return IP.inplace(
+            self,
+            lambda old: fn(old, *args, **kwargs),
+            lambda: IP.copy_(self, fn(self, *args, **kwargs)),
+            *others,
+        )
+
+    method.__name__ = f"{fn.__name__}_"
+    return method
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fills the tensor with ``exp(N(mean, std**2))`` samples, as ``torch.Tensor.log_normal_``.
+
+    >>> bool((clgrad.empty(100).log_normal_() > 0).all())
+    True
+    """
+    z = C.randn(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return IP.copy_(self, (z * std + mean).exp())
+
+
+def geometric_(self, p, *, generator=None):
+    """Fills the tensor with the number of Bernoulli(``p``) trials up to the first success
+    (1, 2, ...), as ``torch.Tensor.geometric_``: ``ceil(log(1 - u) / log(1 - p))``.
+
+    >>> bool((clgrad.empty(100).geometric_(0.5) >= 1).all())
+    True
+    """
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = C.rand(self.shape, dtype=D.float32, device=self.device, generator=generator)
+    # 1 - u lies in (0, 1]: a sample of 0 would be log(0); clamp keeps it at least 1
+    k = ((1 - u).log() / math.log1p(-p)).ceil().clamp(min=1)
+    return IP.copy_(self, k.to(self.dtype))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fills the tensor with Cauchy samples ``median + sigma * tan(pi * (u - 1/2))``, as
+    ``torch.Tensor.cauchy_``.
+
+    >>> clgrad.empty(3).cauchy_().shape
+    clgrad.Size([3])
+    """
+    u = C.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return IP.copy_(self, ((u - 0.5) * math.pi).tan() * sigma + median)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
@@ -558,6 +612,15 @@ def _attach():
         "addcmul": E.addcmul,
         "addcdiv": E.addcdiv,
         "addcmul_": lambda self, *a, **k: self.copy_(E.addcmul(self, *a, **k)),
+        "addmm_": _inplace_of(L.addmm),
+        "addmv_": _inplace_of(L.addmv),
+        "addbmm_": _inplace_of(L.addbmm),
+        "baddbmm_": _inplace_of(L.baddbmm),
+        "addr": L.addr,
+        "addr_": _inplace_of(L.addr),
+        "log_normal_": log_normal_,
+        "geometric_": geometric_,
+        "cauchy_": cauchy_,
         "addcdiv_": lambda self, *a, **k: self.copy_(E.addcdiv(self, *a, **k)),
         "nan_to_num": E.nan_to_num,
         "nan_to_num_": lambda self, *a, **k: self.copy_(E.nan_to_num(self, *a, **k)),
