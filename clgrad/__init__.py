@@ -20,7 +20,9 @@ from . import (
     linalg,
     nn,
     optim,
+    random,
     special,
+    testing,
     utils,
 )
 from .autograd import (

@@ -259,3 +259,78 @@ def test_cauchy_quantiles(device):
     x = clgrad.empty(200_000, device=device).cauchy_(1.0, 2.0)
     q = np.quantile(x.cpu().numpy(), [0.25, 0.5, 0.75])
     np.testing.assert_allclose(q, [-1.0, 1.0, 3.0], atol=0.05)
+
+
+def _message(mod, a, b, **kw):
+    try:
+        mod.testing.assert_close(a, b, **kw)
+    except (AssertionError, ValueError, TypeError) as e:
+        return type(e).__name__, str(e).replace("torch.", "").replace("clgrad.", "")
+    return None
+
+
+@pytest.mark.parametrize(
+    "a, b, kw",
+    [
+        ([1.0, 2.0], [1.0, 2.0], {}),
+        ([1.0, 2.0, 3.0], [1.0, 2.5, 3.1], {}),
+        ([1.0, 2.0], [1.0, 2.00001], {}),
+        ([1.0, 2.0], [1.0, 2.1], {"rtol": 0.1, "atol": 0.0}),
+        ([1.0, 2.0], [1.0, 2.1], {"rtol": 0.1}),
+        ([1, 2, 3], [1, 4, 3], {}),
+        ([float("nan")], [float("nan")], {}),
+        ([float("nan")], [float("nan")], {"equal_nan": True}),
+        ([[1.0, 2.0]], [[1.0, 9.0]], {"msg": "boom"}),
+        ([1.0, 2.0], [1.0, 2.0, 3.0], {}),
+        (3.5, 3.6, {}),
+    ],
+)
+def test_assert_close(device, a, b, kw):
+    if isinstance(a, list):
+        want = _message(torch, torch.tensor(a), torch.tensor(b), **kw)
+        ca, cb = clgrad.tensor(a, device=device), clgrad.tensor(b, device=device)
+        got = _message(clgrad, ca, cb, **kw)
+    else:
+        want, got = _message(torch, a, b, **kw), _message(clgrad, a, b, **kw)
+    assert got == want
+
+
+def test_assert_close_checks(device):
+    x = clgrad.ones(2, device=device)
+    want = _message(torch, torch.ones(2), torch.ones(2, dtype=torch.float64))
+    assert _message(clgrad, x, x.double()) == want
+    assert _message(clgrad, x, x.double(), check_dtype=False) is None
+    assert _message(clgrad, [x, x], [x, x]) is None
+    if device != "cpu":
+        got = _message(clgrad, x, x.cpu())
+        assert got == (
+            "AssertionError",
+            f"The values for attribute 'device' do not match: {device} != cpu.",
+        )
+        assert _message(clgrad, x, x.cpu(), check_device=False) is None
+
+
+def test_make_tensor(device):
+    t = clgrad.testing.make_tensor(3, 4, dtype=clgrad.float32, device=device, low=-1, high=2)
+    assert t.shape == (3, 4) and t.device == clgrad.device(device)
+    assert bool(((t >= -1) & (t < 2)).all())
+    i = clgrad.testing.make_tensor((50,), dtype=clgrad.int64, device=device, exclude_zero=True)
+    assert i.dtype == clgrad.int64 and bool(((i >= -9) & (i < 10) & (i != 0)).all())
+
+
+def test_random_module():
+    import clgrad.random as r
+
+    assert r.manual_seed is clgrad.manual_seed
+    r.manual_seed(5)
+    assert r.initial_seed() == 5
+    state = r.get_rng_state()
+    with r.fork_rng():
+        a = clgrad.rand(3)
+    assert r.get_rng_state().equal(state)
+    assert clgrad.rand(3).equal(a)  # the same numbers: the state was restored
+    with r.fork_rng(enabled=False):
+        clgrad.rand(3)
+    assert not r.get_rng_state().equal(state)
+    r.set_rng_state(state)
+    assert isinstance(r.seed(), int)
