@@ -334,3 +334,37 @@ def test_random_module():
     assert not r.get_rng_state().equal(state)
     r.set_rng_state(state)
     assert isinstance(r.seed(), int)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_lazy_linear(device, bias):
+    tl = torch.nn.LazyLinear(3, bias=bias)
+    cl = clgrad.nn.LazyLinear(3, bias=bias, device=device)
+    assert repr(cl) == repr(tl)
+    assert repr(cl.weight) == repr(tl.weight) == "<UninitializedParameter>"
+    assert isinstance(cl.weight, clgrad.nn.UninitializedParameter)
+    w = cl.weight
+    x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    cl(clgrad.tensor(x, device=device))
+    tl(torch.tensor(x))
+    assert repr(cl) == repr(tl) and type(cl) is clgrad.nn.Linear
+    assert cl.weight is w and type(w) is clgrad.nn.Parameter  # the same object, materialized
+    assert cl.weight.shape == tl.weight.shape and cl.weight.device == clgrad.device(device)
+    assert [n for n, _ in cl.named_parameters()] == [n for n, _ in tl.named_parameters()]
+    bound = 1 / math.sqrt(5)
+    assert float(cl.weight.abs().max()) <= bound
+    # same values in both: the outputs match torch's
+    with torch.no_grad():
+        tl.weight.copy_(torch.tensor(cl.weight.detach().cpu().numpy()))
+        if bias:
+            tl.bias.copy_(torch.tensor(cl.bias.detach().cpu().numpy()))
+    # an optimizer made after the first forward trains the materialized parameters
+    opt = clgrad.optim.SGD(cl.parameters(), lr=0.1)
+    topt = torch.optim.SGD(tl.parameters(), lr=0.1)
+    for mod, layer, o in ((clgrad, cl, opt), (torch, tl, topt)):
+        xin = mod.tensor(x) if mod is torch else clgrad.tensor(x, device=device)
+        layer(xin).pow(2).sum().backward()
+        o.step()
+    np.testing.assert_allclose(
+        cl.weight.detach().cpu().numpy(), tl.weight.detach().numpy(), rtol=1e-5, atol=1e-5
+    )

@@ -6,11 +6,12 @@ from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 __all__ = [
     "DataParallel",
     "Parameter",
+    "UninitializedParameter",
     "functional",
     "init",
     "parallel",

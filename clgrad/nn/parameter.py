@@ -61,3 +61,48 @@ def _rebuild_parameter(array, device, requires_grad):
     from ..ops.creation import tensor
 
     return Parameter(tensor(array, device=device), requires_grad)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet, like ``torch.nn.UninitializedParameter``: an
+    empty placeholder holding the device and dtype; ``materialize(shape)`` gives it storage of
+    that shape and turns it into a plain ``Parameter`` (the same object, so a module's
+    attribute and any reference to it see the change). The lazy modules (``LazyLinear``) hold
+    these until their first forward.
+
+    >>> p = clgrad.nn.UninitializedParameter()
+    >>> p
+    <UninitializedParameter>
+    >>> p.materialize((2, 3))
+    >>> type(p).__name__, p.shape
+    ('Parameter', clgrad.Size([2, 3]))
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> UninitializedParameter:
+        from ..ops.creation import empty
+
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Gives the parameter uninitialized storage of ``shape`` (on ``device``, in ``dtype``,
+        by default its own) and makes it a ``Parameter``."""
+        from ..ops.creation import empty
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.data = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
+        self.__class__ = Parameter
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]

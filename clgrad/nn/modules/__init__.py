@@ -63,6 +63,7 @@ from .linear import (
     Bilinear,
     Flatten,
     Identity,
+    LazyLinear,
     Linear,
     Unflatten,
 )
@@ -174,6 +175,7 @@ __all__ = [
     "ParameterList",
     "Identity",
     "Linear",
+    "LazyLinear",
     "Bilinear",
     "Flatten",
     "Unflatten",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from .module import Module
 
 if TYPE_CHECKING:
@@ -90,6 +90,58 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LazyLinear(Linear):
+    """A ``Linear`` whose ``in_features`` is taken from its first input, like
+    ``torch.nn.LazyLinear``: until then ``weight`` and ``bias`` are ``UninitializedParameter``
+    placeholders; the first forward materializes them as ``(out_features, in_features)`` and
+    ``(out_features,)`` Parameters (the same objects), initializes them as ``Linear`` does, and
+    the module becomes a ``Linear``. As in PyTorch, create the optimizer after that first
+    forward (a dry run): one built before it holds the empty placeholders' storage.
+
+    >>> layer = clgrad.nn.LazyLinear(2)
+    >>> layer
+    LazyLinear(in_features=0, out_features=2, bias=True)
+    >>> layer(clgrad.ones(3, 5)).shape
+    clgrad.Size([3, 2])
+    >>> layer
+    Linear(in_features=5, out_features=2, bias=True)
+    """
+
+    cls_to_become = Linear
+
+    def __init__(
+        self,
+        out_features: int,
+        bias: bool = True,
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        self._lazy_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
+
+    def reset_parameters(self) -> None:
+        """Initializes the parameters as ``Linear`` does, once they have a shape."""
+        if not isinstance(self.weight, UninitializedParameter) and self.in_features != 0:
+            super().reset_parameters()
+
+    def _infer_parameters(self, args) -> None:
+        # the first forward: in_features from the input's last dim, then become a Linear
+        self.in_features = args[0].shape[-1]
+        self.weight.materialize((self.out_features, self.in_features))
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,))
+        self.reset_parameters()
+        self._lazy_hook.remove()
+        del self._lazy_hook
+        self.__class__ = self.cls_to_become
 
 
 class Bilinear(Module):
