@@ -9,6 +9,7 @@ from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
 from . import matmul as matmul_family
 from . import reduce as reduce_family
+from .fusion import Deferred, fusion_info
 from .launch import INDEX_NP, INT32_MAX, merge_dims
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
@@ -41,9 +42,11 @@ class OpenCLBackend(Backend):
     def __init__(self, runtime):
         self.rt = runtime
         self._plans = {}  # elementwise launch plans (see ``elementwise``)
+        self.fuse = runtime.fuser is not None  # elementwise launches deferred (fusion.py)
 
     def elementwise(self, kernel, out, operands, compute):
-        """out = kernel(operands...), each operand converted to its compute dtype first."""
+        """out = kernel(operands...), each operand converted to its compute dtype first; with
+        fusion on, the planned launch is deferred (``Runtime.defer``, fusion.py)."""
         # Every op comes here, mostly with a geometry seen before: the launch plan (kernel,
         # sizes, merged dims) is cached by what decides it. A View's [2:5] is its shape,
         # strides and dtype; a scalar operand's type is its compute dtype's.
@@ -61,7 +64,7 @@ class OpenCLBackend(Backend):
             self._plans[key] = plan
         if plan is EMPTY:
             return
-        k, global_size, local_size, tail = plan
+        k, global_size, local_size, tail, fuse = plan
         # a cached plan indexes with 32-bit ints: only for storages whose sizes allow it
         big = out.nbytes > INT32_MAX
         args = [out.buffer, out.offset]
@@ -75,11 +78,16 @@ class OpenCLBackend(Backend):
             self._elementwise_uncached(kernel, out, operands, compute)
             return
         args += tail
+        if self.fuse:
+            launch = (k, global_size, local_size, args)
+            self.rt.defer(Deferred(fuse, out, operands, launch))
+            return
         self.rt.enqueue(k, global_size, local_size, args)
 
     def _elementwise_plan(self, kernel, out, operands, compute, wide=False):
-        """(kernel, global size, local size, the arguments after the operands) of a launch
-        with 32-bit indices (64-bit with ``wide``); EMPTY when there is nothing to do."""
+        """(kernel, global size, local size, the arguments after the operands, its ``Fusable``
+        or None) of a launch with 32-bit indices (64-bit with ``wide``); EMPTY when there is
+        nothing to do."""
         n = out.numel()
         if n == 0:
             return EMPTY
@@ -124,12 +132,13 @@ class OpenCLBackend(Backend):
                 else:
                     tail += [1] * (1 + len(mstrides))
         tail.append(n)
+        fuse = fusion_info(kernel, out, operands, compute)
         L = rt.local_size
         if layout == "rows":
             inner = mshape[-1]
-            return k, (-(-inner // L) * L, n // inner), (L, 1), tuple(tail)
+            return k, (-(-inner // L) * L, n // inner), (L, 1), tuple(tail), fuse
         items = max(1, min(n, rt.max_work_items))  # as launch1d: grid-stride past the limit
-        return k, (-(-items // L) * L,), (L,), tuple(tail)
+        return k, (-(-items // L) * L,), (L,), tuple(tail), fuse
 
     def _elementwise_uncached(self, kernel, out, operands, compute):
         """A launch over a storage of over 2 GiB: planned for this call only, with 64-bit
@@ -137,7 +146,7 @@ class OpenCLBackend(Backend):
         views = [out, *(x for x in operands if isinstance(x, View))]
         wide = any(v.nbytes > INT32_MAX * v.dtype.itemsize for v in views)
         plan = self._elementwise_plan(kernel, out, operands, compute, wide)
-        k, global_size, local_size, tail = plan
+        k, global_size, local_size, tail, _ = plan
         args = [out.buffer, out.offset]
         for x in operands:
             if isinstance(x, View):
@@ -243,6 +252,8 @@ class OpenCLBackend(Backend):
         return host
 
     def _read(self, host, x):
+        if self.rt.deferred:
+            self.rt.flush()
         cl.enqueue_copy(
             self.rt.queue,
             host,
@@ -255,6 +266,8 @@ class OpenCLBackend(Backend):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
+            if self.rt.deferred:
+                self.rt.flush()
             cl.enqueue_copy(
                 self.rt.queue,
                 dst.buffer,
@@ -273,6 +286,8 @@ class OpenCLBackend(Backend):
         nbytes = dst.numel() * dst.dtype.itemsize
         if nbytes == 0:
             return True
+        src_rt.flush()
+        self.rt.flush()
         ready = cl.enqueue_marker(src_rt.queue)
         done = cl.enqueue_copy(
             self.rt.queue,

@@ -25,6 +25,7 @@ import numpy as np
 import pyopencl as cl
 
 from ...errors import KernelBuildError, OutOfMemoryError
+from .fusion import Fuser
 from .render import render
 
 log = logging.getLogger("clgrad")
@@ -46,6 +47,11 @@ def int_setting(name: str, default: int = 0) -> int:
 
 
 DEBUG = int_setting("CLGRAD_DEBUG")
+# elementwise fusion (fusion.py): on unless CLGRAD_FUSION=0; a chain's kernel is built on its
+# CLGRAD_FUSE_AFTER-th sighting; deferred launches past MAX_DEFERRED are queued
+FUSION = int_setting("CLGRAD_FUSION", 1) != 0
+FUSE_AFTER = max(1, int_setting("CLGRAD_FUSE_AFTER", 2))
+MAX_DEFERRED = 256
 if DEBUG and not log.handlers:
     logging.basicConfig(level=logging.DEBUG, format="clgrad: %(message)s")
 
@@ -313,7 +319,7 @@ class Allocator:
                 if self.in_use > self.peak:
                     self.peak = self.in_use
         if victims:
-            _release_all(victims)
+            self._let_go(victims)
         if buf is None:
             buf = self._new(size)
             with self.lock:
@@ -359,6 +365,8 @@ class Allocator:
         return buf
 
     def release(self, buf: cl.Buffer, nbytes: int):
+        if self.runtime.written:
+            self.runtime.released(buf)
         self.pending.append((buf, nbytes))
         if self.lock.acquire(False):
             try:
@@ -366,7 +374,7 @@ class Allocator:
             finally:
                 self.lock.release()
             if victims:
-                _release_all(victims)
+                self._let_go(victims)
 
     def _drain(self) -> list:
         """Files the pending blocks in the cache (under the lock); returns the blocks to
@@ -394,12 +402,21 @@ class Allocator:
             victims.append(self.free[size].popleft()[1])
             self.cached -= size
 
+    def _let_go(self, victims):
+        """Releases ``victims``, or hands them to the runtime while deferred launches may
+        still name them (it releases them after it queues those)."""
+        if victims:
+            if self.runtime.deferred:
+                self.runtime.late_release.extend(victims)
+            else:
+                _release_all(victims)
+
     def stats(self) -> tuple[int, int, int]:
         """(in_use, cached, peak) with every returned block filed."""
         with self.lock:
             victims = self._drain()
             out = self.in_use, self.cached, self.peak
-        _release_all(victims)
+        self._let_go(victims)
         return out
 
     def empty_cache(self):
@@ -409,13 +426,13 @@ class Allocator:
             victims += [buf for bucket in self.free.values() for _, buf in bucket]
             self.free.clear()
             self.cached = 0
-        _release_all(victims)
+        self._let_go(victims)
 
     def reset_peak(self):
         with self.lock:
             victims = self._drain()
             self.peak = self.in_use
-        _release_all(victims)
+        self._let_go(victims)
 
 
 def _release_all(buffers):
@@ -463,6 +480,7 @@ class Runtime:
         self.typed: set[cl.Kernel] = set()
         self.lock = threading.RLock()  # builds and the program and kernel caches
         self.launch_lock = threading.Lock()  # a kernel's arguments and its enqueue, together
+        self.flush_lock = threading.RLock()  # one thread queues the deferred launches at a time
         d = device._cl
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
         self.build_options = ["-cl-std=CL1.2"]
@@ -482,6 +500,12 @@ class Runtime:
         self.compute_units = d.max_compute_units
         self.max_mem_alloc_size = d.max_mem_alloc_size
         self.allocator = Allocator(self)
+        # elementwise launches not yet queued, in order (fusion.py); ``written``: buffer id ->
+        # the deferred launches writing it, so a storage's death marks them (``release``)
+        self.deferred: list = []
+        self.written: dict[int, list] = {}
+        self.late_release: list = []  # buffers the allocator let go while deferred launches held
+        self.fuser = Fuser(self, FUSE_AFTER) if FUSION else None
         _runtimes.add(self)
 
     @property
@@ -596,6 +620,8 @@ class Runtime:
                 global_size,
                 local_size,
             )
+        if self.deferred:
+            self.flush()
         with self.launch_lock:
             if kernel not in self.typed:
                 kernel.set_scalar_arg_dtypes(
@@ -607,6 +633,12 @@ class Runtime:
     def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
         """``launch`` of a kernel typed when it was built (``set_arg_types``), with sizes the
         caller computed once: the path of every small op, so only the lock and the enqueue."""
+        if self.deferred:
+            self.flush()
+        return self.enqueue_now(kernel, global_size, local_size, args)
+
+    def enqueue_now(self, kernel: cl.Kernel, global_size, local_size, args):
+        """``enqueue`` without flushing the deferred launches first (``flush`` runs them)."""
         if DEBUG:
             log.debug("launch %s on %s global=%s", kernel.function_name, self.device, global_size)
         with self.launch_lock:
@@ -628,7 +660,39 @@ class Runtime:
             self.held = [h for h in self.held if h[0].command_execution_status > done]
             self.held.append((event, keep))
 
+    # ---- deferred elementwise launches (fusion.py) -----------------------------------------
+    def defer(self, entry) -> None:
+        """Keeps an elementwise launch for ``flush`` (which fuses what it can)."""
+        self.deferred.append(entry)
+        written = self.written.get(id(entry.out.buffer))
+        if written is None:
+            self.written[id(entry.out.buffer)] = [entry]
+        else:
+            written.append(entry)
+        if len(self.deferred) >= MAX_DEFERRED:
+            self.flush()
+
+    def flush(self) -> None:
+        """Queues the deferred launches (as few kernels as fusion makes them): called before
+        anything else reaches the queue or the device's memory."""
+        with self.flush_lock:
+            entries, self.deferred = self.deferred, []
+            self.written = {}
+            if entries:
+                self.fuser.run(entries)
+            late, self.late_release = self.late_release, []
+        _release_all(late)
+
+    def released(self, buf) -> None:
+        """A storage gave ``buf`` back: the deferred launches writing it need not store."""
+        written = self.written.pop(id(buf), None)
+        if written is not None:
+            for entry in written:
+                entry.dead = True
+
     def synchronize(self):
+        if self.deferred:
+            self.flush()
         self.queue.finish()
         with self.lock:
             done = cl.command_execution_status.COMPLETE

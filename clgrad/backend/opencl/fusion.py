@@ -1,0 +1,448 @@
+"""Elementwise fusion: launches deferred until something needs the queue, then run as few kernels.
+
+``OpenCLBackend.elementwise`` plans each launch as before (kernel, sizes, arguments: every check
+and error has already happened at the call) and, with fusion on, hands it to ``Runtime.defer``
+instead of the queue. Anything else that touches the queue or the device's memory (another
+kernel family, a read, a write, a copy, ``synchronize``) calls ``Runtime.flush`` first, so the
+queue sees every command in program order, as eager execution would have queued it.
+
+``flush`` cuts the deferred launches into groups that one kernel can run: consecutive launches
+over one output shape, where every buffer a group writes is accessed through one same view
+(offset and strides) by every launch in it. Then work-item ``i`` computes element ``i`` of every
+launch in program order, so a value one launch writes is the value the next one reads at the same
+index: it stays in a register. A store is left out where the buffer is rewritten later in the group,
+or where its storage has died (``Runtime.release`` marks the launches that wrote it) and no later
+deferred launch reads it: ``exp(2 * x + 1)`` reads ``x`` and writes the result, once.
+
+A group's kernel is rendered from the ops' declared expressions (``kernels/fused.cl.mako``) and
+keyed by the group's structure: which ops, dtypes and layouts, where each operand comes from,
+which stores remain. Sizes, offsets and Python numbers are arguments, so a training loop builds
+each of its chains once. A structure is built on its ``FUSE_AFTER``-th sighting (a chain seen once,
+as in most tests, is not worth a build), in a background thread; until its kernel is ready its
+launches run one by one, as planned.
+
+``CLGRAD_FUSION=0`` turns fusion off (every launch goes to the queue at once);
+``CLGRAD_FUSE_AFTER`` sets the sighting that builds; ``CLGRAD_DEBUG=1`` logs each fused kernel
+with the ops it holds.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import pyopencl as cl
+
+from ..base import View
+from .launch import INDEX_NP, merge_dims
+from .render import render
+from .template_helpers import subst
+
+log = logging.getLogger("clgrad")
+
+# a group holds at most this many launches and memory views (a kernel's parameters are bounded:
+# OpenCL promises 1 KiB of them)
+MAX_LAUNCHES = 32
+MAX_VIEWS = 12
+STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one kernel
+
+# the NumPy type of a scalar kernel argument of each compute C type
+_SCALAR_NP = {
+    "float": np.float32,
+    "double": np.float64,
+    "uchar": np.uint8,
+    "char": np.int8,
+    "short": np.int16,
+    "int": np.int32,
+    "long": np.int64,
+}
+
+
+class Fusable:
+    """What a launch's place in a fused kernel depends on, decided by its plan (and cached
+    with it): the op, its compute C types, the output's dtype, shape and strides, and per
+    operand None (a number) or (strides over the output's shape, dtype). ``flat``: every view
+    is one contiguous run over the shape. Compared by identity, as the plan it belongs to."""
+
+    __slots__ = ("kernel", "cts", "out_dtype", "shape", "out_strides", "operands", "flat", "numel")
+
+    def __init__(self, kernel, out, operands, compute):
+        self.kernel = kernel
+        self.cts = tuple(dt.compute_ctype for dt in compute)
+        self.out_dtype = out.dtype
+        self.shape = out.shape
+        self.out_strides = out.strides
+        self.operands = tuple(
+            (_strides_over(x, out.shape), x.dtype) if type(x) is View else None for x in operands
+        )
+        contiguous = _contiguous(out.shape)
+        self.flat = out.strides == contiguous and all(
+            x is None or x[0] == contiguous for x in self.operands
+        )
+        self.numel = out.numel()
+
+
+def fusion_info(kernel, out, operands, compute):
+    """A launch's ``Fusable``, or None where it may not join a group: half values round on
+    every store (no register holds that)."""
+    if out.dtype.ctype == "half":
+        return None
+    for x in operands:
+        if type(x) is View and x.dtype.ctype == "half":
+            return None
+    return Fusable(kernel, out, operands, compute)
+
+
+class Deferred:
+    """One planned elementwise launch: ``out = kernel(operands)`` (Views and Python numbers in
+    their compute types); ``launch`` = (kernel object, global size, local size, arguments) runs
+    it alone; ``info``: its ``Fusable`` or None. ``dead``: the output's storage died before the
+    launch reached the queue."""
+
+    __slots__ = ("info", "out", "operands", "launch", "dead")
+
+    def __init__(self, info, out, operands, launch):
+        self.info = info
+        self.out = out
+        self.operands = operands
+        self.launch = launch
+        self.dead = False
+
+
+def _contiguous(shape) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))
+
+
+def _strides_over(v, shape) -> tuple:
+    """``v``'s strides over ``shape`` (0 where it is broadcast)."""
+    if v.shape == shape:
+        return v.strides
+    lead = len(shape) - len(v.shape)
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))
+
+
+MIXED = ()  # a buffer the group reads through more than one view
+SCALAR = "s"  # an operand that is a Python number
+
+
+class Group:
+    """Launches one kernel can run (see the module docstring), in order.
+
+    ``sources``: per launch, per operand, SCALAR, the index of the launch whose register holds
+    it (>= 0) or ``-1 - j`` for memory view ``j``. ``views``: (buffer, offset, strides over the
+    shape, dtype) in order of first use; ``outs``: each launch's output view. A buffer the group
+    writes is touched through one view only (``access``), so work-item i reads and writes only
+    element i of it, in program order.
+    """
+
+    __slots__ = (
+        "entries",
+        "shape",
+        "open",
+        "sources",
+        "views",
+        "outs",
+        "scalars",
+        "access",
+        "writer",
+        "reads",
+        "index",
+        "keep",
+    )
+
+    def __init__(self, e):
+        self.entries = []
+        self.shape = e.out.shape
+        self.open = e.info is not None  # more launches may join
+        self.sources, self.views, self.outs, self.scalars = [], [], [], []
+        self.access: dict[int, tuple] = {}  # buffer id -> (offset, strides, dtype) or MIXED
+        self.writer: dict[int, int] = {}  # buffer id -> the last launch writing it
+        self.reads: set[int] = set()  # buffer ids read from memory
+        self.index: dict[tuple, int] = {}  # (buffer id, offset, strides, dtype) -> view
+        self.keep = None  # per launch: whether its store happens (``plan``)
+        self._commit(e)
+
+    def add(self, e) -> bool:
+        """Adds launch ``e`` if the group can hold it (else returns False, unchanged)."""
+        info = e.info
+        if (
+            info is None
+            or not self.open
+            or info.shape != self.shape
+            or len(self.entries) >= MAX_LAUNCHES
+            or len(self.views) + len(info.operands) >= MAX_VIEWS
+        ):
+            return False
+        access, writer = self.access, self.writer
+        o = e.out
+        ob = id(o.buffer)
+        osig = (o.offset, info.out_strides, info.out_dtype)
+        for x, st in zip(e.operands, info.operands):
+            if st is not None:
+                b = id(x.buffer)
+                if b in writer:
+                    if access[b] != (x.offset, *st):
+                        return False
+                elif b == ob and (x.offset, *st) != osig:
+                    return False
+        seen = access.get(ob)
+        if seen is not None and seen != osig:
+            return False
+        self._commit(e)
+        return True
+
+    def _commit(self, e):
+        info = e.info
+        access, writer, index, views = self.access, self.writer, self.index, self.views
+        sources = []
+        if info is not None:
+            for x, st in zip(e.operands, info.operands):
+                if st is None:
+                    sources.append(SCALAR)
+                    self.scalars.append(x)
+                    continue
+                b = id(x.buffer)
+                w = writer.get(b)
+                if w is not None:  # aligned with the write (``add``): the register holds it
+                    sources.append(w)
+                    continue
+                self.reads.add(b)
+                sig = (x.offset, *st)
+                if access.setdefault(b, sig) != sig:
+                    access[b] = MIXED
+                key = (b, *sig)
+                j = index.get(key)
+                if j is None:
+                    j = index[key] = len(views)
+                    views.append((x.buffer, *sig))
+                sources.append(-1 - j)
+            o = e.out
+            ob = id(o.buffer)
+            osig = (o.offset, info.out_strides, info.out_dtype)
+            # (a first launch may read its output's buffer through another, disjoint view:
+            # then nothing later may touch that buffer)
+            access[ob] = osig if access.get(ob, osig) == osig else MIXED
+            key = (ob, *osig)
+            j = index.get(key)
+            if j is None:
+                j = index[key] = len(views)
+                views.append((o.buffer, *osig))
+            self.outs.append(j)
+        else:
+            for x in e.operands:
+                if type(x) is View:
+                    self.reads.add(id(x.buffer))
+        writer[id(e.out.buffer)] = len(self.entries)
+        self.sources.append(tuple(sources))
+        self.entries.append(e)
+
+
+def plan(entries) -> list:
+    """The deferred launches cut into groups, in order, each with its stores decided: not
+    where a later launch of the group rewrites the same elements, nor where the storage died
+    and no later group reads it."""
+    groups, current = [], None
+    for e in entries:
+        if current is not None and current.add(e):
+            continue
+        current = Group(e)
+        groups.append(current)
+    read_later: set[int] = set()
+    for g in reversed(groups):
+        writer = g.writer
+        keep = []
+        for i, e in enumerate(g.entries):
+            b = id(e.out.buffer)
+            keep.append(writer[b] == i and (not e.dead or b in read_later))
+        g.keep = keep
+        read_later |= g.reads
+    return groups
+
+
+class Fuser:
+    """A runtime's fused kernels: structure -> kernel, and how often each structure was seen.
+
+    A structure's kernel is built in a background thread (the driver's compiler releases the
+    GIL), and the group runs unfused until it is ready: a first run pays no build for fusion.
+    ``wait``: build in the calling thread instead (tests, for determinism).
+    """
+
+    def __init__(self, rt, fuse_after: int, wait: bool = False):
+        self.rt = rt
+        self.fuse_after = fuse_after
+        self.wait = wait
+        self.kernels: dict[tuple, object] = {}  # structure -> kernel, or None: it failed to build
+        self.seen: dict[tuple, int] = {}
+        self.building: dict[tuple, Future] = {}
+        self._pool = None
+        self.launched = 0  # fused launches (tests and the debug log read it)
+
+    def _kernel(self, key):
+        """The fused kernel of structure ``key``, or None while there is none to use."""
+        k = self.kernels.get(key, False)
+        if k is not False:
+            return k
+        n = self.seen.get(key, 0) + 1
+        self.seen[key] = n
+        if n < self.fuse_after:
+            return None
+        if self.wait:
+            k = self.kernels[key] = self._try_build(key)
+            return k
+        future = self.building.get(key)
+        if future is None:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="clgrad-fusion")
+            self.building[key] = self._pool.submit(self._try_build, key)
+            return None
+        if not future.done():
+            return None
+        del self.building[key]
+        k = self.kernels[key] = future.result()
+        return k
+
+    def _try_build(self, key):
+        """``_build``, or None (logged) where the driver refuses the source: the group then
+        always runs unfused, as it would without fusion."""
+        try:
+            return self._build(key)
+        except Exception as e:  # a driver's compiler bug must not fail the user's program
+            log.warning("clgrad: fused kernel not built (running its ops one by one): %s", e)
+            return None
+
+    def run(self, entries):
+        """Enqueues ``entries`` (deferred launches, in order) as groups."""
+        rt = self.rt
+        if len(entries) == 1:  # the common flush: one launch before another kernel family
+            e = entries[0]
+            if not e.dead:
+                k, gs, ls, args = e.launch
+                rt.enqueue_now(k, gs, ls, args)
+            return
+        for g in plan(entries):
+            keep = g.keep
+            if len(g.entries) == 1:
+                if keep[0]:
+                    k, gs, ls, args = g.entries[0].launch
+                    rt.enqueue_now(k, gs, ls, args)
+            elif any(keep):  # (else nothing it computes is ever read)
+                self._run_group(g)
+
+    def _run_group(self, g):
+        rt = self.rt
+        views = g.views
+        first = g.entries[0].info
+        if all(e.info.flat for e in g.entries):
+            layout, maxd, mshape, mstrides = "flat", 0, None, None
+        else:
+            mshape, mstrides = merge_dims(g.shape, [v[2] for v in views])
+            if len(mshape) == 1 and all(s[0] == 1 for s in mstrides):
+                layout, maxd = "flat", 0
+            else:
+                ndim = len(mshape)
+                layout, maxd = "general", STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
+        stored = tuple(j if s else -1 for j, s in zip(g.outs, g.keep))
+        key = (
+            layout,
+            maxd,
+            tuple(e.info for e in g.entries),
+            tuple(g.sources),
+            stored,
+            tuple(v[3] for v in views),
+        )
+        k = self._kernel(key)
+        if k is None:
+            # one by one, every store made: a later launch reads it from memory
+            for e in g.entries:
+                k1, gs, ls, args = e.launch
+                rt.enqueue_now(k1, gs, ls, args)
+            return
+        args = []
+        for v in views:
+            args += v[:2]  # buffer, offset
+        args += g.scalars
+        if layout != "flat":
+            ndim = len(mshape)
+            args.append(ndim)
+            for d in range(maxd):
+                if d < ndim:
+                    args.append(mshape[-1 - d])
+                    args += [s[-1 - d] for s in mstrides]
+                else:
+                    args += [1] * (1 + len(mstrides))
+        numel = first.numel
+        args.append(numel)
+        L = rt.local_size
+        items = max(1, min(numel, rt.max_work_items))
+        rt.enqueue_now(k, (-(-items // L) * L,), (L,), args)
+        self.launched += 1
+
+    def _build(self, key):
+        """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it
+        may run in the background while the runtime builds and launches other kernels)."""
+        rt = self.rt
+        layout, maxd, infos, sources, stored, view_dtypes = key
+        itype = "int"  # deferred launches index with 32 bits (larger ones are not deferred)
+        steps, scalar_cts = [], []
+        for info, srcs, store in zip(infos, sources, stored):
+            names = {}
+            for k, (src, ct) in enumerate(zip(srcs, info.cts)):
+                if src == SCALAR:
+                    names[f"in{k}"] = f"s{len(scalar_cts)}"
+                    scalar_cts.append(ct)
+                elif src >= 0:
+                    names[f"in{k}"] = f"(({ct})r{src})"
+                else:
+                    names[f"in{k}"] = f"(({ct})v{-1 - src})"
+            ct0 = info.cts[0] if info.cts else info.out_dtype.compute_ctype
+            expr = info.kernel.expr.replace("{T}", ct0)
+            steps.append(
+                (
+                    subst(expr, **names) if names else expr,
+                    info.out_dtype.ctype,
+                    info.out_dtype.name == "bool",
+                    store,
+                )
+            )
+        loads = sorted({-1 - s for srcs in sources for s in srcs if s != SCALAR and s < 0})
+        name = "cg_fused_" + "_".join(i.kernel.name for i in infos[:4]) + f"_{len(infos)}"
+        fp64 = (
+            any(dt.name == "float64" for dt in view_dtypes)
+            or "double" in scalar_cts
+            or any("double" in i.cts for i in infos)
+        )
+        source = render(
+            "fused.cl.mako",
+            name=name,
+            views=tuple(dt.ctype for dt in view_dtypes),
+            loads=tuple(loads),
+            scalars=tuple(scalar_cts),
+            steps=tuple(steps),
+            layout=layout,
+            maxd=maxd,
+            index_t=itype,
+            fp64=fp64,
+            grid_stride=rt.is_gpu,
+        )
+        k = cl.Kernel(rt.build(source, "fused.cl.mako"), name)
+        I = INDEX_NP[itype]
+        types = [None, I] * len(view_dtypes) + [_SCALAR_NP[ct] for ct in scalar_cts]
+        if layout != "flat":
+            types += [np.int32] + [I] * (maxd * (1 + len(view_dtypes)))
+        rt.set_arg_types(k, types + [I])
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "fused kernel %s on %s: %s",
+                name,
+                rt.device,
+                " -> ".join(
+                    i.kernel.name + ("" if s >= 0 else " (not stored)")
+                    for i, s in zip(infos, stored)
+                ),
+            )
+        return k

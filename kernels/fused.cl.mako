@@ -1,0 +1,74 @@
+## A group of elementwise launches over one shape as one kernel (clgrad/backend/opencl/fusion.py):
+## work-item _i computes element _i of every launch in program order, each value kept in a
+## register r<k> in its storage type (what a store and a load back would give), stored only
+## where the group's plan says so.
+##   views: storage ctype of each memory view (p<j>, off<j>; strides in the general layout)
+##   loads: the views read from memory (all before any store: a view written in the group is read
+##     back from its register)
+##   scalars: compute ctype of each Python number (s<k>)
+##   steps: per launch (C expression over v<j>/r<k>/s<k> already cast to its compute type,
+##     out storage ctype, out is bool, view to store into or -1)
+##   layout: flat (every view one contiguous run over the shape) or general (ndim merged dims of
+##     maxd arguments, innermost first, as the elementwise kernels)
+<%include file="_prelude.cl.mako"/>
+<% I = index_t %>
+__kernel void ${name}(
+% for j, st in enumerate(views):
+    __global ${st} *p${j}, const ${I} off${j},
+% endfor
+% for k, ct in enumerate(scalars):
+    const ${ct} s${k},
+% endfor
+% if layout != "flat":
+    const int ndim,
+  % for d in range(maxd):
+    const ${I} size${d},
+    % for j in range(len(views)):
+    const ${I} stride${j}_${d},
+    % endfor
+  % endfor
+% endif
+    const ${I} n)
+{
+% if grid_stride:
+  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
+% else:
+  const ${I} _i = get_global_id(0);
+  // whole work-groups skip the bounds test, so PoCL vectorizes the group's loop
+  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
+  if (whole || _i < n) {
+% endif
+% if layout == "flat":
+  % for j in range(len(views)):
+    const ${I} i${j} = off${j} + _i;
+  % endfor
+% else:
+    ${I} rem = _i;
+  % for j in range(len(views)):
+    ${I} i${j} = off${j};
+  % endfor
+  % for d in range(maxd):
+    if (${d} < ndim) {
+      const ${I} c = rem % size${d};
+      rem /= size${d};
+    % for j in range(len(views)):
+      i${j} += c * stride${j}_${d};
+    % endfor
+    }
+  % endfor
+% endif
+% for j in loads:
+    const ${views[j]} v${j} = p${j}[i${j}];
+% endfor
+% for k, (expr, st, is_bool, store) in enumerate(steps):
+  % if is_bool:
+    const uchar r${k} = (uchar)((${expr}) != 0);
+  % else:
+    const ${st} r${k} = (${st})(${expr});
+  % endif
+  % if store >= 0:
+    p${store}[i${store}] = r${k};
+  % endif
+% endfor
+  }
+}

@@ -1,0 +1,303 @@
+"""Elementwise fusion (clgrad/backend/opencl/fusion.py): deferred launches run as fused kernels
+with eager semantics.
+
+Every test runs with fusion forced on (each chain fused at its first sighting) and compares
+with the same computation with fusion off on the same device (bit for bit), with the NumPy host
+device and with torch where semantics are at stake: errors at the call that caused them,
+in-place writes, views and version counters across deferred work, autograd through fused
+chains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+import torch
+from conftest import CL_DEVICES
+from torch_helper import TOLERANCE, Input, mask
+
+import clgrad
+from clgrad.ops.registry import ELEMENTWISE
+
+pytestmark = pytest.mark.skipif(not CL_DEVICES, reason="no OpenCL device")
+
+
+def _runtime(device):
+    return clgrad.device(device).runtime
+
+
+@contextlib.contextmanager
+def fusion(device, on=True):
+    """Fusion on (every chain fused at its first sighting) or off on ``device``."""
+    dev = clgrad.device(device)
+    rt, backend = dev.runtime, dev.backend
+    if rt.fuser is None:
+        pytest.skip("CLGRAD_FUSION=0: fusion is off in this process")
+    rt.flush()
+    saved = backend.fuse, rt.fuser.fuse_after, rt.fuser.wait
+    backend.fuse, rt.fuser.fuse_after, rt.fuser.wait = on, 1, True
+    try:
+        yield rt.fuser
+    finally:
+        rt.flush()
+        backend.fuse, rt.fuser.fuse_after, rt.fuser.wait = saved
+
+
+def _same(a, b):
+    a, b = a.cpu().numpy(), b.cpu().numpy()
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+def _operands(op, dt, rng):
+    lo, hi = op.domain if op.domain is not None else (-3, 3)
+    shapes = [(3, 4), (4,), (3, 1)][: op.arity]
+    arrays = []
+    for i, shape in enumerate(shapes):
+        if i == 0 and op.mask_first:
+            arrays.append(mask(shape).sample(rng))
+        else:
+            nonzero = op.name in ("div", "floor_divide", "remainder", "true_divide") and i == 1
+            arrays.append(Input(shape, dt.name, lo, hi, nonzero=nonzero).sample(rng))
+    return arrays
+
+
+def _chain(op, xs):
+    """A copy of the first operand, the op, a copy of its result: three launches in one group,
+    the middle values held in registers."""
+    first = xs[0].clone()
+    return op.public(first, *xs[1:]).clone()
+
+
+OP_DTYPES = [
+    pytest.param(name, dt.name, id=f"{name}-{dt.name}")
+    for name, op in sorted(ELEMENTWISE.items())
+    for dt in op.dtypes
+]
+
+
+@pytest.mark.parametrize("name,dtype", OP_DTYPES)
+def test_fused_chain_of_every_op_and_dtype(cl_device, name, dtype):
+    op = ELEMENTWISE[name]
+    dt = getattr(clgrad, dtype)
+    dev = clgrad.device(cl_device)
+    if dtype == "float64" and not dev.supports(clgrad.float64):
+        pytest.skip(f"{cl_device} does not run float64")
+    arrays = _operands(op, dt, np.random.default_rng(0))
+    with fusion(cl_device, on=False):
+        try:
+            unfused = _chain(op, [clgrad.tensor(a, device=cl_device) for a in arrays]).cpu()
+        except Exception as e:  # inputs the op refuses (a bool negated, an integer zero divisor)
+            with fusion(cl_device), pytest.raises(type(e)):
+                _chain(op, [clgrad.tensor(a, device=cl_device) for a in arrays])
+            return
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        fused = _chain(op, [clgrad.tensor(a, device=cl_device) for a in arrays])
+        _runtime(cl_device).flush()
+        if dtype != "float16":  # half values are not kept in registers: not fused
+            assert fuser.launched == before + 1
+    _same(fused, unfused)
+    host = _chain(op, [clgrad.tensor(a) for a in arrays])
+    rtol, atol = TOLERANCE.get(fused.dtype.name, (0, 0))
+    np.testing.assert_allclose(
+        fused.cpu().numpy().astype(np.float64),
+        host.numpy().astype(np.float64),
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+    )
+
+
+def test_chain_stores_only_what_is_read(cl_device):
+    """exp(2x + 1): one kernel; the intermediates' storages die before the flush, so they are
+    never written (the kernel's structure has one store)."""
+    x = clgrad.linspace(-2, 2, 1000, device=cl_device)
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        y = (2 * x + 1).exp()
+        _runtime(cl_device).flush()
+        assert fuser.launched == before + 1
+        # key: (layout, maxd, ops, sources, the view each op stores into or -1, view dtypes)
+        key = [k for k in fuser.kernels if k[2][-1].kernel.name == "exp"][-1]
+        assert [i.kernel.name for i in key[2]] == ["mul", "add", "exp"]
+        assert [store >= 0 for store in key[4]] == [False, False, True]
+    np.testing.assert_allclose(y.cpu().numpy(), np.exp(2 * x.cpu().numpy() + 1), rtol=1e-6)
+
+
+def test_broadcast_scalars_casts_and_strides(cl_device):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((5, 6)).astype(np.float32)
+    b = rng.standard_normal((6,)).astype(np.float32)
+    c = rng.integers(-3, 3, (5, 1)).astype(np.int32)
+
+    def run(lib, device=None):
+        ta = lib.tensor(a, device=device).t()  # strided
+        tb = lib.tensor(b, device=device)
+        tc = lib.tensor(c, device=device)
+        y = (ta.t() * 2.5 + tb) / (tc.abs() + 1)  # int -> float promotion inside the chain
+        z = (y > 0.1).to(lib.int64) * 3 + tc  # bool -> int64
+        return y.sigmoid().tanh(), z
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_errors_raise_at_the_call(cl_device):
+    with fusion(cl_device):
+        x = clgrad.ones(3, 4, device=cl_device)
+        y = x * 2 + 1  # deferred
+        with pytest.raises(RuntimeError, match="must match the size"):
+            y + clgrad.ones(5, device=cl_device)
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            clgrad.ones(3, dtype=clgrad.int64, device=cl_device).add_(0.5)
+        with pytest.raises(TypeError):
+            y + "a"
+        # the deferred work is intact
+        np.testing.assert_array_equal(y.cpu().numpy(), np.full((3, 4), 3, np.float32))
+
+
+def test_inplace_writes_and_views_across_deferred_work(cl_device):
+    def run(lib, device=None):
+        x = lib.arange(12.0, device=device).reshape(3, 4)
+        y = x * 2  # reads x before the in-place writes below
+        x.add_(1)
+        v = x[:, ::2]  # a strided view of x
+        v.mul_(10)
+        w = x.t()  # a transposed view read after the writes
+        z = w + y.t()
+        x[0] = -1.0  # indexing assignment into a storage deferred work reads
+        return y, x, z, v.clone()
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.cpu().numpy(), w.numpy())
+
+
+def test_overlapping_views_are_not_fused_into_a_race(cl_device):
+    """A launch reading a buffer through another view than the group writes it: the group
+    breaks there (a work-item would read what another one writes)."""
+
+    def run(lib, device=None):
+        x = lib.arange(10.0, device=device)
+        x.mul_(2)
+        x[1:] += x[:-1].clone()  # reads the shifted view
+        y = x[:-1] + x[1:]  # two shifted views of one deferred result
+        x.add_(y.sum())
+        return x, y
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.cpu().numpy(), w.numpy())
+
+
+def test_version_counters_and_saved_tensors(cl_device):
+    with fusion(cl_device):
+        a = clgrad.ones(4, device=cl_device, requires_grad=True)
+        b = a * 3
+        c = b.exp()  # saves its result
+        c.mul_(2)  # bumps the version of what exp saved
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            c.sum().backward()
+
+
+def test_autograd_through_fused_chains(cl_device):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    b = rng.standard_normal((5,)).astype(np.float32)
+
+    def run(lib, device=None):
+        ta = lib.tensor(a, device=device, requires_grad=True)
+        tb = lib.tensor(b, device=device, requires_grad=True)
+        h = (ta * tb + 1).tanh()
+        h.retain_grad()
+        seen = []
+        h.register_hook(lambda g: seen.append(g * 1))
+        loss = ((h - 0.5) ** 2).sum()
+        (ga,) = lib.autograd.grad(loss, ta, create_graph=True)
+        (gga,) = lib.autograd.grad(ga.sum(), tb, retain_graph=True)
+        loss.backward()
+        return loss, ta.grad, tb.grad, h.grad, seen[0], gga
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(
+            g.detach().cpu().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-5
+        )
+
+
+def test_many_deferred_launches_flush_on_their_own(cl_device):
+    with fusion(cl_device):
+        x = clgrad.zeros(7, device=cl_device)
+        for _ in range(600):
+            x.add_(1)
+        assert len(_runtime(cl_device).deferred) < 600
+        np.testing.assert_array_equal(x.cpu().numpy(), np.full(7, 600, np.float32))
+
+
+def test_cross_device_copy_sees_deferred_work(cl_device):
+    with fusion(cl_device):
+        x = clgrad.ones(5, device=cl_device) * 4 + 1
+        np.testing.assert_array_equal(x.to("cpu").numpy(), np.full(5, 5, np.float32))
+        y = clgrad.ones(5) * 4
+        z = y.to(cl_device) - 1
+        np.testing.assert_array_equal(z.cpu().numpy(), np.full(5, 3, np.float32))
+
+
+def test_training_loop_equal_with_fusion_on_and_off(cl_device):
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((64, 8)).astype(np.float32)
+    target = rng.integers(0, 3, 64)
+
+    def train(on):
+        clgrad.manual_seed(0)
+        model = clgrad.nn.Sequential(
+            clgrad.nn.Linear(8, 16), clgrad.nn.GELU(), clgrad.nn.Linear(16, 3)
+        ).to(cl_device)
+        opt = clgrad.optim.Adam(model.parameters(), lr=1e-2)
+        x = clgrad.tensor(data, device=cl_device)
+        t = clgrad.tensor(target, device=cl_device)
+        with fusion(cl_device, on=on):
+            for _ in range(5):
+                opt.zero_grad()
+                loss = clgrad.nn.functional.cross_entropy(model(x), t)
+                loss.backward()
+                opt.step()
+            return [p.detach().cpu() for p in model.parameters()]
+
+    for a, b in zip(train(True), train(False)):
+        _same(a, b)
+
+
+def test_background_build_runs_unfused_until_ready(cl_device):
+    """A chain's kernel builds in a background thread; the chain runs one op at a time until
+    it is ready, then fused, with the same values throughout."""
+    rt = _runtime(cl_device)
+    with fusion(cl_device) as fuser:
+        fuser.wait = False
+        x = clgrad.arange(50.0, device=cl_device)
+        before = fuser.launched
+        results = []
+        for step in range(400):
+            results.append((x * 3 - step).abs().sqrt().cpu())
+            if fuser.launched > before:
+                break
+            for future in list(fuser.building.values()):
+                future.result(timeout=120)
+        assert fuser.launched > before, "the background build never finished"
+        rt.flush()
+    for step, r in enumerate(results):
+        expected = np.sqrt(np.abs(np.arange(50.0, dtype=np.float32) * 3 - step))
+        np.testing.assert_allclose(r.numpy(), expected, rtol=1e-6)
