@@ -4,7 +4,8 @@ kernels.
 Entry points: ``reduce(rt, kernel, out, x, dims, acc)`` and ``cumsum(rt, out, x, dim, acc)``,
 where ``rt`` is the device's ``Runtime`` and ``out``, ``x`` are ``View`` records. The op is
 data (``clgrad.backend.base.ReduceKernel``): kernels/reduce.cl.mako renders any declaration,
-and nothing here names an op.
+and nothing here names an op. What a call launches is planned once per geometry and
+replayed (``plans``): the planning below runs once per key.
 
 Both read their input in place, whatever its strides (transposed, stepped, broadcast, offset):
 the kept dims and the reduced (or scanned) dims are each merged into as few runs as they allow
@@ -45,13 +46,12 @@ NaN by their declared reduce_expr).
 from __future__ import annotations
 
 import math
-import weakref
-
-import numpy as np
 
 from ... import dtypes as D
 from ..base import SUM, ReduceKernel, View
+from . import plans
 from .launch import INDEX_NP, extent, index_type, merge_dims
+from .plans import SLOTS
 from .template_helpers import SIZES
 
 TEMPLATE = "reduce.cl.mako"
@@ -172,99 +172,6 @@ def _scratch(rec, dt, shape, strides) -> View:
 def _itype(*extents) -> str:
     """int or long: every index a launch forms, grid-stride overshoot included, fits."""
     return index_type(2 * max(extents) + (1 << 20))
-
-
-# ---- launch plans: what a reduction launches is decided once per geometry ----------------------
-# Planning a reduction (merging runs, choosing a mode and a split, building the argument list)
-# costs several times its enqueue, and a program reduces the same geometries over and over: the
-# launches are recorded once per key (the kernel and dtypes, the input's offset, shape and
-# strides, the output's, the dims) with the buffers as slots, and replayed with the call's
-# buffers, as ``OpenCLBackend.elementwise`` does with its plans.
-
-# plans kept per device before its cache starts over (geometries that keep changing)
-PLAN_CACHE_SIZE = 4096
-_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runtime -> {key: plan}
-
-
-class _Buf:
-    """A buffer named in a recorded launch: slot 0 is the input's, 1 the output's, 2... the
-    plan's scratch buffers."""
-
-    __slots__ = ("slot",)
-
-    def __init__(self, slot):
-        self.slot = slot
-
-
-X_BUF, OUT_BUF = _Buf(0), _Buf(1)
-
-
-class _Recorder:
-    """Collects the launches and scratch sizes of one plan."""
-
-    def __init__(self):
-        self.launches = []
-        self.scratch_sizes = []
-
-    def scratch(self, nbytes) -> _Buf:
-        self.scratch_sizes.append(nbytes)
-        return _Buf(1 + len(self.scratch_sizes))
-
-    def launch(self, kernel, global_size, local_size, args):
-        self.launches.append((kernel, global_size, local_size, args))
-
-    def launch1d(self, rt, kernel, n, args):
-        """``rt.launch1d``'s grid-stride sizes over ``n`` items."""
-        items = max(1, min(n, rt.max_work_items))
-        items = _cdiv(items, rt.local_size) * rt.local_size
-        self.launch(kernel, (items,), (rt.local_size,), args)
-
-    def plan(self, rt) -> tuple:
-        """(steps, scratch sizes): each step a kernel, its sizes, its arguments and the
-        (position, slot) of each buffer among them. Kernels get their argument types here, so
-        a replay only enqueues."""
-        steps = []
-        for k, global_size, local_size, args in self.launches:
-            if k not in rt.typed:
-                rt.set_arg_types(k, [type(a) if isinstance(a, np.generic) else None for a in args])
-            slots = tuple((i, a.slot) for i, a in enumerate(args) if type(a) is _Buf)
-            steps.append((k, global_size, local_size, tuple(args), slots))
-        return tuple(steps), tuple(self.scratch_sizes)
-
-
-def _run(rt, key, x_buf, out_buf, planner, *args) -> None:
-    """Replays the plan of ``key`` (made by ``planner(rt, recorder, *args)`` on a miss) with
-    these buffers; scratch comes from the allocator and goes back after the last launch (the
-    queue is in order)."""
-    plans = _PLANS.get(rt)
-    if plans is None:
-        plans = _PLANS[rt] = {}
-    try:
-        plan = plans.get(key)
-    except TypeError:  # a geometry given as lists (a direct caller): planned for this call
-        plan = key = None
-    if plan is None:
-        rec = _Recorder()
-        planner(rt, rec, *args)
-        plan = rec.plan(rt)
-        if key is not None:
-            if len(plans) >= PLAN_CACHE_SIZE:
-                plans.clear()
-            plans[key] = plan
-    steps, scratch = plan
-    bufs = [x_buf, out_buf]
-    alloc = rt.allocator
-    try:
-        for nbytes in scratch:
-            bufs.append(alloc.alloc(nbytes))
-        for k, global_size, local_size, template, slots in steps:
-            launch_args = list(template)
-            for i, slot in slots:
-                launch_args[i] = bufs[slot]
-            rt.enqueue(k, global_size, local_size, launch_args)
-    finally:
-        for buf, nbytes in zip(bufs[2:], scratch):
-            alloc.release(buf, nbytes)
 
 
 class _Plan:
@@ -451,11 +358,12 @@ def reduce(rt, kernel: ReduceKernel, out: View, x: View, dims, acc) -> None:
     # x[1:5], out[1:5]: offset, shape, strides, dtype (the offsets decide alignment and the
     # index type); GPU_PATH: the tests switch it
     key = ("reduce", kernel, x[1:5], out[1:5], dims, acc, GPU_PATH)
-    _run(rt, key, x.buffer, out.buffer, _plan_reduce, kernel, out, x, dims, acc)
+    plans.run(rt, key, (x.buffer, out.buffer), _plan_reduce, kernel, out, x, dims, acc)
 
 
-def _plan_reduce(rt, rec, kernel, out, x, dims, acc) -> None:
-    """Records ``reduce``'s launches in ``rec``."""
+def _plan_reduce(rec, kernel, out, x, dims, acc) -> None:
+    """Records ``reduce``'s launches in ``rec`` (a ``plans.Recorder``)."""
+    rt = rec.rt
     M = out.numel()
     nd = x.ndim
     dims = tuple(sorted({d % nd for d in dims})) if nd else ()
@@ -471,11 +379,11 @@ def _plan_reduce(rt, rec, kernel, out, x, dims, acc) -> None:
     else:
         rshape, (rstr,) = merge_dims([shape[d] for d in red], [[strides[d] for d in red]])
     ct = (acc or (x.dtype if kernel.arg else out.dtype)).compute_ctype
-    src = _Src(X_BUF, x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
+    src = _Src(SLOTS[0], x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
     if kernel.arg:
-        dst = _Dst(None, "", False, OUT_BUF, out.offset)
+        dst = _Dst(None, "", False, SLOTS[1], out.offset)
     else:
-        dst = _Dst(OUT_BUF, out.dtype.ctype, out.dtype.name == "bool", None, out.offset)
+        dst = _Dst(SLOTS[1], out.dtype.ctype, out.dtype.name == "bool", None, out.offset)
     _reduce_src(rt, rec, kernel, ct, src, M, R, dst)
 
 
@@ -485,11 +393,12 @@ def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
     if out.numel() == 0:
         return
     key = ("scan", x[1:5], out[1:5], dim, acc, GPU_PATH)
-    _run(rt, key, x.buffer, out.buffer, _plan_cumsum, out, x, dim, acc)
+    plans.run(rt, key, (x.buffer, out.buffer), _plan_cumsum, out, x, dim, acc)
 
 
-def _plan_cumsum(rt, rec, out, x, dim, acc) -> None:
-    """Records ``cumsum``'s launches in ``rec``."""
+def _plan_cumsum(rec, out, x, dim, acc) -> None:
+    """Records ``cumsum``'s launches in ``rec`` (a ``plans.Recorder``)."""
+    rt = rec.rt
     n = out.numel()
     ct = (acc or out.dtype).compute_ctype
     in_ct, out_ct = x.dtype.ctype, out.dtype.ctype
@@ -545,7 +454,7 @@ def _plan_cumsum(rt, rec, out, x, dim, acc) -> None:
 
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
-        src = _Src(X_BUF, x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
+        src = _Src(SLOTS[0], x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
         plan = _plan(rt, SUM, ct, itype, src, B, L, direct=True)
         part, _ = _partials(rt, rec, SUM, ct, itype, plan, src, B, L, P, chunk)
 
@@ -573,7 +482,7 @@ def _plan_cumsum(rt, rec, out, x, dim, acc) -> None:
         index_t=itype,
         fp64=_fp64(in_ct, ct, out_ct),
     )
-    args = [X_BUF, I(x.offset)]
+    args = [SLOTS[0], I(x.offset)]
     for size, a, b in zip(bshape, bx, bo):
         args += [I(size), I(a), I(b)]
     args += [I(L), I(sx), I(so), I(chunk), I(P)]
@@ -581,11 +490,11 @@ def _plan_cumsum(rt, rec, out, x, dim, acc) -> None:
         ps_b, ps_c = part.strides
         args += [part.buffer, I(ps_b), I(ps_c)]
     n_items = base * P
-    args += [OUT_BUF, I(out.offset), I(n_items)]
+    args += [SLOTS[1], I(out.offset), I(n_items)]
     if mode == "wg":
         rec.launch(kernel, (n_items * ls,), (ls,), args)
     elif gpu:
-        rec.launch1d(rt, kernel, n_items, args)
+        rec.launch1d(kernel, n_items, args)
     else:
         _cpu_launch(rt, rec, kernel, n_items, args)
 
