@@ -1,10 +1,25 @@
-"""clgrad's benchmark suite: each device against NumPy (and PyTorch CPU when installed), in one run.
+"""clgrad's benchmark suite: each device against NumPy and PyTorch CPU (when installed), in one run.
 
-    python bench/run.py                 # every device, full sizes
-    python bench/run.py --quick         # small sizes (the test suite runs this)
-    python bench/run.py --devices cl:0  # only these
+    python bench/run.py                          # every device, every group, full sizes
+    python bench/run.py --quick                  # small sizes (the test suite runs this)
+    python bench/run.py --devices cl:0           # only these devices
+    python bench/run.py --only dispatch          # only these groups (one group: a quick run)
+    python bench/run.py --only matmul training --quick
 
-Every figure is a median of repeated runs after a warm-up. Results go to bench/results/ as
+Groups (``--only``; all of them by default):
+    elementwise    a + b, broadcast, transposed and exp bandwidth
+    reductions     sum (all, last dim, first dim) and softmax bandwidth
+    matmul         float32 GFLOP/s at three sizes
+    dispatch       host time per small eager op, and the polynomial-fit step (eager, and
+                   compiled with clgrad.compile where it exists)
+    compile_times  one kernel built cold, then from the disk cache
+    training       conv2d, MLP and CNN training steps, and the two models of
+                   examples/train_digits.py
+    main_job       examples/train_digits.py as a subprocess, from empty kernel caches
+                   (CLGRAD_CACHE_DIR, POCL_CACHE_DIR) and again with them warm
+
+Every figure is a median of repeated runs after a warm-up; PyTorch CPU runs the same workload
+in the same process beside each figure it has one for. Results go to bench/results/ as
 JSON per device (vendor, device, driver, date) plus a Markdown table and a PNG chart;
 bench/compare.py renders the cross-vendor comparison from every JSON there.
 """
@@ -14,10 +29,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,8 +92,10 @@ class Suite:
         ratio = f"{ours / ref_np:.2f}x numpy" if ref_np else ""
         if unit in ("ms", "us", "s") and ref_np:
             ratio = f"{ref_np / ours:.2f}x numpy speed"
+        nan = float("nan")
         print(
-            f"  {name:<34} {ours:10.2f} {unit:<7} numpy {ref_np or float('nan'):10.2f}  {ratio}",
+            f"  {name:<34} {ours:10.2f} {unit:<7} numpy {ref_np or nan:10.2f}  "
+            f"torch {ref_torch or nan:10.2f}  {ratio}",
             flush=True,
         )
 
@@ -107,8 +127,9 @@ class Suite:
         ta, tb = clgrad.tensor(a, device=self.dev), clgrad.tensor(b, device=self.dev)
         gb = 3 * n * 4 / 1e9
         ours = gb / self.t(lambda: ta + tb)
-        ref = gb / median_time(lambda: np.add(a, b, out=c), lambda: None, self.repeat)
-        self.add("elementwise", "a + b contiguous float32", "GB/s", ours, ref)
+        ref = gb / self.host(lambda: np.add(a, b, out=c))
+        to = self._torch(lambda T: gb / self.host_torch(T.add, a, b))
+        self.add("elementwise", "a + b contiguous float32", "GB/s", ours, ref, to)
         rows = 1 << (9 if self.quick else 12)
         m = a[: rows * rows].reshape(rows, rows)
         v = b[:rows]
@@ -116,14 +137,18 @@ class Suite:
         out = np.empty_like(m)
         gb = 2 * m.size * 4 / 1e9
         ours = gb / self.t(lambda: tm + tv)
-        ref = gb / median_time(lambda: np.add(m, v, out=out), lambda: None, self.repeat)
-        self.add("elementwise", "matrix + row broadcast float32", "GB/s", ours, ref)
+        ref = gb / self.host(lambda: np.add(m, v, out=out))
+        to = self._torch(lambda T: gb / self.host_torch(T.add, m, v))
+        self.add("elementwise", "matrix + row broadcast float32", "GB/s", ours, ref, to)
         ours = gb / self.t(lambda: tm.T + tv)
-        ref = gb / median_time(lambda: np.add(m.T, v, out=out), lambda: None, self.repeat)
-        self.add("elementwise", "transposed + row broadcast", "GB/s", ours, ref)
-        ours = 2 * n * 4 / 1e9 / self.t(lambda: ta.exp())
-        ref = 2 * n * 4 / 1e9 / median_time(lambda: np.exp(a, out=c), lambda: None, self.repeat)
-        self.add("elementwise", "exp float32", "GB/s", ours, ref)
+        ref = gb / self.host(lambda: np.add(m.T, v, out=out))
+        to = self._torch(lambda T: gb / self.host_torch(lambda x, y: x.T + y, m, v))
+        self.add("elementwise", "transposed + row broadcast", "GB/s", ours, ref, to)
+        gb = 2 * n * 4 / 1e9
+        ours = gb / self.t(lambda: ta.exp())
+        ref = gb / self.host(lambda: np.exp(a, out=c))
+        to = self._torch(lambda T: gb / self.host_torch(T.exp, a))
+        self.add("elementwise", "exp float32", "GB/s", ours, ref, to)
 
     def reductions(self):
         n = 1 << (18 if self.quick else 24)
@@ -135,7 +160,8 @@ class Suite:
             "sum (all) float32",
             "GB/s",
             gb / self.t(lambda: ta.sum()),
-            gb / median_time(lambda: a.sum(), lambda: None, self.repeat),
+            gb / self.host(lambda: a.sum()),
+            self._torch(lambda T: gb / self.host_torch(T.sum, a)),
         )
         rows = 1 << (9 if self.quick else 12)
         m = a[: rows * rows].reshape(rows, rows)
@@ -146,14 +172,16 @@ class Suite:
             "sum over last dim",
             "GB/s",
             gb / self.t(lambda: tm.sum(1)),
-            gb / median_time(lambda: m.sum(1), lambda: None, self.repeat),
+            gb / self.host(lambda: m.sum(1)),
+            self._torch(lambda T: gb / self.host_torch(lambda x: x.sum(1), m)),
         )
         self.add(
             "reduction",
             "sum over first dim",
             "GB/s",
             gb / self.t(lambda: tm.sum(0)),
-            gb / median_time(lambda: m.sum(0), lambda: None, self.repeat),
+            gb / self.host(lambda: m.sum(0)),
+            self._torch(lambda T: gb / self.host_torch(lambda x: x.sum(0), m)),
         )
 
         def np_softmax():
@@ -165,48 +193,66 @@ class Suite:
             "softmax over last dim",
             "GB/s",
             2 * gb / self.t(lambda: tm.softmax(1)),
-            2 * gb / median_time(np_softmax, lambda: None, self.repeat),
+            2 * gb / self.host(np_softmax),
+            self._torch(lambda T: 2 * gb / self.host_torch(lambda x: x.softmax(1), m)),
         )
 
     def dispatch(self):
         """Host time to enqueue one small op: the Python thread's own CPU time over many ops
-        (the device works on other threads), and the wall time including the device's work."""
+        (the device works on other threads), and the wall time including the device's work;
+        PyTorch CPU runs each op on its tensors beside it."""
+        import small_ops
+
         a = clgrad.ones(16, device=self.dev)
         b = clgrad.ones(16, device=self.dev)
         k = 200 if self.quick else 2000
         na, nb = np.ones(16, np.float32), np.ones(16, np.float32)
+        torch_ops = self._torch(lambda T: small_ops.workloads(T, "cpu")) or {}
 
-        def host_us(fn):
+        def host_us(fn, sync=self.sync):
+            fn()  # warm-up
             samples = []
             for _ in range(self.repeat):
-                self.sync()
+                sync()
                 t = time.thread_time()
                 for _ in range(k):
                     fn()
                 samples.append((time.thread_time() - t) / k * 1e6)
-            self.sync()
+            sync()
             return statistics.median(samples)
 
-        host_us(lambda: a + b)  # warm-up
+        def torch_us(name):
+            return host_us(torch_ops[name][0], lambda: None) if name in torch_ops else None
+
         ref = median_time(lambda: na + nb, lambda: None, self.repeat, inner=k) * 1e6
-        self.add("dispatch", "small op a + b, host time", "us", host_us(lambda: a + b), ref)
+        ours = host_us(lambda: a + b)
+        self.add("dispatch", "small op a + b, host time", "us", ours, ref, torch_us("a + b"))
         self.add(
             "dispatch",
             "small op a + b, with device work",
             "us",
             self.t(lambda: a + b, inner=k) * 1e6,
             ref,
+            torch_us("a + b"),
         )
         # the other small ops of bench/small_ops.py (which also compares with a git revision)
-        import small_ops
-
         for name, (fn, _) in small_ops.workloads(clgrad, self.dev).items():
             if name != "a + b":
-                host_us(fn)  # warm-up
-                self.add("dispatch", f"small op {name}, host time", "us", host_us(fn), None)
+                self.add(
+                    "dispatch",
+                    f"small op {name}, host time",
+                    "us",
+                    host_us(fn),
+                    None,
+                    torch_us(name),
+                )
+        name = "polyfit step (4 weights, 2000 points)"
+        to = self._torch(lambda T: self.host(small_ops.polyfit_step(T, "cpu")) * 1e6)
         step = small_ops.polyfit_step(clgrad, self.dev)
-        polyfit_us = self.t(step) * 1e6
-        self.add("dispatch", "polyfit step (4 weights, 2000 points)", "us", polyfit_us, None)
+        self.add("dispatch", name, "us", self.t(step) * 1e6, None, to)
+        if hasattr(clgrad, "compile"):  # the compiled step against PyTorch's eager one
+            compiled = clgrad.compile(small_ops.polyfit_step(clgrad, self.dev))
+            self.add("dispatch", f"{name}, clgrad.compile", "us", self.t(compiled) * 1e6, None, to)
 
     def compile_times(self):
         if self.dev.is_cpu:
@@ -227,7 +273,8 @@ class Suite:
         self.add("compile", "kernel build warm (disk cache)", "ms", warm * 1e3, None)
 
     def training(self):
-        """conv2d and training steps: clgrad on the device, NumPy by hand, PyTorch CPU."""
+        """conv2d and training steps: clgrad on the device, NumPy by hand, PyTorch CPU; then the
+        two models of examples/train_digits.py, against PyTorch CPU."""
         import workloads
 
         ours = {
@@ -236,16 +283,63 @@ class Suite:
         }
         ref = workloads.numpy_steps(self.quick)
         ref_torch = self._torch(lambda T: workloads.torch_steps(self.quick)) or {}
-        host = lambda fn: median_time(fn, lambda: None, self.repeat) * 1e3  # noqa: E731
         for name, fn in ours.items():
             self.add(
                 "training",
                 name,
                 "ms",
                 self.t(fn) * 1e3,
-                host(ref[name]),
-                host(ref_torch[name]) if name in ref_torch else None,
+                self.host(ref[name]) * 1e3,
+                self.host(ref_torch[name]) * 1e3 if name in ref_torch else None,
             )
+        digits_torch = self._torch(lambda T: workloads.digits_steps(T, "cpu")) or {}
+        for name, fn in workloads.digits_steps(clgrad, self.dev).items():
+            to = self.host(digits_torch[name]) * 1e3 if name in digits_torch else None
+            self.add("training", name, "ms", self.t(fn) * 1e3, None, to)
+
+    def main_job(self):
+        """examples/train_digits.py on this device as a subprocess: first with empty kernel
+        caches (clgrad's and PoCL's), then again with the caches the first run filled."""
+        if self.dev.is_cpu:
+            return
+        root = Path(__file__).resolve().parents[1]
+        script = [sys.executable, str(root / "examples" / "train_digits.py")]
+        script += ["--quick"] if self.quick else []
+        with tempfile.TemporaryDirectory(prefix="clgrad-bench-") as tmp:
+            env = dict(
+                os.environ,
+                CLGRAD_DEVICE=str(self.dev),
+                CLGRAD_CACHE_DIR=os.path.join(tmp, "clgrad"),
+                POCL_CACHE_DIR=os.path.join(tmp, "pocl"),
+                PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+            )
+            seconds = []
+            for _ in ("cold", "warm"):
+                t = time.perf_counter()
+                subprocess.run(
+                    [*script, "--plot", os.path.join(tmp, "loss.png")],
+                    env=env,
+                    cwd=tmp,
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                seconds.append(time.perf_counter() - t)
+        cold, warm = seconds
+        self.add("main job", "train_digits.py, cold caches", "s", cold, None)
+        self.add("main job", "train_digits.py, warm caches", "s", warm, None)
+        self.add("main job", "train_digits.py, cold / warm", "x", cold / warm, None)
+
+    def host(self, fn):
+        """Median seconds of a host (NumPy, PyTorch CPU) call: nothing to wait for."""
+        return median_time(fn, lambda: None, self.repeat)
+
+    def host_torch(self, fn, *arrays):
+        """``host`` of ``fn`` over PyTorch tensors viewing ``arrays``."""
+        import torch
+
+        ts = [torch.from_numpy(np.ascontiguousarray(x)) for x in arrays]
+        return self.host(lambda: fn(*ts))
 
     def _torch(self, fn):
         if not HAVE_TORCH:
@@ -273,11 +367,26 @@ class Suite:
         }
 
 
-GROUPS = ["elementwise", "reductions", "matmul", "dispatch", "compile_times"]
+GROUPS = [
+    "elementwise",
+    "reductions",
+    "matmul",
+    "dispatch",
+    "compile_times",
+    "training",
+    "main_job",
+]
 
 
 def slug(result):
     return re.sub(r"[^a-z0-9]+", "-", f"{result['vendor']}-{result['name']}".lower()).strip("-")
+
+
+def _ratio(ours, ref, unit) -> str:
+    """How many times faster clgrad is than ``ref`` (a time or a rate); empty without one."""
+    if not ref:
+        return ""
+    return f"{ref / ours:.2f}x" if unit in ("ms", "us", "s") else f"{ours / ref:.2f}x"
 
 
 def markdown(result):
@@ -285,19 +394,18 @@ def markdown(result):
         f"### {result['vendor']} {result['name']} ({result['device']}, driver "
         f"{result['driver']}, {result['date']})",
         "",
-        "| benchmark | unit | clgrad | NumPy | ratio |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| benchmark | unit | clgrad | NumPy | ratio | PyTorch CPU | vs PyTorch |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in result["results"]:
-        ref = r["numpy"]
-        if ref is None:
-            ratio = ""
-        elif r["unit"] in ("ms", "us", "s"):
-            ratio = f"{ref / r['clgrad']:.2f}x"
-        else:
-            ratio = f"{r['clgrad'] / ref:.2f}x"
+        ref, ref_t, unit = r["numpy"], r.get("torch"), r["unit"]
         ref_s = "" if ref is None else f"{ref:.2f}"
-        lines.append(f"| {r['name']} | {r['unit']} | {r['clgrad']:.2f} | {ref_s} | {ratio} |")
+        torch_s = "" if ref_t is None else f"{ref_t:.2f}"
+        ours = r["clgrad"]
+        lines.append(
+            f"| {r['name']} | {unit} | {ours:.2f} | {ref_s} | {_ratio(ours, ref, unit)} | "
+            f"{torch_s} | {_ratio(ours, ref_t, unit)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -331,10 +439,16 @@ def main(argv=None):
     p.add_argument("--devices", nargs="*", help="device names (default: every OpenCL device)")
     p.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     p.add_argument("--out", default=str(RESULTS), help="where JSON/Markdown/PNG go")
-    p.add_argument("--only", nargs="*", choices=GROUPS + ["training"], help="run these groups")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=GROUPS,
+        metavar="GROUP",
+        help=f"run only these groups, of: {', '.join(GROUPS)} (see above)",
+    )
     args = p.parse_args(argv)
     devices = args.devices or [str(d) for d in clgrad.devices() if d.is_cl] or ["cpu"]
-    groups = args.only or GROUPS + ["training"]
+    groups = args.only or GROUPS
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -235,3 +235,43 @@ def torch_steps(quick):
         "MLP training step (784-256-10)": step(mlp, torch.randn(batch, 784)),
         "CNN training step (28x28, 2 conv)": step(cnn, torch.randn(batch, 1, 28, 28)),
     }
+
+
+def digits_models(lib):
+    """The two models of examples/train_digits.py built with ``lib``'s nn (clgrad or torch:
+    the same layers under the same names), so each runs as it is in both."""
+    nn = lib.nn
+    mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    cnn = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.1),
+        nn.Linear(128, 10),
+    )
+    return {"digits MLP step (64-128-10)": mlp, "digits CNN step (8x8, 2 conv)": cnn}
+
+
+def digits_steps(lib, device, batch=64):
+    """One training step of each digits model (examples/train_digits.py's Adam, batch 64 of
+    8x8 images) in ``lib`` on ``device``."""
+    lib.manual_seed(0)
+    steps = {}
+    for name, model in digits_models(lib).items():
+        model = model.to(device)
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+        x = lib.rand(batch, 1, 8, 8, device=device)
+        y = lib.randint(0, 10, (batch,), device=device)
+
+        def step(model=model, opt=opt, x=x, y=y):
+            opt.zero_grad()
+            lib.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+
+        steps[name] = step
+    return steps

@@ -127,6 +127,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     heapq.heapify(ready)
 
     prev = is_grad_enabled()
+    in_grads = g = buf = None
     try:
         _set(create_graph)
         while ready:
@@ -158,7 +159,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                         t.grad = g.detach() if t.grad is None else t.grad + g.detach()
             if isinstance(node, AccumulateGrad):
                 if not hit and inputs is None and grads[0] is not None:
-                    node.accumulate(grads[0], create_graph)
+                    # only ``g`` holds the gradient now, so the leaf may keep it (_owned)
+                    g = grads[0]
+                    grads = in_grads = None
+                    node.accumulate(g, create_graph)
+                    g = None
                 continue
             if (
                 hit
@@ -182,6 +187,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+            in_grads = g = buf = None  # the buffers hold them now (see _owned)
     finally:
         _set(prev)
     return captured

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from types import MappingProxyType
 
@@ -70,20 +71,42 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad, create_graph):
         v = self.variable
+        new = None
         for hook in v._hooks or ():
             new = hook(grad)
             grad = grad if new is None else new
+        new = None
         if v.grad is None:
-            # a copy: the same gradient tensor may reach several leaves, or be the user's own
-            v.grad = grad.clone() if not create_graph else grad
-            if not create_graph:
-                v.grad = v.grad.detach()
+            if create_graph:
+                v.grad = grad
+            elif _owned(grad, v):
+                v.grad = grad
+            else:
+                # a copy: the same gradient tensor may reach several leaves, or be the user's
+                v.grad = grad.clone().detach()
         elif create_graph:
             v.grad = v.grad + grad
         else:
             v.grad.add_(grad.detach())
         for hook in self._post_hooks:
             hook(v)
+
+
+def _owned(grad, v) -> bool:
+    """Whether a leaf may keep ``grad`` itself as its ``.grad``, as PyTorch's AccumulateGrad
+    steals a gradient nobody else holds (saving a copy per leaf and step): a contiguous tensor
+    of the leaf's shape, recording nothing, held only by the engine's one variable and the two
+    frames on the way here (``run_backward`` lets go of the rest first), over a storage no
+    other tensor shares."""
+    return (
+        sys.getrefcount(grad) <= 4  # the engine's variable, accumulate's, ours, the call's
+        and sys.getrefcount(grad._storage) <= 2  # grad's own reference, the call's
+        and grad._grad_fn is None
+        and not grad._requires_grad
+        and grad._offset == 0
+        and grad._shape == v._shape
+        and grad.is_contiguous()
+    )
 
 
 class SavedTensor:

@@ -4,8 +4,8 @@ it: mv, outer, the addmm family, kron, cross, tensordot and einsum."""
 from __future__ import annotations
 
 from .. import dtypes as D
-from ..autograd.function import Function
-from ..tensor import Tensor, wrap_dim
+from ..autograd.function import Function, needs_recording
+from ..tensor import Tensor, new_view, wrap_dim
 from .core import broadcast_shapes, same_device, sum_to
 from .creation import triu_indices
 from .elementwise import where
@@ -32,20 +32,17 @@ class Mm(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        if len(a._shape) == 2 and len(b._shape) == 2:
+            return _mm2(a, b)
         batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
         m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
         out = Tensor._empty(batch + (m, n), a.dtype, a.device)
         if out.numel():
-            acc = (
-                D.float32
-                if a.dtype is D.float16
-                else (a.dtype if a.dtype.is_floating_point else D.int64)
-            )
             out3 = out._view(*_flat3(out, batch, m, n))
             # the 3-D operands may be copies: they must outlive the enqueue, or the allocator
             # hands one's buffer to the other (a record does not keep its storage alive)
             a3, b3 = _as_3d(a, batch, m, k), _as_3d(b, batch, k, n)
-            a.device.backend.matmul(out3._record(), a3._record(), b3._record(), acc)
+            a.device.backend.matmul(out3._record(), a3._record(), b3._record(), _ACC[a.dtype])
         return out
 
     @staticmethod
@@ -57,6 +54,30 @@ class Mm(Function):
 
 
 Bmm = type("Bmm", (Mm,), {"__module__": __name__})
+
+# the dtype a product's sums are kept in
+_ACC = {dt: D.float32 if dt is D.float16 else dt for dt in D.ALL if dt.is_floating_point}
+_ACC.update({dt: D.int64 for dt in D.ALL if not dt.is_floating_point})
+
+
+# what every device runs (float64 and float16 go through ``matmul``'s checks)
+_FAST_DTYPES = frozenset(dt for dt in D.ALL if dt not in (D.bool_, D.float64, D.float16))
+
+
+def _record3(t):
+    """The record of a matrix as a batch of one (its batch stride is never stepped)."""
+    s = t._storage
+    return new_view((s.data, t._offset, (1, *t._shape), (0, *t._stride), t.dtype, s.nbytes))
+
+
+def _mm2(a, b):
+    """The product of two matrices: the records made directly, without 3-D views (the path of
+    every Linear layer, forward and backward)."""
+    m, n = a._shape[0], b._shape[1]
+    out = Tensor._empty((m, n), a.dtype, a.device)
+    if m and n:
+        a.device.backend.matmul(_record3(out), _record3(a), _record3(b), _ACC[a.dtype])
+    return out
 
 
 def _flat3(out, batch, m, n):
@@ -86,6 +107,15 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     """
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
+    if (  # two matrices that multiply, of one device and dtype: the checks below all pass
+        len(a._shape) == 2
+        and len(b._shape) == 2
+        and a._shape[1] == b._shape[0]
+        and a._storage.device is b._storage.device
+        and a.dtype is b.dtype
+        and a.dtype in _FAST_DTYPES
+    ):
+        return Mm.apply(a, b) if needs_recording((a, b)) else _mm2(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"

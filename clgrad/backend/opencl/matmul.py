@@ -10,13 +10,16 @@
   work-item, read through the strides.
 
 Entry point: ``matmul(rt, out, a, b, acc)``, ``rt`` the device's ``Runtime``, ``out``, ``a``,
-``b`` 3-D ``View`` records.
+``b`` 3-D ``View`` records. What a call launches is planned once per geometry and replayed
+(``plans``): everything below ``matmul`` runs once per key, launching through a recorder.
 """
 
 from __future__ import annotations
 
 from ..base import View
+from . import plans
 from .launch import INDEX_NP, extent, index_type
+from .plans import SLOTS
 
 TEMPLATE = "matmul.cl.mako"
 
@@ -58,22 +61,32 @@ def matmul(rt, out: View, a: View, b: View, acc, *, path: str | None = None) -> 
     ("general", "packed", "direct" or "tiled"), for tests and benchmarks; by default the
     device and the shapes decide.
     """
+    # [1:5]: offset, shape, strides, dtype; the tunables after them are switched by tests
+    key = ("matmul", out[1:5], a[1:5], b[1:5], acc, path)
+    key += (PACKED_SCRATCH_BYTES, MAX_GRID_Z, index_type)
+    plans.run(rt, key, (out.buffer, a.buffer, b.buffer), _plan, out, a, b, acc, path)
+
+
+def _plan(rec, out, a, b, acc, path):
+    """Records ``matmul``'s launches in ``rec`` (a ``plans.Recorder``), with ``SLOTS`` for the
+    buffers of out, a and b."""
+    out, a, b = (v._replace(buffer=slot) for v, slot in zip((out, a, b), SLOTS))
     Z, M, N = out.shape
     K = a.shape[2]
     if Z == 0 or M == 0 or N == 0:
         return
     if path is None:
-        path = _choose(rt, b, acc, Z, M, N, K)
+        path = _choose(rec.rt, b, acc, Z, M, N, K)
     if path in ("packed", "direct") and (K == 0 or acc.ctype not in PACKED_TILE):
         path = "general"  # nothing to pack, or no vector micro-kernel for this type
     if path == "direct" and not _row_major(b, acc):
         path = "packed"
     if path == "general":
-        _general(rt, out, a, b, acc, Z, M, N, K)
+        _general(rec, out, a, b, acc, Z, M, N, K)
     elif path == "tiled":
-        _tiled(rt, out, a, b, acc, Z, M, N, K)
+        _tiled(rec, out, a, b, acc, Z, M, N, K)
     else:
-        _micro(rt, out, a, b, acc, Z, M, N, K, direct=path == "direct")
+        _micro(rec, out, a, b, acc, Z, M, N, K, direct=path == "direct")
 
 
 def _row_major(b, acc) -> bool:
@@ -120,19 +133,15 @@ def _kernel(rt, function, params):
     return rt.cached(("matmul", function, *params.values()), TEMPLATE, function, **params)
 
 
-def _scratch(rt, dt, n) -> View:
-    """A View over a new scratch buffer of n ``dt`` elements; give it back with ``_release``."""
+def _scratch(rec, dt, n) -> View:
+    """A View over a scratch buffer of n ``dt`` elements of the plan ``rec`` records."""
     nbytes = n * dt.itemsize
-    return View(rt.allocator.alloc(nbytes), 0, (n,), (1,), dt, nbytes)
+    return View(rec.scratch(nbytes), 0, (n,), (1,), dt, nbytes)
 
 
-def _release(rt, v: View) -> None:
-    rt.allocator.release(v.buffer, v.nbytes)
-
-
-def _launch1d(rt, kernel, I, items, args, local=LOCAL):
+def _launch1d(rec, kernel, I, items, args, local=LOCAL):
     """One work-item per item, in groups of ``local``; ``items`` is the kernel's last argument."""
-    rt.launch(kernel, (-(-items // local) * local,), (local,), [*args, I(items)])
+    rec.launch(kernel, (-(-items // local) * local,), (local,), [*args, I(items)])
 
 
 def _operand_args(I, v, z0=0):
@@ -154,25 +163,25 @@ def _strided_args(I, out, a, b, M, N, K):
     ]
 
 
-def _general(rt, out, a, b, acc, Z, M, N, K):
+def _general(rec, out, a, b, acc, Z, M, N, K):
     RM, RN = GENERAL_TILE
     params, I = _params(out, a, b, acc, "general", GENERAL_TILE)
-    kernel = _kernel(rt, "cg_matmul_general", params)
+    kernel = _kernel(rec.rt, "cg_matmul_general", params)
     nbm, nbn = -(-M // RM), -(-N // RN)
     args = _strided_args(I, out, a, b, M, N, K) + [I(nbn), I(nbm)]
-    _launch1d(rt, kernel, I, nbn * nbm * Z, args)
+    _launch1d(rec, kernel, I, nbn * nbm * Z, args)
 
 
-def _tiled(rt, out, a, b, acc, Z, M, N, K):
+def _tiled(rec, out, a, b, acc, Z, M, N, K):
     TM, TN, TK, WM, WN = TILED_TILE
     params, I = _params(out, a, b, acc, "tiled", TILED_TILE)
-    kernel = _kernel(rt, "cg_matmul_tiled", params)
+    kernel = _kernel(rec.rt, "cg_matmul_tiled", params)
     lx, ly = TN // WN, TM // WM
     args = _strided_args(I, out, a, b, M, N, K) + [I(Z)]
-    rt.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
+    rec.launch(kernel, (-(-N // TN) * lx, -(-M // TM) * ly, min(Z, MAX_GRID_Z)), (lx, ly, 1), args)
 
 
-def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
+def _micro(rec, out, a, b, acc, Z, M, N, K, direct):
     """The micro-kernel, with B packed into panels first, or (direct) read as it is."""
     tile = PACKED_TILE[acc.ctype]
     MR, NR, VW, KB = tile[0], tile[1], tile[2], tile[4]
@@ -199,18 +208,18 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
     params, I = _params(out, a, b, acc, variant, tile, b_elems, a_elems)
     # The micro-kernel reads a as it is, or its copy.
     gemm = _kernel(
-        rt,
+        rec.rt,
         f"cg_matmul_{variant}",
         dict(params, a_ct=acc.ctype, a_panels=a_mode == "panels") if a_mode else params,
     )
     if not direct:
-        pack_b = _kernel(rt, "cg_matmul_pack_b", params)
-        bp = _scratch(rt, acc, b_elems)
+        pack_b = _kernel(rec.rt, "cg_matmul_pack_b", params)
+        bp = _scratch(rec, acc, b_elems)
         b_zs = 0 if b_shared else b_size
     if a_mode:
         name = "cg_matmul_pack_a" if a_mode == "panels" else "cg_matmul_convert_a"
-        prep_a = _kernel(rt, name, dict(params, variant="packed"))
-        ap = _scratch(rt, acc, a_elems)
+        prep_a = _kernel(rec.rt, name, dict(params, variant="packed"))
+        ap = _scratch(rec, acc, a_elems)
         a_zs = 0 if a_shared else a_size
     for z0 in range(0, Z, chunk):
         zc = min(chunk, Z - z0)
@@ -220,7 +229,7 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
             if z0 == 0 or not b_shared:
                 kq = -(-K // KB)
                 _launch1d(
-                    rt,
+                    rec,
                     pack_b,
                     I,
                     kq * np_ * (1 if b_shared else zc),
@@ -236,7 +245,7 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
                 if a_mode == "panels":
                     kq = -(-K // KB)
                     _launch1d(
-                        rt,
+                        rec,
                         prep_a,
                         I,
                         mq * kq * zs,
@@ -246,7 +255,7 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
                 else:
                     kq = -(-K // VW)
                     _launch1d(
-                        rt,
+                        rec,
                         prep_a,
                         I,
                         kq * M * zs,
@@ -266,9 +275,5 @@ def _micro(rt, out, a, b, acc, Z, M, N, K, direct):
             I(mq),
             I(np_),
         ]
-        _launch1d(rt, gemm, I, mq * np_ * zc, args)
-    # The queue is in order: the kernels above run before anything that reuses the scratch.
-    if not direct:
-        _release(rt, bp)
-    if a_mode:
-        _release(rt, ap)
+        _launch1d(rec, gemm, I, mq * np_ * zc, args)
+    # scratch goes back to the allocator after the last launch of each replay (plans.run)

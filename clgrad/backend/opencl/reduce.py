@@ -4,7 +4,8 @@ kernels.
 Entry points: ``reduce(rt, kernel, out, x, dims, acc)`` and ``cumsum(rt, out, x, dim, acc)``,
 where ``rt`` is the device's ``Runtime`` and ``out``, ``x`` are ``View`` records. The op is
 data (``clgrad.backend.base.ReduceKernel``): kernels/reduce.cl.mako renders any declaration,
-and nothing here names an op.
+and nothing here names an op. What a call launches is planned once per geometry and
+replayed (``plans``): the planning below runs once per key.
 
 Both read their input in place, whatever its strides (transposed, stepped, broadcast, offset):
 the kept dims and the reduced (or scanned) dims are each merged into as few runs as they allow
@@ -48,7 +49,9 @@ import math
 
 from ... import dtypes as D
 from ..base import SUM, ReduceKernel, View
+from . import plans
 from .launch import INDEX_NP, extent, index_type, merge_dims
+from .plans import SLOTS
 from .template_helpers import SIZES
 
 TEMPLATE = "reduce.cl.mako"
@@ -118,7 +121,7 @@ def _cpu_items(rt) -> int:
     return 1 << 22
 
 
-def _cpu_launch(rt, kernel, n_items, args):
+def _cpu_launch(rt, rec, kernel, n_items, args):
     """A CPU device: an item per task (no grid-stride loop: short tasks are faster so), in
     groups of up to 64 that still leave 8 groups per core to balance (PoCL runs a group's
     items one after another on one core)."""
@@ -128,7 +131,7 @@ def _cpu_launch(rt, kernel, n_items, args):
     while local < 64 and items // (local * 2) >= 8 * cu:
         local *= 2
     items = _cdiv(items, local) * local
-    rt.launch(kernel, (items,), (local,), args)
+    rec.launch(kernel, (items,), (local,), args)
 
 
 class _Src:
@@ -159,14 +162,11 @@ _SCRATCH_DTYPE = {d.ctype: d for d in (D.uint8, D.int8, D.int16, D.int32, D.int6
 _SCRATCH_DTYPE.update(float=D.float32, double=D.float64)
 
 
-def _scratch(rt, dt, shape, strides) -> View:
-    """A View over a new scratch buffer from the device's allocator; ``_release`` it."""
+def _scratch(rec, dt, shape, strides) -> View:
+    """A View over a scratch buffer of the plan ``rec`` records (taken from the device's
+    allocator at each replay, and returned after its last launch)."""
     nbytes = math.prod(shape) * dt.itemsize
-    return View(rt.allocator.alloc(nbytes), 0, tuple(shape), tuple(strides), dt, nbytes)
-
-
-def _release(rt, v: View) -> None:
-    rt.allocator.release(v.buffer, v.nbytes)
+    return View(rec.scratch(nbytes), 0, tuple(shape), tuple(strides), dt, nbytes)
 
 
 def _itype(*extents) -> str:
@@ -249,7 +249,7 @@ def _split(rt, plan, R) -> tuple[int, int]:
     return _cdiv(R, chunk), chunk
 
 
-def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
+def _launch(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
     n_items = plan.base * P
     I = INDEX_NP[itype]
     mode, out_ct = plan.mode, dst.ct if dst.buf is not None else ""
@@ -301,9 +301,9 @@ def _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):
         args.append(dst.idx)
     args += [I(dst.off), I(o_sm), I(o_sc), I(n_items)]
     if mode == "wg":
-        rt.launch(k, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
+        rec.launch(k, (plan.base * plan.lx, P * plan.ly), (plan.lx, plan.ly), args)
     else:
-        _cpu_launch(rt, k, n_items, args)
+        _cpu_launch(rt, rec, k, n_items, args)
 
 
 def _pad_runs(shape: tuple, strides: tuple) -> tuple[tuple, tuple]:
@@ -314,19 +314,19 @@ def _pad_runs(shape: tuple, strides: tuple) -> tuple[tuple, tuple]:
     return (1, *shape), (0, *strides)
 
 
-def _partials(rt, kernel, ct, itype, plan, src, M, R, P, chunk):
+def _partials(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk):
     """Launches a first pass into scratch: Views (M, P) of its values and (arg reductions) of
-    its indices, or None; ``_release`` both."""
+    its indices, or None."""
     # adjacent outputs side by side, [P][M], except "inner": [M][P]
     strides = (P, 1) if plan.mode == "inner" else (1, M)
-    vals = _scratch(rt, _SCRATCH_DTYPE[ct], (M, P), strides)
-    idx = _scratch(rt, D.int64, (M, P), strides) if kernel.arg else None
+    vals = _scratch(rec, _SCRATCH_DTYPE[ct], (M, P), strides)
+    idx = _scratch(rec, D.int64, (M, P), strides) if kernel.arg else None
     dst = _Dst(vals.buffer, ct, False, idx.buffer if idx else None, 0)
-    _launch(rt, kernel, ct, itype, plan, src, M, R, P, chunk, dst, *strides)
+    _launch(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk, dst, *strides)
     return vals, idx
 
 
-def _reduce_src(rt, kernel, ct, src, M, R, dst):
+def _reduce_src(rt, rec, kernel, ct, src, M, R, dst):
     itype = "int"
     while True:  # the plan (vector width of index lanes) depends on the index type
         plan = _plan(rt, kernel, ct, itype, src, M, R)
@@ -336,16 +336,13 @@ def _reduce_src(rt, kernel, ct, src, M, R, dst):
             break
         itype = need
     if P == 1 and plan.mode != "rows":
-        _launch(rt, kernel, ct, itype, plan, src, M, R, 1, chunk, dst, 1, 0)
+        _launch(rt, rec, kernel, ct, itype, plan, src, M, R, 1, chunk, dst, 1, 0)
         return
-    vals, idx = _partials(rt, kernel, ct, itype, plan, src, M, R, P, chunk)
+    vals, idx = _partials(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk)
     (o_sm, o_sc), ib = vals.strides, idx.buffer if idx else None
     second = _Src(vals.buffer, 0, ct, ib, (M,), (o_sm,), (P,), (o_sc,), extent(vals), raw=False)
     plan2 = _plan(rt, kernel, ct, itype, second, M, P, direct=True)
-    _launch(rt, kernel, ct, itype, plan2, second, M, P, 1, P, dst, 1, 0)
-    _release(rt, vals)
-    if idx is not None:
-        _release(rt, idx)
+    _launch(rt, rec, kernel, ct, itype, plan2, second, M, P, 1, P, dst, 1, 0)
 
 
 def _stride_key(s):
@@ -356,9 +353,18 @@ def reduce(rt, kernel: ReduceKernel, out: View, x: View, dims, acc) -> None:
     """out (contiguous, x's shape without ``dims``) = ``kernel`` over the dims ``dims`` of x,
     accumulated in dtype ``acc`` (None: out's dtype; an arg reduction compares in x's and
     writes int64 indices). Enqueues only (see the module docstring)."""
-    M = out.numel()
-    if M == 0:
+    if out.numel() == 0:
         return
+    # x[1:5], out[1:5]: offset, shape, strides, dtype (the offsets decide alignment and the
+    # index type); GPU_PATH: the tests switch it
+    key = ("reduce", kernel, x[1:5], out[1:5], dims, acc, GPU_PATH)
+    plans.run(rt, key, (x.buffer, out.buffer), _plan_reduce, kernel, out, x, dims, acc)
+
+
+def _plan_reduce(rec, kernel, out, x, dims, acc) -> None:
+    """Records ``reduce``'s launches in ``rec`` (a ``plans.Recorder``)."""
+    rt = rec.rt
+    M = out.numel()
     nd = x.ndim
     dims = tuple(sorted({d % nd for d in dims})) if nd else ()
     kept = [d for d in range(nd) if d not in dims]
@@ -373,20 +379,27 @@ def reduce(rt, kernel: ReduceKernel, out: View, x: View, dims, acc) -> None:
     else:
         rshape, (rstr,) = merge_dims([shape[d] for d in red], [[strides[d] for d in red]])
     ct = (acc or (x.dtype if kernel.arg else out.dtype)).compute_ctype
-    src = _Src(x.buffer, x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
+    src = _Src(SLOTS[0], x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
     if kernel.arg:
-        dst = _Dst(None, "", False, out.buffer, out.offset)
+        dst = _Dst(None, "", False, SLOTS[1], out.offset)
     else:
-        dst = _Dst(out.buffer, out.dtype.ctype, out.dtype.name == "bool", None, out.offset)
-    _reduce_src(rt, kernel, ct, src, M, R, dst)
+        dst = _Dst(SLOTS[1], out.dtype.ctype, out.dtype.name == "bool", None, out.offset)
+    _reduce_src(rt, rec, kernel, ct, src, M, R, dst)
 
 
 def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
     """out = inclusive cumulative sum of x along dim, accumulated in dtype ``acc`` (None:
     out's). Enqueues only."""
-    n = out.numel()
-    if n == 0:
+    if out.numel() == 0:
         return
+    key = ("scan", x[1:5], out[1:5], dim, acc, GPU_PATH)
+    plans.run(rt, key, (x.buffer, out.buffer), _plan_cumsum, out, x, dim, acc)
+
+
+def _plan_cumsum(rec, out, x, dim, acc) -> None:
+    """Records ``cumsum``'s launches in ``rec`` (a ``plans.Recorder``)."""
+    rt = rec.rt
+    n = out.numel()
     ct = (acc or out.dtype).compute_ctype
     in_ct, out_ct = x.dtype.ctype, out.dtype.ctype
     if x.ndim == 0:
@@ -441,9 +454,9 @@ def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
 
     part = None
     if P > 1:  # each chunk starts from the sum of the chunks before it
-        src = _Src(x.buffer, x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
+        src = _Src(SLOTS[0], x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
         plan = _plan(rt, SUM, ct, itype, src, B, L, direct=True)
-        part, _ = _partials(rt, SUM, ct, itype, plan, src, B, L, P, chunk)
+        part, _ = _partials(rt, rec, SUM, ct, itype, plan, src, B, L, P, chunk)
 
     has_part = part is not None
     vwt = vw if mode == "tiles" else 0
@@ -469,7 +482,7 @@ def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
         index_t=itype,
         fp64=_fp64(in_ct, ct, out_ct),
     )
-    args = [x.buffer, I(x.offset)]
+    args = [SLOTS[0], I(x.offset)]
     for size, a, b in zip(bshape, bx, bo):
         args += [I(size), I(a), I(b)]
     args += [I(L), I(sx), I(so), I(chunk), I(P)]
@@ -477,15 +490,13 @@ def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
         ps_b, ps_c = part.strides
         args += [part.buffer, I(ps_b), I(ps_c)]
     n_items = base * P
-    args += [out.buffer, I(out.offset), I(n_items)]
+    args += [SLOTS[1], I(out.offset), I(n_items)]
     if mode == "wg":
-        rt.launch(kernel, (n_items * ls,), (ls,), args)
+        rec.launch(kernel, (n_items * ls,), (ls,), args)
     elif gpu:
-        rt.launch1d(kernel, n_items, args)
+        rec.launch1d(kernel, n_items, args)
     else:
-        _cpu_launch(rt, kernel, n_items, args)
-    if has_part:
-        _release(rt, part)
+        _cpu_launch(rt, rec, kernel, n_items, args)
 
 
 __all__ = ["reduce", "cumsum"]
