@@ -51,7 +51,8 @@ def test_every_template_builds_for_every_dtype(cl_device, dtype):
     ctype = getattr(clgrad, dtype).ctype
     # a program per template whose parameters name this dtype's C type
     built = {key[0] for key in dev.runtime.programs if f"'{ctype}'" in str(key[1])}
-    expected = set(templates())
+    # (fused kernels are built outside the program cache: tests/test_fusion.py covers them)
+    expected = set(templates()) - {"fused.cl.mako"}
     if dtype in INTS:
         expected -= {"random.cl.mako", "optim.cl.mako"}
     assert expected <= built, f"not built for {dtype}: {expected - built}"

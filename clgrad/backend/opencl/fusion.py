@@ -46,6 +46,11 @@ log = logging.getLogger("clgrad")
 MAX_LAUNCHES = 32
 MAX_VIEWS = 12
 STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one kernel
+# A group earns a kernel of its own with this many launches, or this many elements: a build and
+# its code generation cost ~0.3 s on PoCL, which two small launches never win back in a short
+# job, while longer chains and large tensors do (launches and memory traffic saved).
+FUSE_MIN_LAUNCHES = 3
+FUSE_MIN_NUMEL = 1 << 16
 
 # the NumPy type of a scalar kernel argument of each compute C type
 _SCALAR_NP = {
@@ -59,22 +64,43 @@ _SCALAR_NP = {
 }
 
 
+# A launch's kind, as a fused kernel sees it (op, compute C types, out dtype, each operand's
+# dtype or None for a number), numbered once: structure keys hold these small ints, so looking a
+# structure up hashes no nested tuple, and a new shape or layout of the same ops keys the same.
+_KINDS: dict[tuple, int] = {}
+KINDS: list[tuple] = []
+
+
+def _kind(kind: tuple) -> int:
+    n = _KINDS.get(kind)
+    if n is None:
+        n = _KINDS[kind] = len(KINDS)
+        KINDS.append(kind)
+    return n
+
+
 class Fusable:
     """What a launch's place in a fused kernel depends on, decided by its plan (and cached
-    with it): the op, its compute C types, the output's dtype, shape and strides, and per
-    operand None (a number) or (strides over the output's shape, dtype). ``flat``: every view
-    is one contiguous run over the shape. Compared by identity, as the plan it belongs to."""
+    with it): its ``kind`` (``KINDS``), the output's shape and strides, and per operand None (a
+    number) or (strides over the output's shape, dtype). ``flat``: every view is one
+    contiguous run over the shape."""
 
-    __slots__ = ("kernel", "cts", "out_dtype", "shape", "out_strides", "operands", "flat", "numel")
+    __slots__ = ("kind", "shape", "out_strides", "out_dtype", "operands", "flat", "numel")
 
     def __init__(self, kernel, out, operands, compute):
-        self.kernel = kernel
-        self.cts = tuple(dt.compute_ctype for dt in compute)
-        self.out_dtype = out.dtype
         self.shape = out.shape
         self.out_strides = out.strides
+        self.out_dtype = out.dtype
         self.operands = tuple(
             (_strides_over(x, out.shape), x.dtype) if type(x) is View else None for x in operands
+        )
+        self.kind = _kind(
+            (
+                kernel,
+                tuple(dt.compute_ctype for dt in compute),
+                out.dtype,
+                tuple(None if x is None else x[1] for x in self.operands),
+            )
         )
         contiguous = _contiguous(out.shape)
         self.flat = out.strides == contiguous and all(
@@ -276,6 +302,7 @@ class Fuser:
         self.rt = rt
         self.fuse_after = fuse_after
         self.wait = wait
+        self.min_launches = FUSE_MIN_LAUNCHES
         self.kernels: dict[tuple, object] = {}  # structure -> kernel, or None: it failed to build
         self.seen: dict[tuple, int] = {}
         self.building: dict[tuple, Future] = {}
@@ -331,7 +358,12 @@ class Fuser:
                     k, gs, ls, args = g.entries[0].launch
                     rt.enqueue_now(k, gs, ls, args)
             elif any(keep):  # (else nothing it computes is ever read)
-                self._run_group(g)
+                if len(g.entries) >= self.min_launches or g.entries[0].info.numel >= FUSE_MIN_NUMEL:
+                    self._run_group(g)
+                else:
+                    for e in g.entries:
+                        k, gs, ls, args = e.launch
+                        rt.enqueue_now(k, gs, ls, args)
 
     def _run_group(self, g):
         rt = self.rt
@@ -350,7 +382,7 @@ class Fuser:
         key = (
             layout,
             maxd,
-            tuple(e.info for e in g.entries),
+            tuple(e.info.kind for e in g.entries),
             tuple(g.sources),
             stored,
             tuple(v[3] for v in views),
@@ -382,16 +414,30 @@ class Fuser:
         rt.enqueue_now(k, (-(-items // L) * L,), (L,), args)
         self.launched += 1
 
+    def _generate_code(self, program, name, types):
+        """Launches the kernel once over no element, from a kernel object of its own on the
+        runtime's side queue: drivers such as PoCL generate a kernel's code at its first launch
+        (for its work-group size), which this moves off the user's thread when the build runs in
+        the background."""
+        rt = self.rt
+        k = cl.Kernel(program, name)
+        k.set_scalar_arg_dtypes(types)
+        scratch = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 64)
+        args = [scratch if t is None else 0 for t in types]  # n = 0: no element is touched
+        L = rt.local_size
+        k(rt.side_queue, (L,), (L,), *args).wait()
+
     def _build(self, key):
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it
         may run in the background while the runtime builds and launches other kernels)."""
         rt = self.rt
-        layout, maxd, infos, sources, stored, view_dtypes = key
+        layout, maxd, kinds, sources, stored, view_dtypes = key
         itype = "int"  # deferred launches index with 32 bits (larger ones are not deferred)
         steps, scalar_cts = [], []
-        for info, srcs, store in zip(infos, sources, stored):
+        ops = [KINDS[n] for n in kinds]  # (kernel, compute C types, out dtype, operand dtypes)
+        for (kernel, cts, out_dtype, _), srcs, store in zip(ops, sources, stored):
             names = {}
-            for k, (src, ct) in enumerate(zip(srcs, info.cts)):
+            for k, (src, ct) in enumerate(zip(srcs, cts)):
                 if src == SCALAR:
                     names[f"in{k}"] = f"s{len(scalar_cts)}"
                     scalar_cts.append(ct)
@@ -399,22 +445,22 @@ class Fuser:
                     names[f"in{k}"] = f"(({ct})r{src})"
                 else:
                     names[f"in{k}"] = f"(({ct})v{-1 - src})"
-            ct0 = info.cts[0] if info.cts else info.out_dtype.compute_ctype
-            expr = info.kernel.expr.replace("{T}", ct0)
+            ct0 = cts[0] if cts else out_dtype.compute_ctype
+            expr = kernel.expr.replace("{T}", ct0)
             steps.append(
                 (
                     subst(expr, **names) if names else expr,
-                    info.out_dtype.ctype,
-                    info.out_dtype.name == "bool",
+                    out_dtype.ctype,
+                    out_dtype.name == "bool",
                     store,
                 )
             )
         loads = sorted({-1 - s for srcs in sources for s in srcs if s != SCALAR and s < 0})
-        name = "cg_fused_" + "_".join(i.kernel.name for i in infos[:4]) + f"_{len(infos)}"
+        name = "cg_fused_" + "_".join(op[0].name for op in ops[:4]) + f"_{len(ops)}"
         fp64 = (
             any(dt.name == "float64" for dt in view_dtypes)
             or "double" in scalar_cts
-            or any("double" in i.cts for i in infos)
+            or any("double" in op[1] for op in ops)
         )
         source = render(
             "fused.cl.mako",
@@ -429,20 +475,22 @@ class Fuser:
             fp64=fp64,
             grid_stride=rt.is_gpu,
         )
-        k = cl.Kernel(rt.build(source, "fused.cl.mako"), name)
+        program = rt.build(source, "fused.cl.mako")
         I = INDEX_NP[itype]
         types = [None, I] * len(view_dtypes) + [_SCALAR_NP[ct] for ct in scalar_cts]
         if layout != "flat":
             types += [np.int32] + [I] * (maxd * (1 + len(view_dtypes)))
-        rt.set_arg_types(k, types + [I])
+        types.append(I)
+        self._generate_code(program, name, types)
+        k = cl.Kernel(program, name)
+        rt.set_arg_types(k, types)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "fused kernel %s on %s: %s",
                 name,
                 rt.device,
                 " -> ".join(
-                    i.kernel.name + ("" if s >= 0 else " (not stored)")
-                    for i, s in zip(infos, stored)
+                    op[0].name + ("" if s >= 0 else " (not stored)") for op, s in zip(ops, stored)
                 ),
             )
         return k

@@ -663,24 +663,30 @@ class Runtime:
     # ---- deferred elementwise launches (fusion.py) -----------------------------------------
     def defer(self, entry) -> None:
         """Keeps an elementwise launch for ``flush`` (which fuses what it can)."""
-        self.deferred.append(entry)
-        written = self.written.get(id(entry.out.buffer))
-        if written is None:
-            self.written[id(entry.out.buffer)] = [entry]
-        else:
-            written.append(entry)
-        if len(self.deferred) >= MAX_DEFERRED:
-            self.flush()
+        with self.flush_lock:  # threads share the list: none may append to one being flushed
+            self.deferred.append(entry)
+            written = self.written.get(id(entry.out.buffer))
+            if written is None:
+                self.written[id(entry.out.buffer)] = [entry]
+            else:
+                written.append(entry)
+            if len(self.deferred) >= MAX_DEFERRED:
+                self.flush()
 
     def flush(self) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
         anything else reaches the queue or the device's memory."""
         with self.flush_lock:
-            entries, self.deferred = self.deferred, []
-            self.written = {}
-            if entries:
-                self.fuser.run(entries)
-            late, self.late_release = self.late_release, []
+            # The list stays visible until every launch is queued: another thread that finds
+            # it non-empty waits here (``flush``) instead of queueing ahead of them.
+            entries = self.deferred
+            try:
+                if entries:
+                    self.fuser.run(entries)
+            finally:
+                self.deferred = []
+                self.written = {}
+                late, self.late_release = self.late_release, []
         _release_all(late)
 
     def released(self, buf) -> None:
