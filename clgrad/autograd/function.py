@@ -6,6 +6,7 @@ import itertools
 import weakref
 from types import MappingProxyType
 
+from .. import capture
 from ..tensor import Tensor
 from .grad_mode import _set, _state, is_grad_enabled
 
@@ -70,6 +71,8 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad, create_graph):
         v = self.variable
+        if capture.active is not None:
+            capture.note_grad(v, "accumulate")
         for hook in v._hooks or ():
             new = hook(grad)
             grad = grad if new is None else new

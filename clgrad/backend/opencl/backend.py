@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ... import capture
 from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
 from . import matmul as matmul_family
@@ -209,15 +210,11 @@ class OpenCLBackend(Backend):
             bits=bits,
             fp64=acc == "double",
         )
-        args = [
-            out.buffer,
-            np.uint64(out.offset),
-            np.uint32(seed & 0xFFFFFFFF),
-            np.uint32((seed >> 32) & 0xFFFFFFFF),
-            np.uint64(offset),
-            np.uint64(n),
-        ]
+        args = [out.buffer, np.uint64(out.offset), *_random_args(seed, offset), np.uint64(n)]
         rt.launch1d(k, n, args)
+        # a captured step draws new numbers at each replay: seed and offset come from the
+        # generator then (see clgrad.capture.scalar_source)
+        capture.bind_source((2, 3, 4), _random_args)
 
     def to_numpy(self, x):
         """Waits for the queue and copies the view's elements to a new host array."""
@@ -243,6 +240,7 @@ class OpenCLBackend(Backend):
         return host
 
     def _read(self, host, x):
+        capture.note_transfer("a read of device memory to the host (.item(), .numpy(), print)")
         cl.enqueue_copy(
             self.rt.queue,
             host,
@@ -255,6 +253,7 @@ class OpenCLBackend(Backend):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
+            capture.note_transfer("a copy of host data to the device (a tensor made from data)")
             cl.enqueue_copy(
                 self.rt.queue,
                 dst.buffer,
@@ -273,6 +272,7 @@ class OpenCLBackend(Backend):
         nbytes = dst.numel() * dst.dtype.itemsize
         if nbytes == 0:
             return True
+        capture.note_transfer("a copy between two devices")
         ready = cl.enqueue_marker(src_rt.queue)
         done = cl.enqueue_copy(
             self.rt.queue,
@@ -352,6 +352,11 @@ class OpenCLBackend(Backend):
         from . import optim as optim_family  # the family loads on first use
 
         optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
+
+
+def _random_args(seed, offset) -> tuple:
+    """The seed and offset arguments of ``cg_random`` (positions 2, 3, 4)."""
+    return np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint64(offset)
 
 
 def _contiguous_strides(shape) -> tuple:

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
+from ... import capture
 from ...errors import KernelBuildError, OutOfMemoryError
 from .render import render
 
@@ -296,6 +297,9 @@ class Allocator:
         self.cache_limit = min(runtime.device.global_memory // 4, self.CACHE_CAP)
         self.lock = threading.Lock()
         self.pending: list[tuple[cl.Buffer, int]] = []  # returned, not yet filed
+        # int_ptr -> the list a captured step (clgrad.compile) keeps its returned blocks in:
+        # a replay writes them, so they must not go back to the cache while it lives
+        self.pinned: dict[int, list] = {}
 
     round = staticmethod(bucket_size)
 
@@ -320,6 +324,8 @@ class Allocator:
                 self.in_use += size
                 if self.in_use > self.peak:
                     self.peak = self.in_use
+        if capture.active is not None:  # the captured step owns what it allocates
+            capture.active.allocated.add(buf.int_ptr)
         return buf
 
     def _new(self, size):
@@ -375,6 +381,11 @@ class Allocator:
         pending = self.pending
         while pending:
             buf, nbytes = pending.pop()
+            if self.pinned:
+                keep = self.pinned.get(buf.int_ptr)
+                if keep is not None:  # a captured step's block: still in use by its replays
+                    keep.append((buf, nbytes))
+                    continue
             size = 256 if nbytes <= 256 else bucket_size(nbytes)
             self.in_use -= size
             if size > self.cache_limit:
@@ -393,6 +404,33 @@ class Allocator:
             _, size = min((b[0][0], s) for s, b in self.free.items() if b)
             victims.append(self.free[size].popleft()[1])
             self.cached -= size
+
+    def pin(self, ptrs, keep: list):
+        """Keeps the blocks ``ptrs`` (int_ptr) out of the cache until ``unpin``: a block among
+        them that is cached, or returned later, goes to ``keep`` instead (a captured step's
+        memory, which its replays read and write)."""
+        with self.lock:
+            victims = self._drain()
+            for ptr in ptrs:
+                self.pinned[ptr] = keep
+            for size, bucket in self.free.items():
+                for entry in [e for e in bucket if e[1].int_ptr in self.pinned]:
+                    bucket.remove(entry)
+                    keep.append((entry[1], size))
+                    self.cached -= size
+                    self.in_use += size
+        _release_all(victims)
+
+    def unpin(self, ptrs, keep: list):
+        """Ends ``pin``: the blocks in ``keep`` return to the cache."""
+        with self.lock:
+            for ptr in ptrs:
+                if self.pinned.get(ptr) is keep:
+                    del self.pinned[ptr]
+            self.pending.extend(keep)
+            keep.clear()
+            victims = self._drain()
+        _release_all(victims)
 
     def stats(self) -> tuple[int, int, int]:
         """(in_use, cached, peak) with every returned block filed."""
@@ -596,6 +634,8 @@ class Runtime:
                 global_size,
                 local_size,
             )
+        if capture.active is not None:
+            capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
             if kernel not in self.typed:
                 kernel.set_scalar_arg_dtypes(
@@ -609,6 +649,8 @@ class Runtime:
         caller computed once: the path of every small op, so only the lock and the enqueue."""
         if DEBUG:
             log.debug("launch %s on %s global=%s", kernel.function_name, self.device, global_size)
+        if capture.active is not None:
+            capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
             return kernel(self.queue, global_size, local_size, *args)
 
