@@ -19,6 +19,9 @@ from __future__ import annotations
 #: The ``Recording`` being made, or None.
 active: Recording | None = None
 
+#: Why a step that runs on the ``cpu`` device is not replayed (it runs eagerly, as documented).
+HOST_WORK = "work on the cpu device (NumPy, no kernel to replay)"
+
 
 class Patch:
     """At each replay ``source()`` gives new numbers for ``positions`` of launch ``index``,
@@ -51,6 +54,7 @@ class Recording:
         self.allocated: set[int] = set()  # int_ptr of the buffers handed out while capturing
         # id(leaf) -> [leaf, its .grad when the capture first touched it, "set" or "accumulate"]
         self.leaves: dict[int, list] = {}
+        self.accumulated = False  # whether a backward reached a leaf
         self.optimizers: dict[int, object] = {}
         # (container, key) pairs whose values the patches' sources advance at each replay
         self.claims: list[tuple] = []
@@ -94,15 +98,18 @@ def note_transfer(what: str) -> None:
 def note_host_work() -> None:
     """Work on the ``cpu`` device (NumPy on the host): a replay of launches would skip it."""
     if active is not None:
-        active.fail("work on the cpu device (NumPy, no kernel to replay)")
+        active.fail(HOST_WORK)
 
 
 def note_grad(leaf, how: str) -> None:
     """A leaf's ``.grad`` is about to change: ``how`` is "set" (assigned, or reset by
     ``zero_grad``) or "accumulate" (backward adds into it, or creates it when None)."""
     rec = active
-    if rec is not None and id(leaf) not in rec.leaves:
-        rec.leaves[id(leaf)] = [leaf, leaf._grad, how]
+    if rec is not None:
+        if how == "accumulate":
+            rec.accumulated = True
+        if id(leaf) not in rec.leaves:
+            rec.leaves[id(leaf)] = [leaf, leaf._grad, how]
 
 
 def note_optimizer(optimizer) -> None:

@@ -255,12 +255,18 @@ class CompiledFunction:
             reason = f"it returns {bad_output}"
         if reason is not None:
             entry.eager = reason
-            self._fallback(reason)
+            if reason is capture.HOST_WORK:  # the cpu device runs eagerly, as documented
+                if cl_runtime.DEBUG:
+                    log.debug("compile: %s runs eagerly: %s", _name(self.fn), reason)
+            else:
+                self._fallback(reason)
             return out
         if not rec.launches:
             entry.eager = "it launches no kernel (the cpu device, or no tensor work)"
             return out
-        if is_grad_enabled() and any(t.requires_grad for t in static_out):
+        if is_grad_enabled() and not rec.accumulated and any(t.requires_grad for t in static_out):
+            # a forward whose backward runs outside (a training step's backward inside has
+            # used its graph: its outputs are returned detached)
             entry.eager = "an output requires grad (its backward would cross the replay)"
             if cl_runtime.DEBUG:
                 log.debug("compile: %s runs eagerly: %s", _name(self.fn), entry.eager)
@@ -306,7 +312,7 @@ class _Graph:
         self.checks = rec.checks
         self.static_in = static_in
         self.sources = [None] * len(static_in)  # (weakref to storage, version) last copied
-        self.static_out = static_out
+        self.static_out = [t.detach() for t in static_out]
         self.spec = spec
         self.modules = modules
         self.optimizers = optimizers
@@ -324,7 +330,12 @@ class _Graph:
             for a in r[4]:
                 if isinstance(a, cl.MemoryObjectHolder):
                     self.buffers[a.int_ptr] = (r[0], a)
-        self.external = [v for p, v in self.buffers.items() if p not in rec.allocated]
+        # what the step reads and writes beyond its own memory and its inputs (the parameters,
+        # the optimizer's state): what check mode compares
+        inputs = {t._storage.data.int_ptr for t in static_in}
+        self.external = [
+            v for p, v in self.buffers.items() if p not in rec.allocated and p not in inputs
+        ]
         ptrs = set(self.buffers) | rec.allocated
         self.pins = []
         for rt in self.runtimes:
@@ -484,7 +495,7 @@ def _flatten_out(out, tensors, spec) -> str | None:
     """Like ``_flatten`` for a result: ``spec`` describes its structure; returns what cannot be
     replayed (a value that is not a tensor, None or a container of them), else None."""
     if isinstance(out, Tensor):
-        tensors.append(out.detach())
+        tensors.append(out)
         spec.append(Tensor)
     elif out is None:
         spec.append(None)
