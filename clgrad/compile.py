@@ -173,6 +173,8 @@ class CompiledFunction:
         return self if instance is None else functools.partial(self, instance)
 
     def __call__(self, *args, **kwargs):
+        if capture.active is not None:  # inside another capture: its launches are that one's
+            return self.fn(*args, **kwargs)
         tensors, key, objects = [], [is_grad_enabled()], []
         _flatten((args, kwargs), tensors, key, objects)
         key = tuple(key)
@@ -236,6 +238,7 @@ class CompiledFunction:
         s_args, s_kwargs = _rebuild((args, kwargs), iter(static_in))
         modules, optimizers, schedulers = _reachable(self.fn, (args, kwargs))
         before = _snapshot(modules, optimizers, schedulers)
+        versions = [t._storage.version for t in static_in]
         _flush()
         self.counts["capture"] += 1
         rec = capture.start()
@@ -287,6 +290,11 @@ class CompiledFunction:
                     log.debug("compile: %s: %s; capturing again", _name(self.fn), what)
             return out
         graph = _Graph(rec, static_in, static_out, spec, modules, optimizers)
+        # arguments the step writes in place: a replay writes the captured copies, then these
+        graph.mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
+        with no_grad():
+            for i in graph.mutated:
+                tensors[i].copy_(static_in[i])
         entry.graph = graph
         if cl_runtime.DEBUG:
             log.debug(
@@ -311,6 +319,7 @@ class _Graph:
         self.claims = rec.claims
         self.checks = rec.checks
         self.static_in = static_in
+        self.mutated = []  # the indices of the arguments the step writes in place
         self.sources = [None] * len(static_in)  # (weakref to storage, version) last copied
         self.static_out = [t.detach() for t in static_out]
         self.spec = spec
@@ -389,6 +398,10 @@ class _Graph:
                 r[0].enqueue(*r[1:])
         for leaf, final, _ in self.leaves:
             leaf._grad = final
+        if self.mutated:
+            with no_grad():
+                for i in self.mutated:
+                    tensors[i].copy_(self.static_in[i])
         for flag, fail in self.checks:  # the step's input checks, as eager makes them
             if bool(flag.item()):
                 fail()

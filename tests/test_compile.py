@@ -278,6 +278,21 @@ def test_graph_memory_stays_out_of_the_cache(cl_device):
     assert not ptrs & set(allocator.pinned)  # the graph's memory is the cache's again
 
 
+def test_arguments_written_in_place_and_nested(cl_device):
+    inner = clgrad.compile(lambda x: x * 2)
+
+    @clgrad.compile
+    def step(x, total):
+        total.add_(x)  # the caller's tensor is written, as eagerly
+        return inner(total)  # a compiled function inside a capture runs as part of it
+
+    total = clgrad.zeros(3, device=cl_device)
+    outs = [step(clgrad.full((3,), float(i), device=cl_device), total) for i in range(1, 6)]
+    assert step.counts["replay"] == 3
+    np.testing.assert_array_equal(total.cpu().numpy(), [15.0] * 3)
+    assert [o[0].item() for o in outs] == [2.0, 6.0, 12.0, 20.0, 30.0]
+
+
 def test_options_and_decorator():
     with pytest.raises(RuntimeError, match="Unrecognized mode"):
         clgrad.compile(lambda: None, mode="fastest")
