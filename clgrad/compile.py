@@ -248,6 +248,12 @@ class CompiledFunction:
             _flush()  # work deferred by the step is part of it
         finally:
             capture.stop()
+        # arguments the step wrote in place: the caller's tensors get what it wrote (a replay
+        # writes the captured copies, then these too)
+        mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
+        with no_grad():
+            for i in mutated:
+                tensors[i].copy_(static_in[i])
         optimizers = list({id(o): o for o in [*optimizers, *rec.optimizers.values()]}.values())
         static_out, spec = [], []
         bad_output = _flatten_out(out, static_out, spec)
@@ -290,11 +296,7 @@ class CompiledFunction:
                     log.debug("compile: %s: %s; capturing again", _name(self.fn), what)
             return out
         graph = _Graph(rec, static_in, static_out, spec, modules, optimizers)
-        # arguments the step writes in place: a replay writes the captured copies, then these
-        graph.mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
-        with no_grad():
-            for i in graph.mutated:
-                tensors[i].copy_(static_in[i])
+        graph.mutated = mutated
         entry.graph = graph
         if cl_runtime.DEBUG:
             log.debug(
