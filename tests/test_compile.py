@@ -278,6 +278,32 @@ def test_graph_memory_stays_out_of_the_cache(cl_device):
     assert not ptrs & set(allocator.pinned)  # the graph's memory is the cache's again
 
 
+def test_scheduler_inside_the_step_falls_back(cl_device):
+    """A scheduler stepped inside the step changes lr at every call: no capture is steady."""
+
+    def run(compiled):
+        w = clgrad.ones(4, device=cl_device, requires_grad=True)
+        opt = clgrad.optim.SGD([w], lr=0.1)
+        sched = clgrad.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            sched.step()
+            return w.detach() * 1
+
+        fn = clgrad.compile(step) if compiled else step
+        out = [fn(clgrad.ones(4, device=cl_device)).cpu().numpy() for _ in range(6)]
+        return out, fn
+
+    with pytest.warns(UserWarning, match="Python state it reads changed during the capture"):
+        got, fn = run(True)
+    want, _ = run(False)
+    np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    assert fn.counts["replay"] == 0
+
+
 def test_arguments_written_in_place_and_nested(cl_device):
     inner = clgrad.compile(lambda x: x * 2)
 
