@@ -220,6 +220,13 @@ def test_data_dependent_branch_falls_back(cl_device):
             np.testing.assert_array_equal(got.cpu().numpy(), step(clgrad.full((2,), v)).numpy())
 
 
+def test_check_mode_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CLGRAD_COMPILE_CHECK", "1")
+    assert clgrad.compile(lambda x: x).check
+    monkeypatch.setenv("CLGRAD_COMPILE_CHECK", "0")
+    assert not clgrad.compile(lambda x: x).check
+
+
 def test_check_mode_catches_divergence(cl_device):
     """A Python counter baked into a kernel argument: invisible to the guards (documented),
     caught by check mode."""
