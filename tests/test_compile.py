@@ -44,6 +44,7 @@ def cnn():
 OPTIMIZERS = {
     "sgd-momentum": lambda p: clgrad.optim.SGD(p, lr=0.1, momentum=0.9),
     "adam": lambda p: clgrad.optim.Adam(p, lr=1e-2),
+    "rmsprop": lambda p: clgrad.optim.RMSprop(p, lr=1e-2, momentum=0.5),
 }
 
 
@@ -64,6 +65,7 @@ def train(device, make, optimizer, batches, compiled, check=False):
     t = lambda a: clgrad.tensor(a, device=device)  # noqa: E731
     losses = [fn(t(x), t(y)) for x, y in batches]
     params = [p.detach().cpu().numpy() for p in model.parameters()]
+    params.append(np.array([float(s.get("step", 0)) for s in opt.state.values()]))  # counted
     grads = [p.grad.cpu().numpy() for p in model.parameters()]
     return [float(loss.item()) for loss in losses], params, grads, fn
 
