@@ -69,7 +69,14 @@ class Recording:
 
 
 def start() -> Recording:
-    """Starts recording (one capture at a time, in one thread)."""
+    """Starts recording (one capture at a time, in one thread); ``stop`` ends it.
+
+    >>> from clgrad import capture
+    >>> rec = capture.start()
+    >>> y = clgrad.ones(2) * 2  # on the cpu device: nothing a replay could redo
+    >>> capture.stop() is rec, rec.launches, rec.unsupported
+    (True, [], 'work on the cpu device (NumPy, no kernel to replay)')
+    """
     global active
     if active is not None:
         raise RuntimeError("clgrad.compile: a captured step cannot run inside another capture")
