@@ -2,11 +2,13 @@
 polynomial fit of "Learning PyTorch with Examples" (4 scalar weights, 2000 points, a manual
 SGD update under no_grad) and a digits MLP step (64-128-10, batch 64, Adam).
 
-    python bench/compile_step.py [--device cl:0] [--reps 200]
+    python bench/compile_step.py [--device cl:0] [--reps 200] [--torch-threads 1]
 
 Each figure is the median over ``--reps`` samples of 10 steps then a wait for the device,
 divided by 10, after a warm-up (which also captures). Ratios are to torch's time in the same
-run (below 1: faster than torch).
+run (below 1: faster than torch). torch runs on one thread by default: on a small shared
+machine its OpenMP threads spin against the other load (the MLP step took 19 ms on 2 threads
+and 0.8 ms on 1 on a busy 2-core host).
 """
 
 from __future__ import annotations
@@ -85,9 +87,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cl:0")
     p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--torch-threads", type=int, default=1)
     args = p.parse_args(argv)
     try:
         import torch
+
+        torch.set_num_threads(args.torch_threads)
     except ImportError:
         torch = None
     sync = clgrad.device(args.device).synchronize

@@ -354,6 +354,7 @@ class _Graph:
             rt.allocator.pin(ptrs, keep)
             self.pins.append((rt.allocator, ptrs, keep))
         self._finalizer = weakref.finalize(self, _unpin, self.pins)
+        self._finalizer.atexit = False  # at exit the contexts go away with their buffers
         self.guards = self.guard()
 
     def close(self):
