@@ -350,9 +350,8 @@ class _Graph:
         ptrs = set(self.buffers) | rec.allocated
         self.pins = []
         for rt in self.runtimes:
-            keep = []
-            rt.allocator.pin(ptrs, keep)
-            self.pins.append((rt.allocator, ptrs, keep))
+            rt.allocator.pin(ptrs)
+            self.pins.append((rt.allocator, ptrs))
         self._finalizer = weakref.finalize(self, _unpin, self.pins)
         self._finalizer.atexit = False  # at exit the contexts go away with their buffers
         self.guards = self.guard()
@@ -455,8 +454,8 @@ class _Graph:
 
 # ---- helpers -------------------------------------------------------------------------------
 def _unpin(pins):
-    for allocator, ptrs, keep in pins:
-        allocator.unpin(ptrs, keep)
+    for allocator, ptrs in pins:
+        allocator.unpin(ptrs)
 
 
 def _flush():

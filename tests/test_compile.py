@@ -280,11 +280,21 @@ def test_graph_memory_stays_out_of_the_cache(cl_device):
     np.testing.assert_array_equal(fn(x).cpu().numpy(), out.cpu().numpy())
     allocator = clgrad.device(cl_device).allocator
     ptrs = set(graph.buffers)
-    assert ptrs <= set(allocator.pinned) and any(keep for _, _, keep in graph.pins)
+    assert ptrs <= set(allocator.pinned) and ptrs & set(allocator.held)
+    # a second graph over the same parameter: w's block stays pinned while either lives
+    other = clgrad.compile(lambda x: w * x)
+    for _ in range(3):
+        other(x)
+    w_ptr = w._storage.data.int_ptr
+    assert allocator.pinned[w_ptr] == 2
     fn.entries.clear()
     del graph
     gc.collect()
-    assert not ptrs & set(allocator.pinned)  # the graph's memory is the cache's again
+    assert not (ptrs - {w_ptr}) & set(allocator.pinned)  # the graph's memory is the cache's
+    assert allocator.pinned[w_ptr] == 1
+    other.entries.clear()
+    gc.collect()
+    assert w_ptr not in allocator.pinned
 
 
 def test_scheduler_inside_the_step_falls_back(cl_device):

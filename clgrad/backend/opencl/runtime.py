@@ -297,9 +297,11 @@ class Allocator:
         self.cache_limit = min(runtime.device.global_memory // 4, self.CACHE_CAP)
         self.lock = threading.Lock()
         self.pending: list[tuple[cl.Buffer, int]] = []  # returned, not yet filed
-        # int_ptr -> the list a captured step (clgrad.compile) keeps its returned blocks in:
-        # a replay writes them, so they must not go back to the cache while it lives
-        self.pinned: dict[int, list] = {}
+        # the blocks of captured steps (clgrad.compile): int_ptr -> how many graphs use it (a
+        # replay writes them, so they must not go back to the cache while one lives), and
+        # int_ptr -> (buffer, nbytes) of those returned meanwhile
+        self.pinned: dict[int, int] = {}
+        self.held: dict[int, tuple] = {}
 
     round = staticmethod(bucket_size)
 
@@ -381,11 +383,9 @@ class Allocator:
         pending = self.pending
         while pending:
             buf, nbytes = pending.pop()
-            if self.pinned:
-                keep = self.pinned.get(buf.int_ptr)
-                if keep is not None:  # a captured step's block: still in use by its replays
-                    keep.append((buf, nbytes))
-                    continue
+            if self.pinned and buf.int_ptr in self.pinned:  # still in use by replays
+                self.held[buf.int_ptr] = (buf, nbytes)
+                continue
             size = 256 if nbytes <= 256 else bucket_size(nbytes)
             self.in_use -= size
             if size > self.cache_limit:
@@ -405,30 +405,34 @@ class Allocator:
             victims.append(self.free[size].popleft()[1])
             self.cached -= size
 
-    def pin(self, ptrs, keep: list):
-        """Keeps the blocks ``ptrs`` (int_ptr) out of the cache until ``unpin``: a block among
-        them that is cached, or returned later, goes to ``keep`` instead (a captured step's
-        memory, which its replays read and write)."""
+    def pin(self, ptrs):
+        """Keeps the blocks ``ptrs`` (int_ptr) out of the cache until as many ``unpin``: one
+        cached now, or returned later, is held instead (a captured step's memory, which its
+        replays read and write). Several graphs may pin one block (a parameter)."""
         with self.lock:
             victims = self._drain()
             for ptr in ptrs:
-                self.pinned[ptr] = keep
+                self.pinned[ptr] = self.pinned.get(ptr, 0) + 1
             for size, bucket in self.free.items():
                 for entry in [e for e in bucket if e[1].int_ptr in self.pinned]:
                     bucket.remove(entry)
-                    keep.append((entry[1], size))
+                    self.held[entry[1].int_ptr] = (entry[1], size)
                     self.cached -= size
                     self.in_use += size
         _release_all(victims)
 
-    def unpin(self, ptrs, keep: list):
-        """Ends ``pin``: the blocks in ``keep`` return to the cache."""
+    def unpin(self, ptrs):
+        """Ends a ``pin``: blocks no graph pins any more and no storage holds return to the
+        cache."""
         with self.lock:
             for ptr in ptrs:
-                if self.pinned.get(ptr) is keep:
-                    del self.pinned[ptr]
-            self.pending.extend(keep)
-            keep.clear()
+                n = self.pinned.get(ptr, 0) - 1
+                if n > 0:
+                    self.pinned[ptr] = n
+                    continue
+                self.pinned.pop(ptr, None)
+                if ptr in self.held:
+                    self.pending.append(self.held.pop(ptr))
             victims = self._drain()
         _release_all(victims)
 
