@@ -421,6 +421,8 @@ class _Graph:
         start = {p: _read(rt, b) for p, (rt, b) in self.buffers.items()}
         claims = [(c, k, capture.get_claim(c, k)) for c, k in self.claims]
         grads = [(leaf, leaf._grad) for leaf, _, _ in self.leaves]
+        with no_grad():
+            written = [(tensors[i], tensors[i].clone()) for i in self.mutated]
         out_r = _host_outputs(self.replay(tensors))
         ext_r = [_read(rt, b) for rt, b in self.external]
         grads_r = [_host(leaf._grad) for leaf, _ in grads]
@@ -430,6 +432,10 @@ class _Graph:
             capture.set_claim(c, k, v)
         for leaf, g in grads:
             leaf._grad = g
+        with no_grad():
+            for t, before in written:
+                t.copy_(before)
+        self.sources = [None] * len(self.static_in)  # the inputs were restored too
         out = fn(*args, **kwargs)
         problems = []
         out_e = _host_outputs(out)

@@ -331,11 +331,16 @@ def test_arguments_written_in_place_and_nested(cl_device):
         total.add_(x)  # the caller's tensor is written, as eagerly
         return inner(total)  # a compiled function inside a capture runs as part of it
 
-    total = clgrad.zeros(3, device=cl_device)
-    outs = [step(clgrad.full((3,), float(i), device=cl_device), total) for i in range(1, 6)]
-    assert step.counts["replay"] == 3
-    np.testing.assert_array_equal(total.cpu().numpy(), [15.0] * 3)
-    assert [o[0].item() for o in outs] == [2.0, 6.0, 12.0, 20.0, 30.0]
+    for check in (False, True):
+        step.check = check  # check mode restores what the replay wrote before running eagerly
+        total = clgrad.zeros(3, device=cl_device)
+        outs = [step(clgrad.full((3,), float(i), device=cl_device), total) for i in range(1, 6)]
+        assert step.counts["replay"] == 3 + 5 * check  # same signature: the graph is kept
+        np.testing.assert_array_equal(total.cpu().numpy(), [15.0] * 3)
+        assert [o[0].item() for o in outs] == [2.0, 6.0, 12.0, 20.0, 30.0]
+    x = clgrad.ones(3, device=cl_device)
+    step(x, total), step(x, total)  # the same input twice: its copy is skipped, not stale
+    np.testing.assert_array_equal(total.cpu().numpy(), [17.0] * 3)
 
 
 def test_options_and_decorator():
