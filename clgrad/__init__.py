@@ -34,6 +34,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .compile import compile
 from .device import (
     Device,
     DeviceType,

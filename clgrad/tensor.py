@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from . import capture
 from . import dtypes as D
 from .backend.base import FILL, View
 from .device import resolve
@@ -371,6 +372,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if capture.active is not None:
+            capture.note_grad(self, "set")
         # checked here, as PyTorch does: a wrong .grad would fail the next optimizer step
         # half-way, some parameters already updated
         if value is not None:

@@ -7,6 +7,7 @@ import sys
 import weakref
 from types import MappingProxyType
 
+from .. import capture
 from ..tensor import Tensor
 from .grad_mode import _set, _state, is_grad_enabled
 
@@ -72,6 +73,8 @@ class AccumulateGrad(Node):
     def accumulate(self, grad, create_graph):
         v = self.variable
         new = None
+        if capture.active is not None:
+            capture.note_grad(v, "accumulate")
         for hook in v._hooks or ():
             new = hook(grad)
             grad = grad if new is None else new

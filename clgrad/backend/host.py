@@ -7,6 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import capture
 from ..device import Device, DeviceType, register_kind
 from ..errors import OutOfMemoryError
 from .base import OPTIMIZERS, Backend, View
@@ -34,6 +35,8 @@ class HostAllocator:
     """Host storage is a byte array from NumPy (its allocator already pools memory)."""
 
     def alloc(self, nbytes: int) -> np.ndarray:
+        if capture.active is not None:
+            capture.note_host_work()
         try:
             return np.empty(nbytes, np.uint8)
         except MemoryError:

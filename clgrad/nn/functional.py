@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from .. import capture
 from .. import dtypes as _D
 from ..autograd.grad_mode import no_grad
 from ..ops import activation as _A
@@ -2477,6 +2478,25 @@ def _class_targets(name, input, target):
     return 1
 
 
+def _target_error(target, bad, c):
+    first = target.masked_select(bad)[0].item()
+    raise IndexError(f"Target {first} is out of bounds (the input has {c} classes).")
+
+
+def device_check(flag: Tensor, fail) -> None:
+    """Calls ``fail()`` (which raises) when the one-element ``flag`` is true: a read of the
+    device now, or, while ``clgrad.compile`` captures a step, after each replay's launches (the
+    replay raises the same error, after the step has run, as a device-side assert would).
+
+    >>> from clgrad.nn.functional import device_check
+    >>> device_check(clgrad.tensor(False), lambda: 1 / 0)
+    """
+    if capture.active is not None:
+        capture.defer_check(flag, fail)
+    elif bool(flag.item()):
+        fail()
+
+
 def _nll_terms(logp, target, weight, ignore_index, cdim):
     """(-w_t * logp[t], w_t) per element, both 0 where target == ignore_index."""
     c = logp.shape[cdim]
@@ -2487,9 +2507,8 @@ def _nll_terms(logp, target, weight, ignore_index, cdim):
         )
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= c))
-    if target.numel() and bool(bad.any().item()):
-        first = target.masked_select(bad)[0].item()
-        raise IndexError(f"Target {first} is out of bounds (the input has {c} classes).")
+    if target.numel():
+        device_check(bad.any(), lambda: _target_error(target, bad, c))
     classes = _arange(c, device=logp.device).reshape((c,) + (1,) * (logp.ndim - cdim - 1))
     hot = target.unsqueeze(cdim) == classes
     if 0 <= ignore_index < c:

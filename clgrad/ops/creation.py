@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import capture
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import FILL
@@ -627,7 +628,10 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     out = Tensor._empty(_shape(size), dt, resolve(device))
     gen = generator or default_generator
     n = out.numel()
-    start = gen.take(2 * n if kind == "normal" else n)
+    count = 2 * n if kind == "normal" else n
+    start = gen.take(count)
+    if capture.active is not None and count:  # a replay draws the next numbers, as this call does
+        capture.scalar_source(lambda: (gen.seed, gen.take(count)), [(gen, "offset")])
     out.device.backend.random(out._record(), kind, gen.seed, start, dt)
     return _finish(out, requires_grad)
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .. import capture
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import maximum
 from .optimizer import (
@@ -108,17 +110,14 @@ class Adam(Optimizer):
                     if fused:
                         states = [state[name] for name in names]
                         if fusable(p, p._grad, states):
-                            scalars = (
-                                beta1,
-                                1 - beta1,
-                                beta2,
-                                1 - beta2,
-                                eps,
-                                wd,
-                                1 - lr * wd,
-                                lr / (1 - beta1**step),
-                                math.sqrt(1 - beta2**step),
-                            )
+                            scalars = _fused_scalars(lr, beta1, beta2, eps, wd, step)
+                            if capture.active is not None:
+                                # a replay of a captured step counts the step and recomputes
+                                # the bias corrections (lr and betas are its guards)
+                                capture.scalar_source(
+                                    partial(_next_step, state, lr, beta1, beta2, eps, wd),
+                                    [(state, "step")],
+                                )
                             fused_update("adam", flags, p, p._grad, states, scalars)
                             continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
@@ -137,6 +136,27 @@ class Adam(Optimizer):
                         denom = exp_avg_sq.sqrt() / bias2_sqrt + eps
                     p.sub_(exp_avg / denom * (lr / bias1))
         return loss
+
+
+def _fused_scalars(lr, beta1, beta2, eps, wd, step) -> tuple:
+    """The scalars of the fused Adam kernel at ``step`` (see ``OPTIMIZERS["adam"]``)."""
+    return (
+        beta1,
+        1 - beta1,
+        beta2,
+        1 - beta2,
+        eps,
+        wd,
+        1 - lr * wd,
+        lr / (1 - beta1**step),
+        math.sqrt(1 - beta2**step),
+    )
+
+
+def _next_step(state, lr, beta1, beta2, eps, wd) -> tuple:
+    """Counts one more step in ``state`` and returns the fused kernel's scalars for it."""
+    state["step"] += 1
+    return _fused_scalars(lr, beta1, beta2, eps, wd, state["step"])
 
 
 class AdamW(Adam):

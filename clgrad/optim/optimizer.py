@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any
 
+from .. import capture
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
@@ -290,6 +291,8 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None:
+                    if capture.active is not None:
+                        capture.note_grad(p, "set")
                     if set_to_none:
                         p._grad = None
                     else:
@@ -304,6 +307,9 @@ class Optimizer:
         raise NotImplementedError
 
     def _closure(self, closure):
+        # every step() starts here: a captured step (clgrad.compile) guards on this optimizer
+        if capture.active is not None:
+            capture.note_optimizer(self)
         if closure is None:
             return None
         with enable_grad():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .. import capture
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
     Optimizer,
@@ -22,6 +24,11 @@ _KEYS = ("capturable", "foreach", "differentiable")
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
+
+
+def _count_step(state, scalars) -> tuple:
+    state["step"] += 1
+    return scalars
 
 
 class RMSprop(Optimizer):
@@ -101,6 +108,12 @@ class RMSprop(Optimizer):
                         states = [state[name] for name in names]
                         if fusable(p, p._grad, states):
                             scalars = (-lr, alpha, 1 - alpha, eps, wd, momentum)
+                            if capture.active is not None:
+                                # a replay of a captured step counts the step (the kernel's
+                                # scalars are the hyperparameters, its guards)
+                                capture.scalar_source(
+                                    partial(_count_step, state, scalars), [(state, "step")]
+                                )
                             fused_update("rmsprop", flags, p, p._grad, states, scalars)
                             continue
                     # one op per term: foreach=False, or what the kernel can't take (a strided

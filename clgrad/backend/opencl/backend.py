@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ... import capture
 from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
 from . import matmul as matmul_family
@@ -218,15 +219,11 @@ class OpenCLBackend(Backend):
             bits=bits,
             fp64=acc == "double",
         )
-        args = [
-            out.buffer,
-            np.uint64(out.offset),
-            np.uint32(seed & 0xFFFFFFFF),
-            np.uint32((seed >> 32) & 0xFFFFFFFF),
-            np.uint64(offset),
-            np.uint64(n),
-        ]
+        args = [out.buffer, np.uint64(out.offset), *_random_args(seed, offset), np.uint64(n)]
         rt.launch1d(k, n, args)
+        # a captured step draws new numbers at each replay: seed and offset come from the
+        # generator then (see clgrad.capture.scalar_source)
+        capture.bind_source((2, 3, 4), _random_args)
 
     def to_numpy(self, x):
         """Waits for the queue and copies the view's elements to a new host array."""
@@ -254,6 +251,7 @@ class OpenCLBackend(Backend):
     def _read(self, host, x):
         if self.rt.deferred:
             self.rt.flush()
+        capture.note_transfer("a read of device memory to the host (.item(), .numpy(), print)")
         cl.enqueue_copy(
             self.rt.queue,
             host,
@@ -268,6 +266,7 @@ class OpenCLBackend(Backend):
         if arr.size:
             if self.rt.deferred:
                 self.rt.flush()
+            capture.note_transfer("a copy of host data to the device (a tensor made from data)")
             cl.enqueue_copy(
                 self.rt.queue,
                 dst.buffer,
@@ -288,6 +287,7 @@ class OpenCLBackend(Backend):
             return True
         src_rt.flush()
         self.rt.flush()
+        capture.note_transfer("a copy between two devices")
         ready = cl.enqueue_marker(src_rt.queue)
         done = cl.enqueue_copy(
             self.rt.queue,
@@ -367,6 +367,11 @@ class OpenCLBackend(Backend):
         from . import optim as optim_family  # the family loads on first use
 
         optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
+
+
+def _random_args(seed, offset) -> tuple:
+    """The seed and offset arguments of ``cg_random`` (positions 2, 3, 4)."""
+    return np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint64(offset)
 
 
 def _contiguous_strides(shape) -> tuple:

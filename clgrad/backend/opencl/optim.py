@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import capture
 from ..base import OPTIMIZERS
 from .launch import INDEX_NP, INT32_MAX
 
@@ -28,9 +29,16 @@ def optimizer_step(rt, kind, flags, views, scalars):
     args = []
     for v in views:
         args += [v.buffer, v.offset]
+    first = len(args)
     args += [float(s) for s in scalars]
     args.append(n)
     rt.launch1d(k, n, args)
+    # a captured step recomputes the scalars at each replay (Adam's bias corrections)
+    capture.bind_source(tuple(range(first, first + len(scalars))), _floats)
+
+
+def _floats(*scalars):
+    return [float(s) for s in scalars]
 
 
 def _build(rt, key, spec, kind, flags, dtypes, itype):

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
+from ... import capture
 from ...errors import KernelBuildError, OutOfMemoryError
 from .fusion import Fuser
 from .render import render
@@ -302,6 +303,11 @@ class Allocator:
         self.cache_limit = min(runtime.device.global_memory // 4, self.CACHE_CAP)
         self.lock = threading.Lock()
         self.pending: list[tuple[cl.Buffer, int]] = []  # returned, not yet filed
+        # the blocks of captured steps (clgrad.compile): int_ptr -> how many graphs use it (a
+        # replay writes them, so they must not go back to the cache while one lives), and
+        # int_ptr -> (buffer, nbytes) of those returned meanwhile
+        self.pinned: dict[int, int] = {}
+        self.held: dict[int, tuple] = {}
 
     round = staticmethod(bucket_size)
 
@@ -326,6 +332,8 @@ class Allocator:
                 self.in_use += size
                 if self.in_use > self.peak:
                     self.peak = self.in_use
+        if capture.active is not None:  # the captured step owns what it allocates
+            capture.active.allocated.add(buf.int_ptr)
         return buf
 
     def _new(self, size):
@@ -383,6 +391,9 @@ class Allocator:
         pending = self.pending
         while pending:
             buf, nbytes = pending.pop()
+            if self.pinned and buf.int_ptr in self.pinned:  # still in use by replays
+                self.held[buf.int_ptr] = (buf, nbytes)
+                continue
             size = 256 if nbytes <= 256 else bucket_size(nbytes)
             self.in_use -= size
             if size > self.cache_limit:
@@ -410,6 +421,36 @@ class Allocator:
                 self.runtime.late_release.extend(victims)
             else:
                 _release_all(victims)
+    def pin(self, ptrs):
+        """Keeps the blocks ``ptrs`` (int_ptr) out of the cache until as many ``unpin``: one
+        cached now, or returned later, is held instead (a captured step's memory, which its
+        replays read and write). Several graphs may pin one block (a parameter)."""
+        with self.lock:
+            victims = self._drain()
+            for ptr in ptrs:
+                self.pinned[ptr] = self.pinned.get(ptr, 0) + 1
+            for size, bucket in self.free.items():
+                for entry in [e for e in bucket if e[1].int_ptr in self.pinned]:
+                    bucket.remove(entry)
+                    self.held[entry[1].int_ptr] = (entry[1], size)
+                    self.cached -= size
+                    self.in_use += size
+        _release_all(victims)
+
+    def unpin(self, ptrs):
+        """Ends a ``pin``: blocks no graph pins any more and no storage holds return to the
+        cache."""
+        with self.lock:
+            for ptr in ptrs:
+                n = self.pinned.get(ptr, 0) - 1
+                if n > 0:
+                    self.pinned[ptr] = n
+                    continue
+                self.pinned.pop(ptr, None)
+                if ptr in self.held:
+                    self.pending.append(self.held.pop(ptr))
+            victims = self._drain()
+        _release_all(victims)
 
     def stats(self) -> tuple[int, int, int]:
         """(in_use, cached, peak) with every returned block filed."""
@@ -622,6 +663,8 @@ class Runtime:
             )
         if self.deferred:
             self.flush()
+        if capture.active is not None:
+            capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
             if kernel not in self.typed:
                 kernel.set_scalar_arg_dtypes(
@@ -641,6 +684,8 @@ class Runtime:
         """``enqueue`` without flushing the deferred launches first (``flush`` runs them)."""
         if DEBUG:
             log.debug("launch %s on %s global=%s", kernel.function_name, self.device, global_size)
+        if capture.active is not None:
+            capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
             return kernel(self.queue, global_size, local_size, *args)
 
