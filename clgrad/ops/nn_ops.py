@@ -167,6 +167,49 @@ class Fold(Function):
         return Patches.apply(gg, *ctx.geometry), None, None, None, None
 
 
+# ---- convolution's column matrix -------------------------------------------------------------
+class Im2Col(Function):
+    """The windows of a (N, C, *spatial) tensor copied into a new contiguous
+    (N, C, *kernel, *outs) tensor by the device's unfold kernel: ``outs`` window positions
+    per spatial dim at ``stride`` and ``dilation``, after ``lo`` zeros before each dim (the
+    zeros after it are implied by ``outs``)."""
+
+    node_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, outs, stride, dilation, lo):
+        ctx.geometry = (tuple(x._shape[2:]), stride, dilation, lo)
+        out = Tensor._empty(tuple(x._shape[:2]) + tuple(kernel) + tuple(outs), x.dtype, x.device)
+        x.device.backend.unfold(out._record(), x._record(), stride, dilation, lo)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return Col2Im.apply(g, *ctx.geometry), None, None, None, None, None
+
+
+class Col2Im(Function):
+    """The adjoint of ``Im2Col``: the windows of ``cols`` (N, C, *kernel, *outs) added back
+    into a new (N, C, *spatial) tensor by the device's fold kernel (a gather per output
+    element: no atomics)."""
+
+    node_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, cols, spatial, stride, dilation, lo):
+        nd = len(spatial)
+        ctx.geometry = (tuple(cols._shape[2 : 2 + nd]), tuple(cols._shape[2 + nd :]))
+        ctx.geometry += (stride, dilation, lo)
+        cols = cols.contiguous()
+        out = Tensor._empty(tuple(cols._shape[:2]) + tuple(spatial), cols.dtype, cols.device)
+        cols.device.backend.fold(out._record(), cols._record(), stride, dilation, lo)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return Im2Col.apply(g, *ctx.geometry), None, None, None, None
+
+
 # ---- max over the last dim -------------------------------------------------------------------
 class MaxLast(Function):
     """max over the last dim; the gradient goes to the first maximal element (PyTorch's pick)."""
