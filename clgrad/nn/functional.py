@@ -655,9 +655,10 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     cols = _N.Im2Col.apply(x, kernel, outs, stride, dilation, lo)  # (N, C, *kernel, *outs)
     k, length = cg * math.prod(kernel), math.prod(outs)
     if groups == 1:
-        out = weight.reshape(out_c, k) @ cols.reshape(n, k, length)
+        out = _N.ConvMm.apply(weight.reshape(out_c, k), cols.reshape(n, k, length))
     else:
-        out = weight.reshape(groups, out_c // groups, k) @ cols.reshape(n, groups, k, length)
+        w = weight.reshape(groups, out_c // groups, k)
+        out = _N.ConvMm.apply(w, cols.reshape(n, groups, k, length))
     out = out.reshape((n, out_c) + outs)
     if bias is not None:
         out = out + bias.reshape((1, out_c) + (1,) * nd)

@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .core import launch
 from .creation import arange
 from .indexing import put, take
+from .linalg import matmul
 
 
 # ---- constant padding ------------------------------------------------------------------------
@@ -208,6 +209,28 @@ class Col2Im(Function):
     @staticmethod
     def backward(ctx, g):
         return Im2Col.apply(g, *ctx.geometry), None, None, None, None
+
+
+class ConvMm(Function):
+    """A convolution's product ``weight @ cols``: the (O, K) or grouped (G, O/G, K) weight
+    times the (N, K, L) or (N, G, K, L) column matrix, batched over N so the output comes out
+    as (N, [G,] O, L). Its weight gradient is ``cols @ g^T`` summed over the batch: that
+    reads the big column matrix in place as the left operand and transposes only the
+    gradient (matmul's ``g @ cols^T`` would repack all of cols, on CPU devices)."""
+
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, cols):
+        ctx.save_for_backward(weight, cols)
+        return matmul(weight, cols)
+
+    @staticmethod
+    def backward(ctx, g):
+        weight, cols = ctx.saved_tensors
+        gw = (cols @ g.mT).sum(0).mT if ctx.needs_input_grad[0] else None
+        gc = weight.mT @ g if ctx.needs_input_grad[1] else None
+        return gw, gc
 
 
 # ---- max over the last dim -------------------------------------------------------------------
