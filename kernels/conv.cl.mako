@@ -12,7 +12,8 @@
 ## Params: st (storage C type; unfold moves half and bool as their raw bits), ct (the type fold
 ## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
 ## elements of one row a work-item sums in private memory), fp64. Sizes, strides and the
-## geometry are kernel arguments.
+## geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
+## the compiler may vectorize the row loops without an overlap check.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
@@ -22,8 +23,8 @@ raw = "ushort" if st == "half" else st
 ## left padding, the copied span and the right padding, so the copy loop has no branch and
 ## the divisions are paid per row, not per element.
 __kernel void cg_conv_unfold(
-    __global ${raw} *out, const ${I} out_off,
-    __global const ${raw} *x, const ${I} x_off, const ${I} xs_n, const ${I} xs_c,
+    __global ${raw} *restrict out, const ${I} out_off,
+    __global const ${raw} *restrict x, const ${I} x_off, const ${I} xs_n, const ${I} xs_c,
     const ${I} xs0, const ${I} xs1, const ${I} xs2,
     const ${I} C, const ${I} W0, const ${I} W1, const ${I} W2,
     const ${I} K0, const ${I} K1, const ${I} K2,
@@ -69,8 +70,8 @@ __kernel void cg_conv_unfold(
 ## position (k0, k1) whose window row lands on (i0, i1) and every k2, the cols row's span that
 ## lands in the chunk is added into private sums; then the chunk is stored once.
 __kernel void cg_conv_fold(
-    __global ${st} *out, const ${I} out_off,
-    __global const ${st} *cols, const ${I} cols_off,
+    __global ${st} *restrict out, const ${I} out_off,
+    __global const ${st} *restrict cols, const ${I} cols_off,
     const ${I} W0, const ${I} W1, const ${I} W2,
     const ${I} K0, const ${I} K1, const ${I} K2,
     const ${I} O0, const ${I} O1, const ${I} O2,
