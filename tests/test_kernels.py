@@ -26,6 +26,9 @@ def _exercise(device, name):
     x[clgrad.tensor([1], device=device)] = clgrad.zeros(1, 3, dtype=dt, device=device)  # put
     (x @ x.T).tolist()  # matmul
     x.sort(1).values.tolist()  # sort
+    img = clgrad.ones(1, 1, 3, 3, dtype=dt, device=device)
+    F = clgrad.nn.functional
+    assert F.fold(F.unfold(img, 2), (3, 3), 2)[0, 0, 1].tolist() == [2, 4, 2]  # conv
     if dt.is_floating_point:
         clgrad.rand(5, dtype=dt, device=device).tolist()  # random
         clgrad.randn(5, dtype=dt, device=device).tolist()

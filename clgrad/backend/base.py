@@ -246,3 +246,17 @@ class Backend:
     def synchronize(self) -> None:
         """Waits until every queued kernel is done."""
         raise NotImplementedError
+
+    def unfold(self, out: View, x: View, stride, dilation, padding) -> None:
+        """Convolution's column matrix (im2col): ``out`` (N, C, *kernel, *outs), contiguous,
+        holds the windows of ``x`` (N, C, *spatial; 1 to 3 spatial dims, any strides):
+        ``out[n, c, k, o] = x[n, c, o * stride - padding + k * dilation]`` per spatial dim, 0
+        where that falls outside x (``padding`` zeros before each dim; after it, as many as
+        the windows reach)."""
+        raise NotImplementedError
+
+    def fold(self, out: View, cols: View, stride, dilation, padding) -> None:
+        """The adjoint of ``unfold`` (col2im): ``out`` (N, C, *spatial), contiguous, = the sum
+        of the elements of ``cols`` (N, C, *kernel, *outs), contiguous, that ``unfold`` would
+        have taken from each position."""
+        raise NotImplementedError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from functools import cached_property
 
@@ -202,6 +203,55 @@ class HostBackend(Backend):
 
     def synchronize(self):
         pass
+
+    def unfold(self, out, x, stride, dilation, padding):
+        nd = x.ndim - 2
+        kernel, outs = out.shape[2 : 2 + nd], out.shape[2 + nd :]
+        if not out.numel():
+            return
+        a = np.pad(
+            array(x),
+            ((0, 0), (0, 0), *_conv_pads(x.shape[2:], kernel, outs, stride, dilation, padding)),
+        )
+        st = a.strides[2:]
+        windows = np.lib.stride_tricks.as_strided(
+            a,
+            out.shape,
+            a.strides[:2]
+            + tuple(s * d for s, d in zip(st, dilation))
+            + tuple(s * t for s, t in zip(st, stride)),
+            writeable=False,
+        )
+        np.copyto(array(out), windows)
+
+    def fold(self, out, cols, stride, dilation, padding):
+        nd = out.ndim - 2
+        spatial = out.shape[2:]
+        kernel, outs = cols.shape[2 : 2 + nd], cols.shape[2 + nd :]
+        pads = _conv_pads(spatial, kernel, outs, stride, dilation, padding)
+        src = array(cols).astype(_compute_np(cols.dtype), copy=False)
+        acc = np.zeros(
+            out.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pads)), src.dtype
+        )
+        if src.size:
+            # one strided add per kernel position: the windows of one position never overlap
+            for k in itertools.product(*map(range, kernel)):
+                region = tuple(
+                    slice(i * d, i * d + (o - 1) * s + 1, s)
+                    for i, d, o, s in zip(k, dilation, outs, stride)
+                )
+                acc[(slice(None), slice(None)) + region] += src[(slice(None), slice(None)) + k]
+        crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))
+        np.copyto(array(out), acc[(slice(None), slice(None)) + crop], casting="unsafe")
+
+
+def _conv_pads(spatial, kernel, outs, stride, dilation, padding):
+    """(lo, hi) zeros per spatial dim that make every window of unfold's geometry fall inside
+    the padded image."""
+    return tuple(
+        (p, max(0, (o - 1) * s + d * (k - 1) + 1 - (n + p)))
+        for n, k, o, s, d, p in zip(spatial, kernel, outs, stride, dilation, padding)
+    )
 
 
 class HostDevice(Device):

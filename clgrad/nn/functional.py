@@ -624,8 +624,9 @@ def _check_groups(weight, groups):
 
 
 def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
-    """N-d convolution as im2col: ``Patches`` (a view of the windows) -> one copy into the
-    column matrix -> one (grouped) matmul."""
+    """N-d convolution as im2col: ``Im2Col`` copies the windows into a (N, C * prod(kernel),
+    L) column matrix (the padding never materialized), then one matmul batched over N (and
+    the groups) writes the (N, C_out, L) output in place: no transpose after it."""
     x, unbatched = _conv_input(name, input, weight, nd)
     _check_groups(weight, groups)
     out_c, cg = weight.shape[0], weight.shape[1]
@@ -642,8 +643,7 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if min(dilation) < 1:
         raise RuntimeError("dilation should be greater than zero")
     pads = _conv_pads(padding, kernel, stride, dilation)
-    x = _N.pad_constant(x, ((0, 0), (0, 0)) + pads)
-    spatial = tuple(x.shape[2:])
+    spatial = tuple(i + lo + hi for i, (lo, hi) in zip(x.shape[2:], pads))
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     if any(s < k for s, k in zip(spatial, spans)):
         raise RuntimeError(
@@ -651,22 +651,18 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
             f"Kernel size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than "
             "actual input size"
         )
-    win = _N.Patches.apply(x, kernel, stride, dilation)  # (N, C, *out, *kernel), a view
-    outs = tuple(win.shape[2 : 2 + nd])
-    k = cg * math.prod(kernel)
-    # (C, *kernel, N, *out): one column per output position
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    length = n * math.prod(outs)
+    outs = tuple(map(_N.out_size, spatial, kernel, stride, dilation))
+    lo = tuple(p for p, _ in pads)
+    cols = _N.Im2Col.apply(x, kernel, outs, stride, dilation, lo)  # (N, C, *kernel, *outs)
+    k, length = cg * math.prod(kernel), math.prod(outs)
     if groups == 1:
-        out = weight.reshape(out_c, k) @ win.permute(order).reshape(k, length)
+        out = _N.ConvMm.apply(weight.reshape(out_c, k), cols.reshape(n, k, length))
     else:
-        cols = win.permute(order).reshape(groups, k, length)
-        out = weight.reshape(groups, out_c // groups, k) @ cols
-    out = out.reshape((out_c, n) + outs).transpose(0, 1)
+        w = weight.reshape(groups, out_c // groups, k)
+        out = _N.ConvMm.apply(w, cols.reshape(n, groups, k, length))
+    out = out.reshape((n, out_c) + outs)
     if bias is not None:
         out = out + bias.reshape((1, out_c) + (1,) * nd)
-    else:
-        out = out.contiguous()
     return out.squeeze(0) if unbatched else out
 
 
@@ -702,8 +698,9 @@ def conv2d(
     """Applies a 2-D convolution (cross-correlation, as ``torch.nn.functional.conv2d``) of a
     ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)`` input with a ``(C_out, C_in / groups, kh,
     kw)`` weight, with zero ``padding`` (an int, a pair, "valid" or "same"). It runs as im2col:
-    the windows of the padded input are copied once into a ``(C*kh*kw, N*OH*OW)`` matrix that
-    is multiplied by the ``(C_out, C*kh*kw)`` weight.
+    the windows of the input (zero where they reach into the padding) are copied once into a
+    ``(N, C*kh*kw, OH*OW)`` matrix that one matmul, batched over N, multiplies by the
+    ``(C_out, C*kh*kw)`` weight.
 
     >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
     >>> clgrad.nn.functional.conv2d(x, clgrad.ones(1, 1, 2, 2), stride=2)
@@ -739,7 +736,7 @@ def _conv_transposend(
     name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation
 ):
     """N-d transposed convolution, the adjoint of ``_convnd``: one (grouped) matmul gives
-    every input position's contribution to its window, then ``Fold`` adds the windows up."""
+    every input position's contribution to its window, then ``Col2Im`` adds the windows up."""
     x, unbatched = _conv_input(name, input, weight, nd)
     _check_groups(weight, groups)
     in_c, og = weight.shape[0], weight.shape[1]
@@ -770,14 +767,16 @@ def _conv_transposend(
         sizes = [f + e - 2 * p for f, e, p in zip(full, extra, pads)]
         raise RuntimeError(f"{name}: the output size {sizes} is too small (non-positive)")
     cin_g, kk, length = in_c // groups, math.prod(kernel), math.prod(ins)
-    cols = x.reshape(n, groups, cin_g, length).permute(1, 2, 0, 3).reshape(groups, cin_g, -1)
-    w = weight.reshape(groups, cin_g, og * kk).mT  # (G, O/G * K, C/G)
-    out = w @ cols  # (G, O/G * K, N * L)
-    out = out.reshape((groups * og,) + kernel + (n,) + ins)
-    # (N, O, *in, *kernel): the windows Fold adds into the (uncropped) output
-    order = (1 + nd, 0) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(1, 1 + nd))
-    out = _N.Fold.apply(out.permute(order), (n, groups * og) + full, kernel, stride, dilation)
-    out = _N.pad_constant(out, ((0, 0), (0, 0)) + tuple((-p, e - p) for p, e in zip(pads, extra)))
+    # every input position's contribution to its window: (N, O * prod(kernel), L) in one
+    # matmul batched over N (and the groups), then Col2Im adds the windows up
+    if groups == 1:
+        cols = weight.reshape(in_c, og * kk).mT @ x.reshape(n, in_c, length)
+    else:
+        w = weight.reshape(groups, cin_g, og * kk).mT  # (G, O/G * K, C/G)
+        cols = w @ x.reshape(n, groups, cin_g, length)
+    cols = cols.reshape((n, groups * og) + kernel + ins)
+    sizes = tuple(f + e - 2 * p for f, e, p in zip(full, extra, pads))
+    out = _N.Col2Im.apply(cols, sizes, stride, dilation, pads)
     if bias is not None:
         out = out + bias.reshape((1, groups * og) + (1,) * nd)
     return out.squeeze(0) if unbatched else out
@@ -878,11 +877,18 @@ def unfold(
         )
     x = input.unsqueeze(0) if input.ndim == 3 else input
     kh, kw = _pair(kernel_size)
-    ph, pw = _pair(padding)
-    x = _N.pad_constant(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    win = _N.Patches.apply(x, (kh, kw), _pair(stride), _pair(dilation))
-    n, c, oh, ow = win.shape[:4]
-    out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+    (ph, pw), stride, dilation = _pair(padding), _pair(stride), _pair(dilation)
+    n, c, h, w = x.shape
+    oh = _N.out_size(h + 2 * ph, kh, stride[0], dilation[0])
+    ow = _N.out_size(w + 2 * pw, kw, stride[1], dilation[1])
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), "
+            f"dilation={dilation}, padding=({ph}, {pw}), calculated shape of the array of sliding "
+            f"blocks as ({oh}, {ow}), but its components must be at least one."
+        )
+    cols = _N.Im2Col.apply(x, (kh, kw), (oh, ow), stride, dilation, (ph, pw))
+    out = cols.reshape(n, c * kh * kw, oh * ow)
     return out.squeeze(0) if input.ndim == 3 else out
 
 
@@ -920,9 +926,7 @@ def fold(
         raise RuntimeError(
             f"fold: expected an input of shape (N, C*{kh * kw}, {oh * ow}), got {list(input.shape)}"
         )
-    g = x.reshape(n, c, kh, kw, oh, ow).permute(0, 1, 4, 5, 2, 3)
-    out = _N.Fold.apply(g, (n, c, h + 2 * ph, w + 2 * pw), (kh, kw), stride, dilation)
-    out = _N.pad_constant(out, ((0, 0), (0, 0), (-ph, -ph), (-pw, -pw)))
+    out = _N.Col2Im.apply(x.reshape(n, c, kh, kw, oh, ow), (h, w), stride, dilation, (ph, pw))
     return out.squeeze(0) if input.ndim == 2 else out
 
 

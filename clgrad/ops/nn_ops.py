@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .core import launch
 from .creation import arange
 from .indexing import put, take
+from .linalg import matmul
 
 
 # ---- constant padding ------------------------------------------------------------------------
@@ -165,6 +166,71 @@ class Fold(Function):
     @staticmethod
     def backward(ctx, gg):
         return Patches.apply(gg, *ctx.geometry), None, None, None, None
+
+
+# ---- convolution's column matrix -------------------------------------------------------------
+class Im2Col(Function):
+    """The windows of a (N, C, *spatial) tensor copied into a new contiguous
+    (N, C, *kernel, *outs) tensor by the device's unfold kernel: ``outs`` window positions
+    per spatial dim at ``stride`` and ``dilation``, after ``lo`` zeros before each dim (the
+    zeros after it are implied by ``outs``)."""
+
+    node_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, outs, stride, dilation, lo):
+        ctx.geometry = (tuple(x._shape[2:]), stride, dilation, lo)
+        out = Tensor._empty(tuple(x._shape[:2]) + tuple(kernel) + tuple(outs), x.dtype, x.device)
+        x.device.backend.unfold(out._record(), x._record(), stride, dilation, lo)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return Col2Im.apply(g, *ctx.geometry), None, None, None, None, None
+
+
+class Col2Im(Function):
+    """The adjoint of ``Im2Col``: the windows of ``cols`` (N, C, *kernel, *outs) added back
+    into a new (N, C, *spatial) tensor by the device's fold kernel (a gather per output
+    element: no atomics)."""
+
+    node_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, cols, spatial, stride, dilation, lo):
+        nd = len(spatial)
+        ctx.geometry = (tuple(cols._shape[2 : 2 + nd]), tuple(cols._shape[2 + nd :]))
+        ctx.geometry += (stride, dilation, lo)
+        cols = cols.contiguous()
+        out = Tensor._empty(tuple(cols._shape[:2]) + tuple(spatial), cols.dtype, cols.device)
+        cols.device.backend.fold(out._record(), cols._record(), stride, dilation, lo)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return Im2Col.apply(g, *ctx.geometry), None, None, None, None
+
+
+class ConvMm(Function):
+    """A convolution's product ``weight @ cols``: the (O, K) or grouped (G, O/G, K) weight
+    times the (N, K, L) or (N, G, K, L) column matrix, batched over N so the output comes out
+    as (N, [G,] O, L). Its weight gradient is ``cols @ g^T`` summed over the batch: that
+    reads the big column matrix in place as the left operand and transposes only the
+    gradient (matmul's ``g @ cols^T`` would repack all of cols, on CPU devices)."""
+
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, cols):
+        ctx.save_for_backward(weight, cols)
+        return matmul(weight, cols)
+
+    @staticmethod
+    def backward(ctx, g):
+        weight, cols = ctx.saved_tensors
+        gw = (cols @ g.mT).sum(0).mT if ctx.needs_input_grad[0] else None
+        gc = weight.mT @ g if ctx.needs_input_grad[1] else None
+        return gw, gc
 
 
 # ---- max over the last dim -------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pyopencl as cl
 from ... import capture
 from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
+from . import conv as conv_family
 from . import matmul as matmul_family
 from . import reduce as reduce_family
 from .fusion import Deferred, fusion_info
@@ -367,6 +368,12 @@ class OpenCLBackend(Backend):
         from . import optim as optim_family  # the family loads on first use
 
         optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
+
+    def unfold(self, out, x, stride, dilation, padding):
+        conv_family.unfold(self.rt, out, x, stride, dilation, padding)
+
+    def fold(self, out, cols, stride, dilation, padding):
+        conv_family.fold(self.rt, out, cols, stride, dilation, padding)
 
 
 def _random_args(seed, offset) -> tuple:

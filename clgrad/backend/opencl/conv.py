@@ -1,0 +1,113 @@
+"""Convolution's column matrix on an OpenCL device: the unfold (im2col) and fold (col2im)
+kernels of ``kernels/conv.cl.mako``.
+
+Entry points: ``unfold(rt, out, x, stride, dilation, padding)`` and ``fold(rt, out, cols,
+stride, dilation, padding)``, ``rt`` the device's ``Runtime``. The column views are
+(N, C, *kernel, *out) and the images (N, C, *spatial), 1 to 3 spatial dims; both kernels work
+in 3, so shorter geometries are padded with leading dims of size 1.
+"""
+
+from __future__ import annotations
+
+from ..base import View
+from .launch import INDEX_NP, extent, index_type
+
+TEMPLATE = "conv.cl.mako"
+SPATIAL = 3  # the kernels' spatial dims
+# Work-items per work-group: fixed, with the range padded and the kernels bounds-checked,
+# because PoCL compiles a kernel again for each local size it meets.
+LOCAL = 64
+# fold: output elements of one row a work-item sums in private memory (a 32-wide image row
+# is one work-item's; wider rows are split among several)
+FOLD_CHUNK = 32
+
+
+def _geometry(spatial, kernel, outs, stride, dilation, padding):
+    """The geometry as kernel arguments: the sizes of the 3 spatial dims, then the kernel,
+    out, stride, dilation and padding of each, with leading dims of size 1."""
+    lead = SPATIAL - len(spatial)
+
+    def three(v, fill):
+        return (fill,) * lead + tuple(v)
+
+    return [
+        *three(spatial, 1),
+        *three(kernel, 1),
+        *three(outs, 1),
+        *three(stride, 1),
+        *three(dilation, 1),
+        *three(padding, 0),
+    ]
+
+
+def _kernel(rt, function, dt, itype):
+    ct = dt.compute_ctype
+    return rt.cached(
+        ("conv", function, dt, itype),
+        TEMPLATE,
+        function,
+        st=dt.ctype,
+        ct=ct,
+        index_t=itype,
+        CH=FOLD_CHUNK,
+        fp64=dt.name == "float64",
+    )
+
+
+def _launch(rt, kernel, items, args):
+    rt.launch(kernel, (-(-items // LOCAL) * LOCAL,), (LOCAL,), args)
+
+
+def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
+    """out (N, C, *kernel, *outs), contiguous = the windows of x (N, C, *spatial, any strides)
+    at ``stride`` and ``dilation`` after ``padding`` zeros before each spatial dim (and as
+    many after as the windows reach)."""
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    kernel, outs = out.shape[2 : 2 + nd], out.shape[2 + nd :]
+    o2 = outs[-1]
+    rows = out.numel() // o2 if o2 else 0
+    if rows == 0:
+        return
+    itype = index_type(extent(out), extent(x))
+    I = INDEX_NP[itype]
+    xs = (0,) * (SPATIAL - nd) + tuple(x.strides[2:])
+    args = [
+        out.buffer,
+        I(out.offset),
+        x.buffer,
+        I(x.offset),
+        I(x.strides[0]),
+        I(x.strides[1]),
+        *map(I, xs),
+        I(c),
+        *map(I, _geometry(x.shape[2:], kernel, outs, stride, dilation, padding)),
+        I(rows),
+    ]
+    _launch(rt, _kernel(rt, "cg_conv_unfold", x.dtype, itype), rows, args)
+
+
+def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
+    """out (N, C, *spatial), contiguous = the sum of the windows of cols (N, C, *kernel,
+    *outs), contiguous, put back where ``unfold`` took them from (the adjoint of unfold)."""
+    nd = out.ndim - 2
+    spatial = out.shape[2:]
+    kernel, outs = cols.shape[2 : 2 + nd], cols.shape[2 + nd :]
+    w2 = spatial[-1]
+    rows = out.numel() // w2 if w2 else 0
+    if rows == 0:
+        return
+    chunks = -(-w2 // FOLD_CHUNK)
+    items = rows * chunks
+    itype = index_type(extent(out), extent(cols), items)
+    I = INDEX_NP[itype]
+    args = [
+        out.buffer,
+        I(out.offset),
+        cols.buffer,
+        I(cols.offset),
+        *map(I, _geometry(spatial, kernel, outs, stride, dilation, padding)),
+        I(chunks),
+        I(items),
+    ]
+    _launch(rt, _kernel(rt, "cg_conv_fold", out.dtype, itype), items, args)

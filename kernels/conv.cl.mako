@@ -1,0 +1,123 @@
+## Convolution's column matrix: unfold (im2col) and its adjoint fold (col2im), in 3 spatial
+## dims (1-d and 2-d convolutions arrive with leading dims of size 1, so one kernel serves all).
+##
+##   cg_conv_unfold: cols[n, c, k0, k1, k2, o0, o1, o2] = x[n, c, i0, i1, i2] with
+##                   i_j = o_j * s_j - p_j + k_j * d_j, or 0 where i_j falls in the padding.
+##                   cols is contiguous, (N, C * K, L) per batch: the row-major B the matmul's
+##                   micro-kernel reads in place. x is read through its strides.
+##   cg_conv_fold:   out[n, c, i0, i1, i2] = the sum of every cols element unfold would have
+##                   copied from there: a gather per output element (each is written by one
+##                   work-item, once), so no atomics and one rounding for half.
+##
+## Params: st (storage C type; unfold moves half and bool as their raw bits), ct (the type fold
+## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
+## elements of one row a work-item sums in private memory), fp64. Sizes, strides and the
+## geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
+## the compiler may vectorize the row loops without an overlap check.
+<%include file="_prelude.cl.mako"/>
+<%
+I = index_t
+raw = "ushort" if st == "half" else st
+%>
+## Work-item per output row (n, c, k0, k1, k2, o0, o1): its O2 elements are three runs, the
+## left padding, the copied span and the right padding, so the copy loop has no branch and
+## the divisions are paid per row, not per element.
+__kernel void cg_conv_unfold(
+    __global ${raw} *restrict out, const ${I} out_off,
+    __global const ${raw} *restrict x, const ${I} x_off, const ${I} xs_n, const ${I} xs_c,
+    const ${I} xs0, const ${I} xs1, const ${I} xs2,
+    const ${I} C, const ${I} W0, const ${I} W1, const ${I} W2,
+    const ${I} K0, const ${I} K1, const ${I} K2,
+    const ${I} O0, const ${I} O1, const ${I} O2,
+    const ${I} s0, const ${I} s1, const ${I} s2,
+    const ${I} d0, const ${I} d1, const ${I} d2,
+    const ${I} p0, const ${I} p1, const ${I} p2,
+    const ${I} rows)
+{
+  if (get_global_id(0) >= rows) return;  // compared as size_t: the padded range may pass 2^31
+  const ${I} row = get_global_id(0);
+  ${I} r = row;
+  const ${I} o1 = r % O1; r /= O1;
+  const ${I} o0 = r % O0; r /= O0;
+  const ${I} k2 = r % K2; r /= K2;
+  const ${I} k1 = r % K1; r /= K1;
+  const ${I} k0 = r % K0; r /= K0;
+  const ${I} c = r % C;
+  const ${I} n = r / C;
+  const ${I} i0 = o0 * s0 - p0 + k0 * d0, i1 = o1 * s1 - p1 + k1 * d1;
+  __global ${raw} *dst = out + out_off + row * O2;
+  // the o2 whose i2 = o2 * s2 + off lies in [0, W2): [lo, hi)
+  const ${I} off = k2 * d2 - p2;
+  ${I} lo = off >= 0 ? 0 : (s2 - 1 - off) / s2;
+  ${I} hi = off >= W2 ? 0 : (W2 - 1 - off) / s2 + 1;
+  if (i0 < 0 || i0 >= W0 || i1 < 0 || i1 >= W1) lo = hi = 0;
+  hi = min(hi, O2);
+  lo = min(lo, hi);
+  for (${I} o = 0; o < lo; ++o) dst[o] = 0;
+  if (lo < hi) {
+    __global const ${raw} *src = x + x_off + n * xs_n + c * xs_c + i0 * xs0 + i1 * xs1 + off * xs2;
+    const ${I} step = s2 * xs2;
+    if (step == 1) {
+      for (${I} o = lo; o < hi; ++o) dst[o] = src[o];
+    } else {
+      for (${I} o = lo; o < hi; ++o) dst[o] = src[o * step];
+    }
+  }
+  for (${I} o = hi; o < O2; ++o) dst[o] = 0;
+}
+
+## Work-item per CH elements [j0, j0 + CH) of an output row (n, c, i0, i1): for every kernel
+## position (k0, k1) whose window row lands on (i0, i1) and every k2, the cols row's span that
+## lands in the chunk is added into private sums; then the chunk is stored once.
+__kernel void cg_conv_fold(
+    __global ${st} *restrict out, const ${I} out_off,
+    __global const ${st} *restrict cols, const ${I} cols_off,
+    const ${I} W0, const ${I} W1, const ${I} W2,
+    const ${I} K0, const ${I} K1, const ${I} K2,
+    const ${I} O0, const ${I} O1, const ${I} O2,
+    const ${I} s0, const ${I} s1, const ${I} s2,
+    const ${I} d0, const ${I} d1, const ${I} d2,
+    const ${I} p0, const ${I} p1, const ${I} p2,
+    const ${I} chunks, const ${I} items)
+{
+  if (get_global_id(0) >= items) return;
+  const ${I} id = get_global_id(0);
+  const ${I} j0 = id % chunks * ${CH};
+  ${I} r = id / chunks;  // the output row: (n * C + c) * W0 * W1 + i0 * W1 + i1
+  const ${I} i1 = r % W1; r /= W1;
+  const ${I} i0 = r % W0;
+  const ${I} nc = r / W0;
+  const ${I} len = min((${I})${CH}, W2 - j0);
+  ${ct} acc[${CH}];
+  for (${I} j = 0; j < ${CH}; ++j) acc[j] = 0;
+  const ${I} L = O0 * O1 * O2;
+  for (${I} k0 = 0; k0 < K0; ++k0) {
+    const ${I} t0 = i0 + p0 - k0 * d0;
+    if (t0 < 0 || t0 % s0) continue;
+    const ${I} o0 = t0 / s0;
+    if (o0 >= O0) continue;
+    for (${I} k1 = 0; k1 < K1; ++k1) {
+      const ${I} t1 = i1 + p1 - k1 * d1;
+      if (t1 < 0 || t1 % s1) continue;
+      const ${I} o1 = t1 / s1;
+      if (o1 >= O1) continue;
+      for (${I} k2 = 0; k2 < K2; ++k2) {
+        // cols row (n, c, k0, k1, k2) at (o0, o1, o2) adds into i2 = o2 * s2 + off
+        const ${I} off = k2 * d2 - p2;
+        __global const ${st} *src =
+            cols + cols_off + ((nc * K0 + k0) * K1 + k1) * K2 * L + k2 * L + (o0 * O1 + o1) * O2;
+        // the o2 landing in [j0, j0 + len): [lo, hi)
+        const ${I} a = j0 - off, b = j0 + len - off;  // o2 * s2 in [a, b)
+        const ${I} lo = a <= 0 ? 0 : (a + s2 - 1) / s2;
+        const ${I} hi = min(O2, b <= 0 ? 0 : (b + s2 - 1) / s2);
+        if (s2 == 1) {
+          for (${I} o = lo; o < hi; ++o) acc[o + off - j0] += ${h.load(st, ct, "src", "o")};
+        } else {
+          for (${I} o = lo; o < hi; ++o) acc[o * s2 + off - j0] += ${h.load(st, ct, "src", "o")};
+        }
+      }
+    }
+  }
+  const ${I} dst = out_off + id / chunks * W2 + j0;
+  for (${I} j = 0; j < len; ++j) ${h.store(st, False, "out", "dst + j", "acc[j]")};
+}
