@@ -106,8 +106,11 @@ def _count_launches(device, monkeypatch):
     dev = clgrad.device(device)
     if dev.is_cl:
         rt = dev.runtime
+        rt.flush()  # (work deferred before: not the step's)
+        # launches one at a time, so the per-op path counts its ops (fusion would merge them)
+        monkeypatch.setattr(dev.backend, "fuse", False)
         # every enqueue of a kernel goes through one of these (enqueue: the typed fast path)
-        for method in ("launch", "enqueue"):
+        for method in ("launch", "enqueue", "enqueue_now"):
             if not hasattr(rt, method):
                 continue
             original = getattr(rt, method)
