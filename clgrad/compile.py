@@ -243,11 +243,13 @@ class CompiledFunction:
         self.counts["capture"] += 1
         rec = capture.start()
         rec.first_optimizer = functools.partial(_add_snapshot, before)
+        fusing = _fuse_now()
         try:
             out = self.fn(*s_args, **s_kwargs)
             _flush()  # work deferred by the step is part of it
         finally:
             capture.stop()
+            _restore_fusion(fusing)
         # arguments the step wrote in place: the caller's tensors get what it wrote (a replay
         # writes the captured copies, then these too)
         mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
@@ -462,6 +464,25 @@ class _Graph:
 def _unpin(pins):
     for allocator, ptrs in pins:
         allocator.unpin(ptrs)
+
+
+def _fuse_now() -> list:
+    """Makes each runtime's fuser build the kernel of every group it meets now, in this thread:
+    a capture happens once, and what it records is replayed every step, so its groups should
+    run fused rather than one launch at a time while their kernels build in the background.
+    Returns what ``_restore_fusion`` puts back."""
+    saved = []
+    for rt in list(cl_runtime._runtimes):
+        fuser = getattr(rt, "fuser", None)
+        if fuser is not None:
+            saved.append((fuser, fuser.wait, fuser.fuse_after))
+            fuser.wait, fuser.fuse_after = True, 1
+    return saved
+
+
+def _restore_fusion(saved):
+    for fuser, wait, fuse_after in saved:
+        fuser.wait, fuser.fuse_after = wait, fuse_after
 
 
 def _flush():
