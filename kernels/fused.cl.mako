@@ -10,6 +10,9 @@
 ##     out storage ctype, out is bool, view to store into or -1)
 ##   layout: flat (every view one contiguous run over the shape) or general (ndim merged dims of
 ##     maxd arguments, innermost first, as the elementwise kernels)
+##   red: None, or a full reduction of the last step's value (one work-group walks every
+##     element): (accumulator C type, neutral, map over x, combine of a and b, out storage C
+##     type, out is bool); its result goes to rout[rout_off]
 <%include file="_prelude.cl.mako"/>
 <% I = index_t %>
 __kernel void ${name}(
@@ -19,6 +22,9 @@ __kernel void ${name}(
 % for k, ct in enumerate(scalars):
     const ${ct} s${k},
 % endfor
+% if red:
+    __global ${red[4]} *rout, const ${I} rout_off,
+% endif
 % if layout != "flat":
     const int ndim,
   % for d in range(maxd):
@@ -30,7 +36,11 @@ __kernel void ${name}(
 % endif
     const ${I} n)
 {
-% if grid_stride:
+% if red:
+  __local ${red[0]} cg_partial[${local_size}];
+  ${red[0]} cg_acc = ${red[1]};
+  for (${I} _i = get_local_id(0); _i < n; _i += ${local_size}) {
+% elif grid_stride:
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
   const ${I} _i = get_global_id(0);
@@ -70,5 +80,27 @@ __kernel void ${name}(
     p${store}[i${store}] = r${k};
   % endif
 % endfor
+% if red:
+    {
+      const ${red[0]} x = (${red[0]})r${len(steps) - 1};
+      const ${red[0]} a = cg_acc, b = ${red[2]};
+      cg_acc = ${red[3]};
+    }
+% endif
   }
+% if red:
+  const int lid = get_local_id(0);
+  cg_partial[lid] = cg_acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = ${local_size // 2}; width > 0; width >>= 1) {
+    if (lid < width) {
+      const ${red[0]} a = cg_partial[lid], b = cg_partial[lid + width];
+      cg_partial[lid] = ${red[3]};
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) {
+    ${h.store(red[4], red[5], "rout", "rout_off", "cg_partial[0]")};
+  }
+% endif
 }

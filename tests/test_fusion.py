@@ -280,8 +280,9 @@ def test_training_loop_equal_with_fusion_on_and_off(cl_device):
                 opt.step()
             return [p.detach().cpu() for p in model.parameters()]
 
+    # (a fused reduction sums in another order: equal to float32 rounding, not bit for bit)
     for a, b in zip(train(True), train(False)):
-        _same(a, b)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
 
 
 def test_background_build_runs_unfused_until_ready(cl_device):
@@ -304,3 +305,60 @@ def test_background_build_runs_unfused_until_ready(cl_device):
     for step, r in enumerate(results):
         expected = np.sqrt(np.abs(np.arange(50.0, dtype=np.float32) * 3 - step))
         np.testing.assert_allclose(r.numpy(), expected, rtol=1e-6)
+
+
+REDUCTIONS = ["sum", "mean", "amax", "amin", "prod", "all", "any", "nansum"]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_chain_feeding_a_full_reduction_is_one_kernel(cl_device, name, dtype):
+    """``((y_pred - y) ** 2).sum()``: the reduction runs inside the chain's kernel."""
+    if dtype == "float64" and not clgrad.device(cl_device).supports(clgrad.float64):
+        pytest.skip(f"{cl_device} does not run float64")
+    if dtype == "int32" and name == "mean":
+        pytest.skip("mean of integers is refused (tests/test_registry_ops.py checks it)")
+    rng = np.random.default_rng(4)
+    a = rng.uniform(0.5, 1.5, (37, 29)).astype(dtype)
+    b = rng.uniform(0.5, 1.5, (29,)).astype(dtype)
+
+    def run(lib, device=None):
+        ta, tb = lib.tensor(a, device=device), lib.tensor(b, device=device)
+        chain = (ta - tb) * 2 + 1
+        return getattr(lib, name)(chain)
+
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        got = run(clgrad, cl_device)
+        _runtime(cl_device).flush()
+        if name != "mean":  # mean divides after its sum: two kernels
+            assert fuser.launched == before + 1
+    want = run(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5)
+
+
+def test_reduction_of_a_kept_chain_stores_it(cl_device):
+    """The chain's value is stored where it is still read after the reduction."""
+
+    def run(lib, device=None):
+        x = lib.linspace(-2, 2, 300, device=device)
+        d = (x * 3 - 1).abs()
+        total = d.sum()
+        partial = d.amax(0)  # a reduction of the same value later
+        return d * total, partial, (x + 1).sum(0)  # a reduction over a dim, not fused
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_large_reductions_are_not_fused_into_one_work_group(cl_device):
+    x = clgrad.ones(1 << 17, device=cl_device)
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        s = ((x * 2 - 1) * 3).sum()
+        assert s.item() == 3 * (1 << 17)
+        assert fuser.launched == before + 1  # the chain fused, the reduction on its own

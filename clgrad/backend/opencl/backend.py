@@ -11,7 +11,7 @@ from ..philox import uniform_bits
 from . import conv as conv_family
 from . import matmul as matmul_family
 from . import reduce as reduce_family
-from .fusion import Deferred, fusion_info
+from .fusion import FUSE_REDUCE_MAX, Deferred, ReduceEntry, fusion_info
 from .launch import INDEX_NP, INT32_MAX, merge_dims
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
@@ -195,7 +195,21 @@ class OpenCLBackend(Backend):
         self.elementwise(ARANGE, out, [start, step], [dt, dt])
 
     def reduce(self, kernel, out, x, dims, acc):
-        reduce_family.reduce(self.rt, kernel, out, x, dims, acc)
+        rt = self.rt
+        if self.fuse and rt.deferred and out.numel() == 1 and not kernel.arg:
+            # a full reduction of what the last deferred launch writes: its kernel may reduce
+            # the values as it computes them (fusion.py)
+            last = rt.deferred[-1]
+            if (
+                last.info is not None
+                and last.out.buffer is x.buffer
+                and 0 < x.numel() <= FUSE_REDUCE_MAX
+                and out.dtype.ctype != "half"
+                and (acc is None or acc.ctype != "half")
+            ):
+                rt.defer(ReduceEntry(kernel, out, x, dims, acc))
+                return
+        reduce_family.reduce(rt, kernel, out, x, dims, acc)
 
     def cumsum(self, out, x, dim, acc):
         reduce_family.cumsum(self.rt, out, x, dim, acc)
@@ -250,7 +264,7 @@ class OpenCLBackend(Backend):
         return host
 
     def _read(self, host, x):
-        if self.rt.deferred:
+        if self.rt.deferred or self.rt.flushing:
             self.rt.flush()
         capture.note_transfer("a read of device memory to the host (.item(), .numpy(), print)")
         cl.enqueue_copy(
@@ -265,7 +279,7 @@ class OpenCLBackend(Backend):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
-            if self.rt.deferred:
+            if self.rt.deferred or self.rt.flushing:
                 self.rt.flush()
             capture.note_transfer("a copy of host data to the device (a tensor made from data)")
             cl.enqueue_copy(

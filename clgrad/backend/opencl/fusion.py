@@ -35,6 +35,8 @@ import numpy as np
 import pyopencl as cl
 
 from ..base import View
+from . import reduce as reduce_family
+from . import template_helpers as h
 from .launch import INDEX_NP, merge_dims
 from .render import render
 from .template_helpers import subst
@@ -136,6 +138,21 @@ class Deferred:
         self.dead = False
 
 
+class ReduceEntry:
+    """A deferred full reduction (``out`` holds one element) of ``x``, the output of the
+    deferred launch before it: ``plan`` attaches it to that launch's group, whose kernel then
+    reduces the chain's last value as it computes it (the value need not be stored), or runs
+    it alone (``reduce.reduce``)."""
+
+    __slots__ = ("kernel", "out", "x", "dims", "acc", "operands", "dead")
+    info = None  # never joins a group as a launch
+
+    def __init__(self, kernel, out, x, dims, acc):
+        self.kernel, self.out, self.x, self.dims, self.acc = kernel, out, x, dims, acc
+        self.operands = (x,)
+        self.dead = False
+
+
 def _contiguous(shape) -> tuple:
     strides, acc = [], 1
     for n in reversed(shape):
@@ -179,6 +196,7 @@ class Group:
         "reads",
         "index",
         "keep",
+        "reduce",
     )
 
     def __init__(self, e):
@@ -191,6 +209,7 @@ class Group:
         self.reads: set[int] = set()  # buffer ids read from memory
         self.index: dict[tuple, int] = {}  # (buffer id, offset, strides, dtype) -> view
         self.keep = None  # per launch: whether its store happens (``plan``)
+        self.reduce = None  # a ReduceEntry of the last launch's output (``attach``)
         self._commit(e)
 
     def add(self, e) -> bool:
@@ -220,6 +239,23 @@ class Group:
         if seen is not None and seen != osig:
             return False
         self._commit(e)
+        return True
+
+    def attach(self, r) -> bool:
+        """Ends the group with reduction ``r`` where it reduces the last launch's output,
+        through the view that launch wrote (else returns False)."""
+        x = r.x
+        b = id(x.buffer)
+        last = len(self.entries) - 1
+        if (
+            not self.open
+            or self.writer.get(b) != last
+            or x.shape != self.shape
+            or self.access.get(b) != (x.offset, x.strides, x.dtype)
+        ):
+            return False
+        self.reduce = r
+        self.open = False
         return True
 
     def _commit(self, e):
@@ -274,7 +310,9 @@ def plan(entries) -> list:
     and no later group reads it."""
     groups, current = [], None
     for e in entries:
-        if current is not None and current.add(e):
+        if current is not None and (
+            current.attach(e) if type(e) is ReduceEntry else current.add(e)
+        ):
             continue
         current = Group(e)
         groups.append(current)
@@ -288,6 +326,18 @@ def plan(entries) -> list:
         g.keep = keep
         read_later |= g.reads
     return groups
+
+
+# a full reduction joins a group's kernel up to this many elements (one work-group walks them)
+FUSE_REDUCE_MAX = 1 << 16
+
+
+def _reduce_local_size(rt) -> int:
+    """The work-group size of a fused reduction: a power of two (its tree halves it)."""
+    n = 1
+    while n * 2 <= rt.local_size:
+        n *= 2
+    return n
 
 
 class Fuser:
@@ -353,17 +403,33 @@ class Fuser:
             return
         for g in plan(entries):
             keep = g.keep
-            if len(g.entries) == 1:
+            first = g.entries[0]
+            if type(first) is ReduceEntry:  # one its group's chain could not hold
+                reduce_family.reduce(rt, first.kernel, first.out, first.x, first.dims, first.acc)
+            elif len(g.entries) == 1 and g.reduce is None:
                 if keep[0]:
-                    k, gs, ls, args = g.entries[0].launch
+                    k, gs, ls, args = first.launch
                     rt.enqueue_now(k, gs, ls, args)
-            elif any(keep):  # (else nothing it computes is ever read)
-                if len(g.entries) >= self.min_launches or g.entries[0].info.numel >= FUSE_MIN_NUMEL:
-                    self._run_group(g)
-                else:
-                    for e in g.entries:
-                        k, gs, ls, args = e.launch
-                        rt.enqueue_now(k, gs, ls, args)
+            elif not any(keep) and g.reduce is None:
+                pass  # nothing it computes is ever read
+            elif (
+                len(g.entries) + (g.reduce is not None) >= self.min_launches
+                or first.info.numel >= FUSE_MIN_NUMEL
+            ):
+                self._run_group(g)
+            else:
+                self._run_apart(g)
+
+    def _run_apart(self, g):
+        """A group's launches one by one, every store made (a later launch reads it from
+        memory), then its reduction."""
+        rt = self.rt
+        for e in g.entries:
+            k, gs, ls, args = e.launch
+            rt.enqueue_now(k, gs, ls, args)
+        r = g.reduce
+        if r is not None:
+            reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
 
     def _run_group(self, g):
         rt = self.rt
@@ -379,6 +445,7 @@ class Fuser:
                 ndim = len(mshape)
                 layout, maxd = "general", STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
         stored = tuple(j if s else -1 for j, s in zip(g.outs, g.keep))
+        r = g.reduce
         key = (
             layout,
             maxd,
@@ -386,18 +453,18 @@ class Fuser:
             tuple(g.sources),
             stored,
             tuple(v[3] for v in views),
+            None if r is None else (r.kernel, (r.acc or r.out.dtype).compute_ctype, r.out.dtype),
         )
         k = self._kernel(key)
         if k is None:
-            # one by one, every store made: a later launch reads it from memory
-            for e in g.entries:
-                k1, gs, ls, args = e.launch
-                rt.enqueue_now(k1, gs, ls, args)
+            self._run_apart(g)
             return
         args = []
         for v in views:
             args += v[:2]  # buffer, offset
         args += g.scalars
+        if r is not None:
+            args += (r.out.buffer, r.out.offset)
         if layout != "flat":
             ndim = len(mshape)
             args.append(ndim)
@@ -409,12 +476,16 @@ class Fuser:
                     args += [1] * (1 + len(mstrides))
         numel = first.numel
         args.append(numel)
-        L = rt.local_size
-        items = max(1, min(numel, rt.max_work_items))
-        rt.enqueue_now(k, (-(-items // L) * L,), (L,), args)
+        if r is not None:  # one work-group walks every element
+            L = _reduce_local_size(rt)
+            rt.enqueue_now(k, (L,), (L,), args)
+        else:
+            L = rt.local_size
+            items = max(1, min(numel, rt.max_work_items))
+            rt.enqueue_now(k, (-(-items // L) * L,), (L,), args)
         self.launched += 1
 
-    def _generate_code(self, program, name, types):
+    def _generate_code(self, program, name, types, local):
         """Launches the kernel once over no element, from a kernel object of its own on the
         runtime's side queue: drivers such as PoCL generate a kernel's code at its first launch
         (for its work-group size), which this moves off the user's thread when the build runs in
@@ -424,14 +495,13 @@ class Fuser:
         k.set_scalar_arg_dtypes(types)
         scratch = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 64)
         args = [scratch if t is None else 0 for t in types]  # n = 0: no element is touched
-        L = rt.local_size
-        k(rt.side_queue, (L,), (L,), *args).wait()
+        k(rt.side_queue, (local,), (local,), *args).wait()
 
     def _build(self, key):
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it
         may run in the background while the runtime builds and launches other kernels)."""
         rt = self.rt
-        layout, maxd, kinds, sources, stored, view_dtypes = key
+        layout, maxd, kinds, sources, stored, view_dtypes, reduction = key
         itype = "int"  # deferred launches index with 32 bits (larger ones are not deferred)
         steps, scalar_cts = [], []
         ops = [KINDS[n] for n in kinds]  # (kernel, compute C types, out dtype, operand dtypes)
@@ -462,9 +532,24 @@ class Fuser:
             or "double" in scalar_cts
             or any("double" in op[1] for op in ops)
         )
+        red = None
+        if reduction is not None:
+            rkernel, acc, out_dtype = reduction
+            red = (
+                acc,
+                h.neutral(rkernel.neutral, acc),
+                h.ctext(rkernel.map_expr, acc),
+                h.ctext(rkernel.reduce_expr, acc),
+                out_dtype.ctype,
+                out_dtype.name == "bool",
+            )
+            fp64 = fp64 or "double" in (acc, out_dtype.ctype)
+            name += f"_{rkernel.name}"
         source = render(
             "fused.cl.mako",
             name=name,
+            red=red,
+            local_size=_reduce_local_size(rt),
             views=tuple(dt.ctype for dt in view_dtypes),
             loads=tuple(loads),
             scalars=tuple(scalar_cts),
@@ -478,10 +563,13 @@ class Fuser:
         program = rt.build(source, "fused.cl.mako")
         I = INDEX_NP[itype]
         types = [None, I] * len(view_dtypes) + [_SCALAR_NP[ct] for ct in scalar_cts]
+        if red is not None:
+            types += [None, I]
         if layout != "flat":
             types += [np.int32] + [I] * (maxd * (1 + len(view_dtypes)))
         types.append(I)
-        self._generate_code(program, name, types)
+        local = rt.local_size if red is None else _reduce_local_size(rt)
+        self._generate_code(program, name, types, local)
         k = cl.Kernel(program, name)
         rt.set_arg_types(k, types)
         if log.isEnabledFor(logging.DEBUG):

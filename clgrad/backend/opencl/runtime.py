@@ -421,6 +421,7 @@ class Allocator:
                 self.runtime.late_release.extend(victims)
             else:
                 _release_all(victims)
+
     def pin(self, ptrs):
         """Keeps the blocks ``ptrs`` (int_ptr) out of the cache until as many ``unpin``: one
         cached now, or returned later, is held instead (a captured step's memory, which its
@@ -545,6 +546,7 @@ class Runtime:
         # the deferred launches writing it, so a storage's death marks them (``release``)
         self.deferred: list = []
         self.written: dict[int, list] = {}
+        self.flushing = 0  # flushes in progress (``flush``)
         self.late_release: list = []  # buffers the allocator let go while deferred launches held
         self.fuser = Fuser(self, FUSE_AFTER) if FUSION else None
         _runtimes.add(self)
@@ -661,7 +663,7 @@ class Runtime:
                 global_size,
                 local_size,
             )
-        if self.deferred:
+        if self.deferred or self.flushing:
             self.flush()
         if capture.active is not None:
             capture.record_launch(self, kernel, global_size, local_size, args)
@@ -676,7 +678,7 @@ class Runtime:
     def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
         """``launch`` of a kernel typed when it was built (``set_arg_types``), with sizes the
         caller computed once: the path of every small op, so only the lock and the enqueue."""
-        if self.deferred:
+        if self.deferred or self.flushing:
             self.flush()
         return self.enqueue_now(kernel, global_size, local_size, args)
 
@@ -722,15 +724,17 @@ class Runtime:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
         anything else reaches the queue or the device's memory."""
         with self.flush_lock:
-            # The list stays visible until every launch is queued: another thread that finds
-            # it non-empty waits here (``flush``) instead of queueing ahead of them.
-            entries = self.deferred
+            # ``flushing`` stays set until every launch is queued: another thread that sees it
+            # waits here (``flush``) instead of queueing ahead of them, while this thread's own
+            # launches from inside (a reduction run apart) find nothing left to flush.
+            entries, self.deferred = self.deferred, []
+            self.written = {}
+            self.flushing += 1
             try:
                 if entries:
                     self.fuser.run(entries)
             finally:
-                self.deferred = []
-                self.written = {}
+                self.flushing -= 1
                 late, self.late_release = self.late_release, []
         _release_all(late)
 
@@ -742,7 +746,7 @@ class Runtime:
                 entry.dead = True
 
     def synchronize(self):
-        if self.deferred:
+        if self.deferred or self.flushing:
             self.flush()
         self.queue.finish()
         with self.lock:
