@@ -246,3 +246,8 @@ class Backend:
     def synchronize(self) -> None:
         """Waits until every queued kernel is done."""
         raise NotImplementedError
+
+    def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:
+        """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
+        ``acc``; x and out are contiguous, of one shape, with at least one element."""
+        raise NotImplementedError

@@ -200,6 +200,15 @@ class HostBackend(Backend):
     def synchronize(self):
         pass
 
+    def softmax(self, out, x, dim, log, acc):
+        a = array(x).astype(_compute_np(acc), copy=False)
+        with np.errstate(all="ignore"):  # an all -inf row is NaN, as in PyTorch
+            z = a - a.max(axis=dim, keepdims=True)
+            e = np.exp(z)
+            s = e.sum(axis=dim, keepdims=True)
+            r = z - np.log(s) if log else e / s
+        np.copyto(array(out), r, casting="unsafe")
+
 
 class HostDevice(Device):
     """The host: memory from NumPy, ops computed by NumPy."""

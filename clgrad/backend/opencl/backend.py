@@ -353,6 +353,11 @@ class OpenCLBackend(Backend):
 
         optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
 
+    def softmax(self, out, x, dim, log, acc):
+        from . import softmax as softmax_family  # the family loads on first use
+
+        softmax_family.softmax(self.rt, out, x, dim, log, acc)
+
 
 def _contiguous_strides(shape) -> tuple:
     strides, acc = [], 1
