@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import clgrad
+from clgrad.backend.opencl import softmax as softmax_family
 from tests.conftest import supports, tolerance
 
 FUNCTIONS = ["softmax", "log_softmax"]
@@ -124,3 +125,15 @@ def test_gradcheck(device, fn):
     for dim in (0, 1, 2):
         assert clgrad.autograd.gradcheck(lambda a, d=dim: getattr(a, fn)(d), (x,))
         assert clgrad.autograd.gradgradcheck(lambda a, d=dim: getattr(a, fn)(d), (x,))
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS)
+@pytest.mark.parametrize("split", [False, True])
+def test_both_kernel_forms(cl_device, fn, split, monkeypatch):
+    """The GPU form (no barrier per row step) and the CPU form give the same values on any
+    device, for both kernels (a row per group, a row per item)."""
+    monkeypatch.setattr(softmax_family, "SPLIT", split)
+    x = np.random.default_rng(5).standard_normal((3, 700)).astype(np.float32)
+    t = clgrad.tensor(x, device=cl_device)
+    for dim in (0, 1):
+        _check(getattr(t, fn)(dim), _reference(fn, x, dim, "float32"), "float32")
