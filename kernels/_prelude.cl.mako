@@ -27,6 +27,153 @@ inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
 inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 inline uchar cg_pow_uchar(uchar a, uchar b) {
   uchar r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
+// ---- exp, log and the functions built on them: cg_<fn>_<T>, what every expression calls ------
+// On CPU devices (CG_POLY_MATH, defined by the runtime for devices that are not GPUs) float's
+// are plain arithmetic and bit tricks, as SLEEF and Cephes write them: PoCL turns a kernel's
+// loop over work-items into vector code, but a call into libm is a scalar call it cannot
+// widen (exp ran at a tenth of a + b's bandwidth). GPU drivers have fast native exp and log,
+// so there, and for double everywhere, the helpers are libm's.
+#ifdef CG_POLY_MATH
+#define CG_LOG2E_F 1.44269504088896341f
+// ln 2 in two parts (Cody-Waite): the high part has 9 significant bits, so k * CG_LN2_HI_F is
+// exact for every |k| < 2^15 and x - k ln 2 loses nothing, with or without fma
+#define CG_LN2_HI_F 0.693359375f
+#define CG_LN2_LO_F -2.12194440e-4f
+// round to nearest without rint (a libm call on some drivers): adding 1.5 * 2^23 leaves the
+// integer part in the low mantissa bits, valid for |x| < 2^22
+#define CG_ROUND_MAGIC_F 12582912.0f
+// x limited to [lo, hi], NaN kept. Both tests read x: a select of a select (the usual form)
+// crashes Mesa's llvmpipe on a float converted from char, and fmin/fmax are calls on PoCL.
+inline float cg_clamp_f32(float x, float lo, float hi) {
+  float y = x > hi ? hi : x;
+  return x < lo ? lo : y;
+}
+// 2^k for -126 <= k <= 127, straight into the exponent field
+inline float cg_pow2i_f32(int k) { return as_float((k + 127) << 23); }
+// exp(r) - 1 for |r| <= ln2 / 2: Cephes' expf minimax polynomial (r + r^2 P(r), so the
+// relative error stays ~1 ulp as r goes to 0: expm1 uses it as it is)
+inline float cg_expm1_reduced_f32(float r) {
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * (r * r) + r;
+}
+// x = k ln2 + r with |r| <= ln2 / 2, for x in [-104, 89] (callers clamp): returns r, sets k
+inline float cg_reduce_ln2_f32(float x, int *k) {
+  float t = x * CG_LOG2E_F + CG_ROUND_MAGIC_F;
+  *k = as_int(t) - as_int(CG_ROUND_MAGIC_F);
+  float kf = t - CG_ROUND_MAGIC_F;
+  return (x - kf * CG_LN2_HI_F) - kf * CG_LN2_LO_F;
+}
+// (1 + p) * 2^k for k in [-151, 129], in two exponent steps so that a result in the
+// denormals is rounded once and 2^128 overflows to inf as exp does
+inline float cg_scale_f32(float one_plus_p, int k) {
+  int k1 = k >> 1;
+  return one_plus_p * cg_pow2i_f32(k1) * cg_pow2i_f32(k - k1);
+}
+inline float cg_exp_float(float x) {
+  // past 89 the result is inf, below -104 it is 0: clamping keeps k in range
+  float xc = cg_clamp_f32(x, -104.0f, 89.0f);
+  int k;
+  float r = cg_reduce_ln2_f32(xc, &k);
+  float y = cg_scale_f32(cg_expm1_reduced_f32(r) + 1.0f, k);
+  return x != x ? x : y;
+}
+inline float cg_exp2_float(float x) {
+  float xc = cg_clamp_f32(x, -151.0f, 129.0f);
+  float t = xc + CG_ROUND_MAGIC_F;
+  int k = as_int(t) - as_int(CG_ROUND_MAGIC_F);
+  float r = (xc - (t - CG_ROUND_MAGIC_F)) * 0.693147180559945309f;  // exact difference
+  float y = cg_scale_f32(cg_expm1_reduced_f32(r) + 1.0f, k);
+  return x != x ? x : y;
+}
+inline float cg_expm1_float(float x) {
+  // below -18 the result rounds to -1; past 89 it is inf
+  float xc = cg_clamp_f32(x, -18.0f, 89.0f);
+  int k;
+  float r = cg_reduce_ln2_f32(xc, &k);
+  float p = cg_expm1_reduced_f32(r);
+  // 2^k (1 + p) - 1 = 2^k p + (2^k - 1): exact scalings and one rounding, while 2^k is a
+  // normal float; at k = 128 the -1 no longer matters
+  float s = cg_pow2i_f32(k < 127 ? k : 127);
+  float y = k < 128 ? s * p + (s - 1.0f) : cg_scale_f32(p + 1.0f, k);
+  return (x != x || x == 0.0f) ? x : y;  // NaN, and -0 keeps its sign
+}
+// log(m) - f with m = 1 + f in [sqrt(1/2), sqrt(2)), split out so log2 can add the exponent
+// exactly: x = 2^e m for a positive finite x (a denormal is scaled up first)
+inline float cg_log_reduce_f32(float x, float *f, float *e) {
+  int sub = x < 1.17549435e-38f;
+  int ix = as_int(sub ? x * 8388608.0f : x);
+  // subtracting sqrt(1/2)'s bits puts m's range at [sqrt(1/2), sqrt(2)) (musl's logf)
+  ix += 0x3f800000 - 0x3f3504f3;
+  *e = (float)((ix >> 23) - 127 - (sub ? 23 : 0));
+  float g = as_float((ix & 0x007fffff) + 0x3f3504f3) - 1.0f;
+  *f = g;
+  // Cephes' logf polynomial: log(1 + g) = g - g^2 / 2 + g^3 P(g)
+  float z = g * g;
+  float p = 7.0376836292e-2f;
+  p = p * g - 1.1514610310e-1f;
+  p = p * g + 1.1676998740e-1f;
+  p = p * g - 1.2420140846e-1f;
+  p = p * g + 1.4249322787e-1f;
+  p = p * g - 1.6668057665e-1f;
+  p = p * g + 2.0000714765e-1f;
+  p = p * g - 2.4999993993e-1f;
+  p = p * g + 3.3333331174e-1f;
+  return p * g * z - 0.5f * z;
+}
+// the result where x is not a positive finite number: NaN below 0, -inf at 0, inf at inf
+inline float cg_log_special_f32(float x, float y) {
+  return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
+}
+inline float cg_log_float(float x) {
+  float f, e;
+  float q = cg_log_reduce_f32(x, &f, &e);
+  float y = (e * CG_LN2_LO_F + q + f) + e * CG_LN2_HI_F;
+  return x != x ? x : cg_log_special_f32(x, y);
+}
+inline float cg_log2_float(float x) {
+  float f, e;
+  float q = cg_log_reduce_f32(x, &f, &e);
+  float y = e + (f + q) * CG_LOG2E_F;  // exact at powers of 2 (f = q = 0)
+  return x != x ? x : cg_log_special_f32(x, y);
+}
+inline float cg_log1p_float(float x) {
+  // log(u) + c / u, u = 1 + x rounded and c its rounding error (exact: Fast2Sum, the larger
+  // operand first), so log1p(x) = log(u + c) = log(u) + log1p(c / u); where u rounds to 1 it
+  // is x, and -0 stays -0
+  float u = 1.0f + x;
+  float c = x > 1.0f ? 1.0f - (u - x) : x - (u - 1.0f);
+  float y = cg_log_float(u) + c / u;
+  return (u == 1.0f || x == INFINITY) ? x : (u == 0.0f ? -INFINITY : y);
+}
+inline float cg_tanh_float(float x) {
+  // expm1(2a) / (expm1(2a) + 2) with a = |x| stays accurate near 0; from 10 on it is 1.
+  // (Selects, not fabs and copysign: PoCL calls those, which stops its vectorizer.)
+  float a = cg_clamp_f32(x < 0.0f ? -x : x, 0.0f, 10.0f);
+  float e = cg_expm1_float(a + a);
+  float t = e / (e + 2.0f);
+  return x < 0.0f ? -t : t;
+}
+#endif
+// libm's: double everywhere, float where the driver's are fast (GPUs)
+#define CG_LIBM_HELPERS(T) \
+  inline T cg_exp_##T(T x) { return exp(x); } \
+  inline T cg_exp2_##T(T x) { return exp2(x); } \
+  inline T cg_expm1_##T(T x) { return expm1(x); } \
+  inline T cg_log_##T(T x) { return log(x); } \
+  inline T cg_log2_##T(T x) { return log2(x); } \
+  inline T cg_log1p_##T(T x) { return log1p(x); } \
+  inline T cg_tanh_##T(T x) { return tanh(x); }
+#ifndef CG_POLY_MATH
+CG_LIBM_HELPERS(float)
+#endif
+% if fp64:
+CG_LIBM_HELPERS(double)
+% endif
 // pow: the exponents of x**2, x**3 and their gradients multiply, as PyTorch's CPU kernels do
 // (the same values: pow rounds no better, and costs 30x a product on PoCL)
 #define CG_FLOAT_HELPERS(T) \
@@ -39,8 +186,9 @@ inline uchar cg_pow_uchar(uchar a, uchar b) {
     return pow(a, b); } \
   inline T cg_sign_##T(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : a); } \
   inline T cg_round_##T(T a) { return rint(a); } \
-  inline T cg_sigmoid_##T(T a) { return a >= 0 ? (T)1 / ((T)1 + exp(-a)) : exp(a) / ((T)1 + exp(a)); } \
-  inline T cg_softplus_##T(T a) { return a > (T)20 ? a : log1p(exp(a)); } \
+  inline T cg_sigmoid_##T(T a) { \
+    T e = cg_exp_##T(a > 0 ? -a : a); return (a >= 0 ? (T)1 : e) / ((T)1 + e); } \
+  inline T cg_softplus_##T(T a) { return a > (T)20 ? a : cg_log1p_##T(cg_exp_##T(a)); } \
   inline T cg_gelu_##T(T a) { return (T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440)); }
 CG_FLOAT_HELPERS(float)
 % if fp64:
@@ -60,10 +208,10 @@ inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
   inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
   inline T cg_logaddexp_##T(T a, T b) { \
     if (isinf(a) && a == b) return a; \
-    T m = a > b ? a : b; return m + log1p(exp(-fabs(a - b))); } \
+    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp_##T(-fabs(a - b))); } \
   inline T cg_logaddexp2_##T(T a, T b) { \
     if (isinf(a) && a == b) return a; \
-    T m = a > b ? a : b; return m + log1p(exp2(-fabs(a - b))) * (T)1.44269504088896340736; }
+    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp2_##T(-fabs(a - b))) * (T)1.44269504088896340736; }
 CG_FLOAT_HELPERS_2(float)
 % if fp64:
 CG_FLOAT_HELPERS_2(double)

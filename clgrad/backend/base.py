@@ -260,3 +260,8 @@ class Backend:
         of the elements of ``cols`` (N, C, *kernel, *outs), contiguous, that ``unfold`` would
         have taken from each position."""
         raise NotImplementedError
+
+    def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:
+        """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
+        ``acc``; x and out are contiguous, of one shape, with at least one element."""
+        raise NotImplementedError

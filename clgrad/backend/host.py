@@ -244,6 +244,15 @@ class HostBackend(Backend):
         crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))
         np.copyto(array(out), acc[(slice(None), slice(None)) + crop], casting="unsafe")
 
+    def softmax(self, out, x, dim, log, acc):
+        a = array(x).astype(_compute_np(acc), copy=False)
+        with np.errstate(all="ignore"):  # an all -inf row is NaN, as in PyTorch
+            z = a - a.max(axis=dim, keepdims=True)
+            e = np.exp(z)
+            s = e.sum(axis=dim, keepdims=True)
+            r = z - np.log(s) if log else e / s
+        np.copyto(array(out), r, casting="unsafe")
+
 
 def _conv_pads(spatial, kernel, outs, stride, dilation, padding):
     """(lo, hi) zeros per spatial dim that make every window of unfold's geometry fall inside

@@ -75,7 +75,7 @@ def leaky_relu(apply, input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 @elementwise(
-    "(in0 > 0 ? in0 : in1 * expm1(in0))",
+    "(in0 > 0 ? in0 : in1 * cg_expm1_{T}(in0))",
     lambda a, alpha: np.where(a > 0, a, alpha * np.expm1(a)),
     grad=lambda grad, input, alpha: where(input > 0, grad, grad * alpha * input.exp()),
     dtypes=FLOAT_DTYPES,
@@ -92,7 +92,7 @@ def elu(apply, input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 @elementwise(
-    f"(({{T}}){SELU_SCALE!r} * (in0 > 0 ? in0 : ({{T}}){SELU_ALPHA!r} * expm1(in0)))",
+    f"(({{T}}){SELU_SCALE!r} * (in0 > 0 ? in0 : ({{T}}){SELU_ALPHA!r} * cg_expm1_{{T}}(in0)))",
     lambda a: SELU_SCALE * np.where(a > 0, a, SELU_ALPHA * np.expm1(a)),
     grad=lambda grad, input: where(
         input > 0, grad * SELU_SCALE, grad * (SELU_SCALE * SELU_ALPHA) * input.exp()
@@ -109,7 +109,7 @@ def selu(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "(in0 > 0 ? in0 : in1 * expm1(in0 / in1))",
+    "(in0 > 0 ? in0 : in1 * cg_expm1_{T}(in0 / in1))",
     lambda a, alpha: np.where(a > 0, a, alpha * np.expm1(a / alpha)),
     grad=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()),
     dtypes=FLOAT_DTYPES,
@@ -132,7 +132,7 @@ def _mish_grad(grad, input):
 
 
 @elementwise(
-    "(in0 * tanh(cg_softplus_{T}(in0)))",
+    "(in0 * cg_tanh_{T}(cg_softplus_{T}(in0)))",
     lambda a: a * np.tanh(_np_softplus(a)),
     grad=_mish_grad,
     dtypes=FLOAT_DTYPES,
@@ -184,7 +184,7 @@ def softshrink(apply, input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 @elementwise(
-    "(in0 - tanh(in0))",
+    "(in0 - cg_tanh_{T}(in0))",
     lambda a: a - np.tanh(a),
     result=floating,
     grad=lambda grad, input: grad * input.tanh() * input.tanh(),

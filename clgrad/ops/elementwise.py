@@ -454,19 +454,19 @@ def _float_unary(
 
 
 exp = _float_unary(
-    "exp", "exp(in0)", np.exp, lambda grad, result: grad * result, "[0.0, 1.0]",
+    "exp", "cg_exp_{T}(in0)", np.exp, lambda grad, result: grad * result, "[0.0, 1.0]",
     "tensor([1.0000, 2.7183])",
 )  # fmt: skip
 log = _float_unary(
-    "log", "log(in0)", np.log, lambda grad, input: grad / input, "[1.0, 2.0]",
+    "log", "cg_log_{T}(in0)", np.log, lambda grad, input: grad / input, "[1.0, 2.0]",
     "tensor([0.0000, 0.6931])", domain=(0.1, 4),
 )  # fmt: skip
 log1p = _float_unary(
-    "log1p", "log1p(in0)", np.log1p, lambda grad, input: grad / (input + 1), "[0.0, 1.0]",
+    "log1p", "cg_log1p_{T}(in0)", np.log1p, lambda grad, input: grad / (input + 1), "[0.0, 1.0]",
     "tensor([0.0000, 0.6931])", domain=(-0.9, 4),
 )  # fmt: skip
 expm1 = _float_unary(
-    "expm1", "expm1(in0)", np.expm1, lambda grad, result: grad * (result + 1), "[0.0, 1.0]",
+    "expm1", "cg_expm1_{T}(in0)", np.expm1, lambda grad, result: grad * (result + 1), "[0.0, 1.0]",
     "tensor([0.0000, 1.7183])",
 )  # fmt: skip
 sqrt = _float_unary(
@@ -487,7 +487,7 @@ cos = _float_unary(
     "tensor([ 1., -1.])",
 )  # fmt: skip
 tanh = _float_unary(
-    "tanh", "tanh(in0)", np.tanh, lambda grad, result: grad * (1 - result * result),
+    "tanh", "cg_tanh_{T}(in0)", np.tanh, lambda grad, result: grad * (1 - result * result),
     "[0.0, 1.0]", "tensor([0.0000, 0.7616])",
 )  # fmt: skip
 sigmoid = _float_unary(
@@ -907,7 +907,7 @@ rad2deg = _float_unary(
     "[3.0, 1.0]", "tensor([171.8873,  57.2958])",
 )  # fmt: skip
 log2 = _float_unary(
-    "log2", "log2(in0)", np.log2, lambda grad, input: grad / (input * math.log(2)),
+    "log2", "cg_log2_{T}(in0)", np.log2, lambda grad, input: grad / (input * math.log(2)),
     "[1.0, 8.0]", "tensor([0., 3.])", domain=(0.1, 4),
 )  # fmt: skip
 log10 = _float_unary(
@@ -915,7 +915,7 @@ log10 = _float_unary(
     "[1.0, 1000.0]", "tensor([0.0000, 3.0000])", domain=(0.1, 4),
 )  # fmt: skip
 exp2 = _float_unary(
-    "exp2", "exp2(in0)", np.exp2, lambda grad, result: grad * result * math.log(2),
+    "exp2", "cg_exp2_{T}(in0)", np.exp2, lambda grad, result: grad * result * math.log(2),
     "[0.0, 3.0]", "tensor([1., 8.])",
 )  # fmt: skip
 erfc = _float_unary(
@@ -952,7 +952,7 @@ def frac(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "log(in0 / (({T})1 - in0))",
+    "cg_log_{T}(in0 / (({T})1 - in0))",
     lambda a: np.log(a / (1 - a)),
     result=floating,
     grad=lambda grad, input: grad / (input * (1 - input)),
@@ -1070,7 +1070,7 @@ def _np_xlogy(x, y):
 
 
 @elementwise(
-    "(in1 != in1 ? in1 : (in0 == 0 ? ({T})0 : in0 * log(in1)))",
+    "(in1 != in1 ? in1 : (in0 == 0 ? ({T})0 : in0 * cg_log_{T}(in1)))",
     _np_xlogy,
     result=floating,
     grad=(

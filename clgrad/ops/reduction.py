@@ -400,12 +400,20 @@ def logsumexp(input, dim, keepdim=False):
     return out if keepdim else out.squeeze(dims) if dims else out
 
 
+def _softmax_kernel(x, dim, log):
+    """(log_)softmax of x along ``dim`` by the backend's one-kernel primitive, into a new
+    contiguous tensor (x has at least one dim and one element)."""
+    x = x.contiguous()
+    out = Tensor._empty(x._shape, x.dtype, x.device)
+    acc = D.float32 if x.dtype is D.float16 else x.dtype
+    x.device.backend.softmax(out._record(), x._record(), dim, log, acc)
+    return out
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        z = x - amax(x, dim, keepdim=True)
-        e = z.exp()
-        y = e / e.sum(dim, keepdim=True)
+        y = _softmax_kernel(x, dim, log=False)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -419,8 +427,7 @@ class Softmax(Function):
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        z = x - amax(x, dim, keepdim=True)
-        y = z - z.exp().sum(dim, keepdim=True).log()
+        y = _softmax_kernel(x, dim, log=True)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y

@@ -389,6 +389,11 @@ class OpenCLBackend(Backend):
     def fold(self, out, cols, stride, dilation, padding):
         conv_family.fold(self.rt, out, cols, stride, dilation, padding)
 
+    def softmax(self, out, x, dim, log, acc):
+        from . import softmax as softmax_family  # the family loads on first use
+
+        softmax_family.softmax(self.rt, out, x, dim, log, acc)
+
 
 def _random_args(seed, offset) -> tuple:
     """The seed and offset arguments of ``cg_random`` (positions 2, 3, 4)."""

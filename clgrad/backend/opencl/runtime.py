@@ -528,6 +528,10 @@ class Runtime:
         self.build_options = ["-cl-std=CL1.2"]
         self.binary_cache = _use_binary_cache(d.platform.name)
         self.is_gpu = bool(d.type & cl.device_type.GPU)
+        # float exp/log/tanh as vectorizable arithmetic (kernels/_prelude.cl.mako) where libm
+        # is scalar calls: devices that are not GPUs; CLGRAD_POLY_MATH=0/1 forces it off/on
+        if int_setting("CLGRAD_POLY_MATH", 0 if self.is_gpu else 1):
+            self.build_options.append("-DCG_POLY_MATH")
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions

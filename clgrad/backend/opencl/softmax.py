@@ -1,0 +1,52 @@
+"""softmax and log_softmax along one dim as one kernel (kernels/softmax.cl.mako), which
+reads each row three times while it sits in cache, instead of the four kernels and three
+intermediate tensors of max, exp, sum and divide.
+
+A long contiguous row (the last dim) gets a work-group; rows along another dim (adjacent rows
+adjacent in memory) and short rows get a work-item each, so that a work-group is not spent on
+a few elements."""
+
+from __future__ import annotations
+
+from ..base import View
+from .launch import INDEX_NP, extent, index_type
+
+# a contiguous row at least this long gets a work-group
+GROUP_ROW = 512
+# None: a barrier closes each step of a row loop on CPU devices only (see the template).
+# True/False forces it: the tests run the GPU kernels on PoCL.
+SPLIT = None
+
+
+def softmax(rt, out: View, x: View, dim: int, log: bool, acc) -> None:
+    """out = (log_)softmax of x along ``dim``; x and out are contiguous, alike in shape, with
+    at least one element; computed in ``acc``."""
+    shape = x.shape
+    n = shape[dim]
+    inner = 1
+    for s in shape[dim + 1 :]:
+        inner *= s
+    rows = x.numel() // n
+    grouped = inner == 1 and n >= GROUP_ROW
+    ls = rt.local_size
+    itype = index_type(extent(x), extent(out), rows * n + ls)
+    in_ct, ct, out_ct = x.dtype.ctype, acc.compute_ctype, out.dtype.ctype
+    name = "log_softmax" if log else "softmax"
+    split = not rt.is_gpu if SPLIT is None else SPLIT
+    k = rt.cached(
+        ("softmax", name, grouped, in_ct, ct, out_ct, ls, split, itype),
+        "softmax.cl.mako",
+        f"cg_softmax_{name}_{'group' if grouped else 'item'}",
+        in_ct=in_ct,
+        ct=ct,
+        out_ct=out_ct,
+        ls=ls,
+        log=log,
+        split=split,
+        index_t=itype,
+        fp64="double" in (ct, in_ct, out_ct),
+    )
+    I = INDEX_NP[itype]
+    args = [x.buffer, I(x.offset), out.buffer, I(out.offset), I(n), I(inner), I(rows)]
+    items = rows * ls if grouped else -(-rows // ls) * ls
+    rt.launch(k, (items,), (ls,), args)

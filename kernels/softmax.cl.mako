@@ -1,0 +1,123 @@
+## softmax / log_softmax along one dim in one pass over memory.
+##
+## The input and the output are laid out alike as (outer, n, inner) with strides
+## (n * inner, inner, 1) from their offsets (the launcher makes the input so); row r is
+## (r / inner, r % inner) and holds n elements ``inner`` apart. A row is read three times
+## while it sits in cache:
+##   1. its max;
+##   2. the sum of exp(x - max); softmax also stores exp(x - max) when the output is in the
+##      compute type, so step 3 scales it instead of taking exp again;
+##   3. the output: exp(x - max) / sum, or (x - max) - log(sum).
+## An all -inf row gives NaN (-inf - -inf), as PyTorch's does; a NaN reaches its whole row.
+##
+## Two kernels:
+##   cg_softmax_<name>_group  a work-group of ls items per long contiguous row (inner is 1):
+##                            the items stride through the row ls apart (adjacent items read
+##                            adjacent addresses) and combine max and sum in local memory;
+##   cg_softmax_<name>_item   a work-item per row, for rows ``inner`` apart (adjacent items
+##                            read adjacent addresses) and short rows.
+## split (CPU devices): a barrier closes every step of a loop over a row. PoCL runs the code
+## between two barriers as one loop over the group's items, which it vectorizes; a loop over
+## the row inside that region would run each item's elements one by one in scalar code.
+##
+## Params: in_ct (input storage), ct (compute), out_ct (output storage), ls (the work-group
+## size, a power of 2), log (log_softmax), split, index_t, fp64.
+<%include file="_prelude.cl.mako"/>
+<%
+I = index_t
+name = "log_softmax" if log else "softmax"
+reuse = not log and out_ct == ct
+%>
+<%def name="combine(var, op)">\
+## var = op over the group's items (op(a, b) a C expression); every item gets it
+  red[lid] = ${var};
+  barrier(CLK_LOCAL_MEM_FENCE);
+% for s in [ls >> k for k in range(1, ls.bit_length())]:
+  if (lid < ${s}) { const ${ct} a = red[lid], b = red[lid + ${s}]; red[lid] = ${op}; }
+  barrier(CLK_LOCAL_MEM_FENCE);
+% endfor
+  ${var} = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);  // red is written again by the next combine
+</%def>
+<%def name="split()">\
+% if split:
+    barrier(CLK_LOCAL_MEM_FENCE);
+% endif
+</%def>
+<%def name="passes(loop, idx, grouped)">\
+## the three passes; loop: C text opening a loop over the row that declares j (the element)
+## and ok (whether this item has one this step); idx: j's offset in the row
+  // a NaN wins (b != b)
+  ${ct} m = -INFINITY;
+  ${loop}
+    if (ok) {
+      const ${ct} v = ${h.load(in_ct, ct, "row", idx)};
+      m = (v > m || v != v) ? v : m;
+    }
+    ${split()}
+  }
+% if grouped:
+  ${combine("m", "((b > a || b != b) ? b : a)")}
+% endif
+  ${ct} s = 0;
+  ${loop}
+    if (ok) {
+      const ${ct} e = cg_exp_${ct}(${h.load(in_ct, ct, "row", idx)} - m);
+% if reuse:
+      orow[${idx}] = e;
+% endif
+      s += e;
+    }
+    ${split()}
+  }
+% if grouped:
+  ${combine("s", "a + b")}
+% endif
+% if log:
+  // (x - m) - log(sum), not x - (m + log(sum)): m + log(sum) would round at m's magnitude
+  const ${ct} log_s = cg_log_${ct}(s);
+% else:
+  const ${ct} inv = (${ct})1 / s;
+% endif
+  ${loop}
+    if (ok) {
+% if log:
+      ${h.store(out_ct, False, "orow", idx, "(" + h.load(in_ct, ct, "row", idx) + " - m) - log_s")};
+% elif reuse:
+      orow[${idx}] *= inv;
+% else:
+      ${h.store(out_ct, False, "orow", idx, f"cg_exp_{ct}({h.load(in_ct, ct, 'row', idx)} - m) * inv")};
+% endif
+    }
+    ${split()}
+  }
+</%def>
+<%def name="params()">\
+    __global const ${in_ct} *x, const ${I} x_off,
+    __global ${out_ct} *out, const ${I} o_off,
+    const ${I} n, const ${I} inner, const ${I} rows\
+</%def>
+
+__kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
+void cg_softmax_${name}_group(${params()})
+{
+  __local ${ct} red[${ls}];
+  const int lid = get_local_id(0);
+  const ${I} base = (${I})get_group_id(0) * n;
+  __global const ${in_ct} *row = x + x_off + base;
+  __global ${out_ct} *orow = out + o_off + base;
+  ${passes(f"for ({I} c = 0; c < n; c += {ls}) {{ const {I} j = c + lid; const bool ok = j < n;", "j", True)}
+}
+
+__kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
+void cg_softmax_${name}_item(${params()})
+{
+  const ${I} r = get_global_id(0);
+  // items past the last row run the loops (every item of a group meets each barrier) idle
+  const bool active = r < rows;
+  const ${I} q = (active ? r : 0) / inner;
+  const ${I} base = q * n * inner + ((active ? r : 0) - q * inner);
+  __global const ${in_ct} *row = x + x_off + base;
+  __global ${out_ct} *orow = out + o_off + base;
+  ${passes(f"for ({I} j = 0; j < n; ++j) {{ const bool ok = active;", "j * inner", False)}
+}
