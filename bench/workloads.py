@@ -44,6 +44,17 @@ def mlp_model():
     return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 
 
+def mlp2_model(lib=clgrad):
+    """Issue 11's MLP: 784-256-256-10 (trained at batch 256)."""
+    nn_ = lib.nn
+    return nn_.Sequential(
+        nn_.Linear(784, 256), nn_.ReLU(), nn_.Linear(256, 256), nn_.ReLU(), nn_.Linear(256, 10)
+    )
+
+
+MLP2 = "MLP step (784-256-256-10, batch 256)"
+
+
 def cnn_model(quick):
     c = 8 if quick else 16
     return nn.Sequential(
@@ -65,11 +76,12 @@ def training_steps(device, quick):
     for name, model, shape in (
         ("MLP training step (784-256-10)", mlp_model(), (batch, 784)),
         ("CNN training step (28x28, 2 conv)", cnn_model(quick), (batch, 1, 28, 28)),
+        (MLP2, mlp2_model(), (256, 784)),
     ):
         model = model.to(device)
         opt = clgrad.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         x = clgrad.randn(*shape, device=device)
-        y = clgrad.randint(0, 10, (batch,), device=device)
+        y = clgrad.randint(0, 10, (shape[0],), device=device)
 
         def step(model=model, opt=opt, x=x, y=y):
             opt.zero_grad()
@@ -217,10 +229,11 @@ def torch_steps(quick):
 
     def step(model, inp):
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        target = y if len(inp) == len(y) else torch.randint(0, 10, (len(inp),))
 
         def run():
             opt.zero_grad()
-            TF.cross_entropy(model(inp), y).backward()
+            TF.cross_entropy(model(inp), target).backward()
             opt.step()
 
         return run
@@ -234,6 +247,7 @@ def torch_steps(quick):
         "conv2d 3x3 forward+backward": conv_fb,
         "MLP training step (784-256-10)": step(mlp, torch.randn(batch, 784)),
         "CNN training step (28x28, 2 conv)": step(cnn, torch.randn(batch, 1, 28, 28)),
+        MLP2: step(mlp2_model(torch), torch.randn(256, 784)),
     }
 
 
