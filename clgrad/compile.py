@@ -475,14 +475,20 @@ def _fuse_now() -> list:
     for rt in list(cl_runtime._runtimes):
         fuser = getattr(rt, "fuser", None)
         if fuser is not None:
-            saved.append((fuser, fuser.wait, fuser.fuse_after))
+            backend = rt.device.backend
+            saved.append((fuser, fuser.wait, fuser.fuse_after, backend, backend.fuse))
             fuser.wait, fuser.fuse_after = True, 1
+            # On GPUs a captured CNN step replayed with deferred launches diverged from eager
+            # (NVIDIA's driver, H100; PoCL and Mesa agree): until that is understood, a GPU's
+            # capture launches each op as it comes.
+            if rt.is_gpu:
+                backend.fuse = False
     return saved
 
 
 def _restore_fusion(saved):
-    for fuser, wait, fuse_after in saved:
-        fuser.wait, fuser.fuse_after = wait, fuse_after
+    for fuser, wait, fuse_after, backend, fuse in saved:
+        fuser.wait, fuser.fuse_after, backend.fuse = wait, fuse_after, fuse
 
 
 def _flush():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from functools import cached_property
 
 import pyopencl as cl
@@ -9,6 +10,8 @@ import pyopencl as cl
 from ...device import Device, DeviceType, errors
 from .backend import OpenCLBackend
 from .runtime import Runtime, mark_opened
+
+_OPEN_LOCK = threading.Lock()  # (``OpenCLDevice.runtime``)
 
 _VENDORS = (
     ("pocl", "PoCL"),
@@ -74,8 +77,14 @@ class OpenCLDevice(Device):
 
     @cached_property
     def runtime(self):
-        """The device's context, queue, allocator and kernel cache, opened at first use."""
-        return Runtime(self)
+        """The device's context, queue, allocator and kernel cache, opened at first use (once:
+        threads that meet a device together would otherwise open a context each, and one's
+        buffers are invalid on the other's queue)."""
+        with _OPEN_LOCK:
+            rt = self.__dict__.get("_opened")
+            if rt is None:
+                rt = self.__dict__["_opened"] = Runtime(self)
+            return rt
 
     @cached_property
     def backend(self):

@@ -29,6 +29,7 @@ with the ops it holds.
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -328,8 +329,9 @@ def plan(entries) -> list:
     return groups
 
 
-# a full reduction joins a group's kernel up to this many elements (one work-group walks them)
-FUSE_REDUCE_MAX = 1 << 16
+# a full reduction joins a group's kernel up to this many elements (one work-group walks them);
+# CLGRAD_FUSE_REDUCE=0 keeps reductions apart
+FUSE_REDUCE_MAX = (1 << 16) if os.environ.get("CLGRAD_FUSE_REDUCE", "1").strip() != "0" else 0
 
 
 def _reduce_local_size(rt) -> int:
