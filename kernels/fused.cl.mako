@@ -2,7 +2,9 @@
 ## work-item _i computes element _i of every launch in program order, each value kept in a
 ## register r<k> in its storage type (what a store and a load back would give), stored only
 ## where the group's plan says so.
-##   views: storage ctype of each memory view (p<j>, off<j>; strides in the general layout)
+##   views: storage ctype of each memory view (p<j>, off<j>; strides in the general layout);
+##     those not in ``stores`` are read only (const: GPUs then load through their read-only
+##     cache)
 ##   loads: the views read from memory (all before any store: a view written in the group is read
 ##     back from its register)
 ##   scalars: compute ctype of each Python number (s<k>)
@@ -17,7 +19,7 @@
 <% I = index_t %>
 __kernel void ${name}(
 % for j, st in enumerate(views):
-    __global ${st} *p${j}, const ${I} off${j},
+    __global ${"" if j in stores else "const "}${st} *p${j}, const ${I} off${j},
 % endfor
 % for k, ct in enumerate(scalars):
     const ${ct} s${k},

@@ -553,6 +553,7 @@ class Fuser:
             red=red,
             local_size=_reduce_local_size(rt),
             views=tuple(dt.ctype for dt in view_dtypes),
+            stores=tuple(sorted({j for j in stored if j >= 0})),
             loads=tuple(loads),
             scalars=tuple(scalar_cts),
             steps=tuple(steps),
