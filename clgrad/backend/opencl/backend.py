@@ -12,7 +12,14 @@ from . import conv as conv_family
 from . import matmul as matmul_family
 from . import reduce as reduce_family
 from .fusion import FUSE_REDUCE_MAX, Deferred, ReduceEntry, fusion_info
-from .launch import INDEX_NP, INT32_MAX, merge_dims
+from .launch import (
+    INDEX_NP,
+    INT32_MAX,
+    SCALAR_NP,
+    broadcast_strides,
+    contiguous_strides,
+    merge_dims,
+)
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
 # those get a program of their own)
@@ -21,23 +28,6 @@ STRIDED_DIMS = 4
 # elementwise launch plans kept before the cache starts over
 PLAN_CACHE_SIZE = 4096
 EMPTY = ()  # the plan of a launch over no element
-
-# the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
-_SCALAR_NP = {
-    "float": np.float32,
-    "double": np.float64,
-    "half": np.float32,
-    "uchar": np.uint8,
-    "char": np.int8,
-    "short": np.int16,
-    "int": np.int32,
-    "long": np.int64,
-}
-
-
-def _broadcast_strides(v: View, shape) -> tuple:
-    lead = len(shape) - len(v.shape)
-    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))
 
 
 class OpenCLBackend(Backend):
@@ -110,7 +100,7 @@ class OpenCLBackend(Backend):
         if flat:
             mshape, mstrides, layout = (n,), None, "flat"
         else:
-            strides = [out.strides] + [_broadcast_strides(v, shape) for v in views]
+            strides = [out.strides] + [broadcast_strides(v, shape) for v in views]
             mshape, mstrides = merge_dims(shape, strides)
             if len(mshape) == 1 and all(s[0] == 1 for s in mstrides):
                 layout = "flat"
@@ -181,7 +171,7 @@ class OpenCLBackend(Backend):
         n_views = 0
         for st, cty in ins:
             if st is None:
-                types.append(_SCALAR_NP[cty])
+                types.append(SCALAR_NP[cty])
             else:
                 types += [None, I]
                 n_views += 1
@@ -250,7 +240,7 @@ class OpenCLBackend(Backend):
                 self.rt.allocator.alloc(host.nbytes),
                 0,
                 x.shape,
-                _contiguous_strides(x.shape),
+                contiguous_strides(x.shape),
                 x.dtype,
                 host.nbytes,
             )
@@ -264,8 +254,7 @@ class OpenCLBackend(Backend):
         return host
 
     def _read(self, host, x):
-        if self.rt.deferred or self.rt.flushing:
-            self.rt.flush()
+        self.rt.flush()
         capture.note_transfer("a read of device memory to the host (.item(), .numpy(), print)")
         cl.enqueue_copy(
             self.rt.queue,
@@ -279,8 +268,7 @@ class OpenCLBackend(Backend):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
-            if self.rt.deferred or self.rt.flushing:
-                self.rt.flush()
+            self.rt.flush()
             capture.note_transfer("a copy of host data to the device (a tensor made from data)")
             cl.enqueue_copy(
                 self.rt.queue,
@@ -398,11 +386,3 @@ class OpenCLBackend(Backend):
 def _random_args(seed, offset) -> tuple:
     """The seed and offset arguments of ``cg_random`` (positions 2, 3, 4)."""
     return np.uint32(seed & 0xFFFFFFFF), np.uint32((seed >> 32) & 0xFFFFFFFF), np.uint64(offset)
-
-
-def _contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))

@@ -38,7 +38,7 @@ import pyopencl as cl
 from ..base import View
 from . import reduce as reduce_family
 from . import template_helpers as h
-from .launch import INDEX_NP, merge_dims
+from .launch import INDEX_NP, SCALAR_NP, broadcast_strides, contiguous_strides, merge_dims
 from .render import render
 from .template_helpers import subst
 
@@ -54,17 +54,6 @@ STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one ke
 # job, while longer chains and large tensors do (launches and memory traffic saved).
 FUSE_MIN_LAUNCHES = 3
 FUSE_MIN_NUMEL = 1 << 16
-
-# the NumPy type of a scalar kernel argument of each compute C type
-_SCALAR_NP = {
-    "float": np.float32,
-    "double": np.float64,
-    "uchar": np.uint8,
-    "char": np.int8,
-    "short": np.int16,
-    "int": np.int32,
-    "long": np.int64,
-}
 
 
 # A launch's kind, as a fused kernel sees it (op, compute C types, out dtype, each operand's
@@ -95,7 +84,8 @@ class Fusable:
         self.out_strides = out.strides
         self.out_dtype = out.dtype
         self.operands = tuple(
-            (_strides_over(x, out.shape), x.dtype) if type(x) is View else None for x in operands
+            (broadcast_strides(x, out.shape), x.dtype) if type(x) is View else None
+            for x in operands
         )
         self.kind = _kind(
             (
@@ -105,7 +95,7 @@ class Fusable:
                 tuple(None if x is None else x[1] for x in self.operands),
             )
         )
-        contiguous = _contiguous(out.shape)
+        contiguous = contiguous_strides(out.shape)
         self.flat = out.strides == contiguous and all(
             x is None or x[0] == contiguous for x in self.operands
         )
@@ -152,22 +142,6 @@ class ReduceEntry:
         self.kernel, self.out, self.x, self.dims, self.acc = kernel, out, x, dims, acc
         self.operands = (x,)
         self.dead = False
-
-
-def _contiguous(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return tuple(reversed(strides))
-
-
-def _strides_over(v, shape) -> tuple:
-    """``v``'s strides over ``shape`` (0 where it is broadcast)."""
-    if v.shape == shape:
-        return v.strides
-    lead = len(shape) - len(v.shape)
-    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))
 
 
 MIXED = ()  # a buffer the group reads through more than one view
@@ -565,7 +539,7 @@ class Fuser:
         )
         program = rt.build(source, "fused.cl.mako")
         I = INDEX_NP[itype]
-        types = [None, I] * len(view_dtypes) + [_SCALAR_NP[ct] for ct in scalar_cts]
+        types = [None, I] * len(view_dtypes) + [SCALAR_NP[ct] for ct in scalar_cts]
         if red is not None:
             types += [None, I]
         if layout != "flat":

@@ -44,3 +44,33 @@ def extent(v) -> int:
 
 
 INDEX_NP = {"int": np.int32, "long": np.int64}
+
+
+# the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
+SCALAR_NP = {
+    "float": np.float32,
+    "double": np.float64,
+    "half": np.float32,
+    "uchar": np.uint8,
+    "char": np.int8,
+    "short": np.int16,
+    "int": np.int32,
+    "long": np.int64,
+}
+
+
+def contiguous_strides(shape) -> tuple:
+    """The strides of a contiguous (row-major) array of ``shape``."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def broadcast_strides(v, shape) -> tuple:
+    """The View ``v``'s strides over ``shape`` it broadcasts to (0 where it is broadcast)."""
+    if v.shape == shape:
+        return v.strides
+    lead = len(shape) - len(v.shape)
+    return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))

@@ -726,7 +726,10 @@ class Runtime:
 
     def flush(self) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
-        anything else reaches the queue or the device's memory."""
+        anything else reaches the queue or the device's memory. Nothing to do (no deferred
+        launch, no flush under way in another thread): returns at once."""
+        if not (self.deferred or self.flushing):
+            return
         with self.flush_lock:
             # ``flushing`` stays set until every launch is queued: another thread that sees it
             # waits here (``flush``) instead of queueing ahead of them, while this thread's own
