@@ -39,7 +39,7 @@ from ..base import View
 from . import reduce as reduce_family
 from . import template_helpers as h
 from .launch import INDEX_NP, SCALAR_NP, broadcast_strides, contiguous_strides, merge_dims
-from .render import render
+from .render import BUILD_LOCK, render
 from .template_helpers import subst
 
 log = logging.getLogger("clgrad")
@@ -471,7 +471,8 @@ class Fuser:
         k.set_scalar_arg_dtypes(types)
         scratch = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 64)
         args = [scratch if t is None else 0 for t in types]  # n = 0: no element is touched
-        k(rt.side_queue, (local,), (local,), *args).wait()
+        with BUILD_LOCK:  # code generation is the driver's compiler too
+            k(rt.side_queue, (local,), (local,), *args).wait()
 
     def _build(self, key):
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it

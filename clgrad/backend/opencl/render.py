@@ -8,6 +8,7 @@ its package path, and so it stays out of the parameters that key the program cac
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,6 +16,13 @@ from mako.exceptions import text_error_template
 from mako.lookup import TemplateLookup
 
 from . import template_helpers
+
+# One kernel build at a time in the process, whichever thread and context: fused kernels build
+# in a background thread while the user's thread builds others, and a driver's compiler may
+# keep state shared across contexts (PoCL locks its compiler per context only); ``warnings``'
+# filters, which a build swaps, are the process's too. Held by ``Runtime``'s builds and by the
+# first launch that makes PoCL generate a kernel's code.
+BUILD_LOCK = threading.Lock()
 
 
 class KernelRenderError(RuntimeError):

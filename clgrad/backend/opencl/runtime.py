@@ -27,7 +27,7 @@ import pyopencl as cl
 from ... import capture
 from ...errors import KernelBuildError, OutOfMemoryError
 from .fusion import Fuser
-from .render import render
+from .render import BUILD_LOCK, render
 
 log = logging.getLogger("clgrad")
 
@@ -232,7 +232,7 @@ def _quiet_build(program, options, device):
     """Builds for ``device`` alone (its context may hold other devices, which never run this
     program) without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
     compare) are not the user's business; CLGRAD_DEBUG=2 shows the source to look at."""
-    with warnings.catch_warnings():
+    with BUILD_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         return program.build(options=options, devices=[device], cache_dir=False)
 
@@ -415,10 +415,13 @@ class Allocator:
 
     def _let_go(self, victims):
         """Releases ``victims``, or hands them to the runtime while deferred launches may
-        still name them (it releases them after it queues those)."""
+        still name them (it releases them after it queues those): launches waiting in the list,
+        or taken from it by a flush that is queueing them now (a garbage collection inside
+        ``flush`` lands here with the list already empty)."""
         if victims:
-            if self.runtime.deferred:
-                self.runtime.late_release.extend(victims)
+            rt = self.runtime
+            if rt.deferred or rt.flushing:
+                rt.late_release.extend(victims)
             else:
                 _release_all(victims)
 
@@ -436,7 +439,7 @@ class Allocator:
                     self.held[entry[1].int_ptr] = (entry[1], size)
                     self.cached -= size
                     self.in_use += size
-        _release_all(victims)
+        self._let_go(victims)
 
     def unpin(self, ptrs):
         """Ends a ``pin``: blocks no graph pins any more and no storage holds return to the
@@ -451,7 +454,7 @@ class Allocator:
                 if ptr in self.held:
                     self.pending.append(self.held.pop(ptr))
             victims = self._drain()
-        _release_all(victims)
+        self._let_go(victims)
 
     def stats(self) -> tuple[int, int, int]:
         """(in_use, cached, peak) with every returned block filed."""
