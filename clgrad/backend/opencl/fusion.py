@@ -471,8 +471,9 @@ class Fuser:
         k.set_scalar_arg_dtypes(types)
         scratch = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 64)
         args = [scratch if t is None else 0 for t in types]  # n = 0: no element is touched
+        queue = rt.side_queue  # (made under the runtime's lock: not while holding BUILD_LOCK)
         with BUILD_LOCK:  # code generation is the driver's compiler too
-            k(rt.side_queue, (local,), (local,), *args).wait()
+            k(queue, (local,), (local,), *args).wait()
 
     def _build(self, key):
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it

@@ -21,7 +21,8 @@ from . import template_helpers
 # in a background thread while the user's thread builds others, and a driver's compiler may
 # keep state shared across contexts (PoCL locks its compiler per context only); ``warnings``'
 # filters, which a build swaps, are the process's too. Held by ``Runtime``'s builds and by the
-# first launch that makes PoCL generate a kernel's code.
+# first launch that makes PoCL generate a kernel's code; the innermost lock: whoever holds it
+# takes no other (a runtime's lock is held around builds).
 BUILD_LOCK = threading.Lock()
 
 
