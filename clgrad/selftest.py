@@ -594,14 +594,15 @@ def _fails_on_host(twin: Check | None) -> bool:
 
 
 def _run_all(dev: Device, battery: list[Check], log, host_twin, clock) -> list[dict]:
-    """Runs every check. On an OpenCL device, first in rounds where a check stops at the first
-    elementwise kernel not built yet (recording what it wants); the wanted kernels are then
-    built many per program, and the checks that stopped run again (a gradient needs the forward
-    kernels before it asks for the backward ones). A check that got through a round keeps its
-    result: it ran the ordinary path on kernels already built."""
+    """Runs every check. On an OpenCL device that builds one op per program (a GPU; CPU
+    devices bundle them, see ``Runtime.bundle``), first in rounds where a check stops at the
+    first elementwise kernel not built yet (recording what it wants); the wanted kernels are
+    then built many per program, and the checks that stopped run again (a gradient needs the
+    forward kernels before it asks for the backward ones). A check that got through a round
+    keeps its result: it ran the ordinary path on kernels already built."""
     results: list[dict | None] = [None] * len(battery)
     pending = list(range(len(battery)))
-    if dev.is_cl:
+    if dev.is_cl and not dev.runtime.bundle:  # (a device that bundles builds few programs)
         rt = dev.runtime
         original = rt.program
         done: set = set()
@@ -649,16 +650,17 @@ def _build_together(rt, wanted: dict, per_program: int = 48) -> None:
         cut = source.find("__kernel void ")
         if cut < 0:
             continue
-        groups.setdefault(source[:cut], []).append((key, wanted[key]["name"], source[cut:]))
+        names = {name for name, _ in wanted[key]["ops"]}
+        groups.setdefault(source[:cut], []).append((key, names, source[cut:]))
     for header, members in groups.items():
         buckets: list[list] = []
-        for key, name, body in members:
+        for key, names, body in members:
             for b in buckets:
-                if len(b) < per_program and all(n != name for _, n, _ in b):
-                    b.append((key, name, body))
+                if len(b) < per_program and all(names.isdisjoint(n) for _, n, _ in b):
+                    b.append((key, names, body))
                     break
             else:
-                buckets.append([(key, name, body)])
+                buckets.append([(key, names, body)])
         for b in buckets:
             source = header + "".join(body for _, _, body in b)
             try:

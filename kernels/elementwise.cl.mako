@@ -1,6 +1,8 @@
-## out = expr(in0, in1, ...), broadcast over any strides. One program holds the op's three
-## layouts, so a process builds it once per (op, types) whatever shapes it meets (PoCL's cost is
-## mostly per program; it generates each kernel's code only when that kernel first runs):
+## out = expr(in0, in1, ...), broadcast over any strides, for each (name, expr) of ``ops``: ops
+## that share operand and result types. Each op has three layouts (below). PoCL's cost is mostly
+## per program, and it generates each kernel's code only when that kernel first runs, so a CPU
+## device builds one program for every op of a type signature (the backend's ``bundle``); other
+## drivers build one op per program:
 ##   cg_elementwise_<name>_flat     every operand is one contiguous run: no index arithmetic;
 ##   cg_elementwise_<name>_rows     2-D launch, dim 0 walks the innermost dim, dim 1 the rest:
 ##                                  the divisions are uniform across a work-group (hoisted by
@@ -8,8 +10,8 @@
 ##   cg_elementwise_<name>_general  1-D launch, each work-item divides its index by every size.
 ## The strided layouts take ``ndim`` (dims after merging) and ``maxd`` dims of arguments,
 ## innermost first; dims at and past ``ndim`` are not read, so one kernel serves every ndim.
+##   ops: (name, C expression of in0.. and _i, the output's linear index), per op
 ##   ins: per input (storage ctype, or None for a scalar argument; compute ctype)
-##   expr: a C expression of in0.. and _i (the output's linear index)
 ##   index_t: int where every offset fits in 31 bits, else long
 ##   grid_stride: (flat, general) loop over n with as many work-items as fill a GPU; on CPU
 ##     devices one work-item per element (a loop in the body stops PoCL vectorizing)
@@ -50,7 +52,7 @@ I = index_t
     }
   % endfor
 </%def>
-<%def name="load_apply_store()">
+<%def name="load_apply_store(expr)">
 % for k, (st, ct) in enumerate(ins):
   % if st is None:
     const ${ct} in${k} = s${k};
@@ -72,6 +74,7 @@ I = index_t
 % endif
 </%def>
 
+% for name, expr in ops:
 __kernel void cg_elementwise_${name}_flat(${params("flat")})
 {
   ${items()}
@@ -79,7 +82,7 @@ __kernel void cg_elementwise_${name}_flat(${params("flat")})
 % for k in tensors:
     const ${I} i${k} = off${k} + _i;
 % endfor
-    ${load_apply_store()}
+    ${load_apply_store(expr)}
   }
 }
 
@@ -91,7 +94,7 @@ __kernel void cg_elementwise_${name}_general(${params("general")})
     ${I} i${k} = off${k};
 % endfor
     ${outer_dims(0)}
-    ${load_apply_store()}
+    ${load_apply_store(expr)}
   }
 }
 
@@ -108,6 +111,7 @@ __kernel void cg_elementwise_${name}_rows(${params("rows")})
 % endfor
   {
     ${outer_dims(1)}
-    ${load_apply_store()}
+    ${load_apply_store(expr)}
   }
 }
+% endfor

@@ -99,6 +99,28 @@ class ReduceKernel:
         return f"ReduceKernel({self.name!r})"
 
 
+# Elementwise kernels by the C types they run on: (number of operands, operand storage C type,
+# compute C type, result dtype name) -> the kernels of every op declared for them (``bundle``).
+BUNDLES: dict[tuple, list] = {}
+
+
+def bundle(key: tuple, kernel: MapKernel) -> None:
+    """Declares that ``kernel`` runs on the types ``key`` names (see ``BUNDLES``): a backend
+    whose compiler costs per program rather than per kernel builds all of a key's kernels in
+    one program, at the first use of any of them.
+
+    >>> k = MapKernel("twice", "(in0 + in0)", None)
+    >>> key = (1, "float", "float", "float32")
+    >>> bundle(key, k)
+    >>> k in BUNDLES[key]
+    True
+    >>> BUNDLES[key].remove(k)
+    """
+    members = BUNDLES.setdefault(key, [])
+    if kernel not in members:
+        members.append(kernel)
+
+
 # Kernels every backend needs for its own primitives.
 COPY = MapKernel("copy", "in0", lambda a: a)
 FILL = MapKernel("fill", "in0", lambda v: v)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
-from ..backend.base import COPY, FILL, MapKernel, ReduceKernel
+from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import (
     SCALAR_TYPE_NAMES,
@@ -468,9 +468,26 @@ def elementwise(
         )
         ELEMENTWISE[name] = op
         op.public.op = op
+        _bundle(op)
         return op.public
 
     return declare
+
+
+def _bundle(op) -> None:
+    """Files ``op``'s kernel under the C types it runs on for each dtype it takes (operands of
+    that dtype), where one compute type serves every operand (``backend.base.bundle``): not
+    for a mask-first op (``where``), whose first operand is a bool."""
+    if op.mask_first:
+        return
+    for dt in op.dtypes:
+        try:
+            out, compute = op.result(dt)
+        except (NotImplementedError, RuntimeError, TypeError):
+            continue
+        if isinstance(compute, D.dtype):
+            n = op.arity + len(op.scalars)
+            bundle((n, dt.ctype, compute.compute_ctype, out.name), op.kernel)
 
 
 # ---- reductions -------------------------------------------------------------------------------

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pyopencl as cl
 
 from ... import capture
-from ..base import ARANGE, COPY, Backend, View
+from ...errors import KernelBuildError
+from ..base import ARANGE, BUNDLES, COPY, Backend, View
 from ..philox import uniform_bits
 from . import conv as conv_family
 from . import matmul as matmul_family
@@ -20,6 +23,8 @@ from .launch import (
     contiguous_strides,
     merge_dims,
 )
+
+log = logging.getLogger("clgrad")
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
 # those get a program of their own)
@@ -35,6 +40,7 @@ class OpenCLBackend(Backend):
         self.rt = runtime
         self._plans = {}  # elementwise launch plans (see ``elementwise``)
         self.fuse = runtime.fuser is not None  # elementwise launches deferred (fusion.py)
+        self._unbundled: set = set()  # bundle keys the driver would not build (``_bundle``)
 
     def elementwise(self, kernel, out, operands, compute):
         """out = kernel(operands...), each operand converted to its compute dtype first; with
@@ -151,11 +157,7 @@ class OpenCLBackend(Backend):
         rt = self.rt
         itype = key[-1]
         ct = compute[0].compute_ctype if compute else out.dtype.compute_ctype
-        k = rt.kernel(
-            "elementwise.cl.mako",
-            f"cg_elementwise_{kernel.name}_{layout}",
-            name=kernel.name,
-            expr=kernel.expr.replace("{T}", ct),
+        params = dict(
             ins=ins,
             out_ct=out.dtype.ctype,
             out_bool=out.dtype.name == "bool",
@@ -164,6 +166,19 @@ class OpenCLBackend(Backend):
             fp64=any(d.name == "float64" for d in (out.dtype, *compute)),
             grid_stride=rt.is_gpu,
         )
+        function = f"cg_elementwise_{kernel.name}_{layout}"
+        members = self._bundle(kernel, ins, out.dtype)
+        try:
+            ops = tuple((m.name, m.expr.replace("{T}", ct)) for m in members)
+            k = rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
+        except KernelBuildError:
+            if len(members) == 1:
+                raise
+            # a driver that refuses one kernel of the bundle: each of its ops builds alone
+            log.debug("elementwise bundle of %s not built; building its ops alone", kernel.name)
+            self._unbundled.add(self._bundle_key(ins, out.dtype))
+            ops = ((kernel.name, kernel.expr.replace("{T}", ct)),)
+            k = rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
         # the argument types are known now: typing the kernel once lets every launch pass
         # plain Python numbers (no NumPy scalar per argument)
         I = INDEX_NP[itype]
@@ -180,6 +195,28 @@ class OpenCLBackend(Backend):
         rt.set_arg_types(k, types + [I])
         rt.kernels[key] = k
         return k
+
+    def _bundle(self, kernel, ins, out_dtype) -> list:
+        """The kernels built in one program with ``kernel``: on a device whose compiler costs
+        per program (``Runtime.bundle``), every kernel declared for the same C types
+        (``backend.base.BUNDLES``) where all tensor operands share one storage type and
+        every operand one compute type; else ``kernel`` alone."""
+        if not self.rt.bundle:
+            return [kernel]
+        key = self._bundle_key(ins, out_dtype)
+        members = BUNDLES.get(key)
+        if not members or kernel not in members or key in self._unbundled:
+            return [kernel]
+        return sorted(members, key=lambda m: m.name)
+
+    @staticmethod
+    def _bundle_key(ins, out_dtype):
+        """``BUNDLES``' key of these operand types, or None where they are mixed."""
+        stored = {st for st, _ in ins if st is not None}
+        computed = {ct for _, ct in ins}
+        if len(stored) != 1 or len(computed) != 1:
+            return None
+        return (len(ins), *stored, *computed, out_dtype.name)
 
     def arange(self, out, start, step, dt):
         self.elementwise(ARANGE, out, [start, step], [dt, dt])

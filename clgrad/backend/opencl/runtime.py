@@ -536,6 +536,13 @@ class Runtime:
         if int_setting("CLGRAD_POLY_MATH", 0 if self.is_gpu else 1):
             self.build_options.append("-DCG_POLY_MATH")
         self.host_memory = bool(d.type & cl.device_type.CPU)
+        # elementwise kernels of one type signature in one program (``OpenCLBackend._bundle``)
+        # where building costs per program: PoCL's CPU devices build a program of 150 kernels in
+        # twice the time of one of 3 and generate a kernel's code at its first launch only. Not
+        # where the driver compiles every kernel at the build (GPUs), nor with clgrad's binary
+        # cache (asking for a binary makes PoCL generate every kernel). CLGRAD_BUNDLE=0/1 forces.
+        lazy = not self.is_gpu and not self.binary_cache
+        self.bundle = bool(int_setting("CLGRAD_BUNDLE", 1 if lazy else 0))
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
