@@ -223,19 +223,23 @@ class OpenCLBackend(Backend):
 
     def reduce(self, kernel, out, x, dims, acc):
         rt = self.rt
-        if self.fuse and rt.deferred and out.numel() == 1 and not kernel.arg:
+        if (
+            self.fuse
+            and rt.deferred
+            and out.numel() == 1
+            and not kernel.arg
+            and 0 < x.numel() <= FUSE_REDUCE_MAX
+            and out.dtype.ctype != "half"
+            and (acc is None or acc.ctype != "half")
+        ):
             # a full reduction of what the last deferred launch writes: its kernel may reduce
-            # the values as it computes them (fusion.py)
-            last = rt.deferred[-1]
-            if (
-                last.info is not None
-                and last.out.buffer is x.buffer
-                and 0 < x.numel() <= FUSE_REDUCE_MAX
-                and out.dtype.ctype != "half"
-                and (acc is None or acc.ctype != "half")
-            ):
-                rt.defer(ReduceEntry(kernel, out, x, dims, acc))
-                return
+            # the values as it computes them (fusion.py). Under the lock of the list: another
+            # thread's flush may empty it at any moment.
+            with rt.flush_lock:
+                last = rt.deferred[-1] if rt.deferred else None
+                if last is not None and last.info is not None and last.out.buffer is x.buffer:
+                    rt.defer(ReduceEntry(kernel, out, x, dims, acc))
+                    return
         reduce_family.reduce(rt, kernel, out, x, dims, acc)
 
     def cumsum(self, out, x, dim, acc):
