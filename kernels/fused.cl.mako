@@ -16,6 +16,10 @@
 ##     element): (accumulator C type, neutral, map over x, combine of a and b, out storage C
 ##     type, out is bool); its result goes to rout[rout_off]
 <%include file="_prelude.cl.mako"/>
+// Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
+// an op's expression (GPU compilers contract whatever they see by default, so a fused chain
+// would round differently from the same ops run one by one).
+#pragma OPENCL FP_CONTRACT OFF
 <% I = index_t %>
 __kernel void ${name}(
 % for j, st in enumerate(views):

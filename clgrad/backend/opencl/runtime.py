@@ -531,6 +531,11 @@ class Runtime:
         self.build_options = ["-cl-std=CL1.2"]
         self.binary_cache = _use_binary_cache(d.platform.name)
         self.is_gpu = bool(d.type & cl.device_type.GPU)
+        # float division and sqrt rounded correctly, as PyTorch's CUDA and CPU kernels do: GPU
+        # drivers default to approximations of a few ulp (a fused optimizer step and the same
+        # update run op by op then drift apart); CPU devices round these correctly anyway
+        if self.is_gpu and d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+            self.build_options.append("-cl-fp32-correctly-rounded-divide-sqrt")
         # float exp/log/tanh as vectorizable arithmetic (kernels/_prelude.cl.mako) where libm
         # is scalar calls: devices that are not GPUs; CLGRAD_POLY_MATH=0/1 forces it off/on
         if int_setting("CLGRAD_POLY_MATH", 0 if self.is_gpu else 1):
