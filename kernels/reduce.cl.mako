@@ -26,11 +26,49 @@
 ## preferring the smaller index on ties. An index of EMPTY means "only neutral values seen"
 ## (all -inf, or INT_MIN, ...): the first element of the walk is then the answer.
 ##
-## Params: mode, kernel, in_ct (storage ctype of x), ct (compute / accumulate ctype), apply_map
+## One program holds the kernels of every reduction in ``kernels`` (the same code for each, their
+## helpers named after them): the backend bundles reductions on CPU devices, where a program costs
+## per build (see Runtime.bundle).
+##
+## Params: mode, kernels, in_ct (storage ctype of x), ct (compute / accumulate ctype), apply_map
 ## (map x's elements: a first pass; partials are mapped already), idx_in (x's indices come from
 ## xi, laid out as x), out_ct (storage ctype of the value output, "" for none), out_bool, idx_out
 ## (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
+<%def name="kept_offset(m, var, upto)">\
+## var = x_off + offset of kept index m over kept dims [0, upto)
+    ${index_t} ${var} = x_off;
+    {
+      ${index_t} q_ = ${m};
+% for d in reversed(range(1, upto)):
+      { const ${index_t} t_ = q_ / ks${d}; ${var} += (q_ - t_ * ks${d}) * kt${d}; q_ = t_; }
+% endfor
+% if upto > 0:
+      ${var} += q_ * kt0;
+% endif
+    }
+</%def>
+<%def name="segments()">\
+## Walks [lo, hi) one run of the innermost reduced dim at a time: r, roff, len, st.
+      for (${index_t} r = lo; r < hi;) {
+% if nr == 1:
+        const ${index_t} len = hi - r;
+        const ${index_t} roff = r * rt0;
+% else:
+        ${index_t} q_ = r / rs${nr - 1};
+        const ${index_t} len = min(rs${nr - 1} - (r - q_ * rs${nr - 1}), hi - r);
+        ${index_t} roff = (r - q_ * rs${nr - 1}) * rt${nr - 1};
+  % for d in reversed(range(1, nr - 1)):
+        { const ${index_t} t_ = q_ / rs${d}; roff += (q_ - t_ * rs${d}) * rt${d}; q_ = t_; }
+  % endfor
+        roff += q_ * rt0;
+% endif
+        const ${index_t} st = rt${nr - 1};
+${caller.body()}
+        r += len;
+      }
+</%def>
+% for kernel in kernels:
 <%
 I = index_t
 arg = kernel.arg
@@ -52,11 +90,11 @@ def map_body(T):
 
 def load(ptr, idx):
     v = h.load(in_ct, ct, ptr, idx)
-    return f"cg_reduce_map({v})" if apply_map else v
+    return f"cg_reduce_map_{kernel.name}({v})" if apply_map else v
 
 def loadv(ptr, idx, is_aligned):
     v = h.loadv(in_ct, ct, vw, ptr, idx, is_aligned)
-    return f"cg_reduce_mapv({v})" if apply_map else v
+    return f"cg_reduce_mapv_{kernel.name}({v})" if apply_map else v
 
 def better(v, s):
     return h.subst(kernel.better, v=v, s=s)
@@ -87,7 +125,7 @@ def update(s, si, v, vi):
     if not arg:
         return f"{s} = {combine(s, v)};"
     if idx_in:
-        return f"if (cg_red_better({v}, {vi}, {s}, {si})) {{ {s} = {v}; {si} = {vi}; }}"
+        return f"if (cg_red_better_{kernel.name}({v}, {vi}, {s}, {si})) {{ {s} = {v}; {si} = {vi}; }}"
     return f"if ({seq_better(v, s)}) {{ {s} = {v}; {si} = {vi}; }}"
 
 def updatev(s, si, v, vi):
@@ -123,49 +161,16 @@ def write_vec(s, si, o):
                     f"for (int j_ = 0; j_ < {vw}; j_++) outi[{o} + j_] = lanei_[j_]; }}")
     return "\n      ".join(text)
 %>
-<%def name="kept_offset(m, var, upto)">\
-## var = x_off + offset of kept index m over kept dims [0, upto)
-    ${index_t} ${var} = x_off;
-    {
-      ${index_t} q_ = ${m};
-% for d in reversed(range(1, upto)):
-      { const ${index_t} t_ = q_ / ks${d}; ${var} += (q_ - t_ * ks${d}) * kt${d}; q_ = t_; }
-% endfor
-% if upto > 0:
-      ${var} += q_ * kt0;
-% endif
-    }
-</%def>
-<%def name="segments()">\
-## Walks [lo, hi) one run of the innermost reduced dim at a time: r, roff, len, st.
-      for (${index_t} r = lo; r < hi;) {
-% if nr == 1:
-        const ${index_t} len = hi - r;
-        const ${index_t} roff = r * rt0;
-% else:
-        ${index_t} q_ = r / rs${nr - 1};
-        const ${index_t} len = min(rs${nr - 1} - (r - q_ * rs${nr - 1}), hi - r);
-        ${index_t} roff = (r - q_ * rs${nr - 1}) * rt${nr - 1};
-  % for d in reversed(range(1, nr - 1)):
-        { const ${index_t} t_ = q_ / rs${d}; roff += (q_ - t_ * rs${d}) * rt${d}; q_ = t_; }
-  % endfor
-        roff += q_ * rt0;
-% endif
-        const ${index_t} st = rt${nr - 1};
-${caller.body()}
-        r += len;
-      }
-</%def>
 % if apply_map:
 ## each element of x as the reduction sees it (a function: the element is loaded once)
-inline ${ct} cg_reduce_map(const ${ct} x) { return ${map_body(ct)}; }
+inline ${ct} cg_reduce_map_${kernel.name}(const ${ct} x) { return ${map_body(ct)}; }
   % if vw:
-inline ${vec} cg_reduce_mapv(const ${vec} x) { return ${map_body(vec)}; }
+inline ${vec} cg_reduce_mapv_${kernel.name}(const ${vec} x) { return ${map_body(vec)}; }
   % endif
 % endif
 % if arg:
 ## (v, i) replaces (s, si) when merging walks: the better value, the smaller index on ties
-inline int cg_red_better(${ct} v, ${I} i, ${ct} s, ${I} si)
+inline int cg_red_better_${kernel.name}(${ct} v, ${I} i, ${ct} s, ${I} si)
 {
   % if nan:
   if (isnan(s)) return isnan(v) && i < si;
@@ -447,7 +452,7 @@ ${kept_offset("m", "base", nk)}
       const ${ct} v = ${load("x", "base + roff")};
   % if arg:
       const ${I} vi = ${"xi[base + roff]" if idx_in else "r"};
-      if (cg_red_better(v, vi, s, si)) { s = v; si = vi; }
+      if (cg_red_better_${kernel.name}(v, vi, s, si)) { s = v; si = vi; }
   % else:
       s = ${combine("s", "v")};
   % endif
@@ -463,7 +468,7 @@ ${kept_offset("m", "base", nk)}
       const ${ct} v = sv[slot + h * ${lx}];
   % if arg:
       const ${I} vi = svi[slot + h * ${lx}];
-      if (cg_red_better(v, vi, s, si)) { s = v; si = vi; sv[slot] = s; svi[slot] = si; }
+      if (cg_red_better_${kernel.name}(v, vi, s, si)) { s = v; si = vi; sv[slot] = s; svi[slot] = si; }
   % else:
       s = ${combine("s", "v")};
       sv[slot] = s;
@@ -482,3 +487,4 @@ ${kept_offset("m", "base", nk)}
   }
 % endif
 }
+% endfor

@@ -99,15 +99,16 @@ class ReduceKernel:
         return f"ReduceKernel({self.name!r})"
 
 
-# Elementwise kernels by the C types they run on: (number of operands, operand storage C type,
-# compute C type, result dtype name) -> the kernels of every op declared for them (``bundle``).
+# Kernels a backend may build in one program (``bundle``): elementwise kernels by the C types
+# they run on, (number of operands, operand storage C type, compute C type, result dtype name);
+# reductions by ("reduce", whether they are arg reductions).
 BUNDLES: dict[tuple, list] = {}
 
 
-def bundle(key: tuple, kernel: MapKernel) -> None:
-    """Declares that ``kernel`` runs on the types ``key`` names (see ``BUNDLES``): a backend
-    whose compiler costs per program rather than per kernel builds all of a key's kernels in
-    one program, at the first use of any of them.
+def bundle(key: tuple, kernel: MapKernel | ReduceKernel) -> None:
+    """Files ``kernel`` under ``key`` (see ``BUNDLES``): a backend whose compiler costs per
+    program rather than per kernel builds all of a key's kernels in one program, at the first
+    use of any of them.
 
     >>> k = MapKernel("twice", "(in0 + in0)", None)
     >>> key = (1, "float", "float", "float32")

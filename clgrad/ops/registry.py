@@ -643,6 +643,7 @@ def reduction(
         kernel = ReduceKernel(name, neutral, reduce_expr, numpy, map_expr, arg, better)
         op = ReductionOp(body, kernel, index_dtype if arg else result, grad)
         REDUCTIONS[name] = op
+        bundle(("reduce", arg), kernel)  # its C is written for every type
         op.public.op = op
         return op.public
 

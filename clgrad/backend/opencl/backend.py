@@ -40,7 +40,6 @@ class OpenCLBackend(Backend):
         self.rt = runtime
         self._plans = {}  # elementwise launch plans (see ``elementwise``)
         self.fuse = runtime.fuser is not None  # elementwise launches deferred (fusion.py)
-        self._unbundled: set = set()  # bundle keys the driver would not build (``_bundle``)
 
     def elementwise(self, kernel, out, operands, compute):
         """out = kernel(operands...), each operand converted to its compute dtype first; with
@@ -176,7 +175,7 @@ class OpenCLBackend(Backend):
                 raise
             # a driver that refuses one kernel of the bundle: each of its ops builds alone
             log.debug("elementwise bundle of %s not built; building its ops alone", kernel.name)
-            self._unbundled.add(self._bundle_key(ins, out.dtype))
+            rt.unbundled.add(self._bundle_key(ins, out.dtype))
             ops = ((kernel.name, kernel.expr.replace("{T}", ct)),)
             k = rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
         # the argument types are known now: typing the kernel once lets every launch pass
@@ -205,7 +204,7 @@ class OpenCLBackend(Backend):
             return [kernel]
         key = self._bundle_key(ins, out_dtype)
         members = BUNDLES.get(key)
-        if not members or kernel not in members or key in self._unbundled:
+        if not members or kernel not in members or key in self.rt.unbundled:
             return [kernel]
         return sorted(members, key=lambda m: m.name)
 

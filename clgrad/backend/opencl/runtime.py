@@ -548,6 +548,7 @@ class Runtime:
         # cache (asking for a binary makes PoCL generate every kernel). CLGRAD_BUNDLE=0/1 forces.
         lazy = not self.is_gpu and not self.binary_cache
         self.bundle = bool(int_setting("CLGRAD_BUNDLE", 1 if lazy else 0))
+        self.unbundled: set = set()  # bundle keys the driver refused to build (each op alone)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
