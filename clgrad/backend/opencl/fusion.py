@@ -77,12 +77,13 @@ class Fusable:
     number) or (strides over the output's shape, dtype). ``flat``: every view is one
     contiguous run over the shape."""
 
-    __slots__ = ("kind", "shape", "out_strides", "out_dtype", "operands", "flat", "numel")
+    __slots__ = ("kind", "shape", "out_strides", "out_dtype", "out_st", "operands", "flat", "numel")
 
     def __init__(self, kernel, out, operands, compute):
         self.shape = out.shape
         self.out_strides = out.strides
         self.out_dtype = out.dtype
+        self.out_st = (out.strides, out.dtype)  # as an operand's (strides, dtype)
         self.operands = tuple(
             (broadcast_strides(x, out.shape), x.dtype) if type(x) is View else None
             for x in operands
@@ -179,10 +180,10 @@ class Group:
         self.shape = e.out.shape
         self.open = e.info is not None  # more launches may join
         self.sources, self.views, self.outs, self.scalars = [], [], [], []
-        self.access: dict[int, tuple] = {}  # buffer id -> (offset, strides, dtype) or MIXED
+        self.access: dict[int, tuple] = {}  # buffer id -> (offset, (strides, dtype)) or MIXED
         self.writer: dict[int, int] = {}  # buffer id -> the last launch writing it
         self.reads: set[int] = set()  # buffer ids read from memory
-        self.index: dict[tuple, int] = {}  # (buffer id, offset, strides, dtype) -> view
+        self.index: dict[tuple, int] = {}  # (buffer id, offset, (strides, dtype)) -> view
         self.keep = None  # per launch: whether its store happens (``plan``)
         self.reduce = None  # a ReduceEntry of the last launch's output (``attach``)
         self._commit(e)
@@ -201,14 +202,14 @@ class Group:
         access, writer = self.access, self.writer
         o = e.out
         ob = id(o.buffer)
-        osig = (o.offset, info.out_strides, info.out_dtype)
+        osig = (o.offset, info.out_st)
         for x, st in zip(e.operands, info.operands):
             if st is not None:
                 b = id(x.buffer)
                 if b in writer:
-                    if access[b] != (x.offset, *st):
+                    if access[b] != (x.offset, st):
                         return False
-                elif b == ob and (x.offset, *st) != osig:
+                elif b == ob and (x.offset, st) != osig:
                     return False
         seen = access.get(ob)
         if seen is not None and seen != osig:
@@ -226,7 +227,7 @@ class Group:
             not self.open
             or self.writer.get(b) != last
             or x.shape != self.shape
-            or self.access.get(b) != (x.offset, x.strides, x.dtype)
+            or self.access.get(b) != (x.offset, (x.strides, x.dtype))
         ):
             return False
         self.reduce = r
@@ -235,9 +236,10 @@ class Group:
 
     def _commit(self, e):
         info = e.info
-        access, writer, index, views = self.access, self.writer, self.index, self.views
+        writer = self.writer
         sources = []
         if info is not None:
+            access, index, views, reads = self.access, self.index, self.views, self.reads
             for x, st in zip(e.operands, info.operands):
                 if st is None:
                     sources.append(SCALAR)
@@ -248,33 +250,36 @@ class Group:
                 if w is not None:  # aligned with the write (``add``): the register holds it
                     sources.append(w)
                     continue
-                self.reads.add(b)
-                sig = (x.offset, *st)
+                reads.add(b)
+                offset = x.offset
+                sig = (offset, st)
                 if access.setdefault(b, sig) != sig:
                     access[b] = MIXED
-                key = (b, *sig)
+                key = (b, offset, st)
                 j = index.get(key)
                 if j is None:
                     j = index[key] = len(views)
-                    views.append((x.buffer, *sig))
+                    views.append((x.buffer, offset, *st))
                 sources.append(-1 - j)
             o = e.out
             ob = id(o.buffer)
-            osig = (o.offset, info.out_strides, info.out_dtype)
+            offset = o.offset
+            osig = (offset, info.out_st)
             # (a first launch may read its output's buffer through another, disjoint view:
             # then nothing later may touch that buffer)
             access[ob] = osig if access.get(ob, osig) == osig else MIXED
-            key = (ob, *osig)
+            key = (ob, offset, info.out_st)
             j = index.get(key)
             if j is None:
                 j = index[key] = len(views)
-                views.append((o.buffer, *osig))
+                views.append((o.buffer, offset, *info.out_st))
             self.outs.append(j)
         else:
+            ob = id(e.out.buffer)
             for x in e.operands:
                 if type(x) is View:
                     self.reads.add(id(x.buffer))
-        writer[id(e.out.buffer)] = len(self.entries)
+        writer[ob] = len(self.entries)
         self.sources.append(tuple(sources))
         self.entries.append(e)
 
