@@ -9,7 +9,8 @@
 ##                                  PoCL); for long inner rows;
 ##   cg_elementwise_<name>_general  1-D launch, each work-item divides its index by every size.
 ## The strided layouts take ``ndim`` (dims after merging) and ``maxd`` dims of arguments,
-## innermost first; dims at and past ``ndim`` are not read, so one kernel serves every ndim.
+## innermost first; general reads no dim at or past ``ndim``, rows reads them as size 1 (the
+## launch pads them so), so one kernel serves every ndim.
 ##   ops: (name, C expression of in0.. and _i, the output's linear index), per op
 ##   ins: per input (storage ctype, or None for a scalar argument; compute ctype)
 ##   index_t: int where every offset fits in 31 bits, else long
@@ -104,17 +105,33 @@ __kernel void cg_elementwise_${name}_general(${params("general")})
 
 __kernel void cg_elementwise_${name}_rows(${params("rows")})
 {
+  // The outer dims first, before any branch: they depend on get_global_id(1) alone, so PoCL
+  // hoists their divisions out of the work-group's loop (under a branch it divides per
+  // element, and a row broadcast ran at a third of a contiguous add). Dims past ndim are
+  // padded with size 1, so they need no test.
+  ${I} rem = get_global_id(1), o = out_off;
+% for k in tensors:
+  ${I} i${k} = off${k};
+% endfor
+% for d in range(1, maxd):
+  {
+    const ${I} c = rem % size${d};
+    rem /= size${d};
+    o += c * ostride${d};
+  % for k in tensors:
+    i${k} += c * stride${k}_${d};
+  % endfor
+  }
+% endfor
   const ${I} inner = get_global_id(0);
   // (as in items(): a group-uniform test first, so whole groups vectorize)
   if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size0 && inner >= size0) return;
-  ${I} rem = get_global_id(1);
-  const ${I} _i = rem * size0 + inner;
-  ${I} o = out_off + inner * ostride0;
+  const ${I} _i = (${I})get_global_id(1) * size0 + inner;
+  o += inner * ostride0;
 % for k in tensors:
-  ${I} i${k} = off${k} + inner * stride${k}_0;
+  i${k} += inner * stride${k}_0;
 % endfor
   {
-    ${outer_dims(1)}
     ${load_apply_store(expr)}
   }
 }
