@@ -19,9 +19,11 @@
 I = index_t
 raw = "ushort" if st == "half" else st
 %>
-## Work-item per output row (n, c, k0, k1, k2, o0, o1): its O2 elements are three runs, the
-## left padding, the copied span and the right padding, so the copy loop has no branch and
-## the divisions are paid per row, not per element.
+## Work-item per ``span1`` output rows (n, c, k0, k1, k2, o0, o1..): each row's O2 elements
+## are three runs, the left padding, the copied span and the right padding, so the copy loop
+## has no branch and the divisions are paid per work-item, not per element. GPUs take one row
+## per work-item (span1 = 1: many work-items); CPU devices a whole (o1, o2) plane (a 32-wide
+## row per work-item spent more on the work-item than on its copy).
 __kernel void cg_conv_unfold(
     __global ${raw} *restrict out, const ${I} out_off,
     __global const ${raw} *restrict x, const ${I} x_off, const ${I} xs_n, const ${I} xs_c,
@@ -32,38 +34,47 @@ __kernel void cg_conv_unfold(
     const ${I} s0, const ${I} s1, const ${I} s2,
     const ${I} d0, const ${I} d1, const ${I} d2,
     const ${I} p0, const ${I} p1, const ${I} p2,
-    const ${I} rows)
+    const ${I} span1, const ${I} items)
 {
-  if (get_global_id(0) >= rows) return;  // compared as size_t: the padded range may pass 2^31
-  const ${I} row = get_global_id(0);
-  ${I} r = row;
-  const ${I} o1 = r % O1; r /= O1;
+  if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
+  const ${I} item = get_global_id(0);
+  const ${I} Q1 = (O1 + span1 - 1) / span1;  // work-items per (n, c, k0, k1, k2, o0)
+  ${I} r = item;
+  const ${I} q1 = r % Q1; r /= Q1;
+  const ${I} plane = r;  // the row index without o1
   const ${I} o0 = r % O0; r /= O0;
   const ${I} k2 = r % K2; r /= K2;
   const ${I} k1 = r % K1; r /= K1;
   const ${I} k0 = r % K0; r /= K0;
   const ${I} c = r % C;
   const ${I} n = r / C;
-  const ${I} i0 = o0 * s0 - p0 + k0 * d0, i1 = o1 * s1 - p1 + k1 * d1;
-  __global ${raw} *dst = out + out_off + row * O2;
-  // the o2 whose i2 = o2 * s2 + off lies in [0, W2): [lo, hi)
+  const ${I} i0 = o0 * s0 - p0 + k0 * d0;
+  // the o2 whose i2 = o2 * s2 + off lies in [0, W2): [lo2, hi2)
   const ${I} off = k2 * d2 - p2;
-  ${I} lo = off >= 0 ? 0 : (s2 - 1 - off) / s2;
-  ${I} hi = off >= W2 ? 0 : (W2 - 1 - off) / s2 + 1;
-  if (i0 < 0 || i0 >= W0 || i1 < 0 || i1 >= W1) lo = hi = 0;
-  hi = min(hi, O2);
-  lo = min(lo, hi);
-  for (${I} o = 0; o < lo; ++o) dst[o] = 0;
-  if (lo < hi) {
-    __global const ${raw} *src = x + x_off + n * xs_n + c * xs_c + i0 * xs0 + i1 * xs1 + off * xs2;
-    const ${I} step = s2 * xs2;
-    if (step == 1) {
-      for (${I} o = lo; o < hi; ++o) dst[o] = src[o];
-    } else {
-      for (${I} o = lo; o < hi; ++o) dst[o] = src[o * step];
+  ${I} lo2 = off >= 0 ? 0 : (s2 - 1 - off) / s2;
+  ${I} hi2 = off >= W2 ? 0 : (W2 - 1 - off) / s2 + 1;
+  if (i0 < 0 || i0 >= W0) lo2 = hi2 = 0;
+  hi2 = min(hi2, O2);
+  lo2 = min(lo2, hi2);
+  const ${I} step = s2 * xs2;
+  const ${I} o1_end = min(O1, (q1 + 1) * span1);
+  for (${I} o1 = q1 * span1; o1 < o1_end; ++o1) {
+    const ${I} i1 = o1 * s1 - p1 + k1 * d1;
+    const bool inside = i1 >= 0 && i1 < W1;
+    const ${I} hi = inside ? hi2 : 0, lo = inside ? lo2 : 0;
+    __global ${raw} *dst = out + out_off + (plane * O1 + o1) * O2;
+    for (${I} o = 0; o < lo; ++o) dst[o] = 0;
+    if (lo < hi) {
+      __global const ${raw} *src =
+          x + x_off + n * xs_n + c * xs_c + i0 * xs0 + i1 * xs1 + off * xs2;
+      if (step == 1) {
+        for (${I} o = lo; o < hi; ++o) dst[o] = src[o];
+      } else {
+        for (${I} o = lo; o < hi; ++o) dst[o] = src[o * step];
+      }
     }
+    for (${I} o = hi; o < O2; ++o) dst[o] = 0;
   }
-  for (${I} o = hi; o < O2; ++o) dst[o] = 0;
 }
 
 ## Work-item per CH elements [j0, j0 + CH) of an output row (n, c, i0, i1): for every kernel

@@ -69,6 +69,10 @@ def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
     rows = out.numel() // o2 if o2 else 0
     if rows == 0:
         return
+    # o1 rows per work-item (the kernel's comment): one on GPUs, a whole plane on CPU devices
+    o1 = outs[-2] if nd > 1 else 1
+    span1 = 1 if rt.is_gpu else o1
+    items = rows // o1 * -(-o1 // span1)
     itype = index_type(extent(out), extent(x))
     I = INDEX_NP[itype]
     xs = (0,) * (SPATIAL - nd) + tuple(x.strides[2:])
@@ -82,9 +86,10 @@ def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
         *map(I, xs),
         I(c),
         *map(I, _geometry(x.shape[2:], kernel, outs, stride, dilation, padding)),
-        I(rows),
+        I(span1),
+        I(items),
     ]
-    _launch(rt, _kernel(rt, "cg_conv_unfold", x.dtype, itype), rows, args)
+    _launch(rt, _kernel(rt, "cg_conv_unfold", x.dtype, itype), items, args)
 
 
 def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
