@@ -8,9 +8,8 @@
 ##                                  the divisions are uniform across a work-group (hoisted by
 ##                                  PoCL); for long inner rows;
 ##   cg_elementwise_<name>_general  1-D launch, each work-item divides its index by every size.
-## The strided layouts take ``ndim`` (dims after merging) and ``maxd`` dims of arguments,
-## innermost first; general reads no dim at or past ``ndim``, rows reads them as size 1 (the
-## launch pads them so), so one kernel serves every ndim.
+## The strided layouts take ``maxd`` dims of arguments, innermost first; dims past those merging
+## left arrive as size 1 (the launch pads them), so one kernel serves every dim count. Each size comes with its ``launch.divisor`` (magic, shift).
 ##   ops: (name, C expression of in0.. and _i, the output's linear index), per op
 ##   ins: per input (storage ctype, or None for a scalar argument; compute ctype)
 ##   index_t: int where every offset fits in 31 bits, else long
@@ -35,9 +34,8 @@ I = index_t
   % endif
 % endfor
 % if layout != "flat":
-    const int ndim,
   % for d in range(maxd):
-    const ${I} size${d}, const ${I} ostride${d},
+    const ${I} size${d}, const uint magic${d}, const uint shift${d}, const ${I} ostride${d},
     % for k in tensors:
     const ${I} stride${k}_${d},
     % endfor
@@ -45,11 +43,22 @@ I = index_t
 % endif
     const ${I} n
 </%def>
-<%def name="outer_dims(first)">
-  % for d in range(first, maxd):
-    if (${d} < ndim) {
+<%def name="split(d)">
+## c = rem % size<d>, rem /= size<d>: 32-bit indices divide by multiplying (launch.divisor)
+% if I == "int":
+      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
+      const int c = rem - q * size${d};
+      rem = q;
+% else:
       const ${I} c = rem % size${d};
       rem /= size${d};
+% endif
+</%def>
+<%def name="outer_dims(first)">
+## dims past the merged ones arrive as size 1 (the launch pads them): no test needed
+  % for d in range(first, maxd):
+    {
+      ${split(d)}
       o += c * ostride${d};
     % for k in tensors:
       i${k} += c * stride${k}_${d};
@@ -107,22 +116,12 @@ __kernel void cg_elementwise_${name}_rows(${params("rows")})
 {
   // The outer dims first, before any branch: they depend on get_global_id(1) alone, so PoCL
   // hoists their divisions out of the work-group's loop (under a branch it divides per
-  // element, and a row broadcast ran at a third of a contiguous add). Dims past ndim are
-  // padded with size 1, so they need no test.
+  // element, and a row broadcast ran at a third of a contiguous add).
   ${I} rem = get_global_id(1), o = out_off;
 % for k in tensors:
   ${I} i${k} = off${k};
 % endfor
-% for d in range(1, maxd):
-  {
-    const ${I} c = rem % size${d};
-    rem /= size${d};
-    o += c * ostride${d};
-  % for k in tensors:
-    i${k} += c * stride${k}_${d};
-  % endfor
-  }
-% endfor
+  ${outer_dims(1)}
   const ${I} inner = get_global_id(0);
   // (as in items(): a group-uniform test first, so whole groups vectorize)
   if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size0 && inner >= size0) return;

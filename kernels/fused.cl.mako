@@ -10,8 +10,8 @@
 ##   scalars: compute ctype of each Python number (s<k>)
 ##   steps: per launch (C expression over v<j>/r<k>/s<k> already cast to its compute type,
 ##     out storage ctype, out is bool, view to store into or -1)
-##   layout: flat (every view one contiguous run over the shape) or general (ndim merged dims of
-##     maxd arguments, innermost first, as the elementwise kernels)
+##   layout: flat (every view one contiguous run over the shape) or general (maxd dims of
+##     arguments, innermost first, padded with size 1, as the elementwise kernels)
 ##   red: None, or a full reduction of the last step's value (one work-group walks every
 ##     element): (accumulator C type, neutral, map over x, combine of a and b, out storage C
 ##     type, out is bool); its result goes to rout[rout_off]
@@ -32,9 +32,8 @@ __kernel void ${name}(
     __global ${red[4]} *rout, const ${I} rout_off,
 % endif
 % if layout != "flat":
-    const int ndim,
   % for d in range(maxd):
-    const ${I} size${d},
+    const ${I} size${d}, const uint magic${d}, const uint shift${d},
     % for j in range(len(views)):
     const ${I} stride${j}_${d},
     % endfor
@@ -63,10 +62,18 @@ __kernel void ${name}(
   % for j in range(len(views)):
     ${I} i${j} = off${j};
   % endfor
+  ## dims past the merged ones arrive as size 1: no test; 32-bit indices divide by multiplying
+  ## (launch.divisor)
   % for d in range(maxd):
-    if (${d} < ndim) {
+    {
+    % if I == "int":
+      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
+      const int c = rem - q * size${d};
+      rem = q;
+    % else:
       const ${I} c = rem % size${d};
       rem /= size${d};
+    % endif
     % for j in range(len(views)):
       i${j} += c * stride${j}_${d};
     % endfor

@@ -21,6 +21,7 @@ from .launch import (
     SCALAR_NP,
     broadcast_strides,
     contiguous_strides,
+    divisor,
     merge_dims,
 )
 
@@ -120,14 +121,11 @@ class OpenCLBackend(Backend):
             k = self._elementwise_kernel(key, kernel, ins, out, compute, maxd, layout)
         tail = []
         if layout != "flat":
-            # innermost dim first; dims past ndim are padding the kernel never reads
-            tail.append(ndim)
+            # innermost dim first, each size with its divisor; dims past ndim: size 1 (c = 0)
             for d in range(maxd):
-                if d < ndim:
-                    tail.append(mshape[-1 - d])
-                    tail += [s[-1 - d] for s in mstrides]
-                else:
-                    tail += [1] * (1 + len(mstrides))
+                size = mshape[-1 - d] if d < ndim else 1
+                tail += (size, *divisor(size))
+                tail += [s[-1 - d] for s in mstrides] if d < ndim else [1] * len(mstrides)
         tail.append(n)
         fuse = fusion_info(kernel, out, operands, compute)
         L = rt.local_size
@@ -189,8 +187,8 @@ class OpenCLBackend(Backend):
             else:
                 types += [None, I]
                 n_views += 1
-        if layout != "flat":
-            types += [np.int32] + [I] * (maxd * (2 + n_views))
+        if layout != "flat":  # per dim: size, its divisor, the output's and each view's stride
+            types += [I, np.uint32, np.uint32, *[I] * (1 + n_views)] * maxd
         rt.set_arg_types(k, types + [I])
         rt.kernels[key] = k
         return k

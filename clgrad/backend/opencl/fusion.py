@@ -38,7 +38,14 @@ import pyopencl as cl
 from ..base import View
 from . import reduce as reduce_family
 from . import template_helpers as h
-from .launch import INDEX_NP, SCALAR_NP, broadcast_strides, contiguous_strides, merge_dims
+from .launch import (
+    INDEX_NP,
+    SCALAR_NP,
+    broadcast_strides,
+    contiguous_strides,
+    divisor,
+    merge_dims,
+)
 from .render import BUILD_LOCK, render
 from .template_helpers import subst
 
@@ -446,15 +453,12 @@ class Fuser:
         args += g.scalars
         if r is not None:
             args += (r.out.buffer, r.out.offset)
-        if layout != "flat":
+        if layout != "flat":  # as the elementwise launches: each size with its divisor
             ndim = len(mshape)
-            args.append(ndim)
             for d in range(maxd):
-                if d < ndim:
-                    args.append(mshape[-1 - d])
-                    args += [s[-1 - d] for s in mstrides]
-                else:
-                    args += [1] * (1 + len(mstrides))
+                size = mshape[-1 - d] if d < ndim else 1
+                args += (size, *divisor(size))
+                args += [s[-1 - d] for s in mstrides] if d < ndim else [1] * len(mstrides)
         numel = first.numel
         args.append(numel)
         if r is not None:  # one work-group walks every element
@@ -550,7 +554,7 @@ class Fuser:
         if red is not None:
             types += [None, I]
         if layout != "flat":
-            types += [np.int32] + [I] * (maxd * (1 + len(view_dtypes)))
+            types += [I, np.uint32, np.uint32, *[I] * len(view_dtypes)] * maxd
         types.append(I)
         local = rt.local_size if red is None else _reduce_local_size(rt)
         self._generate_code(program, name, types, local)

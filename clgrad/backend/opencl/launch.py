@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 INT32_MAX = 2**31 - 1
@@ -29,6 +31,22 @@ def merge_dims(shape, strides_list):
             for os, s in zip(out_strides, strides_list):
                 os.append(s[d])
     return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+@functools.lru_cache(maxsize=4096)
+def divisor(d: int) -> tuple[int, int]:
+    """(m, s) such that ``n // d == (n * m) >> s`` for every 0 <= n < 2**31: division by an
+    invariant integer as a multiply and a shift (Granlund and Montgomery, 1994). The strided
+    kernels split an index into coordinates this way: a 64-bit multiply vectorizes and costs
+    a few cycles, where an integer division is a scalar instruction of twenty or more (on PoCL
+    a strided copy ran 5x faster).
+
+    >>> m, s = divisor(7)
+    >>> [(n * m) >> s for n in (0, 6, 7, 2**31 - 1)] == [0, 0, 1, (2**31 - 1) // 7]
+    True
+    """
+    bits = (max(d, 1) - 1).bit_length()  # d <= 2**bits, so m < 2**32
+    return -(-(1 << (31 + bits)) // max(d, 1)), 31 + bits
 
 
 def index_type(*extents) -> str:
