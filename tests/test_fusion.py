@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -265,6 +267,50 @@ def test_many_deferred_launches_flush_on_their_own(cl_device):
             x.add_(1)
         assert len(_runtime(cl_device).deferred) < 600
         np.testing.assert_array_equal(x.cpu().numpy(), np.full(7, 600, np.float32))
+
+
+def _release_during_flush(device):
+    """A collection inside ``flush`` (the deferred list already taken) that empties the
+    allocator's cache must not release a buffer the launches being queued still name: it waits
+    in ``late_release`` until they are queued. (Released at once, the launch is queued with a
+    freed buffer: PoCL crashed, the worker crash of a CI run.)"""
+    rt = _runtime(device)
+    allocator = clgrad.device(device).allocator
+    with fusion(device) as fuser:
+        fuser.min_launches = 99  # the group's launches one by one: each names its buffers
+        a = clgrad.arange(1000.0, device=device)
+        b = a * 2
+        c = b + 1
+        del b  # its buffer goes back to the cache while its launch waits in the list
+        waited = []
+        run = fuser.run
+
+        def run_after_a_collection(entries):
+            allocator.empty_cache()  # what a garbage collection's releases can end in
+            waited.append(len(rt.late_release))
+            run(entries)
+
+        fuser.run = run_after_a_collection
+        try:
+            rt.flush()
+        finally:
+            del fuser.run
+        assert waited and waited[0] > 0
+        assert not rt.late_release
+        expected = np.arange(1000, dtype=np.float32) * 2 + 1
+        np.testing.assert_array_equal(c.cpu().numpy(), expected)
+
+
+def test_buffers_let_go_during_a_flush_outlive_its_launches(cl_device):
+    if _runtime(cl_device).fuser is None:
+        pytest.skip("CLGRAD_FUSION=0: fusion is off in this process")
+    # in a subprocess: the failure this guards against is a crash
+    code = (
+        f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import test_fusion; "
+        f"test_fusion._release_during_flush({cl_device!r})"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
 
 
 def test_cross_device_copy_sees_deferred_work(cl_device):
