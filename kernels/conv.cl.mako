@@ -8,6 +8,9 @@
 ##   cg_conv_fold:   out[n, c, i0, i1, i2] = the sum of every cols element unfold would have
 ##                   copied from there: a gather per output element (each is written by one
 ##                   work-item, once), so no atomics and one rounding for half.
+##   cg_window_max:  max pooling's forward: the largest element of every window of a window
+##                   view (N, C, O0, O1, O2, K0, K1, K2; any strides) and its index in the
+##                   window, in one pass over the input (no copy of the windows).
 ##
 ## Params: st (storage C type; unfold moves half and bool as their raw bits), ct (the type fold
 ## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
@@ -131,4 +134,56 @@ __kernel void cg_conv_fold(
   }
   const ${I} dst = out_off + id / chunks * W2 + j0;
   for (${I} j = 0; j < len; ++j) ${h.store(st, False, "out", "dst + j", "acc[j]")};
+}
+
+## Work-item per output row (n, c, o0, o1): for each o2 it walks the window in row-major order
+## and keeps the first largest element, a NaN counting as the largest (argmax's rule), in the
+## compute type; values are stored in the storage type, indices as long. The divisions are paid
+## per row; the window's sizes (``window``: K0, K1, K2) are compile-time, so its walk unrolls.
+<%
+floating = ct in ("float", "double")
+K0, K1, K2 = window
+%>
+__kernel void cg_window_max(
+    __global ${st} *restrict values, __global long *restrict indices, const ${I} out_off,
+    const ${I} idx_off, __global const ${st} *restrict x, const ${I} x_off,
+    const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
+    const ${I} sn, const ${I} sc, const ${I} so0, const ${I} so1, const ${I} so2,
+    const ${I} sk0, const ${I} sk1, const ${I} sk2,
+    const ${I} rows)
+{
+  if (get_global_id(0) >= rows) return;
+  const ${I} row = get_global_id(0);
+  ${I} r = row;
+  const ${I} o1 = r % O1; r /= O1;
+  const ${I} o0 = r % O0; r /= O0;
+  const ${I} c = r % C;
+  const ${I} n = r / C;
+  const ${I} start = x_off + n * sn + c * sc + o0 * so0 + o1 * so1;
+  for (${I} o2 = 0; o2 < O2; ++o2) {
+    const ${I} w = start + o2 * so2;
+    ${ct} best = ${h.load(st, ct, "x", "w")};
+    int at = 0;
+% for k0 in range(K0):
+  % for k1 in range(K1):
+    % for k2 in range(K2):
+<% k = (k0 * K1 + k1) * K2 + k2 %>
+      % if k:
+    {
+      const ${ct} v = ${h.load(st, ct, "x", f"w + {k0} * sk0 + {k1} * sk1 + {k2} * sk2")};
+        % if floating:
+      const bool take = v > best || (isnan(v) && !isnan(best));
+        % else:
+      const bool take = v > best;
+        % endif
+      best = take ? v : best;
+      at = take ? ${k} : at;
+    }
+      % endif
+    % endfor
+  % endfor
+% endfor
+    ${h.store(st, False, "values", "out_off + row * O2 + o2", "best")};
+    indices[idx_off + row * O2 + o2] = at;
+  }
 }

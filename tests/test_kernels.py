@@ -29,6 +29,7 @@ def _exercise(device, name):
     img = clgrad.ones(1, 1, 3, 3, dtype=dt, device=device)
     F = clgrad.nn.functional
     assert F.fold(F.unfold(img, 2), (3, 3), 2)[0, 0, 1].tolist() == [2, 4, 2]  # conv
+    assert F.max_pool2d(img, 2, padding=1).tolist() == [[[[1, 1], [1, 1]]]]  # conv: windows
     if dt.is_floating_point:
         clgrad.rand(5, dtype=dt, device=device).tolist()  # random
         clgrad.randn(5, dtype=dt, device=device).tolist()

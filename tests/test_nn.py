@@ -551,6 +551,63 @@ def test_max_pool2d(device):
     check_grad(lambda a: F.max_pool2d(a, 2, 1, dilation=2), [randn(1, 1, 5, 4)], device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8"])
+@pytest.mark.parametrize(
+    "nd, kernel, stride, padding, dilation, ceil",
+    [
+        (2, 2, 2, 0, 1, False),
+        (2, 3, 2, 1, 1, True),
+        (2, (2, 3), (1, 2), (1, 0), (2, 1), False),
+        (1, 3, 2, 1, 1, False),
+        (3, 2, (1, 2, 2), 1, 1, True),
+        (2, 9, 3, 0, 1, False),  # 81 elements: too many to unroll (MaxLast)
+    ],
+)
+def test_max_pool_against_torch(device, dtype, nd, kernel, stride, padding, dilation, ceil):
+    """Values, indices (the first largest; a NaN counts as the largest, PyTorch's pick for one
+    NaN) and the gradient of max pooling, as PyTorch's, on a strided input."""
+    torch = pytest.importorskip("torch")
+    dt = getattr(clgrad, dtype)
+    if not supports(device, dt):
+        pytest.skip(f"{device} has no {dtype}")
+    rng = np.random.default_rng(nd)
+    shape = {1: (2, 3, 21), 2: (2, 3, 20, 19), 3: (1, 2, 9, 10, 11)}[nd]
+    # small integers: ties in most windows (from 1: see test_max_pool_ties_with_padding)
+    x = rng.integers(1, 5, (shape[0], shape[1] * 2, *shape[2:])).astype(np.float64)[:, ::2]
+    if dt.is_floating_point:
+        x = x + rng.standard_normal(x.shape) / 8
+        x.reshape(-1)[5] = np.nan
+    x = x.astype(np.dtype(dt.np))
+    args = (kernel, stride, padding, dilation, ceil)
+    pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[nd]
+    tpool = getattr(torch.nn.functional, f"max_pool{nd}d")
+    xt = torch.from_numpy(np.array(x))
+    if dt.is_floating_point and dtype != "float16":
+        xt.requires_grad_()
+    vt, it = tpool(xt, *args, return_indices=True)
+    xc = clgrad.tensor(np.ascontiguousarray(x), device=device, requires_grad=xt.requires_grad)
+    xs = xc.transpose(0, 1).contiguous().transpose(0, 1)  # strided: batch and channels swapped
+    v, idx = pool(xs, *args, return_indices=True)
+    assert v.dtype == dt and idx.dtype == clgrad.int64 and v.shape == tuple(vt.shape)
+    np.testing.assert_array_equal(v.detach().cpu().numpy(), vt.detach().numpy())
+    np.testing.assert_array_equal(idx.cpu().numpy(), it.numpy())
+    if xt.requires_grad:
+        g = rng.standard_normal(tuple(vt.shape)).astype(np.dtype(dt.np))
+        vt.backward(torch.from_numpy(g))
+        v.backward(clgrad.tensor(g, device=device))
+        np.testing.assert_allclose(xc.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="padding holds the dtype's lowest value, so it ties")
+def test_max_pool_ties_with_padding(device):
+    """A window whose largest value is its dtype's lowest (0 in uint8) and that starts in the
+    padding: PyTorch picks the first element inside the input, clgrad the padded position
+    (max pooling pads with the lowest value, then reduces the windows)."""
+    x = clgrad.zeros(1, 1, 4, 4, dtype=clgrad.uint8, device=device)
+    _, idx = F.max_pool2d(x, 2, 2, 1, return_indices=True)
+    assert idx.min().item() >= 0
+
+
 def test_avg_pool2d(device):
     x = randn(2, 3, 7, 6)
     assert_close(

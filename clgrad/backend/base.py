@@ -284,6 +284,13 @@ class Backend:
         have taken from each position."""
         raise NotImplementedError
 
+    def window_max(self, values: View, indices: View, win: View) -> None:
+        """Max pooling's forward: ``values`` and ``indices`` (N, C, *outs), contiguous, hold
+        the largest element of each window of ``win`` (N, C, *outs, *kernel; 1 to 3 spatial
+        dims, any strides) and its row-major index (int64) in the window: the first largest,
+        a NaN counting as the largest (``argmax``'s rule)."""
+        raise NotImplementedError
+
     def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:
         """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
         ``acc``; x and out are contiguous, of one shape, with at least one element."""

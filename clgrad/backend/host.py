@@ -244,6 +244,14 @@ class HostBackend(Backend):
         crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))
         np.copyto(array(out), acc[(slice(None), slice(None)) + crop], casting="unsafe")
 
+    def window_max(self, values, indices, win):
+        if not values.numel():
+            return
+        flat = array(win).reshape(values.shape + (-1,))  # a copy: the windows overlap or skip
+        at = np.argmax(flat, axis=-1)  # the first largest, a NaN first of all (as argmax)
+        np.copyto(array(indices), at)
+        np.copyto(array(values), np.take_along_axis(flat, at[..., None], -1)[..., 0])
+
     def softmax(self, out, x, dim, log, acc):
         a = array(x).astype(_compute_np(acc), copy=False)
         with np.errstate(all="ignore"):  # an all -inf row is NaN, as in PyTorch

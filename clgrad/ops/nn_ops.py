@@ -12,7 +12,8 @@ Function of this module), so gradients of gradients work too:
   (C*prod(kernel), N*prod(out)) column matrix -> one matmul; a transposed convolution is the
   matmul first, then ``Fold``; pooling reduces the window dims of the view directly.
 - ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
-  (an elementwise one-hot product: no scatter, no atomics).
+  (an elementwise one-hot product: no scatter, no atomics). ``WindowMax``: the same over the
+  window dims of a ``Patches`` view, in one kernel that reads the windows in place (max pooling).
 - ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
 """
 
@@ -253,6 +254,40 @@ class MaxLast(Function):
 
         hot = arange(ctx.k, device=g.device) == idx.unsqueeze(-1)
         return hot * g.unsqueeze(-1)
+
+
+# WindowMax's largest window: OpenCL devices unroll the walk of a window (one program per
+# window size), so a larger one goes through MaxLast
+WINDOW_MAX_ELEMENTS = 64
+
+
+class WindowMax(Function):
+    """Max pooling's forward: the largest element of each window of a ``Patches`` view
+    (N, C, *out, *kernel) and its row-major index in the window, in one pass over the input
+    (``Backend.window_max``: no copy of the windows, no second reduction); the gradient goes to
+    that element, as ``MaxLast``'s."""
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, win, nd):
+        shape = win._shape[: 2 + nd]
+        values = Tensor._empty(shape, win.dtype, win.device)
+        idx = Tensor._empty(shape, D.int64, win.device)
+        win.device.backend.window_max(values._record(), idx._record(), win._record())
+        ctx.save_for_backward(idx)
+        ctx.kernel = win._shape[2 + nd :]
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):
+        (idx,) = ctx.saved_tensors
+        k = 1
+        for n in ctx.kernel:
+            k *= n
+        hot = arange(k, device=g.device) == idx.unsqueeze(-1)
+        return (hot * g.unsqueeze(-1)).reshape(g.shape + ctx.kernel), None
 
 
 # ---- embedding -------------------------------------------------------------------------------

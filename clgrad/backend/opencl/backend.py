@@ -415,6 +415,9 @@ class OpenCLBackend(Backend):
     def fold(self, out, cols, stride, dilation, padding):
         conv_family.fold(self.rt, out, cols, stride, dilation, padding)
 
+    def window_max(self, values, indices, win):
+        conv_family.window_max(self.rt, values, indices, win)
+
     def softmax(self, out, x, dim, log, acc):
         from . import softmax as softmax_family  # the family loads on first use
 

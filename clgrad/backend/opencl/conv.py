@@ -1,8 +1,9 @@
 """Convolution's column matrix on an OpenCL device: the unfold (im2col) and fold (col2im)
-kernels of ``kernels/conv.cl.mako``.
+kernels of ``kernels/conv.cl.mako``, and max pooling's window maximum.
 
-Entry points: ``unfold(rt, out, x, stride, dilation, padding)`` and ``fold(rt, out, cols,
-stride, dilation, padding)``, ``rt`` the device's ``Runtime``. The column views are
+Entry points: ``unfold(rt, out, x, stride, dilation, padding)``, ``fold(rt, out, cols,
+stride, dilation, padding)`` and ``window_max(rt, values, indices, win)``, ``rt`` the device's
+``Runtime``. The column views are
 (N, C, *kernel, *out) and the images (N, C, *spatial), 1 to 3 spatial dims; both kernels work
 in 3, so shorter geometries are padded with leading dims of size 1.
 """
@@ -40,16 +41,19 @@ def _geometry(spatial, kernel, outs, stride, dilation, padding):
     ]
 
 
-def _kernel(rt, function, dt, itype):
+def _kernel(rt, function, dt, itype, window=(1, 1, 1)):
+    """``function`` of the template for dtype ``dt`` (one program per dtype, index type and
+    pooling window: max pooling unrolls its window walk)."""
     ct = dt.compute_ctype
     return rt.cached(
-        ("conv", function, dt, itype),
+        ("conv", function, dt, itype, window),
         TEMPLATE,
         function,
         st=dt.ctype,
         ct=ct,
         index_t=itype,
         CH=FOLD_CHUNK,
+        window=window,
         fp64=dt.name == "float64",
     )
 
@@ -116,3 +120,37 @@ def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
         I(items),
     ]
     _launch(rt, _kernel(rt, "cg_conv_fold", out.dtype, itype), items, args)
+
+
+def window_max(rt, values: View, indices: View, win: View) -> None:
+    """values, indices (N, C, *outs), contiguous = the largest element of each window of
+    ``win`` (N, C, *outs, *kernel; 1 to 3 spatial dims, any strides) and its row-major index in
+    the window (the first largest; a NaN counts as the largest)."""
+    nd = (win.ndim - 2) // 2
+    outs, kernel = win.shape[2 : 2 + nd], win.shape[2 + nd :]
+    o2 = outs[-1]
+    rows = values.numel() // o2 if o2 else 0
+    if rows == 0:
+        return
+    lead = SPATIAL - nd
+    so = (0,) * lead + tuple(win.strides[2 : 2 + nd])
+    sk = (0,) * lead + tuple(win.strides[2 + nd :])
+    itype = index_type(extent(win), extent(values), extent(indices))
+    I = INDEX_NP[itype]
+    args = [
+        values.buffer,
+        indices.buffer,
+        I(values.offset),
+        I(indices.offset),
+        win.buffer,
+        I(win.offset),
+        I(win.shape[1]),
+        *map(I, (1,) * lead + tuple(outs)),
+        I(win.strides[0]),
+        I(win.strides[1]),
+        *map(I, so),
+        *map(I, sk),
+        I(rows),
+    ]
+    window = (1,) * lead + tuple(kernel)
+    _launch(rt, _kernel(rt, "cg_window_max", win.dtype, itype, window), rows, args)
