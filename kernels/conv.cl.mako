@@ -139,15 +139,28 @@ __kernel void cg_conv_fold(
 ## Work-item per output row (n, c, o0, o1): for each o2 it walks the window in row-major order
 ## and keeps the first largest element, a NaN counting as the largest (argmax's rule), in the
 ## compute type; values are stored in the storage type, indices as long. The divisions are paid
-## per row; the window's sizes (``window``: K0, K1, K2) are compile-time, so its walk unrolls.
-<%
-floating = ct in ("float", "double")
-K0, K1, K2 = window
-%>
+## per row. ``window``: the window's sizes (K0, K1, K2), its walk unrolled here (small windows),
+## or None: sizes as arguments, and loops.
+<% floating = ct in ("float", "double") %>
+<%def name="consider(offset, k)">
+    {
+      const ${ct} v = ${h.load(st, ct, "x", "w + " + offset)};
+% if floating:
+      const bool take = v > best || (isnan(v) && !isnan(best));
+% else:
+      const bool take = v > best;
+% endif
+      best = take ? v : best;
+      at = take ? ${k} : at;
+    }
+</%def>
 __kernel void cg_window_max(
     __global ${st} *restrict values, __global long *restrict indices, const ${I} out_off,
     const ${I} idx_off, __global const ${st} *restrict x, const ${I} x_off,
     const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
+% if window is None:
+    const ${I} K0, const ${I} K1, const ${I} K2,
+% endif
     const ${I} sn, const ${I} sc, const ${I} so0, const ${I} so1, const ${I} so2,
     const ${I} sk0, const ${I} sk1, const ${I} sk2,
     const ${I} rows)
@@ -163,26 +176,25 @@ __kernel void cg_window_max(
   for (${I} o2 = 0; o2 < O2; ++o2) {
     const ${I} w = start + o2 * so2;
     ${ct} best = ${h.load(st, ct, "x", "w")};
-    int at = 0;
-% for k0 in range(K0):
-  % for k1 in range(K1):
-    % for k2 in range(K2):
-<% k = (k0 * K1 + k1) * K2 + k2 %>
-      % if k:
-    {
-      const ${ct} v = ${h.load(st, ct, "x", f"w + {k0} * sk0 + {k1} * sk1 + {k2} * sk2")};
-        % if floating:
-      const bool take = v > best || (isnan(v) && !isnan(best));
-        % else:
-      const bool take = v > best;
+    long at = 0;
+% if window is None:
+    long k = 0;  // (the first element is compared with itself: never taken)
+    for (${I} k0 = 0; k0 < K0; ++k0)
+      for (${I} k1 = 0; k1 < K1; ++k1)
+        for (${I} k2 = 0; k2 < K2; ++k2, ++k)
+          ${consider("k0 * sk0 + k1 * sk1 + k2 * sk2", "k")}
+% else:
+  % for k0 in range(window[0]):
+    % for k1 in range(window[1]):
+      % for k2 in range(window[2]):
+<% k = (k0 * window[1] + k1) * window[2] + k2 %>
+        % if k:
+    ${consider(f"{k0} * sk0 + {k1} * sk1 + {k2} * sk2", k)}
         % endif
-      best = take ? v : best;
-      at = take ? ${k} : at;
-    }
-      % endif
+      % endfor
     % endfor
   % endfor
-% endfor
+% endif
     ${h.store(st, False, "values", "out_off + row * O2 + o2", "best")};
     indices[idx_off + row * O2 + o2] = at;
   }

@@ -560,7 +560,7 @@ def test_max_pool2d(device):
         (2, (2, 3), (1, 2), (1, 0), (2, 1), False),
         (1, 3, 2, 1, 1, False),
         (3, 2, (1, 2, 2), 1, 1, True),
-        (2, 9, 3, 0, 1, False),  # 81 elements: too many to unroll (MaxLast)
+        (2, 9, 3, 0, 1, False),  # 81 elements: walked in loops, not unrolled
     ],
 )
 def test_max_pool_against_torch(device, dtype, nd, kernel, stride, padding, dilation, ceil):

@@ -273,3 +273,34 @@ def test_wheel_ships_kernels(tmp_path):
     assert r.returncode == 0, r.stderr
     assert str(ROOT) not in r.stdout.splitlines()[0]
     assert "[0.0, 1.0, 4.0, 9.0]" in r.stdout
+
+
+def test_a_bundle_the_driver_refuses_builds_its_kernels_alone(cl_device, monkeypatch):
+    """Runtime.bundled: the kernels filed under one key build together where the device
+    bundles; a refused bundle is remembered, and each kernel then builds alone."""
+    from clgrad.backend.base import BUNDLES, MapKernel
+    from clgrad.errors import KernelBuildError
+
+    rt = clgrad.device(cl_device).runtime
+    monkeypatch.setattr(rt, "bundle", True)
+    monkeypatch.setattr(rt, "unbundled", set())
+    a, b = MapKernel("cg_test_a", "in0", None), MapKernel("cg_test_b", "in0", None)
+    key = ("test bundle",)
+    monkeypatch.setitem(BUNDLES, key, [b, a])
+    asked = []
+
+    def build(kernels):
+        asked.append(tuple(k.name for k in kernels))
+        if len(kernels) > 1:
+            raise KernelBuildError("refused")
+        return kernels[0].name
+
+    assert rt.bundled(key, a, build) == "cg_test_a"
+    assert rt.bundled(key, b, build) == "cg_test_b"
+    assert asked == [("cg_test_a", "cg_test_b"), ("cg_test_a",), ("cg_test_b",)]
+    assert key in rt.unbundled
+    asked.clear()
+    assert rt.bundled(key, a, lambda kernels: len(kernels)) == 1  # remembered
+    monkeypatch.setattr(rt, "unbundled", set())
+    assert rt.bundled(key, a, lambda kernels: len(kernels)) == 2  # sorted, both
+    assert rt.bundled(None, a, lambda kernels: len(kernels)) == 1  # no bundle

@@ -998,10 +998,7 @@ def _max_poolnd(name, nd, input, kernel_size, stride, padding, dilation, ceil_mo
     pads = tuple((pi, pi + e) for pi, (_, e) in zip(p, sizes))
     xp = _N.pad_constant(x, ((0, 0), (0, 0)) + pads, _lowest(x.dtype))
     win = _N.Patches.apply(xp, k, s, d)
-    if math.prod(k) <= _N.WINDOW_MAX_ELEMENTS:
-        values, idx = _N.WindowMax.apply(win, nd)
-    else:  # a window too large to unroll: copied out, then reduced
-        values, idx = _N.MaxLast.apply(win.reshape(tuple(win.shape[: 2 + nd]) + (math.prod(k),)))
+    values, idx = _N.WindowMax.apply(win, nd)
     if unbatched:
         values, idx = values.squeeze(0), idx.squeeze(0)
     if not indices:

@@ -19,6 +19,8 @@ Function of this module), so gradients of gradients work too:
 
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY, FILL
@@ -251,14 +253,13 @@ class MaxLast(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-
-        hot = arange(ctx.k, device=g.device) == idx.unsqueeze(-1)
-        return hot * g.unsqueeze(-1)
+        return _to_picked(g, idx, ctx.k)
 
 
-# WindowMax's largest window: OpenCL devices unroll the walk of a window (one program per
-# window size), so a larger one goes through MaxLast
-WINDOW_MAX_ELEMENTS = 64
+def _to_picked(g, idx, k):
+    """``g`` (any shape) spread over a new last dim of ``k``, all of it at ``idx`` (an
+    elementwise one-hot product: no scatter, no atomics)."""
+    return (arange(k, device=g.device) == idx.unsqueeze(-1)) * g.unsqueeze(-1)
 
 
 class WindowMax(Function):
@@ -283,11 +284,7 @@ class WindowMax(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        k = 1
-        for n in ctx.kernel:
-            k *= n
-        hot = arange(k, device=g.device) == idx.unsqueeze(-1)
-        return (hot * g.unsqueeze(-1)).reshape(g.shape + ctx.kernel), None
+        return _to_picked(g, idx, math.prod(ctx.kernel)).reshape(g.shape + ctx.kernel), None
 
 
 # ---- embedding -------------------------------------------------------------------------------

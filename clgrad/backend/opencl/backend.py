@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pyopencl as cl
 
 from ... import capture
-from ...errors import KernelBuildError
-from ..base import ARANGE, BUNDLES, COPY, Backend, View
+from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
 from . import conv as conv_family
 from . import matmul as matmul_family
@@ -21,11 +18,10 @@ from .launch import (
     SCALAR_NP,
     broadcast_strides,
     contiguous_strides,
-    divisor,
+    dims_args,
+    dims_types,
     merge_dims,
 )
-
-log = logging.getLogger("clgrad")
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
 # those get a program of their own)
@@ -121,11 +117,7 @@ class OpenCLBackend(Backend):
             k = self._elementwise_kernel(key, kernel, ins, out, compute, maxd, layout)
         tail = []
         if layout != "flat":
-            # innermost dim first, each size with its divisor; dims past ndim: size 1 (c = 0)
-            for d in range(maxd):
-                size = mshape[-1 - d] if d < ndim else 1
-                tail += (size, *divisor(size))
-                tail += [s[-1 - d] for s in mstrides] if d < ndim else [1] * len(mstrides)
+            tail += dims_args(mshape, mstrides, maxd)
         tail.append(n)
         fuse = fusion_info(kernel, out, operands, compute)
         L = rt.local_size
@@ -164,18 +156,12 @@ class OpenCLBackend(Backend):
             grid_stride=rt.is_gpu,
         )
         function = f"cg_elementwise_{kernel.name}_{layout}"
-        members = self._bundle(kernel, ins, out.dtype)
-        try:
+
+        def build(members):
             ops = tuple((m.name, m.expr.replace("{T}", ct)) for m in members)
-            k = rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
-        except KernelBuildError:
-            if len(members) == 1:
-                raise
-            # a driver that refuses one kernel of the bundle: each of its ops builds alone
-            log.debug("elementwise bundle of %s not built; building its ops alone", kernel.name)
-            rt.unbundled.add(self._bundle_key(ins, out.dtype))
-            ops = ((kernel.name, kernel.expr.replace("{T}", ct)),)
-            k = rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
+            return rt.kernel("elementwise.cl.mako", function, ops=ops, **params)
+
+        k = rt.bundled(_bundle_key(ins, out.dtype), kernel, build)
         # the argument types are known now: typing the kernel once lets every launch pass
         # plain Python numbers (no NumPy scalar per argument)
         I = INDEX_NP[itype]
@@ -187,33 +173,11 @@ class OpenCLBackend(Backend):
             else:
                 types += [None, I]
                 n_views += 1
-        if layout != "flat":  # per dim: size, its divisor, the output's and each view's stride
-            types += [I, np.uint32, np.uint32, *[I] * (1 + n_views)] * maxd
+        if layout != "flat":  # the output's and each view's strides
+            types += dims_types(I, 1 + n_views, maxd)
         rt.set_arg_types(k, types + [I])
         rt.kernels[key] = k
         return k
-
-    def _bundle(self, kernel, ins, out_dtype) -> list:
-        """The kernels built in one program with ``kernel``: on a device whose compiler costs
-        per program (``Runtime.bundle``), every kernel declared for the same C types
-        (``backend.base.BUNDLES``) where all tensor operands share one storage type and
-        every operand one compute type; else ``kernel`` alone."""
-        if not self.rt.bundle:
-            return [kernel]
-        key = self._bundle_key(ins, out_dtype)
-        members = BUNDLES.get(key)
-        if not members or kernel not in members or key in self.rt.unbundled:
-            return [kernel]
-        return sorted(members, key=lambda m: m.name)
-
-    @staticmethod
-    def _bundle_key(ins, out_dtype):
-        """``BUNDLES``' key of these operand types, or None where they are mixed."""
-        stored = {st for st, _ in ins if st is not None}
-        computed = {ct for _, ct in ins}
-        if len(stored) != 1 or len(computed) != 1:
-            return None
-        return (len(ins), *stored, *computed, out_dtype.name)
 
     def arange(self, out, start, step, dt):
         self.elementwise(ARANGE, out, [start, step], [dt, dt])
@@ -422,6 +386,17 @@ class OpenCLBackend(Backend):
         from . import softmax as softmax_family  # the family loads on first use
 
         softmax_family.softmax(self.rt, out, x, dim, log, acc)
+
+
+def _bundle_key(ins, out_dtype):
+    """The ``backend.base.BUNDLES`` key of an elementwise kernel over operand types ``ins``
+    ((storage, compute) C types): where every tensor operand has one storage type and every
+    operand one compute type, else None (no bundle)."""
+    stored = {st for st, _ in ins if st is not None}
+    computed = {ct for _, ct in ins}
+    if len(stored) != 1 or len(computed) != 1:
+        return None
+    return (len(ins), *stored, *computed, out_dtype.name)
 
 
 def _random_args(seed, offset) -> tuple:

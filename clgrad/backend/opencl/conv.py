@@ -10,6 +10,8 @@ in 3, so shorter geometries are padded with leading dims of size 1.
 
 from __future__ import annotations
 
+import math
+
 from ..base import View
 from .launch import INDEX_NP, extent, index_type
 
@@ -18,6 +20,9 @@ SPATIAL = 3  # the kernels' spatial dims
 # Work-items per work-group: fixed, with the range padded and the kernels bounds-checked,
 # because PoCL compiles a kernel again for each local size it meets.
 LOCAL = 64
+# window_max: windows of up to this many elements have their walk unrolled (a program per
+# window size); larger ones loop over sizes given as arguments
+UNROLL_WINDOW = 64
 # fold: output elements of one row a work-item sums in private memory (a 32-wide image row
 # is one work-item's; wider rows are split among several)
 FOLD_CHUNK = 32
@@ -41,9 +46,9 @@ def _geometry(spatial, kernel, outs, stride, dilation, padding):
     ]
 
 
-def _kernel(rt, function, dt, itype, window=(1, 1, 1)):
+def _kernel(rt, function, dt, itype, window=None):
     """``function`` of the template for dtype ``dt`` (one program per dtype, index type and
-    pooling window: max pooling unrolls its window walk)."""
+    ``window``: the pooling window whose walk unrolls, or None)."""
     ct = dt.compute_ctype
     return rt.cached(
         ("conv", function, dt, itype, window),
@@ -137,6 +142,8 @@ def window_max(rt, values: View, indices: View, win: View) -> None:
     sk = (0,) * lead + tuple(win.strides[2 + nd :])
     itype = index_type(extent(win), extent(values), extent(indices))
     I = INDEX_NP[itype]
+    window = (1,) * lead + tuple(kernel)
+    unroll = math.prod(window) <= UNROLL_WINDOW  # a program per window size, walk unrolled
     args = [
         values.buffer,
         indices.buffer,
@@ -146,11 +153,12 @@ def window_max(rt, values: View, indices: View, win: View) -> None:
         I(win.offset),
         I(win.shape[1]),
         *map(I, (1,) * lead + tuple(outs)),
+        *([] if unroll else map(I, window)),
         I(win.strides[0]),
         I(win.strides[1]),
         *map(I, so),
         *map(I, sk),
         I(rows),
     ]
-    window = (1,) * lead + tuple(kernel)
-    _launch(rt, _kernel(rt, "cg_window_max", win.dtype, itype, window), rows, args)
+    kernel = _kernel(rt, "cg_window_max", win.dtype, itype, window if unroll else None)
+    _launch(rt, kernel, rows, args)

@@ -32,7 +32,6 @@ import logging
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
-import numpy as np
 import pyopencl as cl
 
 from ..base import View
@@ -43,7 +42,8 @@ from .launch import (
     SCALAR_NP,
     broadcast_strides,
     contiguous_strides,
-    divisor,
+    dims_args,
+    dims_types,
     merge_dims,
 )
 from .render import BUILD_LOCK, render
@@ -80,17 +80,15 @@ def _kind(kind: tuple) -> int:
 
 class Fusable:
     """What a launch's place in a fused kernel depends on, decided by its plan (and cached
-    with it): its ``kind`` (``KINDS``), the output's shape and strides, and per operand None (a
+    with it): its ``kind`` (``KINDS``), the output's shape and ``out_st``, and per operand None (a
     number) or (strides over the output's shape, dtype). ``flat``: every view is one
     contiguous run over the shape."""
 
-    __slots__ = ("kind", "shape", "out_strides", "out_dtype", "out_st", "operands", "flat", "numel")
+    __slots__ = ("kind", "shape", "out_st", "operands", "flat", "numel")
 
     def __init__(self, kernel, out, operands, compute):
         self.shape = out.shape
-        self.out_strides = out.strides
-        self.out_dtype = out.dtype
-        self.out_st = (out.strides, out.dtype)  # as an operand's (strides, dtype)
+        self.out_st = (out.strides, out.dtype)  # the output's, as an operand's (strides, dtype)
         self.operands = tuple(
             (broadcast_strides(x, out.shape), x.dtype) if type(x) is View else None
             for x in operands
@@ -453,12 +451,8 @@ class Fuser:
         args += g.scalars
         if r is not None:
             args += (r.out.buffer, r.out.offset)
-        if layout != "flat":  # as the elementwise launches: each size with its divisor
-            ndim = len(mshape)
-            for d in range(maxd):
-                size = mshape[-1 - d] if d < ndim else 1
-                args += (size, *divisor(size))
-                args += [s[-1 - d] for s in mstrides] if d < ndim else [1] * len(mstrides)
+        if layout != "flat":
+            args += dims_args(mshape, mstrides, maxd)
         numel = first.numel
         args.append(numel)
         if r is not None:  # one work-group walks every element
@@ -554,7 +548,7 @@ class Fuser:
         if red is not None:
             types += [None, I]
         if layout != "flat":
-            types += [I, np.uint32, np.uint32, *[I] * len(view_dtypes)] * maxd
+            types += dims_types(I, len(view_dtypes), maxd)
         types.append(I)
         local = rt.local_size if red is None else _reduce_local_size(rt)
         self._generate_code(program, name, types, local)

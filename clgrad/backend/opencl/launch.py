@@ -49,6 +49,29 @@ def divisor(d: int) -> tuple[int, int]:
     return -(-(1 << (31 + bits)) // max(d, 1)), 31 + bits
 
 
+def dims_args(mshape, mstrides, maxd) -> list:
+    """The strided kernels' per-dim arguments, innermost dim first: its size, the size's
+    ``divisor`` and each operand's stride; ``maxd`` dims, those past the merged ones of size 1
+    (so the kernels need no test for them).
+
+    >>> args = dims_args((3, 5), [(5, 1), (0, 1)], 3)  # a (3, 5) output, a broadcast row
+    >>> args == [5, *divisor(5), 1, 1, 3, *divisor(3), 5, 0, 1, *divisor(1), 1, 1]
+    True
+    """
+    args = []
+    ndim = len(mshape)
+    for d in range(maxd):
+        size = mshape[-1 - d] if d < ndim else 1
+        args += (size, *divisor(size))
+        args += [s[-1 - d] for s in mstrides] if d < ndim else [1] * len(mstrides)
+    return args
+
+
+def dims_types(index_np, n_strides, maxd) -> list:
+    """The NumPy types of ``dims_args``' arguments for ``n_strides`` operands."""
+    return [index_np, np.uint32, np.uint32, *[index_np] * n_strides] * maxd
+
+
 def index_type(*extents) -> str:
     """``int`` when every offset a kernel can form fits in 31 bits, else ``long``."""
     return "int" if max(extents, default=0) <= INT32_MAX else "long"

@@ -45,18 +45,15 @@ NaN by their declared reduce_expr).
 
 from __future__ import annotations
 
-import logging
 import math
 
 from ... import dtypes as D
-from ...errors import KernelBuildError
-from ..base import BUNDLES, SUM, ReduceKernel, View
+from ..base import SUM, ReduceKernel, View
 from . import plans
 from .launch import INDEX_NP, extent, index_type, merge_dims
 from .plans import SLOTS
 from .template_helpers import SIZES
 
-log = logging.getLogger("clgrad")
 TEMPLATE = "reduce.cl.mako"
 # cumsum's chunk sums (a backend never imports clgrad.ops, where the ops are declared)
 
@@ -255,22 +252,16 @@ def _split(rt, plan, R) -> tuple[int, int]:
 def _kernel(rt, key, kernel, **params):
     """``kernel``'s reduction kernel for ``params`` (cached under ``key``): in one program with
     every reduction declared alike (``backend.base.BUNDLES``, arg reductions apart) where the
-    device bundles programs (``Runtime.bundle``); alone where it does not, or where the driver
-    refuses the bundle."""
+    device bundles programs (``Runtime.bundled``)."""
     k = rt.kernels.get(key)
     if k is not None:
         return k
     function = f"cg_reduce_{params['mode']}_{kernel.name}"
-    members = BUNDLES.get(("reduce", kernel.arg), ()) if rt.bundle else ()
-    if kernel in members and ("reduce", kernel.arg) not in rt.unbundled:
-        try:
-            kernels = tuple(sorted(members, key=lambda m: m.name))
-            k = rt.cached(key, TEMPLATE, function, kernels=kernels, **params)
-            return k
-        except KernelBuildError:
-            log.debug("reduction bundle of %s not built; building it alone", kernel.name)
-            rt.unbundled.add(("reduce", kernel.arg))
-    return rt.cached(key, TEMPLATE, function, kernels=(kernel,), **params)
+    return rt.bundled(
+        ("reduce", kernel.arg),
+        kernel,
+        lambda kernels: rt.cached(key, TEMPLATE, function, kernels=kernels, **params),
+    )
 
 
 def _launch(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_sc):

@@ -26,6 +26,7 @@ import pyopencl as cl
 
 from ... import capture
 from ...errors import KernelBuildError, OutOfMemoryError
+from ..base import BUNDLES
 from .fusion import Fuser
 from .render import BUILD_LOCK, render
 
@@ -548,7 +549,7 @@ class Runtime:
         # cache (asking for a binary makes PoCL generate every kernel). CLGRAD_BUNDLE=0/1 forces.
         lazy = not self.is_gpu and not self.binary_cache
         self.bundle = bool(int_setting("CLGRAD_BUNDLE", 1 if lazy else 0))
-        self.unbundled: set = set()  # bundle keys the driver refused to build (each op alone)
+        self.unbundled: set = set()  # bundle keys the driver refused to build (``bundled``)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
@@ -604,6 +605,20 @@ class Runtime:
                     prg = self.program(template, **params)
                     k = self.kernels[key] = cl.Kernel(prg, function)
         return k
+
+    def bundled(self, key, kernel, build) -> cl.Kernel:
+        """``build(kernels)`` for every kernel filed with ``kernel`` under ``key`` in
+        ``backend.base.BUNDLES``, where this device builds them in one program (``bundle``);
+        ``build((kernel,))`` where it does not, where ``kernel`` has no bundle, or where the
+        driver refused this bundle once (then remembered: each of its kernels builds alone)."""
+        members = BUNDLES.get(key) if self.bundle and key not in self.unbundled else None
+        if members and kernel in members:
+            try:
+                return build(tuple(sorted(members, key=lambda m: m.name)))
+            except KernelBuildError:
+                log.debug("bundle %s not built; building %s alone", key, kernel.name)
+                self.unbundled.add(key)
+        return build((kernel,))
 
     def cached(self, key: tuple, template: str, function: str, **params) -> cl.Kernel:
         """``kernel(template, function, **params)`` looked up by ``key``, a cheap tuple the
