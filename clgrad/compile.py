@@ -336,7 +336,10 @@ class _Graph:
         ]
         self.runtimes = list({id(r[0]): r[0] for r in self.launches}.values())
         self.single = self.runtimes[0] if len(self.runtimes) == 1 else None
-        self.items = [tuple(r[1:]) for r in self.launches]
+        # A kernel object per launch with its arguments set once: a replay only enqueues
+        # (setting a kernel's arguments cost as much as its enqueue; a fused kernel has dozens)
+        self.types = [r[0].typed.get(r[1]) or (None,) * len(r[4]) for r in self.launches]
+        self.bound = [_bind(*r, types) for r, types in zip(self.launches, self.types)]
         # every buffer the launches name, and which were allocated by the capture
         self.buffers = {}
         for r in self.launches:
@@ -388,18 +391,21 @@ class _Graph:
                     self.sources[i] = (weakref.ref(s), s.version)
         _flush()
         for p in self.patches:
-            args = self.items[p.index][3]
+            kernel, types = self.bound[p.index][2], self.types[p.index]
             for pos, v in zip(p.positions, p.convert(*p.source())):
-                args[pos] = v
+                kernel.set_arg(pos, v if types[pos] is None else types[pos](v))
+        enqueue = cl.enqueue_nd_range_kernel
         rt = self.single
         if rt is not None:
             q = rt.queue
             with rt.launch_lock:
-                for k, g, lsz, args in self.items:
-                    k(q, g, lsz, *args)
+                for _, _, kernel, g, lsz in self.bound:
+                    enqueue(q, kernel, g, lsz)
         else:
-            for r in self.launches:
-                r[0].enqueue(*r[1:])
+            for rt, q, kernel, g, lsz in self.bound:
+                rt.flush()
+                with rt.launch_lock:
+                    enqueue(q, kernel, g, lsz)
         for leaf, final, _ in self.leaves:
             leaf._grad = final
         if self.mutated:
@@ -410,7 +416,7 @@ class _Graph:
             if bool(flag.item()):
                 fail()
         if cl_runtime.DEBUG:
-            log.debug("compile: replayed %d launches", len(self.items))
+            log.debug("compile: replayed %d launches", len(self.bound))
         return self.outputs()
 
     def outputs(self):
@@ -461,6 +467,15 @@ class _Graph:
 
 
 # ---- helpers -------------------------------------------------------------------------------
+def _bind(rt, kernel, global_size, local_size, args, types) -> tuple:
+    """(runtime, queue, a new kernel object of ``kernel``'s with ``args`` set as ``types``
+    says (None: as it is), sizes)."""
+    bound = cl.Kernel(kernel.program, kernel.function_name)
+    for i, (a, t) in enumerate(zip(args, types)):
+        bound.set_arg(i, a if t is None or isinstance(a, np.generic) else t(a))
+    return rt, rt.queue, bound, global_size, local_size
+
+
 def _unpin(pins):
     for allocator, ptrs in pins:
         allocator.unpin(ptrs)
@@ -476,8 +491,11 @@ def _fuse_now() -> list:
         fuser = getattr(rt, "fuser", None)
         if fuser is not None:
             backend = rt.device.backend
-            saved.append((fuser, fuser.wait, fuser.fuse_after, backend, backend.fuse))
-            fuser.wait, fuser.fuse_after = True, 1
+            saved.append(
+                (fuser, fuser.wait, fuser.fuse_after, fuser.min_launches, backend, backend.fuse)
+            )
+            # every group of two or more, at once: a replay runs it each step
+            fuser.wait, fuser.fuse_after, fuser.min_launches = True, 1, 2
             # On GPUs a captured CNN step replayed with deferred launches diverged from eager
             # (NVIDIA's driver, H100; PoCL and Mesa agree): until that is understood, a GPU's
             # capture launches each op as it comes.
@@ -487,8 +505,9 @@ def _fuse_now() -> list:
 
 
 def _restore_fusion(saved):
-    for fuser, wait, fuse_after, backend, fuse in saved:
-        fuser.wait, fuser.fuse_after, backend.fuse = wait, fuse_after, fuse
+    for fuser, wait, fuse_after, min_launches, backend, fuse in saved:
+        fuser.wait, fuser.fuse_after, fuser.min_launches = wait, fuse_after, min_launches
+        backend.fuse = fuse
 
 
 def _flush():

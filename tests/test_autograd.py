@@ -71,6 +71,42 @@ def test_manual_sgd_update(device):
     assert w.is_leaf and w.requires_grad and w.grad_fn is None
 
 
+def test_leaf_keeps_a_gradient_nobody_else_holds(device):
+    # A bias's gradient is a reduction viewed to the bias's shape: the leaf takes it as is
+    # (no copy), cut from its base; a gradient some other tensor shares is copied.
+    x = clgrad.ones(2, 4, 3, device=device)
+    b = leaf([1.0, 2.0, 3.0], device)
+    w = leaf([[1.0, 2.0, 3.0]], device)
+    arrived = {}
+    b.register_hook(lambda g: arrived.update(b=g.data_ptr()))
+    w.register_hook(lambda g: arrived.update(w=g.data_ptr()))
+    ((x + b) * (x + w)).sum().backward()
+    assert b.grad.tolist() == [16.0, 24.0, 32.0]
+    assert w.grad.tolist() == [[16.0, 24.0, 32.0]]
+    assert b.grad.data_ptr() == arrived["b"] and w.grad.data_ptr() == arrived["w"]
+    assert w.grad._base is None
+    ((x + b) * (x + w)).sum().backward()  # the kept gradient accumulates in place
+    assert b.grad.tolist() == [32.0, 48.0, 64.0]
+
+    held = clgrad.zeros(2, 3, device=device)
+
+    class Shared(Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            held.copy_(g.expand(2, 3))
+            return held[0]  # a view of a tensor the caller still holds
+
+    v = leaf([1.0, 1.0, 1.0], device)
+    Shared.apply(v).sum().backward()
+    assert v.grad.data_ptr() != held.data_ptr()
+    held.fill_(5.0)
+    assert v.grad.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_tracking_rules(device):
     x = leaf([1.0], device)
     assert x.is_leaf and x.grad_fn is None and x.grad is None

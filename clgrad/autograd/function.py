@@ -100,16 +100,28 @@ def _owned(grad, v) -> bool:
     steals a gradient nobody else holds (saving a copy per leaf and step): a contiguous tensor
     of the leaf's shape, recording nothing, held only by the engine's one variable and the two
     frames on the way here (``run_backward`` lets go of the rest first), over a storage no
-    other tensor shares."""
-    return (
+    other tensor shares but, for a view (a bias's gradient is a reduction reshaped), the base
+    only it holds. A view taken is cut from its base: the leaf's ``.grad`` is no view."""
+    if not (
         sys.getrefcount(grad) <= 4  # the engine's variable, accumulate's, ours, the call's
-        and sys.getrefcount(grad._storage) <= 2  # grad's own reference, the call's
         and grad._grad_fn is None
         and not grad._requires_grad
         and grad._offset == 0
         and grad._shape == v._shape
         and grad.is_contiguous()
-    )
+    ):
+        return False
+    base = grad._base
+    if base is None:
+        return sys.getrefcount(grad._storage) <= 2  # grad's own reference, the call's
+    if (
+        sys.getrefcount(base) <= 3  # grad's reference, ours, the call's
+        and base._storage is grad._storage
+        and sys.getrefcount(grad._storage) <= 3  # base's, grad's, the call's
+    ):
+        grad._base = grad._view_meta = None
+        return True
+    return False
 
 
 class SavedTensor:

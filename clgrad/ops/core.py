@@ -324,6 +324,8 @@ def sum_to(g, shape):
     dims = list(range(lead)) + [
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
     ]
+    if dims and len(dims) == lead:  # only leading dims: the sum has the shape already
+        return g.sum(dim=dims)
     if dims:
         g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if lead or tuple(g.shape) != shape else g

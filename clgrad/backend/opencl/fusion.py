@@ -61,6 +61,10 @@ STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one ke
 # job, while longer chains and large tensors do (launches and memory traffic saved).
 FUSE_MIN_LAUNCHES = 3
 FUSE_MIN_NUMEL = 1 << 16
+# A smaller group (two launches, or a launch and its reduction: a gradient's ``g * x`` summed
+# to a bias or a scalar weight) earns its kernel once seen this many times: a training loop's
+# steps repeat it, a test's few calls do not.
+FUSE_SMALL_AFTER = 32
 
 
 # A launch's kind, as a fused kernel sees it (op, compute C types, out dtype, each operand's
@@ -345,14 +349,15 @@ class Fuser:
         self._pool = None
         self.launched = 0  # fused launches (tests and the debug log read it)
 
-    def _kernel(self, key):
-        """The fused kernel of structure ``key``, or None while there is none to use."""
+    def _kernel(self, key, small=False):
+        """The fused kernel of structure ``key``, or None while there is none to use (a
+        ``small`` group waits for more sightings: FUSE_SMALL_AFTER)."""
         k = self.kernels.get(key, False)
         if k is not False:
             return k
         n = self.seen.get(key, 0) + 1
         self.seen[key] = n
-        if n < self.fuse_after:
+        if n < (max(self.fuse_after, FUSE_SMALL_AFTER) if small else self.fuse_after):
             return None
         if self.wait:
             k = self.kernels[key] = self._try_build(key)
@@ -398,13 +403,12 @@ class Fuser:
                     rt.enqueue_now(k, gs, ls, args)
             elif not any(keep) and g.reduce is None:
                 pass  # nothing it computes is ever read
-            elif (
-                len(g.entries) + (g.reduce is not None) >= self.min_launches
-                or first.info.numel >= FUSE_MIN_NUMEL
-            ):
-                self._run_group(g)
             else:
-                self._run_apart(g)
+                self._run_group(
+                    g,
+                    small=len(g.entries) + (g.reduce is not None) < self.min_launches
+                    and first.info.numel < FUSE_MIN_NUMEL,
+                )
 
     def _run_apart(self, g):
         """A group's launches one by one, every store made (a later launch reads it from
@@ -417,7 +421,7 @@ class Fuser:
         if r is not None:
             reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
 
-    def _run_group(self, g):
+    def _run_group(self, g, small=False):
         rt = self.rt
         views = g.views
         first = g.entries[0].info
@@ -441,7 +445,7 @@ class Fuser:
             tuple(v[3] for v in views),
             None if r is None else (r.kernel, (r.acc or r.out.dtype).compute_ctype, r.out.dtype),
         )
-        k = self._kernel(key)
+        k = self._kernel(key, small)
         if k is None:
             self._run_apart(g)
             return

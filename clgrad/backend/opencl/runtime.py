@@ -523,7 +523,8 @@ class Runtime:
         # the one kernel cache of this device: kernel families look kernels up by a lean key of
         # their own (``cached``) so the lookup on each launch costs a dict probe
         self.kernels: dict[tuple, cl.Kernel] = {}
-        self.typed: set[cl.Kernel] = set()
+        # kernel -> its scalar argument types as pyopencl was told them (None: a buffer)
+        self.typed: dict[cl.Kernel, tuple] = {}
         self.lock = threading.RLock()  # builds and the program and kernel caches
         self.launch_lock = threading.Lock()  # a kernel's arguments and its enqueue, together
         self.flush_lock = threading.RLock()  # one thread queues the deferred launches at a time
@@ -680,7 +681,7 @@ class Runtime:
         """Tells pyopencl ``kernel``'s scalar argument types (NumPy types, None for buffers)."""
         with self.launch_lock:
             kernel.set_scalar_arg_dtypes(types)
-            self.typed.add(kernel)
+            self.typed[kernel] = tuple(types)
 
     def launch(self, kernel: cl.Kernel, global_size, local_size, args):
         """Enqueues ``kernel``; scalar arguments are NumPy scalars (their type is the C type).
@@ -704,10 +705,9 @@ class Runtime:
             capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
             if kernel not in self.typed:
-                kernel.set_scalar_arg_dtypes(
-                    [type(a) if isinstance(a, np.generic) else None for a in args]
-                )
-                self.typed.add(kernel)
+                types = tuple(type(a) if isinstance(a, np.generic) else None for a in args)
+                kernel.set_scalar_arg_dtypes(types)
+                self.typed[kernel] = types
             return kernel(self.queue, global_size, local_size, *args)
 
     def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
