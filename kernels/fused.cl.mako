@@ -12,9 +12,9 @@
 ##     out storage ctype, out is bool, view to store into or -1)
 ##   layout: flat (every view one contiguous run over the shape) or general (maxd dims of
 ##     arguments, innermost first, padded with size 1, as the elementwise kernels)
-##   red: None, or a full reduction of the last step's value (one work-group walks every
-##     element): (accumulator C type, neutral, map over x, combine of a and b, out storage C
-##     type, out is bool); its result goes to rout[rout_off]
+##   reds: full reductions of steps' values (then one work-group walks every element), each
+##     (accumulator C type, neutral, map over x, combine of a and b, out storage C type, out is
+##     bool, the step whose value it reduces); reduction m's result goes to rout<m>[rout<m>_off]
 <%include file="_prelude.cl.mako"/>
 // Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
@@ -28,9 +28,9 @@ __kernel void ${name}(
 % for k, ct in enumerate(scalars):
     const ${ct} s${k},
 % endfor
-% if red:
-    __global ${red[4]} *rout, const ${I} rout_off,
-% endif
+% for m, red in enumerate(reds):
+    __global ${red[4]} *rout${m}, const ${I} rout${m}_off,
+% endfor
 % if layout != "flat":
   % for d in range(maxd):
     const ${I} size${d}, const uint magic${d}, const uint shift${d},
@@ -41,9 +41,11 @@ __kernel void ${name}(
 % endif
     const ${I} n)
 {
-% if red:
-  __local ${red[0]} cg_partial[${local_size}];
-  ${red[0]} cg_acc = ${red[1]};
+% if reds:
+  % for m, red in enumerate(reds):
+  __local ${red[0]} cg_partial${m}[${local_size}];
+  ${red[0]} cg_acc${m} = ${red[1]};
+  % endfor
   for (${I} _i = get_local_id(0); _i < n; _i += ${local_size}) {
 % elif grid_stride:
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
@@ -93,27 +95,35 @@ __kernel void ${name}(
     p${store}[i${store}] = r${k};
   % endif
 % endfor
-% if red:
+% for m, red in enumerate(reds):
     {
-      const ${red[0]} x = (${red[0]})r${len(steps) - 1};
-      const ${red[0]} a = cg_acc, b = ${red[2]};
-      cg_acc = ${red[3]};
+      const ${red[0]} x = (${red[0]})r${red[6]};
+      const ${red[0]} a = cg_acc${m}, b = ${red[2]};
+      cg_acc${m} = ${red[3]};
     }
-% endif
+% endfor
   }
-% if red:
+% if reds:
   const int lid = get_local_id(0);
-  cg_partial[lid] = cg_acc;
+  % for m, red in enumerate(reds):
+  cg_partial${m}[lid] = cg_acc${m};
+  % endfor
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int width = ${local_size // 2}; width > 0; width >>= 1) {
     if (lid < width) {
-      const ${red[0]} a = cg_partial[lid], b = cg_partial[lid + width];
-      cg_partial[lid] = ${red[3]};
+  % for m, red in enumerate(reds):
+      {
+        const ${red[0]} a = cg_partial${m}[lid], b = cg_partial${m}[lid + width];
+        cg_partial${m}[lid] = ${red[3]};
+      }
+  % endfor
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0) {
-    ${h.store(red[4], red[5], "rout", "rout_off", "cg_partial[0]")};
+  % for m, red in enumerate(reds):
+    ${h.store(red[4], red[5], f"rout{m}", f"rout{m}_off", f"cg_partial{m}[0]")};
+  % endfor
   }
 % endif
 }

@@ -425,3 +425,50 @@ def test_large_reductions_are_not_fused_into_one_work_group(cl_device):
         s = ((x * 2 - 1) * 3).sum()
         assert s.item() == 3 * (1 << 17)
         assert fuser.launched == before + 1  # the chain fused, the reduction on its own
+
+
+def test_several_reductions_of_one_chain_are_one_kernel(cl_device):
+    """A gradient's g, g * x, g * x**2 summed to scalar weights (the polynomial fit's
+    backward): every reduction of the group's values runs in the group's kernel, whichever
+    launch wrote the value, and the group goes on after each."""
+
+    def run(lib, device=None):
+        x = lib.linspace(-2, 2, 500, device=device)
+        g = (x * 3 - 1) * 2
+        first = g.sum()
+        second = (g * x).sum()
+        third = (g * x * x).amax()
+        again = g.sum()  # the same value, reduced again after others
+        return first, second, third, again, (g + 1).prod()
+
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        got = run(clgrad, cl_device)
+        _runtime(cl_device).flush()
+        assert fuser.launched == before + 1
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_reduced_values_and_results_keep_program_order(cl_device):
+    """A launch that reads a reduction's result, or writes where one is read, waits for it:
+    the result exists only once the kernel's loop is over."""
+
+    def run(lib, device=None):
+        x = lib.linspace(-1, 1, 200, device=device)
+        y = x * 2
+        total = y.sum()
+        scaled = y * total  # reads the result: a new group
+        y.mul_(3)  # rewrites the reduced values after the reduction
+        late = y.sum()
+        return total, scaled, late, y
+
+    with fusion(cl_device):
+        got = run(clgrad, cl_device)
+    want = run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    with fusion(cl_device, on=False):
+        unfused = run(clgrad, cl_device)
+    _same(got[3], unfused[3])  # (reductions may sum in another order)

@@ -193,12 +193,11 @@ class OpenCLBackend(Backend):
             and out.dtype.ctype != "half"
             and (acc is None or acc.ctype != "half")
         ):
-            # a full reduction of what the last deferred launch writes: its kernel may reduce
-            # the values as it computes them (fusion.py). Under the lock of the list: another
-            # thread's flush may empty it at any moment.
+            # a full reduction of what a deferred launch writes: that launch's kernel may
+            # reduce the values as it computes them (fusion.py). Under the lock of the list:
+            # another thread's flush may empty it at any moment.
             with rt.flush_lock:
-                last = rt.deferred[-1] if rt.deferred else None
-                if last is not None and last.info is not None and last.out.buffer is x.buffer:
+                if id(x.buffer) in rt.written:
                     rt.defer(ReduceEntry(kernel, out, x, dims, acc))
                     return
         reduce_family.reduce(rt, kernel, out, x, dims, acc)

@@ -52,9 +52,10 @@ from .template_helpers import subst
 log = logging.getLogger("clgrad")
 
 # a group holds at most this many launches and memory views (a kernel's parameters are bounded:
-# OpenCL promises 1 KiB of them)
+# OpenCL promises 1 KiB of them), and reductions (each a work-group's worth of local memory)
 MAX_LAUNCHES = 32
 MAX_VIEWS = 12
+MAX_REDUCES = 8
 STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one kernel
 # A group earns a kernel of its own with this many launches, or this many elements: a build and
 # its code generation cost ~0.3 s on PoCL, which two small launches never win back in a short
@@ -140,10 +141,10 @@ class Deferred:
 
 
 class ReduceEntry:
-    """A deferred full reduction (``out`` holds one element) of ``x``, the output of the
-    deferred launch before it: ``plan`` attaches it to that launch's group, whose kernel then
-    reduces the chain's last value as it computes it (the value need not be stored), or runs
-    it alone (``reduce.reduce``)."""
+    """A deferred full reduction (``out`` holds one element) of ``x``, the output of a
+    deferred launch: ``plan`` attaches it to that launch's group, whose kernel then reduces the
+    launch's value as it computes it (the value need not be stored), or runs it alone
+    (``reduce.reduce``)."""
 
     __slots__ = ("kernel", "out", "x", "dims", "acc", "operands", "dead")
     info = None  # never joins a group as a launch
@@ -181,7 +182,8 @@ class Group:
         "reads",
         "index",
         "keep",
-        "reduce",
+        "reduces",
+        "reduced",
     )
 
     def __init__(self, e):
@@ -194,7 +196,9 @@ class Group:
         self.reads: set[int] = set()  # buffer ids read from memory
         self.index: dict[tuple, int] = {}  # (buffer id, offset, (strides, dtype)) -> view
         self.keep = None  # per launch: whether its store happens (``plan``)
-        self.reduce = None  # a ReduceEntry of the last launch's output (``attach``)
+        # (number of launches before it, ReduceEntry, the launch whose value it reduces)
+        self.reduces: list[tuple] = []
+        self.reduced: set[int] = set()  # buffer ids the reductions write (at the kernel's end)
         self._commit(e)
 
     def add(self, e) -> bool:
@@ -208,13 +212,17 @@ class Group:
             or len(self.views) + len(info.operands) >= MAX_VIEWS
         ):
             return False
-        access, writer = self.access, self.writer
+        access, writer, reduced = self.access, self.writer, self.reduced
         o = e.out
         ob = id(o.buffer)
+        if ob in reduced:
+            return False
         osig = (o.offset, info.out_st)
         for x, st in zip(e.operands, info.operands):
             if st is not None:
                 b = id(x.buffer)
+                if b in reduced:  # written only once the kernel's loop is over
+                    return False
                 if b in writer:
                     if access[b] != (x.offset, st):
                         return False
@@ -227,20 +235,25 @@ class Group:
         return True
 
     def attach(self, r) -> bool:
-        """Ends the group with reduction ``r`` where it reduces the last launch's output,
-        through the view that launch wrote (else returns False)."""
+        """Adds reduction ``r`` where it reduces the output of one of the group's launches,
+        through the view that launch wrote, and writes a buffer the group does not touch
+        (else returns False). Later launches may join, except those touching its result."""
         x = r.x
         b = id(x.buffer)
-        last = len(self.entries) - 1
+        ob = id(r.out.buffer)
+        j = self.writer.get(b)
         if (
             not self.open
-            or self.writer.get(b) != last
+            or j is None
+            or len(self.reduces) >= MAX_REDUCES
             or x.shape != self.shape
             or self.access.get(b) != (x.offset, (x.strides, x.dtype))
+            or ob in self.access
+            or ob in self.reduced
         ):
             return False
-        self.reduce = r
-        self.open = False
+        self.reduces.append((len(self.entries), r, j))
+        self.reduced.add(ob)
         return True
 
     def _commit(self, e):
@@ -397,29 +410,36 @@ class Fuser:
             first = g.entries[0]
             if type(first) is ReduceEntry:  # one its group's chain could not hold
                 reduce_family.reduce(rt, first.kernel, first.out, first.x, first.dims, first.acc)
-            elif len(g.entries) == 1 and g.reduce is None:
+            elif len(g.entries) == 1 and not g.reduces:
                 if keep[0]:
                     k, gs, ls, args = first.launch
                     rt.enqueue_now(k, gs, ls, args)
-            elif not any(keep) and g.reduce is None:
+            elif not any(keep) and not g.reduces:
                 pass  # nothing it computes is ever read
             else:
                 self._run_group(
                     g,
-                    small=len(g.entries) + (g.reduce is not None) < self.min_launches
+                    small=len(g.entries) + len(g.reduces) < self.min_launches
                     and first.info.numel < FUSE_MIN_NUMEL,
                 )
 
     def _run_apart(self, g):
         """A group's launches one by one, every store made (a later launch reads it from
-        memory), then its reduction."""
+        memory), each reduction in its place among them."""
         rt = self.rt
-        for e in g.entries:
+        reduces = iter(g.reduces)
+        nxt = next(reduces, None)
+        for i, e in enumerate(g.entries):
+            while nxt is not None and nxt[0] == i:
+                r = nxt[1]
+                reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
+                nxt = next(reduces, None)
             k, gs, ls, args = e.launch
             rt.enqueue_now(k, gs, ls, args)
-        r = g.reduce
-        if r is not None:
+        while nxt is not None:
+            r = nxt[1]
             reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
+            nxt = next(reduces, None)
 
     def _run_group(self, g, small=False):
         rt = self.rt
@@ -435,7 +455,6 @@ class Fuser:
                 ndim = len(mshape)
                 layout, maxd = "general", STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
         stored = tuple(j if s else -1 for j, s in zip(g.outs, g.keep))
-        r = g.reduce
         key = (
             layout,
             maxd,
@@ -443,7 +462,10 @@ class Fuser:
             tuple(g.sources),
             stored,
             tuple(v[3] for v in views),
-            None if r is None else (r.kernel, (r.acc or r.out.dtype).compute_ctype, r.out.dtype),
+            tuple(
+                (j, r.kernel, (r.acc or r.out.dtype).compute_ctype, r.out.dtype)
+                for _, r, j in g.reduces
+            ),
         )
         k = self._kernel(key, small)
         if k is None:
@@ -453,13 +475,13 @@ class Fuser:
         for v in views:
             args += v[:2]  # buffer, offset
         args += g.scalars
-        if r is not None:
+        for _, r, _ in g.reduces:
             args += (r.out.buffer, r.out.offset)
         if layout != "flat":
             args += dims_args(mshape, mstrides, maxd)
         numel = first.numel
         args.append(numel)
-        if r is not None:  # one work-group walks every element
+        if g.reduces:  # one work-group walks every element
             L = _reduce_local_size(rt)
             rt.enqueue_now(k, (L,), (L,), args)
         else:
@@ -486,7 +508,7 @@ class Fuser:
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it
         may run in the background while the runtime builds and launches other kernels)."""
         rt = self.rt
-        layout, maxd, kinds, sources, stored, view_dtypes, reduction = key
+        layout, maxd, kinds, sources, stored, view_dtypes, reductions = key
         itype = "int"  # deferred launches index with 32 bits (larger ones are not deferred)
         steps, scalar_cts = [], []
         ops = [KINDS[n] for n in kinds]  # (kernel, compute C types, out dtype, operand dtypes)
@@ -517,23 +539,26 @@ class Fuser:
             or "double" in scalar_cts
             or any("double" in op[1] for op in ops)
         )
-        red = None
-        if reduction is not None:
-            rkernel, acc, out_dtype = reduction
-            red = (
-                acc,
-                h.neutral(rkernel.neutral, acc),
-                h.ctext(rkernel.map_expr, acc),
-                h.ctext(rkernel.reduce_expr, acc),
-                out_dtype.ctype,
-                out_dtype.name == "bool",
+        reds = []
+        for j, rkernel, acc, out_dtype in reductions:
+            reds.append(
+                (
+                    acc,
+                    h.neutral(rkernel.neutral, acc),
+                    h.ctext(rkernel.map_expr, acc),
+                    h.ctext(rkernel.reduce_expr, acc),
+                    out_dtype.ctype,
+                    out_dtype.name == "bool",
+                    j,
+                )
             )
             fp64 = fp64 or "double" in (acc, out_dtype.ctype)
-            name += f"_{rkernel.name}"
+        if reds:
+            name += f"_{reductions[0][1].name}" + (f"_{len(reds)}" if len(reds) > 1 else "")
         source = render(
             "fused.cl.mako",
             name=name,
-            red=red,
+            reds=tuple(reds),
             local_size=_reduce_local_size(rt),
             views=tuple(dt.ctype for dt in view_dtypes),
             stores=tuple(sorted({j for j in stored if j >= 0})),
@@ -549,12 +574,11 @@ class Fuser:
         program = rt.build(source, "fused.cl.mako")
         I = INDEX_NP[itype]
         types = [None, I] * len(view_dtypes) + [SCALAR_NP[ct] for ct in scalar_cts]
-        if red is not None:
-            types += [None, I]
+        types += [None, I] * len(reds)
         if layout != "flat":
             types += dims_types(I, len(view_dtypes), maxd)
         types.append(I)
-        local = rt.local_size if red is None else _reduce_local_size(rt)
+        local = _reduce_local_size(rt) if reds else rt.local_size
         self._generate_code(program, name, types, local)
         k = cl.Kernel(program, name)
         rt.set_arg_types(k, types)
