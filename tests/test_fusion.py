@@ -456,7 +456,7 @@ def test_reduced_values_and_results_keep_program_order(cl_device):
     the result exists only once the kernel's loop is over."""
 
     def run(lib, device=None):
-        x = lib.linspace(-1, 1, 200, device=device)
+        x = lib.linspace(0.5, 1.5, 200, device=device)
         y = x * 2
         total = y.sum()
         scaled = y * total  # reads the result: a new group
