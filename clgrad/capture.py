@@ -128,11 +128,12 @@ def note_optimizer(optimizer) -> None:
             rec.first_optimizer(optimizer)
 
 
-def defer_check(flag, fail) -> None:
+def defer_check(flag, fail, inputs=()) -> None:
     """An input check (``fail()`` raises when the one-element tensor ``flag`` is true) that
     would read the device while capturing: the replay computes ``flag`` and reads it after
-    its launches (see ``clgrad.nn.functional.device_check``)."""
-    active.checks.append((flag, fail))
+    its launches, unless ``flag`` depends on ``inputs`` alone and they are unchanged since it
+    last passed (see ``clgrad.nn.functional.device_check``)."""
+    active.checks.append((flag, fail, tuple(inputs)))
 
 
 def scalar_source(function, claims=()) -> None:

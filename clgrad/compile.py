@@ -299,6 +299,7 @@ class CompiledFunction:
             return out
         graph = _Graph(rec, static_in, static_out, spec, modules, optimizers)
         graph.mutated = mutated
+        graph.run_checks()  # the captured call raises as a replay would
         entry.graph = graph
         if cl_runtime.DEBUG:
             log.debug(
@@ -321,7 +322,12 @@ class _Graph:
         self.launches = rec.launches
         self.patches = rec.patches
         self.claims = rec.claims
-        self.checks = rec.checks
+        # (flag, fail, the storages it depends on alone or None) and, per check, their
+        # versions when it last passed
+        self.checks = [
+            (flag, fail, _watched(inputs, rec.allocated)) for flag, fail, inputs in rec.checks
+        ]
+        self.checked = [None] * len(self.checks)
         self.static_in = static_in
         self.mutated = []  # the indices of the arguments the step writes in place
         self.sources = [None] * len(static_in)  # (weakref to storage, version) last copied
@@ -337,9 +343,11 @@ class _Graph:
         self.runtimes = list({id(r[0]): r[0] for r in self.launches}.values())
         self.single = self.runtimes[0] if len(self.runtimes) == 1 else None
         # A kernel object per launch with its arguments set once: a replay only enqueues
-        # (setting a kernel's arguments cost as much as its enqueue; a fused kernel has dozens)
-        self.types = [r[0].typed.get(r[1]) or (None,) * len(r[4]) for r in self.launches]
-        self.bound = [_bind(*r, types) for r, types in zip(self.launches, self.types)]
+        # (setting a kernel's arguments cost as much as its enqueue; a fused kernel has dozens).
+        # A patched launch sets them all at each replay, through pyopencl's typed invoker (one
+        # by one, set_arg costs 6 us each).
+        patched = {p.index for p in self.patches}
+        self.bound = [_bind(*r, i in patched) for i, r in enumerate(self.launches)]
         # every buffer the launches name, and which were allocated by the capture
         self.buffers = {}
         for r in self.launches:
@@ -391,33 +399,48 @@ class _Graph:
                     self.sources[i] = (weakref.ref(s), s.version)
         _flush()
         for p in self.patches:
-            kernel, types = self.bound[p.index][2], self.types[p.index]
+            args = self.bound[p.index][5]
             for pos, v in zip(p.positions, p.convert(*p.source())):
-                kernel.set_arg(pos, v if types[pos] is None else types[pos](v))
+                args[pos] = v
         enqueue = cl.enqueue_nd_range_kernel
         rt = self.single
         if rt is not None:
             q = rt.queue
             with rt.launch_lock:
-                for _, _, kernel, g, lsz in self.bound:
-                    enqueue(q, kernel, g, lsz)
+                for _, _, kernel, g, lsz, args in self.bound:
+                    if args is None:
+                        enqueue(q, kernel, g, lsz)
+                    else:
+                        kernel(q, g, lsz, *args)
         else:
-            for rt, q, kernel, g, lsz in self.bound:
+            for rt, q, kernel, g, lsz, args in self.bound:
                 rt.flush()
                 with rt.launch_lock:
-                    enqueue(q, kernel, g, lsz)
+                    if args is None:
+                        enqueue(q, kernel, g, lsz)
+                    else:
+                        kernel(q, g, lsz, *args)
         for leaf, final, _ in self.leaves:
             leaf._grad = final
         if self.mutated:
             with no_grad():
                 for i in self.mutated:
                     tensors[i].copy_(self.static_in[i])
-        for flag, fail in self.checks:  # the step's input checks, as eager makes them
-            if bool(flag.item()):
-                fail()
+        self.run_checks()
         if cl_runtime.DEBUG:
             log.debug("compile: replayed %d launches", len(self.bound))
         return self.outputs()
+
+    def run_checks(self):
+        """The step's input checks, as eager makes them: each flag read, unless the tensors
+        it depends on are unchanged since it last passed."""
+        for i, (flag, fail, watched) in enumerate(self.checks):
+            seen = None if watched is None else tuple(s.version for s in watched)
+            if seen is not None and seen == self.checked[i]:
+                continue
+            if bool(flag.item()):
+                fail()
+            self.checked[i] = seen
 
     def outputs(self):
         with no_grad():
@@ -467,13 +490,29 @@ class _Graph:
 
 
 # ---- helpers -------------------------------------------------------------------------------
-def _bind(rt, kernel, global_size, local_size, args, types) -> tuple:
-    """(runtime, queue, a new kernel object of ``kernel``'s with ``args`` set as ``types``
-    says (None: as it is), sizes)."""
+def _watched(inputs, allocated):
+    """The storages of ``inputs``, where a check depends on them alone and none is memory of
+    the step's own (rewritten by each replay without a new version); else None."""
+    if not inputs:
+        return None
+    storages = tuple(t._storage for t in inputs)
+    if any(s.data.int_ptr in allocated for s in storages):
+        return None
+    return storages
+
+
+def _bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
+    """(runtime, queue, a new kernel object of ``kernel``'s, sizes, None or the argument list
+    a ``patched`` launch sets at each replay): its arguments set now, in the types the runtime
+    gave ``kernel`` (None: a buffer, or a NumPy scalar that carries its type)."""
+    types = rt.typed.get(kernel) or (None,) * len(args)
     bound = cl.Kernel(kernel.program, kernel.function_name)
+    if patched:
+        bound.set_scalar_arg_dtypes(types)
+        return rt, rt.queue, bound, global_size, local_size, list(args)
     for i, (a, t) in enumerate(zip(args, types)):
         bound.set_arg(i, a if t is None or isinstance(a, np.generic) else t(a))
-    return rt, rt.queue, bound, global_size, local_size
+    return rt, rt.queue, bound, global_size, local_size, None
 
 
 def _unpin(pins):

@@ -255,6 +255,35 @@ def test_input_check_raises_at_replay(cl_device):
         fn(clgrad.tensor([0, 5], device=cl_device))
 
 
+def test_input_check_reads_the_device_only_when_its_inputs_change(cl_device, monkeypatch):
+    """A training step's targets held by the step (not an argument): the check's flag is read
+    once, and again only after the targets are written."""
+    logits = clgrad.zeros(2, 3, device=cl_device)
+    target = clgrad.tensor([0, 2], device=cl_device)
+    fn = clgrad.compile(lambda: F.cross_entropy(logits, target))
+    fn(), fn()  # warm-up, capture (its check read)
+    reads = []
+    item = clgrad.Tensor.item
+    monkeypatch.setattr(clgrad.Tensor, "item", lambda t: reads.append(1) or item(t))
+    for _ in range(3):
+        fn()
+    assert fn.counts["replay"] == 3 and not reads
+    target[1] = 5
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        fn()
+    target[1] = 1
+    fn()
+    assert len(reads) >= 2
+
+
+def test_input_check_raises_at_capture(cl_device):
+    logits = clgrad.zeros(2, 3, device=cl_device)
+    fn = clgrad.compile(lambda t: F.cross_entropy(logits, t))
+    fn(clgrad.tensor([0, 2], device=cl_device))  # warm-up (eager)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        fn(clgrad.tensor([7, 2], device=cl_device))  # the capture
+
+
 def test_dropout_replays_draw_fresh_numbers(cl_device):
     fn = clgrad.compile(lambda x: F.dropout(x, 0.5))
     x = clgrad.ones(64, device=cl_device)

@@ -2487,16 +2487,18 @@ def _target_error(target, bad, c):
     raise IndexError(f"Target {first} is out of bounds (the input has {c} classes).")
 
 
-def device_check(flag: Tensor, fail) -> None:
+def device_check(flag: Tensor, fail, inputs=()) -> None:
     """Calls ``fail()`` (which raises) when the one-element ``flag`` is true: a read of the
     device now, or, while ``clgrad.compile`` captures a step, after each replay's launches (the
-    replay raises the same error, after the step has run, as a device-side assert would).
+    replay raises the same error, after the step has run, as a device-side assert would). A
+    ``flag`` computed from the tensors ``inputs`` alone is read again only once one of them
+    has changed (a training step's fixed targets cost no wait per replay).
 
     >>> from clgrad.nn.functional import device_check
     >>> device_check(clgrad.tensor(False), lambda: 1 / 0)
     """
     if capture.active is not None:
-        capture.defer_check(flag, fail)
+        capture.defer_check(flag, fail, inputs)
     elif bool(flag.item()):
         fail()
 
@@ -2512,7 +2514,7 @@ def _nll_terms(logp, target, weight, ignore_index, cdim):
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= c))
     if target.numel():
-        device_check(bad.any(), lambda: _target_error(target, bad, c))
+        device_check(bad.any(), lambda: _target_error(target, bad, c), (target,))
     classes = _arange(c, device=logp.device).reshape((c,) + (1,) * (logp.ndim - cdim - 1))
     hot = target.unsqueeze(cdim) == classes
     if 0 <= ignore_index < c:
