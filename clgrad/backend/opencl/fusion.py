@@ -51,10 +51,13 @@ from .template_helpers import subst
 
 log = logging.getLogger("clgrad")
 
-# a group holds at most this many launches and memory views (a kernel's parameters are bounded:
-# OpenCL promises 1 KiB of them), and reductions (each a work-group's worth of local memory)
+# A group holds at most this many launches, memory views, Python numbers and reductions: a
+# kernel's parameters are bounded (OpenCL promises 1 KiB: a view takes at most 32 bytes with its
+# offset and strides, a number 8, a reduction's result 16, the sizes 64), and each reduction
+# takes a work-group's worth of local memory.
 MAX_LAUNCHES = 32
-MAX_VIEWS = 12
+MAX_VIEWS = 20
+MAX_SCALARS = 24
 MAX_REDUCES = 8
 STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one kernel
 # A group earns a kernel of its own with this many launches, or this many elements: a build and
@@ -210,6 +213,7 @@ class Group:
             or info.shape != self.shape
             or len(self.entries) >= MAX_LAUNCHES
             or len(self.views) + len(info.operands) >= MAX_VIEWS
+            or len(self.scalars) + len(info.operands) > MAX_SCALARS
         ):
             return False
         access, writer, reduced = self.access, self.writer, self.reduced
@@ -343,6 +347,24 @@ def _reduce_local_size(rt) -> int:
     return n
 
 
+def _used_views(g) -> tuple:
+    """(views, sources, stored) of group ``g`` as its kernel sees them: only the views it
+    loads from or stores into (an output kept in a register alone is no parameter), numbered
+    in order of first use."""
+    stored = [j if s else -1 for j, s in zip(g.outs, g.keep)]
+    used = {-1 - s for srcs in g.sources for s in srcs if s != SCALAR and s < 0}
+    used.update(j for j in stored if j >= 0)
+    if len(used) == len(g.views):
+        return g.views, tuple(g.sources), tuple(stored)
+    order = sorted(used)
+    number = {j: n for n, j in enumerate(order)}
+    sources = tuple(
+        tuple(s if s == SCALAR or s >= 0 else -1 - number[-1 - s] for s in srcs)
+        for srcs in g.sources
+    )
+    return [g.views[j] for j in order], sources, tuple(number.get(j, -1) for j in stored)
+
+
 class Fuser:
     """A runtime's fused kernels: structure -> kernel, and how often each structure was seen.
 
@@ -443,9 +465,9 @@ class Fuser:
 
     def _run_group(self, g, small=False):
         rt = self.rt
-        views = g.views
+        views, sources, stored = _used_views(g)
         first = g.entries[0].info
-        if all(e.info.flat for e in g.entries):
+        if not views or all(e.info.flat for e in g.entries):
             layout, maxd, mshape, mstrides = "flat", 0, None, None
         else:
             mshape, mstrides = merge_dims(g.shape, [v[2] for v in views])
@@ -454,12 +476,11 @@ class Fuser:
             else:
                 ndim = len(mshape)
                 layout, maxd = "general", STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
-        stored = tuple(j if s else -1 for j, s in zip(g.outs, g.keep))
         key = (
             layout,
             maxd,
             tuple(e.info.kind for e in g.entries),
-            tuple(g.sources),
+            sources,
             stored,
             tuple(v[3] for v in views),
             tuple(
