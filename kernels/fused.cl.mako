@@ -10,8 +10,10 @@
 ##   scalars: compute ctype of each Python number (s<k>)
 ##   steps: per launch (C expression over v<j>/r<k>/s<k> already cast to its compute type,
 ##     out storage ctype, out is bool, view to store into or -1)
-##   layout: flat (every view one contiguous run over the shape) or general (maxd dims of
-##     arguments, innermost first, padded with size 1, as the elementwise kernels)
+##   layout: flat (every view one contiguous run over the shape), general (maxd dims of
+##     arguments, innermost first, padded with size 1, as the elementwise kernels) or rows (the
+##     same arguments, a 2-D launch: dim 0 walks the innermost dim, dim 1 the rest, whose
+##     divisions are then uniform across a work-group; for long inner rows, no reduction)
 ##   reds: full reductions of steps' values (then one work-group walks every element), each
 ##     (accumulator C type, neutral, map over x, combine of a and b, out storage C type, out is
 ##     bool, the step whose value it reduces); reduction m's result goes to rout<m>[rout<m>_off]
@@ -21,6 +23,25 @@
 // would round differently from the same ops run one by one).
 #pragma OPENCL FP_CONTRACT OFF
 <% I = index_t %>
+<%def name="outer_dims(first)">
+## dims past the merged ones arrive as size 1: no test; 32-bit indices divide by multiplying
+## (launch.divisor)
+  % for d in range(first, maxd):
+    {
+    % if I == "int":
+      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
+      const int c = rem - q * size${d};
+      rem = q;
+    % else:
+      const ${I} c = rem % size${d};
+      rem /= size${d};
+    % endif
+    % for j in range(len(views)):
+      i${j} += c * stride${j}_${d};
+    % endfor
+    }
+  % endfor
+</%def>
 __kernel void ${name}(
 % for j, st in enumerate(views):
     __global ${"" if j in stores else "const "}${st} *p${j}, const ${I} off${j},
@@ -47,6 +68,21 @@ __kernel void ${name}(
   ${red[0]} cg_acc${m} = ${red[1]};
   % endfor
   for (${I} _i = get_local_id(0); _i < n; _i += ${local_size}) {
+% elif layout == "rows":
+  // The outer dims first, before any branch: they depend on get_global_id(1) alone, so PoCL
+  // hoists their divisions out of the work-group's loop (as the elementwise rows kernels).
+  ${I} rem = get_global_id(1);
+  % for j in range(len(views)):
+  ${I} i${j} = off${j};
+  % endfor
+  ${outer_dims(1)}
+  const ${I} inner = get_global_id(0);
+  if ((${I})(get_group_id(0) + 1) * (${I})get_local_size(0) > size0 && inner >= size0) return;
+  {
+    const ${I} _i = (${I})get_global_id(1) * size0 + inner;
+  % for j in range(len(views)):
+    i${j} += inner * stride${j}_0;
+  % endfor
 % elif grid_stride:
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
@@ -59,28 +95,12 @@ __kernel void ${name}(
   % for j in range(len(views)):
     const ${I} i${j} = off${j} + _i;
   % endfor
-% else:
+% elif layout == "general":
     ${I} rem = _i;
   % for j in range(len(views)):
     ${I} i${j} = off${j};
   % endfor
-  ## dims past the merged ones arrive as size 1: no test; 32-bit indices divide by multiplying
-  ## (launch.divisor)
-  % for d in range(maxd):
-    {
-    % if I == "int":
-      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
-      const int c = rem - q * size${d};
-      rem = q;
-    % else:
-      const ${I} c = rem % size${d};
-      rem /= size${d};
-    % endif
-    % for j in range(len(views)):
-      i${j} += c * stride${j}_${d};
-    % endfor
-    }
-  % endfor
+    ${outer_dims(0)}
 % endif
 % for j in loads:
     const ${views[j]} v${j} = p${j}[i${j}];

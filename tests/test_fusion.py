@@ -171,6 +171,32 @@ def test_broadcast_scalars_casts_and_strides(cl_device):
         np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(3, 70), (2, 3, 300), (4, 1, 257)])
+def test_broadcast_rows_kernel(cl_device, shape):
+    """Long inner rows with broadcast and strided operands run as a 2-D launch (the rows
+    layout): every element, the partial last work-group, the outer dims' arithmetic."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(shape[-1:]).astype(np.float32)
+    col = rng.standard_normal(shape[:-1] + (1,)).astype(np.float32)
+    t = rng.standard_normal(shape[::-1]).astype(np.float32)
+
+    def run(lib, device=None):
+        tx, tb, tc = (lib.tensor(v, device=device) for v in (x, bias, col))
+        tt = lib.tensor(t, device=device).permute(*range(len(shape) - 1, -1, -1))  # strided
+        return (((tx + tb).relu() * tc - tt) * 0.5 + 1,)
+
+    with fusion(cl_device, on=False):
+        unfused = run(clgrad, cl_device)
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        got = run(clgrad, cl_device)
+        _runtime(cl_device).flush()
+        assert fuser.launched == before + 1
+    _same(got[0], unfused[0])
+    np.testing.assert_allclose(got[0].cpu().numpy(), run(torch)[0].numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_errors_raise_at_the_call(cl_device):
     with fusion(cl_device):
         x = clgrad.ones(3, 4, device=cl_device)

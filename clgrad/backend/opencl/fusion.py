@@ -475,7 +475,9 @@ class Fuser:
                 layout, maxd = "flat", 0
             else:
                 ndim = len(mshape)
-                layout, maxd = "general", STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
+                maxd = STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
+                # a 2-D launch pays off once rows are long enough to fill work-groups
+                layout = "rows" if mshape[-1] >= 64 and not g.reduces else "general"
         key = (
             layout,
             maxd,
@@ -505,6 +507,10 @@ class Fuser:
         if g.reduces:  # one work-group walks every element
             L = _reduce_local_size(rt)
             rt.enqueue_now(k, (L,), (L,), args)
+        elif layout == "rows":
+            L = rt.local_size
+            inner = mshape[-1]
+            rt.enqueue_now(k, (-(-inner // L) * L, numel // inner), (L, 1), args)
         else:
             L = rt.local_size
             items = max(1, min(numel, rt.max_work_items))

@@ -553,6 +553,11 @@ class Runtime:
         self.unbundled: set = set()  # bundle keys the driver refused to build (``bundled``)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
+        # native vector widths (elements): what the CPU micro-kernels' vectors are shaped by
+        self.vector_width = {
+            "float": d.native_vector_width_float,
+            "double": d.native_vector_width_double,
+        }
         # Kernels loop grid-stride. A GPU wants just enough work-items to fill it; PoCL wants one
         # work-item per element in groups of 256, which it runs as a vectorized loop per core
         # (a grid-stride loop there walks memory with a stride and runs 30x slower).
