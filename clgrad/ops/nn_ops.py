@@ -127,6 +127,11 @@ def _injective(n_out, k, s, d):
     return len(rows) == n_out * k
 
 
+def _covers(n_out, k, s, d, size):
+    """True when the window positions of one (injective) dim reach every input row."""
+    return n_out * k == size and (n_out - 1) * s + (k - 1) * d == size - 1
+
+
 _OFFSETS: dict = {}
 
 
@@ -154,13 +159,17 @@ class Fold(Function):
     def forward(ctx, g, shape, kernel, stride, dilation):
         ctx.geometry = (kernel, stride, dilation)
         out = Tensor._empty(tuple(shape), g.dtype, g.device)
-        launch(FILL, [0], out.dtype, out.dtype, out=out)
-        if g.numel() == 0:
-            return out
         wshape, wstride, offset = _windows(out, kernel, stride, dilation)
         nd = len(kernel)
         outs = wshape[-2 * nd : -nd]
-        if all(map(_injective, outs, kernel, stride, dilation)):
+        injective = g.numel() and all(map(_injective, outs, kernel, stride, dilation))
+        # windows that tile the input exactly (max pooling's, stride = kernel) write every
+        # element once: no zeros first (the copy then fuses with the gradient that feeds it)
+        if not (injective and all(map(_covers, outs, kernel, stride, dilation, shape[2:]))):
+            launch(FILL, [0], out.dtype, out.dtype, out=out)
+        if not g.numel():
+            return out
+        if injective:
             launch(COPY, [g], out.dtype, g.dtype, out=out._view(wshape, wstride, offset))
             return out
         put(out, _fold_offsets(out, kernel, stride, dilation), g, accumulate=True)
@@ -253,13 +262,15 @@ class MaxLast(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        return _to_picked(g, idx, ctx.k)
+        return _to_picked(g, idx, (ctx.k,))
 
 
-def _to_picked(g, idx, k):
-    """``g`` (any shape) spread over a new last dim of ``k``, all of it at ``idx`` (an
-    elementwise one-hot product: no scatter, no atomics)."""
-    return (arange(k, device=g.device) == idx.unsqueeze(-1)) * g.unsqueeze(-1)
+def _to_picked(g, idx, window):
+    """``g`` (any shape) spread over new last dims of sizes ``window``, all of it at the
+    row-major position ``idx`` (an elementwise one-hot product: no scatter, no atomics)."""
+    new = (1,) * len(window)
+    positions = arange(math.prod(window), device=g.device).reshape(window)
+    return (positions == idx.reshape(idx._shape + new)) * g.reshape(g._shape + new)
 
 
 class WindowMax(Function):
@@ -284,7 +295,7 @@ class WindowMax(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        return _to_picked(g, idx, math.prod(ctx.kernel)).reshape(g.shape + ctx.kernel), None
+        return _to_picked(g, idx, ctx.kernel), None
 
 
 # ---- embedding -------------------------------------------------------------------------------
