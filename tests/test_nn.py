@@ -951,6 +951,33 @@ def test_cross_entropy_shapes_and_targets(device):
         F.cross_entropy(xt, clgrad.tensor([0, 1, 1], device=device), reduction="avg")
 
 
+def test_target_check_reads_again_only_after_a_write(device, monkeypatch):
+    """cross_entropy's target range check reads the device (a wait for queued work): a target
+    that passed it is not read again until something writes its storage."""
+    logits = clgrad.zeros(2, 3, device=device)
+    target = clgrad.tensor([0, 2], device=device)
+    F.cross_entropy(logits, target)
+    reads = []
+    item = clgrad.Tensor.item
+    monkeypatch.setattr(clgrad.Tensor, "item", lambda t: reads.append(1) or item(t))
+    F.cross_entropy(logits, target)
+    assert not reads or device == "cpu"
+    target[1] = 3
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        F.cross_entropy(logits, target)
+    target[1:].fill_(1)  # through another view of the storage
+    F.cross_entropy(logits, target)
+    target.copy_(clgrad.tensor([5, 0]))  # from the host
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        F.cross_entropy(logits, target)
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):  # a failure is not kept
+        F.cross_entropy(logits, target)
+    target.fill_(1)
+    F.cross_entropy(logits, target)
+    with pytest.raises(IndexError, match="Target 1 is out of bounds"):  # fewer classes
+        F.cross_entropy(logits[:, :1], target)
+
+
 def test_cross_entropy_gradcheck(device):
     need64(device)
     y = clgrad.tensor([1, 0, 3], device=device)
