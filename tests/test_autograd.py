@@ -107,6 +107,28 @@ def test_leaf_keeps_a_gradient_nobody_else_holds(device):
     assert v.grad.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_matmul_gradients_come_in_their_operands_layout(device):
+    # As PyTorch's mm backward: a column-major operand (a weight used as weight.mT) gets the
+    # transpose of a row-major product, so the leaf's gradient arrives contiguous and is kept.
+    import torch
+
+    rng = np.random.default_rng(3)
+    xs, ws, ps = (rng.standard_normal(s).astype(np.float32) for s in ((5, 4), (3, 4), (4, 5)))
+    x, w, p = leaf(xs, device), leaf(ws, device), leaf(ps, device)
+    arrived = {}
+    w.register_hook(lambda g: arrived.update(w=g.data_ptr()))
+    p.register_hook(lambda g: arrived.update(p=g.data_ptr()))
+    ((x @ w.mT) ** 2).sum().backward()
+    (p.mT @ w.detach().mT).sum().backward()
+    tx, tw, tp = (torch.tensor(v, requires_grad=True) for v in (xs, ws, ps))
+    ((tx @ tw.mT) ** 2).sum().backward()
+    (tp.mT @ tw.detach().mT).sum().backward()
+    for mine, theirs in ((x, tx), (w, tw), (p, tp)):
+        assert mine.grad.is_contiguous()
+        assert_close(mine.grad, theirs.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert w.grad.data_ptr() == arrived["w"] and p.grad.data_ptr() == arrived["p"]
+
+
 def test_tracking_rules(device):
     x = leaf([1.0], device)
     assert x.is_leaf and x.grad_fn is None and x.grad is None

@@ -47,10 +47,22 @@ class Mm(Function):
 
     @staticmethod
     def backward(ctx, g):
+        # Each gradient in its operand's layout, as PyTorch's mm_mat1/mat2_backward: for a
+        # column-major operand (a Linear weight, seen as weight.mT) the transpose of a
+        # row-major product, so the weight's own gradient is contiguous (no copy into .grad).
         a, b = ctx.saved_tensors
-        ga = sum_to(g @ b.mT, a.shape) if ctx.needs_input_grad[0] else None
-        gb = sum_to(a.mT @ g, b.shape) if ctx.needs_input_grad[1] else None
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to((b @ g.mT).mT if _column_major(a) else g @ b.mT, a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to((g.mT @ a).mT if _column_major(b) else a.mT @ g, b.shape)
         return ga, gb
+
+
+def _column_major(t) -> bool:
+    """Whether the matrices of ``t`` are column-major (and not also row-major)."""
+    rows, cols = t._shape[-2:]
+    return rows > 1 and cols > 1 and t._stride[-2] == 1 and t._stride[-1] == rows
 
 
 Bmm = type("Bmm", (Mm,), {"__module__": __name__})
