@@ -16,6 +16,8 @@ and patches those positions.
 
 from __future__ import annotations
 
+import weakref
+
 #: The ``Recording`` being made, or None.
 active: Recording | None = None
 
@@ -60,8 +62,12 @@ class Recording:
         self.claims: list[tuple] = []
         self.source = None  # (function, claims) waiting for the launch it feeds
         self.first_optimizer = None  # called with each optimizer when it is first seen
-        # (flag, fail): an input check whose flag a replay computes on the device and reads
+        # (flag, fail, inputs): an input check whose flag a replay computes on the device and
+        # reads
         self.checks: list[tuple] = []
+        # id -> weak reference of each storage whose version the capture counted up: memory the
+        # step writes, which a replay writes again (without the ops that count versions)
+        self.written: dict[int, object] = {}
 
     def fail(self, reason: str) -> None:
         if self.unsupported is None:
@@ -94,6 +100,13 @@ def stop() -> Recording | None:
 def record_launch(runtime, kernel, global_size, local_size, args) -> None:
     """Called by ``Runtime.launch``/``enqueue`` for every kernel while capturing."""
     active.launches.append([runtime, kernel, global_size, local_size, list(args)])
+
+
+def note_write(storage) -> None:
+    """A storage's version counted up (an in-place write) while capturing."""
+    written = active.written
+    if id(storage) not in written:
+        written[id(storage)] = weakref.ref(storage)
 
 
 def note_transfer(what: str) -> None:

@@ -253,6 +253,9 @@ class CompiledFunction:
         # arguments the step wrote in place: the caller's tensors get what it wrote (a replay
         # writes the captured copies, then these too)
         mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
+        for flag, fail, _ in rec.checks:  # the captured call raises as eager would, after it
+            if bool(flag.item()):
+                fail()
         with no_grad():
             for i in mutated:
                 tensors[i].copy_(static_in[i])
@@ -299,7 +302,6 @@ class CompiledFunction:
             return out
         graph = _Graph(rec, static_in, static_out, spec, modules, optimizers)
         graph.mutated = mutated
-        graph.run_checks()  # the captured call raises as a replay would
         entry.graph = graph
         if cl_runtime.DEBUG:
             log.debug(
@@ -327,7 +329,13 @@ class _Graph:
         self.checks = [
             (flag, fail, _watched(inputs, rec.allocated)) for flag, fail, inputs in rec.checks
         ]
-        self.checked = [None] * len(self.checks)
+        # the storages the step writes in place: a replay counts their versions up, as the
+        # ops it replays would have (autograd's checks, and input checks, see the writes)
+        self.written = list(rec.written.values())
+        # the capture read every check: as passed at the versions it left
+        self.checked = [
+            None if w is None else tuple(s.version for s in w) for _, _, w in self.checks
+        ]
         self.static_in = static_in
         self.mutated = []  # the indices of the arguments the step writes in place
         self.sources = [None] * len(static_in)  # (weakref to storage, version) last copied
@@ -394,9 +402,10 @@ class _Graph:
             for i, (static, t) in enumerate(zip(self.static_in, tensors)):
                 s = t._storage
                 last = self.sources[i]
-                if last is None or last[0]() is not s or last[1] != s.version:
+                seen = (s.version, t._offset, t._stride)
+                if last is None or last[0]() is not s or last[1] != seen:
                     static.copy_(t)
-                    self.sources[i] = (weakref.ref(s), s.version)
+                    self.sources[i] = (weakref.ref(s), seen)
         _flush()
         for p in self.patches:
             args = self.bound[p.index][5]
@@ -420,6 +429,10 @@ class _Graph:
                         enqueue(q, kernel, g, lsz)
                     else:
                         kernel(q, g, lsz, *args)
+        for ref in self.written:
+            s = ref()
+            if s is not None:
+                s._version += 1
         for leaf, final, _ in self.leaves:
             leaf._grad = final
         if self.mutated:
@@ -511,7 +524,7 @@ def _bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
         bound.set_scalar_arg_dtypes(types)
         return rt, rt.queue, bound, global_size, local_size, list(args)
     for i, (a, t) in enumerate(zip(args, types)):
-        bound.set_arg(i, a if t is None or isinstance(a, np.generic) else t(a))
+        bound.set_arg(i, a if t is None or type(a) is t else t(a))
     return rt, rt.queue, bound, global_size, local_size, None
 
 

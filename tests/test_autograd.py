@@ -100,6 +100,11 @@ def test_leaf_keeps_a_gradient_nobody_else_holds(device):
             held.copy_(g.expand(2, 3))
             return held[0]  # a view of a tensor the caller still holds
 
+    # a view over a bigger storage is copied: the leaf does not keep the rest alive
+    w1, w2 = leaf([1.0, 1.0, 1.0], device), leaf([1.0, 1.0, 1.0, 1.0], device)
+    (clgrad.cat([w1, w2]) * 2).sum().backward()
+    assert w1.grad.tolist() == [2.0, 2.0, 2.0] and w1.grad._storage.nbytes == 12
+
     v = leaf([1.0, 1.0, 1.0], device)
     Shared.apply(v).sum().backward()
     assert v.grad.data_ptr() != held.data_ptr()

@@ -118,6 +118,7 @@ def _owned(grad, v) -> bool:
         sys.getrefcount(base) <= 3  # grad's reference, ours, the call's
         and base._storage is grad._storage
         and sys.getrefcount(grad._storage) <= 3  # base's, grad's, the call's
+        and grad._storage.nbytes == grad.numel() * grad.dtype.itemsize  # no memory beside it
     ):
         grad._base = grad._view_meta = None
         return True

@@ -165,7 +165,8 @@ class Fold(Function):
         injective = g.numel() and all(map(_injective, outs, kernel, stride, dilation))
         # windows that tile the input exactly (max pooling's, stride = kernel) write every
         # element once: no zeros first (the copy then fuses with the gradient that feeds it)
-        if not (injective and all(map(_covers, outs, kernel, stride, dilation, shape[2:]))):
+        spatial = tuple(shape)[-nd:]
+        if not (injective and all(map(_covers, outs, kernel, stride, dilation, spatial))):
             launch(FILL, [0], out.dtype, out.dtype, out=out)
         if not g.numel():
             return out
