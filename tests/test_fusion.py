@@ -498,3 +498,19 @@ def test_reduced_values_and_results_keep_program_order(cl_device):
     with fusion(cl_device, on=False):
         unfused = run(clgrad, cl_device)
     _same(got[3], unfused[3])  # (reductions may sum in another order)
+
+
+def test_large_groups_stop_at_a_reduction(cl_device):
+    """A group with a reduction runs as one work-group: past JOIN_AFTER_REDUCE_MAX elements,
+    the launches after the reduction make a kernel of their own."""
+    from clgrad.backend.opencl.fusion import JOIN_AFTER_REDUCE_MAX
+
+    x = clgrad.ones(JOIN_AFTER_REDUCE_MAX + 1, device=cl_device)
+    with fusion(cl_device) as fuser:
+        before = fuser.launched
+        a = (x * 2) - 1
+        s = a.sum()
+        b = (a + 1) * 3
+        _runtime(cl_device).flush()
+        assert fuser.launched == before + 2
+    assert s.item() == JOIN_AFTER_REDUCE_MAX + 1 and b[0].item() == 6.0

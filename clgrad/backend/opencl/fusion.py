@@ -59,6 +59,9 @@ MAX_LAUNCHES = 32
 MAX_VIEWS = 20
 MAX_SCALARS = 24
 MAX_REDUCES = 8
+# A group with a reduction runs as one work-group: past this many elements, launches after a
+# reduction start a new group rather than join that single work-group's walk.
+JOIN_AFTER_REDUCE_MAX = 8192
 STRIDED_DIMS = 4  # as the elementwise kernels: up to 4 merged dims share one kernel
 # A group earns a kernel of its own with this many launches, or this many elements: a build and
 # its code generation cost ~0.3 s on PoCL, which two small launches never win back in a short
@@ -215,6 +218,8 @@ class Group:
             or len(self.views) + len(info.operands) >= MAX_VIEWS
             or len(self.scalars) + len(info.operands) > MAX_SCALARS
         ):
+            return False
+        if self.reduces and info.numel > JOIN_AFTER_REDUCE_MAX:
             return False
         access, writer, reduced = self.access, self.writer, self.reduced
         o = e.out
