@@ -116,6 +116,7 @@ from .ops.creation import (
     zeros_like,
 )
 from .serialization import load, save
+from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
 half, float, double = float16, float32, float64

@@ -42,3 +42,45 @@ class Storage:
             except Exception:  # interpreter shutdown: the context is going away anyway
                 pass
             self.data = None
+
+
+class UntypedStorage:
+    """A tensor's memory as PyTorch's ``Tensor.untyped_storage()`` shows it: its size in bytes
+    and a ``data_ptr()`` that every tensor over the same memory shares (a name for the memory,
+    as ``Tensor.data_ptr``, not a host address).
+
+    >>> x = clgrad.arange(4.0)
+    >>> x[1:].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    True
+    >>> x.clone().untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    False
+    >>> x.untyped_storage().nbytes()
+    16
+    """
+
+    __slots__ = ("_storage",)
+
+    def __init__(self, storage: Storage):
+        self._storage = storage
+
+    def data_ptr(self) -> int:
+        return id(self._storage) * 64
+
+    def nbytes(self) -> int:
+        return self._storage.nbytes
+
+    def size(self) -> int:
+        return self._storage.nbytes
+
+    def __len__(self) -> int:
+        return self._storage.nbytes
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    def __repr__(self):
+        return f"<clgrad.UntypedStorage of {self.nbytes()} bytes on {self.device}>"

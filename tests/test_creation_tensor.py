@@ -160,3 +160,17 @@ def test_synchronize(device):
     clgrad.synchronize(device)
     clgrad.synchronize()
     assert x.sum().item() == 3000
+
+
+def test_untyped_storage_names_the_memory_as_torch(device):
+    """``untyped_storage()``: the same ``data_ptr()`` for every view of one tensor's memory, a
+    new one for a copy, its size in bytes; as torch's on the same operations."""
+    import torch
+
+    for lib, dev in ((clgrad, device), (torch, "cpu")):
+        x = lib.arange(12.0, device=dev).reshape(3, 4)
+        views = (x[1:], x.t(), x.view(-1)[5:], x.unsqueeze(0))
+        assert all(v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for v in views)
+        assert x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+        assert x.untyped_storage().nbytes() == 48 and len(x[1:].untyped_storage()) == 48
+        assert x[2:].untyped_storage().element_size() == 1

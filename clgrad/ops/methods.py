@@ -14,6 +14,7 @@ from ..autograd import backward as _backward
 from ..autograd import is_grad_enabled
 from ..autograd.function import register_post_accumulate_grad_hook
 from ..device import cuda_device, resolve
+from ..storage import UntypedStorage
 from ..tensor import Tensor
 from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
 from . import creation as C
@@ -643,6 +644,7 @@ def _attach():
         "is_cpu": property(lambda self: self.device == "cpu"),
         "get_device": lambda self: -1 if self.device == "cpu" else self.device.index,
         "data_ptr": data_ptr,
+        "untyped_storage": lambda self: UntypedStorage(self._storage),
         "apply_": apply_,
         "is_contiguous": is_contiguous,
         "pin_memory": lambda self, device=None: self,
