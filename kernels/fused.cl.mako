@@ -128,7 +128,8 @@ __kernel void ${name}(
   % for m, red in enumerate(reds):
   cg_partial${m}[lid] = cg_acc${m};
   % endfor
-  barrier(CLK_LOCAL_MEM_FENCE);
+  // (global too: every work-item's loads of a buffer a result then overwrites come first)
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   for (int width = ${local_size // 2}; width > 0; width >>= 1) {
     if (lid < width) {
   % for m, red in enumerate(reds):

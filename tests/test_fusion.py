@@ -514,3 +514,24 @@ def test_large_groups_stop_at_a_reduction(cl_device):
         _runtime(cl_device).flush()
         assert fuser.launched == before + 2
     assert s.item() == JOIN_AFTER_REDUCE_MAX + 1 and b[0].item() == 6.0
+
+
+def test_reduction_into_a_buffer_the_group_read_before(cl_device):
+    """A reduction's result may land in a recycled buffer that an earlier launch of its group
+    read (its old value): the group still runs as one kernel, the reads coming first."""
+    rt = _runtime(cl_device)
+    x = clgrad.linspace(0.5, 1.5, 300, device=cl_device)
+    with fusion(cl_device) as fuser:
+        z = clgrad.full((), 3.0, device=cl_device)
+        rt.flush()
+        z_buffer = z._storage.data
+        before = fuser.launched
+        y = x * z  # reads z's buffer
+        del z  # its buffer goes back to the allocator, which hands it to the sum
+        total = (y + 1).sum()
+        recycled = total._storage.data is z_buffer
+        rt.flush()
+        assert fuser.launched == before + 1
+    assert recycled  # (the allocator's reuse is what this test is about)
+    np.testing.assert_allclose(total.item(), ((x * 3) + 1).sum().item(), rtol=1e-6)
+    np.testing.assert_allclose(y.cpu().numpy(), (x * 3).cpu().numpy())

@@ -245,8 +245,10 @@ class Group:
 
     def attach(self, r) -> bool:
         """Adds reduction ``r`` where it reduces the output of one of the group's launches,
-        through the view that launch wrote, and writes a buffer the group does not touch
-        (else returns False). Later launches may join, except those touching its result."""
+        through the view that launch wrote, into a buffer no launch of the group writes (its
+        result is stored once the group's loop is over: earlier launches may have read the
+        buffer's old contents, as a recycled buffer's were) (else returns False). Later
+        launches may join, except those touching its result."""
         x = r.x
         b = id(x.buffer)
         ob = id(r.out.buffer)
@@ -257,7 +259,7 @@ class Group:
             or len(self.reduces) >= MAX_REDUCES
             or x.shape != self.shape
             or self.access.get(b) != (x.offset, (x.strides, x.dtype))
-            or ob in self.access
+            or ob in self.writer
             or ob in self.reduced
         ):
             return False
