@@ -223,24 +223,29 @@ class Group:
             return False
         access, writer, reduced = self.access, self.writer, self.reduced
         o = e.out
-        ob = id(o.buffer)
+        ob = id(o[0])  # View fields by index: this runs for every deferred launch
         if ob in reduced:
             return False
-        osig = (o.offset, info.out_st)
+        osig = (o[1], info.out_st)
+        refs = []  # per operand: None (a number), or (buffer id, (offset, (strides, dtype)))
         for x, st in zip(e.operands, info.operands):
-            if st is not None:
-                b = id(x.buffer)
-                if b in reduced:  # written only once the kernel's loop is over
+            if st is None:
+                refs.append(None)
+                continue
+            b = id(x[0])
+            sig = (x[1], st)
+            if b in reduced:  # written only once the kernel's loop is over
+                return False
+            if b in writer:
+                if access[b] != sig:
                     return False
-                if b in writer:
-                    if access[b] != (x.offset, st):
-                        return False
-                elif b == ob and (x.offset, st) != osig:
-                    return False
+            elif b == ob and sig != osig:
+                return False
+            refs.append((b, sig))
         seen = access.get(ob)
         if seen is not None and seen != osig:
             return False
-        self._commit(e)
+        self._commit(e, refs, ob, osig)
         return True
 
     def attach(self, r) -> bool:
@@ -267,51 +272,52 @@ class Group:
         self.reduced.add(ob)
         return True
 
-    def _commit(self, e):
+    def _commit(self, e, refs=None, ob=None, osig=None):
+        """Appends launch ``e``; ``refs``, ``ob``, ``osig``: what ``add`` worked out of it."""
         info = e.info
         writer = self.writer
         sources = []
         if info is not None:
+            if refs is None:
+                o = e.out
+                ob, osig = id(o[0]), (o[1], info.out_st)
+                refs = [
+                    None if st is None else (id(x[0]), (x[1], st))
+                    for x, st in zip(e.operands, info.operands)
+                ]
             access, index, views, reads = self.access, self.index, self.views, self.reads
-            for x, st in zip(e.operands, info.operands):
-                if st is None:
+            for x, ref in zip(e.operands, refs):
+                if ref is None:
                     sources.append(SCALAR)
                     self.scalars.append(x)
                     continue
-                b = id(x.buffer)
+                b, sig = ref
                 w = writer.get(b)
                 if w is not None:  # aligned with the write (``add``): the register holds it
                     sources.append(w)
                     continue
                 reads.add(b)
-                offset = x.offset
-                sig = (offset, st)
                 if access.setdefault(b, sig) != sig:
                     access[b] = MIXED
-                key = (b, offset, st)
-                j = index.get(key)
+                j = index.get(ref)
                 if j is None:
-                    j = index[key] = len(views)
-                    views.append((x.buffer, offset, *st))
+                    j = index[ref] = len(views)
+                    views.append((x[0], sig[0], *sig[1]))
                 sources.append(-1 - j)
-            o = e.out
-            ob = id(o.buffer)
-            offset = o.offset
-            osig = (offset, info.out_st)
             # (a first launch may read its output's buffer through another, disjoint view:
             # then nothing later may touch that buffer)
             access[ob] = osig if access.get(ob, osig) == osig else MIXED
-            key = (ob, offset, info.out_st)
+            key = (ob, osig)
             j = index.get(key)
             if j is None:
                 j = index[key] = len(views)
-                views.append((o.buffer, offset, *info.out_st))
+                views.append((e.out[0], osig[0], *info.out_st))
             self.outs.append(j)
         else:
-            ob = id(e.out.buffer)
+            ob = id(e.out[0])
             for x in e.operands:
                 if type(x) is View:
-                    self.reads.add(id(x.buffer))
+                    self.reads.add(id(x[0]))
         writer[ob] = len(self.entries)
         self.sources.append(tuple(sources))
         self.entries.append(e)
