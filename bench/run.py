@@ -60,17 +60,30 @@ except ImportError:
     HAVE_TORCH = False
 
 
+# Every timing starts on quiet cores: it first waits SETTLE_S seconds with nothing running,
+# then warms up for at least WARM_S seconds. NumPy's OpenBLAS and PyTorch's OpenMP threads keep
+# spinning on the cores for about 0.1 s after a call returns, and a CPU OpenCL device runs its
+# kernels on worker threads of its own: timed in that window, either side shares the cores with
+# the other's idle threads (clgrad's 512^3 matmul measured 170-270 GFLOP/s right after a NumPy
+# matmul, 340 on quiet cores). ``--quick`` (the test suite) sets both to 0.
+SETTLE_S = 0.3
+WARM_S = 0.1
+
+
 def median_time(fn, sync, repeat=7, warmup=2, inner=1):
     """Median seconds of one call of ``fn`` (each sample runs it ``inner`` times, then syncs).
 
     Each call's result is kept until the sync: clgrad defers elementwise launches and leaves
     out work whose result is dropped before it runs, so a discarded result would time nothing.
     """
+    if SETTLE_S:
+        time.sleep(SETTLE_S)
+    start, done = time.perf_counter(), 0
+    while done < warmup or time.perf_counter() - start < WARM_S:
+        kept = [fn()]
+        sync()
+        done += 1
     kept = []
-    for _ in range(warmup):
-        kept.append(fn())
-    sync()
-    kept.clear()
     samples = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -121,12 +134,18 @@ class Suite:
             b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
             ta, tb = clgrad.tensor(a, device=self.dev), clgrad.tensor(b, device=self.dev)
             flop = 2 * n**3 / 1e9
-            ours = flop / self.t(lambda ta=ta, tb=tb: ta @ tb)
-            ref = flop / median_time(lambda a=a, b=b: a @ b, lambda: None, self.repeat)
+            # throughput, as a loop of products runs: LOOP_STEPS queued, then one sync (a sync
+            # per product would add the device's wake-up latency, ~50 us here, to each)
+            ours = flop / self.t(lambda ta=ta, tb=tb: ta @ tb, inner=LOOP_STEPS)
+            ref = flop / median_time(
+                lambda a=a, b=b: a @ b, lambda: None, self.repeat, inner=LOOP_STEPS
+            )
 
             def torch_gflops(T, a=a, b=b, flop=flop):
                 ta, tb = T.from_numpy(a), T.from_numpy(b)
-                return flop / median_time(lambda: ta @ tb, lambda: None, self.repeat)
+                return flop / median_time(
+                    lambda: ta @ tb, lambda: None, self.repeat, inner=LOOP_STEPS
+                )
 
             name = f"matmul {n}x{n}x{n} float32"
             self.add("matmul", name, "GFLOP/s", ours, ref, self._torch(torch_gflops))
@@ -468,6 +487,9 @@ def main(argv=None):
         help=f"run only these groups, of: {', '.join(GROUPS)} (see above)",
     )
     args = p.parse_args(argv)
+    if args.quick:
+        global SETTLE_S, WARM_S
+        SETTLE_S = WARM_S = 0.0
     devices = args.devices or [str(d) for d in clgrad.devices() if d.is_cl] or ["cpu"]
     groups = args.only or GROUPS
     out = Path(args.out)
