@@ -138,7 +138,8 @@ __kernel void cg_conv_fold(
 
 ## Work-item per output row (n, c, o0, o1): for each o2 it walks the window in row-major order
 ## and keeps the first largest element, a NaN counting as the largest (argmax's rule), in the
-## compute type; values are stored in the storage type, indices as long. The divisions are paid
+## compute type; values are stored in the storage type, indices as int (a window's index; the
+## caller widens it where it must be int64: half the bytes of long). The divisions are paid
 ## per row. ``window``: the window's sizes (K0, K1, K2), its walk unrolled here (small windows),
 ## or None: sizes as arguments, and loops.
 <% floating = ct in ("float", "double") %>
@@ -155,7 +156,7 @@ __kernel void cg_conv_fold(
     }
 </%def>
 __kernel void cg_window_max(
-    __global ${st} *restrict values, __global long *restrict indices, const ${I} out_off,
+    __global ${st} *restrict values, __global int *restrict indices, const ${I} out_off,
     const ${I} idx_off, __global const ${st} *restrict x, const ${I} x_off,
     const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
 % if window is None:
@@ -176,9 +177,9 @@ __kernel void cg_window_max(
   for (${I} o2 = 0; o2 < O2; ++o2) {
     const ${I} w = start + o2 * so2;
     ${ct} best = ${h.load(st, ct, "x", "w")};
-    long at = 0;
+    int at = 0;
 % if window is None:
-    long k = 0;  // (the first element is compared with itself: never taken)
+    int k = 0;  // (the first element is compared with itself: never taken)
     for (${I} k0 = 0; k0 < K0; ++k0)
       for (${I} k1 = 0; k1 < K1; ++k1)
         for (${I} k2 = 0; k2 < K2; ++k2, ++k)

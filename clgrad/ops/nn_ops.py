@@ -270,7 +270,7 @@ def _to_picked(g, idx, window):
     """``g`` (any shape) spread over new last dims of sizes ``window``, all of it at the
     row-major position ``idx`` (an elementwise one-hot product: no scatter, no atomics)."""
     new = (1,) * len(window)
-    positions = arange(math.prod(window), device=g.device).reshape(window)
+    positions = arange(math.prod(window), dtype=idx.dtype, device=g.device).reshape(window)
     return (positions == idx.reshape(idx._shape + new)) * g.reshape(g._shape + new)
 
 
@@ -286,7 +286,8 @@ class WindowMax(Function):
     def forward(ctx, win, nd):
         shape = win._shape[: 2 + nd]
         values = Tensor._empty(shape, win.dtype, win.device)
-        idx = Tensor._empty(shape, D.int64, win.device)
+        # the index in the window: int32 (windows are small), half the memory traffic of int64
+        idx = Tensor._empty(shape, D.int32, win.device)
         win.device.backend.window_max(values._record(), idx._record(), win._record())
         ctx.save_for_backward(idx)
         ctx.kernel = win._shape[2 + nd :]
