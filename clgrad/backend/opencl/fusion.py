@@ -200,7 +200,7 @@ class Group:
         self.access: dict[int, tuple] = {}  # buffer id -> (offset, (strides, dtype)) or MIXED
         self.writer: dict[int, int] = {}  # buffer id -> the last launch writing it
         self.reads: set[int] = set()  # buffer ids read from memory
-        self.index: dict[tuple, int] = {}  # (buffer id, offset, (strides, dtype)) -> view
+        self.index: dict[tuple, int] = {}  # (buffer id, (offset, (strides, dtype))) -> view
         self.keep = None  # per launch: whether its store happens (``plan``)
         # (number of launches before it, ReduceEntry, the launch whose value it reduces)
         self.reduces: list[tuple] = []
