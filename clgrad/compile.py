@@ -411,24 +411,17 @@ class _Graph:
             args = self.bound[p.index][5]
             for pos, v in zip(p.positions, p.convert(*p.source())):
                 args[pos] = v
-        enqueue = cl.enqueue_nd_range_kernel
         rt = self.single
         if rt is not None:
-            q = rt.queue
             with rt.launch_lock:
-                for _, _, kernel, g, lsz, args in self.bound:
-                    if args is None:
-                        enqueue(q, kernel, g, lsz)
-                    else:
-                        kernel(q, g, lsz, *args)
+                for bound in self.bound:
+                    _enqueue_bound(*bound)
         else:
-            for rt, q, kernel, g, lsz, args in self.bound:
+            for bound in self.bound:
+                rt = bound[0]
                 rt.flush()
                 with rt.launch_lock:
-                    if args is None:
-                        enqueue(q, kernel, g, lsz)
-                    else:
-                        kernel(q, g, lsz, *args)
+                    _enqueue_bound(*bound)
         for ref in self.written:
             s = ref()
             if s is not None:
@@ -526,6 +519,14 @@ def _bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
     for i, (a, t) in enumerate(zip(args, types)):
         bound.set_arg(i, a if t is None or type(a) is t else t(a))
     return rt, rt.queue, bound, global_size, local_size, None
+
+
+def _enqueue_bound(rt, queue, kernel, global_size, local_size, args) -> None:
+    """Enqueues a ``_bind`` launch: as bound, or with its patched argument list."""
+    if args is None:
+        cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+    else:
+        kernel(queue, global_size, local_size, *args)
 
 
 def _unpin(pins):

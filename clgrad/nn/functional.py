@@ -2488,38 +2488,39 @@ def _target_error(target, bad, c):
     raise IndexError(f"Target {first} is out of bounds (the input has {c} classes).")
 
 
-def device_check(flag: Tensor, fail, inputs=()) -> None:
-    """Calls ``fail()`` (which raises) when the one-element ``flag`` is true: a read of the
-    device now, or, while ``clgrad.compile`` captures a step, after each replay's launches (the
-    replay raises the same error, after the step has run, as a device-side assert would). A
-    ``flag`` computed from the tensors ``inputs`` alone is read again only once one of them
-    has changed (a training step's fixed targets cost no wait per replay).
+def device_check(flag_of, fail, inputs=(), key=None) -> None:
+    """Calls ``fail()`` (which raises) when the one-element tensor ``flag_of()`` is true: a
+    read of the device now, or, while ``clgrad.compile`` captures a step, after each replay's
+    launches (the replay raises the same error, after the step has run, as a device-side assert
+    would). A flag computed from the tensors ``inputs`` alone is computed and read again only
+    once one of them has changed: in replays, and, given a ``key`` naming the check, in eager
+    calls on OpenCL devices (a training step's fixed targets cost no wait per step).
 
     >>> from clgrad.nn.functional import device_check
-    >>> device_check(clgrad.tensor(False), lambda: 1 / 0)
+    >>> device_check(lambda: clgrad.tensor(False), lambda: 1 / 0)
     """
     if capture.active is not None:
-        capture.defer_check(flag, fail, inputs)
-    elif bool(flag.item()):
+        capture.defer_check(flag_of(), fail, inputs)
+        return
+    # OpenCL memory has no host alias: every write goes through an op that counts a version
+    cached = key is not None and inputs and all(t.device.is_cl for t in inputs)
+    if cached:
+        key = (key, tuple((id(t._storage), t._offset, t._shape, t._stride) for t in inputs))
+        versions = tuple(t._storage.version for t in inputs)
+        passed = _PASSED.setdefault(inputs[0]._storage, {})
+        if passed.get(key) == versions:
+            return
+    if bool(flag_of().item()):
         fail()
+    if cached:
+        passed[key] = versions
 
 
-# storage -> {what was checked: the storage's version when the check passed}. A target
-# tensor checked once is not read again until it is written: the check's read of the device
-# waits for all queued work, which on a training loop over fixed targets (a full batch, the
-# benchmarks' steps) stalled every step (5.2 -> 3.8 ms for an MLP step on PoCL). OpenCL memory
-# has no host alias, so every write goes through an op that counts a version.
+# first input's storage -> {(check, inputs' geometry): the inputs' versions when it passed}. A
+# check's read of the device waits for all queued work, which on a training loop over fixed
+# targets (a full batch, the benchmarks' steps) stalled every step (5.2 -> 3.8 ms for an MLP
+# step on PoCL).
 _PASSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _checked_before(t: Tensor, key) -> bool:
-    seen = _PASSED.get(t._storage)
-    return seen is not None and seen.get(key) == t._storage.version
-
-
-def _check_passed(t: Tensor, key) -> None:
-    if t.device.is_cl and capture.active is None:
-        _PASSED.setdefault(t._storage, {})[key] = t._storage.version
 
 
 def _nll_terms(logp, target, weight, ignore_index, cdim):
@@ -2531,11 +2532,17 @@ def _nll_terms(logp, target, weight, ignore_index, cdim):
             f"weight tensor of shape: {list(weight.shape)}"
         )
     valid = target != ignore_index
-    checked = ("nll", c, ignore_index, target._offset, target._shape, target._stride)
-    if target.numel() and (capture.active is not None or not _checked_before(target, checked)):
-        bad = valid & ((target < 0) | (target >= c))
-        device_check(bad.any(), lambda: _target_error(target, bad, c), (target,))
-        _check_passed(target, checked)
+    if target.numel():
+
+        def bad():
+            return valid & ((target < 0) | (target >= c))
+
+        device_check(
+            lambda: bad().any(),
+            lambda: _target_error(target, bad(), c),
+            (target,),
+            ("nll target", c, ignore_index),
+        )
     classes = _arange(c, device=logp.device).reshape((c,) + (1,) * (logp.ndim - cdim - 1))
     hot = target.unsqueeze(cdim) == classes
     if 0 <= ignore_index < c:

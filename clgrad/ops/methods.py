@@ -355,7 +355,7 @@ def invert(self):
 def data_ptr(self) -> int:
     """An integer that names where the first element lives: equal for tensors that start at the
     same element of one storage (what programs compare it for), not a host address."""
-    return id(self._storage) * 64 + self._offset * self.dtype.itemsize
+    return UntypedStorage(self._storage).data_ptr() + self._offset * self.dtype.itemsize
 
 
 def apply_(self, callable):
