@@ -137,8 +137,9 @@ __kernel void cg_conv_fold(
 }
 
 ## Work-item per output row (n, c, o0, o1): for each o2 it walks the window in row-major order
-## and keeps the first largest element, a NaN counting as the largest (argmax's rule), in the
-## compute type; values are stored in the storage type, indices as int (a window's index; the
+## and keeps the first largest element or, once it meets NaNs, the last NaN (PyTorch's max
+## pooling: val > best || isnan(val); best == best in the test would cost the vectorizer 3x), in
+## the compute type; values are stored in the storage type, indices as int (a window's index; the
 ## caller widens it where it must be int64: half the bytes of long). The divisions are paid
 ## per row. ``window``: the window's sizes (K0, K1, K2), its walk unrolled here (small windows),
 ## or None: sizes as arguments, and loops.
@@ -147,7 +148,7 @@ __kernel void cg_conv_fold(
     {
       const ${ct} v = ${h.load(st, ct, "x", "w + " + offset)};
 % if floating:
-      const bool take = v > best || (isnan(v) && !isnan(best));
+      const bool take = v > best || v != v;  // (v != v: NaN, see _prelude)
 % else:
       const bool take = v > best;
 % endif

@@ -173,8 +173,8 @@ inline ${vec} cg_reduce_mapv_${kernel.name}(const ${vec} x) { return ${map_body(
 inline int cg_red_better_${kernel.name}(${ct} v, ${I} i, ${ct} s, ${I} si)
 {
   % if nan:
-  if (isnan(s)) return isnan(v) && i < si;
-  return isnan(v) || ${better("v", "s")} || (v == s && i < si);
+  if (s != s) return v != v && i < si;  // (x != x: NaN, see _prelude)
+  return v != v || ${better("v", "s")} || (v == s && i < si);
   % else:
   return ${better("v", "s")} || (v == s && i < si);
   % endif

@@ -24,7 +24,7 @@ inline bool cg_before(const ${ct} a, const long ia, const ${ct} b, const long ib
   if (ia >= n) return false;
   if (ib >= n) return true;
 % if nan:
-  const bool an = isnan(a), bn = isnan(b);
+  const bool an = a != a, bn = b != b;  // NaN (isnan: see _prelude)
   if (an || bn) {
     if (an && bn) return ia < ib;
     return ${"an" if descending else "bn"};

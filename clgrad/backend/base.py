@@ -287,8 +287,8 @@ class Backend:
     def window_max(self, values: View, indices: View, win: View) -> None:
         """Max pooling's forward: ``values`` and ``indices`` (N, C, *outs), contiguous, hold
         the largest element of each window of ``win`` (N, C, *outs, *kernel; 1 to 3 spatial
-        dims, any strides) and its row-major index (int64) in the window: the first largest,
-        a NaN counting as the largest (``argmax``'s rule)."""
+        dims, any strides) and its row-major index (int32) in the window: the first largest,
+        or the last NaN where there are NaNs (PyTorch's max pooling)."""
         raise NotImplementedError
 
     def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:

@@ -248,7 +248,11 @@ class HostBackend(Backend):
         if not values.numel():
             return
         flat = array(win).reshape(values.shape + (-1,))  # a copy: the windows overlap or skip
-        at = np.argmax(flat, axis=-1)  # the first largest, a NaN first of all (as argmax)
+        at = np.argmax(flat, axis=-1)  # the first largest ...
+        if flat.dtype.kind in "fc":  # ... or the last NaN, as PyTorch's max pooling
+            nan = np.isnan(flat)
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            at = np.where(nan.any(axis=-1), last_nan, at)
         np.copyto(array(indices), at)
         np.copyto(array(values), np.take_along_axis(flat, at[..., None], -1)[..., 0])
 

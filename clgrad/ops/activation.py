@@ -164,9 +164,9 @@ def hardshrink(apply, input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 @elementwise(
-    # NaN falls to the last branch and is kept, as PyTorch (tested with isnan: Mesa's compiler
-    # folds a * 0 to 0)
-    "(in0 > in1 ? in0 - in1 : (in0 < -in1 ? in0 + in1 : (isnan(in0) ? in0 : ({T})0)))",
+    # NaN falls to the last branch and is kept, as PyTorch (tested with in0 != in0: Mesa's
+    # compiler folds a * 0 to 0)
+    "(in0 > in1 ? in0 - in1 : (in0 < -in1 ? in0 + in1 : (in0 != in0 ? in0 : ({T})0)))",
     lambda a, lambd: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, a * 0)),
     grad=lambda grad, input, lambd: grad * ((input > lambd) | (input < -lambd)),
     dtypes=FLOAT_DTYPES,

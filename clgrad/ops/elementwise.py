@@ -684,7 +684,7 @@ def isnan(apply, input: Tensor) -> Tensor:
     return apply(input)
 
 
-@elementwise("isinf(in0)", np.isinf, result=_float_predicate)
+@elementwise("(in0 == INFINITY || in0 == -INFINITY)", np.isinf, result=_float_predicate)
 def isinf(apply, input: Tensor) -> Tensor:
     """Which elements are +-infinity.
 
@@ -694,7 +694,9 @@ def isinf(apply, input: Tensor) -> Tensor:
     return apply(input)
 
 
-@elementwise("isfinite(in0)", np.isfinite, result=_float_predicate)
+@elementwise(
+    "(in0 == in0 && in0 != INFINITY && in0 != -INFINITY)", np.isfinite, result=_float_predicate
+)
 def isfinite(apply, input: Tensor) -> Tensor:
     """Which elements are neither infinite nor NaN.
 
@@ -1312,7 +1314,7 @@ logical_xor = _logical(
 )  # fmt: skip
 
 
-@elementwise("(isinf(in0) && in0 > 0)", np.isposinf, result=_float_predicate)
+@elementwise("(in0 == INFINITY)", np.isposinf, result=_float_predicate)
 def isposinf(apply, input: Tensor) -> Tensor:
     """Which elements are +infinity.
 
@@ -1322,7 +1324,7 @@ def isposinf(apply, input: Tensor) -> Tensor:
     return apply(input)
 
 
-@elementwise("(isinf(in0) && in0 < 0)", np.isneginf, result=_float_predicate)
+@elementwise("(in0 == -INFINITY)", np.isneginf, result=_float_predicate)
 def isneginf(apply, input: Tensor) -> Tensor:
     """Which elements are -infinity.
 

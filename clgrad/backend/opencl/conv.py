@@ -130,7 +130,7 @@ def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
 def window_max(rt, values: View, indices: View, win: View) -> None:
     """values, indices (N, C, *outs), contiguous = the largest element of each window of
     ``win`` (N, C, *outs, *kernel; 1 to 3 spatial dims, any strides) and its row-major index in
-    the window (the first largest; a NaN counts as the largest)."""
+    the window (the first largest, or the last NaN, as PyTorch's max pooling)."""
     nd = (win.ndim - 2) // 2
     outs, kernel = win.shape[2 : 2 + nd], win.shape[2 + nd :]
     o2 = outs[-1]
