@@ -193,8 +193,24 @@ def test_set_detect_anomaly():
 
 
 POOL = Input((2, 3, 6, 6), "float32")
+# windows with one NaN, two NaNs (PyTorch's index is the last one's) and none
+NAN_POOL = np.array(
+    [[[[np.nan, 1, 2, 3], [np.nan, 0, 5, 1], [1, 2, np.nan, 7], [3, 4, 8, 1]]]], np.float32
+)
 MAT = Input((5, 3), "float32")
 CASES_4 = [
+    (
+        "max_pool2d_wi-nan",
+        lambda t, x: t.nn.functional.max_pool2d_with_indices(x, 2),
+        [NAN_POOL],
+        True,
+    ),
+    (
+        "max_pool1d-nan",
+        lambda t, x: t.nn.functional.max_pool1d(x[0], 4, return_indices=True),
+        [NAN_POOL],
+        True,
+    ),
     ("max_pool1d_wi", lambda t, x: t.nn.functional.max_pool1d_with_indices(x[0], 2), [POOL], True),
     ("max_pool2d_wi", lambda t, x: t.nn.functional.max_pool2d_with_indices(x, 3, 2), [POOL], True),
     (
