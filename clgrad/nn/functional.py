@@ -998,8 +998,7 @@ def _max_poolnd(name, nd, input, kernel_size, stride, padding, dilation, ceil_mo
     outs = tuple(o for o, _ in sizes)
     pads = tuple((pi, pi + e) for pi, (_, e) in zip(p, sizes))
     xp = _N.pad_constant(x, ((0, 0), (0, 0)) + pads, _lowest(x.dtype))
-    win = _N.Patches.apply(xp, k, s, d)
-    values, idx = _N.WindowMax.apply(win, nd)
+    values, idx = _N.WindowMax.apply(xp, k, s, d)
     if unbatched:
         values, idx = values.squeeze(0), idx.squeeze(0)
     if not indices:

@@ -12,8 +12,9 @@ Function of this module), so gradients of gradients work too:
   (C*prod(kernel), N*prod(out)) column matrix -> one matmul; a transposed convolution is the
   matmul first, then ``Fold``; pooling reduces the window dims of the view directly.
 - ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
-  (an elementwise one-hot product: no scatter, no atomics). ``WindowMax``: the same over the
-  window dims of a ``Patches`` view, in one kernel that reads the windows in place (max pooling).
+  (an elementwise one-hot product: no scatter, no atomics). ``WindowMax``: the same over
+  sliding windows, in one kernel that reads them in place (max pooling); where the windows
+  tile the input, its gradient is that product written in the input's layout directly.
 - ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
 """
 
@@ -275,29 +276,59 @@ def _to_picked(g, idx, window):
 
 
 class WindowMax(Function):
-    """Max pooling's forward: the largest element of each window of a ``Patches`` view
-    (N, C, *out, *kernel) and its row-major index in the window, in one pass over the input
-    (``Backend.window_max``: no copy of the windows, no second reduction); the gradient goes to
-    that element, as ``MaxLast``'s."""
+    """Max pooling's forward: the largest element of each sliding window of ``x`` (N, C,
+    *spatial) and its row-major index in the window, in one pass over the input
+    (``Backend.window_max`` reads the windows in place: no copy, no second reduction); the
+    gradient goes to that element, as ``MaxLast``'s."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
-    def forward(ctx, win, nd):
-        shape = win._shape[: 2 + nd]
+    def forward(ctx, x, kernel, stride, dilation):
+        win = x._view(*_windows(x, kernel, stride, dilation))
+        shape = win._shape[: win.ndim - len(kernel)]
         values = Tensor._empty(shape, win.dtype, win.device)
         # the index in the window: int32 (windows are small), half the memory traffic of int64
         idx = Tensor._empty(shape, D.int32, win.device)
         win.device.backend.window_max(values._record(), idx._record(), win._record())
         ctx.save_for_backward(idx)
-        ctx.kernel = win._shape[2 + nd :]
+        ctx.geometry = (x._shape, kernel, stride, dilation)
         ctx.mark_non_differentiable(idx)
         return values, idx
 
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        return _to_picked(g, idx, ctx.kernel), None
+        shape, kernel, stride, dilation = ctx.geometry
+        nd = len(kernel)
+        outs = idx._shape[-nd:]
+        if (
+            stride == kernel
+            and all(d == 1 for d in dilation)
+            and all(o * k == n for o, k, n in zip(outs, kernel, shape[-nd:]))
+        ):
+            return _picked_tiles(g, idx, kernel, shape), None, None, None
+        return (
+            Fold.apply(_to_picked(g, idx, kernel), shape, kernel, stride, dilation),
+            None,
+            None,
+            None,
+        )
+
+
+def _picked_tiles(g, idx, kernel, shape):
+    """``_to_picked`` followed by ``Fold`` where the windows tile the input exactly (stride =
+    kernel, every element in one window: max pooling's usual geometry), computed in the
+    input's own layout: the input (N, C, O0 * K0, O1 * K1) is the contiguous (N, C, O0, K0,
+    O1, K1), so each element compares its position in its window with the window's pick, and
+    the product is written in order (no strided copy of the windows afterwards)."""
+    nd = len(kernel)
+    lead, outs = idx._shape[:-nd], idx._shape[-nd:]
+    tiles = lead + tuple(n for o in outs for n in (o, 1))  # (N, C, O0, 1, O1, 1)
+    positions = arange(math.prod(kernel), dtype=idx.dtype, device=g.device)
+    # (K0, 1, K1): each element's row-major position in its window, aligned with (.., K0, O1, K1)
+    positions = positions.reshape(tuple(n for k in kernel for n in (k, 1))[:-1])
+    return ((positions == idx.reshape(tiles)) * g.reshape(tiles)).reshape(shape)
 
 
 # ---- embedding -------------------------------------------------------------------------------
