@@ -6,6 +6,10 @@
 % if fp64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
+// Helpers built on other helpers (softplus on log1p and exp, gelu on erf) are inlined always:
+// past LLVM's size threshold one stays a call, and PoCL then leaves the whole work-group loop
+// scalar (softplus ran at a fifteenth of exp's speed).
+#define CG_INLINE inline __attribute__((always_inline))
 // Classification by comparison, not the builtins: PoCL implements isnan/isinf as library
 // calls that keep its compiler from vectorizing a work-group (max pooling ran 3.5x slower
 // with isnan). x != x holds for NaN only, x == INFINITY for +inf; no build
@@ -162,6 +166,62 @@ inline float cg_tanh_float(float x) {
   float t = e / (e + 2.0f);
   return x < 0.0f ? -t : t;
 }
+// erf(x) = x T(x^2) for |x| < 1 (Cephes' erff)
+inline float cg_erf_small_f32(float x) {
+  float z = x * x;
+  float p = 7.853861353153693e-5f;
+  p = p * z - 8.010193625184903e-4f;
+  p = p * z + 5.188327685732524e-3f;
+  p = p * z - 2.685381193529856e-2f;
+  p = p * z + 1.128358514861418e-1f;
+  p = p * z - 3.761262582423300e-1f;
+  p = p * z + 1.128379165726710f;
+  return x * p;
+}
+// erfc(a) for a >= 1: exp(-a^2) / a * P(1 / a^2), Cephes' erfcf (P below 2, R from 2 on; both
+// computed, one selected: a branch would stop the vectorizer). exp(-a^2) comes from a split
+// a = head + tail, head of 12 bits so that head^2 is exact (rounding a^2 itself would cost up
+// to ~50 ulp near a = 9): exp(-head^2) exp(-d), d = tail (a + head) < 0.1, the second factor
+// a polynomial (a second exp made the body too large for PoCL's vectorizer: 6x slower).
+// From a = 10 on it is 0 (erfc(10) is float's least denormal).
+CG_INLINE float cg_erfc_large_f32(float a) {
+  float ac = a < 10.0f ? a : 10.0f;
+  float head = as_float(as_uint(ac) & 0xfffff000u);
+  float tail = ac - head;
+  float e = cg_exp_float(-head * head) * (1.0f + cg_expm1_reduced_f32(-tail * (ac + head)));
+  float q = 1.0f / ac;
+  float w = q * q;
+  float p = 2.326819970068386e-2f;
+  p = p * w - 1.387039388740657e-1f;
+  p = p * w + 3.687424674597105e-1f;
+  p = p * w - 5.824733027278666e-1f;
+  p = p * w + 6.210004621745983e-1f;
+  p = p * w - 4.944515323274145e-1f;
+  p = p * w + 3.404879937665872e-1f;
+  p = p * w - 2.741127028184656e-1f;
+  p = p * w + 5.638259427386472e-1f;
+  float r = -1.047766399936249e+1f;
+  r = r * w + 1.297719955372516e+1f;
+  r = r * w - 7.495518717768503f;
+  r = r * w + 2.921019019210786f;
+  r = r * w - 1.015265279202700f;
+  r = r * w + 4.218463358204948e-1f;
+  r = r * w - 2.820767439740514e-1f;
+  r = r * w + 5.641895067754075e-1f;
+  return a < 10.0f ? e * q * (ac < 2.0f ? p : r) : 0.0f;
+}
+CG_INLINE float cg_erf_float(float x) {
+  float a = x < 0.0f ? -x : x;
+  float big = 1.0f - cg_erfc_large_f32(a < 1.0f ? 1.0f : a);
+  float y = a < 1.0f ? cg_erf_small_f32(x) : (x < 0.0f ? -big : big);
+  return x != x ? x : y;
+}
+CG_INLINE float cg_erfc_float(float x) {
+  float a = x < 0.0f ? -x : x;
+  float e = cg_erfc_large_f32(a < 1.0f ? 1.0f : a);
+  float y = a < 1.0f ? 1.0f - cg_erf_small_f32(x) : (x < 0.0f ? 2.0f - e : e);
+  return x != x ? x : y;
+}
 #endif
 // libm's: double everywhere, float where the driver's are fast (GPUs)
 #define CG_LIBM_HELPERS(T) \
@@ -171,29 +231,33 @@ inline float cg_tanh_float(float x) {
   inline T cg_log_##T(T x) { return log(x); } \
   inline T cg_log2_##T(T x) { return log2(x); } \
   inline T cg_log1p_##T(T x) { return log1p(x); } \
-  inline T cg_tanh_##T(T x) { return tanh(x); }
+  inline T cg_tanh_##T(T x) { return tanh(x); } \
+  inline T cg_erf_##T(T x) { return erf(x); } \
+  inline T cg_erfc_##T(T x) { return erfc(x); }
 #ifndef CG_POLY_MATH
 CG_LIBM_HELPERS(float)
 #endif
 % if fp64:
 CG_LIBM_HELPERS(double)
 % endif
+// gelu as x erfc(-x / sqrt 2) / 2: the same value as x (1 + erf(x / sqrt 2)) / 2 without its
+// cancellation where erf nears -1 (for x < -3 that form keeps few correct digits).
 // pow: the exponents of x**2, x**3 and their gradients multiply, as PyTorch's CPU kernels do
 // (the same values: pow rounds no better, and costs 30x a product on PoCL)
 #define CG_FLOAT_HELPERS(T) \
-  inline T cg_floordiv_##T(T a, T b) { return floor(a / b); } \
-  inline T cg_mod_##T(T a, T b) { T r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; } \
-  inline T cg_pow_##T(T a, T b) { \
+  CG_INLINE T cg_floordiv_##T(T a, T b) { return floor(a / b); } \
+  CG_INLINE T cg_mod_##T(T a, T b) { T r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; } \
+  CG_INLINE T cg_pow_##T(T a, T b) { \
     if (b == (T)2) return a * a; \
     if (b == (T)3) return a * a * a; \
     if (b == (T)1) return a; \
     return pow(a, b); } \
-  inline T cg_sign_##T(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : a); } \
-  inline T cg_round_##T(T a) { return rint(a); } \
-  inline T cg_sigmoid_##T(T a) { \
+  CG_INLINE T cg_sign_##T(T a) { return a > 0 ? (T)1 : (a < 0 ? (T)-1 : a); } \
+  CG_INLINE T cg_round_##T(T a) { return rint(a); } \
+  CG_INLINE T cg_sigmoid_##T(T a) { \
     T e = cg_exp_##T(a > 0 ? -a : a); return (a >= 0 ? (T)1 : e) / ((T)1 + e); } \
-  inline T cg_softplus_##T(T a) { return a > (T)20 ? a : cg_log1p_##T(cg_exp_##T(a)); } \
-  inline T cg_gelu_##T(T a) { return (T)0.5 * a * ((T)1 + erf(a * (T)0.70710678118654752440)); }
+  CG_INLINE T cg_softplus_##T(T a) { return a > (T)20 ? a : cg_log1p_##T(cg_exp_##T(a)); } \
+  CG_INLINE T cg_gelu_##T(T a) { return (T)0.5 * a * cg_erfc_##T(a * (T)-0.70710678118654752440); }
 CG_FLOAT_HELPERS(float)
 % if fp64:
 CG_FLOAT_HELPERS(double)

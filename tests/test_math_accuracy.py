@@ -1,4 +1,4 @@
-"""float32 exp, log and the functions built on them, against NumPy in float64, in ulps over the
+"""float32 exp, log, erf and the functions built on them, against NumPy in float64, in ulps over the
 whole float range: denormals, the overflow and underflow edges, infinities, NaN and -0.
 
 On CPU OpenCL devices these are kernels/_prelude.cl.mako's polynomials (CG_POLY_MATH); on GPUs
@@ -6,6 +6,7 @@ and the host, libm's. Both are held to OpenCL's float32 bounds for the function 
 OpenCL function, to 3 ulp); PyTorch's float32 tolerance (rtol 1.3e-6) is about 10 ulp.
 """
 
+import math
 import os
 
 import numpy as np
@@ -23,6 +24,8 @@ BOUNDS = {
     "log1p": 2,
     "tanh": 5,
     "sigmoid": 3,
+    "erf": 16,
+    "erfc": 16,
 }
 
 REFERENCE = {
@@ -34,6 +37,8 @@ REFERENCE = {
     "log1p": np.log1p,
     "tanh": np.tanh,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "erf": np.vectorize(math.erf, otypes=[np.float64]),
+    "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
 }
 
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, 0.5, 1e-45, -1e-45]

@@ -495,21 +495,21 @@ sigmoid = _float_unary(
     lambda grad, result: grad * result * (1 - result), "[0.0, 2.0]", "tensor([0.5000, 0.8808])",
 )  # fmt: skip
 erf = _float_unary(
-    "erf", "erf(in0)", _np_erf,
+    "erf", "cg_erf_{T}(in0)", _np_erf,
     lambda grad, input: grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp(),
     "[0.0, 1.0]", "tensor([0.0000, 0.8427])",
 )  # fmt: skip
 
 
 def _gelu_grad(grad, input):
-    cdf = 0.5 * (1 + (input * (1 / math.sqrt(2))).erf())
+    cdf = 0.5 * (input * (-1 / math.sqrt(2))).erfc()  # (1 + erf(x / sqrt 2)) / 2, no cancellation
     pdf = (-(input * input) * 0.5).exp() * (1 / math.sqrt(2 * math.pi))
     return grad * (cdf + input * pdf)
 
 
 @elementwise(
     "cg_gelu_{T}(in0)",
-    lambda a: 0.5 * a * (1 + _np_erf(a * np.sqrt(0.5))),
+    lambda a: 0.5 * a * _np_erfc(a * -np.sqrt(0.5)),
     result=floating,
     grad=_gelu_grad,
     dtypes=FLOAT_DTYPES,
@@ -921,7 +921,7 @@ exp2 = _float_unary(
     "[0.0, 3.0]", "tensor([1., 8.])",
 )  # fmt: skip
 erfc = _float_unary(
-    "erfc", "erfc(in0)", _np_erfc,
+    "erfc", "cg_erfc_{T}(in0)", _np_erfc,
     lambda grad, input: grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp(),
     "[0.0, 1.0]", "tensor([1.0000, 0.1573])",
 )  # fmt: skip
