@@ -1,9 +1,10 @@
-"""float32 exp, log, erf and the functions built on them, against NumPy in float64, in ulps over the
-whole float range: denormals, the overflow and underflow edges, infinities, NaN and -0.
+"""float32 exp, log, erf and the functions built on them, against NumPy in float64, in ulps
+over the whole float range: denormals, the overflow and underflow edges, infinities, NaN and -0.
 
 On CPU OpenCL devices these are kernels/_prelude.cl.mako's polynomials (CG_POLY_MATH); on GPUs
 and the host, libm's. Both are held to OpenCL's float32 bounds for the function (sigmoid, not an
 OpenCL function, to 3 ulp); PyTorch's float32 tolerance (rtol 1.3e-6) is about 10 ulp.
+The rounding functions (floor, ceil, trunc, round, frac) are held to exact results.
 """
 
 import math
@@ -113,3 +114,28 @@ def test_float32_exp_family_is_vectorizable_math_on_cpu_devices(cl_device):
         pytest.skip("CLGRAD_POLY_MATH overrides the choice")
     rt = clgrad.device(cl_device).runtime
     assert ("-DCG_POLY_MATH" in rt.build_options) == (not rt.is_gpu)
+
+
+ROUNDING = {
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "round": np.rint,  # half to even
+    "frac": lambda x: x - np.trunc(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDING))
+def test_float32_rounding_is_exact(device, name):
+    """floor, ceil, trunc, round and frac are exact over the whole float range (on CPU
+    devices they are arithmetic, not library calls): halves, the 2^23 edge past which every
+    float is whole, values past int's range, -0 and results that are -0 (-0.5 rounds to -0),
+    infinities and NaN."""
+    edges = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 8388607.5, -8388607.5, 8388608.0, 4194303.5]
+    edges += [-0.0, 1e-40, -1e-40, 2147483648.0, -2147483904.0, 3e9, -0.99999994]
+    x = np.concatenate([float32_sample(), np.array(edges, np.float32)])
+    with np.errstate(all="ignore"):
+        want = ROUNDING[name](x)
+    got = getattr(clgrad.tensor(x, device=device), name)().cpu().numpy()
+    same = (got == want) & (np.signbit(got) == np.signbit(want)) | np.isnan(got) & np.isnan(want)
+    assert same.all(), f"{name} at {x[~same][:5]}: got {got[~same][:5]}, want {want[~same][:5]}"

@@ -642,12 +642,14 @@ def _rounding(name, expr, numpy, example_out):
     )(body)
 
 
-floor = _rounding("floor", "floor(in0)", np.floor, "tensor([-2.,  0.,  2.])")
-ceil = _rounding("ceil", "ceil(in0)", np.ceil, "tensor([-1.,  1.,  3.])")
-trunc = _rounding("trunc", "trunc(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
+floor = _rounding("floor", "cg_floor_{T}(in0)", np.floor, "tensor([-2.,  0.,  2.])")
+ceil = _rounding("ceil", "cg_ceil_{T}(in0)", np.ceil, "tensor([-1.,  1.,  3.])")
+trunc = _rounding("trunc", "cg_trunc_{T}(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
 
 
-@elementwise("rint(in0)", np.round, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES)
+@elementwise(
+    "cg_rint_{T}(in0)", np.round, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES
+)
 def round(apply, input: Tensor, *, decimals: int | None = None) -> Tensor:
     """Rounds half to even, to ``decimals`` places (floating tensors only when ``decimals``
     is given, as PyTorch: its rounding to places has no integer kernel).
@@ -937,7 +939,7 @@ sinc = _float_unary(
 
 
 @elementwise(
-    "(in0 - trunc(in0))",
+    "(in0 - cg_trunc_{T}(in0))",
     lambda a: a - np.trunc(a),
     grad=lambda grad: grad,
     inplace=True,
