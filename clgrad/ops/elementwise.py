@@ -283,6 +283,7 @@ def _pow_exponent_type(dt):
     exact=("exponent",),
     scalar_type=_pow_exponent_type,
     shortcut=lambda input, exponent: isinstance(exponent, bool) and is_tensor(input),
+    variants={2: "(in0 * in0)", 3: "(in0 * in0 * in0)"},  # as cg_pow's own shortcuts
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``; a bool tensor to a Python bool is the tensor itself (``True``) or

@@ -173,10 +173,24 @@ def _public(body: Callable, apply: Callable, check: Callable | None = None, out:
 class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
-    def __init__(self, body, kernel, result, grads, inplace, dtypes, domain, mask_first, checks):
+    def __init__(
+        self,
+        body,
+        kernel,
+        result,
+        grads,
+        inplace,
+        dtypes,
+        domain,
+        mask_first,
+        checks,
+        variants=None,
+    ):
         exact, scalar_type, refuse, scalars, tensors, shortcut = checks
         self.name = body.__name__
         self.kernel = kernel
+        # operand 1's Python number -> the kernel that replaces ``kernel`` for it (``kernel_for``)
+        self.variants = variants or {}
         self.result = result
         self.dtypes = dtypes
         # checked on every call only where the op doesn't take every dtype
@@ -329,7 +343,14 @@ class ElementwiseOp:
     def run(self, *operands, out=None):
         """The forward computation: the kernel over broadcast operands, no recording."""
         out_dt, ct = self.dtypes_of(operands)
-        return launch(self.kernel, operands, out_dt, ct, out=out)
+        return launch(self.kernel_for(operands), operands, out_dt, ct, out=out)
+
+    def kernel_for(self, operands) -> MapKernel:
+        """The op's kernel, or its variant for operand 1's Python number (``elementwise``'s
+        ``variants``: pow's ``x ** 2`` as a product, with no library call in the kernel)."""
+        if self.variants and len(operands) > 1 and type(operands[1]) in (int, float):
+            return self.variants.get(operands[1], self.kernel)
+        return self.kernel
 
     def _function(self) -> type:
         op = self
@@ -387,12 +408,12 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
         out_dt, ct = op.dtypes_of((x, *others))
         _check_cast(out_dt, x.dtype)
         if not recording(x, *others):  # inplace's direct write, without making its closures
-            launch(op.kernel, (x, *others), x.dtype, ct, out=x)
+            launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
             x._storage.version += 1
             return x
 
         def direct():
-            launch(op.kernel, (x, *others), x.dtype, ct, out=x)
+            launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
             x._storage.version += 1
 
         return inplace(x, lambda old: op.apply(old, *others), direct, *others)
@@ -428,6 +449,7 @@ def elementwise(
     scalars: tuple[str, ...] = (),
     tensors: tuple[str, ...] = (),
     shortcut: Callable | None = None,
+    variants: dict | None = None,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -448,6 +470,9 @@ def elementwise(
     the dtype check). ``shortcut(*operands)``: true for the calls that the body answers
     without the kernel, where PyTorch does so before its kernel's dtype dispatch (pow's
     exponent ``True``/``False`` of a bool tensor: a copy or ones): the dtype check skips them.
+    ``variants``: {number: expression} used instead of ``expr`` where operand 1 is that Python
+    number (pow's exponents 2 and 3 as products: on CPU devices a library call anywhere in a
+    kernel leaves it scalar, even where a branch skips it). Same values, same gradient.
     """
 
     def declare(body: Callable) -> Callable:
@@ -465,6 +490,7 @@ def elementwise(
             domain,
             mask_first,
             (exact, scalar_type, refuse, scalars, tensors, shortcut),
+            {k: MapKernel(f"{name}_{k}", e, numpy) for k, e in (variants or {}).items()},
         )
         ELEMENTWISE[name] = op
         op.public.op = op
@@ -487,7 +513,8 @@ def _bundle(op) -> None:
             continue
         if isinstance(compute, D.dtype):
             n = op.arity + len(op.scalars)
-            bundle((n, dt.ctype, compute.compute_ctype, out.name), op.kernel)
+            for kernel in (op.kernel, *op.variants.values()):
+                bundle((n, dt.ctype, compute.compute_ctype, out.name), kernel)
 
 
 # ---- reductions -------------------------------------------------------------------------------

@@ -530,7 +530,10 @@ class Runtime:
         self.flush_lock = threading.RLock()  # one thread queues the deferred launches at a time
         d = device._cl
         self.cache_key = f"{d.platform.name}|{d.platform.version}|{d.name}|{d.driver_version}"
-        self.build_options = ["-cl-std=CL1.2"]
+        # -w (OpenCL's own option): warnings about generated code are nothing a user can act
+        # on, and PoCL's compiler prints them on the terminal ("18 warnings generated": x != x,
+        # the NaN test, is a self-comparison in an int kernel)
+        self.build_options = ["-cl-std=CL1.2", "-w"]
         self.binary_cache = _use_binary_cache(d.platform.name)
         self.is_gpu = bool(d.type & cl.device_type.GPU)
         # float division and sqrt rounded correctly, as PyTorch's CUDA and CPU kernels do: GPU
