@@ -11,6 +11,8 @@
 ##   cg_window_max:  max pooling's forward: the largest element of every window of a window
 ##                   view (N, C, O0, O1, O2, K0, K1, K2; any strides) and its index in the
 ##                   window, in one pass over the input (no copy of the windows).
+##   cg_window_put:  its gradient where the windows tile the input: each window's picked
+##                   element gets the gradient, the others 0.
 ##
 ## Params: st (storage C type; unfold moves half and bool as their raw bits), ct (the type fold
 ## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
@@ -157,8 +159,8 @@ __kernel void cg_conv_fold(
     }
 </%def>
 __kernel void cg_window_max(
-    __global ${st} *restrict values, __global int *restrict indices, const ${I} out_off,
-    const ${I} idx_off, __global const ${st} *restrict x, const ${I} x_off,
+    __global ${st} *restrict values, __global int *restrict indices,
+    __global const ${st} *restrict x, const ${I} out_off, const ${I} idx_off, const ${I} x_off,
     const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
 % if window is None:
     const ${I} K0, const ${I} K1, const ${I} K2,
@@ -199,5 +201,54 @@ __kernel void cg_window_max(
 % endif
     ${h.store(st, False, "values", "out_off + row * O2 + o2", "best")};
     indices[idx_off + row * O2 + o2] = at;
+  }
+}
+
+## Max pooling's gradient where the windows tile the tensor (each element in exactly one
+## window): work-item per row of windows (n, c, o0, o1) as cg_window_max, each window's element
+## at the row-major index ``indices`` gets ``grad``, its others 0. Every element is written
+## once: no zeros first, no atomics; same geometry arguments as cg_window_max (``win`` is the
+## windows view of ``out``), ``grad`` and ``indices`` contiguous (N, C, *outs).
+<%def name="put(offset, k)">
+    ${h.store(st, False, "out", "w + " + offset, f"at == {k} ? v : ({ct})0")};
+</%def>
+__kernel void cg_window_put(
+    __global ${st} *restrict out, __global const ${st} *restrict grad,
+    __global const int *restrict indices, const ${I} g_off, const ${I} idx_off,
+    const ${I} out_off, const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
+% if window is None:
+    const ${I} K0, const ${I} K1, const ${I} K2,
+% endif
+    const ${I} sn, const ${I} sc, const ${I} so0, const ${I} so1, const ${I} so2,
+    const ${I} sk0, const ${I} sk1, const ${I} sk2,
+    const ${I} rows)
+{
+  if (get_global_id(0) >= rows) return;
+  const ${I} row = get_global_id(0);
+  ${I} r = row;
+  const ${I} o1 = r % O1; r /= O1;
+  const ${I} o0 = r % O0; r /= O0;
+  const ${I} c = r % C;
+  const ${I} n = r / C;
+  const ${I} start = out_off + n * sn + c * sc + o0 * so0 + o1 * so1;
+  for (${I} o2 = 0; o2 < O2; ++o2) {
+    const ${I} w = start + o2 * so2;
+    const ${ct} v = ${h.load(st, ct, "grad", "g_off + row * O2 + o2")};
+    const int at = indices[idx_off + row * O2 + o2];
+% if window is None:
+    int k = 0;
+    for (${I} k0 = 0; k0 < K0; ++k0)
+      for (${I} k1 = 0; k1 < K1; ++k1)
+        for (${I} k2 = 0; k2 < K2; ++k2, ++k)
+          ${put("k0 * sk0 + k1 * sk1 + k2 * sk2", "k")}
+% else:
+  % for k0 in range(window[0]):
+    % for k1 in range(window[1]):
+      % for k2 in range(window[2]):
+    ${put(f"{k0} * sk0 + {k1} * sk1 + {k2} * sk2", (k0 * window[1] + k1) * window[2] + k2)}
+      % endfor
+    % endfor
+  % endfor
+% endif
   }
 }

@@ -7,6 +7,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+import torch
 from conftest import assert_close, supports
 
 import clgrad
@@ -549,6 +550,26 @@ def test_max_pool2d(device):
         F.max_pool2d(t(x, device), 2, padding=2)
     check_grad(lambda a: F.max_pool2d(a, 3, 2, 1, ceil_mode=True), [randn(1, 2, 5, 5)], device)
     check_grad(lambda a: F.max_pool2d(a, 2, 1, dilation=2), [randn(1, 1, 5, 4)], device)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_pool_tiling_windows_gradients(device, nd):
+    """Windows that tile the input (stride = kernel: one pass writes each element's gradient,
+    Backend.window_put) against PyTorch, and the gradient of that gradient by finite
+    differences (float64)."""
+    pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[nd]
+    tpool = getattr(torch.nn.functional, pool.__name__)
+    x = randn(2, 3, *(6,) * nd)
+    kernel = (2, 3, 1)[:nd] if nd > 1 else 3
+    a = clgrad.tensor(x, device=device, requires_grad=True)
+    b = torch.tensor(x, requires_grad=True)
+    g = randn(*tpool(b, kernel).shape)
+    pool(a, kernel).backward(clgrad.tensor(g, device=device))
+    tpool(b, kernel).backward(torch.tensor(g))
+    assert_close(a.grad, b.grad.numpy())
+    if supports(device, clgrad.float64):
+        x64 = clgrad.tensor(randn(1, 2, *(4,) * nd), device=device, dtype=clgrad.float64)
+        assert clgrad.autograd.gradgradcheck(lambda v: pool(v, 2), (x64.requires_grad_(),))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8"])

@@ -291,6 +291,13 @@ class Backend:
         or the last NaN where there are NaNs (PyTorch's max pooling)."""
         raise NotImplementedError
 
+    def window_put(self, out: View, grad: View, indices: View, win: View) -> None:
+        """Max pooling's gradient where the windows tile the input: ``win`` (N, C, *outs,
+        *kernel) is a view of ``out`` in which every element of ``out`` lies in exactly one
+        window; each window's element at ``indices`` (int32, as ``window_max`` gives) gets
+        ``grad``, the others 0 (``grad`` and ``indices``: (N, C, *outs), contiguous)."""
+        raise NotImplementedError
+
     def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:
         """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
         ``acc``; x and out are contiguous, of one shape, with at least one element."""

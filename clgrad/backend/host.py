@@ -256,6 +256,15 @@ class HostBackend(Backend):
         np.copyto(array(indices), at)
         np.copyto(array(values), np.take_along_axis(flat, at[..., None], -1)[..., 0])
 
+    def window_put(self, out, grad, indices, win):
+        if not grad.numel():
+            return
+        window = int(np.prod(win.shape[grad.ndim :]))
+        flat = np.zeros(grad.shape + (window,), grad.dtype.np)
+        at = array(indices)[..., None].astype(np.intp)
+        np.put_along_axis(flat, at, array(grad)[..., None], -1)
+        np.copyto(array(win), flat.reshape(win.shape))  # the windows tile out: each once
+
     def softmax(self, out, x, dim, log, acc):
         a = array(x).astype(_compute_np(acc), copy=False)
         with np.errstate(all="ignore"):  # an all -inf row is NaN, as in PyTorch

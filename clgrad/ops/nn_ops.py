@@ -14,7 +14,7 @@ Function of this module), so gradients of gradients work too:
 - ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
   (an elementwise one-hot product: no scatter, no atomics). ``WindowMax``: the same over
   sliding windows, in one kernel that reads them in place (max pooling); where the windows
-  tile the input, its gradient is that product written in the input's layout directly.
+  tile the input, ``WindowPut`` writes its gradient in one pass (no one-hot, no fold).
 - ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
 """
 
@@ -307,7 +307,7 @@ class WindowMax(Function):
             and all(d == 1 for d in dilation)
             and all(o * k == n for o, k, n in zip(outs, kernel, shape[-nd:]))
         ):
-            return _picked_tiles(g, idx, kernel, shape), None, None, None
+            return WindowPut.apply(g, idx, shape, kernel), None, None, None
         return (
             Fold.apply(_to_picked(g, idx, kernel), shape, kernel, stride, dilation),
             None,
@@ -316,19 +316,31 @@ class WindowMax(Function):
         )
 
 
-def _picked_tiles(g, idx, kernel, shape):
-    """``_to_picked`` followed by ``Fold`` where the windows tile the input exactly (stride =
-    kernel, every element in one window: max pooling's usual geometry), computed in the
-    input's own layout: the input (N, C, O0 * K0, O1 * K1) is the contiguous (N, C, O0, K0,
-    O1, K1), so each element compares its position in its window with the window's pick, and
-    the product is written in order (no strided copy of the windows afterwards)."""
-    nd = len(kernel)
-    lead, outs = idx._shape[:-nd], idx._shape[-nd:]
-    tiles = lead + tuple(n for o in outs for n in (o, 1))  # (N, C, O0, 1, O1, 1)
-    positions = arange(math.prod(kernel), dtype=idx.dtype, device=g.device)
-    # (K0, 1, K1): each element's row-major position in its window, aligned with (.., K0, O1, K1)
-    positions = positions.reshape(tuple(n for k in kernel for n in (k, 1))[:-1])
-    return ((positions == idx.reshape(tiles)) * g.reshape(tiles)).reshape(shape)
+class WindowPut(Function):
+    """Max pooling's gradient where the windows tile the input exactly (stride = kernel, every
+    element in one window: the usual pool): one pass that writes each element once, the
+    window's gradient at its pick and 0 elsewhere (``Backend.window_put``). Its own gradient
+    picks ``gg`` at the same places."""
+
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, idx, shape, kernel):
+        ctx.save_for_backward(idx)
+        ctx.kernel = kernel
+        g = g.contiguous()
+        out = Tensor._empty(tuple(shape), g.dtype, g.device)
+        win = out._view(*_windows(out, kernel, kernel, (1,) * len(kernel)))
+        g.device.backend.window_put(out._record(), g._record(), idx._record(), win._record())
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (idx,) = ctx.saved_tensors
+        kernel = ctx.kernel
+        win = Patches.apply(gg, kernel, kernel, (1,) * len(kernel))
+        flat = win.reshape(win.shape[: win.ndim - len(kernel)] + (-1,))
+        return flat.gather(-1, idx.long().unsqueeze(-1)).squeeze(-1), None, None, None
 
 
 # ---- embedding -------------------------------------------------------------------------------

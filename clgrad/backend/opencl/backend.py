@@ -381,6 +381,9 @@ class OpenCLBackend(Backend):
     def window_max(self, values, indices, win):
         conv_family.window_max(self.rt, values, indices, win)
 
+    def window_put(self, out, grad, indices, win):
+        conv_family.window_put(self.rt, out, grad, indices, win)
+
     def softmax(self, out, x, dim, log, acc):
         from . import softmax as softmax_family  # the family loads on first use
 

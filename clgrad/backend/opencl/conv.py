@@ -2,7 +2,8 @@
 kernels of ``kernels/conv.cl.mako``, and max pooling's window maximum.
 
 Entry points: ``unfold(rt, out, x, stride, dilation, padding)``, ``fold(rt, out, cols,
-stride, dilation, padding)`` and ``window_max(rt, values, indices, win)``, ``rt`` the device's
+stride, dilation, padding)``, ``window_max(rt, values, indices, win)`` and ``window_put(rt, out,
+grad, indices, win)``, ``rt`` the device's
 ``Runtime``. The column views are
 (N, C, *kernel, *out) and the images (N, C, *spatial), 1 to 3 spatial dims; both kernels work
 in 3, so shorter geometries are padded with leading dims of size 1.
@@ -131,25 +132,39 @@ def window_max(rt, values: View, indices: View, win: View) -> None:
     """values, indices (N, C, *outs), contiguous = the largest element of each window of
     ``win`` (N, C, *outs, *kernel; 1 to 3 spatial dims, any strides) and its row-major index in
     the window (the first largest, or the last NaN, as PyTorch's max pooling)."""
+    args = [values.buffer, indices.buffer, win.buffer]
+    _windows_launch(rt, "cg_window_max", args, values, indices, win)
+
+
+def window_put(rt, out: View, grad: View, indices: View, win: View) -> None:
+    """Max pooling's gradient where ``win`` (N, C, *outs, *kernel), a windows view of
+    ``out``, tiles it: each window's element at ``indices`` gets ``grad``, the others 0
+    (``grad``, ``indices``: (N, C, *outs), contiguous)."""
+    args = [out.buffer, grad.buffer, indices.buffer]
+    _windows_launch(rt, "cg_window_put", args, grad, indices, win)
+
+
+def _windows_launch(rt, function, buffers, per_window, indices, win):
+    """Launches ``function`` (cg_window_max or cg_window_put: a work-item per row of windows)
+    with ``buffers`` and the geometry of ``win``; ``per_window`` and ``indices`` hold one
+    element per window (N, C, *outs), contiguous."""
     nd = (win.ndim - 2) // 2
     outs, kernel = win.shape[2 : 2 + nd], win.shape[2 + nd :]
     o2 = outs[-1]
-    rows = values.numel() // o2 if o2 else 0
+    rows = per_window.numel() // o2 if o2 else 0
     if rows == 0:
         return
     lead = SPATIAL - nd
     so = (0,) * lead + tuple(win.strides[2 : 2 + nd])
     sk = (0,) * lead + tuple(win.strides[2 + nd :])
-    itype = index_type(extent(win), extent(values), extent(indices))
+    itype = index_type(extent(win), extent(per_window), extent(indices))
     I = INDEX_NP[itype]
     window = (1,) * lead + tuple(kernel)
     unroll = math.prod(window) <= UNROLL_WINDOW  # a program per window size, walk unrolled
     args = [
-        values.buffer,
-        indices.buffer,
-        I(values.offset),
+        *buffers,
+        I(per_window.offset),
         I(indices.offset),
-        win.buffer,
         I(win.offset),
         I(win.shape[1]),
         *map(I, (1,) * lead + tuple(outs)),
@@ -160,5 +175,5 @@ def window_max(rt, values: View, indices: View, win: View) -> None:
         *map(I, sk),
         I(rows),
     ]
-    kernel = _kernel(rt, "cg_window_max", win.dtype, itype, window if unroll else None)
+    kernel = _kernel(rt, function, win.dtype, itype, window if unroll else None)
     _launch(rt, kernel, rows, args)
