@@ -256,6 +256,22 @@ CASES_4 = [
         [(2, 3, 4), (2, 3, 5), (2, 5, 4)],
         True,
     ),
+    # pow's exponents 2 and 3 run product kernels (elementwise variants): the same values,
+    # dtypes, gradients and specials as the general kernel
+    ("pow-2", lambda x: x**2, [F32], True),
+    ("pow-3.0", lambda t, x: t.pow(x, 3.0), [F32], True),
+    ("pow-2-f64", lambda x: x**2, [Input((3, 4), "float64")], True),
+    ("pow-3-f16", lambda x: x**3, [Input((3, 4), "float16")], False),
+    ("pow-2-int", lambda x: x**2, [Input((3, 4), "int32")], False),
+    ("pow-3-uint8", lambda x: x**3, [Input((3, 4), "uint8")], False),
+    ("pow_-2", lambda x: x.clone().pow_(2), [F32], True),
+    (
+        "pow-2-specials",
+        lambda x: x**2,
+        [np.array([np.inf, -np.inf, np.nan, -0.0], np.float32)],
+        False,
+    ),
+    ("pow-2.5", lambda x: x.abs() ** 2.5, [F32], True),
 ]
 
 
