@@ -559,11 +559,11 @@ def test_max_pool_tiling_windows_gradients(device, nd):
     differences (float64)."""
     pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[nd]
     tpool = getattr(torch.nn.functional, pool.__name__)
-    x = randn(2, 3, *(6,) * nd)
+    x = randn(2, 3, *(6,) * nd).astype(np.float32)
     kernel = (2, 3, 1)[:nd] if nd > 1 else 3
     a = clgrad.tensor(x, device=device, requires_grad=True)
     b = torch.tensor(x, requires_grad=True)
-    g = randn(*tpool(b, kernel).shape)
+    g = randn(*tpool(b, kernel).shape).astype(np.float32)
     pool(a, kernel).backward(clgrad.tensor(g, device=device))
     tpool(b, kernel).backward(torch.tensor(g))
     assert_close(a.grad, b.grad.numpy())
