@@ -10,10 +10,10 @@
 // past LLVM's size threshold one stays a call, and PoCL then leaves the whole work-group loop
 // scalar (softplus ran at a fifteenth of exp's speed).
 #define CG_INLINE inline __attribute__((always_inline))
-// Classification by comparison, not the builtins: PoCL implements isnan/isinf as library
-// calls that keep its compiler from vectorizing a work-group (max pooling ran 3.5x slower
-// with isnan). x != x holds for NaN only, x == INFINITY for +inf; no build
-// uses fast-math, so neither is folded away.
+// Comparisons and selects, not the builtins isnan, isinf, fabs, fmax, fmin: PoCL implements
+// those as library calls, which keep its compiler from vectorizing a work-group (max pooling
+// ran 3.5x slower with isnan, fabs and fmax cost 2x a copy). x != x holds for NaN only,
+// x == INFINITY for +inf; no build uses fast-math, so neither is folded away.
 // Python semantics: floor division and a remainder with the divisor's sign. Division by
 // zero gives 0 and INT_MIN / -1 wraps, instead of trapping the device as plain C would.
 #define CG_INT_HELPERS(T) \
@@ -262,6 +262,20 @@ CG_INLINE float cg_erfc_float(float x) {
 #ifndef CG_POLY_MATH
 CG_LIBM_HELPERS(float)
 #endif
+// sqrt: on CPU devices clang's builtin (one instruction, which the vectorizer widens) where
+// OpenCL's sqrt is a library call on PoCL (3x slower); both are correctly rounded. rsqrt as
+// 1 / sqrt there (two roundings: within OpenCL's 2 ulp, and PyTorch's own formula).
+#if defined(CG_POLY_MATH) && defined(__clang__)
+inline float cg_sqrt_float(float x) { return __builtin_sqrtf(x); }
+inline float cg_rsqrt_float(float x) { return 1.0f / __builtin_sqrtf(x); }
+#else
+inline float cg_sqrt_float(float x) { return sqrt(x); }
+inline float cg_rsqrt_float(float x) { return rsqrt(x); }
+#endif
+% if fp64:
+inline double cg_sqrt_double(double x) { return sqrt(x); }
+inline double cg_rsqrt_double(double x) { return rsqrt(x); }
+% endif
 % if fp64:
 CG_LIBM_HELPERS(double)
 % endif
@@ -300,11 +314,11 @@ inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 #define CG_FLOAT_HELPERS_2(T) \
   inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
   inline T cg_logaddexp_##T(T a, T b) { \
-    if (a == b && fabs(a) == INFINITY) return a; \
-    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp_##T(-fabs(a - b))); } \
+    if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
+    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp_##T(a > b ? b - a : a - b)); } \
   inline T cg_logaddexp2_##T(T a, T b) { \
-    if (a == b && fabs(a) == INFINITY) return a; \
-    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp2_##T(-fabs(a - b))) * (T)1.44269504088896340736; }
+    if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
+    T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp2_##T(a > b ? b - a : a - b)) * (T)1.44269504088896340736; }
 CG_FLOAT_HELPERS_2(float)
 % if fp64:
 CG_FLOAT_HELPERS_2(double)

@@ -80,16 +80,16 @@ __kernel void cg_optim_${kind}(
       ${store("max_exp_avg_sq", "v")}
     }
   % endif
-    ${store("param", "p - m / (sqrt(v) / bias2_sqrt + eps) * step_size")}
+    ${store("param", f"p - m / (cg_sqrt_{ct}(v) / bias2_sqrt + eps) * step_size")}
 % else:
     const ${ct} sq = ${load("square_avg")} * alpha + d * d * one_minus_alpha;
     ${store("square_avg", "sq")}
   % if "centered" in flags:
     const ${ct} ga = ${load("grad_avg")} * alpha + d * one_minus_alpha;
     ${store("grad_avg", "ga")}
-    const ${ct} avg = sqrt(sq - ga * ga) + eps;
+    const ${ct} avg = cg_sqrt_${ct}(sq - ga * ga) + eps;
   % else:
-    const ${ct} avg = sqrt(sq) + eps;
+    const ${ct} avg = cg_sqrt_${ct}(sq) + eps;
   % endif
   % if "momentum" in flags:
     const ${ct} buf = ${load("momentum_buffer")} * momentum + d / avg;

@@ -217,7 +217,7 @@ def logsigmoid(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "(in0 / (({T})1 + fabs(in0)))",
+    "(in0 / (({T})1 + (in0 < 0 ? -in0 : in0)))",
     lambda a: a / (1 + np.abs(a)),
     result=floating,
     grad=lambda grad, input: grad / ((1 + input.abs()) * (1 + input.abs())),
@@ -248,8 +248,10 @@ def hardsigmoid(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    # PyTorch's formula: -inf * 0 is NaN there, and 3e38 doesn't overflow
-    "(in0 * fmin(fmax(in0 + ({T})3, ({T})0), ({T})6) / ({T})6)",
+    # PyTorch's formula: -inf * 0 is NaN there, and 3e38 doesn't overflow (selects for the
+    # clamp: fmin and fmax are library calls on PoCL)
+    "(in0 * (in0 + ({T})3 > ({T})6 ? ({T})6 : (in0 + ({T})3 < ({T})0 ? ({T})0 : in0 + ({T})3))"
+    " / ({T})6)",
     lambda a: a * np.clip(a + 3, 0, 6) / 6,
     # PyTorch's hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3 (inclusive), 1 above
     grad=lambda grad, input: where(

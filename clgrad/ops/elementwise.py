@@ -471,11 +471,11 @@ expm1 = _float_unary(
     "tensor([0.0000, 1.7183])",
 )  # fmt: skip
 sqrt = _float_unary(
-    "sqrt", "sqrt(in0)", np.sqrt, lambda grad, result: grad / (2 * result), "[4.0, 9.0]",
+    "sqrt", "cg_sqrt_{T}(in0)", np.sqrt, lambda grad, result: grad / (2 * result), "[4.0, 9.0]",
     "tensor([2., 3.])", domain=(0.1, 4),
 )  # fmt: skip
 rsqrt = _float_unary(
-    "rsqrt", "rsqrt(in0)", lambda a: 1 / np.sqrt(a),
+    "rsqrt", "cg_rsqrt_{T}(in0)", lambda a: 1 / np.sqrt(a),
     lambda grad, result: -0.5 * grad * result * result * result, "[4.0, 0.25]",
     "tensor([0.5000, 2.0000])", domain=(0.1, 4),
 )  # fmt: skip
@@ -1191,7 +1191,8 @@ def _np_lerp(a, b, w):
 
 @elementwise(
     # PyTorch's two-sided form: exact at weight 0 and at weight 1
-    "(fabs(in2) < ({T})0.5 ? in0 + in2 * (in1 - in0) : in1 - (in1 - in0) * (({T})1 - in2))",
+    "((in2 < ({T})0.5 && in2 > ({T})-0.5) ? in0 + in2 * (in1 - in0)"
+    " : in1 - (in1 - in0) * (({T})1 - in2))",
     _np_lerp,
     grad=(
         lambda grad, weight: grad * (1 - weight),
