@@ -216,7 +216,7 @@ class OpenCLBackend(Backend):
         acc = "double" if dt.name == "float64" else "float"
         bits = uniform_bits(out.dtype.name)
         k = rt.cached(
-            ("random", kind, out.dtype, acc, bits),
+            ("random", kind, out.dtype, acc, bits, rt.is_gpu),
             "random.cl.mako",
             "cg_random",
             kind=kind,
@@ -224,6 +224,7 @@ class OpenCLBackend(Backend):
             acc=acc,
             bits=bits,
             fp64=acc == "double",
+            grid_stride=rt.is_gpu,
         )
         args = [out.buffer, np.uint64(out.offset), *_random_args(seed, offset), np.uint64(n)]
         rt.launch1d(k, n, args)
