@@ -6,9 +6,10 @@
 % if fp64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
-// Helpers built on other helpers (softplus on log1p and exp, gelu on erf) are inlined always:
-// past LLVM's size threshold one stays a call, and PoCL then leaves the whole work-group loop
-// scalar (softplus ran at a fifteenth of exp's speed).
+// The helpers built on other helpers that PoCL's inliner left as calls (softplus on log1p and
+// exp, gelu on erf, erf on exp) are inlined always: past LLVM's size threshold one stays a
+// call, and PoCL then leaves the whole work-group loop scalar (softplus ran at a fifteenth of
+// exp's speed). Marking every helper so made exp itself slower: only where measured.
 #define CG_INLINE inline __attribute__((always_inline))
 // Comparisons and selects, not the builtins isnan, isinf, fabs, fmax, fmin: PoCL implements
 // those as library calls, which keep its compiler from vectorizing a work-group (max pooling
@@ -26,7 +27,15 @@
     T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; } \
   inline T cg_pow_##T(T a, T b) { \
     if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0); \
-    T r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
+    T r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; } \
+  CG_INT_ROUNDING(T)
+// an integer is whole: the rounding ops' expressions compile in the integer programs that
+// bundle every op of a type signature (the ops themselves return a copy for integers)
+#define CG_INT_ROUNDING(T) \
+  inline T cg_floor_##T(T x) { return x; } \
+  inline T cg_ceil_##T(T x) { return x; } \
+  inline T cg_trunc_##T(T x) { return x; } \
+  inline T cg_rint_##T(T x) { return x; }
 CG_INT_HELPERS(char)
 CG_INT_HELPERS(short)
 CG_INT_HELPERS(int)
@@ -35,6 +44,7 @@ inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
 inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 inline uchar cg_pow_uchar(uchar a, uchar b) {
   uchar r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
+CG_INT_ROUNDING(uchar)
 // ---- exp, log and the functions built on them: cg_<fn>_<T>, what every expression calls ------
 // On CPU devices (CG_POLY_MATH, defined by the runtime for devices that are not GPUs) float's
 // are plain arithmetic and bit tricks, as SLEEF and Cephes write them: PoCL turns a kernel's
@@ -275,8 +285,6 @@ inline float cg_rsqrt_float(float x) { return rsqrt(x); }
 % if fp64:
 inline double cg_sqrt_double(double x) { return sqrt(x); }
 inline double cg_rsqrt_double(double x) { return rsqrt(x); }
-% endif
-% if fp64:
 CG_LIBM_HELPERS(double)
 % endif
 // gelu as x erfc(-x / sqrt 2) / 2: the same value as x (1 + erf(x / sqrt 2)) / 2 without its

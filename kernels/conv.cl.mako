@@ -182,7 +182,7 @@ __kernel void cg_window_max(
     ${ct} best = ${h.load(st, ct, "x", "w")};
     int at = 0;
 % if window is None:
-    int k = 0;  // (the first element is compared with itself: never taken)
+    int k = 0;  // (the first element meets itself: taken only if NaN, the same index)
     for (${I} k0 = 0; k0 < K0; ++k0)
       for (${I} k1 = 0; k1 < K1; ++k1)
         for (${I} k2 = 0; k2 < K2; ++k2, ++k)

@@ -4,8 +4,9 @@
 ##         counters of centred 24-bit uniforms in (0, 1)
 ##   grid_stride: a loop over n with as many work-items as fill a GPU; on CPU devices one
 ##     work-item per element (a loop in the body stops PoCL vectorizing: rand ran at 20 ns an
-##     element), with the 32x32 -> 64-bit products written out (mul_hi is a call on PoCL) and
-##     Box-Muller's log and cos as float polynomials (cg_log_float, cg_cos_2pi_f32)
+##     element), where Box-Muller's log and cos are float polynomials (cg_log_float,
+##     cg_cos_2pi_f32: randn's last bits differ from other devices'). On every device Philox's
+##     32x32 -> 64-bit products are written out (mul_hi is a call on PoCL).
 <%include file="_prelude.cl.mako"/>
 <%
 def store(v):

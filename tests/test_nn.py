@@ -585,9 +585,8 @@ def test_max_pool_tiling_windows_gradients(device, nd):
     ],
 )
 def test_max_pool_against_torch(device, dtype, nd, kernel, stride, padding, dilation, ceil):
-    """Values, indices (the first largest; a NaN counts as the largest, PyTorch's pick for one
-    NaN) and the gradient of max pooling, as PyTorch's, on a strided input."""
-    torch = pytest.importorskip("torch")
+    """Values, indices (the first largest, or the last NaN: PyTorch's pick) and the gradient of
+    max pooling, as PyTorch's, on a strided input."""
     dt = getattr(clgrad, dtype)
     if not supports(device, dt):
         pytest.skip(f"{device} has no {dtype}")

@@ -490,7 +490,7 @@ def elementwise(
             domain,
             mask_first,
             (exact, scalar_type, refuse, scalars, tensors, shortcut),
-            {k: MapKernel(f"{name}_{k}", e, numpy) for k, e in (variants or {}).items()},
+            {k: MapKernel(_variant_name(name, k), e, numpy) for k, e in (variants or {}).items()},
         )
         ELEMENTWISE[name] = op
         op.public.op = op
@@ -498,6 +498,11 @@ def elementwise(
         return op.public
 
     return declare
+
+
+def _variant_name(name, number) -> str:
+    """A C identifier for ``name``'s variant at ``number``: pow_2, pow_0p5, pow_m1."""
+    return f"{name}_{number}".replace("-", "m").replace(".", "p")
 
 
 def _bundle(op) -> None:

@@ -1,12 +1,11 @@
 """Convolution's column matrix on an OpenCL device: the unfold (im2col) and fold (col2im)
-kernels of ``kernels/conv.cl.mako``, and max pooling's window maximum.
+kernels of ``kernels/conv.cl.mako``, and max pooling's window maximum and its gradient.
 
 Entry points: ``unfold(rt, out, x, stride, dilation, padding)``, ``fold(rt, out, cols,
-stride, dilation, padding)``, ``window_max(rt, values, indices, win)`` and ``window_put(rt, out,
-grad, indices, win)``, ``rt`` the device's
-``Runtime``. The column views are
-(N, C, *kernel, *out) and the images (N, C, *spatial), 1 to 3 spatial dims; both kernels work
-in 3, so shorter geometries are padded with leading dims of size 1.
+stride, dilation, padding)``, ``window_max(rt, values, indices, win)`` and
+``window_put(rt, out, grad, indices, win)``, ``rt`` the device's ``Runtime``. The column views
+are (N, C, *kernel, *out) and the images (N, C, *spatial), 1 to 3 spatial dims; the kernels
+work in 3, so shorter geometries are padded with leading dims of size 1.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ SPATIAL = 3  # the kernels' spatial dims
 # Work-items per work-group: fixed, with the range padded and the kernels bounds-checked,
 # because PoCL compiles a kernel again for each local size it meets.
 LOCAL = 64
-# window_max: windows of up to this many elements have their walk unrolled (a program per
-# window size); larger ones loop over sizes given as arguments
+# window_max, window_put: windows of up to this many elements have their walk unrolled (a
+# program per window size); larger ones loop over sizes given as arguments
 UNROLL_WINDOW = 64
 # fold: output elements of one row a work-item sums in private memory (a 32-wide image row
 # is one work-item's; wider rows are split among several)
