@@ -6,10 +6,11 @@
 % if fp64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
-// The helpers built on other helpers that PoCL's inliner left as calls (softplus on log1p and
-// exp, gelu on erf, erf on exp) are inlined always: past LLVM's size threshold one stays a
-// call, and PoCL then leaves the whole work-group loop scalar (softplus ran at a fifteenth of
-// exp's speed). Marking every helper so made exp itself slower: only where measured.
+// The helpers built on other helpers that PoCL's inliner left as calls (softplus and
+// logaddexp on log1p and exp, gelu on erf, erf on exp) are inlined always: past LLVM's size
+// threshold one stays a call, and PoCL then leaves the whole work-group loop scalar (softplus
+// ran at a fifteenth of exp's speed). Marking every helper so made exp itself slower: only
+// where measured.
 #define CG_INLINE inline __attribute__((always_inline))
 // Comparisons and selects, not the builtins isnan, isinf, fabs, fmax, fmin: PoCL implements
 // those as library calls, which keep its compiler from vectorizing a work-group (max pooling
@@ -321,10 +322,10 @@ inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 // themselves (inf - inf would be NaN), else the larger plus log1p of the smaller's share.
 #define CG_FLOAT_HELPERS_2(T) \
   inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
-  inline T cg_logaddexp_##T(T a, T b) { \
+  CG_INLINE T cg_logaddexp_##T(T a, T b) { \
     if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
     T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp_##T(a > b ? b - a : a - b)); } \
-  inline T cg_logaddexp2_##T(T a, T b) { \
+  CG_INLINE T cg_logaddexp2_##T(T a, T b) { \
     if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
     T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp2_##T(a > b ? b - a : a - b)) * (T)1.44269504088896340736; }
 CG_FLOAT_HELPERS_2(float)
