@@ -133,6 +133,14 @@ def _covers(n_out, k, s, d, size):
     return n_out * k == size and (n_out - 1) * s + (k - 1) * d == size - 1
 
 
+def _tiles(outs, kernel, stride, dilation, spatial) -> bool:
+    """True when the windows put every input element in exactly one window (max pooling's
+    stride = kernel, and interleaved dilated windows too)."""
+    return all(map(_injective, outs, kernel, stride, dilation)) and all(
+        map(_covers, outs, kernel, stride, dilation, spatial)
+    )
+
+
 _OFFSETS: dict = {}
 
 
@@ -166,8 +174,7 @@ class Fold(Function):
         injective = g.numel() and all(map(_injective, outs, kernel, stride, dilation))
         # windows that tile the input exactly (max pooling's, stride = kernel) write every
         # element once: no zeros first (the copy then fuses with the gradient that feeds it)
-        spatial = tuple(shape)[-nd:]
-        if not (injective and all(map(_covers, outs, kernel, stride, dilation, spatial))):
+        if not (injective and _tiles(outs, kernel, stride, dilation, tuple(shape)[-nd:])):
             launch(FILL, [0], out.dtype, out.dtype, out=out)
         if not g.numel():
             return out
@@ -299,48 +306,40 @@ class WindowMax(Function):
     @staticmethod
     def backward(ctx, g, _):
         (idx,) = ctx.saved_tensors
-        shape, kernel, stride, dilation = ctx.geometry
-        nd = len(kernel)
-        outs = idx._shape[-nd:]
-        if (
-            stride == kernel
-            and all(d == 1 for d in dilation)
-            and all(o * k == n for o, k, n in zip(outs, kernel, shape[-nd:]))
-        ):
-            return WindowPut.apply(g, idx, shape, kernel), None, None, None
-        return (
-            Fold.apply(_to_picked(g, idx, kernel), shape, kernel, stride, dilation),
-            None,
-            None,
-            None,
-        )
+        geometry = ctx.geometry  # (shape, kernel, stride, dilation)
+        shape, kernel = geometry[:2]
+        if _tiles(idx._shape[-len(kernel) :], *geometry[1:], shape[-len(kernel) :]):
+            gx = WindowPut.apply(g, idx, *geometry)
+        else:
+            gx = Fold.apply(_to_picked(g, idx, kernel), *geometry)
+        return gx, None, None, None
 
 
 class WindowPut(Function):
-    """Max pooling's gradient where the windows tile the input exactly (stride = kernel, every
-    element in one window: the usual pool): one pass that writes each element once, the
-    window's gradient at its pick and 0 elsewhere (``Backend.window_put``). Its own gradient
-    picks ``gg`` at the same places."""
+    """Max pooling's gradient where the windows tile the input exactly (``_tiles``: every
+    element in one window, as stride = kernel gives): one pass that writes each element once,
+    the window's gradient at its pick and 0 elsewhere (``Backend.window_put``). Its own
+    gradient picks ``gg`` at the same places."""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, g, idx, shape, kernel):
+    def forward(ctx, g, idx, shape, kernel, stride, dilation):
         ctx.save_for_backward(idx)
-        ctx.kernel = kernel
+        ctx.windows = (kernel, stride, dilation)
         g = g.contiguous()
         out = Tensor._empty(tuple(shape), g.dtype, g.device)
-        win = out._view(*_windows(out, kernel, kernel, (1,) * len(kernel)))
+        win = out._view(*_windows(out, kernel, stride, dilation))
         g.device.backend.window_put(out._record(), g._record(), idx._record(), win._record())
         return out
 
     @staticmethod
     def backward(ctx, gg):
         (idx,) = ctx.saved_tensors
-        kernel = ctx.kernel
-        win = Patches.apply(gg, kernel, kernel, (1,) * len(kernel))
-        flat = win.reshape(win.shape[: win.ndim - len(kernel)] + (-1,))
-        return flat.gather(-1, idx.long().unsqueeze(-1)).squeeze(-1), None, None, None
+        win = Patches.apply(gg, *ctx.windows)
+        flat = win.reshape(win.shape[: win.ndim - len(ctx.windows[0])] + (-1,))
+        picked = flat.gather(-1, idx.long().unsqueeze(-1)).squeeze(-1)
+        return picked, None, None, None, None, None
 
 
 # ---- embedding -------------------------------------------------------------------------------
