@@ -304,3 +304,34 @@ def test_a_bundle_the_driver_refuses_builds_its_kernels_alone(cl_device, monkeyp
     monkeypatch.setattr(rt, "unbundled", set())
     assert rt.bundled(key, a, lambda kernels: len(kernels)) == 2  # sorted, both
     assert rt.bundled(None, a, lambda kernels: len(kernels)) == 1  # no bundle
+
+
+def test_a_build_in_another_thread_leaves_the_warning_filters_alone(cl_device):
+    """Fused kernels build in a background thread: the build must not touch the process's
+    warning filters (``warnings.catch_warnings`` swaps them for every thread, so a
+    ``pytest.warns`` or a user's filter in the main thread would lose warnings meanwhile),
+    and a compiler's remarks still reach no one."""
+    import random
+    import threading
+    import warnings
+
+    rt = clgrad.device(cl_device).runtime
+    # a new source each run: a build from source, not a binary from the disk cache
+    source = (
+        f"__kernel void probe(__global float *a) {{ a[0] = {random.random()}f; }}\n"
+        "__kernel void unused(__global uint *a) { if (a[0] < 0u) a[0] = 1u; }\n"
+    )
+    before = list(warnings.filters)
+    changed = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        inside = list(warnings.filters)
+        build = threading.Thread(target=rt.build, args=(source, "probe"))
+        build.start()
+        while build.is_alive():
+            if warnings.filters != inside:
+                changed.append(list(warnings.filters))
+        build.join()
+    assert not changed
+    assert not caught
+    assert warnings.filters == before

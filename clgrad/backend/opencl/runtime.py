@@ -229,13 +229,30 @@ def _use_binary_cache(platform_name: str) -> bool:
     return platform_name.strip() not in _SELF_CACHING
 
 
-def _quiet_build(program, options, device):
-    """Builds for ``device`` alone (its context may hold other devices, which never run this
-    program) without pyopencl's CompilerWarning: compiler remarks (an always-false unsigned
-    compare) are not the user's business; CLGRAD_DEBUG=2 shows the source to look at."""
-    with BUILD_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        return program.build(options=options, devices=[device], cache_dir=False)
+def _quiet_build(program, options, device) -> cl.Program:
+    """Builds ``program`` (``_program``'s, from source or binaries) for ``device`` alone (its
+    context may hold other devices, which never run this program), without pyopencl's
+    CompilerWarning for a non-empty build log: compiler remarks (an always-false unsigned
+    compare) are not the user's business; CLGRAD_DEBUG=2 shows the source to look at.
+
+    The build goes to pyopencl's program object beneath ``Program``, whose ``build`` is where
+    the warning is raised: silencing it with ``warnings.catch_warnings`` instead would swap the
+    warning filters of every thread while a background build runs (that context manager is not
+    thread-safe), and a ``pytest.warns`` or a user's filter in the main thread would lose its
+    warnings meanwhile."""
+    with BUILD_LOCK:
+        try:
+            program._build(options=" ".join(options).encode(), devices=[device])
+        except cl.Error as e:
+            log = program.get_build_info(device, cl.program_build_info.LOG)
+            raise cl.RuntimeError(f"{e}\n\nbuild log on {device.name}:\n{log}") from None
+    return cl.Program(program)
+
+
+def _program(context, *source_or_binaries):
+    """pyopencl's program object beneath ``Program`` (see ``_quiet_build``), from a source or
+    from (devices, binaries)."""
+    return cl._cl._Program(context, *source_or_binaries)
 
 
 # ---- contexts ------------------------------------------------------------------------------------
@@ -594,7 +611,7 @@ class Runtime:
         """Builds and runs a tiny kernel: extension strings alone are not always truthful."""
         np_t = {"double": np.float64, "half": np.float16}[kind]
         try:
-            prg = _quiet_build(cl.Program(self.context, _PROBES[kind]), [], self.device._cl)
+            prg = _quiet_build(_program(self.context, _PROBES[kind]), [], self.device._cl)
             x = np.array([3], np_t)
             buf = cl.Buffer(self.context, cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
             prg.probe(self.queue, (1,), None, buf)
@@ -660,12 +677,12 @@ class Runtime:
         if binary is not None:
             try:
                 return _quiet_build(
-                    cl.Program(self.context, [dev], [binary]), self.build_options, dev
+                    _program(self.context, [dev], [binary]), self.build_options, dev
                 )
             except Exception:
                 disk_cache.discard(key)  # a binary this driver rejects: rebuild from source
         try:
-            prg = _quiet_build(cl.Program(self.context, source), self.build_options, dev)
+            prg = _quiet_build(_program(self.context, source), self.build_options, dev)
         except cl.RuntimeError as e:
             src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{key.hex()[:12]}.cl"
             try:
