@@ -41,6 +41,9 @@ def _exercise(device, name):
         w.grad = clgrad.ones(4, 3, dtype=dt, device=device)
         clgrad.optim.Adam([w]).step()  # optim
         w.tolist()
+        logits = clgrad.zeros(2, 3, dtype=dt, device=device, requires_grad=True)
+        F.cross_entropy(logits, clgrad.tensor([0, 2], device=device)).backward()  # nll
+        assert F.nll_loss(logits, clgrad.tensor([1, 1], device=device), reduction="none").tolist()
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS + ["bool"])
@@ -60,5 +63,5 @@ def test_every_template_builds_for_every_dtype(cl_device, dtype):
     # (fused kernels are built outside the program cache: tests/test_fusion.py covers them)
     expected = set(templates()) - {"fused.cl.mako"}
     if dtype in INTS:
-        expected -= {"random.cl.mako", "optim.cl.mako", "softmax.cl.mako"}
+        expected -= {"random.cl.mako", "optim.cl.mako", "softmax.cl.mako", "nll.cl.mako"}
     assert expected <= built, f"not built for {dtype}: {expected - built}"

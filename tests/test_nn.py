@@ -1031,6 +1031,119 @@ def test_nll_loss(device):
     )
 
 
+def _nll_pair(device, shape, classes, ignore=-100, weighted=False, dtype="float32"):
+    """The same nll_loss inputs for clgrad on ``device`` and for torch: log-probabilities of
+    ``shape`` (N, C, *d) or (C,) that require grad, class targets (some ``ignore``), weights."""
+    x = RNG.normal(size=shape)
+    y = RNG.integers(0, classes, size=(shape[0],) + shape[2:] if len(shape) > 1 else ())
+    if len(shape) > 1 and y.size > 1:
+        y.flat[:: max(2, y.size // 3)] = ignore if ignore >= 0 or ignore == -100 else y.flat[0]
+    w = RNG.uniform(0.5, 2.0, size=classes) if weighted else None
+    ours = (
+        clgrad.tensor(x, dtype=getattr(clgrad, dtype), device=device, requires_grad=True),
+        clgrad.tensor(y, device=device),
+        None if w is None else clgrad.tensor(w, dtype=getattr(clgrad, dtype), device=device),
+    )
+    theirs = (
+        torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True),
+        torch.tensor(y),
+        None if w is None else torch.tensor(w, dtype=getattr(torch, dtype)),
+    )
+    return ours, theirs
+
+
+@pytest.mark.parametrize(
+    "shape, weighted, ignore",
+    [
+        ((7, 5), False, -100),
+        ((7, 5), True, 2),
+        ((5,), True, -100),  # unbatched: a 0-d target
+        ((2, 3, 4, 5), True, 1),  # (N, C, d1, d2)
+        ((3, 4, 6), False, -100),  # (N, C, d1)
+        ((0, 4), True, -100),  # no target
+        ((20000, 3), True, 0),  # more targets than one work-group sums
+    ],
+)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_one_kernel_against_torch(device, shape, weighted, ignore, reduction):
+    """nll_loss (one kernel each way) against torch: value, dtype, shape, the node's name, the
+    gradient, and the gradient's own gradient (``NllLossBackwardBackward0``)."""
+    (x, y, w), (tx, ty, tw) = _nll_pair(
+        device, shape, shape[-1] if len(shape) == 1 else shape[1], ignore, weighted
+    )
+    ours = F.nll_loss(x, y, w, ignore_index=ignore, reduction=reduction)
+    ref = torch.nn.functional.nll_loss(tx, ty, tw, ignore_index=ignore, reduction=reduction)
+    # (torch views a (N, C, d1) input as (N, C, d1, 1) and back: a ViewBackward0 around it)
+    views = len(shape) == 3
+    assert ours.grad_fn.name() == ref.grad_fn.name() or views and reduction == "none"
+    assert ours.dtype == clgrad.float32 and tuple(ours.shape) == tuple(ref.shape)
+    assert_close(ours, ref.detach().numpy(), rtol=1e-5, atol=1e-5)
+    g = RNG.normal(size=tuple(ref.shape))
+    (gx,) = clgrad.autograd.grad(ours, x, t(g, device), create_graph=True)
+    (tgx,) = torch.autograd.grad(ref, tx, torch.tensor(g, dtype=torch.float32), create_graph=True)
+    assert_close(gx, tgx.detach().numpy(), rtol=1e-5, atol=1e-6)
+    if not gx.numel():
+        return
+    assert gx.grad_fn.name() == tgx.grad_fn.name() or views
+    gg = RNG.normal(size=shape)
+    # the gradient is linear in the incoming gradient: its own gradient reaches that
+    gt = t(g, device, requires_grad=True)
+    (gx,) = clgrad.autograd.grad(ours, x, gt, create_graph=True)
+    tgt = torch.tensor(g, dtype=torch.float32, requires_grad=True)
+    (tgx,) = torch.autograd.grad(ref, tx, tgt, create_graph=True)
+    (ggt,) = clgrad.autograd.grad(gx, gt, t(gg, device))
+    (tggt,) = torch.autograd.grad(tgx, tgt, torch.tensor(gg, dtype=torch.float32))
+    assert_close(ggt, tggt.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_nll_loss_gradgradcheck(device):
+    need64(device)
+    (x, y, w), _ = _nll_pair(device, (4, 3, 2), 3, 1, True, "float64")
+    for reduction in ("mean", "sum", "none"):
+
+        def fn(a, reduction=reduction):
+            return F.nll_loss(a, y, w, ignore_index=1, reduction=reduction)
+
+        assert clgrad.autograd.gradcheck(fn, [x])
+        assert clgrad.autograd.gradgradcheck(fn, [x])
+
+
+def test_nll_loss_edges_and_errors(device):
+    """Every target ignored or none at all: NaN for the mean, 0 for the sum, as torch; float16
+    in and out; an out-of-range target raises before any kernel reads with it, and a wrong
+    weight raises torch's error, changing nothing."""
+    x = clgrad.zeros(3, 4, device=device, requires_grad=True)
+    ignored = clgrad.full((3,), -100, device=device)
+    assert math.isnan(F.nll_loss(x, ignored).item())
+    assert F.nll_loss(x, ignored, reduction="sum").item() == 0
+    assert math.isnan(F.cross_entropy(clgrad.zeros(0, 4, device=device), ignored[:0]).item())
+    if supports(device, clgrad.float16):
+        (h, y, w), (th, ty, tw) = _nll_pair(device, (6, 5), 5, 3, True, "float16")
+        got = F.cross_entropy(h, y, w, ignore_index=3)
+        ref = torch.nn.functional.cross_entropy(th, ty, tw, ignore_index=3)
+        assert got.dtype == clgrad.float16
+        assert_close(got, ref.detach().float().numpy(), rtol=2e-3, atol=2e-3)
+        got.backward()
+        ref.backward()
+        assert_close(h.grad, th.grad.float().numpy(), rtol=2e-3, atol=2e-3)
+    y = clgrad.tensor([0, 1, 2], device=device)
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        F.nll_loss(x, y, clgrad.ones(4, dtype=clgrad.float64, device=device))
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.nll_loss(x, y, clgrad.ones(4, device=device, requires_grad=True))
+    with clgrad.no_grad():
+        F.nll_loss(x, y, clgrad.ones(4, device=device, requires_grad=True))
+    with pytest.raises(NotImplementedError, match="nll_loss_out_frame.*'Long'"):
+        F.nll_loss(clgrad.zeros(3, 4, dtype=clgrad.int64, device=device), y)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.nll_loss(x, clgrad.tensor([0, 7, -1], device=device))
+    assert x.grad is None
+    # an unbatched input takes a 0-d cpu target, as torch's
+    v = clgrad.tensor([0.5, -1.0, 2.0], device=device, requires_grad=True)
+    F.nll_loss(v, clgrad.tensor(2)).backward()
+    assert_close(v.grad, [0.0, 0.0, -1.0])
+
+
 def test_regression_losses(device):
     a, b = randn(4, 3), randn(4, 3)
     at, bt = t(a, device), t(b, device)

@@ -302,3 +302,22 @@ class Backend:
         """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
         ``acc``; x and out are contiguous, of one shape, with at least one element."""
         raise NotImplementedError
+
+    def nll(self, out: View, x: View, target: View, weight, ignore_index: int, acc) -> None:
+        """nll_loss's terms of the log-probabilities ``x`` (outer, C, inner) at the int64
+        targets ``target`` (outer, inner), computed in dtype ``acc``; ``weight`` (C) or None
+        for ones, of x's dtype; x, target and weight contiguous. Element e = o * inner + i
+        counts where its target t is in [0, C) and is not ``ignore_index`` (an out-of-range
+        target is left to the caller's check: it counts nothing here). A 1-D ``out`` (n = outer
+        * inner, contiguous, x's dtype) gets each element's term -weight[t] * x[o, t, i], 0
+        where it doesn't count. A 2-D ``out`` (groups, 2), contiguous, of dtype ``acc``, gets
+        per group of chunk = ceil(n / groups) consecutive elements the sum of the terms and
+        the sum of the weights of those that count (one group: the totals)."""
+        raise NotImplementedError
+
+    def nll_grad(self, out: View, g: View, target: View, weight, ignore_index: int, acc) -> None:
+        """nll_loss's gradient: ``out`` (outer, C, inner), contiguous, = -weight[t] * g[e] at
+        element e's target class t where e counts (as in ``nll``), 0 elsewhere; ``g`` holds a
+        value per element (outer * inner, any stride; stride 0: one value for every element),
+        of out's dtype."""
+        raise NotImplementedError

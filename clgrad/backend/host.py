@@ -274,6 +274,49 @@ class HostBackend(Backend):
             r = z - np.log(s) if log else e / s
         np.copyto(array(out), r, casting="unsafe")
 
+    def nll(self, out, x, target, weight, ignore_index, acc):
+        terms, w = _nll_terms(x, target, weight, ignore_index, acc)
+        if out.ndim == 1:
+            np.copyto(array(out), terms, casting="unsafe")
+            return
+        groups = out.shape[0]
+        starts = np.arange(groups) * -(-terms.size // groups)
+        pairs = array(out)
+        pairs[:, 0] = np.add.reduceat(terms, starts) if terms.size else 0
+        pairs[:, 1] = np.add.reduceat(w, starts) if terms.size else 0
+
+    def nll_grad(self, out, g, target, weight, ignore_index, acc):
+        res = array(out)
+        res[...] = 0
+        t, counts = _nll_targets(target, res.shape[1], ignore_index)
+        w = _nll_weights(weight, t, counts, acc)
+        o, i = np.divmod(np.arange(t.size), res.shape[2])
+        res[o, t, i] = np.where(counts, -(w * array(g).astype(_compute_np(acc))), 0)
+
+
+def _nll_targets(target, c, ignore_index):
+    """The targets (out-of-range ones as 0) and whether each counts (``Backend.nll``)."""
+    t = array(target).reshape(-1)
+    counts = (t >= 0) & (t < c) & (t != ignore_index)
+    return np.where(counts, t, 0), counts
+
+
+def _nll_weights(weight, t, counts, acc):
+    ct = _compute_np(acc)
+    w = np.ones(t.size, ct) if weight is None else array(weight).astype(ct)[t]
+    return np.where(counts, w, 0).astype(ct)
+
+
+def _nll_terms(x, target, weight, ignore_index, acc):
+    """Each element's term -w[t] * x[o, t, i] and its weight w[t] (0 where it doesn't
+    count), in the compute type."""
+    a = array(x)
+    t, counts = _nll_targets(target, a.shape[1], ignore_index)
+    w = _nll_weights(weight, t, counts, acc)
+    o, i = np.divmod(np.arange(t.size), a.shape[2])
+    picked = a[o, t, i].astype(_compute_np(acc)) if t.size else np.zeros(0, w.dtype)
+    return np.where(counts, -(w * picked), 0).astype(w.dtype), w
+
 
 def _conv_pads(spatial, kernel, outs, stride, dilation, padding):
     """(lo, hi) zeros per spatial dim that make every window of unfold's geometry fall inside

@@ -16,11 +16,13 @@ import numpy as np
 
 from .. import capture
 from .. import dtypes as _D
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..ops import activation as _A
 from ..ops import elementwise as _E
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
+from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..ops.core import same_device as _same_device
 from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
@@ -2522,19 +2524,37 @@ def device_check(flag_of, fail, inputs=(), key=None) -> None:
 _PASSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _nll_terms(logp, target, weight, ignore_index, cdim):
-    """(-w_t * logp[t], w_t) per element, both 0 where target == ignore_index."""
+def _nll(logp, target, weight, ignore_index, reduction, cdim):
+    """nll_loss of checked class-index targets: the weight's checks, the targets' range check
+    (a read of the device, skipped while the targets are unchanged), then one kernel."""
     c = logp.shape[cdim]
-    if weight is not None and tuple(weight.shape) != (c,):
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {c} classes or no classes but got "
-            f"weight tensor of shape: {list(weight.shape)}"
+    if not logp.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"nll_loss_out_frame\" not implemented for '{_SCALAR_TYPE_NAMES[logp.dtype.name]}'"
         )
-    valid = target != ignore_index
+    _same_device(logp, target, weight)
+    if target.device != logp.device:  # a 0-d cpu target of an unbatched input
+        target = target.to(logp.device)
+    if weight is not None:
+        if tuple(weight.shape) != (c,):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {c} classes or no classes but "
+                f"got weight tensor of shape: {list(weight.shape)}"
+            )
+        if weight.dtype is not logp.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_SCALAR_TYPE_NAMES[logp.dtype.name]} but found "
+                f"{_SCALAR_TYPE_NAMES[weight.dtype.name]}"
+            )
+        if weight.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                "The function 'nll_loss_forward' is not differentiable with respect to argument "
+                "'weight'. This input cannot have requires_grad True."
+            )
     if target.numel():
 
         def bad():
-            return valid & ((target < 0) | (target >= c))
+            return (target != ignore_index) & ((target < 0) | (target >= c))
 
         device_check(
             lambda: bad().any(),
@@ -2542,16 +2562,8 @@ def _nll_terms(logp, target, weight, ignore_index, cdim):
             (target,),
             ("nll target", c, ignore_index),
         )
-    classes = _arange(c, device=logp.device).reshape((c,) + (1,) * (logp.ndim - cdim - 1))
-    hot = target.unsqueeze(cdim) == classes
-    if 0 <= ignore_index < c:
-        hot = hot & valid.unsqueeze(cdim)
-    if weight is None:
-        picked = _E.where(hot, logp, 0.0).sum(cdim)
-        return -picked, valid.to(logp.dtype)
-    wb = weight.reshape((c,) + (1,) * (logp.ndim - cdim - 1)).to(logp.dtype)
-    picked = _E.where(hot, logp * wb, 0.0).sum(cdim)
-    return -picked, _E.where(hot, wb, 0.0).sum(cdim)
+    loss = _N.NllLoss2D if logp.ndim > 2 else _N.NllLoss
+    return loss.apply(logp, target, weight, ignore_index, reduction)
 
 
 def nll_loss(
@@ -2570,11 +2582,10 @@ def nll_loss(
     >>> clgrad.nn.functional.nll_loss(logp, clgrad.tensor([0, 2]), reduction="none")
     tensor([0.2413, 0.1096])
     """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     cdim = _class_targets("nll_loss", input, target)
-    loss, w = _nll_terms(input, target, weight, ignore_index, cdim)
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _nll(input, target, weight, ignore_index, reduction, cdim)
 
 
 def cross_entropy(
@@ -2619,19 +2630,26 @@ def cross_entropy(
         return _reduce(loss, reduction)
     cdim = _class_targets("cross_entropy", input, target)
     logp = log_softmax(input, cdim)
-    loss, w = _nll_terms(logp, target, weight, ignore_index, cdim)
-    if label_smoothing > 0:
-        c = input.shape[cdim]
-        if weight is not None:
-            wb = weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
-            smooth = -(logp * wb).sum(cdim)
-        else:
-            smooth = -logp.sum(cdim)
-        smooth = smooth.masked_fill(target == ignore_index, 0.0)
-        loss = (1 - label_smoothing) * loss + (label_smoothing / c) * smooth
+    loss = _nll(logp, target, weight, ignore_index, reduction, cdim)
+    if label_smoothing == 0:
+        return loss
+    # PyTorch's: (1 - s) * nll_loss + s / C * the loss against uniform targets (its "mean"
+    # divided by the weights of the targets that count, as nll_loss's)
+    c = input.shape[cdim]
+    valid = target != ignore_index
+    if weight is not None:
+        wb = weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+        smooth = -(logp * wb).sum(cdim)
+        counted = _E.where(valid, weight[_E.where(valid, target, 0)], 0.0)
+    else:
+        smooth = -logp.sum(cdim)
+        counted = valid
+    smooth = smooth.masked_fill(~valid, 0.0)
     if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+        smooth = smooth.sum() / counted.sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth
 
 
 # ---- more losses -----------------------------------------------------------------------------

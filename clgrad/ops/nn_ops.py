@@ -342,6 +342,120 @@ class WindowPut(Function):
         return picked, None, None, None, None, None
 
 
+# ---- nll_loss --------------------------------------------------------------------------------
+# targets one work-group of ``Backend.nll`` sums: a batch's targets are one group, whose sums
+# are final (a larger target spreads over groups whose sums are added after)
+NLL_CHUNK = 1 << 14
+
+
+def _rows(t, cdim):
+    """Contiguous ``t`` seen as (outer, C, inner) around dim ``cdim``."""
+    shape = t._shape
+    c = shape[cdim] if shape else 1
+    inner = math.prod(shape[cdim + 1 :])
+    return t._view((math.prod(shape[:cdim]), c, inner), (c * inner, inner, 1), t._offset)
+
+
+def _flat(t):
+    """Contiguous ``t`` seen as one dim."""
+    return t._view((t.numel(),), (1,), t._offset)
+
+
+class NllLoss(Function):
+    """nll_loss of the log-probabilities ``x`` ((N, C, *d), or (C,) with a 0-d target) at the
+    int64 class indices ``target`` ((N, *d)), with ``weight`` (C,) of x's dtype or None, in one
+    kernel (``Backend.nll``): each element's term -weight[t] * x[t], or their sum and, for
+    ``"mean"``, its division by the sum of the weights that count. Targets equal to
+    ``ignore_index`` count nothing; the caller has checked that the others are classes. Its
+    gradient is ``NllLossGrad``'s one kernel."""
+
+    @staticmethod
+    def forward(ctx, logp, target, weight, ignore_index, reduction):
+        cdim = 1 if logp.ndim >= 2 else 0
+        x, target = logp.contiguous(), target.contiguous()
+        weight = None if weight is None else weight.contiguous()
+        acc = D.float32 if x.dtype is D.float16 else x.dtype
+        args = (target._record(), None if weight is None else weight._record(), ignore_index, acc)
+        backend, rows = x.device.backend, _rows(x, cdim)._record()
+        total = None
+        if reduction == "none":
+            out = Tensor._empty(target._shape, x.dtype, x.device)
+            if out.numel():
+                backend.nll(_flat(out)._record(), rows, *args)
+        else:
+            groups = max(1, -(-target.numel() // NLL_CHUNK))
+            sums = Tensor._empty((groups, 2), acc, x.device)
+            backend.nll(sums._record(), rows, *args)
+            if groups > 1:
+                sums = sums.sum(0)
+            out = sums._view((), (), sums._offset)  # the sum of the terms
+            if reduction == "mean":
+                total = sums._view((), (), sums._offset + 1)  # of the weights that count
+                out = out / total
+            out = out.to(x.dtype)
+        # logp only for the gradient's graph: torch's gradient takes it too, so that with
+        # create_graph the gradient requires grad (its gradient for logp is 0)
+        ctx.save_for_backward(logp, target, weight, total)
+        ctx.geometry = (cdim, ignore_index)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        logp, target, weight, total = ctx.saved_tensors
+        if total is not None:
+            g = (g / total).to(g.dtype)
+        grad = NllLoss2DGrad if logp.ndim > 2 else NllLossGrad
+        return grad.apply(g, logp, target, weight, *ctx.geometry), None, None, None, None
+
+
+class NllLoss2D(NllLoss):
+    """``NllLoss`` of an input with spatial dims (PyTorch's node name for them)."""
+
+
+class NllLossGrad(Function):
+    """nll_loss's gradient (x's shape) in one kernel (``Backend.nll_grad``): -weight[t] * g at
+    each element's target class where it counts, 0 elsewhere; ``g`` holds one value per
+    element or one for all (0-d). Its own gradient is nll_loss's terms of ``gg`` for ``g``,
+    zeros for ``logp`` (an input only for the graph, as in torch)."""
+
+    node_name = "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, logp, target, weight, cdim, ignore_index):
+        out = Tensor._empty(logp._shape, g.dtype, g.device)
+        if out.numel():
+            g = g.contiguous()
+            n = target.numel()
+            gv = g._view((n,), (1 if g.ndim else 0,), g._offset)
+            acc = D.float32 if g.dtype is D.float16 else g.dtype
+            w = None if weight is None else weight._record()
+            g.device.backend.nll_grad(
+                _rows(out, cdim)._record(), gv._record(), target._record(), w, ignore_index, acc
+            )
+        ctx.save_for_backward(target, weight)
+        ctx.geometry = (g.ndim, ignore_index)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        target, weight = ctx.saved_tensors
+        g_ndim, ignore_index = ctx.geometry
+        gg_g = gg_logp = None
+        if ctx.needs_input_grad[0]:
+            loss = NllLoss2D if gg.ndim > 2 else NllLoss
+            terms = loss.apply(gg, target, weight, ignore_index, "none")
+            gg_g = terms if g_ndim else terms.sum()
+        if ctx.needs_input_grad[1]:
+            gg_logp = Tensor._full(gg._shape, 0, gg.dtype, gg.device)
+        return gg_g, gg_logp, None, None, None, None
+
+
+class NllLoss2DGrad(NllLossGrad):
+    """``NllLossGrad`` of an input with spatial dims (PyTorch's node name for them)."""
+
+    node_name = "NllLoss2DBackwardBackward0"
+
+
 # ---- embedding -------------------------------------------------------------------------------
 def _row_offsets(idx, width, device):
 

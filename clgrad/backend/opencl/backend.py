@@ -390,6 +390,19 @@ class OpenCLBackend(Backend):
 
         softmax_family.softmax(self.rt, out, x, dim, log, acc)
 
+    def nll(self, out, x, target, weight, ignore_index, acc):
+        from . import nll as nll_family  # the family loads on first use
+
+        if out.ndim == 2:
+            nll_family.nll_total(self.rt, out, x, target, weight, ignore_index, acc)
+        else:
+            nll_family.nll_terms(self.rt, out, x, target, weight, ignore_index, acc)
+
+    def nll_grad(self, out, g, target, weight, ignore_index, acc):
+        from . import nll as nll_family
+
+        nll_family.nll_grad(self.rt, out, g, target, weight, ignore_index, acc)
+
 
 def _bundle_key(ins, out_dtype):
     """The ``backend.base.BUNDLES`` key of an elementwise kernel over operand types ``ins``
