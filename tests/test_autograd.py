@@ -156,6 +156,58 @@ def test_tracking_rules(device):
     assert not (i > 0).requires_grad and (i > 0).grad_fn is None
 
 
+def _graph_names(node, depth=3):
+    """The node names of a graph as nested tuples, as far as ``depth``."""
+    if node is None:
+        return None
+    if depth == 0:
+        return node.name()
+    edges = tuple(_graph_names(n, depth - 1) for n, _ in node.next_functions)
+    if node.name() == "TBackward0":  # clgrad's also keeps an edge (None) per dim argument
+        edges = edges[:1]
+    return (node.name(), edges)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_records_torchs_graph(device, bias):
+    """A Linear layer records PyTorch's nodes: AddmmBackward0 (or MmBackward0 without a
+    bias) over the bias's AccumulateGrad and the weight's TBackward0; the gradients as torch's
+    for a bias that broadcasts to the product in any of addmm's ways."""
+    torch = pytest.importorskip("torch")
+    ours = clgrad.nn.Linear(4, 3, bias=bias).to(device)
+    theirs = torch.nn.Linear(4, 3, bias=bias)
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    got = ours(clgrad.tensor(x, device=device, requires_grad=True))
+    want = theirs(torch.tensor(x, requires_grad=True))
+    assert _graph_names(got.grad_fn) == _graph_names(want.grad_fn)
+    for shape in [(3,), (1, 3), (5, 1), (5, 3), ()]:
+        b = np.random.default_rng(1).normal(size=shape).astype(np.float32)
+        w = np.random.default_rng(2).normal(size=(4, 3)).astype(np.float32)
+        args = [clgrad.tensor(a, device=device, requires_grad=True) for a in (b, x, w)]
+        targs = [torch.tensor(a, requires_grad=True) for a in (b, x, w)]
+        out, tout = clgrad.addmm(*args), torch.addmm(*targs)
+        assert out.grad_fn.name() == tout.grad_fn.name() == "AddmmBackward0"
+        assert_close(out, tout.detach().numpy(), rtol=1e-5, atol=1e-5)
+        (out * out).sum().backward()
+        (tout * tout).sum().backward()
+        for a, ta in zip(args, targs):
+            assert_close(a.grad, ta.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_t_is_a_view_with_torchs_node(device):
+    """``t()`` of any tensor up to 2-D is a new view recording TBackward0, as torch's; a leaf's
+    sink is named as torch names it."""
+    for shape in [(2, 3), (3,), ()]:
+        x = clgrad.ones(shape, device=device, requires_grad=True)
+        y = x.t()
+        assert y is not x and y._base is x and y.grad_fn.name() == "TBackward0"
+        y.sum().backward()
+        assert_close(x.grad, np.ones(shape))
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    assert acc.name() == "torch::autograd::AccumulateGrad"
+    assert repr(acc).startswith("<AccumulateGrad object at ")
+
+
 def test_implicit_grad_only_for_scalars(device):
     x = leaf([1.0, 2.0], device)
     with pytest.raises(

@@ -40,7 +40,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def hooks_of(self, output_nr) -> list:
         """The (mutable) list of hooks on output ``output_nr`` ("node": on the node itself)."""
@@ -69,6 +69,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # PyTorch's, for code that compares it
 
     def accumulate(self, grad, create_graph):
         v = self.variable

@@ -19,6 +19,7 @@ from .. import dtypes as _D
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..ops import activation as _A
 from ..ops import elementwise as _E
+from ..ops import linalg as _L
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
@@ -539,10 +540,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if input.ndim > 2:
         lead = tuple(input.shape[:-1])
-        out = input.reshape(-1, input.shape[-1]) @ weight.mT
+        out = input.reshape(-1, input.shape[-1]) @ weight.t()
         out = out.reshape(lead + (weight.shape[0],))
+    elif input.ndim == 2 and weight.ndim == 2 and bias is not None:
+        return _L.addmm(bias, input, weight.t())  # one node, as PyTorch's (AddmmBackward0)
     else:
-        out = input @ weight.mT if weight.ndim == 2 else input @ weight
+        out = input @ weight.t() if weight.ndim == 2 else input @ weight
     return out if bias is None else out + bias
 
 

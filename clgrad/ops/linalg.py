@@ -8,7 +8,7 @@ from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
 from .core import broadcast_shapes, same_device, sum_to
 from .creation import triu_indices
-from .elementwise import where
+from .elementwise import add, where
 from .movement import cat, view_strides
 
 
@@ -47,16 +47,47 @@ class Mm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        # Each gradient in its operand's layout, as PyTorch's mm_mat1/mat2_backward: for a
-        # column-major operand (a Linear weight, seen as weight.mT) the transpose of a
-        # row-major product, so the weight's own gradient is contiguous (no copy into .grad).
         a, b = ctx.saved_tensors
-        ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = sum_to((b @ g.mT).mT if _column_major(a) else g @ b.mT, a.shape)
-        if ctx.needs_input_grad[1]:
-            gb = sum_to((g.mT @ a).mT if _column_major(b) else a.mT @ g, b.shape)
-        return ga, gb
+        return _product_grads(ctx.needs_input_grad, g, a, b)
+
+
+def _product_grads(needs, g, a, b):
+    """The gradients of ``a @ b`` for the operands ``needs`` says, each in its operand's
+    layout, as PyTorch's mm_mat1/mat2_backward: for a column-major operand (a Linear weight,
+    seen as weight.mT) the transpose of a row-major product, so the weight's own gradient is
+    contiguous (no copy into .grad)."""
+    ga = gb = None
+    if needs[0]:
+        ga = sum_to((b @ g.mT).mT if _column_major(a) else g @ b.mT, a.shape)
+    if needs[1]:
+        gb = sum_to((g.mT @ a).mT if _column_major(b) else a.mT @ g, b.shape)
+    return ga, gb
+
+
+class Addmm(Function):
+    """``bias + a @ b`` for matrices ``a``, ``b`` and a ``bias`` that broadcasts to the
+    product: one node, as PyTorch's for a Linear layer (``AddmmBackward0``); the bias is added
+    into the product where it lies (an elementwise launch the next ones fuse with)."""
+
+    @staticmethod
+    def forward(ctx, bias, a, b):
+        ctx.save_for_backward(a, b)
+        ctx.bias_shape = bias._shape
+        return _addmm2(bias, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        g_bias = sum_to(g, ctx.bias_shape) if needs[0] else None
+        return (g_bias, *_product_grads(needs[1:], g, a, b))
+
+
+def _addmm2(bias, a, b):
+    out = _mm2(a, b)
+    if out.numel():
+        add.op.run(out, bias, out=out)
+    return out
 
 
 def _column_major(t) -> bool:
@@ -274,7 +305,29 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     tensor([[3., 2.],
             [2., 3.]])
     """
+    if beta == 1 and alpha == 1 and _fast_addmm(input, mat1, mat2):
+        args = (input, mat1, mat2)
+        return Addmm.apply(*args) if needs_recording(args) else _addmm2(*args)
     return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def _fast_addmm(bias, a, b) -> bool:
+    """Whether ``Addmm`` takes ``bias + a @ b``: matrices that multiply and a bias that
+    broadcasts to their product, of one device and one dtype the matmul kernels take."""
+    dev, dt = a._storage.device, a.dtype
+    return (
+        isinstance(bias, Tensor)
+        and len(a._shape) == 2
+        and len(b._shape) == 2
+        and a._shape[1] == b._shape[0]
+        and len(bias._shape) <= 2
+        and all(n in (1, m) for n, m in zip(bias._shape[::-1], (b._shape[1], a._shape[0])))
+        and b._storage.device is dev
+        and bias._storage.device is dev
+        and b.dtype is dt
+        and bias.dtype is dt
+        and dt in _FAST_DTYPES
+    )
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:

@@ -268,9 +268,13 @@ def transpose(x: Tensor, d0: int, d1: int) -> Tensor:
     return Transpose.apply(x, wrap_dim(d0, x.ndim), wrap_dim(d1, x.ndim))
 
 
+class T(Transpose):
+    """``t()``: the Transpose of dims 0 and 1 (0 and 0 below two dims), PyTorch's TBackward0."""
+
+
 def t(x: Tensor) -> Tensor:
-    """The transpose of a 2-d tensor as a view (0-d and 1-d tensors come back as they are),
-    like ``torch.t``.
+    """The transpose of a 2-d tensor as a view (of a 0-d or 1-d tensor: a view of it as it
+    is), like ``torch.t``.
 
     >>> clgrad.t(clgrad.tensor([[1, 2], [3, 4]]))
     tensor([[1, 3],
@@ -278,7 +282,7 @@ def t(x: Tensor) -> Tensor:
     """
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return x if x.ndim < 2 else transpose(x, 0, 1)
+    return T.apply(x, 0, 1 if x.ndim == 2 else 0)
 
 
 def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
