@@ -80,6 +80,36 @@ def test_convolution_errors():
         w,
     )
     compare(lambda t, x, w: t.nn.functional.conv_transpose1d(x, w), x, w)
+    # the bias: of the input's dtype, one element per output channel (torch's errors)
+    for bias in (Input((3,), "float64"), Input((2,)), Input((1, 3))):
+        compare(lambda t, x, w, b: t.nn.functional.conv1d(x, w, b), x, w, bias)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_convolution_is_one_node(groups):
+    """A convolution records PyTorch's one node, ConvolutionBackward0 over input, weight and
+    bias; its gradients, and their own gradients (the column matrix made again with its graph
+    under create_graph), as torch's."""
+    for dev in DEVICES:
+        ours = cnn.Conv2d(4, 6, 3, padding=1, groups=groups).to(dev)
+        theirs = torch.nn.Conv2d(4, 6, 3, padding=1, groups=groups)
+        with torch.no_grad():
+            theirs.weight.copy_(torch.tensor(ours.weight.detach().cpu().numpy()))
+            theirs.bias.copy_(torch.tensor(ours.bias.detach().cpu().numpy()))
+        xn = np.random.default_rng(0).normal(size=(2, 4, 5, 6)).astype(np.float32)
+        x = clgrad.tensor(xn, device=dev, requires_grad=True)
+        tx = torch.tensor(xn, requires_grad=True)
+        out, tout = ours(x), theirs(tx)
+        assert out.grad_fn.name() == tout.grad_fn.name() == "ConvolutionBackward0"
+        edges = [n.name() for n, _ in out.grad_fn.next_functions[:3]]
+        assert edges == [n.name() for n, _ in tout.grad_fn.next_functions]
+        (gx,) = clgrad.autograd.grad((out * out).sum(), x, create_graph=True)
+        (tgx,) = torch.autograd.grad((tout * tout).sum(), tx, create_graph=True)
+        np.testing.assert_allclose(gx.detach().cpu().numpy(), tgx.detach().numpy(), 1e-4, 1e-4)
+        (gx * gx).sum().backward()
+        (tgx * tgx).sum().backward()
+        for a, b in ((x, tx), (ours.weight, theirs.weight), (ours.bias, theirs.bias)):
+            np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), 1e-4, 1e-3)
 
 
 @pytest.mark.parametrize(

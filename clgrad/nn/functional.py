@@ -619,6 +619,12 @@ def _conv_input(name, input, weight, nd):
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
+# what PyTorch's convolution errors call a dtype (c10's names)
+_C_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
+_C_NAMES.update(float64="double", int64="long int", int32="int", int16="short int")
+_C_NAMES.update(int8="signed char", uint8="unsigned char", bool="bool")
+
+
 def _check_groups(weight, groups):
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
@@ -637,7 +643,7 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     _check_groups(weight, groups)
     out_c, cg = weight.shape[0], weight.shape[1]
     kernel = tuple(weight.shape[2:])
-    n, c = x.shape[0], x.shape[1]
+    c = x.shape[1]
     if c != cg * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
@@ -659,16 +665,18 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
         )
     outs = tuple(map(_N.out_size, spatial, kernel, stride, dilation))
     lo = tuple(p for p, _ in pads)
-    cols = _N.Im2Col.apply(x, kernel, outs, stride, dilation, lo)  # (N, C, *kernel, *outs)
-    k, length = cg * math.prod(kernel), math.prod(outs)
-    if groups == 1:
-        out = _N.ConvMm.apply(weight.reshape(out_c, k), cols.reshape(n, k, length))
-    else:
-        w = weight.reshape(groups, out_c // groups, k)
-        out = _N.ConvMm.apply(w, cols.reshape(n, groups, k, length))
-    out = out.reshape((n, out_c) + outs)
     if bias is not None:
-        out = out + bias.reshape((1, out_c) + (1,) * nd)
+        if bias.dtype is not input.dtype:
+            raise RuntimeError(
+                f"Input type ({_C_NAMES[input.dtype.name]}) and bias type "
+                f"({_C_NAMES[bias.dtype.name]}) should be the same"
+            )
+        if tuple(bias.shape) != (out_c,):
+            raise RuntimeError(
+                f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+                f"with {out_c} elements, but got bias of size {list(bias.shape)} instead"
+            )
+    out = _N.Convolution.apply(x, weight, bias, outs, stride, dilation, lo, groups)
     return out.squeeze(0) if unbatched else out
 
 

@@ -24,10 +24,12 @@ import math
 
 from .. import dtypes as D
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY, FILL
 from ..tensor import Tensor
 from .core import launch
 from .creation import arange
+from .elementwise import add
 from .indexing import put, take
 from .linalg import matmul
 
@@ -232,26 +234,59 @@ class Col2Im(Function):
         return Im2Col.apply(g, *ctx.geometry), None, None, None, None
 
 
-class ConvMm(Function):
-    """A convolution's product ``weight @ cols``: the (O, K) or grouped (G, O/G, K) weight
-    times the (N, K, L) or (N, G, K, L) column matrix, batched over N so the output comes out
-    as (N, [G,] O, L). Its weight gradient is ``cols @ g^T`` summed over the batch: that
-    reads the big column matrix in place as the left operand and transposes only the
-    gradient (matmul's ``g @ cols^T`` would repack all of cols, on CPU devices)."""
+class Convolution(Function):
+    """A convolution in one node, as PyTorch's (``ConvolutionBackward0`` over input, weight
+    and bias): ``Im2Col`` copies the windows of x (N, C, *spatial) into the column matrix
+    (N, [G,] K, L), one matmul batched over N writes the (N, [G,] O, L) output in place, and
+    the bias is added into it.
 
-    node_name = "ConvolutionBackward0"
+    Its gradient is written with Tensor ops and this module's Functions, so gradients of
+    gradients work: the weight's is ``cols @ g^T`` summed over the batch (which reads the big
+    column matrix in place as the left operand and transposes only the gradient: ``g @
+    cols^T`` would repack all of cols on CPU devices), the input's ``Col2Im`` of ``w^T @ g``.
+    With ``create_graph`` the column matrix is made again from x as a recorded ``Im2Col``
+    (the saved one has no graph)."""
 
     @staticmethod
-    def forward(ctx, weight, cols):
-        ctx.save_for_backward(weight, cols)
-        return matmul(weight, cols)
+    def forward(ctx, x, weight, bias, outs, stride, dilation, lo, groups):
+        kernel = tuple(weight._shape[2:])
+        cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo)  # (N, C, *kernel, *outs)
+        w, c = _conv_operands(weight, cols, groups)
+        out = matmul(w, c).reshape((x._shape[0], weight._shape[0]) + tuple(outs))
+        if bias is not None:
+            add.op.run(out, bias.reshape((1, -1) + (1,) * len(outs)), out=out)
+        ctx.save_for_backward(x, weight, cols)
+        ctx.geometry = (kernel, outs, stride, dilation, lo, groups)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        weight, cols = ctx.saved_tensors
-        gw = (cols @ g.mT).sum(0).mT if ctx.needs_input_grad[0] else None
-        gc = weight.mT @ g if ctx.needs_input_grad[1] else None
-        return gw, gc
+        x, weight, cols = ctx.saved_tensors
+        kernel, outs, stride, dilation, lo, groups = ctx.geometry
+        needs = ctx.needs_input_grad
+        if is_grad_enabled() and x.requires_grad:
+            cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo)
+        w, c = _conv_operands(weight, cols, groups)
+        g3 = g.reshape(c._shape[:-2] + (w._shape[-2], c._shape[-1]))  # (N, [G,] O, L)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = Col2Im.apply((w.mT @ g3).reshape(cols._shape), x._shape[2:], stride, dilation, lo)
+        if needs[1]:
+            gw = (c @ g3.mT).sum(0).mT.reshape(weight._shape)
+        if needs[2]:
+            gb = g.sum((0,) + tuple(range(2, g.ndim)))
+        return gx, gw, gb, None, None, None, None, None
+
+
+def _conv_operands(weight, cols, groups):
+    """The convolution's product operands: the (O, K) or grouped (G, O/G, K) weight and the
+    (N, K, L) or (N, G, K, L) column matrix."""
+    n, out_c = cols._shape[0], weight._shape[0]
+    k = math.prod(weight._shape[1:])
+    length = cols.numel() // max(1, n * k * groups)
+    if groups == 1:
+        return weight.reshape(out_c, k), cols.reshape(n, k, length)
+    return weight.reshape(groups, out_c // groups, k), cols.reshape(n, groups, k, length)
 
 
 # ---- max over the last dim -------------------------------------------------------------------
