@@ -1144,6 +1144,39 @@ def test_nll_loss_edges_and_errors(device):
     assert_close(v.grad, [0.0, 0.0, -1.0])
 
 
+@pytest.mark.parametrize("kind", ["layer", "batch"])
+def test_norms_are_one_node(device, kind):
+    """layer_norm and batch_norm (training) record PyTorch's one node each; values, running
+    statistics, gradients and second gradients as torch's."""
+    shape = (4, 3, 5) if kind == "layer" else (6, 3, 2, 2)
+    x = RNG.normal(size=shape) * 3 + 1
+    g = RNG.normal(size=shape)
+    features = 5 if kind == "layer" else 3  # the normalized shape, or the channels
+    w, b = RNG.normal(size=features), RNG.normal(size=features)
+
+    def run(lib, dev, to):
+        xs = [to(a, True) for a in (x, w, b)]
+        if kind == "layer":
+            y = lib.nn.functional.layer_norm(xs[0], (5,), xs[1], xs[2], 1e-3)
+            stats = ()
+        else:
+            stats = (to(np.zeros(3), False), to(np.ones(3), False))
+            y = lib.nn.functional.batch_norm(xs[0], *stats, xs[1], xs[2], True, 0.3, 1e-3)
+        grads = lib.autograd.grad(y, xs, to(g, False), create_graph=True)
+        second = lib.autograd.grad(sum((gr * gr).sum() for gr in grads), xs, allow_unused=True)
+        return y, stats, grads, second
+
+    ours = run(clgrad, device, lambda a, rg: t(a, device, requires_grad=rg))
+    theirs = run(torch, "cpu", lambda a, rg: torch.tensor(a, dtype=torch.float32, requires_grad=rg))
+    assert ours[0].grad_fn.name() == theirs[0].grad_fn.name()
+    for mine, ref in zip([ours[0], *ours[1], *ours[2]], [theirs[0], *theirs[1], *theirs[2]]):
+        assert_close(mine, ref.detach().numpy(), rtol=1e-4, atol=1e-4)
+    for mine, ref in zip(ours[3], theirs[3]):
+        assert (mine is None) == (ref is None)
+        if ref is not None:
+            assert_close(mine, ref.numpy(), rtol=1e-3, atol=1e-3)
+
+
 def test_regression_losses(device):
     a, b = randn(4, 3), randn(4, 3)
     at, bt = t(a, device), t(b, device)

@@ -1706,10 +1706,8 @@ def layer_norm(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}"
         )
-    y, _, _ = _normalize(input, tuple(range(input.ndim - k, input.ndim)), eps)
-    if weight is not None:
-        y = y * weight
-    return y + bias if bias is not None else y
+    dims = tuple(range(input.ndim - k, input.ndim))
+    return _N.NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
 
 
 def batch_norm(
@@ -1759,16 +1757,10 @@ def batch_norm(
                 f"{input.shape}"
             )
         dims = (0,) + tuple(range(2, input.ndim))
-        y, mean, var = _normalize(input, dims, eps)
+        running = None
         if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(var.reshape(c) * (momentum * n / (n - 1)))
-        if weight is not None:
-            y = y * weight.reshape(bshape)
-        return y + bias.reshape(bshape) if bias is not None else y
+            running = (running_mean, running_var, momentum)
+        return _N.NativeBatchNorm.apply(input, weight, bias, dims, bshape, eps, running)
     if running_mean is None or running_var is None:
         raise RuntimeError(
             "batch_norm: running_mean and running_var must be defined in "

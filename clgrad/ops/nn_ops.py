@@ -27,7 +27,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY, FILL
 from ..tensor import Tensor
-from .core import launch
+from .core import launch, sum_to
 from .creation import arange
 from .elementwise import add
 from .indexing import put, take
@@ -375,6 +375,74 @@ class WindowPut(Function):
         flat = win.reshape(win.shape[: win.ndim - len(ctx.windows[0])] + (-1,))
         picked = flat.gather(-1, idx.long().unsqueeze(-1)).squeeze(-1)
         return picked, None, None, None, None, None
+
+
+# ---- normalization ---------------------------------------------------------------------------
+def _normalized(x, dims, eps):
+    """(x - mean) / sqrt(var + eps) over ``dims`` (the variance biased), its 1 / sqrt(var +
+    eps), and the mean and variance (kept dims)."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    rstd = (var + eps).rsqrt()
+    return centered * rstd, rstd, mean, var
+
+
+class NativeNorm(Function):
+    """Normalization in one node, as PyTorch's native_layer_norm / native_batch_norm: the
+    mean and biased variance of x over ``dims``, ``(x - mean) / sqrt(var + eps)``, then
+    ``weight`` and ``bias`` (or None) seen as ``affine`` (the shape they broadcast as, e.g.
+    (1, C, 1, 1)). ``running`` (mean, var, momentum) or None: running statistics to update in
+    place with the batch's (the variance unbiased), as batch norm's training does.
+
+    The gradient is the closed form, written with Tensor ops: rstd * (h - mean(h) - xhat *
+    mean(h * xhat)) for h = g * weight, where a chain of ~10 nodes had been recorded. With
+    create_graph, xhat and rstd are made again from x with their graph (the saved ones have
+    none), so gradients of gradients work."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dims, affine, eps, running):
+        xhat, rstd, mean, var = _normalized(x, dims, eps)
+        y = xhat if weight is None else xhat * weight.reshape(affine)
+        if bias is not None:
+            y = y + bias.reshape(affine)
+        if running is not None:
+            running_mean, running_var, momentum = running
+            n = x.numel() // max(1, mean.numel())
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
+        ctx.save_for_backward(x, weight, xhat, rstd)
+        ctx.geometry = (dims, affine, eps, None if bias is None else bias._shape)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, xhat, rstd = ctx.saved_tensors
+        dims, affine, eps, bias_shape = ctx.geometry
+        needs = ctx.needs_input_grad
+        if is_grad_enabled() and x.requires_grad:  # create_graph: xhat and rstd with a graph
+            xhat, rstd, _, _ = _normalized(x, dims, eps)
+        gx = gw = gb = None
+        if needs[0]:
+            h = g if weight is None else g * weight.reshape(affine)
+            mean_h = h.mean(dims, keepdim=True)
+            mean_hx = (h * xhat).mean(dims, keepdim=True)
+            gx = rstd * (h - mean_h - xhat * mean_hx)
+        if weight is not None and needs[1]:
+            gw = sum_to(g * xhat, affine).reshape(weight._shape)
+        if bias_shape is not None and needs[2]:
+            gb = sum_to(g, affine).reshape(bias_shape)
+        return gx, gw, gb, None, None, None, None
+
+
+class NativeLayerNorm(NativeNorm):
+    """``NativeNorm`` over the last dims (PyTorch's node name for layer_norm)."""
+
+
+class NativeBatchNorm(NativeNorm):
+    """``NativeNorm`` over every dim but the channels (PyTorch's node name for batch_norm)."""
 
 
 # ---- nll_loss --------------------------------------------------------------------------------
