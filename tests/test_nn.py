@@ -1177,6 +1177,30 @@ def test_norms_are_one_node(device, kind):
             assert_close(mine, ref.numpy(), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_is_one_node(device, reduction):
+    """mse_loss records torch's one node; broadcast gradients for both inputs and their own
+    gradients as torch's; integer inputs raise torch's error."""
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4,))
+    results = []
+    for lib, to in (
+        (clgrad, lambda v: t(v, device, requires_grad=True)),
+        (torch, lambda v: torch.tensor(v, dtype=torch.float32, requires_grad=True)),
+    ):
+        x, y = to(a), to(b)
+        with pytest.warns(UserWarning, match="different to the input size"):
+            loss = lib.nn.functional.mse_loss(x, y, reduction=reduction)
+        grads = lib.autograd.grad(loss.sum(), (x, y), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), (x, y))
+        results.append((loss, *grads, *second))
+    assert results[0][0].grad_fn.name() == results[1][0].grad_fn.name() == "MseLossBackward0"
+    for mine, ref in zip(*results):
+        assert_close(mine, ref.detach().numpy(), rtol=1e-5, atol=1e-5)
+    ints = clgrad.tensor([1, 2], device=device)
+    with pytest.raises(NotImplementedError, match="mse_cpu.*'Long'"):
+        F.mse_loss(ints, ints)
+
+
 def test_regression_losses(device):
     a, b = randn(4, 3), randn(4, 3)
     at, bt = t(a, device), t(b, device)

@@ -2349,9 +2349,15 @@ def mse_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> T
     >>> clgrad.nn.functional.mse_loss(a, b)
     tensor(1.4167)
     """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     _warn_broadcast(input, target)
-    d = input - target
-    return _reduce(d * d, reduction)
+    dt = _D.result_type(input, target)
+    if not dt.is_floating_point:
+        raise NotImplementedError(
+            f"\"mse_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[dt.name]}'"
+        )
+    return _N.MseLoss.apply(input, target, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> Tensor:

@@ -445,6 +445,36 @@ class NativeBatchNorm(NativeNorm):
     """``NativeNorm`` over every dim but the channels (PyTorch's node name for batch_norm)."""
 
 
+# ---- mse_loss --------------------------------------------------------------------------------
+class MseLoss(Function):
+    """mse_loss in one node, as PyTorch's (MseLossBackward0): ``(input - target) ** 2``
+    (broadcast), reduced by ``reduction``. The gradient 2 * (input - target) * g (divided by
+    the count for "mean") is written with Tensor ops; under create_graph the difference is
+    made again with its graph."""
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        d = x - y
+        squares = d * d
+        ctx.save_for_backward(x, y, d)
+        ctx.reduction = reduction
+        if reduction == "none":
+            return squares
+        return squares.sum() if reduction == "sum" else squares.mean()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, d = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if is_grad_enabled():  # create_graph: the difference with its graph
+            d = x - y
+        scale = 2 / max(1, d.numel()) if ctx.reduction == "mean" else 2
+        gd = d * (g * scale)
+        gx = sum_to(gd, x._shape).to(x.dtype) if needs[0] else None
+        gy = sum_to(-gd, y._shape).to(y.dtype) if needs[1] else None
+        return gx, gy, None
+
+
 # ---- nll_loss --------------------------------------------------------------------------------
 # targets one work-group of ``Backend.nll`` sums: a batch's targets are one group, whose sums
 # are final (a larger target spreads over groups whose sums are added after)
