@@ -187,23 +187,40 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
     return out
 
 
+# the broadcast shape of operand shapes seen before (``_launch_fast``)
+_BROADCASTS: dict[tuple, tuple] = {}
+
+
 def _launch_fast(kernel, operands, out_dtype, compute, out):
-    """``launch`` in the common case, kept short: tensors of one shape (``out``'s, where given)
-    on one device, and Python numbers; None for any other case (``launch`` takes it, and
-    raises what it raises)."""
+    """``launch`` in the common case, kept short: tensors on one device (of ``out``'s shape,
+    where given; else of shapes that broadcast: a bias, a 0-d weight) and Python numbers;
+    None for any other case (``launch`` takes it, and raises what it raises)."""
     first = operands[0] if out is None and operands else out
     if not isinstance(first, Tensor):
         return None
     shape, device = first._shape, first._storage.device
     storage = None if out is None else out._storage
+    broadcast = False
     for x in operands:
         if isinstance(x, Tensor):
-            if x._shape != shape or x._storage.device is not device:
+            if x._storage.device is not device:
                 return None
+            if x._shape != shape:
+                if out is not None:
+                    return None
+                broadcast = True
             if x._storage is storage and x is not out:  # may need a copy first (_unalias)
                 return None
         elif type(x) not in _NUMBERS:
             return None
+    if broadcast:
+        shapes = tuple([x._shape for x in operands if isinstance(x, Tensor)])
+        shape = _BROADCASTS.get(shapes)
+        if shape is None:
+            shape = broadcast_shapes(*shapes)  # raises for shapes that don't broadcast
+            if len(_BROADCASTS) >= 1024:  # shapes that keep changing: start over
+                _BROADCASTS.clear()
+            _BROADCASTS[shapes] = shape
     if out is not None and 0 in out._stride:  # may overlap itself (_check_writable)
         return None
     if compute is None:
@@ -215,7 +232,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
     for x, dt in zip(operands, compute):
         if isinstance(x, Tensor):
             s = x._storage  # x._record() without the call: this loop runs for every op
-            records.append(new_view((s.data, x._offset, shape, x._stride, x.dtype, s.nbytes)))
+            records.append(new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes)))
         else:
             records.append(kernel_scalar(x, dt, exact))
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
