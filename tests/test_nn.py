@@ -1127,8 +1127,10 @@ def test_nll_loss_edges_and_errors(device):
         ref.backward()
         assert_close(h.grad, th.grad.float().numpy(), rtol=2e-3, atol=2e-3)
     y = clgrad.tensor([0, 1, 2], device=device)
-    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
-        F.nll_loss(x, y, clgrad.ones(4, dtype=clgrad.float64, device=device))
+    for other, name in ((clgrad.float64, "Double"), (clgrad.float16, "Half")):
+        if supports(device, other):
+            with pytest.raises(RuntimeError, match=f"expected scalar type Float but found {name}"):
+                F.nll_loss(x, y, clgrad.ones(4, dtype=other, device=device))
     with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
         F.nll_loss(x, y, clgrad.ones(4, device=device, requires_grad=True))
     with clgrad.no_grad():
