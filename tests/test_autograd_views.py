@@ -546,3 +546,17 @@ def test_gelu_tanh_gradient_large_inputs(device):
     g.sum().backward()
     tg.sum().backward()
     assert_close(x2.grad, tx2.grad.numpy(), atol=1e-4)
+
+
+def test_overlapping_as_strided_gradient_from_a_strided_gradient(device):
+    """The gradient of an overlapping as_strided view adds the incoming gradient into one
+    location per element; an incoming gradient that is not contiguous is copied first, and
+    that copy must be made (it died before the scatter that reads it was queued, and was left
+    out as a dead store: the gradient was garbage)."""
+    results = []
+    for lib, dev in ((clgrad, device), (torch, "cpu")):
+        x = lib.arange(6.0, device=dev).requires_grad_()
+        g = lib.arange(9.0, device=dev).reshape(3, 3).t()
+        x.as_strided((3, 3), (1, 1)).backward(g)
+        results.append(x.grad.tolist())
+    assert results[0] == results[1]

@@ -168,7 +168,10 @@ def _lay(buf, t, geom, lo):
     for n, s in zip(shape, stride):
         offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s)
     offs = Tensor._from_numpy(offs, D.int64, t.device)
-    t.device.backend.put(buf._record(), offs._record(), t.contiguous()._record(), True)
+    # the copy held until the launch: one that died first would never be made (fusion.py
+    # leaves out the stores of storages that died before their launch ran)
+    values = t.contiguous()
+    t.device.backend.put(buf._record(), offs._record(), values._record(), True)
 
 
 def _geom(t):
