@@ -1179,6 +1179,50 @@ def test_norms_are_one_node(device, kind):
             assert_close(mine, ref.numpy(), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize(
+    "kind, shape, affine",
+    [
+        ("layer", (3, 700), "both"),  # a row longer than a work-group
+        ("layer", (2, 3, 4, 5), "none"),  # two normalized dims, no weight
+        ("layer", (5, 8), "weight"),
+        ("batch", (16, 3, 5, 6), "both"),  # a channel over more elements than a work-group
+        ("batch", (4, 2), "bias"),  # no spatial dims, a bias without a weight
+        ("batch", (2, 5, 3, 3, 2), "weight"),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_norm_kernels_against_torch(device, kind, shape, affine, dtype):
+    """layer_norm and batch_norm's kernels (forward and first gradients) against torch in
+    every layout and affine combination; float16 in, float16 out."""
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"no {dtype}")
+    feat = shape[-2:] if kind == "layer" and len(shape) == 4 else (shape[-1],)
+    feat = feat if kind == "layer" else (shape[1],)
+    x, g = RNG.normal(size=shape) * 2 + 0.5, RNG.normal(size=shape)
+    w = RNG.normal(size=feat) if affine in ("both", "weight") else None
+    b = RNG.normal(size=feat) if affine in ("both", "bias") else None
+
+    def run(lib, to):
+        xs = [None if v is None else to(v, True) for v in (x, w, b)]
+        if kind == "layer":
+            y = lib.nn.functional.layer_norm(xs[0], feat, xs[1], xs[2])
+            stats = ()
+        else:
+            stats = (to(np.zeros(feat), False), to(np.ones(feat), False))
+            y = lib.nn.functional.batch_norm(xs[0], *stats, xs[1], xs[2], True)
+        y.backward(to(g, False))
+        return [y, *stats] + [v.grad for v in xs if v is not None]
+
+    ours = run(clgrad, lambda v, rg: t(v, device, getattr(clgrad, dtype), rg))
+    theirs = run(torch, lambda v, rg: torch.tensor(v, dtype=torch.float32, requires_grad=rg))
+    tol = 2e-2 if dtype == "float16" else 1e-4
+    assert ours[0].dtype == getattr(clgrad, dtype)
+    for mine, ref in zip(ours, theirs):
+        np.testing.assert_allclose(
+            mine.detach().cpu().numpy().astype(np.float64), ref.detach().numpy(), tol, tol
+        )
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_mse_loss_is_one_node(device, reduction):
     """mse_loss records torch's one node; broadcast gradients for both inputs and their own

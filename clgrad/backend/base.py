@@ -303,6 +303,25 @@ class Backend:
         ``acc``; x and out are contiguous, of one shape, with at least one element."""
         raise NotImplementedError
 
+    def norm(self, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
+        """Normalization of ``x`` (A, C, B), contiguous: each c in C over its A * B elements
+        (layer_norm: (1, rows, n); batch_norm: (N, C, spatial)). ``y`` (like x) = (x - mean)
+        * rstd, times ``weight`` and plus ``bias`` where given, with the mean and biased
+        variance of the group and rstd = 1 / sqrt(var + eps); ``stats``, three (C) views of
+        dtype ``acc`` (the compute dtype), receive mean, var and rstd. ``per``: "c" (weight
+        and bias hold a value per group) or "b" (a value per position b: layer_norm's, where
+        A is 1); weight and bias are contiguous, of x's dtype."""
+        raise NotImplementedError
+
+    def norm_backward(
+        self, dx: View, dw, db, x: View, g: View, weight, mean: View, rstd: View, per, acc
+    ) -> None:
+        """``norm``'s gradient for the incoming ``g`` (like x, contiguous): ``dx`` = rstd * (h -
+        mean(h) - xhat * mean(h * xhat)) per group, for h = g * weight (g without one) and xhat
+        = (x - mean) * rstd. Where ``per`` is "c", ``dw`` (C) receives each group's sum of g *
+        xhat (given where weight is) and ``db`` (C), or None, its sum of g."""
+        raise NotImplementedError
+
     def nll(self, out: View, x: View, target: View, weight, ignore_index: int, acc) -> None:
         """nll_loss's terms of the log-probabilities ``x`` (outer, C, inner) at the int64
         targets ``target`` (outer, inner), computed in dtype ``acc``; ``weight`` (C) or None

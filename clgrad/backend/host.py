@@ -274,6 +274,36 @@ class HostBackend(Backend):
             r = z - np.log(s) if log else e / s
         np.copyto(array(out), r, casting="unsafe")
 
+    def norm(self, y, stats, x, weight, bias, per, eps, acc):
+        a = array(x).astype(_compute_np(acc))
+        m = a.mean(axis=(0, 2), keepdims=True)
+        var = ((a - m) ** 2).mean(axis=(0, 2), keepdims=True)
+        r = 1 / np.sqrt(var + eps)
+        out = (a - m) * r
+        shape = (1, -1, 1) if per == "c" else (1, 1, -1)
+        if weight is not None:
+            out = out * array(weight).astype(out.dtype).reshape(shape)
+        if bias is not None:
+            out = out + array(bias).astype(out.dtype).reshape(shape)
+        np.copyto(array(y), out, casting="unsafe")
+        for view, value in zip(stats, (m, var, r)):
+            np.copyto(array(view), value.reshape(-1), casting="unsafe")
+
+    def norm_backward(self, dx, dw, db, x, g, weight, mean, rstd, per, acc):
+        ct = _compute_np(acc)
+        m, r = array(mean).astype(ct)[None, :, None], array(rstd).astype(ct)[None, :, None]
+        xhat = (array(x).astype(ct) - m) * r
+        gv = array(g).astype(ct)
+        shape = (1, -1, 1) if per == "c" else (1, 1, -1)
+        hv = gv if weight is None else gv * array(weight).astype(ct).reshape(shape)
+        mean_h = hv.mean(axis=(0, 2), keepdims=True)
+        mean_hx = (hv * xhat).mean(axis=(0, 2), keepdims=True)
+        np.copyto(array(dx), r * (hv - mean_h - xhat * mean_hx), casting="unsafe")
+        if per == "c" and dw is not None:
+            np.copyto(array(dw), (gv * xhat).sum(axis=(0, 2)), casting="unsafe")
+        if per == "c" and db is not None:
+            np.copyto(array(db), gv.sum(axis=(0, 2)), casting="unsafe")
+
     def nll(self, out, x, target, weight, ignore_index, acc):
         terms, w = _nll_terms(x, target, weight, ignore_index, acc)
         if out.ndim == 1:

@@ -388,6 +388,22 @@ def _normalized(x, dims, eps):
     return centered * rstd, rstd, mean, var
 
 
+def _norm_layout(x, dims, weight, bias):
+    """(A, C, B, per) where ``Backend.norm`` takes x normalized over ``dims``: the last dims
+    (layer_norm: (1, rows, n), weight and bias per position) or every dim but dim 1
+    (batch_norm: (N, C, spatial), per channel); None for another layout, an empty x, or
+    weight and bias of another dtype (they go through Tensor ops)."""
+    shape, nd = x._shape, x.ndim
+    if not x.numel() or any(t is not None and t.dtype is not x.dtype for t in (weight, bias)):
+        return None
+    if dims == tuple(range(nd - len(dims), nd)):
+        n = math.prod(shape[nd - len(dims) :])
+        return 1, x.numel() // n, n, "b"
+    if nd >= 2 and dims == (0,) + tuple(range(2, nd)):
+        return shape[0], shape[1], math.prod(shape[2:]), "c"
+    return None
+
+
 class NativeNorm(Function):
     """Normalization in one node, as PyTorch's native_layer_norm / native_batch_norm: the
     mean and biased variance of x over ``dims``, ``(x - mean) / sqrt(var + eps)``, then
@@ -395,35 +411,57 @@ class NativeNorm(Function):
     (1, C, 1, 1)). ``running`` (mean, var, momentum) or None: running statistics to update in
     place with the batch's (the variance unbiased), as batch norm's training does.
 
-    The gradient is the closed form, written with Tensor ops: rstd * (h - mean(h) - xhat *
-    mean(h * xhat)) for h = g * weight, where a chain of ~10 nodes had been recorded. With
-    create_graph, xhat and rstd are made again from x with their graph (the saved ones have
-    none), so gradients of gradients work."""
+    Forward and gradient are a kernel each (``Backend.norm``, ``norm_backward``) where the
+    layout allows (``_norm_layout``); else, and for gradients of gradients, Tensor ops: the
+    closed form rstd * (h - mean(h) - xhat * mean(h * xhat)) for h = g * weight, with xhat and
+    rstd made again from x (with their graph under create_graph)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, dims, affine, eps, running):
-        xhat, rstd, mean, var = _normalized(x, dims, eps)
-        y = xhat if weight is None else xhat * weight.reshape(affine)
-        if bias is not None:
-            y = y + bias.reshape(affine)
+        layout = _norm_layout(x, dims, weight, bias)
+        mean = rstd = None
+        if layout is None:
+            xhat, _, batch_mean, var = _normalized(x, dims, eps)
+            y = xhat if weight is None else xhat * weight.reshape(affine)
+            if bias is not None:
+                y = y + bias.reshape(affine)
+        else:
+            a, c, b, per = layout
+            # contiguous copies held until the launch: a copy that died first would not be made
+            x, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
+            acc = D.float32 if x.dtype is D.float16 else x.dtype
+            y = Tensor._empty(x._shape, x.dtype, x.device)
+            batch_mean, var, rstd = (Tensor._empty((c,), acc, x.device) for _ in range(3))
+            x.device.backend.norm(
+                _as3(y, a, c, b),
+                (batch_mean._record(), var._record(), rstd._record()),
+                _as3(x, a, c, b),
+                None if w is None else w._record(),
+                None if bias_ is None else bias_._record(),
+                per,
+                eps,
+                acc,
+            )
+            mean = batch_mean
         if running is not None:
             running_mean, running_var, momentum = running
-            n = x.numel() // max(1, mean.numel())
+            n = x.numel() // max(1, batch_mean.numel())
             if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
+                running_mean.mul_(1 - momentum).add_(batch_mean.reshape(-1) * momentum)
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
-        ctx.save_for_backward(x, weight, xhat, rstd)
-        ctx.geometry = (dims, affine, eps, None if bias is None else bias._shape)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        ctx.geometry = (dims, affine, eps, None if bias is None else bias._shape, layout)
         return y
 
     @staticmethod
     def backward(ctx, g):
-        x, weight, xhat, rstd = ctx.saved_tensors
-        dims, affine, eps, bias_shape = ctx.geometry
+        x, weight, mean, rstd = ctx.saved_tensors
+        dims, affine, eps, bias_shape, layout = ctx.geometry
         needs = ctx.needs_input_grad
-        if is_grad_enabled() and x.requires_grad:  # create_graph: xhat and rstd with a graph
-            xhat, rstd, _, _ = _normalized(x, dims, eps)
+        if layout is not None and not is_grad_enabled():
+            return _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout)
+        xhat, rstd, _, _ = _normalized(x, dims, eps)
         gx = gw = gb = None
         if needs[0]:
             h = g if weight is None else g * weight.reshape(affine)
@@ -435,6 +473,48 @@ class NativeNorm(Function):
         if bias_shape is not None and needs[2]:
             gb = sum_to(g, affine).reshape(bias_shape)
         return gx, gw, gb, None, None, None, None
+
+
+def _as3(t, a, c, b):
+    """The record of contiguous ``t`` seen as (a, c, b)."""
+    return t._view((a, c, b), (c * b, b, 1), t._offset)._record()
+
+
+def _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout):
+    """``NativeNorm``'s gradients by ``Backend.norm_backward``: dx, and per channel dw and db
+    in the same kernel; per position (layer_norm's) dw and db as sums over the rows."""
+    a, c, b, per = layout
+    g = g.contiguous()  # held until the launch, as w
+    w = None if weight is None else weight.contiguous()
+    dev, dt = x.device, x.dtype
+    acc = D.float32 if dt is D.float16 else dt
+    dx = Tensor._empty(x._shape, dt, dev)
+    dw = db = None
+    if per == "c":
+        dw = None if weight is None else Tensor._empty((c,), dt, dev)
+        db = None if bias_shape is None else Tensor._empty((c,), dt, dev)
+    x.device.backend.norm_backward(
+        _as3(dx, a, c, b),
+        None if dw is None else dw._record(),
+        None if db is None else db._record(),
+        _as3(x, a, c, b),
+        _as3(g, a, c, b),
+        None if w is None else w._record(),
+        mean._record(),
+        rstd._record(),
+        per,
+        acc,
+    )
+    if per == "b":
+        rows = g.reshape(c, b)
+        if weight is not None and needs[1]:
+            xhat = (x.reshape(c, b) - mean.reshape(c, 1)) * rstd.reshape(c, 1)
+            dw = (rows * xhat).sum(0).to(dt)
+        if bias_shape is not None and needs[2]:
+            db = rows.sum(0)
+    gw = None if dw is None or not needs[1] else dw.reshape(weight._shape)
+    gb = None if db is None or not needs[2] else db.reshape(bias_shape)
+    return (dx if needs[0] else None), gw, gb, None, None, None, None
 
 
 class NativeLayerNorm(NativeNorm):

@@ -390,6 +390,16 @@ class OpenCLBackend(Backend):
 
         softmax_family.softmax(self.rt, out, x, dim, log, acc)
 
+    def norm(self, y, stats, x, weight, bias, per, eps, acc):
+        from . import norm as norm_family  # the family loads on first use
+
+        norm_family.norm(self.rt, y, stats, x, weight, bias, per, eps, acc)
+
+    def norm_backward(self, dx, dw, db, x, g, weight, mean, rstd, per, acc):
+        from . import norm as norm_family
+
+        norm_family.norm_backward(self.rt, dx, dw, db, x, g, weight, mean, rstd, per, acc)
+
     def nll(self, out, x, target, weight, ignore_index, acc):
         from . import nll as nll_family  # the family loads on first use
 
