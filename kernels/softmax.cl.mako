@@ -10,6 +10,10 @@
 ##   3. the output: exp(x - max) / sum, or (x - max) - log(sum).
 ## An all -inf row gives NaN (-inf - -inf), as PyTorch's does; a NaN reaches its whole row.
 ##
+## With ``backward``, the same two layouts compute the gradient from the output y (x's slot)
+## and the incoming gradient g, in two passes: the row's sum of g (log_softmax) or of g * y
+## (softmax), then g - exp(y) * sum, or y * (g - sum).
+##
 ## Two kernels:
 ##   cg_softmax_<name>_group  a work-group of ls items per long contiguous row (inner is 1):
 ##                            the items stride through the row ls apart (adjacent items read
@@ -21,7 +25,7 @@
 ## the row inside that region would run each item's elements one by one in scalar code.
 ##
 ## Params: in_ct (input storage), ct (compute), out_ct (output storage), ls (the work-group
-## size, a power of 2), log (log_softmax), split, index_t, fp64.
+## size, a power of 2), log (log_softmax), backward, split, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
@@ -92,32 +96,73 @@ reuse = not log and out_ct == ct
     ${split()}
   }
 </%def>
+<%def name="grad_passes(loop, idx, grouped)">\
+## the gradient: s = the row's sum of g (log_softmax) or of g * y (softmax), then
+## out = g - exp(y) * s, or y * (g - s)
+  ${ct} s = 0;
+  ${loop}
+    if (ok) {
+% if log:
+      s += ${h.load(in_ct, ct, "grow", idx)};
+% else:
+      s += ${h.load(in_ct, ct, "grow", idx)} * ${h.load(in_ct, ct, "row", idx)};
+% endif
+    }
+    ${split()}
+  }
+% if grouped:
+  ${combine("s", "a + b")}
+% endif
+  ${loop}
+    if (ok) {
+      const ${ct} gv = ${h.load(in_ct, ct, "grow", idx)}, yv = ${h.load(in_ct, ct, "row", idx)};
+% if log:
+      ${h.store(out_ct, False, "orow", idx, f"gv - cg_exp_{ct}(yv) * s")};
+% else:
+      ${h.store(out_ct, False, "orow", idx, "yv * (gv - s)")};
+% endif
+    }
+    ${split()}
+  }
+</%def>
+<%
+fn = f"cg_softmax_backward_{name}" if backward else f"cg_softmax_{name}"
+body = grad_passes if backward else passes
+%>
 <%def name="params()">\
     __global const ${in_ct} *x, const ${I} x_off,
+% if backward:
+    __global const ${in_ct} *g, const ${I} g_off,
+% endif
     __global ${out_ct} *out, const ${I} o_off,
     const ${I} n, const ${I} inner, const ${I} rows\
 </%def>
+<%def name="rows_from(base)">\
+  __global const ${in_ct} *row = x + x_off + ${base};
+% if backward:
+  __global const ${in_ct} *grow = g + g_off + ${base};
+% endif
+  __global ${out_ct} *orow = out + o_off + ${base};
+</%def>
 
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
-void cg_softmax_${name}_group(${params()})
+void ${fn}_group(${params()})
 {
   __local ${ct} red[${ls}];
   const int lid = get_local_id(0);
   const ${I} base = (${I})get_group_id(0) * n;
-  __global const ${in_ct} *row = x + x_off + base;
-  __global ${out_ct} *orow = out + o_off + base;
-  ${passes(f"for ({I} c = 0; c < n; c += {ls}) {{ const {I} j = c + lid; const bool ok = j < n;", "j", True)}
+  ${rows_from("base")}
+  ${body(f"for ({I} c = 0; c < n; c += {ls}) {{ const {I} j = c + lid; const bool ok = j < n;", "j", True)}
 }
 
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
-void cg_softmax_${name}_item(${params()})
+void ${fn}_item(${params()})
 {
   const ${I} r = get_global_id(0);
   // items past the last row run the loops (every item of a group meets each barrier) idle
   const bool active = r < rows;
   const ${I} q = (active ? r : 0) / inner;
   const ${I} base = q * n * inner + ((active ? r : 0) - q * inner);
-  __global const ${in_ct} *row = x + x_off + base;
-  __global ${out_ct} *orow = out + o_off + base;
-  ${passes(f"for ({I} j = 0; j < n; ++j) {{ const bool ok = active;", "j * inner", False)}
+  ${rows_from("base")}
+  ${body(f"for ({I} j = 0; j < n; ++j) {{ const bool ok = active;", "j * inner", False)}
 }

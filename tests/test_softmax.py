@@ -131,9 +131,29 @@ def test_gradcheck(device, fn):
 @pytest.mark.parametrize("split", [False, True])
 def test_both_kernel_forms(cl_device, fn, split, monkeypatch):
     """The GPU form (no barrier per row step) and the CPU form give the same values on any
-    device, for both kernels (a row per group, a row per item)."""
+    device, for both kernels (a row per group, a row per item), forward and gradient."""
     monkeypatch.setattr(softmax_family, "SPLIT", split)
     x = np.random.default_rng(5).standard_normal((3, 700)).astype(np.float32)
-    t = clgrad.tensor(x, device=cl_device)
+    g = np.random.default_rng(6).standard_normal((3, 700)).astype(np.float32)
     for dim in (0, 1):
-        _check(getattr(t, fn)(dim), _reference(fn, x, dim, "float32"), "float32")
+        t = clgrad.tensor(x, device=cl_device, requires_grad=True)
+        y = getattr(t, fn)(dim)
+        _check(y, _reference(fn, x, dim, "float32"), "float32")
+        y.backward(clgrad.tensor(g, device=cl_device))
+        r = torch.tensor(x, requires_grad=True)
+        getattr(r, fn)(dim).backward(torch.tensor(g))
+        np.testing.assert_allclose(t.grad.cpu().numpy(), r.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS)
+def test_float16_gradient(device, fn):
+    """The gradient's kernel reads and writes float16 and computes in float32."""
+    _need(device, "float16")
+    rng = np.random.default_rng(7)
+    x, g = rng.standard_normal((6, 40)), rng.standard_normal((6, 40))
+    t = clgrad.tensor(x, dtype=clgrad.float16, device=device, requires_grad=True)
+    getattr(t, fn)(1).backward(clgrad.tensor(g, dtype=clgrad.float16, device=device))
+    r = torch.tensor(x, requires_grad=True)
+    getattr(r, fn)(1).backward(torch.tensor(g))
+    assert t.grad.dtype == clgrad.float16
+    np.testing.assert_allclose(t.grad.cpu().numpy(), r.grad.numpy(), rtol=1e-2, atol=1e-2)

@@ -322,6 +322,13 @@ class Backend:
         xhat (given where weight is) and ``db`` (C), or None, its sum of g."""
         raise NotImplementedError
 
+    def softmax_backward(self, out: View, y: View, g: View, dim: int, log: bool, acc) -> None:
+        """The gradient of (log_)softmax along ``dim`` for the incoming ``g``, from its output
+        ``y``: ``g - exp(y) * sum(g)`` (``log``) or ``y * (g - sum(g * y))``, the sums along
+        ``dim``, computed in dtype ``acc``; y, g and out contiguous, of one shape, with at least
+        one element."""
+        raise NotImplementedError
+
     def nll(self, out: View, x: View, target: View, weight, ignore_index: int, acc) -> None:
         """nll_loss's terms of the log-probabilities ``x`` (outer, C, inner) at the int64
         targets ``target`` (outer, inner), computed in dtype ``acc``; ``weight`` (C) or None

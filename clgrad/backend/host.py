@@ -274,6 +274,16 @@ class HostBackend(Backend):
             r = z - np.log(s) if log else e / s
         np.copyto(array(out), r, casting="unsafe")
 
+    def softmax_backward(self, out, y, g, dim, log, acc):
+        ct = _compute_np(acc)
+        yv, gv = array(y).astype(ct, copy=False), array(g).astype(ct, copy=False)
+        with np.errstate(all="ignore"):  # as the forward: NaN rows stay NaN
+            if log:
+                r = gv - np.exp(yv) * gv.sum(axis=dim, keepdims=True)
+            else:
+                r = yv * (gv - (gv * yv).sum(axis=dim, keepdims=True))
+        np.copyto(array(out), r, casting="unsafe")
+
     def norm(self, y, stats, x, weight, bias, per, eps, acc):
         a = array(x).astype(_compute_np(acc))
         m = a.mean(axis=(0, 2), keepdims=True)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
@@ -410,6 +411,16 @@ def _softmax_kernel(x, dim, log):
     return out
 
 
+def _softmax_grad_kernel(y, g, dim, log):
+    """(log_)softmax's gradient from its output ``y`` by the backend's one-kernel primitive
+    (a read of each row twice: no sum kernel, no elementwise kernel after it)."""
+    g = g.contiguous()
+    out = Tensor._empty(y._shape, y.dtype, y.device)
+    acc = D.float32 if y.dtype is D.float16 else y.dtype
+    y.device.backend.softmax_backward(out._record(), y._record(), g._record(), dim, log, acc)
+    return out
+
+
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
@@ -421,6 +432,8 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if not is_grad_enabled() and g.dtype is y.dtype:  # one kernel (no graph to record)
+            return _softmax_grad_kernel(y, g, ctx.dim, log=False), None
         return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
 
 
@@ -435,6 +448,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if not is_grad_enabled() and g.dtype is y.dtype:
+            return _softmax_grad_kernel(y, g, ctx.dim, log=True), None
         return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
 
 

@@ -390,6 +390,11 @@ class OpenCLBackend(Backend):
 
         softmax_family.softmax(self.rt, out, x, dim, log, acc)
 
+    def softmax_backward(self, out, y, g, dim, log, acc):
+        from . import softmax as softmax_family
+
+        softmax_family.softmax(self.rt, out, y, dim, log, acc, g)
+
     def norm(self, y, stats, x, weight, bias, per, eps, acc):
         from . import norm as norm_family  # the family loads on first use
 

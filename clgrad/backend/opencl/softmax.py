@@ -18,9 +18,10 @@ GROUP_ROW = 512
 SPLIT = None
 
 
-def softmax(rt, out: View, x: View, dim: int, log: bool, acc) -> None:
-    """out = (log_)softmax of x along ``dim``; x and out are contiguous, alike in shape, with
-    at least one element; computed in ``acc``."""
+def softmax(rt, out: View, x: View, dim: int, log: bool, acc, g: View | None = None) -> None:
+    """out = (log_)softmax of x along ``dim``; with ``g``, out = its gradient for the
+    incoming ``g`` where x is the (log_)softmax's output. x, g and out are contiguous, alike in
+    shape, with at least one element; computed in ``acc``."""
     shape = x.shape
     n = shape[dim]
     inner = 1
@@ -29,24 +30,28 @@ def softmax(rt, out: View, x: View, dim: int, log: bool, acc) -> None:
     rows = x.numel() // n
     grouped = inner == 1 and n >= GROUP_ROW
     ls = rt.local_size
-    itype = index_type(extent(x), extent(out), rows * n + ls)
+    views = (x, out) if g is None else (x, g, out)
+    itype = index_type(*map(extent, views), rows * n + ls)
     in_ct, ct, out_ct = x.dtype.ctype, acc.compute_ctype, out.dtype.ctype
     name = "log_softmax" if log else "softmax"
+    backward = g is not None
     split = not rt.is_gpu if SPLIT is None else SPLIT
+    function = f"cg_softmax_{'backward_' if backward else ''}{name}"
     k = rt.cached(
-        ("softmax", name, grouped, in_ct, ct, out_ct, ls, split, itype),
+        ("softmax", name, backward, grouped, in_ct, ct, out_ct, ls, split, itype),
         "softmax.cl.mako",
-        f"cg_softmax_{name}_{'group' if grouped else 'item'}",
+        f"{function}_{'group' if grouped else 'item'}",
         in_ct=in_ct,
         ct=ct,
         out_ct=out_ct,
         ls=ls,
         log=log,
+        backward=backward,
         split=split,
         index_t=itype,
         fp64="double" in (ct, in_ct, out_ct),
     )
     I = INDEX_NP[itype]
-    args = [x.buffer, I(x.offset), out.buffer, I(out.offset), I(n), I(inner), I(rows)]
+    args = [a for v in views for a in (v.buffer, I(v.offset))] + [I(n), I(inner), I(rows)]
     items = rows * ls if grouped else -(-rows // ls) * ls
     rt.launch(k, (items,), (ls,), args)
