@@ -2,7 +2,8 @@
 ## of a one-hot mask, a select and a reduction over the classes (and their gradients).
 ##
 ## The log-probabilities x are laid out (outer, C, inner), contiguous from x_off; the targets
-## (outer, inner), int64, contiguous; the weights (C) contiguous (``weighted``). Element
+## (outer, inner), int64, contiguous; the weights (C) contiguous where ``weighted`` (an argument:
+## one program serves both; without weights their buffer is any buffer, never read). Element
 ## e = o * inner + i picks x[o, t, i] with t = target[e]. It counts where 0 <= t < C and
 ## t != ignore: an out-of-range target counts nothing here (the caller's bounds check raises
 ## for it), so no read leaves the tensors.
@@ -15,8 +16,8 @@
 ##                 counts, else 0 (g[e] is at g_off + e * g_step: one value for every element
 ##                 has g_step 0).
 ##
-## Params: st (x's and the weights' storage type), ct (compute type), index_t, weighted, ls
-## (the work-group size, a power of 2), fp64.
+## Params: st (x's and the weights' storage type), ct (compute type), index_t, ls (the
+## work-group size, a power of 2), fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
@@ -26,17 +27,11 @@ I = index_t
   const long t = target[t_off + e];
   const bool counts = t >= 0 && t < C && t != ignore;
   const ${I} tc = counts ? (${I})t : 0;
-% if weighted:
-  const ${ct} w = counts ? ${h.load(st, ct, "weight", "w_off + tc")} : (${ct})0;
-% else:
-  const ${ct} w = counts ? (${ct})1 : (${ct})0;
-% endif
+  const ${ct} w = !counts ? (${ct})0 : weighted ? ${h.load(st, ct, "weight", "w_off + tc")} : (${ct})1;
 </%def>
 <%def name="params()">\
     __global const long *restrict target, const ${I} t_off,
-% if weighted:
-    __global const ${st} *restrict weight, const ${I} w_off,
-% endif
+    __global const ${st} *restrict weight, const ${I} w_off, const int weighted,
     const ${I} C, const ${I} inner, const long ignore\
 </%def>
 

@@ -5,24 +5,25 @@
 ## its A * B elements: element e = (a, b) of group c is at (a * C + c) * B + b. layer_norm is
 ## (1, rows, n): a group per row. batch_norm is (N, C, spatial): a group per channel.
 ##
-##   cg_norm_forward   y = (x - mean) * rstd [* w] [+ b] with the mean and biased variance of
-##                     the group (two passes: the deviations, not E[x^2] - E[x]^2), and
-##                     mean[c], rstd[c] for the gradient;
+##   cg_norm_forward   y = (x - mean) * rstd [* w] [+ bias] with the mean and biased variance
+##                     of the group (two passes: the deviations, not E[x^2] - E[x]^2), and
+##                     mean[c], var[c] (running statistics) and rstd[c] (the gradient);
 ##   cg_norm_backward  dx = rstd * (h - mean(h) - xhat * mean(h * xhat)) for h = g [* w] and
-##                     xhat = (x - mean) * rstd; per-channel weights also get dw[c] = sum of
-##                     g * xhat and db[c] = sum of g.
+##                     xhat = (x - mean) * rstd; per-group weights also get dw[c] = the sum
+##                     of g * xhat and db[c] = the sum of g.
 ##
-## affine: None (no weight), "c" (a weight per group: batch_norm's channels) or "b" (a weight
-## per position in the group: layer_norm's normalized shape, which has A = 1). split (CPU
-## devices): a barrier closes every step of a loop over the group, as in softmax.cl.mako, so
-## that PoCL vectorizes the code between barriers across the work-group's items.
+## Whether there is a weight (has_w) and a bias (has_b), and whether they hold a value per
+## group (per_c: batch_norm's channels) or per position b in the group (layer_norm's normalized
+## shape, where A is 1), are arguments, uniform over the launch: one program per dtype serves
+## every layer (an absent vector's buffer is any buffer, never touched). split (CPU devices): a
+## barrier closes every step of a loop over the group, as in softmax.cl.mako, so that PoCL
+## vectorizes the code between barriers across the work-group's items.
 ##
 ## Params: st (x's, y's and the weights' storage type), ct (compute type), ls (work-group size,
-## a power of 2), affine, bias, split, index_t, fp64.
+## a power of 2), split, index_t, fp64.
 <%include file="_prelude.cl.mako"/>
 <%
 I = index_t
-weight = {"c": "wc", "b": h.load(st, ct, "w", "w_off + b")}.get(affine)
 %>
 <%def name="combine(var)">\
 ## var = the sum over the group's items; every item gets it
@@ -49,32 +50,26 @@ weight = {"c": "wc", "b": h.load(st, ct, "w", "w_off + b")}.get(affine)
 % endif
   }
 </%def>
-<%def name="group_params()">\
-    const ${I} A, const ${I} C, const ${I} B\
+<%def name="sizes()">\
+    const ${I} A, const ${I} C, const ${I} B, const int has_w, const int has_b, const int per_c\
+</%def>
+<%def name="at_position(ptr, off)">\
+## the element of a weight or bias vector that applies at b in group c
+${h.load(st, ct, ptr, f"{off} + (per_c ? c : b)")}\
 </%def>
 
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
 void cg_norm_forward(
     __global const ${st} *restrict x, const ${I} x_off,
     __global ${st} *restrict y, const ${I} y_off,
-% if affine:
     __global const ${st} *restrict w, const ${I} w_off,
-% endif
-% if bias:
     __global const ${st} *restrict bias, const ${I} b_off,
-% endif
     __global ${ct} *restrict mean_out, __global ${ct} *restrict var_out,
-    __global ${ct} *restrict rstd_out, ${group_params()}, const ${ct} eps)
+    __global ${ct} *restrict rstd_out, ${sizes()}, const ${ct} eps)
 {
   __local ${ct} red[${ls}];
   const int lid = get_local_id(0);
   const ${I} c = get_group_id(0), n = A * B;
-% if affine == "c":
-  const ${ct} wc = ${h.load(st, ct, "w", "w_off + c")};
-% endif
-% if bias == "c":
-  const ${ct} bc = ${h.load(st, ct, "bias", "b_off + c")};
-% endif
   ${ct} s = 0;
   ${each()}
     if (ok) s += ${h.load(st, ct, "x", "x_off + at")};
@@ -90,14 +85,8 @@ void cg_norm_forward(
   ${each()}
     if (ok) {
       ${ct} v = (${h.load(st, ct, "x", "x_off + at")} - mean) * rstd;
-% if weight:
-      v *= ${weight};
-% endif
-% if bias == "c":
-      v += bc;
-% elif bias == "b":
-      v += ${h.load(st, ct, "bias", "b_off + b")};
-% endif
+      if (has_w) v *= ${at_position("w", "w_off")};
+      if (has_b) v += ${at_position("bias", "b_off")};
       ${h.store(st, False, "y", "y_off + at", "v")};
     }
   ${done()}
@@ -113,62 +102,41 @@ void cg_norm_backward(
     __global const ${st} *restrict x, const ${I} x_off,
     __global const ${st} *restrict g, const ${I} g_off,
     __global ${st} *restrict dx, const ${I} dx_off,
-% if affine:
     __global const ${st} *restrict w, const ${I} w_off,
-% endif
-% if affine == "c":
     __global ${st} *restrict dw, const ${I} dw_off,
-% endif
-% if bias == "c":
     __global ${st} *restrict db, const ${I} db_off,
-% endif
     __global const ${ct} *restrict mean_in, __global const ${ct} *restrict rstd_in,
-    ${group_params()})
+    ${sizes()})
 {
   __local ${ct} red[${ls}];
   const int lid = get_local_id(0);
   const ${I} c = get_group_id(0), n = A * B;
   const ${ct} mean = mean_in[c], rstd = rstd_in[c];
-% if affine == "c":
-  const ${ct} wc = ${h.load(st, ct, "w", "w_off + c")};
-% endif
-  // sums of h and h * xhat; with a weight per group, of g and g * xhat (h = wc * g)
-  ${ct} sh = 0, shx = 0;
+  // a weight per group scales the sums once, after them (unscaled, they are dw[c] and db[c])
+  const bool per_position = has_w && !per_c;
+  const ${ct} wc = has_w && per_c ? ${h.load(st, ct, "w", "w_off + c")} : (${ct})1;
+  ${ct} sh = 0, shx = 0;  // the sums of h and h * xhat
   ${each()}
     if (ok) {
       const ${ct} xhat = (${h.load(st, ct, "x", "x_off + at")} - mean) * rstd;
-% if affine == "b":
-      const ${ct} hv = ${h.load(st, ct, "g", "g_off + at")} * ${weight};
-% else:
-      const ${ct} hv = ${h.load(st, ct, "g", "g_off + at")};
-% endif
+      ${ct} hv = ${h.load(st, ct, "g", "g_off + at")};
+      if (per_position) hv *= ${h.load(st, ct, "w", "w_off + b")};
       sh += hv;
       shx += hv * xhat;
     }
   ${done()}
   ${combine("sh")}
   ${combine("shx")}
-% if bias == "c":
-  if (lid == 0) {
-    ${h.store(st, False, "db", "db_off + c", "sh")};  // the sum of g
+  if (lid == 0 && per_c) {
+    if (has_b) ${h.store(st, False, "db", "db_off + c", "sh")};
+    if (has_w) ${h.store(st, False, "dw", "dw_off + c", "shx")};
   }
-% endif
-% if affine == "c":
-  if (lid == 0) {
-    ${h.store(st, False, "dw", "dw_off + c", "shx")};  // the sum of g * xhat
-  }
-  sh *= wc;
-  shx *= wc;
-% endif
-  const ${ct} mean_h = sh / (${ct})n, mean_hx = shx / (${ct})n;
+  const ${ct} mean_h = sh * wc / (${ct})n, mean_hx = shx * wc / (${ct})n;
   ${each()}
     if (ok) {
       const ${ct} xhat = (${h.load(st, ct, "x", "x_off + at")} - mean) * rstd;
-% if affine:
-      const ${ct} hv = ${h.load(st, ct, "g", "g_off + at")} * ${weight};
-% else:
-      const ${ct} hv = ${h.load(st, ct, "g", "g_off + at")};
-% endif
+      ${ct} hv = ${h.load(st, ct, "g", "g_off + at")} * wc;
+      if (per_position) hv *= ${h.load(st, ct, "w", "w_off + b")};
       ${h.store(st, False, "dx", "dx_off + at", "rstd * (hv - mean_h - xhat * mean_hx)")};
     }
   ${done()}

@@ -1,9 +1,12 @@
 """layer_norm and batch_norm as a kernel each way (kernels/norm.cl.mako): a work-group per
 normalized group computes its statistics and writes the output, or the gradient, while the
 group sits in cache, instead of ~20 small kernels for the means, the deviations and the
-affine map (and their gradients)."""
+affine map (and their gradients). One program per dtype: the weight's and bias's presence and
+layout are arguments."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..base import View
 from .launch import INDEX_NP, SCALAR_NP, extent, index_type
@@ -12,19 +15,15 @@ from .launch import INDEX_NP, SCALAR_NP, extent, index_type
 SPLIT = None
 
 
-def _kernel(rt, function, x: View, weight, bias, per, acc, itype):
+def _kernel(rt, function, x: View, acc, itype):
     st, ct = x.dtype.ctype, acc.compute_ctype
-    affine = per if weight is not None else None
-    with_bias = per if bias is not None else None
     split = not rt.is_gpu if SPLIT is None else SPLIT
     return rt.cached(
-        ("norm", function, st, ct, affine, with_bias, itype, rt.local_size, split),
+        ("norm", function, st, ct, itype, rt.local_size, split),
         "norm.cl.mako",
         function,
         st=st,
         ct=ct,
-        affine=affine,
-        bias=with_bias,
         ls=rt.local_size,
         split=split,
         index_t=itype,
@@ -32,13 +31,18 @@ def _kernel(rt, function, x: View, weight, bias, per, acc, itype):
     )
 
 
-def _optional(I, *views) -> list:
-    """Buffer and offset of each view that is not None."""
+def _vectors(I, x: View, *views) -> list:
+    """Buffer and offset of each view; x's buffer for an absent one (never touched)."""
     args = []
     for v in views:
-        if v is not None:
-            args += [v.buffer, I(v.offset)]
+        args += [x.buffer, I(0)] if v is None else [v.buffer, I(v.offset)]
     return args
+
+
+def _sizes(I, x: View, weight, bias, per) -> list:
+    a, c, b = x.shape
+    flags = (weight is not None, bias is not None, per == "c")
+    return [I(a), I(c), I(b), *(np.int32(f) for f in flags)]
 
 
 def norm(rt, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
@@ -46,9 +50,10 @@ def norm(rt, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
     a, c, b = x.shape
     itype = index_type(extent(x), extent(y), a * b + rt.local_size)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_norm_forward", x, weight, bias, per, acc, itype)
-    args = [x.buffer, I(x.offset), y.buffer, I(y.offset), *_optional(I, weight, bias)]
-    args += [v.buffer for v in stats] + [I(a), I(c), I(b), SCALAR_NP[acc.compute_ctype](eps)]
+    k = _kernel(rt, "cg_norm_forward", x, acc, itype)
+    args = [x.buffer, I(x.offset), y.buffer, I(y.offset), *_vectors(I, x, weight, bias)]
+    args += [v.buffer for v in stats] + _sizes(I, x, weight, bias, per)
+    args.append(SCALAR_NP[acc.compute_ctype](eps))
     rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
 
 
@@ -57,9 +62,9 @@ def norm_backward(rt, dx: View, dw, db, x: View, g: View, weight, mean, rstd, pe
     a, c, b = x.shape
     itype = index_type(extent(x), extent(g), extent(dx), a * b + rt.local_size)
     I = INDEX_NP[itype]
-    bias = db if per == "c" else None  # the template's db slot is for per-channel sums only
-    k = _kernel(rt, "cg_norm_backward", x, weight, bias, per, acc, itype)
+    k = _kernel(rt, "cg_norm_backward", x, acc, itype)
     args = [x.buffer, I(x.offset), g.buffer, I(g.offset), dx.buffer, I(dx.offset)]
-    args += _optional(I, weight, dw if per == "c" else None, bias)
-    args += [mean.buffer, rstd.buffer, I(a), I(c), I(b)]
+    args += _vectors(I, x, weight, dw, db) + [mean.buffer, rstd.buffer]
+    # has_b: whether db is written (only per group)
+    args += _sizes(I, x, weight, db, per)
     rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
