@@ -45,7 +45,7 @@ __kernel void cg_nll_terms(
   const ${I} o = e / inner, i = e - o * inner;
   ${pick()}
   const ${ct} v = counts ? ${h.load(st, ct, "x", "x_off + (o * C + tc) * inner + i")} : (${ct})0;
-  ${h.store(st, False, "out", "out_off + e", "-(w * v)")};
+  ${h.store(st, False, "out", "out_off + e", "counts ? -(w * v) : 0")};  // +0 where it doesn't count
 }
 
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))

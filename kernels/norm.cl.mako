@@ -64,8 +64,9 @@ void cg_norm_forward(
     __global ${st} *restrict y, const ${I} y_off,
     __global const ${st} *restrict w, const ${I} w_off,
     __global const ${st} *restrict bias, const ${I} b_off,
-    __global ${ct} *restrict mean_out, __global ${ct} *restrict var_out,
-    __global ${ct} *restrict rstd_out, ${sizes()}, const ${ct} eps)
+    __global ${ct} *restrict mean_out, const ${I} mean_off,
+    __global ${ct} *restrict var_out, const ${I} var_off,
+    __global ${ct} *restrict rstd_out, const ${I} rstd_off, ${sizes()}, const ${ct} eps)
 {
   __local ${ct} red[${ls}];
   const int lid = get_local_id(0);
@@ -91,9 +92,9 @@ void cg_norm_forward(
     }
   ${done()}
   if (lid == 0) {
-    mean_out[c] = mean;
-    var_out[c] = var;
-    rstd_out[c] = rstd;
+    mean_out[mean_off + c] = mean;
+    var_out[var_off + c] = var;
+    rstd_out[rstd_off + c] = rstd;
   }
 }
 
@@ -105,13 +106,13 @@ void cg_norm_backward(
     __global const ${st} *restrict w, const ${I} w_off,
     __global ${st} *restrict dw, const ${I} dw_off,
     __global ${st} *restrict db, const ${I} db_off,
-    __global const ${ct} *restrict mean_in, __global const ${ct} *restrict rstd_in,
-    ${sizes()})
+    __global const ${ct} *restrict mean_in, const ${I} mean_off,
+    __global const ${ct} *restrict rstd_in, const ${I} rstd_off, ${sizes()})
 {
   __local ${ct} red[${ls}];
   const int lid = get_local_id(0);
   const ${I} c = get_group_id(0), n = A * B;
-  const ${ct} mean = mean_in[c], rstd = rstd_in[c];
+  const ${ct} mean = mean_in[mean_off + c], rstd = rstd_in[rstd_off + c];
   // a weight per group scales the sums once, after them (unscaled, they are dw[c] and db[c])
   const bool per_position = has_w && !per_c;
   const ${ct} wc = has_w && per_c ? ${h.load(st, ct, "w", "w_off + c")} : (${ct})1;

@@ -1223,6 +1223,70 @@ def test_norm_kernels_against_torch(device, kind, shape, affine, dtype):
         )
 
 
+@pytest.mark.parametrize("kind", ["layer", "batch"])
+def test_norm_of_a_transposed_input_second_gradients(device, kind):
+    """The node keeps the input as given (not its contiguous copy): second gradients reach it,
+    and an in-place write to it after the forward raises, as torch's."""
+    xn, gn = RNG.normal(size=(4, 6)), RNG.normal(size=(6, 4))
+    results = []
+    for lib, to in (
+        (clgrad, lambda v, rg=False: t(v, device, requires_grad=rg)),
+        (torch, lambda v, rg=False: torch.tensor(v, dtype=torch.float32, requires_grad=rg)),
+    ):
+        x = to(xn, True)
+        fn = lib.nn.functional
+        y = (
+            fn.layer_norm(x.t(), (4,))
+            if kind == "layer"
+            else fn.batch_norm(x.t(), None, None, training=True)
+        )
+        (gx,) = lib.autograd.grad(y, x, to(gn), create_graph=True)
+        results.append(lib.autograd.grad((gx * gx).sum(), x)[0])
+    scale = float(np.abs(results[1].numpy()).max())
+    assert_close(results[0] / scale, results[1].numpy() / scale, rtol=1e-4, atol=1e-5)
+    x = t(xn, device, requires_grad=True) * 1
+    y = (
+        F.layer_norm(x.t(), (4,))
+        if kind == "layer"
+        else F.batch_norm(x.t(), None, None, None, None, True)
+    )
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_norm_and_loss_argument_errors(device):
+    """torch's errors for a layer_norm weight or bias of another shape and for vectors on
+    another device (no kernel reads past them); nll_loss over no classes; ignored terms are
+    +0; a float64 Linear records AddmmBackward0 too."""
+    x = clgrad.randn(2, 4, device=device)
+    for w, b in ((clgrad.ones(1, device=device), None), (None, clgrad.ones(8, device=device))):
+        name = "weight" if w is not None else "bias"
+        with pytest.raises(
+            RuntimeError, match=f"Expected {name} to be of same shape as normalized"
+        ):
+            F.layer_norm(x, (4,), w, b)
+    if device != "cpu":
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            F.layer_norm(x, (4,), clgrad.ones(4))
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            F.batch_norm(x, None, None, clgrad.ones(4), None, True)
+    none = clgrad.full((3,), -100, device=device)
+    empty = clgrad.randn(3, 0, device=device)
+    assert math.isnan(F.nll_loss(empty, none).item())
+    assert F.nll_loss(empty, none, reduction="sum").item() == 0
+    terms = F.nll_loss(
+        clgrad.randn(2, 3, device=device), clgrad.tensor([-100, 1], device=device), reduction="none"
+    )
+    assert math.copysign(1.0, terms[0].item()) == 1.0
+    if supports(device, clgrad.float64):
+        lin = nn.Linear(3, 2).to(device).double()
+        assert (
+            lin(clgrad.ones(4, 3, dtype=clgrad.float64, device=device)).grad_fn.name()
+            == "AddmmBackward0"
+        )
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_mse_loss_is_one_node(device, reduction):
     """mse_loss records torch's one node; broadcast gradients for both inputs and their own

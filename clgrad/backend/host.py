@@ -329,9 +329,12 @@ class HostBackend(Backend):
         res = array(out)
         res[...] = 0
         t, counts = _nll_targets(target, res.shape[1], ignore_index)
+        if not counts.any():  # also where there is no class to index
+            return
         w = _nll_weights(weight, t, counts, acc)
         o, i = np.divmod(np.arange(t.size), res.shape[2])
-        res[o, t, i] = np.where(counts, -(w * array(g).astype(_compute_np(acc))), 0)
+        with np.errstate(invalid="ignore"):  # 0 * inf where an ignored element's g is inf
+            res[o, t, i] = np.where(counts, -(w * array(g).astype(_compute_np(acc))), 0)
 
 
 def _nll_targets(target, c, ignore_index):
@@ -342,9 +345,11 @@ def _nll_targets(target, c, ignore_index):
 
 
 def _nll_weights(weight, t, counts, acc):
+    """Each element's weight w[t] (1 without weights), 0 where it doesn't count."""
     ct = _compute_np(acc)
-    w = np.ones(t.size, ct) if weight is None else array(weight).astype(ct)[t]
-    return np.where(counts, w, 0).astype(ct)
+    if weight is None or not counts.any():  # (no weight to index where there is no class)
+        return counts.astype(ct)
+    return np.where(counts, array(weight).astype(ct)[t], 0).astype(ct)
 
 
 def _nll_terms(x, target, weight, ignore_index, acc):
@@ -354,7 +359,10 @@ def _nll_terms(x, target, weight, ignore_index, acc):
     t, counts = _nll_targets(target, a.shape[1], ignore_index)
     w = _nll_weights(weight, t, counts, acc)
     o, i = np.divmod(np.arange(t.size), a.shape[2])
-    picked = a[o, t, i].astype(_compute_np(acc)) if t.size else np.zeros(0, w.dtype)
+    if counts.any():
+        picked = a[o, t, i].astype(_compute_np(acc))
+    else:  # also where there is no class to index
+        picked = np.zeros(t.size, w.dtype)
     return np.where(counts, -(w * picked), 0).astype(w.dtype), w
 
 

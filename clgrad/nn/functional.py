@@ -1706,6 +1706,13 @@ def layer_norm(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(t.shape)} and normalized_shape = {list(shape)}"
+            )
+    _same_device(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     return _N.NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
 
@@ -1756,6 +1763,7 @@ def batch_norm(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
             )
+        _same_device(input, weight, bias, running_mean, running_var)
         dims = (0,) + tuple(range(2, input.ndim))
         running = None
         if running_mean is not None or running_var is not None:

@@ -84,7 +84,7 @@ class Addmm(Function):
 
 
 def _addmm2(bias, a, b):
-    out = _mm2(a, b)
+    out = _mm2(a, b) if a.dtype in _FAST_DTYPES else matmul(a, b)  # (float64's, half's checks)
     if out.numel():
         add.op.run(out, bias, out=out)
     return out
@@ -313,7 +313,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 
 def _fast_addmm(bias, a, b) -> bool:
     """Whether ``Addmm`` takes ``bias + a @ b``: matrices that multiply and a bias that
-    broadcasts to their product, of one device and one dtype the matmul kernels take."""
+    broadcasts to their product, of one device and one dtype (not bool: matmul's error)."""
     dev, dt = a._storage.device, a.dtype
     return (
         isinstance(bias, Tensor)
@@ -326,7 +326,7 @@ def _fast_addmm(bias, a, b) -> bool:
         and bias._storage.device is dev
         and b.dtype is dt
         and bias.dtype is dt
-        and dt in _FAST_DTYPES
+        and dt is not D.bool_
     )
 
 

@@ -283,7 +283,8 @@ def _conv_operands(weight, cols, groups):
     (N, K, L) or (N, G, K, L) column matrix."""
     n, out_c = cols._shape[0], weight._shape[0]
     k = math.prod(weight._shape[1:])
-    length = cols.numel() // max(1, n * k * groups)
+    nd = weight.ndim - 2
+    length = math.prod(cols._shape[2 + nd :])  # the window positions (cols: N, C, *kernel, *outs)
     if groups == 1:
         return weight.reshape(out_c, k), cols.reshape(n, k, length)
     return weight.reshape(groups, out_c // groups, k), cols.reshape(n, groups, k, length)
@@ -428,14 +429,14 @@ class NativeNorm(Function):
         else:
             a, c, b, per = layout
             # contiguous copies held until the launch: a copy that died first would not be made
-            x, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
+            xc, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
             acc = D.float32 if x.dtype is D.float16 else x.dtype
             y = Tensor._empty(x._shape, x.dtype, x.device)
             batch_mean, var, rstd = (Tensor._empty((c,), acc, x.device) for _ in range(3))
             x.device.backend.norm(
                 _as3(y, a, c, b),
                 (batch_mean._record(), var._record(), rstd._record()),
-                _as3(x, a, c, b),
+                _as3(xc, a, c, b),
                 None if w is None else w._record(),
                 None if bias_ is None else bias_._record(),
                 per,
@@ -484,7 +485,8 @@ def _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout):
     """``NativeNorm``'s gradients by ``Backend.norm_backward``: dx, and per channel dw and db
     in the same kernel; per position (layer_norm's) dw and db as sums over the rows."""
     a, c, b, per = layout
-    g = g.contiguous()  # held until the launch, as w
+    # contiguous copies held until the launch (x is the input as it was given: the graph's)
+    x, g = x.contiguous(), g.contiguous()
     w = None if weight is None else weight.contiguous()
     dev, dt = x.device, x.dtype
     acc = D.float32 if dt is D.float16 else dt

@@ -48,11 +48,12 @@ def _sizes(I, x: View, weight, bias, per) -> list:
 def norm(rt, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
     """See ``Backend.norm``."""
     a, c, b = x.shape
-    itype = index_type(extent(x), extent(y), a * b + rt.local_size)
+    itype = index_type(extent(x), extent(y), *map(extent, stats), a * b + rt.local_size)
     I = INDEX_NP[itype]
     k = _kernel(rt, "cg_norm_forward", x, acc, itype)
     args = [x.buffer, I(x.offset), y.buffer, I(y.offset), *_vectors(I, x, weight, bias)]
-    args += [v.buffer for v in stats] + _sizes(I, x, weight, bias, per)
+    args += [arg for v in stats for arg in (v.buffer, I(v.offset))]
+    args += _sizes(I, x, weight, bias, per)
     args.append(SCALAR_NP[acc.compute_ctype](eps))
     rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
 
@@ -60,11 +61,13 @@ def norm(rt, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
 def norm_backward(rt, dx: View, dw, db, x: View, g: View, weight, mean, rstd, per, acc) -> None:
     """See ``Backend.norm_backward``."""
     a, c, b = x.shape
-    itype = index_type(extent(x), extent(g), extent(dx), a * b + rt.local_size)
+    views = (x, g, dx, mean, rstd)
+    itype = index_type(*map(extent, views), a * b + rt.local_size)
     I = INDEX_NP[itype]
     k = _kernel(rt, "cg_norm_backward", x, acc, itype)
     args = [x.buffer, I(x.offset), g.buffer, I(g.offset), dx.buffer, I(dx.offset)]
-    args += _vectors(I, x, weight, dw, db) + [mean.buffer, rstd.buffer]
+    args += _vectors(I, x, weight, dw, db)
+    args += [mean.buffer, I(mean.offset), rstd.buffer, I(rstd.offset)]
     # has_b: whether db is written (only per group)
     args += _sizes(I, x, weight, db, per)
     rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
