@@ -162,10 +162,48 @@ def _graph_names(node, depth=3):
         return None
     if depth == 0:
         return node.name()
-    edges = tuple(_graph_names(n, depth - 1) for n, _ in node.next_functions)
-    if node.name() == "TBackward0":  # clgrad's also keeps an edge (None) per dim argument
-        edges = edges[:1]
-    return (node.name(), edges)
+    return (node.name(), tuple(_graph_names(n, depth - 1) for n, _ in node.next_functions))
+
+
+def test_edges_are_torchs(device):
+    """A node has an edge per tensor argument, as PyTorch's: a Function's other arguments (dims,
+    shapes, a user Function's numbers) have none; an arithmetic op's Python number has one
+    (torch's wrapped scalar)."""
+    torch = pytest.importorskip("torch")
+
+    def cases(lib, x):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, k):
+                return a * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+
+        return [
+            x.sum(dim=1),
+            x.transpose(0, 1),
+            x * 2,
+            x + x,
+            x.reshape(3, 2),
+            Scale.apply(x, 2),
+            x[0],
+            x.expand(2, 2, 3),
+            x.softmax(1),
+            x.permute(1, 0),
+            x.unsqueeze(0),
+            x.t(),
+        ]
+
+    ours = cases(clgrad, clgrad.ones(2, 3, device=device, requires_grad=True))
+    theirs = cases(torch, torch.ones(2, 3, requires_grad=True))
+    assert [len(o.grad_fn.next_functions) for o in ours] == [
+        len(o.grad_fn.next_functions) for o in theirs
+    ]
+    x = clgrad.ones(2, 3, device=device, requires_grad=True)
+    cases(clgrad, x)[5].sum().backward()  # the user Function's gradients still reach x
+    assert_close(x.grad, np.ones((2, 3)))  # Scale's backward passes g through
 
 
 @pytest.mark.parametrize("bias", [True, False])

@@ -218,7 +218,7 @@ class BackwardNode(Node):
         result = self.function.backward(ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        n_in = len(self.next_functions)
+        n_in = self.n_args
         if len(result) < n_in:
             result = result + (None,) * (n_in - len(result))
         elif len(result) > n_in:
@@ -228,6 +228,8 @@ class BackwardNode(Node):
                     f"(expected {n_in}, got {len(result)})"
                 )
             result = result[:n_in]
+        if self.positions is not None:  # one per edge: the arguments that have one
+            result = tuple([result[i] for i in self.positions])
         cast = None
         for i, (g, meta) in enumerate(zip(result, self.input_meta)):
             if g is None or meta is None:
@@ -250,6 +252,9 @@ class BackwardNode(Node):
         return result if cast is None else tuple(cast)
 
     _released = False
+    # the forward's argument count, and the arguments with an edge (None: all of them)
+    n_args = 0
+    positions = None
 
     def release(self):
         self.ctx._saved = None
@@ -357,6 +362,10 @@ class Function(metaclass=_FunctionMeta):
     tensor([2., 6.])
     """
 
+    # leading arguments with an edge in the graph even when they are Python numbers (a
+    # declared elementwise op's operands); other non-tensor arguments have none, as in PyTorch
+    number_edges = 0
+
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError
@@ -404,20 +413,29 @@ class Function(metaclass=_FunctionMeta):
         _mark_views(cls, outputs, args)
         # the edges and (shape, dtype) of the inputs, in one pass (the edge reads the input's
         # history as forward left it)
-        edges, metas = [], []
-        for a in args:
+        # An edge per tensor argument, as PyTorch's (a Function's other arguments have none),
+        # and per number among a declared op's operands (torch's wrapped scalars).
+        edges, metas, positions = [], [], []
+        numbers = cls.number_edges
+        for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 edges.append(_edge(a))
                 metas.append((a._shape, a.dtype))
-            else:
+            elif i < numbers:
                 edges.append((None, 0))
                 metas.append(None)
+            else:
+                continue
+            positions.append(i)
         node = cls._node_class(
             ctx,
             tuple(edges),
             [o if isinstance(o, Tensor) else None for o in outputs],
         )
         node.input_meta = metas
+        node.n_args = len(args)
+        if len(positions) != len(args):
+            node.positions = positions
         non_diff = ctx._non_differentiable
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and o.dtype.is_floating_point and not _is_among(o, non_diff):

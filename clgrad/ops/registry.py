@@ -120,14 +120,17 @@ def _formula(fn: Callable | None, names: tuple) -> tuple | None:
     return fn, wanted
 
 
-def _function_class(name: str, forward: Callable, backward: Callable) -> type:
-    """The autograd ``Function`` of a declared op (its node is ``<Name>Backward0``)."""
+def _function_class(name: str, forward: Callable, backward: Callable, operands=0) -> type:
+    """The autograd ``Function`` of a declared op (its node is ``<Name>Backward0``); its first
+    ``operands`` arguments have an edge in the graph even as Python numbers (PyTorch's wrapped
+    scalars: ``x * 2`` has two)."""
     return type(
         _camel(name),
         (Function,),
         {
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
+            "number_edges": operands,
             "__module__": __name__,
             "__qualname__": _camel(name),
         },
@@ -388,7 +391,7 @@ class ElementwiseOp:
                 grads.append(_grad_for(ctx.metas[i], g))
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
-        return _function_class(self.name, forward, backward)
+        return _function_class(self.name, forward, backward, self.arity)
 
 
 def _check_cast(result, out):
