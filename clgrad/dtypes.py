@@ -142,6 +142,16 @@ def to_float(d: dtype) -> dtype:
     return d if d.is_floating_point else _default_float
 
 
+def accumulation(d: dtype) -> dtype:
+    """The dtype a kernel computes ``d`` in: float32 for float16 (half storage, float
+    arithmetic), ``d`` itself otherwise.
+
+    >>> clgrad.dtypes.accumulation(clgrad.float16)
+    clgrad.float32
+    """
+    return float32 if d is float16 else d
+
+
 def can_cast(from_, to) -> bool:
     """Whether PyTorch's casting rules allow an in-place result of ``from_`` into ``to``: not
     floating into integral or bool, not integral into bool.

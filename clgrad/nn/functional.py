@@ -1678,13 +1678,6 @@ def upsample_bilinear(
 
 
 # ---- normalization ---------------------------------------------------------------------------
-def _normalize(x, dims, eps):
-    mean = x.mean(dims, keepdim=True)
-    centered = x - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    return centered * (var + eps).rsqrt(), mean, var
-
-
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -1808,7 +1801,7 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}"
         )
-    y, _, _ = _normalize(input.reshape(n, num_groups, -1), (2,), eps)
+    y = _N.normalized(input.reshape(n, num_groups, -1), (2,), eps)[0]
     y = y.reshape(input.shape)
     bshape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:
@@ -2005,7 +1998,7 @@ def instance_norm(
         raise ValueError(
             f"Expected more than 1 spatial element when training, got input size {input.shape}"
         )
-    y, mean, var = _normalize(input, tuple(range(2, input.ndim)), eps)
+    y, _, mean, var = _N.normalized(input, tuple(range(2, input.ndim)), eps)
     if running_mean is not None or running_var is not None:
         with no_grad():
             if running_mean is not None:
@@ -2579,8 +2572,7 @@ def _nll(logp, target, weight, ignore_index, reduction, cdim):
             (target,),
             ("nll target", c, ignore_index),
         )
-    loss = _N.NllLoss2D if logp.ndim > 2 else _N.NllLoss
-    return loss.apply(logp, target, weight, ignore_index, reduction)
+    return _N.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
 def nll_loss(

@@ -379,9 +379,9 @@ class WindowPut(Function):
 
 
 # ---- normalization ---------------------------------------------------------------------------
-def _normalized(x, dims, eps):
+def normalized(x, dims, eps):
     """(x - mean) / sqrt(var + eps) over ``dims`` (the variance biased), its 1 / sqrt(var +
-    eps), and the mean and variance (kept dims)."""
+    eps), and the mean and variance (kept dims), with Tensor ops."""
     mean = x.mean(dims, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(dims, keepdim=True)
@@ -422,7 +422,7 @@ class NativeNorm(Function):
         layout = _norm_layout(x, dims, weight, bias)
         mean = rstd = None
         if layout is None:
-            xhat, _, batch_mean, var = _normalized(x, dims, eps)
+            xhat, _, batch_mean, var = normalized(x, dims, eps)
             y = xhat if weight is None else xhat * weight.reshape(affine)
             if bias is not None:
                 y = y + bias.reshape(affine)
@@ -430,7 +430,7 @@ class NativeNorm(Function):
             a, c, b, per = layout
             # contiguous copies held until the launch: a copy that died first would not be made
             xc, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
-            acc = D.float32 if x.dtype is D.float16 else x.dtype
+            acc = D.accumulation(x.dtype)
             y = Tensor._empty(x._shape, x.dtype, x.device)
             batch_mean, var, rstd = (Tensor._empty((c,), acc, x.device) for _ in range(3))
             x.device.backend.norm(
@@ -462,7 +462,7 @@ class NativeNorm(Function):
         needs = ctx.needs_input_grad
         if layout is not None and not is_grad_enabled():
             return _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout)
-        xhat, rstd, _, _ = _normalized(x, dims, eps)
+        xhat, rstd, _, _ = normalized(x, dims, eps)
         gx = gw = gb = None
         if needs[0]:
             h = g if weight is None else g * weight.reshape(affine)
@@ -489,7 +489,7 @@ def _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout):
     x, g = x.contiguous(), g.contiguous()
     w = None if weight is None else weight.contiguous()
     dev, dt = x.device, x.dtype
-    acc = D.float32 if dt is D.float16 else dt
+    acc = D.accumulation(dt)
     dx = Tensor._empty(x._shape, dt, dev)
     dw = db = None
     if per == "c":
@@ -576,6 +576,12 @@ def _flat(t):
     return t._view((t.numel(),), (1,), t._offset)
 
 
+def nll_loss(logp, target, weight, ignore_index, reduction):
+    """``NllLoss`` (``NllLoss2D`` for an input with spatial dims: PyTorch's node names)."""
+    loss = NllLoss2D if logp.ndim > 2 else NllLoss
+    return loss.apply(logp, target, weight, ignore_index, reduction)
+
+
 class NllLoss(Function):
     """nll_loss of the log-probabilities ``x`` ((N, C, *d), or (C,) with a 0-d target) at the
     int64 class indices ``target`` ((N, *d)), with ``weight`` (C,) of x's dtype or None, in one
@@ -589,7 +595,7 @@ class NllLoss(Function):
         cdim = 1 if logp.ndim >= 2 else 0
         x, target = logp.contiguous(), target.contiguous()
         weight = None if weight is None else weight.contiguous()
-        acc = D.float32 if x.dtype is D.float16 else x.dtype
+        acc = D.accumulation(x.dtype)
         args = (target._record(), None if weight is None else weight._record(), ignore_index, acc)
         backend, rows = x.device.backend, _rows(x, cdim)._record()
         total = None
@@ -642,7 +648,7 @@ class NllLossGrad(Function):
             g = g.contiguous()
             n = target.numel()
             gv = g._view((n,), (1 if g.ndim else 0,), g._offset)
-            acc = D.float32 if g.dtype is D.float16 else g.dtype
+            acc = D.accumulation(g.dtype)
             w = None if weight is None else weight._record()
             g.device.backend.nll_grad(
                 _rows(out, cdim)._record(), gv._record(), target._record(), w, ignore_index, acc
@@ -657,8 +663,7 @@ class NllLossGrad(Function):
         g_ndim, ignore_index = ctx.geometry
         gg_g = gg_logp = None
         if ctx.needs_input_grad[0]:
-            loss = NllLoss2D if gg.ndim > 2 else NllLoss
-            terms = loss.apply(gg, target, weight, ignore_index, "none")
+            terms = nll_loss(gg, target, weight, ignore_index, "none")
             gg_g = terms if g_ndim else terms.sum()
         if ctx.needs_input_grad[1]:
             gg_logp = Tensor._full(gg._shape, 0, gg.dtype, gg.device)

@@ -401,23 +401,18 @@ def logsumexp(input, dim, keepdim=False):
     return out if keepdim else out.squeeze(dims) if dims else out
 
 
-def _softmax_kernel(x, dim, log):
+def _softmax_kernel(x, dim, log, g=None):
     """(log_)softmax of x along ``dim`` by the backend's one-kernel primitive, into a new
-    contiguous tensor (x has at least one dim and one element)."""
+    contiguous tensor (x has at least one dim and one element); with ``g``, its gradient from
+    its output x (each row read twice: no sum kernel, no elementwise kernel after it)."""
     x = x.contiguous()
     out = Tensor._empty(x._shape, x.dtype, x.device)
-    acc = D.float32 if x.dtype is D.float16 else x.dtype
-    x.device.backend.softmax(out._record(), x._record(), dim, log, acc)
-    return out
-
-
-def _softmax_grad_kernel(y, g, dim, log):
-    """(log_)softmax's gradient from its output ``y`` by the backend's one-kernel primitive
-    (a read of each row twice: no sum kernel, no elementwise kernel after it)."""
-    g = g.contiguous()
-    out = Tensor._empty(y._shape, y.dtype, y.device)
-    acc = D.float32 if y.dtype is D.float16 else y.dtype
-    y.device.backend.softmax_backward(out._record(), y._record(), g._record(), dim, log, acc)
+    acc = D.accumulation(x.dtype)
+    if g is None:
+        x.device.backend.softmax(out._record(), x._record(), dim, log, acc)
+    else:
+        g = g.contiguous()  # held until the launch
+        x.device.backend.softmax_backward(out._record(), x._record(), g._record(), dim, log, acc)
     return out
 
 
@@ -433,7 +428,7 @@ class Softmax(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         if not is_grad_enabled() and g.dtype is y.dtype:  # one kernel (no graph to record)
-            return _softmax_grad_kernel(y, g, ctx.dim, log=False), None
+            return _softmax_kernel(y, ctx.dim, False, g), None
         return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
 
 
@@ -449,7 +444,7 @@ class LogSoftmax(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         if not is_grad_enabled() and g.dtype is y.dtype:
-            return _softmax_grad_kernel(y, g, ctx.dim, log=True), None
+            return _softmax_kernel(y, ctx.dim, True, g), None
         return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
 
 
@@ -494,8 +489,7 @@ class Cumsum(Function):
             if x.ndim == 0:
                 launch(COPY, [x], dt, x.dtype, out=out)
             else:
-                acc = D.float32 if dt is D.float16 else dt
-                x.device.backend.cumsum(out._record(), x._record(), dim, acc)
+                x.device.backend.cumsum(out._record(), x._record(), dim, D.accumulation(dt))
         return out
 
     @staticmethod

@@ -586,7 +586,7 @@ class ReductionOp:
         dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
         if self.function is not None and needs_recording((x,)):
             return self.function.apply(x, dims, keepdim, dt)
-        return run_reduce(self.kernel, x, dims, keepdim, dt, _acc(dt))
+        return run_reduce(self.kernel, x, dims, keepdim, dt, D.accumulation(dt))
 
     def _arg(self, x, dim, keepdim):
         if x.dtype is D.bool_:
@@ -608,7 +608,7 @@ class ReductionOp:
         fn, wanted = self.grad
 
         def forward(ctx, x, dims, keepdim, dt):
-            y = run_reduce(op.kernel, x, dims, keepdim, dt, _acc(dt))
+            y = run_reduce(op.kernel, x, dims, keepdim, dt, D.accumulation(dt))
             if ctx.recording:
                 ctx.meta = (x._shape, x.dtype)
                 ctx.dims, ctx.keepdim = dims, keepdim
@@ -633,10 +633,6 @@ class ReductionOp:
             return (g if g.dtype is dt else g.to(dt)), None, None, None
 
         return _function_class(self.name, forward, backward)
-
-
-def _acc(dt):
-    return D.float32 if dt is D.float16 else dt
 
 
 def _require_elements(x, dims, name):
