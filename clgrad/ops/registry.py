@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable
 
 from .. import dtypes as D
-from ..autograd.function import Function, needs_recording
+from ..autograd.function import Function, FunctionCtx, needs_recording, record_new_output
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import (
@@ -225,7 +225,7 @@ class ElementwiseOp:
         )
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
-        self.apply = self._apply if self.differentiable else self.run
+        self.apply = self.function.apply if self.differentiable else self.run
         checked = self.restricted is not None or bool(exact) or bool(tensors)
         if self.arity == 1:
             check = self._check_unary
@@ -336,13 +336,6 @@ class ElementwiseOp:
             return out, (D.bool_, ct, ct)
         return self.result(dt)
 
-    def _apply(self, *operands):
-        """``function.apply``: straight to ``run`` where nothing records (a Function's own
-        path would make a ctx and call forward for it)."""
-        if needs_recording(operands):
-            return self.function.apply(*operands)
-        return self.run(*operands)
-
     def run(self, *operands, out=None):
         """The forward computation: the kernel over broadcast operands, no recording."""
         out_dt, ct = self.dtypes_of(operands)
@@ -391,7 +384,28 @@ class ElementwiseOp:
                 grads.append(_grad_for(ctx.metas[i], g))
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
-        return _function_class(self.name, forward, backward, self.arity)
+        function = _function_class(self.name, forward, backward, self.arity)
+        generic = function.apply
+        arity = -1 if self.scalars else self.arity
+
+        def apply(*operands):
+            """Function.apply made short: straight to ``run`` where nothing records, and the
+            node made directly where every argument is an operand (a number among ``scalars``
+            has no edge: the generic path knows)."""
+            if not needs_recording(operands):
+                return op.run(*operands)
+            if len(operands) != arity:
+                return generic(*operands)
+            out = op.run(*operands)
+            ctx = FunctionCtx()
+            ctx.metas = tuple([_meta(x) for x in operands])
+            ctx.numbers = tuple([None if _is_tensor(x) else x for x in operands])
+            kept = [operands[i] if _is_tensor(operands[i]) else None for i in saved]
+            record_new_output(function, ctx, out, operands, (*kept, out if saves_result else None))
+            return out
+
+        function.apply = staticmethod(apply)
+        return function
 
 
 def _check_cast(result, out):
