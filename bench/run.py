@@ -418,6 +418,23 @@ GROUPS = [
 ]
 
 
+def merged(previous, result, groups):
+    """``result`` of a run of some ``groups`` (``--only``) over the ``previous`` results of the
+    same device: the other groups' rows are kept, so that a quick run of one group doesn't
+    drop the rest of a committed table.
+
+    >>> old = {"results": [{"group": "matmul", "clgrad": 1.0}, {"group": "dispatch", "clgrad": 9}]}
+    >>> new = {"results": [{"group": "dispatch", "clgrad": 8.0}]}
+    >>> [(r["group"], r["clgrad"]) for r in merged(old, new, ["dispatch"])["results"]]
+    [('matmul', 1.0), ('dispatch', 8.0)]
+    """
+    rows = [r for r in previous.get("results", []) if r["group"] not in groups]
+    rows += result["results"]
+    order = {g: i for i, g in enumerate(GROUPS)}
+    rows.sort(key=lambda r: order.get(r["group"], len(order)))  # stable: within a group as run
+    return {**result, "results": rows}
+
+
 def slug(result):
     return re.sub(r"[^a-z0-9]+", "-", f"{result['vendor']}-{result['name']}".lower()).strip("-")
 
@@ -498,6 +515,8 @@ def main(argv=None):
     for d in devices:
         result = Suite(d, args.quick).run(groups)
         name = slug(result) + ("-quick" if args.quick else "")
+        if args.only and (out / f"{name}.json").exists():
+            result = merged(json.loads((out / f"{name}.json").read_text()), result, groups)
         (out / f"{name}.json").write_text(json.dumps(result, indent=1))
         (out / f"{name}.md").write_text(markdown(result))
         chart(result, out / f"{name}.png")

@@ -9,7 +9,9 @@ devices where two are tested.
 
 clgrad's side runs in a few subprocesses (a segfault in a kernel fails its case, not the
 run); each case's outcome is written as soon as it is known, so a crash names its case and the
-rest go on in a fresh process. torch's side runs here.
+rest go on in a fresh process. torch's side runs here: the subprocesses never import torch
+(two seconds each). Under pytest-xdist one worker runs the subprocesses and leaves the
+outcomes in a file the others read.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-import torch
 from conftest import DEVICES
+from filelock import FileLock
 
 import clgrad
 from clgrad.ops.registry import ELEMENTWISE, REDUCTIONS
@@ -463,15 +465,16 @@ def _error_class(e: BaseException) -> str:
     return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
 
 
-def summarize(r):
-    if isinstance(r, (torch.Tensor, clgrad.Tensor)):
+def summarize(r, m):
+    """A picklable summary of result ``r`` of library ``m`` (torch or clgrad)."""
+    if isinstance(r, m.Tensor):
         a = r.detach().cpu().numpy()
         vals = a.astype(np.float64) if a.dtype.kind == "f" else a
         return ("tensor", str(r.dtype).split(".")[-1], tuple(a.shape), vals)
-    if isinstance(r, (torch.dtype, clgrad.dtype)):
+    if isinstance(r, m.dtype):
         return ("dtype", str(r).split(".")[-1])
     if isinstance(r, (tuple, list)):
-        return tuple(summarize(x) for x in r)
+        return tuple(summarize(x, m) for x in r)
     return ("py", r)
 
 
@@ -479,7 +482,7 @@ def run_case(case, m, dev):
     kind, fn = case if isinstance(case, tuple) else ("", case)
     if kind == "devices":
         other = _other(dev)
-        if other is None or m is torch:
+        if other is None or m is not clgrad:
             return ("skip",)
         real = fn
 
@@ -501,7 +504,7 @@ def run_case(case, m, dev):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ("ok", summarize(fn(m, dev)))
+            return ("ok", summarize(fn(m, dev), m))
     except Exception as e:  # noqa: BLE001 - the class is what is compared
         return ("raise", _error_class(e), str(e)[:200])
 
@@ -572,14 +575,28 @@ def _run_batch(dev, names):
     return got
 
 
-@pytest.fixture(scope="module")
-def clgrad_outcomes():
+def _clgrad_outcomes():
     names = list(CASES)
     jobs = [(dev, names[i::BATCHES]) for dev in DEVICES for i in range(BATCHES)]
     results = {dev: {} for dev in DEVICES}
     with ThreadPoolExecutor(WORKERS) as pool:
         for (dev, _), got in zip(jobs, pool.map(lambda j: _run_batch(*j), jobs)):
             results[dev].update(got)
+    return results
+
+
+@pytest.fixture(scope="module")
+def clgrad_outcomes(tmp_path_factory, worker_id):
+    if worker_id == "master":  # no xdist
+        return _clgrad_outcomes()
+    # xdist's workers share the run's base temporary directory: the first one here computes
+    # the outcomes (on both cores: its subprocesses), the others wait for its file
+    path = tmp_path_factory.getbasetemp().parent / f"fuzz-outcomes-{'-'.join(DEVICES)}.pkl"
+    with FileLock(f"{path}.lock"):
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        results = _clgrad_outcomes()
+        path.write_bytes(pickle.dumps(results))
     return results
 
 
@@ -623,6 +640,8 @@ def test_bad_inputs_match_torch(name, device, clgrad_outcomes):
     if got[0] == "raise" and "double precision" in str(got[2]):
         if not clgrad.device(device).supports_float64:
             pytest.skip(f"{device} has no float64: the case cannot run there")
+    import torch  # here only: the subprocesses running clgrad's side never import it
+
     want = run_case(case, torch, "cpu")
     if want[0] == "raise":
         assert got[0] == "raise", f"torch raises {want[1]}: {want[2]!r}; clgrad gives {got[1]!r}"

@@ -25,12 +25,9 @@ def _run(code, env):
 
 def test_a_warmed_workload_builds_nothing(cl_device, tmp_path):
     """clgrad's binary cache (forced on, so that every program it builds leaves a file) is
-    filled by the warm-up's processes; a later process training the same model adds none."""
-    env = {
-        "CLGRAD_CACHE_DIR": str(tmp_path / "cache"),
-        "POCL_CACHE_DIR": str(tmp_path / "pocl"),
-        "CLGRAD_BINARY_CACHE": "1",
-    }
+    filled by the warm-up's processes; a later process training the same model adds none.
+    (PoCL's own cache is the suite's: what is asserted is clgrad's.)"""
+    env = {"CLGRAD_CACHE_DIR": str(tmp_path / "cache"), "CLGRAD_BINARY_CACHE": "1"}
     out = _run(
         f"""
         from clgrad.__main__ import main

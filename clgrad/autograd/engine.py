@@ -146,18 +146,19 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                     g = grads[nr] if create_graph else grads[nr].detach()
                     t.grad = g.clone() if t.grad is None else t.grad + g
             hit = False
-            for nr, g in enumerate(grads):
+            sink = isinstance(node, AccumulateGrad)
+            for nr, g in enumerate(grads) if targets else ():
                 k = targets.get((node, nr))
                 if k is not None:
                     hit = True
                     if capture:
                         captured[k] = g
-                    elif g is not None and isinstance(node, AccumulateGrad):
+                    elif g is not None and sink:
                         node.accumulate(g, create_graph)
                     elif g is not None:
                         t = inputs[k]
                         t.grad = g.detach() if t.grad is None else t.grad + g.detach()
-            if isinstance(node, AccumulateGrad):
+            if sink:
                 if not hit and inputs is None and grads[0] is not None:
                     # only ``g`` holds the gradient now, so the leaf may keep it (_owned)
                     g = grads[0]
@@ -171,7 +172,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 and not any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
             ):
                 continue
-            if all(g is None for g in grads):
+            if (grads[0] is None) if len(grads) == 1 else all(g is None for g in grads):
                 in_grads = (None,) * len(node.next_functions)
             else:
                 in_grads = node.apply(grads)

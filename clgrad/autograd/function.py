@@ -210,7 +210,7 @@ class BackwardNode(Node):
         ctx = self.ctx
         if ctx._saved is None and self._released:
             raise RuntimeError(FREED)
-        if ctx.materialize_grads:
+        if ctx.materialize_grads and (len(grads) > 1 or grads[0] is None):
             grads = [
                 Tensor._full(m[0], 0, m[1], m[2]) if g is None and m is not None else g
                 for g, m in zip(grads, self.output_meta)
@@ -235,9 +235,7 @@ class BackwardNode(Node):
             if g is None or meta is None:
                 continue
             shape, dt = meta
-            if tuple(g.shape) != shape and not (
-                g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape))
-            ):
+            if g._shape != shape and not (g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape))):
                 raise RuntimeError(
                     f"Function {self.name()} returned an invalid gradient at index {i} - got "
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}"

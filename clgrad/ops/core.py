@@ -335,7 +335,7 @@ def normalize_dims(dim, ndim, empty_is_all=True, name="reduction") -> tuple:
 def sum_to(g, shape):
     """Sums a broadcast gradient back to ``shape`` (the input's)."""
     shape = tuple(shape)
-    if tuple(g.shape) == shape:
+    if g._shape == shape:
         return g
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [

@@ -380,7 +380,7 @@ class ElementwiseOp:
                     grads.append(None)
                     continue
                 fn, wanted = formula
-                g = fn(*(values[n] for n in wanted))
+                g = fn(*[values[n] for n in wanted])
                 grads.append(_grad_for(ctx.metas[i], g))
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
