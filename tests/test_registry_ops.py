@@ -197,3 +197,29 @@ def test_registry_is_populated():
         assert hasattr(clgrad, op.name) and hasattr(clgrad.Tensor, op.name), op.name
         if op.inplace:
             assert hasattr(clgrad.Tensor, op.name + "_"), op.name
+
+
+def test_checks_kept_by_type_still_read_each_number():
+    """An op's checks pass once per kind of operands (dtypes, shapes, number types) and are
+    kept; the Python numbers' range is still checked on every call, and a failing call still
+    raises after passing ones, as torch."""
+    for m in (torch, clgrad):
+        x = m.tensor([1, 2], dtype=m.int8)
+        x.pow_(2)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            x.pow_(2**40)
+        x.clamp_(0, 100)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            x.clamp_(0, 1000)
+        assert x.tolist() == [1, 4]
+        b = m.tensor([True, False])
+        with pytest.raises(RuntimeError):
+            x.sub_(b)
+        with pytest.raises(RuntimeError):
+            x.sub_(b)
+        m.set_default_dtype(m.float64)
+        try:
+            with pytest.raises(RuntimeError, match="can't be cast"):
+                x.sub_(1.5)
+        finally:
+            m.set_default_dtype(m.float32)

@@ -446,27 +446,32 @@ class Function(metaclass=_FunctionMeta):
         return outputs[0] if single else tuple(outputs)
 
 
-def record_new_output(cls, ctx, out, args, to_save) -> None:
-    """``cls.apply``'s recording, for a Function whose forward returned one new tensor (no
-    input, no view of one) and whose every argument has an edge: what a declared elementwise
-    op records on each call of a training step, without the generic path's searches (about
-    half of such an op's host time). ``to_save``: what forward would pass to
-    ``save_for_backward`` (``out`` among them is saved as the output)."""
-    metas = [(a._shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
-    ctx.needs_input_grad = tuple([m is not None and a.requires_grad for a, m in zip(args, metas)])
+def record_new_output(cls, ctx, out, args, operands=None) -> None:
+    """``cls.apply``'s recording after ``cls.forward(ctx, *args)`` returned ``out``, for a
+    Function whose forward returns one new tensor (no input, no view of one) and whose first
+    ``operands`` arguments (all by default) have an edge, the rest none (dims, flags): what a
+    declared elementwise op or reduction records on each call of a training step, without the
+    generic path's searches (about half of such an op's host time)."""
+    n = len(args) if operands is None else operands
+    metas = [(a._shape, a.dtype) if isinstance(a, Tensor) else None for a in args[:n]]
+    ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
     node = cls._node_class(
         ctx, tuple([(None, 0) if m is None else _edge(a) for a, m in zip(args, metas)]), [out]
     )
     node.input_meta = metas
     node.n_args = len(args)
+    if n < len(args):
+        node.positions = range(n)
     if out.dtype.is_floating_point:
         out._requires_grad = True
         out._grad_fn = node
         out._output_nr = 0
     ctx._node = weakref.ref(node)
     ctx._saved = [
-        None if t is None else SavedTensor(t, 0) if t is out else SavedTensor(t) for t in to_save
+        None if t is None else SavedTensor(t, 0) if t is out else SavedTensor(t)
+        for t in ctx._to_save
     ]
+    ctx._to_save = ()
 
 
 def needs_recording(args) -> bool:

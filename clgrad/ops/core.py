@@ -140,7 +140,7 @@ def empty(shape, dt, device) -> Tensor:
 
 
 # the Python number types a kernel takes as they are (a subclass, a NumPy scalar: as_operand)
-_NUMBERS = (bool, int, float)
+PYTHON_NUMBERS = (bool, int, float)
 
 
 def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None):
@@ -211,7 +211,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
                 broadcast = True
             if x._storage is storage and x is not out:  # may need a copy first (_unalias)
                 return None
-        elif type(x) not in _NUMBERS:
+        elif type(x) not in PYTHON_NUMBERS:
             return None
     if broadcast:
         shapes = tuple([x._shape for x in operands if isinstance(x, Tensor)])
