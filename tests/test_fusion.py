@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -535,3 +537,33 @@ def test_reduction_into_a_buffer_the_group_read_before(cl_device):
     assert recycled  # (the allocator's reuse is what this test is about)
     np.testing.assert_allclose(total.item(), ((x * 3) + 1).sum().item(), rtol=1e-6)
     np.testing.assert_allclose(y.cpu().numpy(), (x * 3).cpu().numpy())
+
+
+def test_ctrl_c_in_a_flush_leaves_no_launch_unqueued(cl_device, monkeypatch):
+    """Ctrl-C while a flush queues the deferred launches: every launch is queued, then
+    KeyboardInterrupt is raised, so each tensor holds what the eager ops computed (a flush cut
+    short would have dropped the rest)."""
+    rt = clgrad.device(cl_device).runtime
+    if rt.fuser is None:
+        pytest.skip("fusion is off: nothing is deferred")
+    assert threading.current_thread() is threading.main_thread()  # where signals arrive
+    x, y = clgrad.zeros(100, device=cl_device), clgrad.zeros(7, device=cl_device)
+    rt.flush()
+    for _ in range(4):  # two shapes in turn: a group (and a launch) each
+        x.add_(1)
+        y.add_(2)
+    enqueue = rt.enqueue_now
+    interrupts = []
+
+    def interrupted_once(*args):
+        if not interrupts:
+            interrupts.append(1)
+            signal.raise_signal(signal.SIGINT)
+        return enqueue(*args)
+
+    monkeypatch.setattr(rt, "enqueue_now", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        rt.flush()
+    monkeypatch.undo()
+    assert interrupts
+    assert x.tolist() == [4.0] * 100 and y.tolist() == [8.0] * 7

@@ -10,10 +10,12 @@ gone: the child would hang on its first kernel), so every runtime raises there i
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import logging
 import os
+import signal
 import tempfile
 import threading
 import warnings
@@ -498,6 +500,28 @@ class Allocator:
         self._let_go(victims)
 
 
+@contextlib.contextmanager
+def _interrupts_held():
+    """Ctrl-C (SIGINT) during the block raises once the block is over: a flush cut short would
+    lose the deferred launches it had not queued yet, leaving tensors that eager execution
+    had computed unwritten. Only in the main thread (the one Python gives signals to)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler not set from Python: it could not be put back
+        yield
+        return
+    got = []
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if got:
+            if callable(previous):
+                previous(signal.SIGINT, got[0])
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)
+
+
 def _release_all(buffers):
     for buf in buffers:
         buf.release()
@@ -794,7 +818,10 @@ class Runtime:
             self.written = {}
             self.flushing += 1
             try:
-                if entries:
+                if len(entries) > 1 and threading.current_thread() is threading.main_thread():
+                    with _interrupts_held():
+                        self.fuser.run(entries)
+                elif entries:
                     self.fuser.run(entries)
             finally:
                 self.flushing -= 1
