@@ -252,6 +252,8 @@ class Suite:
             samples = []
             for _ in range(self.repeat):
                 sync()
+                kept = None
+                small_ops.collected()
                 kept = []
                 t = time.thread_time()
                 for _ in range(k):

@@ -14,6 +14,7 @@ falls on both alike.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import shutil
 import statistics
@@ -87,6 +88,15 @@ def polyfit_step(lib, device):
     return step
 
 
+def collected() -> None:
+    """A full garbage collection, before a sample: the thousands of graphs a sample keeps
+    would otherwise start one in some samples (a full collection walks every object, torch's
+    modules too, when enough have survived since the last), which the next sample's ops would
+    pay for: clgrad's nodes are Python objects, PyTorch's are not. The collections of young
+    objects that a real loop also runs still happen inside the sample."""
+    gc.collect()
+
+
 def sample(fn, calls, sync):
     """Thread CPU time and wall time (seconds) per call over ``calls`` calls and a sync.
 
@@ -94,6 +104,7 @@ def sample(fn, calls, sync):
     launches to that point and leaves out work whose result was dropped before it ran, so the
     host time includes queueing every kernel and nothing is skipped."""
     sync()
+    collected()
     kept = []
     t, w = time.thread_time(), time.perf_counter()
     for _ in range(calls):

@@ -807,7 +807,8 @@ class Runtime:
     def flush(self) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
         anything else reaches the queue or the device's memory. Nothing to do (no deferred
-        launch, no flush under way in another thread): returns at once."""
+        launch, no flush under way in another thread): returns at once. Ctrl-C waits for the
+        launches to be queued (``_interrupts_held``): none is lost."""
         if not (self.deferred or self.flushing):
             return
         with self.flush_lock:
