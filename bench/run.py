@@ -51,6 +51,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # then one sync (a loop reads its loss every so often, not after every step); a sync per step
 # would add the device's wake-up latency to every step, which PyTorch's CPU path never pays
 LOOP_STEPS = 10
+# the polyfit step's loop per sample (clgrad eager and compiled, PyTorch): 10 steps of a
+# millisecond after the settling pause read 30-50% above a loop's steady rate, on both sides
+POLYFIT_STEPS = 100
 
 try:
     import torch  # noqa: F401
@@ -288,12 +291,14 @@ class Suite:
                     torch_us(name),
                 )
         name = "polyfit step (4 weights, 2000 points)"
-        to = self._torch(lambda T: self.host(small_ops.polyfit_step(T, "cpu")) * 1e6)
+        to = self._torch(
+            lambda T: self.host(small_ops.polyfit_step(T, "cpu"), inner=POLYFIT_STEPS) * 1e6
+        )
         step = small_ops.polyfit_step(clgrad, self.dev)
-        self.add("dispatch", name, "us", self.t(step, inner=LOOP_STEPS) * 1e6, None, to)
+        self.add("dispatch", name, "us", self.t(step, inner=POLYFIT_STEPS) * 1e6, None, to)
         if hasattr(clgrad, "compile"):  # the compiled step against PyTorch's eager one
             compiled = clgrad.compile(small_ops.polyfit_step(clgrad, self.dev))
-            us = self.t(compiled, inner=LOOP_STEPS) * 1e6
+            us = self.t(compiled, inner=POLYFIT_STEPS) * 1e6
             self.add("dispatch", f"{name}, clgrad.compile", "us", us, None, to)
 
     def compile_times(self):
@@ -326,17 +331,18 @@ class Suite:
         ref = workloads.numpy_steps(self.quick)
         ref_torch = self._torch(lambda T: workloads.torch_steps(self.quick)) or {}
         for name, fn in ours.items():
+            inner = 1 if name in conv else LOOP_STEPS  # PyTorch's loop as long as ours
             self.add(
                 "training",
                 name,
                 "ms",
-                self.t(fn, inner=1 if name in conv else LOOP_STEPS) * 1e3,
+                self.t(fn, inner=inner) * 1e3,
                 self.host(ref[name]) * 1e3 if name in ref else None,
-                self.host(ref_torch[name]) * 1e3 if name in ref_torch else None,
+                self.host(ref_torch[name], inner) * 1e3 if name in ref_torch else None,
             )
         digits_torch = self._torch(lambda T: workloads.digits_steps(T, "cpu")) or {}
         for name, fn in workloads.digits_steps(clgrad, self.dev).items():
-            to = self.host(digits_torch[name]) * 1e3 if name in digits_torch else None
+            to = self.host(digits_torch[name], LOOP_STEPS) * 1e3 if name in digits_torch else None
             self.add("training", name, "ms", self.t(fn, inner=LOOP_STEPS) * 1e3, None, to)
 
     def main_job(self):
@@ -372,9 +378,11 @@ class Suite:
         self.add("main job", "train_digits.py, warm caches", "s", warm, None)
         self.add("main job", "train_digits.py, cold / warm", "x", cold / warm, None)
 
-    def host(self, fn):
-        """Median seconds of a host (NumPy, PyTorch CPU) call: nothing to wait for."""
-        return median_time(fn, lambda: None, self.repeat)
+    def host(self, fn, inner=1):
+        """Median seconds of a host (NumPy, PyTorch CPU) call: nothing to wait for; ``inner``
+        calls per sample, as a loop runs them (a step timed alone right after the settling
+        pause runs on cold caches)."""
+        return median_time(fn, lambda: None, self.repeat, inner=inner)
 
     def host_torch(self, fn, *arrays):
         """``host`` of ``fn`` over PyTorch tensors viewing ``arrays``."""
