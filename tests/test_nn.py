@@ -1146,20 +1146,23 @@ def test_nll_loss_edges_and_errors(device):
     assert_close(v.grad, [0.0, 0.0, -1.0])
 
 
-@pytest.mark.parametrize("kind", ["layer", "batch"])
+@pytest.mark.parametrize("kind", ["layer", "batch", "group"])
 def test_norms_are_one_node(device, kind):
-    """layer_norm and batch_norm (training) record PyTorch's one node each; values, running
-    statistics, gradients and second gradients as torch's."""
-    shape = (4, 3, 5) if kind == "layer" else (6, 3, 2, 2)
+    """layer_norm, batch_norm (training) and group_norm record PyTorch's one node each;
+    values, running statistics, gradients and second gradients as torch's."""
+    shape = {"layer": (4, 3, 5), "batch": (6, 3, 2, 2), "group": (4, 6, 5)}[kind]
     x = RNG.normal(size=shape) * 3 + 1
     g = RNG.normal(size=shape)
-    features = 5 if kind == "layer" else 3  # the normalized shape, or the channels
+    features = 5 if kind == "layer" else shape[1]  # the normalized shape, or the channels
     w, b = RNG.normal(size=features), RNG.normal(size=features)
 
     def run(lib, dev, to):
         xs = [to(a, True) for a in (x, w, b)]
         if kind == "layer":
             y = lib.nn.functional.layer_norm(xs[0], (5,), xs[1], xs[2], 1e-3)
+            stats = ()
+        elif kind == "group":
+            y = lib.nn.functional.group_norm(xs[0], 3, xs[1], xs[2], 1e-3)
             stats = ()
         else:
             stats = (to(np.zeros(3), False), to(np.ones(3), False))
@@ -1217,6 +1220,45 @@ def test_norm_kernels_against_torch(device, kind, shape, affine, dtype):
     theirs = run(torch, lambda v, rg: torch.tensor(v, dtype=torch.float32, requires_grad=rg))
     tol = 2e-2 if dtype == "float16" else 1e-4
     assert ours[0].dtype == getattr(clgrad, dtype)
+    for mine, ref in zip(ours, theirs):
+        np.testing.assert_allclose(
+            mine.detach().cpu().numpy().astype(np.float64), ref.detach().numpy(), tol, tol
+        )
+
+
+@pytest.mark.parametrize(
+    "shape, groups, affine",
+    [
+        ((3, 6, 70), 2, "both"),  # a group longer than a work-group
+        ((2, 4), 4, "none"),  # no other dims, a channel per group
+        ((0, 6, 3), 3, "both"),  # an empty batch
+        ((2, 6, 3, 2), 1, "weight"),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_group_norm_against_torch(device, shape, groups, affine, dtype):
+    """group_norm's kernel path (forward and first gradients) against torch: layouts, affine
+    combinations, a transposed input; float16 in, float16 out."""
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"no {dtype}")
+    x, g = RNG.normal(size=shape) * 2 + 0.5, RNG.normal(size=shape)
+    w = RNG.normal(size=shape[1]) if affine in ("both", "weight") else None
+    b = RNG.normal(size=shape[1]) if affine == "both" else None
+
+    def run(lib, to):
+        xs = [None if v is None else to(v, True) for v in (x, w, b)]
+        y = lib.nn.functional.group_norm(xs[0], groups, xs[1], xs[2])
+        y.backward(to(g, False))
+        # a transposed input of the same values, without a gradient
+        flipped = to(np.ascontiguousarray(np.swapaxes(x, 0, 1)), False).transpose(0, 1)
+        again = lib.nn.functional.group_norm(flipped, groups, *xs[1:]).detach()
+        return [y, again] + [v.grad for v in xs if v is not None]
+
+    ours = run(clgrad, lambda v, rg: t(v, device, getattr(clgrad, dtype), rg))
+    theirs = run(torch, lambda v, rg: torch.tensor(v, dtype=torch.float32, requires_grad=rg))
+    tol = 2e-2 if dtype == "float16" else 1e-4
+    assert ours[0].dtype == getattr(clgrad, dtype)
+    assert ours[0].grad_fn.name() == "NativeGroupNormBackward0"
     for mine, ref in zip(ours, theirs):
         np.testing.assert_allclose(
             mine.detach().cpu().numpy().astype(np.float64), ref.detach().numpy(), tol, tol

@@ -1795,18 +1795,14 @@ def group_norm(
     """
     if input.ndim < 2:
         raise RuntimeError(f"group_norm: expected at least 2-D input, got {input.ndim}-D")
-    n, c = input.shape[0], input.shape[1]
+    c = input.shape[1]
     if c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}"
         )
-    y = _N.normalized(input.reshape(n, num_groups, -1), (2,), eps)[0]
-    y = y.reshape(input.shape)
-    bshape = (1, c) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(bshape)
-    return y + bias.reshape(bshape) if bias is not None else y
+    affine = (1, c) + (1,) * (input.ndim - 2)
+    return _N.NativeGroupNorm.apply(input, weight, bias, num_groups, affine, eps)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

@@ -419,31 +419,9 @@ class NativeNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, dims, affine, eps, running):
-        layout = _norm_layout(x, dims, weight, bias)
-        mean = rstd = None
-        if layout is None:
-            xhat, _, batch_mean, var = normalized(x, dims, eps)
-            y = xhat if weight is None else xhat * weight.reshape(affine)
-            if bias is not None:
-                y = y + bias.reshape(affine)
-        else:
-            a, c, b, per = layout
-            # contiguous copies held until the launch: a copy that died first would not be made
-            xc, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
-            acc = D.accumulation(x.dtype)
-            y = Tensor._empty(x._shape, x.dtype, x.device)
-            batch_mean, var, rstd = (Tensor._empty((c,), acc, x.device) for _ in range(3))
-            x.device.backend.norm(
-                _as3(y, a, c, b),
-                (batch_mean._record(), var._record(), rstd._record()),
-                _as3(xc, a, c, b),
-                None if w is None else w._record(),
-                None if bias_ is None else bias_._record(),
-                per,
-                eps,
-                acc,
-            )
-            mean = batch_mean
+        y, batch_mean, var, rstd, layout = _norm_forward(x, weight, bias, dims, affine, eps)
+        # the kernel's statistics serve its gradient; Tensor ops' are made again (with a graph)
+        mean, rstd = (None, None) if layout is None else (batch_mean, rstd)
         if running is not None:
             running_mean, running_var, momentum = running
             n = x.numel() // max(1, batch_mean.numel())
@@ -474,6 +452,87 @@ class NativeNorm(Function):
         if bias_shape is not None and needs[2]:
             gb = sum_to(g, affine).reshape(bias_shape)
         return gx, gw, gb, None, None, None, None
+
+
+def _norm_forward(x, weight, bias, dims, affine, eps):
+    """(y, mean, var, rstd, layout): ``NativeNorm``'s output and statistics, by
+    ``Backend.norm`` where the layout allows (``_norm_layout``), else by Tensor ops (rstd kept
+    dims, layout None)."""
+    layout = _norm_layout(x, dims, weight, bias)
+    if layout is None:
+        xhat, rstd, mean, var = normalized(x, dims, eps)
+        y = xhat if weight is None else xhat * weight.reshape(affine)
+        return (y if bias is None else y + bias.reshape(affine)), mean, var, rstd, None
+    a, c, b, per = layout
+    # contiguous copies held until the launch: a copy that died first would not be made
+    xc, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
+    acc = D.accumulation(x.dtype)
+    y = Tensor._empty(x._shape, x.dtype, x.device)
+    mean, var, rstd = (Tensor._empty((c,), acc, x.device) for _ in range(3))
+    x.device.backend.norm(
+        _as3(y, a, c, b),
+        (mean._record(), var._record(), rstd._record()),
+        _as3(xc, a, c, b),
+        None if w is None else w._record(),
+        None if bias_ is None else bias_._record(),
+        per,
+        eps,
+        acc,
+    )
+    return y, mean, var, rstd, layout
+
+
+class NativeGroupNorm(Function):
+    """group_norm in one node, as PyTorch's (NativeGroupNormBackward0): x (N, C, *) seen as
+    (N, groups, rest) is normalized over each sample's group of channels by ``NativeNorm``'s
+    kernel, then the per-channel ``weight`` and ``bias`` (or None) apply, ``affine`` being
+    their broadcast shape (1, C, 1, ...). The gradient: dx by the norm kernel's backward for
+    h = g * weight, dw and db as sums over the batch and the other dims (a channel's sum spans
+    groups of every sample); under create_graph the closed form with Tensor ops."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, groups, affine, eps):
+        grouped = _grouped(x, groups)
+        xhat, mean, _, rstd, layout = _norm_forward(grouped, None, None, (2,), None, eps)
+        y = xhat.reshape(x._shape)
+        if weight is not None:
+            y = y * weight.reshape(affine)
+        if bias is not None:
+            y = y + bias.reshape(affine)
+        ctx.save_for_backward(x, weight, *((mean, rstd) if layout else (None, None)))
+        ctx.geometry = (groups, affine, eps, None if bias is None else bias._shape, layout)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, mean, rstd = ctx.saved_tensors
+        groups, affine, eps, bias_shape, layout = ctx.geometry
+        needs = ctx.needs_input_grad
+        n = x._shape[0]
+        grouped = _grouped(x, groups)
+        h = g if weight is None else g * weight.reshape(affine)
+        if layout is not None and not is_grad_enabled():
+            hg = h.reshape(grouped._shape)
+            gx = _norm_kernel_grads((True,), hg, grouped, None, None, mean, rstd, layout)[0]
+            gx = gx.reshape(x._shape)
+            xhat = (grouped - mean.reshape(n, groups, 1)) * rstd.reshape(n, groups, 1)
+        else:
+            xhat, rstd_, _, _ = normalized(grouped, (2,), eps)
+            hg = h.reshape(grouped._shape)
+            mean_h = hg.mean(2, keepdim=True)
+            mean_hx = (hg * xhat).mean(2, keepdim=True)
+            gx = (rstd_ * (hg - mean_h - xhat * mean_hx)).reshape(x._shape)
+        gw = gb = None
+        if weight is not None and needs[1]:
+            gw = sum_to(g * xhat.reshape(x._shape), affine).reshape(weight._shape)
+        if bias_shape is not None and needs[2]:
+            gb = sum_to(g, affine).reshape(bias_shape)
+        return (gx if needs[0] else None), gw, gb, None, None, None
+
+
+def _grouped(x, groups):
+    """x (N, C, *) seen as (N, groups, C // groups * the other dims), empty ones too."""
+    return x.reshape(x._shape[0], groups, x._shape[1] // groups * math.prod(x._shape[2:]))
 
 
 def _as3(t, a, c, b):
