@@ -539,19 +539,21 @@ def test_reduction_into_a_buffer_the_group_read_before(cl_device):
     np.testing.assert_allclose(y.cpu().numpy(), (x * 3).cpu().numpy())
 
 
-def test_ctrl_c_in_a_flush_leaves_no_launch_unqueued(cl_device, monkeypatch):
-    """Ctrl-C while a flush queues the deferred launches: every launch is queued, then
-    KeyboardInterrupt is raised, so each tensor holds what the eager ops computed (a flush cut
-    short would have dropped the rest)."""
+@pytest.mark.parametrize("rounds", [0, 4])
+def test_ctrl_c_in_a_flush_leaves_no_launch_unqueued(cl_device, monkeypatch, rounds):
+    """Ctrl-C while a flush queues the deferred launches (one, or several groups): every launch
+    is queued, then KeyboardInterrupt is raised, so each tensor holds what the eager ops
+    computed (a flush cut short would have dropped the rest)."""
     rt = clgrad.device(cl_device).runtime
     if rt.fuser is None:
         pytest.skip("fusion is off: nothing is deferred")
     assert threading.current_thread() is threading.main_thread()  # where signals arrive
     x, y = clgrad.zeros(100, device=cl_device), clgrad.zeros(7, device=cl_device)
     rt.flush()
-    for _ in range(4):  # two shapes in turn: a group (and a launch) each
-        x.add_(1)
+    x.add_(1)
+    for _ in range(rounds):  # two shapes in turn: a group (and a launch) each
         y.add_(2)
+        x.add_(1)
     enqueue = rt.enqueue_now
     interrupts = []
 
@@ -566,4 +568,4 @@ def test_ctrl_c_in_a_flush_leaves_no_launch_unqueued(cl_device, monkeypatch):
         rt.flush()
     monkeypatch.undo()
     assert interrupts
-    assert x.tolist() == [4.0] * 100 and y.tolist() == [8.0] * 7
+    assert x.tolist() == [rounds + 1.0] * 100 and y.tolist() == [2.0 * rounds] * 7

@@ -586,8 +586,8 @@ def _clgrad_outcomes():
 
 
 @pytest.fixture(scope="module")
-def clgrad_outcomes(tmp_path_factory, worker_id):
-    if worker_id == "master":  # no xdist
+def clgrad_outcomes(request, tmp_path_factory):
+    if not hasattr(request.config, "workerinput"):  # not an xdist worker
         return _clgrad_outcomes()
     # xdist's workers share the run's base temporary directory: the first one here computes
     # the outcomes (on both cores: its subprocesses), the others wait for its file

@@ -1265,6 +1265,38 @@ def test_group_norm_against_torch(device, shape, groups, affine, dtype):
         )
 
 
+def test_group_norm_of_mixed_dtypes_and_integers(device):
+    """float16 activations through float32 affine parameters (a mixed precision PyTorch takes):
+    the gradients as torch's of the same values; an integer or bool input to a normalization
+    raises torch's NotImplementedError."""
+    if not supports(device, clgrad.float16):
+        pytest.skip("no float16")
+    xn = (RNG.normal(size=(2, 4, 3)) * 2).astype(np.float16).astype(np.float64)
+    gn, wn, bn = RNG.normal(size=(2, 4, 3)), RNG.normal(size=4), RNG.normal(size=4)
+    grads = []
+    for lib, to, xdt in (
+        (clgrad, lambda v, dt, rg=True: t(v, device, dt, rg), clgrad.float16),
+        (torch, lambda v, dt, rg=True: torch.tensor(v, dtype=dt, requires_grad=rg), None),
+    ):
+        x = to(xn, xdt or lib.float32)
+        w, b = to(wn, lib.float32), to(bn, lib.float32)
+        y = lib.nn.functional.group_norm(x, 2, w, b)
+        (y.float() * to(gn, lib.float32, False)).sum().backward()
+        grads.append([v.grad.float() for v in (x, w, b)])
+    for mine, ref in zip(*grads):
+        assert_close(mine, ref.numpy(), rtol=2e-2, atol=2e-2)
+    ints = clgrad.arange(24, device=device).reshape(2, 4, 3)
+    for call, kernel in (
+        (lambda v: F.group_norm(v, 2), "GroupNormKernelImpl"),
+        (lambda v: F.layer_norm(v, (3,)), "LayerNormKernelImpl"),
+        (lambda v: F.batch_norm(v, None, None, training=True), "batch_norm"),
+    ):
+        for v, name in ((ints, "Long"), (ints > 3, "Bool")):
+            message = f'"{kernel}" not implemented for .{name}'
+            with pytest.raises(NotImplementedError, match=message):
+                call(v)
+
+
 @pytest.mark.parametrize("kind", ["layer", "batch"])
 def test_norm_of_a_transposed_input_second_gradients(device, kind):
     """The node keeps the input as given (not its contiguous copy): second gradients reach it,

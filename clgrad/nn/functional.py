@@ -1706,8 +1706,18 @@ def layer_norm(
                 f"shape {list(t.shape)} and normalized_shape = {list(shape)}"
             )
     _same_device(input, weight, bias)
+    _floating_input("LayerNormKernelImpl", input)
     dims = tuple(range(input.ndim - k, input.ndim))
     return _N.NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
+
+
+def _floating_input(kernel, x):
+    """PyTorch's NotImplementedError for a normalization of an integer or bool tensor (its
+    kernel ``kernel`` takes floating dtypes only)."""
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[x.dtype.name]}'"
+        )
 
 
 def batch_norm(
@@ -1749,6 +1759,7 @@ def batch_norm(
     ):
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
+    _floating_input("batch_norm", input)
     if training:
         n = input.numel() // c
         if n <= 1:
@@ -1801,6 +1812,7 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}"
         )
+    _floating_input("GroupNormKernelImpl", input)
     affine = (1, c) + (1,) * (input.ndim - 2)
     return _N.NativeGroupNorm.apply(input, weight, bias, num_groups, affine, eps)
 

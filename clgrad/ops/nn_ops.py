@@ -493,7 +493,11 @@ class NativeGroupNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, groups, affine, eps):
         grouped = _grouped(x, groups)
-        xhat, mean, _, rstd, layout = _norm_forward(grouped, None, None, (2,), None, eps)
+        if any(t is not None and t.dtype is not x.dtype for t in (weight, bias)):
+            # the gradient of a promoted output is of another dtype than the kernels' x
+            xhat, mean, rstd, layout = normalized(grouped, (2,), eps)[0], None, None, None
+        else:
+            xhat, mean, _, rstd, layout = _norm_forward(grouped, None, None, (2,), None, eps)
         y = xhat.reshape(x._shape)
         if weight is not None:
             y = y * weight.reshape(affine)
@@ -510,24 +514,27 @@ class NativeGroupNorm(Function):
         needs = ctx.needs_input_grad
         n = x._shape[0]
         grouped = _grouped(x, groups)
-        h = g if weight is None else g * weight.reshape(affine)
-        if layout is not None and not is_grad_enabled():
-            hg = h.reshape(grouped._shape)
-            gx = _norm_kernel_grads((True,), hg, grouped, None, None, mean, rstd, layout)[0]
-            gx = gx.reshape(x._shape)
+        kernels = layout is not None and not is_grad_enabled() and g.dtype is x.dtype
+        xhat = gx = gw = gb = None
+        if kernels and weight is not None and needs[1]:
             xhat = (grouped - mean.reshape(n, groups, 1)) * rstd.reshape(n, groups, 1)
-        else:
-            xhat, rstd_, _, _ = normalized(grouped, (2,), eps)
+        elif not kernels:
+            xhat, rstd = normalized(grouped, (2,), eps)[:2]
+        if needs[0]:
+            h = g if weight is None else g * weight.reshape(affine)
             hg = h.reshape(grouped._shape)
-            mean_h = hg.mean(2, keepdim=True)
-            mean_hx = (hg * xhat).mean(2, keepdim=True)
-            gx = (rstd_ * (hg - mean_h - xhat * mean_hx)).reshape(x._shape)
-        gw = gb = None
+            if kernels:
+                gx = _norm_kernel_grads((True,), hg, grouped, None, None, mean, rstd, layout)[0]
+            else:
+                mean_h = hg.mean(2, keepdim=True)
+                mean_hx = (hg * xhat).mean(2, keepdim=True)
+                gx = rstd * (hg - mean_h - xhat * mean_hx)
+            gx = gx.reshape(x._shape)
         if weight is not None and needs[1]:
             gw = sum_to(g * xhat.reshape(x._shape), affine).reshape(weight._shape)
         if bias_shape is not None and needs[2]:
             gb = sum_to(g, affine).reshape(bias_shape)
-        return (gx if needs[0] else None), gw, gb, None, None, None
+        return gx, gw, gb, None, None, None
 
 
 def _grouped(x, groups):

@@ -504,7 +504,8 @@ class Allocator:
 def _interrupts_held():
     """Ctrl-C (SIGINT) during the block raises once the block is over: a flush cut short would
     lose the deferred launches it had not queued yet, leaving tensors that eager execution
-    had computed unwritten. Only in the main thread (the one Python gives signals to).
+    had computed unwritten (a second Ctrl-C raises at once). Only in the main thread (the one
+    Python gives signals to).
     ``_signal``, the module ``signal`` wraps: its wrappers' enum conversions cost 3 us a call
     (an exception each), the handler swap itself 0.3 us."""
     previous = _signal.getsignal(_signal.SIGINT)
@@ -512,7 +513,13 @@ def _interrupts_held():
         yield
         return
     got = []
-    _signal.signal(_signal.SIGINT, lambda signum, frame: got.append(frame))
+
+    def held(signum, frame):
+        if got:  # a second Ctrl-C: the block may hang (a driver's), the user insists
+            raise KeyboardInterrupt
+        got.append(frame)
+
+    _signal.signal(_signal.SIGINT, held)
     try:
         yield
     finally:
@@ -813,7 +820,8 @@ class Runtime:
         Ctrl-C waits until every launch is queued (``_interrupts_held``): none is lost."""
         if not (self.deferred or self.flushing):
             return
-        with self.flush_lock:
+        main = threading.current_thread() is threading.main_thread()
+        with self.flush_lock, _interrupts_held() if main else contextlib.nullcontext():
             # ``flushing`` stays set until every launch is queued: another thread that sees it
             # waits here (``flush``) instead of queueing ahead of them, while this thread's own
             # launches from inside (a reduction run apart) find nothing left to flush.
@@ -821,10 +829,7 @@ class Runtime:
             self.written = {}
             self.flushing += 1
             try:
-                if entries and threading.current_thread() is threading.main_thread():
-                    with _interrupts_held():
-                        self.fuser.run(entries)
-                elif entries:
+                if entries:
                     self.fuser.run(entries)
             finally:
                 self.flushing -= 1
