@@ -1268,7 +1268,8 @@ def test_group_norm_against_torch(device, shape, groups, affine, dtype):
 def test_group_norm_of_mixed_dtypes_and_integers(device):
     """float16 activations through float32 affine parameters (a mixed precision PyTorch takes):
     the gradients as torch's of the same values; an integer or bool input to a normalization
-    raises torch's NotImplementedError."""
+    raises torch's NotImplementedError, a weight or bias that is no vector of the channels
+    torch's RuntimeError."""
     if not supports(device, clgrad.float16):
         pytest.skip("no float16")
     xn = (RNG.normal(size=(2, 4, 3)) * 2).astype(np.float16).astype(np.float64)
@@ -1295,6 +1296,11 @@ def test_group_norm_of_mixed_dtypes_and_integers(device):
             message = f'"{kernel}" not implemented for .{name}'
             with pytest.raises(NotImplementedError, match=message):
                 call(v)
+    x = clgrad.randn(2, 4, 3, device=device)
+    for w, b in ((clgrad.ones(4, 1, device=device), None), (None, clgrad.ones(3, device=device))):
+        name = "weight" if w is not None else "bias"
+        with pytest.raises(RuntimeError, match=f"Expected {name} to be a vector of size equal"):
+            F.group_norm(x, 2, w, b)
 
 
 @pytest.mark.parametrize("kind", ["layer", "batch"])

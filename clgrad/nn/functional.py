@@ -1812,6 +1812,13 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {input.shape} and num_groups={num_groups}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(t.shape)} and input of shape "
+                f"{list(input.shape)}"
+            )
     _floating_input("GroupNormKernelImpl", input)
     affine = (1, c) + (1,) * (input.ndim - 2)
     return _N.NativeGroupNorm.apply(input, weight, bias, num_groups, affine, eps)
