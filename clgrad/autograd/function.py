@@ -446,12 +446,15 @@ class Function(metaclass=_FunctionMeta):
         return outputs[0] if single else tuple(outputs)
 
 
-def record_new_output(cls, ctx, out, args, operands=None) -> None:
-    """``cls.apply``'s recording after ``cls.forward(ctx, *args)`` returned ``out``, for a
-    Function whose forward returns one new tensor (no input, no view of one) and whose first
-    ``operands`` arguments (all by default) have an edge, the rest none (dims, flags): what a
-    declared elementwise op or reduction records on each call of a training step, without the
-    generic path's searches (about half of such an op's host time)."""
+def apply_new_output(cls, args, operands=None):
+    """``cls.apply(*args)`` where it records, for a Function whose forward returns one new
+    tensor (no input, no view of one) and whose first ``operands`` arguments (all by default)
+    have an edge, the rest none (dims, flags): what a declared elementwise op or reduction
+    records on each call of a training step, without the generic path's searches (about half
+    of such an op's host time)."""
+    ctx = FunctionCtx()
+    ctx.recording = True
+    out = cls.forward(ctx, *args)
     n = len(args) if operands is None else operands
     metas = [(a._shape, a.dtype) if isinstance(a, Tensor) else None for a in args[:n]]
     ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
@@ -472,6 +475,7 @@ def record_new_output(cls, ctx, out, args, operands=None) -> None:
         for t in ctx._to_save
     ]
     ctx._to_save = ()
+    return out
 
 
 def needs_recording(args) -> bool:

@@ -389,13 +389,45 @@ def normalized(x, dims, eps):
     return centered * rstd, rstd, mean, var
 
 
+def _mixed(x, weight, bias) -> bool:
+    """Whether weight or bias has another dtype than x: the output is promoted, and so is its
+    gradient, which the norm kernels (of x's dtype) cannot read."""
+    return any(t is not None and t.dtype is not x.dtype for t in (weight, bias))
+
+
+def _affine(y, weight, bias, affine):
+    """``y * weight + bias`` with weight and bias (or None) seen as ``affine``."""
+    if weight is not None:
+        y = y * weight.reshape(affine)
+    return y if bias is None else y + bias.reshape(affine)
+
+
+def _closed_form_dx(h, xhat, rstd, dims):
+    """The input's gradient rstd * (h - mean(h) - xhat * mean(h * xhat)) over ``dims``, for
+    h = g * weight, with Tensor ops (recorded under create_graph)."""
+    mean_h = h.mean(dims, keepdim=True)
+    mean_hx = (h * xhat).mean(dims, keepdim=True)
+    return rstd * (h - mean_h - xhat * mean_hx)
+
+
+def _affine_grads(g, xhat, weight, bias_shape, affine, needs):
+    """(dw, db): the sums of g * xhat and of g over all but the channels (None where not
+    wanted)."""
+    gw = gb = None
+    if weight is not None and needs[1]:
+        gw = sum_to(g * xhat, affine).reshape(weight._shape)
+    if bias_shape is not None and needs[2]:
+        gb = sum_to(g, affine).reshape(bias_shape)
+    return gw, gb
+
+
 def _norm_layout(x, dims, weight, bias):
     """(A, C, B, per) where ``Backend.norm`` takes x normalized over ``dims``: the last dims
     (layer_norm: (1, rows, n), weight and bias per position) or every dim but dim 1
     (batch_norm: (N, C, spatial), per channel); None for another layout, an empty x, or
     weight and bias of another dtype (they go through Tensor ops)."""
     shape, nd = x._shape, x.ndim
-    if not x.numel() or any(t is not None and t.dtype is not x.dtype for t in (weight, bias)):
+    if not x.numel() or _mixed(x, weight, bias):
         return None
     if dims == tuple(range(nd - len(dims), nd)):
         n = math.prod(shape[nd - len(dims) :])
@@ -441,16 +473,11 @@ class NativeNorm(Function):
         if layout is not None and not is_grad_enabled():
             return _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout)
         xhat, rstd, _, _ = normalized(x, dims, eps)
-        gx = gw = gb = None
+        gx = None
         if needs[0]:
             h = g if weight is None else g * weight.reshape(affine)
-            mean_h = h.mean(dims, keepdim=True)
-            mean_hx = (h * xhat).mean(dims, keepdim=True)
-            gx = rstd * (h - mean_h - xhat * mean_hx)
-        if weight is not None and needs[1]:
-            gw = sum_to(g * xhat, affine).reshape(weight._shape)
-        if bias_shape is not None and needs[2]:
-            gb = sum_to(g, affine).reshape(bias_shape)
+            gx = _closed_form_dx(h, xhat, rstd, dims)
+        gw, gb = _affine_grads(g, xhat, weight, bias_shape, affine, needs)
         return gx, gw, gb, None, None, None, None
 
 
@@ -461,8 +488,7 @@ def _norm_forward(x, weight, bias, dims, affine, eps):
     layout = _norm_layout(x, dims, weight, bias)
     if layout is None:
         xhat, rstd, mean, var = normalized(x, dims, eps)
-        y = xhat if weight is None else xhat * weight.reshape(affine)
-        return (y if bias is None else y + bias.reshape(affine)), mean, var, rstd, None
+        return _affine(xhat, weight, bias, affine), mean, var, rstd, None
     a, c, b, per = layout
     # contiguous copies held until the launch: a copy that died first would not be made
     xc, w, bias_ = (None if t is None else t.contiguous() for t in (x, weight, bias))
@@ -493,16 +519,11 @@ class NativeGroupNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, groups, affine, eps):
         grouped = _grouped(x, groups)
-        if any(t is not None and t.dtype is not x.dtype for t in (weight, bias)):
-            # the gradient of a promoted output is of another dtype than the kernels' x
+        if _mixed(x, weight, bias):
             xhat, mean, rstd, layout = normalized(grouped, (2,), eps)[0], None, None, None
         else:
             xhat, mean, _, rstd, layout = _norm_forward(grouped, None, None, (2,), None, eps)
-        y = xhat.reshape(x._shape)
-        if weight is not None:
-            y = y * weight.reshape(affine)
-        if bias is not None:
-            y = y + bias.reshape(affine)
+        y = _affine(xhat.reshape(x._shape), weight, bias, affine)
         ctx.save_for_backward(x, weight, *((mean, rstd) if layout else (None, None)))
         ctx.geometry = (groups, affine, eps, None if bias is None else bias._shape, layout)
         return y
@@ -515,7 +536,7 @@ class NativeGroupNorm(Function):
         n = x._shape[0]
         grouped = _grouped(x, groups)
         kernels = layout is not None and not is_grad_enabled() and g.dtype is x.dtype
-        xhat = gx = gw = gb = None
+        xhat = gx = None
         if kernels and weight is not None and needs[1]:
             xhat = (grouped - mean.reshape(n, groups, 1)) * rstd.reshape(n, groups, 1)
         elif not kernels:
@@ -526,14 +547,10 @@ class NativeGroupNorm(Function):
             if kernels:
                 gx = _norm_kernel_grads((True,), hg, grouped, None, None, mean, rstd, layout)[0]
             else:
-                mean_h = hg.mean(2, keepdim=True)
-                mean_hx = (hg * xhat).mean(2, keepdim=True)
-                gx = rstd * (hg - mean_h - xhat * mean_hx)
+                gx = _closed_form_dx(hg, xhat, rstd, 2)
             gx = gx.reshape(x._shape)
-        if weight is not None and needs[1]:
-            gw = sum_to(g * xhat.reshape(x._shape), affine).reshape(weight._shape)
-        if bias_shape is not None and needs[2]:
-            gb = sum_to(g, affine).reshape(bias_shape)
+        xhat = None if xhat is None else xhat.reshape(x._shape)
+        gw, gb = _affine_grads(g, xhat, weight, bias_shape, affine, needs)
         return gx, gw, gb, None, None, None
 
 

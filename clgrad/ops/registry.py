@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable
 
 from .. import dtypes as D
-from ..autograd.function import Function, FunctionCtx, needs_recording, record_new_output
+from ..autograd.function import Function, apply_new_output, needs_recording
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .core import (
@@ -425,11 +425,7 @@ class ElementwiseOp:
                 return op.run(*operands)
             if len(operands) != arity:
                 return generic(*operands)
-            ctx = FunctionCtx()
-            ctx.recording = True
-            out = forward(ctx, *operands)
-            record_new_output(function, ctx, out, operands)
-            return out
+            return apply_new_output(function, operands)
 
         function.apply = staticmethod(apply)
         return function
@@ -681,11 +677,7 @@ class ReductionOp:
             """Function.apply made short: the node made directly (an edge for ``x`` only)."""
             if not needs_recording((x,)):
                 return generic(x, dims, keepdim, dt)
-            ctx = FunctionCtx()
-            ctx.recording = True
-            y = forward(ctx, x, dims, keepdim, dt)
-            record_new_output(function, ctx, y, (x, dims, keepdim, dt), operands=1)
-            return y
+            return apply_new_output(function, (x, dims, keepdim, dt), operands=1)
 
         function.apply = staticmethod(apply)
         return function

@@ -115,3 +115,22 @@ def broadcast_strides(v, shape) -> tuple:
         return v.strides
     lead = len(shape) - len(v.shape)
     return (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(v.shape, v.strides))
+
+
+def group_kernel(rt, template: str, function: str, x, acc, itype: str, **params):
+    """``function`` of ``template``, a kernel whose work-groups of ``rt.local_size`` items
+    each walk a group of ``x``'s elements (nll, norm): rendered for x's storage type, the
+    compute type of dtype ``acc`` and index type ``itype`` (and ``params``), built once per
+    runtime."""
+    st, ct = x.dtype.ctype, acc.compute_ctype
+    return rt.cached(
+        (template, function, st, ct, itype, rt.local_size, *params.values()),
+        template,
+        function,
+        st=st,
+        ct=ct,
+        index_t=itype,
+        ls=rt.local_size,
+        fp64="double" in (st, ct),
+        **params,
+    )

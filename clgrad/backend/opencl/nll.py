@@ -7,21 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import View
-from .launch import INDEX_NP, extent, index_type
-
-
-def _kernel(rt, function, x: View, acc, itype):
-    st, ct = x.dtype.ctype, acc.compute_ctype
-    return rt.cached(
-        ("nll", function, st, ct, itype, rt.local_size),
-        "nll.cl.mako",
-        function,
-        st=st,
-        ct=ct,
-        index_t=itype,
-        ls=rt.local_size,
-        fp64="double" in (st, ct),
-    )
+from .launch import INDEX_NP, extent, group_kernel, index_type
 
 
 def _common(I, target: View, weight, c: int, inner: int, ignore_index: int) -> list:
@@ -40,7 +26,7 @@ def nll_terms(rt, out: View, x: View, target: View, weight, ignore_index: int, a
     c, inner = x.shape[1], x.shape[2]
     itype = index_type(extent(x), extent(out), extent(target), n + rt.local_size)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_nll_terms", x, acc, itype)
+    k = group_kernel(rt, "nll.cl.mako", "cg_nll_terms", x, acc, itype)
     args = [out.buffer, I(out.offset), x.buffer, I(x.offset)]
     args += _common(I, target, weight, c, inner, ignore_index) + [I(n)]
     ls = rt.local_size
@@ -56,7 +42,7 @@ def nll_total(rt, out: View, x: View, target: View, weight, ignore_index: int, a
     chunk = -(-n // groups)
     itype = index_type(extent(x), extent(target), extent(out), n + chunk)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_nll_total", x, acc, itype)
+    k = group_kernel(rt, "nll.cl.mako", "cg_nll_total", x, acc, itype)
     args = [out.buffer, I(out.offset), x.buffer, I(x.offset)]
     args += _common(I, target, weight, c, inner, ignore_index) + [I(n), I(chunk)]
     ls = rt.local_size
@@ -70,7 +56,7 @@ def nll_grad(rt, out: View, g: View, target: View, weight, ignore_index: int, ac
     c, inner = out.shape[1], out.shape[2]
     itype = index_type(extent(out), extent(g), extent(target), numel + rt.local_size)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_nll_grad", out, acc, itype)
+    k = group_kernel(rt, "nll.cl.mako", "cg_nll_grad", out, acc, itype)
     args = [out.buffer, I(out.offset), g.buffer, I(g.offset), I(g.strides[0])]
     args += _common(I, target, weight, c, inner, ignore_index) + [I(numel)]
     ls = rt.local_size

@@ -9,26 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import View
-from .launch import INDEX_NP, SCALAR_NP, extent, index_type
+from .launch import INDEX_NP, SCALAR_NP, extent, group_kernel, index_type
 
 # None: a barrier closes each step of a loop over a group on CPU devices only (as softmax's)
 SPLIT = None
 
 
 def _kernel(rt, function, x: View, acc, itype):
-    st, ct = x.dtype.ctype, acc.compute_ctype
     split = not rt.is_gpu if SPLIT is None else SPLIT
-    return rt.cached(
-        ("norm", function, st, ct, itype, rt.local_size, split),
-        "norm.cl.mako",
-        function,
-        st=st,
-        ct=ct,
-        ls=rt.local_size,
-        split=split,
-        index_t=itype,
-        fp64="double" in (st, ct),
-    )
+    return group_kernel(rt, "norm.cl.mako", function, x, acc, itype, split=split)
 
 
 def _vectors(I, x: View, *views) -> list:
