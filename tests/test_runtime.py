@@ -335,3 +335,55 @@ def test_a_build_in_another_thread_leaves_the_warning_filters_alone(cl_device):
     assert not changed
     assert not caught
     assert warnings.filters == before
+
+
+# ---- PoCL on a CPU its LLVM cannot name (clgrad.backend.opencl.pocl_cpu) -------------------
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="Linux's /proc/self/mem")
+@pytest.mark.parametrize("strings", [["generic"], ["x86-64", "generic"], [], ["generic"] * 2])
+def test_the_unnamed_cpu_field_is_repointed_only_when_it_is_the_one(strings):
+    import ctypes
+    import struct
+
+    from clgrad.backend.opencl import pocl_cpu
+
+    # a device struct of pointers and small integers, the pointers to C strings; as long as
+    # the read (_DEVICE_BYTES), so nothing beyond it is read
+    kept = [ctypes.create_string_buffer(s.encode()) for s in strings]
+    words = [7, 0] + [ctypes.addressof(b) for b in kept] + [1 << 62]
+    device = ctypes.create_string_buffer(struct.pack(f"<{len(words)}Q", *words), 1024)
+    fd = os.open("/proc/self/mem", os.O_RDWR)
+    try:
+        done = pocl_cpu._repoint(fd, ctypes.addressof(device), "haswell")
+    finally:
+        os.close(fd)
+    after = struct.unpack_from(f"<{len(words)}Q", device.raw)
+    assert done == (strings.count("generic") == 1)
+    for w, old, s in zip(after[2:], words[2:], strings):
+        if done and s == "generic":
+            assert ctypes.string_at(w) == b"haswell" and w != old
+        else:
+            assert w == old
+    assert after[:2] == (7, 0) and after[-1] == 1 << 62
+
+
+def test_pocl_devices_that_name_their_cpu_are_left_alone():
+    import pyopencl as cl
+
+    from clgrad.backend.opencl.pocl_cpu import needs_cpu_name
+
+    class Device:
+        type = cl.device_type.CPU
+        version = "OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-znver3"
+
+    assert not needs_cpu_name(Device())
+    Device.version = Device.version.replace("znver3", "generic")
+    assert needs_cpu_name(Device()) == (sys.platform == "linux" and os.uname().machine == "x86_64")
+    Device.type = cl.device_type.GPU
+    assert not needs_cpu_name(Device())
+
+
+def test_every_opencl_device_builds(cl_device):
+    """A device clgrad lists compiles: on a CPU PoCL's LLVM does not know (AMD Zen 5), PoCL 3.0
+    named it "generic", which clang refuses, until clgrad named it (pocl_cpu)."""
+    x = clgrad.arange(5.0, device=cl_device)
+    assert (x * 2 + 1).tolist() == [1.0, 3.0, 5.0, 7.0, 9.0]

@@ -9,6 +9,7 @@ import pyopencl as cl
 
 from ...device import Device, DeviceType, errors
 from .backend import OpenCLBackend
+from .pocl_cpu import name_cpu
 from .runtime import Runtime, mark_opened
 
 _OPEN_LOCK = threading.Lock()  # (``OpenCLDevice.runtime``)
@@ -108,4 +109,6 @@ def opencl_devices(first: int) -> list[Device]:
     except Exception as e:  # no ICD loader, no platform: cpu still works
         errors.append(f"OpenCL: {type(e).__name__}: {e}")
         return []
+    for d in found:  # before any context: PoCL on a CPU its LLVM cannot name builds nothing
+        name_cpu(d)
     return [OpenCLDevice.from_cl(first + i, d) for i, d in enumerate(found)]
