@@ -1303,6 +1303,56 @@ def test_group_norm_of_mixed_dtypes_and_integers(device):
             F.group_norm(x, 2, w, b)
 
 
+def _norm_call(lib, kind, x, w, b):
+    """A normalization of (2, 4, 3) ``x`` with parameters ``w``, ``b`` of 4 (3 for layer)."""
+    F_ = lib.nn.functional
+    if kind == "layer":
+        return F_.layer_norm(x, (3,), w, b)
+    if kind == "group":
+        return F_.group_norm(x, 2, w, b)
+    mean, var = w.detach() * 0 + 0.25, w.detach() * 0 + 2.0  # running statistics of w's dtype
+    return F_.batch_norm(x, mean, var, w, b, training=kind == "batch")
+
+
+@pytest.mark.parametrize("kind", ["layer", "group", "batch", "batch eval"])
+@pytest.mark.parametrize(
+    "x_dtype, param_dtype",
+    [("float16", "float32"), ("float32", "float64"), ("float64", "float32")]
+    + [("float32", "float16")],
+)
+def test_norms_of_mixed_dtypes_as_torch(device, kind, x_dtype, param_dtype):
+    """PyTorch's mixed type: float16 activations through float32 parameters (and running
+    statistics) normalize in float32 and return float16, the gradients each in its tensor's
+    dtype; any other mix raises torch's RuntimeError."""
+    if not all(supports(device, getattr(clgrad, d)) for d in (x_dtype, param_dtype)):
+        pytest.skip(f"no {x_dtype} or {param_dtype}")
+    n = 3 if kind == "layer" else 4
+    xn = (RNG.normal(size=(2, 4, 3)) * 2).astype(np.float16)
+    wn, bn, gn = RNG.normal(size=n), RNG.normal(size=n), RNG.normal(size=(2, 4, 3))
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.tensor(xn, dtype=getattr(lib, x_dtype), device=dev, requires_grad=True)
+        w, b = (
+            lib.tensor(v, dtype=getattr(lib, param_dtype), device=dev, requires_grad=True)
+            for v in (wn, bn)
+        )
+        try:
+            y = _norm_call(lib, kind, x, w, b)
+        except RuntimeError as e:
+            results.append(str(e))
+            continue
+        (y.double() * lib.tensor(gn, device=dev)).sum().backward()
+        results.append([y.detach(), x.grad, w.grad, b.grad])
+    ref, mine = results
+    if isinstance(ref, str):
+        assert mine == ref
+        return
+    assert not isinstance(mine, str), mine
+    for a, r in zip(mine, ref):
+        assert str(a.dtype).split(".")[-1] == str(r.dtype).split(".")[-1]
+        assert_close(a, r.double().numpy(), rtol=2e-3, atol=2e-2)
+
+
 @pytest.mark.parametrize("kind", ["layer", "batch"])
 def test_norm_of_a_transposed_input_second_gradients(device, kind):
     """The node keeps the input as given (not its contiguous copy): second gradients reach it,

@@ -1706,18 +1706,27 @@ def layer_norm(
                 f"shape {list(t.shape)} and normalized_shape = {list(shape)}"
             )
     _same_device(input, weight, bias)
-    _floating_input("LayerNormKernelImpl", input)
+    _floating_input("LayerNormKernelImpl", input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     return _N.NativeLayerNorm.apply(input, weight, bias, dims, shape, eps, None)
 
 
-def _floating_input(kernel, x):
-    """PyTorch's NotImplementedError for a normalization of an integer or bool tensor (its
-    kernel ``kernel`` takes floating dtypes only)."""
+def _floating_input(kernel, x, *params):
+    """PyTorch's errors for a normalization's dtypes: NotImplementedError for an integer or
+    bool ``x`` (its kernel ``kernel`` takes floating dtypes only), and RuntimeError for
+    ``params`` (weight, bias, running statistics; None where not given) of another dtype than
+    x, except float32 ones for a float16 x (PyTorch's mixed type: statistics in float32, the
+    output in x's dtype)."""
     if not x.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[x.dtype.name]}'"
         )
+    if all(t is None or t.dtype is x.dtype for t in params):
+        return
+    if any(t is not None and t.dtype is not _D.float32 for t in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if x.dtype is not _D.float16:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def batch_norm(
@@ -1759,7 +1768,7 @@ def batch_norm(
     ):
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
-    _floating_input("batch_norm", input)
+    _floating_input("batch_norm", input, weight, bias, running_mean, running_var)
     if training:
         n = input.numel() // c
         if n <= 1:
@@ -1784,7 +1793,8 @@ def batch_norm(
     shift = -running_mean * scale
     if bias is not None:
         shift = shift + bias
-    return input * scale.reshape(bshape) + shift.reshape(bshape)
+    out = input * scale.reshape(bshape) + shift.reshape(bshape)
+    return out if out.dtype is input.dtype else out.to(input.dtype)  # mixed: x's dtype
 
 
 def group_norm(
@@ -1819,7 +1829,7 @@ def group_norm(
                 f"input, but got {name} of shape {list(t.shape)} and input of shape "
                 f"{list(input.shape)}"
             )
-    _floating_input("GroupNormKernelImpl", input)
+    _floating_input("GroupNormKernelImpl", input, weight, bias)
     affine = (1, c) + (1,) * (input.ndim - 2)
     return _N.NativeGroupNorm.apply(input, weight, bias, num_groups, affine, eps)
 

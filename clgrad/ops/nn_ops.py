@@ -451,7 +451,11 @@ class NativeNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, dims, affine, eps, running):
-        y, batch_mean, var, rstd, layout = _norm_forward(x, weight, bias, dims, affine, eps)
+        compute = _params_dtype(x, weight, bias)
+        xc = x if compute is None else x.to(compute)
+        y, batch_mean, var, rstd, layout = _norm_forward(xc, weight, bias, dims, affine, eps)
+        if compute is not None:
+            y = y.to(x.dtype)
         # the kernel's statistics serve its gradient; Tensor ops' are made again (with a graph)
         mean, rstd = (None, None) if layout is None else (batch_mean, rstd)
         if running is not None:
@@ -462,23 +466,41 @@ class NativeNorm(Function):
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
         ctx.save_for_backward(x, weight, mean, rstd)
-        ctx.geometry = (dims, affine, eps, None if bias is None else bias._shape, layout)
+        ctx.geometry = (dims, affine, eps, None if bias is None else bias._shape, layout, compute)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, weight, mean, rstd = ctx.saved_tensors
-        dims, affine, eps, bias_shape, layout = ctx.geometry
+        dims, affine, eps, bias_shape, layout, compute = ctx.geometry
         needs = ctx.needs_input_grad
+        x, g, as_given = _in_params_dtype(x, g, compute)
         if layout is not None and not is_grad_enabled():
-            return _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout)
+            gx, gw, gb = _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout)
+            return as_given(gx), gw, gb, None, None, None, None
         xhat, rstd, _, _ = normalized(x, dims, eps)
         gx = None
         if needs[0]:
             h = g if weight is None else g * weight.reshape(affine)
             gx = _closed_form_dx(h, xhat, rstd, dims)
         gw, gb = _affine_grads(g, xhat, weight, bias_shape, affine, needs)
-        return gx, gw, gb, None, None, None, None
+        return as_given(gx), gw, gb, None, None, None, None
+
+
+def _params_dtype(x, weight, bias):
+    """The dtype of weight and bias where it is not x's (None else): PyTorch's mixed type, a
+    float16 x with float32 parameters, computes in float32 and returns x's dtype."""
+    return next((t.dtype for t in (weight, bias) if t is not None and t.dtype is not x.dtype), None)
+
+
+def _in_params_dtype(x, g, compute):
+    """(x, g, as_given): a mixed-type norm's input and output gradient in the parameters'
+    dtype ``compute`` (unchanged where None), and the function that gives the input's
+    gradient back in the input's dtype."""
+    if compute is None:
+        return x, g, lambda gx: gx
+    dt = x.dtype
+    return x.to(compute), g.to(compute), lambda gx: None if gx is None else gx.to(dt)
 
 
 def _norm_forward(x, weight, bias, dims, affine, eps):
@@ -518,21 +540,26 @@ class NativeGroupNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, groups, affine, eps):
-        grouped = _grouped(x, groups)
-        if _mixed(x, weight, bias):
+        compute = _params_dtype(x, weight, bias)
+        xc = x if compute is None else x.to(compute)
+        grouped = _grouped(xc, groups)
+        if _mixed(xc, weight, bias):  # weight and bias of two dtypes
             xhat, mean, rstd, layout = normalized(grouped, (2,), eps)[0], None, None, None
         else:
             xhat, mean, _, rstd, layout = _norm_forward(grouped, None, None, (2,), None, eps)
         y = _affine(xhat.reshape(x._shape), weight, bias, affine)
+        if compute is not None:
+            y = y.to(x.dtype)
         ctx.save_for_backward(x, weight, *((mean, rstd) if layout else (None, None)))
-        ctx.geometry = (groups, affine, eps, None if bias is None else bias._shape, layout)
+        ctx.geometry = (groups, affine, eps, None if bias is None else bias._shape, layout, compute)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, weight, mean, rstd = ctx.saved_tensors
-        groups, affine, eps, bias_shape, layout = ctx.geometry
+        groups, affine, eps, bias_shape, layout, compute = ctx.geometry
         needs = ctx.needs_input_grad
+        x, g, as_given = _in_params_dtype(x, g, compute)
         n = x._shape[0]
         grouped = _grouped(x, groups)
         kernels = layout is not None and not is_grad_enabled() and g.dtype is x.dtype
@@ -551,7 +578,7 @@ class NativeGroupNorm(Function):
             gx = gx.reshape(x._shape)
         xhat = None if xhat is None else xhat.reshape(x._shape)
         gw, gb = _affine_grads(g, xhat, weight, bias_shape, affine, needs)
-        return gx, gw, gb, None, None, None
+        return as_given(gx), gw, gb, None, None, None
 
 
 def _grouped(x, groups):
@@ -599,7 +626,7 @@ def _norm_kernel_grads(needs, g, x, weight, bias_shape, mean, rstd, layout):
             db = rows.sum(0)
     gw = None if dw is None or not needs[1] else dw.reshape(weight._shape)
     gb = None if db is None or not needs[2] else db.reshape(bias_shape)
-    return (dx if needs[0] else None), gw, gb, None, None, None, None
+    return (dx if needs[0] else None), gw, gb
 
 
 class NativeLayerNorm(NativeNorm):
