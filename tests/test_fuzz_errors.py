@@ -106,6 +106,11 @@ def _elementwise_cases(cases):
             cases[f"{name}-int-float-number"] = call(
                 lambda m, d, k=k: [mk(m, d, (2, 3), "int32")] + [2.5] * (k - 1)
             )
+            # ints no int64 or uint64 holds: PyTorch's OverflowError, whatever the dtype
+            for tag, dt, big in (("2**64", "int8", 2**64), ("-2**63-1", "float32", -(2**63) - 1)):
+                cases[f"{name}-{dt}-{tag}"] = call(
+                    lambda m, d, k=k, dt=dt, big=big: [mk(m, d, (2, 3), dt)] + [big] * (k - 1)
+                )
             cases[f"{name}-devices"] = (
                 "devices",
                 call(lambda m, d, k=k: [mk(m, d) for _ in range(k)]),

@@ -113,11 +113,25 @@ def overflow_error(dt) -> RuntimeError:
     return RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without overflow")
 
 
+_SCALAR_INTS = (-(1 << 63), 1 << 64)  # the Python ints a Scalar holds: int64's and uint64's
+
+
+def check_scalar(value) -> None:
+    """PyTorch's OverflowError for a Python int that is neither an int64 nor a uint64 (its
+    conversion to a Scalar, before anything else looks at the number)."""
+    if type(value) is int and not _SCALAR_INTS[0] <= value < _SCALAR_INTS[1]:
+        raise OverflowError(
+            "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
+        )
+
+
 def kernel_scalar(value, dt, exact=False):
     """The Python number ``value`` as a kernel argument of compute dtype ``dt``: a float for a
     floating dtype, an int (truncated toward zero, wrapped to ``dt``'s width as C converts)
     for an integer one, 0 or 1 for bool. ``exact``: the value is stored as is (fill, copy), and
-    one that ``dt`` cannot hold raises RuntimeError as PyTorch does."""
+    one that ``dt`` cannot hold raises RuntimeError as PyTorch does. An int that is neither an
+    int64 nor a uint64 raises OverflowError, as PyTorch's conversion to a Scalar does."""
+    check_scalar(value)
     if exact and overflows(value, dt):
         raise overflow_error(dt)
     if dt.category == 2:

@@ -775,6 +775,7 @@ def logical_not(apply, input: Tensor) -> Tensor:
     "(in0 ? in1 : in2)",
     np.where,
     mask_first=True,
+    exact=("input", "other"),  # a number the result's dtype cannot hold raises, as PyTorch's
     grad=(
         None,
         lambda grad, condition: where(condition, grad, 0.0),

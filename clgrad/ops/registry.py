@@ -31,6 +31,7 @@ from .core import (
     SCALAR_TYPE_NAMES,
     broadcast_shapes,
     check_out,
+    check_scalar,
     int_dim,
     launch,
     normalize_dims,
@@ -270,6 +271,8 @@ class ElementwiseOp:
         if key is not None:
             key = tuple(key)
             if key in self._passed:
+                for x in args:  # the values, which the key does not hold
+                    check_scalar(x)
                 if self.exact:
                     self._check_exact(args, self._promote(args[1:] if self.mask_first else args))
                 return
@@ -289,6 +292,8 @@ class ElementwiseOp:
                     f"{self.name}(): argument '{self.params[i]}' (position {i + 1}) must be "
                     f"Tensor, not {type(named[i]).__name__}"
                 )
+        for x in named:  # PyTorch's parser: before any check of dtypes
+            check_scalar(x)
         operands = [x for x in named if x is not None]
         if not operands:
             return
@@ -316,8 +321,10 @@ class ElementwiseOp:
         st = self.scalar_type(dt)
         for i in self.exact:
             x = named[i]
-            if x is not None and not isinstance(x, Tensor) and overflows(x, st):
-                raise overflow_error(st)
+            if x is not None and not isinstance(x, Tensor):
+                check_scalar(x)
+                if overflows(x, st):
+                    raise overflow_error(st)
 
     def _promote(self, operands):
         """The operands' promoted dtype; PyTorch's TypeError for an operand that is no tensor
