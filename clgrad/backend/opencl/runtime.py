@@ -641,8 +641,12 @@ class Runtime:
 
     # ---- programs ----------------------------------------------------------------------------
     def probe(self, kind: str) -> bool:
-        """Builds and runs a tiny kernel: extension strings alone are not always truthful."""
+        """Builds and runs a tiny kernel: extension strings alone are not always truthful. No
+        half without cl_khr_fp16 (OpenCL C has no other way to it), and no build to find that
+        out: PoCL's compiler would print its errors on the terminal."""
         np_t = {"double": np.float64, "half": np.float16}[kind]
+        if kind == "half" and "cl_khr_fp16" not in self.device._cl.extensions:
+            return False
         try:
             prg = _quiet_build(_program(self.context, _PROBES[kind]), [], self.device._cl)
             x = np.array([3], np_t)
