@@ -284,7 +284,7 @@ def _write(t: Tensor, a: np.ndarray) -> None:
     """Writes host array ``a`` (t's shape or size) into t, unrecorded, as an in-place op."""
     if t.is_contiguous():
         t.device.backend.from_numpy(t._record(), a.reshape(t._shape))
-        t._storage.version += 1
+        t._bump_version()
     else:
         with no_grad():
             t.copy_(from_numpy(np.ascontiguousarray(a).reshape(t._shape)))
@@ -478,7 +478,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op
         if average:
             np.divide(buf, g.size, out=buf, casting="unsafe")
         if direct:
-            tensor._storage.version += 1
+            tensor._bump_version()
         else:
             _write(tensor, buf)
 
@@ -509,7 +509,7 @@ def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, 
     def finish():
         if g.rank != src:
             if direct:
-                tensor._storage.version += 1
+                tensor._bump_version()
             else:
                 _write(tensor, buf)
 
@@ -577,7 +577,7 @@ def all_gather_into_tensor(
 
     def finish():
         if direct:
-            output_tensor._storage.version += 1
+            output_tensor._bump_version()
         else:
             _write(output_tensor, recv)
 
@@ -653,7 +653,7 @@ def _reduce_scatter(g, output, send, mpi_op, average, async_op):
         if average:
             np.divide(recv, g.size, out=recv, casting="unsafe")
         if direct:
-            output._storage.version += 1
+            output._bump_version()
         else:
             _write(output, recv)
 
@@ -697,7 +697,7 @@ def reduce(
             if average:
                 np.divide(buf, g.size, out=buf, casting="unsafe")
             if direct:
-                tensor._storage.version += 1
+                tensor._bump_version()
             else:
                 _write(tensor, buf)
 
@@ -782,7 +782,7 @@ def scatter(
 
     def finish():
         if direct:
-            tensor._storage.version += 1
+            tensor._bump_version()
         else:
             _write(tensor, recv)
 

@@ -10,16 +10,18 @@ class Storage:
     out (a host byte array, an OpenCL buffer) and goes back to it when the storage dies.
 
     ``version`` counts in-place writes, so autograd can tell a saved tensor was changed (and a
-    capture, which storages its step writes).
+    capture, which storages its step writes); ``unseen`` counts those of them made through a
+    tensor with a version counter of its own (``Tensor.data``'s), which autograd does not see.
     """
 
-    __slots__ = ("device", "data", "nbytes", "_version", "__weakref__")
+    __slots__ = ("device", "data", "nbytes", "_version", "unseen", "__weakref__")
 
     def __init__(self, device, data, nbytes: int):
         self.device = device
         self.data = data
         self.nbytes = nbytes
         self._version = 0
+        self.unseen = 0
 
     @property
     def version(self) -> int:

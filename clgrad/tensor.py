@@ -131,6 +131,7 @@ class Tensor:
         "_hooks",
         "_accumulator",
         "_retains_grad",
+        "_counter",
         "__weakref__",
     )
     __array_priority__ = 1000  # NumPy defers `array + tensor` to Tensor.__radd__
@@ -163,6 +164,7 @@ class Tensor:
         t._hooks = None
         t._accumulator = None
         t._retains_grad = False
+        t._counter = None
         return t
 
     @classmethod
@@ -195,6 +197,7 @@ class Tensor:
         t._hooks = None
         t._accumulator = None
         t._retains_grad = False
+        t._counter = None
         return t
 
     @classmethod
@@ -217,6 +220,7 @@ class Tensor:
     def _alias(cls, t, grad_fn=None, output_nr=0) -> Tensor:
         """A new tensor object over the same elements (and version counter)."""
         a = cls._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
+        a._counter = t._counter
         if grad_fn is not None:
             a._requires_grad = True
             a._grad_fn = grad_fn
@@ -238,7 +242,9 @@ class Tensor:
         else:
             if lo < 0 or (hi + 1) * self.dtype.itemsize > storage.nbytes:
                 _out_of_bounds(shape, stride, offset, self.dtype.itemsize, storage.nbytes)
-        return Tensor._make(storage, shape, stride, offset, self.dtype)
+        view = Tensor._make(storage, shape, stride, offset, self.dtype)
+        view._counter = self._counter
+        return view
 
     def _record(self) -> View:
         """What a backend sees of this tensor."""
@@ -264,7 +270,20 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._storage.version
+        """The in-place writes autograd sees: those through this tensor's version counter,
+        which its views and ``detach()`` share, and ``.data`` does not."""
+        if self._counter is not None:
+            return self._counter[0]
+        s = self._storage
+        return s.version - s.unseen
+
+    def _bump_version(self) -> None:
+        """Counts an in-place write through this tensor."""
+        s = self._storage
+        s.version += 1
+        if self._counter is not None:
+            self._counter[0] += 1
+            s.unseen += 1
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -438,12 +457,19 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return Tensor._alias(self)
+        """The same elements, outside autograd, with a version counter of their own (as
+        PyTorch's): writing them in place does not invalidate what the graph saved of this
+        tensor."""
+        alias = Tensor._alias(self)
+        alias._counter = [0]
+        return alias
 
     @data.setter
     def data(self, other):
+        version = self._version  # PyTorch keeps the tensor's own version counter
         self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
         self._offset, self.dtype = other._offset, other.dtype
+        self._counter = [version]
 
     # ---- leaving clgrad --------------------------------------------------------------------
     # (``numpy()`` itself, with PyTorch's rules, is in clgrad.ops.methods: it reads the grad mode)

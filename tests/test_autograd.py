@@ -357,6 +357,39 @@ def test_inplace_safety(device):
         y.sum().backward()
 
 
+def test_data_has_a_version_counter_of_its_own(device):
+    """As PyTorch's: writes through ``.data`` (and its views) are not the tensor's, so what the
+    graph saved of it is used as written; writes through ``detach()`` are; ``x.data = y`` keeps
+    x's counter. Compared with torch step by step."""
+    import torch
+
+    seen = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        a = lib.ones(3, device=dev, requires_grad=True)
+        b = a * 2
+        c = b * b  # saves b twice
+        d = b.data
+        d.add_(1)
+        d[0:2].mul_(2)
+        versions = [b._version, d._version]
+        c.sum().backward()  # no error: b was written through .data only
+        b.detach().add_(1)
+        versions += [b._version, d._version, b.data._version]
+        x = lib.ones(2, device=dev)
+        x.add_(1)
+        y = lib.zeros(2, device=dev)
+        x.data = y
+        x.add_(1)
+        versions += [x._version, y._version]
+        e = a * 1
+        f = e * e
+        e.detach().mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            f.sum().backward()
+        seen.append((versions, a.grad.tolist(), y.tolist()))
+    assert seen[1] == seen[0]
+
+
 def test_inplace_on_non_leaf_is_recorded(device):
     x = leaf([-1.0, 2.0, 3.0], device)
     y = x * 2

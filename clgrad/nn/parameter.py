@@ -29,6 +29,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): expected a Tensor, got {type(data).__name__}")
         p = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+        p._counter = data._counter  # as PyTorch's, which wraps data.detach()
         if requires_grad:
             p.requires_grad_(True)
         return p

@@ -262,7 +262,7 @@ def copy_into(out, src) -> None:
     if src.device != out.device:
         src = src.to(out.device)
     launch(COPY, [src], out.dtype, src.dtype, out=out)
-    out._storage.version += 1
+    out._bump_version()
 
 
 def _check_writable(out, shape, operands):

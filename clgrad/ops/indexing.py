@@ -300,7 +300,7 @@ def put(dst, offsets, values, accumulate):
         values = full((), values, dtype=dst.dtype, device=dst.device)
     values = values.to(dst.dtype).expand(offsets._shape).contiguous()
     dst.device.backend.put(dst._record(), offsets._record(), values._record(), accumulate)
-    dst._storage.version += 1
+    dst._bump_version()
 
 
 # ---- autograd ----------------------------------------------------------------------------------
@@ -388,7 +388,7 @@ def write(x, basic_key, advanced, values, accumulate=False):
             values.dtype if isinstance(values, Tensor) else v.dtype,
             out=v,
         )
-    x._storage.version += 1
+    x._bump_version()
 
 
 def index_parsed(x, basic_key, advanced):

@@ -316,7 +316,7 @@ def fill_(x, value):
 
     def direct():
         launch(FILL, [value], x.dtype, x.dtype, out=x)
-        x._storage.version += 1
+        x._bump_version()
 
     return inplace(x, lambda old: _Overwrite.apply(old, value), direct)
 

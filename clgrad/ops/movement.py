@@ -113,7 +113,9 @@ def view_as_dtype(x: Tensor, dt: D.dtype) -> Tensor:
     dt = D.as_dtype(dt)
     if dt.itemsize != x.dtype.itemsize:
         raise RuntimeError("view(dtype) with a different element size is not supported")
-    return Tensor._make(x._storage, x._shape, x._stride, x._offset, dt)
+    out = Tensor._make(x._storage, x._shape, x._stride, x._offset, dt)
+    out._counter = x._counter  # a view: the same version counter
+    return out
 
 
 def reshape(x: Tensor, *shape: int | Sequence[int]) -> Tensor:

@@ -456,12 +456,12 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
         _check_cast(out_dt, x.dtype)
         if not recording(x, *others):  # inplace's direct write, without making its closures
             launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
-            x._storage.version += 1
+            x._bump_version()
             return x
 
         def direct():
             launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
-            x._storage.version += 1
+            x._bump_version()
 
         return inplace(x, lambda old: op.apply(old, *others), direct, *others)
 

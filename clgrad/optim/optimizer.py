@@ -116,9 +116,9 @@ def fused_update(kind: str, flags: frozenset, p: Tensor, grad: Tensor, states: l
     p._storage.device.backend.optimizer_step(
         kind, flags, [t._record() for t in (p, grad, *states)], scalars
     )
-    p._storage.version += 1
+    p._bump_version()
     for t in states:
-        t._storage.version += 1
+        t._bump_version()
 
 
 # The wording of torch's ValueError for each hyperparameter that must not be negative (the
