@@ -513,6 +513,13 @@ class Tensor:
     __repr__ = __str__ = tensor_repr
     __hash__ = object.__hash__
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its number (``f"{loss:.4f}"``), as PyTorch's; any other as
+        its repr."""
+        if not self._shape:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __reduce__(self):
         return (_rebuild, (self._numpy(), str(self.device), self._requires_grad))
 

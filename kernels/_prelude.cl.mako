@@ -31,12 +31,16 @@
     T r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; } \
   CG_INT_ROUNDING(T)
 // an integer is whole: the rounding ops' expressions compile in the integer programs that
-// bundle every op of a type signature (the ops themselves return a copy for integers)
+// bundle every op of a type signature (the ops themselves return a copy for integers); so do
+// pow's variants for the exponents 0.5 and -0.5, which an integer program never runs (a
+// fractional exponent makes the result floating): the root's integer part, or its reciprocal's
 #define CG_INT_ROUNDING(T) \
   inline T cg_floor_##T(T x) { return x; } \
   inline T cg_ceil_##T(T x) { return x; } \
   inline T cg_trunc_##T(T x) { return x; } \
-  inline T cg_rint_##T(T x) { return x; }
+  inline T cg_rint_##T(T x) { return x; } \
+  inline T cg_sqrt_##T(T x) { return (T)sqrt((float)x); } \
+  inline T cg_rsqrt_##T(T x) { return (T)rsqrt((float)x); }
 CG_INT_HELPERS(char)
 CG_INT_HELPERS(short)
 CG_INT_HELPERS(int)

@@ -412,3 +412,125 @@ def test_lazy_linear(device, bias):
     np.testing.assert_allclose(
         cl.weight.detach().cpu().numpy(), tl.weight.detach().numpy(), rtol=1e-5, atol=1e-5
     )
+
+
+# ---- behaviours a PyTorch program meets, each against torch (a probe of common idioms) ------
+def _both(device):
+    return ((torch, "cpu"), (clgrad, device))
+
+
+def test_a_0d_tensor_formats_as_its_number(device):
+    for lib, dev in _both(device):
+        x, v = lib.tensor(0.123456, device=dev), lib.tensor([1.0, 2.0], device=dev)
+        assert f"{x:.3f}" == "0.123" and f"{lib.tensor(3, device=dev)}" == "3"
+        assert f"{v}" == str(v)
+        with pytest.raises(TypeError):
+            f"{v:.3f}"
+
+
+def test_flip_dims_as_varargs_and_transpose_dims_by_name(device):
+    x = np.arange(6.0).reshape(2, 3)
+    seen = []
+    for lib, dev in _both(device):
+        t = lib.tensor(x, device=dev)
+        seen.append(
+            [
+                t.flip(0, 1).tolist(),
+                t.flip([1]).tolist(),
+                t.flip(dims=(0,)).tolist(),
+                lib.flip(t, [0, 1]).tolist(),
+                lib.transpose(t, dim0=0, dim1=1).tolist(),
+                t.transpose(dim0=1, dim1=0).tolist(),
+            ]
+        )
+    assert seen[0] == seen[1]
+
+
+def test_slogdet_is_a_named_tuple(device):
+    for lib, dev in _both(device):
+        r = lib.linalg.slogdet(lib.tensor([[-2.0, 0.0], [0.0, 1.0]], device=dev))
+        assert r.sign.item() == -1.0 and math.isclose(r.logabsdet.item(), math.log(2), rel_tol=1e-6)
+        sign, logabsdet = r
+        assert sign.item() == -1.0
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.5])
+def test_norm_gradient_is_zero_where_the_norm_is(device, p):
+    """PyTorch masks the norm's gradient where the norm (and, for p < 1, x) is 0: the chain
+    rule through sqrt and pow gave NaN, and a zero vector in a loss poisoned training."""
+    grads = []
+    for lib, dev in _both(device):
+        x = lib.tensor([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0]], device=dev, requires_grad=True)
+        n = lib.linalg.vector_norm(x, p, dim=1)
+        (n * lib.tensor([1.0, 2.0], device=dev)).sum().backward()
+        z = lib.zeros(3, device=dev, requires_grad=True)
+        z.norm().backward()
+        grads.append((x.grad.tolist(), z.grad.tolist()))
+    np.testing.assert_allclose(np.array(grads[1][0]), np.array(grads[0][0]), rtol=1e-5)
+    assert grads[1][1] == grads[0][1] == [0.0, 0.0, 0.0]
+
+
+def test_binary_cross_entropy_gradient_at_saturated_probabilities(device):
+    """PyTorch divides by max(x (1 - x), 1e-12): finite gradients where a sigmoid saturated to
+    exactly 0 or 1 (they were NaN)."""
+    seen = []
+    for lib, dev in _both(device):
+        F = lib.nn.functional
+        x = lib.tensor([0.0, 1.0, 0.5, 0.3], device=dev, requires_grad=True)
+        t = lib.tensor([1.0, 0.0, 1.0, 0.2], device=dev)
+        w = lib.tensor([1.0, 2.0, 3.0, 4.0], device=dev)
+        loss = F.binary_cross_entropy(x, t, weight=w, reduction="sum")
+        loss.backward()
+        seen.append((loss.item(), x.grad.tolist()))
+    assert math.isclose(seen[1][0], seen[0][0], rel_tol=1e-6)
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-6)
+
+
+def test_batch_norm_loads_a_checkpoint_without_its_batch_count(device):
+    """A state dict from before num_batches_tracked existed (a plain dict has no version)
+    loads, as in PyTorch, keeping the module's own count."""
+    for lib, dev in _both(device):
+        src, dst = lib.nn.BatchNorm2d(3).to(dev), lib.nn.BatchNorm2d(3).to(dev)
+        state = {k: v for k, v in src.state_dict().items() if "num_batches" not in k}
+        assert str(dst.load_state_dict(state)) == "<All keys matched successfully>"
+        assert dst.num_batches_tracked.item() == 0
+        seq = lib.nn.Sequential(lib.nn.BatchNorm1d(2)).to(dev)
+        result = seq.load_state_dict({"0.weight": lib.ones(2, device=dev)}, strict=False)
+        assert sorted(result.missing_keys) == ["0.bias", "0.running_mean", "0.running_var"]
+
+
+def test_numpy_scalars_and_arrays_keep_their_dtypes(device):
+    cases = [
+        lambda m: m.tensor(np.float64(0.1)),
+        lambda m: m.tensor([np.float64(1.0), np.float64(2.0)]),
+        lambda m: m.tensor([np.ones(2), np.zeros(2)]),
+        lambda m: m.tensor([1.0, np.float64(2)]),
+        lambda m: m.tensor([np.float32(1), 2.0]),
+        lambda m: m.tensor([np.int32(1), 2]),
+        lambda m: m.tensor([np.int32(1), 2.5]),
+        lambda m: m.tensor([True, np.int8(2)]),
+        lambda m: m.tensor(np.int8(3)),
+        lambda m: m.tensor([m.tensor(1.0, dtype=m.float64)]),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: a list of arrays is slow
+        for case in cases:
+            ref, mine = case(torch), case(clgrad)
+            assert str(mine.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
+            assert mine.tolist() == ref.tolist()
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_of_a_half_is_sqrt(device, exponent, dtype):
+    """PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt: -inf gives NaN and -0 gives
+    -0 (-inf for rsqrt), where pow gives inf and 0."""
+    if device != "cpu" and dtype == "float64" and not clgrad.device(device).supports_float64:
+        pytest.skip("no float64")
+    vals = [-math.inf, math.inf, -4.0, 0.0, -0.0, 2.0, math.nan]
+    ref = (torch.tensor(vals, dtype=getattr(torch, dtype)) ** exponent).tolist()
+    mine = (clgrad.tensor(vals, dtype=getattr(clgrad, dtype), device=device) ** exponent).tolist()
+    for a, b in zip(mine, ref):
+        assert (math.isnan(a) and math.isnan(b)) or (
+            math.isclose(a, b, rel_tol=1e-6) and math.copysign(1, a) == math.copysign(1, b)
+        )

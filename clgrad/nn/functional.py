@@ -2447,12 +2447,7 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
-    loss = -(
-        target * input.log().clamp(min=-100.0) + (1 - target) * (1 - input).log().clamp(min=-100.0)
-    )
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(_N.BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
 def binary_cross_entropy_with_logits(

@@ -143,10 +143,13 @@ def _infer_np(data):
     """The NumPy array and clgrad dtype ``tensor(data)`` starts from, with PyTorch's inference."""
     if isinstance(data, Tensor):
         return data.detach().cpu().numpy(), data.dtype
-    if isinstance(data, np.ndarray):
-        return data, D.as_dtype(data.dtype)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _to_lists(data)
+    if isinstance(data, (np.ndarray, np.generic)):  # a NumPy scalar keeps its dtype too
+        return np.asarray(data), D.as_dtype(data.dtype)
+    items_dtype = None
+    if isinstance(data, (list, tuple)):
+        has_tensor, items_dtype = _scan_items(data)
+        if has_tensor:
+            data = _to_lists(data)
     try:
         arr = np.array(data)
     except ValueError as e:
@@ -165,6 +168,8 @@ def _infer_np(data):
         raise TypeError(
             f"can't build a tensor from {type(data).__name__} with ragged or non-numeric items"
         )
+    if items_dtype is not None:
+        return arr, items_dtype
     if arr.dtype.kind == "f":
         return arr, D.get_default_dtype()
     if arr.dtype.kind in "iu":
@@ -172,6 +177,30 @@ def _infer_np(data):
     if arr.dtype.kind == "b":
         return arr, D.bool_
     raise TypeError(f"can't build a tensor from data of NumPy dtype {arr.dtype}")
+
+
+def _scan_items(data):
+    """(whether nested ``data`` holds a tensor, the dtype PyTorch infers for it where it holds
+    tensors or NumPy scalars or arrays, else None): their dtypes promoted with the Python
+    numbers' (a float: the default dtype, an int: int64), as torch.tensor infers them."""
+    has_tensor, typed, dt = False, False, None
+    for x in _flat(data):
+        if isinstance(x, Tensor):
+            has_tensor = typed = True
+            d = x.dtype
+        elif isinstance(x, (np.generic, np.ndarray)):  # before float: np.float64 is one
+            typed = True
+            d = D.as_dtype(x.dtype)
+        elif isinstance(x, bool):
+            d = D.bool_
+        elif isinstance(x, int):
+            d = D.int64
+        elif isinstance(x, float):
+            d = D.get_default_dtype()
+        else:
+            continue
+        dt = d if dt is None else D.promote_types(dt, d)
+    return has_tensor, dt if typed else None
 
 
 def _flat(data):

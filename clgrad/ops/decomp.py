@@ -9,6 +9,8 @@ needs a decomposition itself (an inverse). ``matrix_power`` never leaves the dev
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .. import dtypes as D
@@ -107,10 +109,13 @@ def slogdet(A: Tensor):
     Host-computed: the data makes a round trip.
 
     >>> clgrad.linalg.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
-    (tensor(-1.), tensor(0.6931))
+    slogdet(sign=tensor(-1.), logabsdet=tensor(0.6931))
     """
     _check_square("linalg.slogdet", A)
-    return _Slogdet.apply(A)
+    return slogdet_result(*_Slogdet.apply(A))
+
+
+slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 
 
 class _Det(Function):

@@ -58,6 +58,16 @@ def _np_mod(a, b):
     return np.mod(a, b)
 
 
+def _np_sqrt(a, _):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(a)
+
+
+def _np_rsqrt(a, _):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1 / np.sqrt(a)
+
+
 def _np_pow(a, b):
     if np.issubdtype(np.result_type(a, b), np.integer):
         a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
@@ -283,7 +293,10 @@ def _pow_exponent_type(dt):
     exact=("exponent",),
     scalar_type=_pow_exponent_type,
     shortcut=lambda input, exponent: isinstance(exponent, bool) and is_tensor(input),
-    variants={2: "(in0 * in0)", 3: "(in0 * in0 * in0)"},  # as cg_pow's own shortcuts
+    # PyTorch's CPU kernels for a number exponent: products for 2 and 3 (as cg_pow's own
+    # shortcuts), sqrt for 0.5 and rsqrt for -0.5 (whose -inf and -0 differ from pow's)
+    variants={2: "(in0 * in0)", 3: "(in0 * in0 * in0)"}
+    | {0.5: ("cg_sqrt_{T}(in0)", _np_sqrt), -0.5: ("cg_rsqrt_{T}(in0)", _np_rsqrt)},
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``; a bool tensor to a Python bool is the tensor itself (``True``) or

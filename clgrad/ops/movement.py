@@ -256,8 +256,8 @@ class Transpose(Function):
         return g.transpose(*ctx.dims), None, None
 
 
-def transpose(x: Tensor, d0: int, d1: int) -> Tensor:
-    """A view of ``x`` with dims ``d0`` and ``d1`` swapped, like ``torch.transpose``.
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of ``x`` with dims ``dim0`` and ``dim1`` swapped, like ``torch.transpose``.
 
     >>> x = clgrad.tensor([[1, 2, 3], [4, 5, 6]])
     >>> clgrad.transpose(x, 0, 1)
@@ -267,7 +267,7 @@ def transpose(x: Tensor, d0: int, d1: int) -> Tensor:
     >>> clgrad.zeros(2, 3, 4).transpose(0, -1).shape
     clgrad.Size([4, 3, 2])
     """
-    return Transpose.apply(x, wrap_dim(d0, x.ndim), wrap_dim(d1, x.ndim))
+    return Transpose.apply(x, wrap_dim(dim0, x.ndim), wrap_dim(dim1, x.ndim))
 
 
 class T(Transpose):
@@ -712,14 +712,21 @@ class Flip(Function):
         return g.flip(ctx.dims), None
 
 
-def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
-    """A copy of ``x`` with the order of the elements reversed along ``dims``, like
-    ``torch.flip``.
+def flip(x: Tensor, *args: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """A copy of ``x`` with the order of the elements reversed along ``dims`` (a sequence, or
+    the method's dims one by one), like ``torch.flip``.
 
     >>> clgrad.flip(clgrad.tensor([[1, 2], [3, 4]]), [1])
     tensor([[2, 1],
             [4, 3]])
+    >>> clgrad.tensor([[1, 2], [3, 4]]).flip(0, 1)
+    tensor([[4, 3],
+            [2, 1]])
     """
+    if dims is None:
+        if not args:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        dims = args[0] if len(args) == 1 else args
     if not isinstance(dims, int) and len(dims) == 0:  # flip(()) reverses nothing
         return Flip.apply(x, ())
     return Flip.apply(x, normalize_dims(dims, x.ndim))

@@ -869,3 +869,31 @@ class Unpool(Function):
     def backward(ctx, g):
         (idx,) = ctx.saved_tensors
         return g.gather(2, idx), None, None
+
+
+# ---- binary cross entropy ---------------------------------------------------------------------
+class BinaryCrossEntropy(Function):
+    """``-weight * (t * log(x) + (1 - t) * log(1 - x))`` per element, each log clamped at -100
+    (PyTorch's BinaryCrossEntropyBackward0, before the reduction). Its gradient is PyTorch's:
+    ``weight * (x - t) / max(x (1 - x), 1e-12)`` for x, finite where a probability is exactly 0
+    or 1 (a saturated sigmoid; the chain rule through the clamped logs gave NaN there), and
+    ``weight * (log(1 - x) - log(x))`` for t."""
+
+    @staticmethod
+    def forward(ctx, x, t, weight):
+        log_x, log_1mx = x.log().clamp(min=-100.0), (1 - x).log().clamp(min=-100.0)
+        loss = -(t * log_x + (1 - t) * log_1mx)
+        ctx.save_for_backward(x, t, weight)
+        return loss if weight is None else loss * weight
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t, weight = ctx.saved_tensors
+        if weight is not None:
+            g = g * weight
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            gx = g * (x - t) / (x * (1 - x)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            gt = g * ((1 - x).log() - x.log())
+        return gx, gt, None

@@ -18,7 +18,14 @@ from ..tensor import Tensor, wrap_dim
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
-from .registry import REDUCTIONS, SCALAR_TYPE_NAMES, keep_dtype, reduction, run_reduce
+from .registry import (
+    REDUCTIONS,
+    SCALAR_TYPE_NAMES,
+    keep_dtype,
+    reduced_shape,
+    reduction,
+    run_reduce,
+)
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -285,9 +292,42 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return sum(a != 0, dim, keepdim, dtype=x.dtype)
     if p == 1:
         return sum(a, dim, keepdim)
-    if p == 2:
-        return sum(x * x, dim, keepdim).sqrt()
-    return sum(a**p, dim, keepdim) ** (1.0 / p)
+    return VectorNorm.apply(x, p, normalize_dims(dim, x.ndim), keepdim)
+
+
+class VectorNorm(Function):
+    """The p-norm (p not 0, 1 or infinite) over ``dims``, with PyTorch's gradient
+    ``sign(x) * |x|^(p-1) * g / norm^(p-1)``, which is 0 where the norm is 0, and for p < 1
+    where x is 0 (``sqrt``'s and ``pow``'s chain rule gave NaN there: a zero vector in a norm
+    poisoned training)."""
+
+    node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p, dims, keepdim):
+        if p == 2:
+            out = sum(x * x, dims, keepdim).sqrt()
+        else:
+            out = sum(x.abs() ** p, dims, keepdim) ** (1.0 / p)
+        ctx.save_for_backward(x, out)
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        p = ctx.p
+        if not ctx.keepdim:
+            kept = reduced_shape(x._shape, ctx.dims, True)
+            g, out = g.reshape(kept), out.reshape(kept)
+        if p < 1:  # |x|^(p-1) is infinite at 0, where PyTorch's gradient is 0
+            scaled = x.sign() * where(x == 0, 0.0, x.abs() ** (p - 1))
+            return scaled * g * out ** (1 - p), None, None, None
+        scale = where(out == 0, 0.0, g / out if p == 2 else g / out ** (p - 1))
+        if p == 2:
+            return x * scale, None, None, None
+        scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+        return scaled * scale, None, None, None
 
 
 class ExtremeDim(Function):

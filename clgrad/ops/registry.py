@@ -518,9 +518,10 @@ def elementwise(
     without the kernel, where PyTorch does so before its kernel's dtype dispatch (pow's
     exponent ``True``/``False`` of a bool tensor: a copy or ones): the dtype check skips them;
     it reads only the operands' types (the checks' outcomes are kept by type and shape).
-    ``variants``: {number: expression} used instead of ``expr`` where operand 1 is that Python
-    number (pow's exponents 2 and 3 as products: on CPU devices a library call anywhere in a
-    kernel leaves it scalar, even where a branch skips it). Same values, same gradient.
+    ``variants``: {number: expression, or (expression, its NumPy function)} used instead of
+    ``expr`` (and ``numpy``) where operand 1 is that Python number (pow's exponents 2 and 3 as
+    products: on CPU devices a library call anywhere in a kernel leaves it scalar, even where a
+    branch skips it; 0.5 and -0.5 as PyTorch's sqrt and rsqrt). Same gradient.
     """
 
     def declare(body: Callable) -> Callable:
@@ -538,7 +539,10 @@ def elementwise(
             domain,
             mask_first,
             (exact, scalar_type, refuse, scalars, tensors, shortcut),
-            {k: MapKernel(_variant_name(name, k), e, numpy) for k, e in (variants or {}).items()},
+            {
+                k: MapKernel(_variant_name(name, k), *(e if isinstance(e, tuple) else (e, numpy)))
+                for k, e in (variants or {}).items()
+            },
         )
         ELEMENTWISE[name] = op
         op.public.op = op

@@ -79,14 +79,11 @@ class TensorDataset(Dataset):
     """
 
     def __init__(self, *tensors: Tensor) -> None:
-        if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
-        n = tensors[0].shape[0] if tensors[0].ndim else None
-        if n is None or any(t.ndim == 0 or t.shape[0] != n for t in tensors):
-            raise ValueError(
-                "Size mismatch between tensors: every tensor needs the same size "
-                f"in dim 0, got {[list(t.shape) for t in tensors]}"
-            )
+        # PyTorch's checks and their classes: an assertion, and size(0)'s IndexError
+        if any(t.ndim == 0 for t in tensors):
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
     def __getitem__(self, index):
