@@ -534,3 +534,70 @@ def test_pow_of_a_half_is_sqrt(device, exponent, dtype):
         assert (math.isnan(a) and math.isnan(b)) or (
             math.isclose(a, b, rel_tol=1e-6) and math.copysign(1, a) == math.copysign(1, b)
         )
+
+
+def test_where_and_masked_fill_numbers_past_the_dtype(device):
+    """float16's where takes a number past its range as inf (masking scores with float32's
+    minimum), and a bool masked_fill stores any number as a bool, as in PyTorch."""
+    seen = []
+    for lib, dev in _both(device):
+        c = lib.tensor([True, False], device=dev)
+        h = lib.tensor([1.0, 2.0], dtype=lib.float16, device=dev)
+        b = lib.tensor([False, False], device=dev)
+        seen.append(
+            [
+                lib.where(c, h, 70000.0).tolist(),
+                lib.where(c, h, -3.4e38).tolist(),
+                b.masked_fill(c, 2**63).tolist(),
+            ]
+        )
+    assert seen[1] == seen[0]
+
+
+def test_binary_cross_entropy_second_gradient_and_weight(device):
+    seen = []
+    for lib, dev in _both(device):
+        F = lib.nn.functional
+        x = lib.tensor([1e-6, 0.3, 0.8], device=dev, requires_grad=True)
+        t = lib.tensor([0.0, 0.5, 1.0], device=dev)
+        loss = F.binary_cross_entropy(x, t, reduction="sum")
+        (gx,) = lib.autograd.grad(loss, x, create_graph=True)
+        (h,) = lib.autograd.grad(gx.sum(), x)
+        seen.append((gx.tolist(), h.tolist()))
+        w = lib.ones(3, device=dev, requires_grad=True)
+        with pytest.raises(RuntimeError, match="not differentiable with respect to argument"):
+            F.binary_cross_entropy(x, t, weight=w)
+    np.testing.assert_allclose(seen[1][0], seen[0][0], rtol=1e-5)
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-4)
+
+
+def test_instance_norm_of_mixed_dtypes(device):
+    if not clgrad.device(device).supports(clgrad.float16):
+        pytest.skip("no float16")
+    xn = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float16)
+    seen = []
+    for lib, dev in _both(device):
+        F = lib.nn.functional
+        x = lib.tensor(xn, device=dev)
+        w, b = lib.ones(3, device=dev), lib.zeros(3, device=dev)
+        y = F.instance_norm(x, None, None, w, b)
+        with pytest.raises(RuntimeError, match="mixed dtype"):
+            F.instance_norm(x.float(), None, None, w.half(), None)
+        seen.append((str(y.dtype).split(".")[-1], y.float().tolist()))
+    assert seen[1][0] == seen[0][0] == "float16"
+    np.testing.assert_allclose(seen[1][1], seen[0][1], atol=2e-3)
+
+
+def test_a_failed_cpu_naming_leaves_the_devices_listed(monkeypatch):
+    from clgrad.backend.opencl import device as cl_device_module
+    from clgrad.device import errors
+
+    def refuse(d):
+        raise OSError("a write to /proc/self/mem refused")
+
+    monkeypatch.setattr(cl_device_module, "name_cpu", refuse)
+    before = len(errors)
+    listed = cl_device_module.opencl_devices(0)
+    assert len(listed) == clgrad.cl.device_count()
+    assert len(errors) - before == len(listed)
+    del errors[before:]

@@ -62,7 +62,7 @@ class HostBackend(Backend):
                 fn(*args, out=dest)  # straight into the output: no temporary, no second pass
                 return
             result = fn(*args)
-        np.copyto(dest, result, casting="unsafe")
+            np.copyto(dest, result, casting="unsafe")  # float to half overflows to inf, quietly
 
     def arange(self, out, start, step, dt):
         with np.errstate(all="ignore"):

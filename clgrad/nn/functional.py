@@ -2015,6 +2015,7 @@ def instance_norm(
     """
     if input.ndim < 3:
         raise ValueError(f"instance_norm: expected a (N, C, *) input, got {list(input.shape)}")
+    _floating_input("instance_norm", input, weight, bias, running_mean, running_var)
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[0], input.shape[1]
@@ -2035,7 +2036,8 @@ def instance_norm(
     bshape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:
         y = y * weight.reshape(bshape)
-    return y + bias.reshape(bshape) if bias is not None else y
+    y = y + bias.reshape(bshape) if bias is not None else y
+    return y if y.dtype is input.dtype else y.to(input.dtype)  # mixed type: x's dtype
 
 
 def local_response_norm(
@@ -2446,6 +2448,11 @@ def binary_cross_entropy(
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "The function 'binary_cross_entropy' is not differentiable with respect to "
+            "argument 'weight'. This input cannot have requires_grad True."
         )
     return _reduce(_N.BinaryCrossEntropy.apply(input, target, weight), reduction)
 

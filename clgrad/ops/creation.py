@@ -179,10 +179,16 @@ def _infer_np(data):
     raise TypeError(f"can't build a tensor from data of NumPy dtype {arr.dtype}")
 
 
+_PYTHON_NUMBER_TYPES = frozenset((float, int, bool))
+
+
 def _scan_items(data):
     """(whether nested ``data`` holds a tensor, the dtype PyTorch infers for it where it holds
     tensors or NumPy scalars or arrays, else None): their dtypes promoted with the Python
     numbers' (a float: the default dtype, an int: int64), as torch.tensor infers them."""
+    kinds = set(map(type, _flat(data)))
+    if kinds <= _PYTHON_NUMBER_TYPES:  # the common case, in one pass at C speed per item
+        return False, None
     has_tensor, typed, dt = False, False, None
     for x in _flat(data):
         if isinstance(x, Tensor):

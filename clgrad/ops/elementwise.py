@@ -58,6 +58,9 @@ def _np_mod(a, b):
     return np.mod(a, b)
 
 
+_SQRT_DTYPES = frozenset((D.float32, D.float64))
+
+
 def _np_sqrt(a, _):
     with np.errstate(invalid="ignore"):
         return np.sqrt(a)
@@ -294,9 +297,11 @@ def _pow_exponent_type(dt):
     scalar_type=_pow_exponent_type,
     shortcut=lambda input, exponent: isinstance(exponent, bool) and is_tensor(input),
     # PyTorch's CPU kernels for a number exponent: products for 2 and 3 (as cg_pow's own
-    # shortcuts), sqrt for 0.5 and rsqrt for -0.5 (whose -inf and -0 differ from pow's)
+    # shortcuts); for float and double, sqrt for 0.5 and rsqrt for -0.5 (whose -inf and -0
+    # differ from pow's)
     variants={2: "(in0 * in0)", 3: "(in0 * in0 * in0)"}
-    | {0.5: ("cg_sqrt_{T}(in0)", _np_sqrt), -0.5: ("cg_rsqrt_{T}(in0)", _np_rsqrt)},
+    | {0.5: ("cg_sqrt_{T}(in0)", _np_sqrt, _SQRT_DTYPES)}
+    | {-0.5: ("cg_rsqrt_{T}(in0)", _np_rsqrt, _SQRT_DTYPES)},
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``; a bool tensor to a Python bool is the tensor itself (``True``) or
@@ -788,7 +793,10 @@ def logical_not(apply, input: Tensor) -> Tensor:
     "(in0 ? in1 : in2)",
     np.where,
     mask_first=True,
-    exact=("input", "other"),  # a number the result's dtype cannot hold raises, as PyTorch's
+    # a number the result's dtype cannot hold raises, as PyTorch's; float16's is not checked
+    # there (where(mask, half_scores, -3.4e38) masks with -inf)
+    exact=("input", "other"),
+    scalar_type=lambda dt: D.float64 if dt is D.float16 else dt,
     grad=(
         None,
         lambda grad, condition: where(condition, grad, 0.0),

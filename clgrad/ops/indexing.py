@@ -598,6 +598,8 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         value = value.to(x.dtype)
     elif overflows(value, x.dtype):
         raise overflow_error(x.dtype)
+    elif x.dtype is D.bool_:  # stored as a bool: where would promote a number past bool's
+        value = bool(value)
     out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
     return out if out.dtype is x.dtype else out.to(x.dtype)
 

@@ -892,7 +892,12 @@ class BinaryCrossEntropy(Function):
         if weight is not None:
             g = g * weight
         gx = gt = None
-        if ctx.needs_input_grad[0]:
+        if ctx.needs_input_grad[0] and is_grad_enabled():
+            # under create_graph the same value as (1 - t) / (1 - x) - t / x, whose own
+            # gradient does not cancel near 0 and 1 as the quotient's does
+            eps = 1e-12
+            gx = g * ((1 - t) / (1 - x).clamp(min=eps) - t / x.clamp(min=eps))
+        elif ctx.needs_input_grad[0]:
             gx = g * (x - t) / (x * (1 - x)).clamp(min=1e-12)
         if ctx.needs_input_grad[1]:
             gt = g * ((1 - x).log() - x.log())

@@ -195,7 +195,9 @@ class ElementwiseOp:
         self.name = body.__name__
         self.kernel = kernel
         # operand 1's Python number -> the kernel that replaces ``kernel`` for it (``kernel_for``)
-        self.variants = variants or {}
+        # number -> MapKernel, and number -> the input dtypes its variant is for (else all)
+        self.variants = {k: v[0] for k, v in (variants or {}).items()}
+        self.variant_dtypes = {k: v[1] for k, v in (variants or {}).items() if v[1] is not None}
         self.result = result
         self.dtypes = dtypes
         # checked on every call only where the op doesn't take every dtype
@@ -273,7 +275,7 @@ class ElementwiseOp:
             if key in self._passed:
                 for x in args:  # the values, which the key does not hold
                     check_scalar(x)
-                if self.exact:
+                if self.exact and any(not isinstance(args[i], Tensor) for i in self.exact):
                     self._check_exact(args, self._promote(args[1:] if self.mask_first else args))
                 return
         kwargs = kwargs or {}
@@ -381,7 +383,11 @@ class ElementwiseOp:
         """The op's kernel, or its variant for operand 1's Python number (``elementwise``'s
         ``variants``: pow's ``x ** 2`` as a product, with no library call in the kernel)."""
         if self.variants and len(operands) > 1 and type(operands[1]) in (int, float):
-            return self.variants.get(operands[1], self.kernel)
+            kernel = self.variants.get(operands[1], self.kernel)
+            only = self.variant_dtypes.get(operands[1])
+            if only is not None and getattr(operands[0], "dtype", None) not in only:
+                return self.kernel
+            return kernel
         return self.kernel
 
     def _function(self) -> type:
@@ -518,10 +524,11 @@ def elementwise(
     without the kernel, where PyTorch does so before its kernel's dtype dispatch (pow's
     exponent ``True``/``False`` of a bool tensor: a copy or ones): the dtype check skips them;
     it reads only the operands' types (the checks' outcomes are kept by type and shape).
-    ``variants``: {number: expression, or (expression, its NumPy function)} used instead of
-    ``expr`` (and ``numpy``) where operand 1 is that Python number (pow's exponents 2 and 3 as
-    products: on CPU devices a library call anywhere in a kernel leaves it scalar, even where a
-    branch skips it; 0.5 and -0.5 as PyTorch's sqrt and rsqrt). Same gradient.
+    ``variants``: {number: expression, or (expression, its NumPy function, the input dtypes it
+    is for)} used instead of ``expr`` (and ``numpy``) where operand 1 is that Python number
+    (pow's exponents 2 and 3 as products: on CPU devices a library call anywhere in a kernel
+    leaves it scalar, even where a branch skips it; 0.5 and -0.5 as sqrt and rsqrt, which
+    PyTorch takes for float and double only). Same gradient.
     """
 
     def declare(body: Callable) -> Callable:
@@ -539,10 +546,7 @@ def elementwise(
             domain,
             mask_first,
             (exact, scalar_type, refuse, scalars, tensors, shortcut),
-            {
-                k: MapKernel(_variant_name(name, k), *(e if isinstance(e, tuple) else (e, numpy)))
-                for k, e in (variants or {}).items()
-            },
+            {k: _variant(name, k, e, numpy) for k, e in (variants or {}).items()},
         )
         ELEMENTWISE[name] = op
         op.public.op = op
@@ -550,6 +554,12 @@ def elementwise(
         return op.public
 
     return declare
+
+
+def _variant(name, number, declared, numpy) -> tuple:
+    """(MapKernel, input dtypes or None) of a declared variant (``elementwise``'s)."""
+    expr, fn, only = (declared, numpy, None) if isinstance(declared, str) else (*declared, None)[:3]
+    return MapKernel(_variant_name(name, number), expr, fn), only
 
 
 def _variant_name(name, number) -> str:

@@ -110,5 +110,8 @@ def opencl_devices(first: int) -> list[Device]:
         errors.append(f"OpenCL: {type(e).__name__}: {e}")
         return []
     for d in found:  # before any context: PoCL on a CPU its LLVM cannot name builds nothing
-        name_cpu(d)
+        try:
+            name_cpu(d)
+        except Exception as e:  # a driver's odd answer or a refused write: list it as it is
+            errors.append(f"OpenCL: naming the CPU of {d.name!r} for PoCL: {e}")
     return [OpenCLDevice.from_cl(first + i, d) for i, d in enumerate(found)]
