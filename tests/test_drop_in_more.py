@@ -601,3 +601,52 @@ def test_a_failed_cpu_naming_leaves_the_devices_listed(monkeypatch):
     assert len(listed) == clgrad.cl.device_count()
     assert len(errors) - before == len(listed)
     del errors[before:]
+
+
+def _hook_story(lib, device):
+    """Forward hooks with kwargs, prepended, always called, and a bad pre-hook result."""
+    seen = []
+    lin = lib.nn.Linear(2, 2).to(device)
+    with lib.no_grad():
+        lin.weight.copy_(lib.eye(2, device=device))
+        lin.bias.zero_()
+
+    class Scaled(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, x, scale=1.0):
+            return self.lin(x) * scale
+
+    m = Scaled()
+    handles = [
+        m.register_forward_pre_hook(lambda mod, a, k: (a, {**k, "scale": 3.0}), with_kwargs=True),
+        m.register_forward_hook(lambda mod, a, k, o: o + k["scale"], with_kwargs=True),
+        m.register_forward_hook(lambda mod, a, o: o * 10, prepend=True),
+    ]
+    x = lib.ones(1, 2, device=device)
+    seen.append(m(x, scale=2.0).tolist())
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    calls = []
+    f = Failing()
+    f.register_forward_hook(lambda mod, a, o: calls.append(o), always_call=True)
+    f.register_forward_hook(lambda mod, a, o: calls.append("never"))
+    with pytest.raises(ValueError, match="boom"):
+        f(x)
+    seen.append(calls)
+    for h in handles:
+        h.remove()
+    seen.append(m(x, scale=2.0).tolist())
+    m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple"):
+        m(x)
+    return seen
+
+
+def test_forward_hooks_with_kwargs_prepend_and_always_call(device):
+    assert _hook_story(clgrad, device) == _hook_story(torch, "cpu")

@@ -98,28 +98,72 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, out)
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """``forward`` between its hooks (registered with or without ``with_kwargs``); hooks
+        registered with ``always_call`` also run, with output None, where forward raises."""
+        with_kwargs = self.__dict__.get("_hooks_with_kwargs", ())
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {result}."
+                        )
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        try:
+            out = self.forward(*args, **kwargs)
+        except Exception:
+            always = self.__dict__.get("_hooks_always_called", ())
+            for key, hook in list(self._forward_hooks.items()):
+                if key in always:
+                    hook(self, args, kwargs, None) if key in with_kwargs else hook(self, args, None)
+            raise
+        for key, hook in list(self._forward_hooks.items()):
+            if key in with_kwargs:
+                result = hook(self, args, kwargs, out)
+            else:
+                result = hook(self, args, out)
             if result is not None:
                 out = result
         return out
 
-    def _add_hook(self, hooks, hook):
+    def _add_hook(self, hooks, hook, prepend=False, with_kwargs=False, always_call=False):
         Module._hook_id += 1
-        hooks[Module._hook_id] = hook
-        return _RemovableHandle(hooks, Module._hook_id)
+        key = Module._hook_id
+        hooks[key] = hook
+        if prepend:
+            hooks.move_to_end(key, last=False)
+        for flag, name in (
+            (with_kwargs, "_hooks_with_kwargs"),
+            (always_call, "_hooks_always_called"),
+        ):
+            if flag:
+                self.__dict__.setdefault(name, set()).add(key)
+        return _RemovableHandle(hooks, key)
 
     def register_forward_hook(
-        self, hook: Callable[[Module, tuple[Any, ...], Any], Any]
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
     ) -> _RemovableHandle:
-        """Registers ``hook(module, args, output)`` to run after every ``forward``; a non-None
-        result replaces the output, as ``torch.nn.Module.register_forward_hook``. Returns a
-        handle whose ``remove()`` unregisters it.
+        """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) to run after every ``forward``; a non-None result replaces the output,
+        as ``torch.nn.Module.register_forward_hook``. ``prepend`` runs it before the hooks
+        registered so far; ``always_call`` runs it (with output None) where forward raises.
+        Returns a handle whose ``remove()`` unregisters it.
 
         >>> relu = clgrad.nn.ReLU()
         >>> handle = relu.register_forward_hook(lambda module, args, out: out * 10)
@@ -129,22 +173,24 @@ class Module:
         >>> relu(clgrad.tensor([1.0, -1.0]))
         tensor([1., 0.])
         """
-        return self._add_hook(self._forward_hooks, hook)
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
 
     def register_forward_pre_hook(
-        self, hook: Callable[[Module, tuple[Any, ...]], Any]
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
     ) -> _RemovableHandle:
         """Registers ``hook(module, args)`` to run before every ``forward``; a non-None result
         (a tuple, or a single value) replaces the positional arguments, as
-        ``torch.nn.Module.register_forward_pre_hook``. Returns a handle whose ``remove()``
-        unregisters it.
+        ``torch.nn.Module.register_forward_pre_hook``. With ``with_kwargs`` it is
+        ``hook(module, args, kwargs)`` and returns None or ``(args, kwargs)``; ``prepend`` runs
+        it before the hooks registered so far. Returns a handle whose ``remove()`` unregisters
+        it.
 
         >>> relu = clgrad.nn.ReLU()
         >>> handle = relu.register_forward_pre_hook(lambda module, args: -args[0])
         >>> relu(clgrad.tensor([1.0, -1.0]))
         tensor([0., 1.])
         """
-        return self._add_hook(self._forward_pre_hooks, hook)
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
 
     # ---- registration ----------------------------------------------------------------------
     def _check_name(self, name, kind):
