@@ -27,8 +27,13 @@ class DeviceType(enum.Enum):
     ("cpu" for the host, "cl" for the OpenCL kinds), because PyTorch code tests
     ``x.device.type == "cpu"`` (PyTorch's ``device.type`` is a string).
 
+    It prints as that string too (``f"{x.device.type}"`` is "cpu", as in PyTorch); ``.value``
+    is its description.
+
     >>> clgrad.device("cpu").type == "cpu", clgrad.device("cpu").type is clgrad.DeviceType.HOST
     (True, True)
+    >>> f"{clgrad.device('cpu').type}", clgrad.device("cpu").type.value
+    ('cpu', 'host cpu')
     """
 
     HOST = "host cpu"
@@ -43,6 +48,12 @@ class DeviceType(enum.Enum):
 
     def __hash__(self):
         return hash(self._name_)
+
+    def __str__(self):
+        return "cpu" if self is DeviceType.HOST else "cl"
+
+    def __format__(self, spec):
+        return format(str(self), spec)
 
 
 class Device:

@@ -650,3 +650,32 @@ def _hook_story(lib, device):
 
 def test_forward_hooks_with_kwargs_prepend_and_always_call(device):
     assert _hook_story(clgrad, device) == _hook_story(torch, "cpu")
+
+
+def _container_story(nn):
+    s = nn.Sequential(nn.ReLU(), nn.Tanh())
+    seen = [len(s + s), len(s * 2), len(2 * s), type(s + s).__name__]
+    for bad, error in (
+        (lambda: s * 0, ValueError),
+        (lambda: s * 1.5, TypeError),
+        (lambda: s + nn.ModuleList([nn.ReLU()]), ValueError),
+    ):
+        with pytest.raises(error):
+            bad()
+    s2 = nn.Sequential(nn.ReLU())
+    s2 += nn.Sequential(nn.Tanh())
+    s2 *= 2
+    seen.append([type(m).__name__ for m in s2])
+    seen.append((type(s2.pop(1)).__name__, len(s2), list(dict(s2.named_children()))))
+    ml = nn.ModuleList([nn.ReLU()]) + [nn.Tanh()]
+    seen.append((type(ml).__name__, [type(m).__name__ for m in ml], type(ml.pop(0)).__name__))
+    return seen
+
+
+def test_sequential_and_module_list_operators():
+    assert _container_story(clgrad.nn) == _container_story(torch.nn)
+
+
+def test_device_type_prints_as_its_kind(device):
+    assert f"{clgrad.ones(1, device=device).device.type}" == device.split(":")[0]
+    assert f"{torch.ones(1).device.type}" == "cpu" == f"{clgrad.ones(1).device.type}"

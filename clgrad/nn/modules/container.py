@@ -84,6 +84,17 @@ class _ModuleSequence(Module):
         self._renumber(modules)
         return self
 
+    def pop(self, key: int | slice) -> Module:
+        """Removes the module at ``key`` (renumbering the ones after it) and returns it.
+
+        >>> seq = clgrad.nn.Sequential(clgrad.nn.ReLU(), clgrad.nn.Tanh())
+        >>> seq.pop(0), len(seq)
+        (ReLU(), 1)
+        """
+        module = self[key]
+        del self[key]
+        return module
+
 
 class Sequential(_ModuleSequence):
     """A chain of modules run in order, as ``torch.nn.Sequential``:
@@ -118,6 +129,48 @@ class Sequential(_ModuleSequence):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
         return self._modules[self._key(idx)]
 
+    def _other_sequential(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} "
+                "is given."
+            )
+
+    def _factor(self, n):
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(n)}")
+        if n <= 0:
+            raise ValueError(f"Non-positive multiplication factor {n} for {type(self)}")
+
+    def __add__(self, other: Sequential) -> Sequential:
+        """The modules of both, in a new Sequential (the same module objects), as PyTorch's.
+
+        >>> len(clgrad.nn.Sequential(clgrad.nn.ReLU()) + clgrad.nn.Sequential(clgrad.nn.Tanh()))
+        2
+        """
+        self._other_sequential(other)
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        self._other_sequential(other)
+        return self.extend(list(other))
+
+    def __mul__(self, n: int) -> Sequential:
+        """The modules repeated ``n`` times, in a new Sequential (the same module objects).
+
+        >>> len(clgrad.nn.Sequential(clgrad.nn.ReLU(), clgrad.nn.Tanh()) * 3)
+        6
+        """
+        self._factor(n)
+        return Sequential(*(list(self) * n))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, n: int) -> Sequential:
+        self._factor(n)
+        self._renumber(list(self) * n)
+        return self
+
 
 class ModuleList(_ModuleSequence):
     """A list of modules, registered as "0", "1", ... so that the module holding it sees
@@ -138,6 +191,14 @@ class ModuleList(_ModuleSequence):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
         return self._modules[self._key(idx)]
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        """The modules of both, in a new ModuleList (the same module objects).
+
+        >>> len(clgrad.nn.ModuleList([clgrad.nn.ReLU()]) + [clgrad.nn.Tanh()])
+        2
+        """
+        return ModuleList([*self, *other])
 
     def __iadd__(self, modules):
         return self.extend(modules)
