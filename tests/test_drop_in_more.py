@@ -679,3 +679,12 @@ def test_sequential_and_module_list_operators():
 def test_device_type_prints_as_its_kind(device):
     assert f"{clgrad.ones(1, device=device).device.type}" == device.split(":")[0]
     assert f"{torch.ones(1).device.type}" == "cpu" == f"{clgrad.ones(1).device.type}"
+
+
+def test_unique_keeps_each_nan(device):
+    seen = []
+    for lib, dev in _both(device):
+        x = lib.tensor([1.0, math.nan, math.nan, 0.0, 1.0], device=dev)
+        values, inverse, counts = lib.unique(x, return_inverse=True, return_counts=True)
+        seen.append((str(values.tolist()), inverse.tolist(), counts.tolist()))
+    assert seen[1] == seen[0]

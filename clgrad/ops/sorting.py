@@ -375,7 +375,10 @@ def unique(
     """
     a = _host(input)
     if dim is None:
-        values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+        # each NaN is distinct (NaN != NaN), as in PyTorch; NumPy merges them by default
+        values, inverse, counts = np.unique(
+            a, return_inverse=True, return_counts=True, equal_nan=False
+        )
         return _unique_result(
             input, values, inverse, counts, return_inverse, return_counts, a.shape
         )
