@@ -688,3 +688,25 @@ def test_unique_keeps_each_nan(device):
         values, inverse, counts = lib.unique(x, return_inverse=True, return_counts=True)
         seen.append((str(values.tolist()), inverse.tolist(), counts.tolist()))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("target_dtype", ["int64", "bool", "float64", "float32"])
+def test_binary_cross_entropy_target_dtypes(device, target_dtype):
+    """PyTorch's errors for a target of another dtype: binary_cross_entropy takes one dtype,
+    the logits form any floating target."""
+    if target_dtype == "float64" and not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip("no float64")
+    seen = []
+    for lib, dev in _both(device):
+        F = lib.nn.functional
+        t = lib.tensor([1, 0], device=dev).to(getattr(lib, target_dtype))
+        for fn, x in (
+            (F.binary_cross_entropy, lib.tensor([0.5, 0.2], device=dev)),
+            (F.binary_cross_entropy_with_logits, lib.tensor([0.5, -1.0], device=dev)),
+        ):
+            try:
+                r = fn(x, t)
+                seen.append((str(r.dtype).split(".")[-1], round(r.item(), 5)))
+            except RuntimeError as e:
+                seen.append(("RuntimeError", str(e)[:30]))
+    assert seen[len(seen) // 2 :] == seen[: len(seen) // 2]

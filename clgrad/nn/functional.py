@@ -2449,6 +2449,11 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
+    if target.dtype is not input.dtype:  # PyTorch's kernel takes one dtype
+        raise RuntimeError(
+            f"Found dtype {_SCALAR_TYPE_NAMES[target.dtype.name]} but expected "
+            f"{_SCALAR_TYPE_NAMES[input.dtype.name]}"
+        )
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError(
             "The function 'binary_cross_entropy' is not differentiable with respect to "
@@ -2476,6 +2481,11 @@ def binary_cross_entropy_with_logits(
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    if target.dtype.category == 1:  # PyTorch's result, of input's dtype, goes into target's
+        raise RuntimeError(
+            f"result type {_SCALAR_TYPE_NAMES[input.dtype.name]} can't be cast to the desired "
+            f"output type {_SCALAR_TYPE_NAMES[target.dtype.name]}"
         )
     sp = _E.softplus(-input)
     if pos_weight is not None:
