@@ -25,6 +25,7 @@ An input is an ``Input`` (shape, dtype, value range, grad), a bare shape (a tupl
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -485,6 +486,21 @@ class Case:
 
 def case(*values, id, xfail=None):
     return Case(values, id, xfail)
+
+
+def torch_paths_differ(fn, value, dtype=torch.float32) -> bool:
+    """Whether torch's vectorized CPU kernel (a contiguous tensor of several elements) and its
+    scalar path (a 0-d tensor) give ``fn(value)`` differently on this host. Some float32
+    kernels do at extreme values, and which ones depends on the instructions torch's kernel
+    was dispatched for (AVX-512 or AVX2): a case that differs from torch only there is an
+    expected failure on such hosts alone.
+
+    >>> torch_paths_differ(torch.exp, 1.0)
+    False
+    """
+    vectorized = fn(torch.full((16,), value, dtype=dtype))[0].item()
+    scalar = fn(torch.tensor(value, dtype=dtype)).item()
+    return not (vectorized == scalar or math.isnan(vectorized) and math.isnan(scalar))
 
 
 def _reason(xfail, device):

@@ -939,7 +939,7 @@ log2 = _float_unary(
 )  # fmt: skip
 log10 = _float_unary(
     "log10", "log10(in0)", np.log10, lambda grad, input: grad / (input * math.log(10)),
-    "[1.0, 1000.0]", "tensor([0.0000, 3.0000])", domain=(0.1, 4),
+    "[1.0, 0.5]", "tensor([ 0.0000, -0.3010])", domain=(0.1, 4),
 )  # fmt: skip
 exp2 = _float_unary(
     "exp2", "cg_exp2_{T}(in0)", np.exp2, lambda grad, result: grad * result * math.log(2),
