@@ -76,6 +76,9 @@ ROWS_COLS_BYTES = 16384
 ROWS_ITEMS_PER_CU = 16
 # CPU cumsum across adjacent lines: vectors of lines per item.
 SCAN_UNROLL = 8
+# CPU work-group sizes (``_cpu_launch``): few items share the cores in groups of the first, many
+# in groups of the second.
+CPU_LOCAL = (4, 64)
 # GPU work-group size (a power of two every OpenCL GPU supports).
 WG = 256
 
@@ -123,13 +126,13 @@ def _cpu_items(rt) -> int:
 
 def _cpu_launch(rt, rec, kernel, n_items, args):
     """A CPU device: an item per task (no grid-stride loop: short tasks are faster so), in
-    groups of up to 64 that still leave 8 groups per core to balance (PoCL runs a group's
-    items one after another on one core)."""
-    cu = rt.compute_units
+    groups of one of two fixed sizes (``CPU_LOCAL``), the range padded (the kernels check their
+    bounds): PoCL compiles a kernel again for each local size it meets (~0.1 s each), and picking
+    the largest size that leaves 8 groups per core (PoCL runs a group's items one after another
+    on one core) met up to seven per kernel as batch sizes varied."""
+    small, large = CPU_LOCAL
     items = max(1, min(n_items, _cpu_items(rt)))
-    local = 1
-    while local < 64 and items // (local * 2) >= 8 * cu:
-        local *= 2
+    local = large if items >= large * 8 * rt.compute_units else small
     items = _cdiv(items, local) * local
     rec.launch(kernel, (items,), (local,), args)
 
