@@ -1,6 +1,9 @@
-## Shared by every template: extensions and the helpers an expression may call. (The helpers
-## the templates' own Python shares are `h`: clgrad/backend/opencl/template_helpers.py, which
-## render.py passes to every render.)
+## Shared by every template: extensions and the helpers an expression may call, put before each
+## template's source by render.py. (The helpers the templates' own Python shares are `h`:
+## clgrad/backend/opencl/template_helpers.py, which render.py passes to every render.)
+## helper_types: the C types whose helpers are defined, those the source after this prelude
+## names (cg_<fn>_<type>): a helper's definition costs its parse in every program's build
+## (a third of a small program's build on PoCL), and a program names one or two types.
 ## double only where the device runs it; half is stored with vload_half/vstore_half (core 1.2)
 ## and computed in float, so no cl_khr_fp16 is needed.
 % if fp64:
@@ -41,21 +44,32 @@
   inline T cg_rint_##T(T x) { return x; } \
   inline T cg_sqrt_##T(T x) { return (T)sqrt((float)x); } \
   inline T cg_rsqrt_##T(T x) { return (T)rsqrt((float)x); }
+% if "char" in helper_types:
 CG_INT_HELPERS(char)
+% endif
+% if "short" in helper_types:
 CG_INT_HELPERS(short)
+% endif
+% if "int" in helper_types:
 CG_INT_HELPERS(int)
+% endif
+% if "long" in helper_types:
 CG_INT_HELPERS(long)
+% endif
+% if "uchar" in helper_types:
 inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
 inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 inline uchar cg_pow_uchar(uchar a, uchar b) {
   uchar r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
 CG_INT_ROUNDING(uchar)
+% endif
 // ---- exp, log and the functions built on them: cg_<fn>_<T>, what every expression calls ------
 // On CPU devices (CG_POLY_MATH, defined by the runtime for devices that are not GPUs) float's
 // are plain arithmetic and bit tricks, as SLEEF and Cephes write them: PoCL turns a kernel's
 // loop over work-items into vector code, but a call into libm is a scalar call it cannot
 // widen (exp ran at a tenth of a + b's bandwidth). GPU drivers have fast native exp and log,
 // so there, and for double everywhere, the helpers are libm's.
+% if "float" in helper_types:
 #ifdef CG_POLY_MATH
 #define CG_LOG2E_F 1.44269504088896341f
 // ln 2 in two parts (Cody-Waite): the high part has 9 significant bits, so k * CG_LN2_HI_F is
@@ -259,6 +273,7 @@ CG_INLINE float cg_erfc_float(float x) {
   return x != x ? x : y;
 }
 #endif
+% endif
 // libm's: double everywhere, float where the driver's are fast (GPUs)
 #define CG_LIBM_HELPERS(T) \
   inline T cg_exp_##T(T x) { return exp(x); } \
@@ -274,6 +289,7 @@ CG_INLINE float cg_erfc_float(float x) {
   inline T cg_floor_##T(T x) { return floor(x); } \
   inline T cg_ceil_##T(T x) { return ceil(x); } \
   inline T cg_rint_##T(T x) { return rint(x); }
+% if "float" in helper_types:
 #ifndef CG_POLY_MATH
 CG_LIBM_HELPERS(float)
 #endif
@@ -287,7 +303,8 @@ inline float cg_rsqrt_float(float x) { return 1.0f / __builtin_sqrtf(x); }
 inline float cg_sqrt_float(float x) { return sqrt(x); }
 inline float cg_rsqrt_float(float x) { return rsqrt(x); }
 #endif
-% if fp64:
+% endif
+% if fp64 and "double" in helper_types:
 inline double cg_sqrt_double(double x) { return sqrt(x); }
 inline double cg_rsqrt_double(double x) { return rsqrt(x); }
 CG_LIBM_HELPERS(double)
@@ -310,18 +327,30 @@ CG_LIBM_HELPERS(double)
     T e = cg_exp_##T(a > 0 ? -a : a); return (a >= 0 ? (T)1 : e) / ((T)1 + e); } \
   CG_INLINE T cg_softplus_##T(T a) { return a > (T)20 ? a : cg_log1p_##T(cg_exp_##T(a)); } \
   CG_INLINE T cg_gelu_##T(T a) { return (T)0.5 * a * cg_erfc_##T(a * (T)-0.70710678118654752440); }
+% if "float" in helper_types:
 CG_FLOAT_HELPERS(float)
-% if fp64:
+% endif
+% if fp64 and "double" in helper_types:
 CG_FLOAT_HELPERS(double)
 % endif
 // C's fmod for integers (the sign of the dividend); a zero divisor gives 0 (the front end
 // raises first) and INT_MIN % -1 is 0 instead of a trap.
 #define CG_INT_FMOD(T) inline T cg_fmod_##T(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : a % b; }
+% if "char" in helper_types:
 CG_INT_FMOD(char)
+% endif
+% if "short" in helper_types:
 CG_INT_FMOD(short)
+% endif
+% if "int" in helper_types:
 CG_INT_FMOD(int)
+% endif
+% if "long" in helper_types:
 CG_INT_FMOD(long)
+% endif
+% if "uchar" in helper_types:
 inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
+% endif
 // log(exp(a) + exp(b)) and its base-2 form as PyTorch computes them: equal infinities give
 // themselves (inf - inf would be NaN), else the larger plus log1p of the smaller's share.
 #define CG_FLOAT_HELPERS_2(T) \
@@ -332,7 +361,9 @@ inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
   CG_INLINE T cg_logaddexp2_##T(T a, T b) { \
     if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
     T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp2_##T(a > b ? b - a : a - b)) * (T)1.44269504088896340736; }
+% if "float" in helper_types:
 CG_FLOAT_HELPERS_2(float)
-% if fp64:
+% endif
+% if fp64 and "double" in helper_types:
 CG_FLOAT_HELPERS_2(double)
 % endif

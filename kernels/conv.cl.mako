@@ -19,7 +19,6 @@
 ## elements of one row a work-item sums in private memory), fp64. Sizes, strides and the
 ## geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
 ## the compiler may vectorize the row loops without an overlap check.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 raw = "ushort" if st == "half" else st

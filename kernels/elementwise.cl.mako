@@ -15,7 +15,6 @@
 ##   index_t: int where every offset fits in 31 bits, else long
 ##   grid_stride: (flat, general) loop over n with as many work-items as fill a GPU; on CPU
 ##     devices one work-item per element (a loop in the body stops PoCL vectorizing)
-<%include file="_prelude.cl.mako"/>
 // Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).

@@ -17,7 +17,6 @@
 ##   reds: full reductions of steps' values (then one work-group walks every element), each
 ##     (accumulator C type, neutral, map over x, combine of a and b, out storage C type, out is
 ##     bool, the step whose value it reduces); reduction m's result goes to rout<m>[rout<m>_off]
-<%include file="_prelude.cl.mako"/>
 // Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).

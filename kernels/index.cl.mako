@@ -3,7 +3,6 @@
 ##   atomic64: the device has cl_khr_int64_base_atomics (else put_add on 64-bit types runs serially)
 ## Every offset is clamped to [0, limit): indices are checked on the host first, and the clamp
 ## keeps a kernel inside its buffer whatever happens.
-<%include file="_prelude.cl.mako"/>
 % if atomic64 and ct in ("double", "long"):
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 % endif

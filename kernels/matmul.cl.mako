@@ -17,7 +17,6 @@
 ## general, packed and the packing kernels run on a 1-D range over exactly the work there is
 ## (batch outermost), padded to a fixed local size: PoCL compiles a kernel once per local size,
 ## and with 3-D ranges a small matrix in a big batch left most of each work-group idle.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 def load(ct, ptr, idx):

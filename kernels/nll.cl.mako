@@ -18,7 +18,6 @@
 ##
 ## Params: st (x's and the weights' storage type), ct (compute type), index_t, ls (the
 ## work-group size, a power of 2), fp64.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 %>

@@ -21,7 +21,6 @@
 ##
 ## Params: st (x's, y's and the weights' storage type), ct (compute type), ls (work-group size,
 ## a power of 2), split, index_t, fp64.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 %>

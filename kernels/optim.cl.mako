@@ -8,7 +8,6 @@
 ##   scalars: the names of the scalar arguments, in order (all of the compute type ct)
 ##   ct: the compute type (float; double for float64 params); index_t: int or long
 ##   grid_stride: loop over n with as many work-items as fill a GPU (as elementwise)
-<%include file="_prelude.cl.mako"/>
 // Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).

@@ -7,7 +7,6 @@
 ##     element), where Box-Muller's log and cos are float polynomials (cg_log_float,
 ##     cg_cos_2pi_f32: randn's last bits differ from other devices'). On every device Philox's
 ##     32x32 -> 64-bit products are written out (mul_hi is a call on PoCL).
-<%include file="_prelude.cl.mako"/>
 <%
 def store(v):
     return h.store(out_ct, False, "out", "i", v)

@@ -34,7 +34,6 @@
 ## (map x's elements: a first pass; partials are mapped already), idx_in (x's indices come from
 ## xi, laid out as x), out_ct (storage ctype of the value output, "" for none), out_bool, idx_out
 ## (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t, fp64.
-<%include file="_prelude.cl.mako"/>
 <%def name="kept_offset(m, var, upto)">\
 ## var = x_off + offset of kept index m over kept dims [0, upto)
     ${index_t} ${var} = x_off;

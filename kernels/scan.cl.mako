@@ -15,7 +15,6 @@
 ##
 ## Params: mode, in_ct, ct (accumulator), out_ct, out_bool, nb, vw, unroll, aligned, lvec, ls,
 ## has_part, index_t, fp64.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 DIGITS = "0123456789abcdef"

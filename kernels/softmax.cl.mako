@@ -26,7 +26,6 @@
 ##
 ## Params: in_ct (input storage), ct (compute), out_ct (output storage), ls (the work-group
 ## size, a power of 2), log (log_softmax), backward, split, index_t, fp64.
-<%include file="_prelude.cl.mako"/>
 <%
 I = index_t
 name = "log_softmax" if log else "softmax"

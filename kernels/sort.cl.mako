@@ -11,7 +11,6 @@
 ##   cg_sort_out:  values[r][i] = x[r][idx[r][i]], indices[r][i] = idx[r][i] for i < n
 ##
 ## Params: st (storage C type), ct (compute C type), descending, fp64.
-<%include file="_prelude.cl.mako"/>
 <%
 raw = "ushort" if st == "half" else st
 nan = h.has_nan(ct)

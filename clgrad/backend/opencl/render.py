@@ -8,6 +8,7 @@ its package path, and so it stays out of the parameters that key the program cac
 
 from __future__ import annotations
 
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -48,12 +49,32 @@ def templates() -> list[str]:
     return sorted(p.name for p in kernels_dir().glob("*.cl.mako") if not p.name.startswith("_"))
 
 
+# the C types a source names helpers of: the prelude's helpers are cg_<fn>_<type>
+_HELPER_TYPE = re.compile(r"\bcg_\w+?_(uchar|char|short|int|long|float|double)\b")
+
+
+def helper_types(source: str) -> frozenset:
+    """The C types whose prelude helpers ``source`` calls (by their names' last part).
+
+    >>> sorted(helper_types("y = cg_exp_float(x) + cg_floordiv_uchar(a, b); cg_reduce_sum(z)"))
+    ['float', 'uchar']
+    """
+    return frozenset(_HELPER_TYPE.findall(source))
+
+
 def render(template: str, **params) -> str:
-    """The C source of ``template`` for ``params`` (and ``h``: the shared helpers)."""
+    """The C source of ``template`` for ``params`` (and ``h``: the shared helpers), after the
+    prelude (``kernels/_prelude.cl.mako``: extensions and the ``cg_*`` helpers, of the C types
+    the template's source names only)."""
     if "h" in params:
         raise ValueError("'h' is reserved for the template helpers")
+    lookup = _lookup()
     try:
-        return _lookup().get_template(template).render(h=template_helpers, **params)
+        body = lookup.get_template(template).render(h=template_helpers, **params)
+        prelude = lookup.get_template("_prelude.cl.mako").render(
+            fp64=params["fp64"], helper_types=helper_types(body)
+        )
+        return prelude + body
     except Exception as e:
         detail = text_error_template().render()
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
