@@ -44,18 +44,11 @@
   inline T cg_rint_##T(T x) { return x; } \
   inline T cg_sqrt_##T(T x) { return (T)sqrt((float)x); } \
   inline T cg_rsqrt_##T(T x) { return (T)rsqrt((float)x); }
-% if "char" in helper_types:
-CG_INT_HELPERS(char)
-% endif
-% if "short" in helper_types:
-CG_INT_HELPERS(short)
-% endif
-% if "int" in helper_types:
-CG_INT_HELPERS(int)
-% endif
-% if "long" in helper_types:
-CG_INT_HELPERS(long)
-% endif
+% for T in ("char", "short", "int", "long"):
+  % if T in helper_types:
+CG_INT_HELPERS(${T})
+  % endif
+% endfor
 % if "uchar" in helper_types:
 inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
 inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
@@ -336,18 +329,11 @@ CG_FLOAT_HELPERS(double)
 // C's fmod for integers (the sign of the dividend); a zero divisor gives 0 (the front end
 // raises first) and INT_MIN % -1 is 0 instead of a trap.
 #define CG_INT_FMOD(T) inline T cg_fmod_##T(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : a % b; }
-% if "char" in helper_types:
-CG_INT_FMOD(char)
-% endif
-% if "short" in helper_types:
-CG_INT_FMOD(short)
-% endif
-% if "int" in helper_types:
-CG_INT_FMOD(int)
-% endif
-% if "long" in helper_types:
-CG_INT_FMOD(long)
-% endif
+% for T in ("char", "short", "int", "long"):
+  % if T in helper_types:
+CG_INT_FMOD(${T})
+  % endif
+% endfor
 % if "uchar" in helper_types:
 inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 % endif
