@@ -413,14 +413,17 @@ class _Graph:
                 args[pos] = v
         rt = self.single
         if rt is not None:
-            with rt.launch_lock:
+            with rt.launch_lock:  # behind one gate (CPU devices): the device's threads wake once
+                rt.close_gate()
                 for bound in self.bound:
                     _enqueue_bound(*bound)
+                rt.open_gate()
         else:
             for bound in self.bound:
                 rt = bound[0]
                 rt.flush()
                 with rt.launch_lock:
+                    rt.open_gate()
                     _enqueue_bound(*bound)
         for ref in self.written:
             s = ref()
@@ -464,7 +467,7 @@ class _Graph:
         ext_r = [_read(rt, b) for rt, b in self.external]
         grads_r = [_host(leaf._grad) for leaf, _ in grads]
         for p, (rt, b) in self.buffers.items():
-            cl.enqueue_copy(rt.queue, b, start[p], is_blocking=True)
+            rt.host_wait(lambda q, b=b, p=p: cl.enqueue_copy(q, b, start[p], is_blocking=True))
         for c, k, v in claims:
             capture.set_claim(c, k, v)
         for leaf, g in grads:
@@ -750,7 +753,7 @@ def _add_snapshot(snap, optimizer):
 
 def _read(rt, buf) -> np.ndarray:
     host = np.empty(buf.size, np.uint8)
-    cl.enqueue_copy(rt.queue, host, buf, is_blocking=True)
+    rt.host_wait(lambda q: cl.enqueue_copy(q, host, buf, is_blocking=True))
     return host
 
 

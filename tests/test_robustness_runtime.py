@@ -443,7 +443,7 @@ def test_interrupted_launch_releases_the_lock(cl_device):
         def set_scalar_arg_dtypes(self, types):
             pass
 
-        def __call__(self, *args):
+        def __call__(self, *args, **kwargs):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

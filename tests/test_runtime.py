@@ -387,3 +387,95 @@ def test_every_opencl_device_builds(cl_device):
     named it "generic", which clang refuses, until clgrad named it (pocl_cpu)."""
     x = clgrad.arange(5.0, device=cl_device)
     assert (x * 2 + 1).tolist() == [1.0, 3.0, 5.0, 7.0, 9.0]
+
+
+def _queued(rt):
+    rt.flush()  # deferred elementwise launches (fusion) reach the queue
+    return rt.gate is not None
+
+
+def test_cpu_devices_hold_small_launches_behind_a_gate(cl_device, monkeypatch):
+    from clgrad.backend.opencl import runtime as R
+
+    rt = clgrad.device(cl_device).runtime
+    if not rt.batch:
+        pytest.skip("a GPU: every launch goes to the driver at once")
+    monkeypatch.setattr(R, "BATCH_SECONDS", 1e9)  # only counts open it here
+    x = clgrad.arange(16.0, device=cl_device)
+    rt.synchronize()
+    assert rt.gate is None
+    sums = [x.sum()]
+    assert _queued(rt)  # the launch waits behind the gate ...
+    assert sums[0].item() == 120.0  # ... until the host waits for the queue
+    assert rt.gate is None
+    sums = [x.sum() for _ in range(rt.batch - 1)]
+    assert _queued(rt) and rt.gated == rt.batch - 1
+    sums.append(x.sum())  # the batch is full: the gate opens
+    assert rt.gate is None
+    x.sum()
+    assert _queued(rt)
+    big = clgrad.ones(R.HEAVY_ITEMS, device=cl_device) * 2  # heavy work opens it at once
+    assert not _queued(rt)
+    x.sum()
+    rt.synchronize()
+    assert rt.gate is None
+    assert [s.item() for s in sums] == [120.0] * rt.batch and big.sum().item() == 2 * R.HEAVY_ITEMS
+
+
+def test_the_gate_opens_for_every_wait_of_the_host(cl_device, monkeypatch):
+    from clgrad.backend.opencl import runtime as R
+
+    rt = clgrad.device(cl_device).runtime
+    monkeypatch.setattr(R, "BATCH_SECONDS", 1e9)
+    x = clgrad.arange(8.0, device=cl_device)
+    waits = [
+        lambda y: y.item(),
+        lambda y: y.cpu(),
+        lambda y: y.tolist(),
+        lambda y: clgrad.tensor([1.0], device=cl_device),  # a host copy in
+        lambda y: clgrad.synchronize(cl_device),
+    ]
+    for wait in waits:
+        y = (x * 3).sum()
+        _queued(rt)
+        wait(y)
+        assert rt.gate is None
+        assert y.item() == 84.0
+
+
+def test_threads_sharing_a_gated_device_never_wait_on_each_other(cl_device):
+    import threading
+
+    x = clgrad.arange(64.0, device=cl_device)
+    results, errors = [], []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                ys = [(x + k).sum() for _ in range(5)]  # behind a gate, never full
+                results.append(ys[-1].item())  # a read opens this thread's or another's
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads) and not errors
+    assert sorted(set(results)) == [2016.0 + 64 * k for k in range(3)]
+
+
+def test_a_process_exits_with_launches_behind_the_gate(cl_device):
+    r = run_py(
+        f"""
+        import clgrad
+        from clgrad.backend.opencl import runtime
+        runtime.BATCH_SECONDS = 1e9  # (a first launch builds: it would open the gate)
+        x = clgrad.ones(8, device="{cl_device}")
+        y = x.sum()
+        x.device.runtime.flush()
+        print(x.device.runtime.gate is not None or x.device.runtime.batch == 0)
+        """
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr

@@ -256,28 +256,20 @@ class OpenCLBackend(Backend):
         return host
 
     def _read(self, host, x):
-        self.rt.flush()
         capture.note_transfer("a read of device memory to the host (.item(), .numpy(), print)")
-        cl.enqueue_copy(
-            self.rt.queue,
-            host,
-            x.buffer,
-            src_offset=x.offset * x.dtype.itemsize,
-            is_blocking=True,
+        offset = x.offset * x.dtype.itemsize
+        self.rt.host_wait(
+            lambda q: cl.enqueue_copy(q, host, x.buffer, src_offset=offset, is_blocking=True)
         )
 
     def from_numpy(self, dst, arr):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
-            self.rt.flush()
             capture.note_transfer("a copy of host data to the device (a tensor made from data)")
-            cl.enqueue_copy(
-                self.rt.queue,
-                dst.buffer,
-                arr,
-                dst_offset=dst.offset * dst.dtype.itemsize,
-                is_blocking=True,
+            offset = dst.offset * dst.dtype.itemsize
+            self.rt.host_wait(
+                lambda q: cl.enqueue_copy(q, dst.buffer, arr, dst_offset=offset, is_blocking=True)
             )
 
     def copy_from(self, dst, src, src_backend, keep):
@@ -290,10 +282,9 @@ class OpenCLBackend(Backend):
         nbytes = dst.numel() * dst.dtype.itemsize
         if nbytes == 0:
             return True
-        src_rt.flush()
         self.rt.flush()
         capture.note_transfer("a copy between two devices")
-        ready = cl.enqueue_marker(src_rt.queue)
+        ready = src_rt.host_wait(cl.enqueue_marker)  # not a wait: this queue waits for it
         done = cl.enqueue_copy(
             self.rt.queue,
             dst.buffer,

@@ -17,6 +17,9 @@ import numpy as np
 
 # plans kept per device before its cache starts over (geometries that keep changing)
 PLAN_CACHE_SIZE = 4096
+# A plan over buffers of this many bytes in all opens the runtime's gate after its launches
+# (``Runtime.submit``): work of that size keeps the device busy while the host goes on.
+HEAVY_BYTES = 1 << 18
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Runtime -> {key: plan}
 
 
@@ -89,18 +92,22 @@ def run(rt, key, buffers, planner, *args) -> None:
     if plan is None:
         rec = Recorder(rt, len(buffers))
         planner(rec, *args)
-        plan = rec.plan()
+        # heavy: the plan's work keeps the device's threads busy (Runtime.HEAVY_ITEMS)
+        heavy = sum(b.size for b in buffers) >= HEAVY_BYTES
+        plan = (*rec.plan(), heavy)
         if key is not None:
             if len(plans) >= PLAN_CACHE_SIZE:
                 plans.clear()
             plans[key] = plan
-    steps, scratch = plan
+    steps, scratch, heavy = plan
     if not scratch and len(steps) == 1:  # the common case, without the scratch bookkeeping
         k, global_size, local_size, template, slots = steps[0]
         launch_args = list(template)
         for i, s in slots:
             launch_args[i] = buffers[s]
         rt.enqueue(k, global_size, local_size, launch_args)
+        if heavy:
+            rt.submit()
         return
     bufs = list(buffers)
     allocator = rt.allocator
@@ -112,6 +119,8 @@ def run(rt, key, buffers, planner, *args) -> None:
             for i, s in slots:
                 launch_args[i] = bufs[s]
             rt.enqueue(k, global_size, local_size, launch_args)
+        if heavy:
+            rt.submit()
     finally:
         for buf, nbytes in zip(bufs[len(buffers) :], scratch):
             allocator.release(buf, nbytes)
