@@ -50,7 +50,13 @@ def _needed(nodes, targets):
 
 # Callbacks queued during a backward (queue_callback), per thread as grad mode is: run when the
 # outermost backward of the thread finishes.
-_local = threading.local()
+
+
+class _ThreadCallbacks(threading.local):
+    callbacks = None  # every thread's default (``grad_mode._ThreadState`` says why)
+
+
+_local = _ThreadCallbacks()
 
 
 def queue_callback(fn):
@@ -68,7 +74,7 @@ def queue_callback(fn):
     >>> order
     ['hook', 'after']
     """
-    callbacks = getattr(_local, "callbacks", None)
+    callbacks = _local.callbacks
     if callbacks is None:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     callbacks.append(fn)
@@ -92,7 +98,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     With ``capture`` the gradients reaching ``inputs`` are returned instead of accumulated
     (``autograd.grad``); with ``inputs`` alone only those tensors' ``.grad`` are filled.
     """
-    outermost = getattr(_local, "callbacks", None) is None
+    outermost = _local.callbacks is None
     if outermost:
         _local.callbacks = []
     try:

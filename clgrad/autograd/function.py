@@ -480,7 +480,7 @@ def apply_new_output(cls, args, operands=None):
 
 def needs_recording(args) -> bool:
     """Whether an op on ``args`` records a node: grad mode on and an input requires grad."""
-    if not getattr(_state, "enabled", True):  # is_grad_enabled(), a call saved on every op
+    if not _state.enabled:  # is_grad_enabled(), a call saved on every op
         return False
     for a in args:
         # a view's requires_grad may change when its base is written in place
