@@ -74,7 +74,10 @@ class Recorder:
             if k not in rt.typed:
                 rt.set_arg_types(k, [type(a) if isinstance(a, np.generic) else None for a in args])
             slots = tuple((i, a.index) for i, a in enumerate(args) if type(a) is Slot)
-            steps.append((k, global_size, local_size, tuple(args), slots))
+            # the values as Python numbers, now that the kernel knows their C types: pyopencl
+            # packs those 3x faster than NumPy scalars (a 12-argument launch: 3.8 vs 11 us)
+            values = tuple(a.item() if isinstance(a, np.generic) else a for a in args)
+            steps.append((k, global_size, local_size, values, slots))
         return tuple(steps), tuple(self.scratch_sizes)
 
 
