@@ -282,11 +282,10 @@ class OpenCLBackend(Backend):
         nbytes = dst.numel() * dst.dtype.itemsize
         if nbytes == 0:
             return True
-        self.rt.flush()
         capture.note_transfer("a copy between two devices")
         ready = src_rt.host_wait(cl.enqueue_marker)  # not a wait: this queue waits for it
         done = cl.enqueue_copy(
-            self.rt.queue,
+            self.rt.queue,  # (its deferred launches queued first: ``Runtime.queue``)
             dst.buffer,
             src.buffer,
             byte_count=nbytes,

@@ -118,8 +118,7 @@ def _open_gates():
     waits for the queues to drain."""
     if not _forked:
         for rt in list(_runtimes):
-            with rt.launch_lock:
-                rt.open_gate()
+            rt.submit()
 
 
 class _ForkedRuntime:
@@ -785,14 +784,31 @@ class Runtime:
             kernel.set_scalar_arg_dtypes(types)
             self.typed[kernel] = tuple(types)
 
+    def type_like(self, kernel: cl.Kernel, args):
+        """``set_arg_types`` from example arguments: NumPy scalars give their types."""
+        self.set_arg_types(kernel, [type(a) if isinstance(a, np.generic) else None for a in args])
+
     def launch(self, kernel: cl.Kernel, global_size, local_size, args):
         """Enqueues ``kernel``; scalar arguments are NumPy scalars (their type is the C type).
 
         The first launch tells pyopencl the scalar types, which switches it to a generated
-        invoker: 4 us per launch instead of 26 us for setting arguments one by one. Setting the
-        arguments and enqueueing happen under ``launch_lock``: the kernel object is shared by
-        every thread.
+        invoker: 4 us per launch instead of 26 us for setting arguments one by one.
         """
+        if kernel not in self.typed:
+            self.type_like(kernel, args)
+        self.enqueue(kernel, global_size, local_size, args)
+
+    def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
+        """``launch`` of a kernel typed when it was built (``set_arg_types``), with sizes the
+        caller computed once: the path of every small op, so only the lock and the enqueue."""
+        if self.deferred or self.flushing:
+            self.flush()
+        self.enqueue_now(kernel, global_size, local_size, args)
+
+    def enqueue_now(self, kernel: cl.Kernel, global_size, local_size, args):
+        """``enqueue`` without flushing the deferred launches first (``flush`` runs them).
+        Setting the arguments and enqueueing happen under ``launch_lock``: the kernel object is
+        shared by every thread."""
         if DEBUG:
             log.debug(
                 "launch %s on %s global=%s local=%s",
@@ -801,31 +817,6 @@ class Runtime:
                 global_size,
                 local_size,
             )
-        if self.deferred or self.flushing:
-            self.flush()
-        if capture.active is not None:
-            capture.record_launch(self, kernel, global_size, local_size, args)
-        with self.launch_lock:
-            if kernel not in self.typed:
-                types = tuple(type(a) if isinstance(a, np.generic) else None for a in args)
-                kernel.set_scalar_arg_dtypes(types)
-                self.typed[kernel] = types
-            if self.batch:
-                self._gated(kernel, global_size, local_size, args)
-            else:
-                kernel(self._queue, global_size, local_size, *args)
-
-    def enqueue(self, kernel: cl.Kernel, global_size, local_size, args):
-        """``launch`` of a kernel typed when it was built (``set_arg_types``), with sizes the
-        caller computed once: the path of every small op, so only the lock and the enqueue."""
-        if self.deferred or self.flushing:
-            self.flush()
-        return self.enqueue_now(kernel, global_size, local_size, args)
-
-    def enqueue_now(self, kernel: cl.Kernel, global_size, local_size, args):
-        """``enqueue`` without flushing the deferred launches first (``flush`` runs them)."""
-        if DEBUG:
-            log.debug("launch %s on %s global=%s", kernel.function_name, self.device, global_size)
         if capture.active is not None:
             capture.record_launch(self, kernel, global_size, local_size, args)
         with self.launch_lock:
