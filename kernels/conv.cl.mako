@@ -137,14 +137,66 @@ __kernel void cg_conv_fold(
   for (${I} j = 0; j < len; ++j) ${h.store(st, False, "out", "dst + j", "acc[j]")};
 }
 
-## Work-item per output row (n, c, o0, o1): for each o2 it walks the window in row-major order
-## and keeps the first largest element or, once it meets NaNs, the last NaN (PyTorch's max
-## pooling: val > best || isnan(val); best == best in the test would cost the vectorizer 3x), in
-## the compute type; values are stored in the storage type, indices as int (a window's index; the
-## caller widens it where it must be int64: half the bytes of long). The divisions are paid
-## per row. ``window``: the window's sizes (K0, K1, K2), its walk unrolled here (small windows),
-## or None: sizes as arguments, and loops.
+## Work-item per window (n, c, o0, o1, o2), the windows in row-major order: it walks its window
+## in row-major order and keeps the first largest element or, once it meets NaNs, the last NaN
+## (PyTorch's max pooling: val > best || isnan(val); best == best in the test would cost the
+## vectorizer 3x), in the compute type; values are stored in the storage type, indices as int (a
+## window's index; the caller widens it where it must be int64: half the bytes of long).
+## ``window``: the window's sizes (K0, K1, K2), its walk unrolled here (small windows): the body
+## has no loop, so PoCL vectorizes the work-group's loop (one work-item per row, walking its row
+## in a loop, ran at a third of this); or None: sizes as arguments, and loops.
 <% floating = ct in ("float", "double") %>
+<%def name="window_params()">
+## the windows' positions, merged (launch.merge_dims): per dim, innermost first, its size, the
+## size's launch.divisor (magic, shift) and its stride
+% for d in range(dims):
+    const ${I} size${d}, const uint magic${d}, const uint shift${d}, const ${I} stride${d},
+% endfor
+% if window is None:
+    const ${I} K0, const ${I} K1, const ${I} K2,
+% endif
+    const ${I} sk0, const ${I} sk1, const ${I} sk2,
+    const ${I} windows
+</%def>
+<%def name="window_start(base)">
+  const ${I} item = get_global_id(0);
+  // Whole work-groups skip the bounds test (as the elementwise kernels): a branch the same for
+  // the whole group lets PoCL vectorize the group's loop without masks (5x here).
+  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= windows;
+  if (!(whole || get_global_id(0) < (size_t)windows)) return;  // (size_t: the padded range
+                                                               // may pass 2^31)
+  ${I} rem = item, w = ${base};
+% for d in range(dims - 1):
+  {  // c = rem % size, rem /= size: 32-bit indices divide by multiplying (launch.divisor)
+  % if I == "int":
+    const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
+    w += (rem - q * size${d}) * stride${d};
+    rem = q;
+  % else:
+    w += rem % size${d} * stride${d};
+    rem /= size${d};
+  % endif
+  }
+% endfor
+  w += rem * stride${dims - 1};
+</%def>
+<%def name="walk(visit)">
+% if window is None:
+    int k = 0;  // (the first element meets itself: taken only if NaN, the same index)
+    for (${I} k0 = 0; k0 < K0; ++k0)
+      for (${I} k1 = 0; k1 < K1; ++k1)
+        for (${I} k2 = 0; k2 < K2; ++k2, ++k)
+          ${visit("k0 * sk0 + k1 * sk1 + k2 * sk2", "k")}
+% else:
+  % for k0 in range(window[0]):
+    % for k1 in range(window[1]):
+      % for k2 in range(window[2]):
+    ${visit(f"{k0} * sk0 + {k1} * sk1 + {k2} * sk2", (k0 * window[1] + k1) * window[2] + k2)}
+      % endfor
+    % endfor
+  % endfor
+% endif
+</%def>
 <%def name="consider(offset, k)">
     {
       const ${ct} v = ${h.load(st, ct, "x", "w + " + offset)};
@@ -160,94 +212,31 @@ __kernel void cg_conv_fold(
 __kernel void cg_window_max(
     __global ${st} *restrict values, __global int *restrict indices,
     __global const ${st} *restrict x, const ${I} out_off, const ${I} idx_off, const ${I} x_off,
-    const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
-% if window is None:
-    const ${I} K0, const ${I} K1, const ${I} K2,
-% endif
-    const ${I} sn, const ${I} sc, const ${I} so0, const ${I} so1, const ${I} so2,
-    const ${I} sk0, const ${I} sk1, const ${I} sk2,
-    const ${I} rows)
+    ${window_params()})
 {
-  if (get_global_id(0) >= rows) return;
-  const ${I} row = get_global_id(0);
-  ${I} r = row;
-  const ${I} o1 = r % O1; r /= O1;
-  const ${I} o0 = r % O0; r /= O0;
-  const ${I} c = r % C;
-  const ${I} n = r / C;
-  const ${I} start = x_off + n * sn + c * sc + o0 * so0 + o1 * so1;
-  for (${I} o2 = 0; o2 < O2; ++o2) {
-    const ${I} w = start + o2 * so2;
-    ${ct} best = ${h.load(st, ct, "x", "w")};
-    int at = 0;
-% if window is None:
-    int k = 0;  // (the first element meets itself: taken only if NaN, the same index)
-    for (${I} k0 = 0; k0 < K0; ++k0)
-      for (${I} k1 = 0; k1 < K1; ++k1)
-        for (${I} k2 = 0; k2 < K2; ++k2, ++k)
-          ${consider("k0 * sk0 + k1 * sk1 + k2 * sk2", "k")}
-% else:
-  % for k0 in range(window[0]):
-    % for k1 in range(window[1]):
-      % for k2 in range(window[2]):
-<% k = (k0 * window[1] + k1) * window[2] + k2 %>
-        % if k:
-    ${consider(f"{k0} * sk0 + {k1} * sk1 + {k2} * sk2", k)}
-        % endif
-      % endfor
-    % endfor
-  % endfor
-% endif
-    ${h.store(st, False, "values", "out_off + row * O2 + o2", "best")};
-    indices[idx_off + row * O2 + o2] = at;
-  }
+  ${window_start("x_off")}
+  ${ct} best = ${h.load(st, ct, "x", "w")};
+  int at = 0;
+  ${walk(consider)}
+  ${h.store(st, False, "values", "out_off + item", "best")};
+  indices[idx_off + item] = at;
 }
 
 ## Max pooling's gradient where the windows tile the tensor (each element in exactly one
-## window): work-item per row of windows (n, c, o0, o1) as cg_window_max, each window's element
-## at the row-major index ``indices`` gets ``grad``, its others 0. Every element is written
-## once: no zeros first, no atomics; same geometry arguments as cg_window_max (``win`` is the
-## windows view of ``out``), ``grad`` and ``indices`` contiguous (N, C, *outs).
+## window): work-item per window as cg_window_max, whose element at the row-major index
+## ``indices`` gets ``grad``, its others 0. Every element is written once: no zeros first, no
+## atomics; same geometry arguments as cg_window_max (``win`` is the windows view of ``out``),
+## ``grad`` and ``indices`` contiguous (N, C, *outs).
 <%def name="put(offset, k)">
     ${h.store(st, False, "out", "w + " + offset, f"at == {k} ? v : ({ct})0")};
 </%def>
 __kernel void cg_window_put(
     __global ${st} *restrict out, __global const ${st} *restrict grad,
     __global const int *restrict indices, const ${I} g_off, const ${I} idx_off,
-    const ${I} out_off, const ${I} C, const ${I} O0, const ${I} O1, const ${I} O2,
-% if window is None:
-    const ${I} K0, const ${I} K1, const ${I} K2,
-% endif
-    const ${I} sn, const ${I} sc, const ${I} so0, const ${I} so1, const ${I} so2,
-    const ${I} sk0, const ${I} sk1, const ${I} sk2,
-    const ${I} rows)
+    const ${I} out_off, ${window_params()})
 {
-  if (get_global_id(0) >= rows) return;
-  const ${I} row = get_global_id(0);
-  ${I} r = row;
-  const ${I} o1 = r % O1; r /= O1;
-  const ${I} o0 = r % O0; r /= O0;
-  const ${I} c = r % C;
-  const ${I} n = r / C;
-  const ${I} start = out_off + n * sn + c * sc + o0 * so0 + o1 * so1;
-  for (${I} o2 = 0; o2 < O2; ++o2) {
-    const ${I} w = start + o2 * so2;
-    const ${ct} v = ${h.load(st, ct, "grad", "g_off + row * O2 + o2")};
-    const int at = indices[idx_off + row * O2 + o2];
-% if window is None:
-    int k = 0;
-    for (${I} k0 = 0; k0 < K0; ++k0)
-      for (${I} k1 = 0; k1 < K1; ++k1)
-        for (${I} k2 = 0; k2 < K2; ++k2, ++k)
-          ${put("k0 * sk0 + k1 * sk1 + k2 * sk2", "k")}
-% else:
-  % for k0 in range(window[0]):
-    % for k1 in range(window[1]):
-      % for k2 in range(window[2]):
-    ${put(f"{k0} * sk0 + {k1} * sk1 + {k2} * sk2", (k0 * window[1] + k1) * window[2] + k2)}
-      % endfor
-    % endfor
-  % endfor
-% endif
-  }
+  ${window_start("out_off")}
+  const ${ct} v = ${h.load(st, ct, "grad", "g_off + item")};
+  const int at = indices[idx_off + item];
+  ${walk(put)}
 }

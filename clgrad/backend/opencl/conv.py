@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..base import View
-from .launch import INDEX_NP, extent, index_type
+from .launch import INDEX_NP, dims_args, dims_types, extent, index_type, merge_dims
 
 TEMPLATE = "conv.cl.mako"
 SPATIAL = 3  # the kernels' spatial dims
@@ -46,12 +46,13 @@ def _geometry(spatial, kernel, outs, stride, dilation, padding):
     ]
 
 
-def _kernel(rt, function, dt, itype, window=None):
-    """``function`` of the template for dtype ``dt`` (one program per dtype, index type and
-    ``window``: the pooling window whose walk unrolls, or None)."""
+def _kernel(rt, function, dt, itype, window=None, dims=1):
+    """``function`` of the template for dtype ``dt`` (one program per dtype, index type,
+    ``window``, the pooling window whose walk unrolls, or None, and ``dims``, the pooling
+    windows' merged position dims)."""
     ct = dt.compute_ctype
     return rt.cached(
-        ("conv", function, dt, itype, window),
+        ("conv", function, dt, itype, window, dims),
         TEMPLATE,
         function,
         st=dt.ctype,
@@ -59,6 +60,7 @@ def _kernel(rt, function, dt, itype, window=None):
         index_t=itype,
         CH=FOLD_CHUNK,
         window=window,
+        dims=dims,
         fp64=dt.name == "float64",
     )
 
@@ -144,35 +146,32 @@ def window_put(rt, out: View, grad: View, indices: View, win: View) -> None:
 
 
 def _windows_launch(rt, function, buffers, per_window, indices, win):
-    """Launches ``function`` (cg_window_max or cg_window_put: a work-item per row of windows)
-    with ``buffers`` and the geometry of ``win``; ``per_window`` and ``indices`` hold one
-    element per window (N, C, *outs), contiguous."""
+    """Launches ``function`` (cg_window_max or cg_window_put: a work-item per window) with
+    ``buffers`` and the geometry of ``win``; ``per_window`` and ``indices`` hold one element
+    per window (N, C, *outs), contiguous."""
     nd = (win.ndim - 2) // 2
-    outs, kernel = win.shape[2 : 2 + nd], win.shape[2 + nd :]
-    o2 = outs[-1]
-    rows = per_window.numel() // o2 if o2 else 0
-    if rows == 0:
+    windows = per_window.numel()
+    if windows == 0:
         return
+    # the window positions (N, C, *outs) merged where win walks them as one run: a pooled
+    # contiguous image is (rows, O2), one split per window (each costs a multiply and a shift)
+    positions, [strides] = merge_dims(win.shape[: 2 + nd], [win.strides[: 2 + nd]])
+    kernel = win.shape[2 + nd :]
     lead = SPATIAL - nd
-    so = (0,) * lead + tuple(win.strides[2 : 2 + nd])
-    sk = (0,) * lead + tuple(win.strides[2 + nd :])
     itype = index_type(extent(win), extent(per_window), extent(indices))
     I = INDEX_NP[itype]
     window = (1,) * lead + tuple(kernel)
     unroll = math.prod(window) <= UNROLL_WINDOW  # a program per window size, walk unrolled
+    dims = len(positions)
     args = [
         *buffers,
         I(per_window.offset),
         I(indices.offset),
         I(win.offset),
-        I(win.shape[1]),
-        *map(I, (1,) * lead + tuple(outs)),
+        *[t(a) for t, a in zip(dims_types(I, 1, dims), dims_args(positions, [strides], dims))],
         *([] if unroll else map(I, window)),
-        I(win.strides[0]),
-        I(win.strides[1]),
-        *map(I, so),
-        *map(I, sk),
-        I(rows),
+        *map(I, (0,) * lead + tuple(win.strides[2 + nd :])),
+        I(windows),
     ]
-    kernel = _kernel(rt, function, win.dtype, itype, window if unroll else None)
-    _launch(rt, kernel, rows, args)
+    cl_kernel = _kernel(rt, function, win.dtype, itype, window if unroll else None, dims)
+    _launch(rt, cl_kernel, windows, args)
