@@ -159,12 +159,9 @@ __kernel void cg_conv_fold(
     const ${I} windows
 </%def>
 <%def name="window_start(base)">
+  // whole work-groups skip the item test (h.in_range): PoCL vectorizes the group's loop (5x)
+  if (!${h.in_range("windows", I)}) return;
   const ${I} item = get_global_id(0);
-  // Whole work-groups skip the bounds test (as the elementwise kernels): a branch the same for
-  // the whole group lets PoCL vectorize the group's loop without masks (5x here).
-  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= windows;
-  if (!(whole || get_global_id(0) < (size_t)windows)) return;  // (size_t: the padded range
-                                                               // may pass 2^31)
   ${I} rem = item, w = ${base};
 % for d in range(dims - 1):
   {  // c = rem % size, rem /= size: 32-bit indices divide by multiplying (launch.divisor)

@@ -80,10 +80,7 @@ I = index_t
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
   const ${I} _i = get_global_id(0);
-  // Whole work-groups skip the bounds test: a branch that is the same for the whole group
-  // lets PoCL vectorize the group's loop without masked stores.
-  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
-  if (whole || _i < n) {
+  if (${h.in_range("n", I)}) {  // (whole work-groups skip the item test: h.in_range)
 % endif
 </%def>
 

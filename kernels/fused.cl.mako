@@ -86,9 +86,7 @@ __kernel void ${name}(
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
   const ${I} _i = get_global_id(0);
-  // whole work-groups skip the bounds test, so PoCL vectorizes the group's loop
-  const bool whole = (${I})(get_group_id(0) + 1) * (${I})get_local_size(0) <= n;
-  if (whole || _i < n) {
+  if (${h.in_range("n", I)}) {  // (whole work-groups skip the item test: h.in_range)
 % endif
 % if layout == "flat":
   % for j in range(len(views)):

@@ -39,7 +39,7 @@ __kernel void cg_nll_terms(
     __global const ${st} *restrict x, const ${I} x_off,
     ${params()}, const ${I} n)
 {
-  if (get_global_id(0) >= n) return;
+  if (!${h.in_range("n", I)}) return;
   const ${I} e = get_global_id(0);
   const ${I} o = e / inner, i = e - o * inner;
   ${pick()}
@@ -87,7 +87,7 @@ __kernel void cg_nll_grad(
     __global const ${st} *restrict g, const ${I} g_off, const ${I} g_step,
     ${params()}, const ${I} numel)
 {
-  if (get_global_id(0) >= numel) return;
+  if (!${h.in_range("numel", I)}) return;
   const ${I} k = get_global_id(0);  // (o, j, i)
   const ${I} i = k % inner, oj = k / inner;
   const ${I} o = oj / C, j = oj - o * C;

@@ -37,7 +37,7 @@ __kernel void cg_optim_${kind}(
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
 % else:
   const ${I} _i = get_global_id(0);
-  if (_i < n) {
+  if (${h.in_range("n", I)}) {
 % endif
 % for name, st in buffers:
     const ${I} ${name}_i = ${name}_off + _i;

@@ -56,9 +56,7 @@ __kernel void cg_random(__global ${out_ct} *out, const ulong out_off, const uint
   for (ulong j = get_global_id(0); j < n; j += get_global_size(0)) {
 % else:
   const ulong j = get_global_id(0);
-  // whole work-groups skip the bounds test (as the elementwise kernels: PoCL vectorizes them)
-  const bool whole = (ulong)(get_group_id(0) + 1) * get_local_size(0) <= n;
-  if (whole || j < n) {
+  if (${h.in_range("n", "ulong")}) {  // (whole work-groups skip the item test: h.in_range)
 % endif
     const ulong i = out_off + j;
 % if kind == "normal":
