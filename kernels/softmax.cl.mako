@@ -47,32 +47,37 @@ reuse = not log and out_ct == ct
     barrier(CLK_LOCAL_MEM_FENCE);
 % endif
 </%def>
-<%def name="passes(loop, idx, grouped)">\
-## the three passes; loop: C text opening a loop over the row that declares j (the element)
-## and ok (whether this item has one this step); idx: j's offset in the row
-  // a NaN wins (b != b)
-  ${ct} m = -INFINITY;
-  ${loop}
+<%def name="over_row(loops)">\
+## caller's body for each element of the row, once per loop of ``loops`` (see passes)
+% for opening in loops:
+  ${opening}
     if (ok) {
-      const ${ct} v = ${h.load(in_ct, ct, "row", idx)};
-      m = (v > m || v != v) ? v : m;
+${caller.body()}
     }
     ${split()}
   }
+% endfor
+</%def>
+<%def name="passes(loops, idx, grouped)">\
+## the three passes; loops: C texts each opening a loop over the row that declares j (the
+## element) and ok (whether this item has one this step); idx: j's offset in the row
+  // a NaN wins (b != b)
+  ${ct} m = -INFINITY;
+  <%self:over_row loops="${loops}">
+      const ${ct} v = ${h.load(in_ct, ct, "row", idx)};
+      m = (v > m || v != v) ? v : m;
+  </%self:over_row>
 % if grouped:
   ${combine("m", "((b > a || b != b) ? b : a)")}
 % endif
   ${ct} s = 0;
-  ${loop}
-    if (ok) {
+  <%self:over_row loops="${loops}">
       const ${ct} e = cg_exp_${ct}(${h.load(in_ct, ct, "row", idx)} - m);
 % if reuse:
       orow[${idx}] = e;
 % endif
       s += e;
-    }
-    ${split()}
-  }
+  </%self:over_row>
 % if grouped:
   ${combine("s", "a + b")}
 % endif
@@ -82,8 +87,7 @@ reuse = not log and out_ct == ct
 % else:
   const ${ct} inv = (${ct})1 / s;
 % endif
-  ${loop}
-    if (ok) {
+  <%self:over_row loops="${loops}">
 % if log:
       ${h.store(out_ct, False, "orow", idx, "(" + h.load(in_ct, ct, "row", idx) + " - m) - log_s")};
 % elif reuse:
@@ -91,38 +95,30 @@ reuse = not log and out_ct == ct
 % else:
       ${h.store(out_ct, False, "orow", idx, f"cg_exp_{ct}({h.load(in_ct, ct, 'row', idx)} - m) * inv")};
 % endif
-    }
-    ${split()}
-  }
+  </%self:over_row>
 </%def>
-<%def name="grad_passes(loop, idx, grouped)">\
+<%def name="grad_passes(loops, idx, grouped)">\
 ## the gradient: s = the row's sum of g (log_softmax) or of g * y (softmax), then
 ## out = g - exp(y) * s, or y * (g - s)
   ${ct} s = 0;
-  ${loop}
-    if (ok) {
+  <%self:over_row loops="${loops}">
 % if log:
       s += ${h.load(in_ct, ct, "grow", idx)};
 % else:
       s += ${h.load(in_ct, ct, "grow", idx)} * ${h.load(in_ct, ct, "row", idx)};
 % endif
-    }
-    ${split()}
-  }
+  </%self:over_row>
 % if grouped:
   ${combine("s", "a + b")}
 % endif
-  ${loop}
-    if (ok) {
+  <%self:over_row loops="${loops}">
       const ${ct} gv = ${h.load(in_ct, ct, "grow", idx)}, yv = ${h.load(in_ct, ct, "row", idx)};
 % if log:
       ${h.store(out_ct, False, "orow", idx, f"gv - cg_exp_{ct}(yv) * s")};
 % else:
       ${h.store(out_ct, False, "orow", idx, "yv * (gv - s)")};
 % endif
-    }
-    ${split()}
-  }
+  </%self:over_row>
 </%def>
 <%
 fn = f"cg_softmax_backward_{name}" if backward else f"cg_softmax_{name}"
@@ -151,7 +147,12 @@ void ${fn}_group(${params()})
   const int lid = get_local_id(0);
   const ${I} base = (${I})get_group_id(0) * n;
   ${rows_from("base")}
-  ${body(f"for ({I} c = 0; c < n; c += {ls}) {{ const {I} j = c + lid; const bool ok = j < n;", "j", True)}
+  // the whole steps (every item has an element: no test, so PoCL vectorizes them), then the
+  // row's last, partial step (at most one); a test per item on every step left them scalar
+  ${body([
+      f"for ({I} c = 0; c + {ls} <= n; c += {ls}) {{ const {I} j = c + lid; const bool ok = true;",
+      f"for ({I} c = n / {ls} * {ls}; c < n; c += {ls}) {{ const {I} j = c + lid; const bool ok = j < n;",
+  ], "j", True)}
 }
 
 __kernel __attribute__((reqd_work_group_size(${ls}, 1, 1)))
@@ -163,5 +164,5 @@ void ${fn}_item(${params()})
   const ${I} q = (active ? r : 0) / inner;
   const ${I} base = q * n * inner + ((active ? r : 0) - q * inner);
   ${rows_from("base")}
-  ${body(f"for ({I} j = 0; j < n; ++j) {{ const bool ok = active;", "j * inner", False)}
+  ${body([f"for ({I} j = 0; j < n; ++j) {{ const bool ok = active;"], "j * inner", False)}
 }
