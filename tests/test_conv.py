@@ -110,3 +110,21 @@ def test_matches_torch_at_bench_size():
             clgrad.tensor(x, device=device), clgrad.tensor(w, device=device), padding=1
         )
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        dict(kernel_size=2),  # windows that tile the image: window_put's gradient
+        dict(kernel_size=3, stride=2, padding=1),  # overlapping windows
+        dict(kernel_size=(9, 8)),  # a window too big to unroll: loops over its sizes
+    ],
+)
+def test_max_pool_long_index(pool, monkeypatch):
+    """The pooling kernels split a window's index with 64-bit arithmetic where an offset may
+    pass 2^31 (as % and /, not a multiply and a shift): forced on small images, on contiguous,
+    transposed and stepped inputs."""
+    from clgrad.backend.opencl import conv
+
+    monkeypatch.setattr(conv, "index_type", lambda *extents: "long")
+    compare(fn("max_pool2d")(**pool), (2, 3, 19, 20))
