@@ -1182,21 +1182,38 @@ def test_norms_are_one_node(device, kind):
             assert_close(mine, ref.numpy(), rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize(
-    "kind, shape, affine",
-    [
-        ("layer", (3, 700), "both"),  # a row longer than a work-group
-        ("layer", (2, 3, 4, 5), "none"),  # two normalized dims, no weight
-        ("layer", (5, 8), "weight"),
-        ("batch", (16, 3, 5, 6), "both"),  # a channel over more elements than a work-group
-        ("batch", (4, 2), "bias"),  # no spatial dims, a bias without a weight
-        ("batch", (2, 5, 3, 3, 2), "weight"),
-    ],
-)
+NORM_CASES = [
+    ("layer", (3, 700), "both"),  # a row longer than a work-group
+    ("layer", (2, 3, 4, 5), "none"),  # two normalized dims, no weight
+    ("layer", (5, 8), "weight"),
+    ("batch", (16, 3, 5, 6), "both"),  # a channel over more elements than a work-group
+    ("batch", (4, 2), "bias"),  # no spatial dims, a bias without a weight
+    ("batch", (2, 5, 3, 3, 2), "weight"),
+    ("batch", (3, 2, 4, 4), "both"),  # runs of whole vectors only (the item kernels)
+]
+
+
+@pytest.mark.parametrize("kind, shape, affine", NORM_CASES)
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_norm_kernels_against_torch(device, kind, shape, affine, dtype):
     """layer_norm and batch_norm's kernels (forward and first gradients) against torch in
     every layout and affine combination; float16 in, float16 out."""
+    _norm_against_torch(device, kind, shape, affine, dtype)
+
+
+@pytest.mark.parametrize("item", [False, True])
+@pytest.mark.parametrize("kind, shape, affine", NORM_CASES)
+def test_norm_kernel_forms(cl_device, kind, shape, affine, item, monkeypatch):
+    """Both forms of the norm kernels on any OpenCL device: a work-group per normalized
+    group (GPUs) and a work-item per group walking its runs in vectors (CPU devices)."""
+    from clgrad.backend.opencl import norm
+
+    monkeypatch.setattr(norm, "ITEM", item)
+    _norm_against_torch(cl_device, kind, shape, affine, "float32")
+
+
+def _norm_against_torch(device, kind, shape, affine, dtype):
+    """layer_norm or batch_norm on ``device`` against torch: output, running stats, grads."""
     if not supports(device, getattr(clgrad, dtype)):
         pytest.skip(f"no {dtype}")
     feat = shape[-2:] if kind == "layer" and len(shape) == 4 else (shape[-1],)

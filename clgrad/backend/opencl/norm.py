@@ -1,8 +1,8 @@
 """layer_norm and batch_norm as a kernel each way (kernels/norm.cl.mako): a work-group per
-normalized group computes its statistics and writes the output, or the gradient, while the
-group sits in cache, instead of ~20 small kernels for the means, the deviations and the
-affine map (and their gradients). One program per dtype: the weight's and bias's presence and
-layout are arguments."""
+normalized group on GPUs, a work-item per group walking it in vectors on CPU devices, computes
+its statistics and writes the output, or the gradient, while the group sits in cache, instead
+of ~20 small kernels for the means, the deviations and the affine map (and their gradients).
+One program per dtype: the weight's and bias's presence and layout are arguments."""
 
 from __future__ import annotations
 
@@ -13,11 +13,21 @@ from .launch import INDEX_NP, SCALAR_NP, extent, group_kernel, index_type
 
 # None: a barrier closes each step of a loop over a group on CPU devices only (as softmax's)
 SPLIT = None
+# None: CPU devices take a work-item per group (the _item kernels), GPUs a work-group; True or
+# False forces it (the tests run the work-group kernels on PoCL)
+ITEM = None
 
 
-def _kernel(rt, function, x: View, acc, itype):
+def _launch(rt, function, x: View, acc, itype, groups, args):
+    """``function`` (or its _item variant) over ``groups`` normalized groups."""
     split = not rt.is_gpu if SPLIT is None else SPLIT
-    return group_kernel(rt, "norm.cl.mako", function, x, acc, itype, split=split)
+    item = not rt.is_gpu if ITEM is None else ITEM
+    name = function + "_item" if item else function
+    k = group_kernel(rt, "norm.cl.mako", name, x, acc, itype, split=split)
+    if item:  # one group a work-group, so that the device's cores share them out
+        rt.launch(k, (groups,), (1,), args)
+    else:
+        rt.launch(k, (groups * rt.local_size,), (rt.local_size,), args)
 
 
 def _vectors(I, x: View, *views) -> list:
@@ -39,12 +49,11 @@ def norm(rt, y: View, stats, x: View, weight, bias, per, eps, acc) -> None:
     a, c, b = x.shape
     itype = index_type(extent(x), extent(y), *map(extent, stats), a * b + rt.local_size)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_norm_forward", x, acc, itype)
     args = [x.buffer, I(x.offset), y.buffer, I(y.offset), *_vectors(I, x, weight, bias)]
     args += [arg for v in stats for arg in (v.buffer, I(v.offset))]
     args += _sizes(I, x, weight, bias, per)
     args.append(SCALAR_NP[acc.compute_ctype](eps))
-    rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
+    _launch(rt, "cg_norm_forward", x, acc, itype, c, args)
 
 
 def norm_backward(rt, dx: View, dw, db, x: View, g: View, weight, mean, rstd, per, acc) -> None:
@@ -53,10 +62,9 @@ def norm_backward(rt, dx: View, dw, db, x: View, g: View, weight, mean, rstd, pe
     views = (x, g, dx, mean, rstd)
     itype = index_type(*map(extent, views), a * b + rt.local_size)
     I = INDEX_NP[itype]
-    k = _kernel(rt, "cg_norm_backward", x, acc, itype)
     args = [x.buffer, I(x.offset), g.buffer, I(g.offset), dx.buffer, I(dx.offset)]
     args += _vectors(I, x, weight, dw, db)
     args += [mean.buffer, I(mean.offset), rstd.buffer, I(rstd.offset)]
     # has_b: whether db is written (only per group)
     args += _sizes(I, x, weight, db, per)
-    rt.launch(k, (c * rt.local_size,), (rt.local_size,), args)
+    _launch(rt, "cg_norm_backward", x, acc, itype, c, args)
