@@ -16,8 +16,9 @@
 ##
 ## Params: st (storage C type; unfold moves half and bool as their raw bits), ct (the type fold
 ## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
-## elements of one row a work-item sums in private memory), fp64. Sizes, strides and the
-## geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
+## elements of one row a work-item sums in private memory), window (pooling: the window's
+## sizes where its walk unrolls, or None), dims (pooling: the windows' merged position dims),
+## fp64. Sizes, strides and the geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
 ## the compiler may vectorize the row loops without an overlap check.
 <%
 I = index_t
