@@ -18,8 +18,8 @@
 ## sums in), index_t (int where every offset fits in 31 bits, else long), CH (fold: the output
 ## elements of one row a work-item sums in private memory), window (pooling: the window's
 ## sizes where its walk unrolls, or None), dims (pooling: the windows' merged position dims),
-## fp64. Sizes, strides and the geometry are kernel arguments. Pointers are restrict: the output is always a new buffer, so
-## the compiler may vectorize the row loops without an overlap check.
+## fp64. Sizes, strides and the geometry are kernel arguments. Pointers are restrict: the output
+## is always a new buffer, so the compiler may vectorize the row loops without an overlap check.
 <%
 I = index_t
 raw = "ushort" if st == "half" else st
@@ -39,15 +39,16 @@ __kernel void cg_conv_unfold(
     const ${I} s0, const ${I} s1, const ${I} s2,
     const ${I} d0, const ${I} d1, const ${I} d2,
     const ${I} p0, const ${I} p1, const ${I} p2,
-    const ${I} span1, const ${I} items)
+    const ${I} block, const ${I} span1, const ${I} items)
 {
   if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} item = get_global_id(0);
   const ${I} Q1 = (O1 + span1 - 1) / span1;  // work-items per (n, c, k0, k1, k2, o0)
   ${I} r = item;
   const ${I} q1 = r % Q1; r /= Q1;
-  const ${I} plane = r;  // the row index without o1
   const ${I} o0 = r % O0; r /= O0;
+  // out's (n, c, k0, k1, k2) blocks of O0 * O1 * O2 elements lie ``block`` apart
+  __global ${raw} *const out_block = out + out_off + r * block + o0 * O1 * O2;
   const ${I} k2 = r % K2; r /= K2;
   const ${I} k1 = r % K1; r /= K1;
   const ${I} k0 = r % K0; r /= K0;
@@ -67,7 +68,7 @@ __kernel void cg_conv_unfold(
     const ${I} i1 = o1 * s1 - p1 + k1 * d1;
     const bool inside = i1 >= 0 && i1 < W1;
     const ${I} hi = inside ? hi2 : 0, lo = inside ? lo2 : 0;
-    __global ${raw} *dst = out + out_off + (plane * O1 + o1) * O2;
+    __global ${raw} *dst = out_block + o1 * O2;
     for (${I} o = 0; o < lo; ++o) dst[o] = 0;
     if (lo < hi) {
       __global const ${raw} *src =

@@ -230,6 +230,7 @@ __kernel void cg_matmul_direct(
     __global const ${acc} *bp, const ${I} bp_zstride,
 % else:
     __global const ${acc} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sk,
+    const ${I} Nb,  // the elements of each row of b that may be read (N, or its row stride)
 % endif
     const ${I} M, const ${I} N, const ${I} K, const ${I} mq, const ${I} np_, const ${I} items)
 {
@@ -263,7 +264,9 @@ __kernel void cg_matmul_direct(
   ${kloop(lambda v: f"pb[{v}]", f"pb += {NV};")}
 % else:
   __global const ${acc} *br = b + b_off + z * b_sz + n0;  // row k of the block's columns
-  if (n0 + ${NR} <= N) {
+  // whole vectors where the block's columns may all be read: a row's last block too, where
+  // the rows have room after them (a padded column matrix; the columns past N never stored)
+  if (n0 + ${NR} <= Nb) {
     ${kloop(lambda v: f"*(__global const {VTU} *)(br + {v * VW})", "br += b_sk;")}
   } else {
     // The last, partial block: columns past N re-read column N - 1 (never stored).

@@ -50,7 +50,8 @@ def upload(device, view: np.ndarray, flat: np.ndarray, dt) -> View:
 
 def make_operand(rng, shape, np_t, layout, pad):
     """A (Z, R, C) array in ``layout`` ("c", "t": last two dims transposed, "bcast": batch
-    stride 0, "bcast_t": both, "strided": every other column), ``pad`` elements into its flat
+    stride 0, "bcast_t": both, "strided": every other column, "room", "room_tight": rows with
+    room after them), ``pad`` elements into its flat
     storage."""
     Z, R, C = shape
     integer = np.issubdtype(np_t, np.integer)
@@ -73,6 +74,17 @@ def make_operand(rng, shape, np_t, layout, pad):
     if layout == "strided":
         flat = vals(pad + Z * R * C * 2).astype(np_t)
         return flat, flat[pad:].reshape(Z, R, 2 * C)[:, :, ::2]
+    if layout in ("room", "room_tight"):
+        # rows with room after them, as a padded column matrix has: the room after the last
+        # row is in the buffer ("room": the direct kernel may read it), or not ("room_tight")
+        width = C + ROOM
+        size = Z * R * width - (ROOM if layout == "room_tight" else 0)
+        flat = vals(pad + size).astype(np_t)
+        item = flat.itemsize
+        rows = np.lib.stride_tricks.as_strided(
+            flat[pad:], (Z, R, C), (R * width * item, width * item, item), writeable=False
+        )
+        return flat, rows
     raise ValueError(layout)
 
 
@@ -127,6 +139,7 @@ LAYOUTS = [
     ("strided", "strided"),
 ]
 PATHS = [None, "general", "packed", "direct", "tiled"]
+ROOM = 11  # elements of room after each row of the "room" layouts
 
 
 @pytest.fixture
@@ -194,6 +207,16 @@ def test_long_index(cldev, path, monkeypatch):
     monkeypatch.setattr(mm, "index_type", lambda *extents: "long")
     check(cldev, 2, 19, 37, 23, dtypes.float32, "t", "bcast", pad=4, path=path)
     check(cldev, 2, 19, 37, 23, dtypes.int64, "c", "t", pad=4, path=path)
+
+
+@pytest.mark.parametrize("b_layout", ["room", "room_tight"])
+@pytest.mark.parametrize("path", PATHS)
+def test_rows_with_room(cldev, path, b_layout):
+    """A right operand whose rows have room after them (a padded column matrix): the direct
+    kernel reads a row's last block as whole vectors where the room is in the buffer, column
+    by column where the last row's is not; columns past N are never stored."""
+    for Z, M, N, K in ((2, 17, 37, 23), (3, 5, 130, 9), (1, 30, 16, 4)):
+        check(cldev, Z, M, N, K, dtypes.float32, "c", b_layout, path=path)
 
 
 def test_tiled_batches_past_the_grid(cldev, monkeypatch):

@@ -270,9 +270,16 @@ class Backend:
         """Waits until every queued kernel is done."""
         raise NotImplementedError
 
+    def matmul_row_align(self, dtype) -> int:
+        """How many elements the rows of a matmul's right operand of ``dtype`` are best
+        padded to (the column matrix of a convolution is made so): 1, no padding."""
+        return 1
+
     def unfold(self, out: View, x: View, stride, dilation, padding) -> None:
-        """Convolution's column matrix (im2col): ``out`` (N, C, *kernel, *outs), contiguous,
-        holds the windows of ``x`` (N, C, *spatial; 1 to 3 spatial dims, any strides):
+        """Convolution's column matrix (im2col): ``out`` (N, C, *kernel, *outs), contiguous
+        but for the stride of its last kernel dim, which may leave room after each block of
+        outs (``matmul_row_align``), holds the windows of ``x`` (N, C, *spatial; 1 to 3
+        spatial dims, any strides):
         ``out[n, c, k, o] = x[n, c, o * stride - padding + k * dilation]`` per spatial dim, 0
         where that falls outside x (``padding`` zeros before each dim; after it, as many as
         the windows reach)."""

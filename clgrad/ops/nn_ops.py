@@ -193,23 +193,38 @@ class Fold(Function):
 
 # ---- convolution's column matrix -------------------------------------------------------------
 class Im2Col(Function):
-    """The windows of a (N, C, *spatial) tensor copied into a new contiguous
-    (N, C, *kernel, *outs) tensor by the device's unfold kernel: ``outs`` window positions
-    per spatial dim at ``stride`` and ``dilation``, after ``lo`` zeros before each dim (the
-    zeros after it are implied by ``outs``)."""
+    """The windows of a (N, C, *spatial) tensor copied into a new (N, C, *kernel, *outs)
+    tensor by the device's unfold kernel: ``outs`` window positions per spatial dim at
+    ``stride`` and ``dilation``, after ``lo`` zeros before each dim (the zeros after it are
+    implied by ``outs``). Contiguous, but for ``align`` > 1: each (n, c, *kernel) block of
+    outs then starts a multiple of ``align`` elements after the one before (room the
+    device's matmul reads its rows faster with: ``Backend.matmul_row_align``)."""
 
     node_name = "Im2ColBackward0"
 
     @staticmethod
-    def forward(ctx, x, kernel, outs, stride, dilation, lo):
+    def forward(ctx, x, kernel, outs, stride, dilation, lo, align=1):
         ctx.geometry = (tuple(x._shape[2:]), stride, dilation, lo)
-        out = Tensor._empty(tuple(x._shape[:2]) + tuple(kernel) + tuple(outs), x.dtype, x.device)
+        shape = tuple(x._shape[:2]) + tuple(kernel) + tuple(outs)
+        block = math.prod(outs)
+        room = -(-block // align) * align
+        if room == block:
+            out = Tensor._empty(shape, x.dtype, x.device)
+        else:
+            blocks = math.prod(shape[: 2 + len(kernel)])
+            whole = Tensor._empty((blocks * room,), x.dtype, x.device)
+            strides = [1] * len(shape)
+            for d in range(len(shape) - 2, -1, -1):
+                strides[d] = strides[d + 1] * shape[d + 1]
+                if d == 1 + len(kernel):  # the last kernel dim: blocks of outs, room apart
+                    strides[d] = room
+            out = whole._view(shape, strides, 0)
         x.device.backend.unfold(out._record(), x._record(), stride, dilation, lo)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return Col2Im.apply(g, *ctx.geometry), None, None, None, None, None
+        return Col2Im.apply(g, *ctx.geometry), None, None, None, None, None, None
 
 
 class Col2Im(Function):
@@ -250,7 +265,10 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, outs, stride, dilation, lo, groups):
         kernel = tuple(weight._shape[2:])
-        cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo)  # (N, C, *kernel, *outs)
+        # (N, C, *kernel, *outs): the product's right operand, its rows padded where the
+        # device reads them faster so
+        align = x.device.backend.matmul_row_align(x.dtype)
+        cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo, align)
         w, c = _conv_operands(weight, cols, groups)
         out = matmul(w, c).reshape((x._shape[0], weight._shape[0]) + tuple(outs))
         if bias is not None:
@@ -265,7 +283,8 @@ class Convolution(Function):
         kernel, outs, stride, dilation, lo, groups = ctx.geometry
         needs = ctx.needs_input_grad
         if is_grad_enabled() and x.requires_grad:
-            cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo)
+            align = x.device.backend.matmul_row_align(x.dtype)
+            cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo, align)
         w, c = _conv_operands(weight, cols, groups)
         g3 = g.reshape(c._shape[:-2] + (w._shape[-2], c._shape[-1]))  # (N, [G,] O, L)
         gx = gw = gb = None

@@ -363,6 +363,12 @@ class OpenCLBackend(Backend):
 
         optim_family.optimizer_step(self.rt, kind, flags, views, scalars)
 
+    def matmul_row_align(self, dtype) -> int:
+        # CPU devices: the micro-kernel reads B's rows in place as NR-wide vectors (direct),
+        # at full speed only where every row starts on a vector boundary and its last block is
+        # readable whole (196-float rows: 4.7 ms against 2.8 ms with room to 208)
+        return matmul_family.row_align(self.rt, dtype)
+
     def unfold(self, out, x, stride, dilation, padding):
         conv_family.unfold(self.rt, out, x, stride, dilation, padding)
 

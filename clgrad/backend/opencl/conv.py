@@ -70,9 +70,10 @@ def _launch(rt, kernel, items, args):
 
 
 def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
-    """out (N, C, *kernel, *outs), contiguous = the windows of x (N, C, *spatial, any strides)
-    at ``stride`` and ``dilation`` after ``padding`` zeros before each spatial dim (and as
-    many after as the windows reach)."""
+    """out (N, C, *kernel, *outs) = the windows of x (N, C, *spatial, any strides) at
+    ``stride`` and ``dilation`` after ``padding`` zeros before each spatial dim (and as many
+    after as the windows reach); out is contiguous but for its (n, c, *kernel) blocks of outs,
+    which may lie further apart (a padded column matrix: ``Backend.matmul_row_align``)."""
     nd = x.ndim - 2
     n, c = x.shape[:2]
     kernel, outs = out.shape[2 : 2 + nd], out.shape[2 + nd :]
@@ -97,6 +98,7 @@ def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
         *map(I, xs),
         I(c),
         *map(I, _geometry(x.shape[2:], kernel, outs, stride, dilation, padding)),
+        I(out.strides[1 + nd]),  # the stride of the last kernel dim: one block of outs
         I(span1),
         I(items),
     ]

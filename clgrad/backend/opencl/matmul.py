@@ -64,8 +64,9 @@ def matmul(rt, out: View, a: View, b: View, acc, *, path: str | None = None) -> 
     ("general", "packed", "direct" or "tiled"), for tests and benchmarks; by default the
     device and the shapes decide.
     """
-    # [1:5]: offset, shape, strides, dtype; the tunables after them are switched by tests
-    key = ("matmul", out[1:5], a[1:5], b[1:5], acc, path)
+    # [1:5]: offset, shape, strides, dtype (and b's storage size: direct may read the room
+    # after its rows); the tunables after them are switched by tests
+    key = ("matmul", out[1:5], a[1:5], b[1:6], acc, path)  # b[5]: its storage's size
     key += (PACKED_SCRATCH_BYTES, MAX_GRID_Z, index_type)
     plans.run(rt, key, (out.buffer, a.buffer, b.buffer), _plan, out, a, b, acc, path)
 
@@ -101,6 +102,24 @@ def packed_tile(rt, ct) -> tuple:
     """The micro-kernel's tile for sums of C type ``ct`` on ``rt``'s device (PACKED_TILE)."""
     wide = PACKED_TILE_WIDE[ct]
     return wide if rt.vector_width.get(ct, 0) >= wide[2] else PACKED_TILE[ct]
+
+
+def row_align(rt, dtype) -> int:
+    """The row length a direct product's B is best padded to on ``rt``'s device (NR, where
+    the micro-kernel serves ``dtype``; 1 elsewhere). See ``Backend.matmul_row_align``."""
+    if rt.is_gpu or dtype.ctype not in PACKED_TILE:
+        return 1
+    return packed_tile(rt, dtype.ctype)[1]
+
+
+def _readable_width(b, Z, K, N) -> int:
+    """How many elements of each row of B (Z, K, N; row-major) may be read: its row stride
+    where every row's room up to it lies in B's storage (a padded column matrix), else N."""
+    bz, bk = b.strides[0], b.strides[1]
+    last_row = b.offset + (Z - 1) * bz + (K - 1) * bk
+    if bk > N and bz >= 0 and last_row + bk <= b.nbytes // b.dtype.itemsize:
+        return bk
+    return N
 
 
 def _choose(rt, b, acc, Z, M, N, K) -> str:
@@ -234,6 +253,7 @@ def _micro(rec, out, a, b, acc, Z, M, N, K, direct):
         zc = min(chunk, Z - z0)
         if direct:
             b_args = _operand_args(I, b, z0)[:-1]  # no column stride: it is 1
+            b_args.append(I(_readable_width(b, Z, K, N)))
         else:
             if z0 == 0 or not b_shared:
                 kq = -(-K // KB)
