@@ -166,15 +166,9 @@ __kernel void cg_conv_fold(
   const ${I} item = get_global_id(0);
   ${I} rem = item, w = ${base};
 % for d in range(dims - 1):
-  {  // c = rem % size, rem /= size: 32-bit indices divide by multiplying (launch.divisor)
-  % if I == "int":
-    const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
-    w += (rem - q * size${d}) * stride${d};
-    rem = q;
-  % else:
-    w += rem % size${d} * stride${d};
-    rem /= size${d};
-  % endif
+  {
+    ${h.split(I, d)}
+    w += c * stride${d};
   }
 % endfor
   w += rem * stride${dims - 1};

@@ -42,22 +42,11 @@ I = index_t
 % endif
     const ${I} n
 </%def>
-<%def name="split(d)">
-## c = rem % size<d>, rem /= size<d>: 32-bit indices divide by multiplying (launch.divisor)
-% if I == "int":
-      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
-      const int c = rem - q * size${d};
-      rem = q;
-% else:
-      const ${I} c = rem % size${d};
-      rem /= size${d};
-% endif
-</%def>
 <%def name="outer_dims(first)">
 ## dims past the merged ones arrive as size 1 (the launch pads them): no test needed
   % for d in range(first, maxd):
     {
-      ${split(d)}
+      ${h.split(I, d)}
       o += c * ostride${d};
     % for k in tensors:
       i${k} += c * stride${k}_${d};

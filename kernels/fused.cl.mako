@@ -23,18 +23,10 @@
 #pragma OPENCL FP_CONTRACT OFF
 <% I = index_t %>
 <%def name="outer_dims(first)">
-## dims past the merged ones arrive as size 1: no test; 32-bit indices divide by multiplying
-## (launch.divisor)
+## dims past the merged ones arrive as size 1: no test (h.split divides)
   % for d in range(first, maxd):
     {
-    % if I == "int":
-      const int q = (int)(((ulong)(uint)rem * (ulong)magic${d}) >> shift${d});
-      const int c = rem - q * size${d};
-      rem = q;
-    % else:
-      const ${I} c = rem % size${d};
-      rem /= size${d};
-    % endif
+      ${h.split(I, d)}
     % for j in range(len(views)):
       i${j} += c * stride${j}_${d};
     % endfor

@@ -26,7 +26,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY, FILL
-from ..tensor import Tensor
+from ..tensor import Tensor, contiguous_strides
 from .core import launch, sum_to
 from .creation import arange
 from .elementwise import add
@@ -205,19 +205,15 @@ class Im2Col(Function):
     @staticmethod
     def forward(ctx, x, kernel, outs, stride, dilation, lo, align=1):
         ctx.geometry = (tuple(x._shape[2:]), stride, dilation, lo)
-        shape = tuple(x._shape[:2]) + tuple(kernel) + tuple(outs)
+        lead = tuple(x._shape[:2]) + tuple(kernel)  # the (n, c, *kernel) blocks of outs
+        shape = lead + tuple(outs)
         block = math.prod(outs)
         room = -(-block // align) * align
         if room == block:
             out = Tensor._empty(shape, x.dtype, x.device)
-        else:
-            blocks = math.prod(shape[: 2 + len(kernel)])
-            whole = Tensor._empty((blocks * room,), x.dtype, x.device)
-            strides = [1] * len(shape)
-            for d in range(len(shape) - 2, -1, -1):
-                strides[d] = strides[d + 1] * shape[d + 1]
-                if d == 1 + len(kernel):  # the last kernel dim: blocks of outs, room apart
-                    strides[d] = room
+        else:  # the blocks room apart, each contiguous
+            whole = Tensor._empty((math.prod(lead) * room,), x.dtype, x.device)
+            strides = tuple(s * room for s in contiguous_strides(lead)) + contiguous_strides(outs)
             out = whole._view(shape, strides, 0)
         x.device.backend.unfold(out._record(), x._record(), stride, dilation, lo)
         return out
@@ -267,24 +263,24 @@ class Convolution(Function):
         kernel = tuple(weight._shape[2:])
         # (N, C, *kernel, *outs): the product's right operand, its rows padded where the
         # device reads them faster so
-        align = x.device.backend.matmul_row_align(x.dtype)
-        cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo, align)
+        unfold = (kernel, outs, stride, dilation, lo, x.device.backend.matmul_row_align(x.dtype))
+        cols = Im2Col.apply(x, *unfold)
         w, c = _conv_operands(weight, cols, groups)
         out = matmul(w, c).reshape((x._shape[0], weight._shape[0]) + tuple(outs))
         if bias is not None:
             add.op.run(out, bias.reshape((1, -1) + (1,) * len(outs)), out=out)
         ctx.save_for_backward(x, weight, cols)
-        ctx.geometry = (kernel, outs, stride, dilation, lo, groups)
+        ctx.unfold, ctx.groups = unfold, groups
         return out
 
     @staticmethod
     def backward(ctx, g):
         x, weight, cols = ctx.saved_tensors
-        kernel, outs, stride, dilation, lo, groups = ctx.geometry
+        _, _, stride, dilation, lo, _ = ctx.unfold
+        groups = ctx.groups
         needs = ctx.needs_input_grad
         if is_grad_enabled() and x.requires_grad:
-            align = x.device.backend.matmul_row_align(x.dtype)
-            cols = Im2Col.apply(x, kernel, outs, stride, dilation, lo, align)
+            cols = Im2Col.apply(x, *ctx.unfold)
         w, c = _conv_operands(weight, cols, groups)
         g3 = g.reshape(c._shape[:-2] + (w._shape[-2], c._shape[-1]))  # (N, [G,] O, L)
         gx = gw = gb = None

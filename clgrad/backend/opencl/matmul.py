@@ -249,11 +249,12 @@ def _micro(rec, out, a, b, acc, Z, M, N, K, direct):
         prep_a = _kernel(rec.rt, name, dict(params, variant="packed"))
         ap = _scratch(rec, acc, a_elems)
         a_zs = 0 if a_shared else a_size
+    if direct:
+        readable = I(_readable_width(b, Z, K, N))
     for z0 in range(0, Z, chunk):
         zc = min(chunk, Z - z0)
         if direct:
-            b_args = _operand_args(I, b, z0)[:-1]  # no column stride: it is 1
-            b_args.append(I(_readable_width(b, Z, K, N)))
+            b_args = [*_operand_args(I, b, z0)[:-1], readable]  # no column stride: it is 1
         else:
             if z0 == 0 or not b_shared:
                 kq = -(-K // KB)

@@ -100,6 +100,22 @@ def in_range(n: str, index_t: str) -> str:
     return f"({whole} || get_global_id(0) < (size_t)({n}))"
 
 
+def split(index_t: str, d) -> str:
+    """C statements that set ``c`` = ``rem % size<d>`` and ``rem /= size<d>``, the launch's
+    arguments ``size<d>``, ``magic<d>``, ``shift<d>`` (``launch.divisor``): a 32-bit index
+    divides by a multiply and a shift (a division would run scalar, twenty cycles or more).
+
+    >>> print(split("long", 0))
+    const long c = rem % size0; rem /= size0;
+    """
+    if index_t == "int":
+        return (
+            f"const int q{d} = (int)(((ulong)(uint)rem * (ulong)magic{d}) >> shift{d}); "
+            f"const int c = rem - q{d} * size{d}; rem = q{d};"
+        )
+    return f"const {index_t} c = rem % size{d}; rem /= size{d};"
+
+
 def load(st: str, ct: str, ptr: str, idx: str) -> str:
     """Element ``idx`` of ``ptr`` (storage type ``st``) converted to ``ct``."""
     if st == "half":
