@@ -72,6 +72,43 @@ def test_broadcast_shapes_values(device, shapes):
     assert_close(x - y, a - b)
 
 
+@pytest.mark.parametrize(
+    "shapes", [((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), ()), ((4, 1, 3), (2, 1)), ((0, 3), (3,))]
+)
+def test_in_place_broadcast(device, shapes):
+    """An in-place op with an operand that broadcasts to the written tensor (a bias added into
+    a product), its Python-number-first form and the writes PyTorch refuses, against torch."""
+    import torch
+
+    rng = np.random.default_rng(2)
+    a, b = sample(shapes[0], "float32", rng), sample(shapes[1], "float32", rng)
+    x, y = clgrad.tensor(a, device=device), clgrad.tensor(b, device=device)
+    tx, ty = torch.tensor(a), torch.tensor(b)
+    if tuple(torch.broadcast_shapes(tx.shape, ty.shape)) != tx.shape:
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            x.add_(y)
+        with pytest.raises(RuntimeError):
+            tx.add_(ty)
+        assert_close(x, a)  # unchanged
+        return
+    x.add_(y).mul_(2.0)
+    tx.add_(ty).mul_(2.0)
+    assert_close(x, tx.numpy())
+    assert_close(0.5 * x + y, (0.5 * tx + ty).numpy())
+    if a.size and a.ndim == 2:
+        # part of the written memory as an operand: PyTorch's error, and nothing written
+        before = x.cpu().numpy().copy()
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            x.sub_(x[0])
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            tx.sub_(tx[0])
+        assert_close(x, before)
+        # another row of the same storage shares no element: read as it is
+        x[0].add_(x[1])
+        tx[0].add_(tx[1])
+        assert_close(x, tx.numpy())
+
+
 def test_broadcast_mismatch_names_shapes(device):
     x, y = clgrad.ones(2, 3, device=device), clgrad.ones(4, device=device)
     with pytest.raises(RuntimeError, match=r"\[2, 3\].*\[4\]"):

@@ -254,7 +254,13 @@ def test_inplace_ops(device):
 
 
 def test_inplace_with_overlap(device):
+    """An operand over the written elements in another layout: PyTorch's RuntimeError (its
+    assert_no_partial_overlap), x unchanged; the clone it asks for gives a + a.T."""
     a = arr(3, 3)
     x = clgrad.tensor(a, device=device)
-    x.add_(x.T)
+    for write in (lambda: x.add_(x.T), lambda: x.copy_(x.T), lambda: clgrad.add(x, x.T, out=x)):
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            write()
+        assert_close(x, a)
+    x.add_(x.T.clone())
     assert_close(x, a + a.T)

@@ -206,12 +206,16 @@ _BROADCASTS: dict[tuple, tuple] = {}
 
 
 def _launch_fast(kernel, operands, out_dtype, compute, out):
-    """``launch`` in the common case, kept short: tensors on one device (of ``out``'s shape,
-    where given; else of shapes that broadcast: a bias, a 0-d weight) and Python numbers;
+    """``launch`` in the common case, kept short: tensors on one device, of shapes that
+    broadcast (a bias, a 0-d weight) to ``out``'s shape where it is given, and Python numbers;
     None for any other case (``launch`` takes it, and raises what it raises)."""
-    first = operands[0] if out is None and operands else out
-    if not isinstance(first, Tensor):
-        return None
+    first = out
+    if first is None:
+        for first in operands:  # the first tensor: ``lr * w.grad`` has a number first
+            if isinstance(first, Tensor):
+                break
+        else:
+            return None
     shape, device = first._shape, first._storage.device
     storage = None if out is None else out._storage
     broadcast = False
@@ -220,8 +224,6 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
             if x._storage.device is not device:
                 return None
             if x._shape != shape:
-                if out is not None:
-                    return None
                 broadcast = True
             if x._storage is storage and x is not out:  # may need a copy first (_unalias)
                 return None
@@ -229,12 +231,15 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
             return None
     if broadcast:
         shapes = tuple([x._shape for x in operands if isinstance(x, Tensor)])
-        shape = _BROADCASTS.get(shapes)
-        if shape is None:
-            shape = broadcast_shapes(*shapes)  # raises for shapes that don't broadcast
+        full = _BROADCASTS.get(shapes)
+        if full is None:
+            full = broadcast_shapes(*shapes)  # raises for shapes that don't broadcast
             if len(_BROADCASTS) >= 1024:  # shapes that keep changing: start over
                 _BROADCASTS.clear()
-            _BROADCASTS[shapes] = shape
+            _BROADCASTS[shapes] = full
+        if out is not None and full != shape:  # launch's _check_writable raises
+            return None
+        shape = full
     if out is not None and 0 in out._stride:  # may overlap itself (_check_writable)
         return None
     if compute is None:
@@ -284,16 +289,56 @@ def _check_writable(out, shape, operands):
 
 
 def _unalias(x, out):
-    """An operand that shares memory with ``out`` in another layout is copied first, so an
-    in-place op never reads elements it has already written."""
-    if (
-        isinstance(x, Tensor)
-        and x._storage is out._storage
-        and (x._offset, x._stride, x._shape) != (out._offset, out._stride, out._shape)
-        and not all(n == 1 for n in x._shape)
-    ):
-        return x.clone()
-    return x
+    """An operand over ``out``'s memory, as PyTorch's in-place and ``out=`` ops take it: the
+    same elements in the same layout are read where they are written; a layout that shares
+    some but not all of out's block of memory raises RuntimeError (PyTorch's
+    ``assert_no_partial_overlap``); any other operand of out's storage (a layout too irregular
+    to tell) is copied first, so the op never reads an element it has already written."""
+    if not isinstance(x, Tensor) or x._storage is not out._storage:
+        return x
+    return x.clone() if _no_partial_overlap(x, out) == "too hard" else x
+
+
+def _no_partial_overlap(x, out) -> str:
+    """``_overlap(x, out)``, RuntimeError where it is partial (PyTorch's message)."""
+    status = _overlap(x, out)
+    if status == "partial":
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
+    return status
+
+
+def _dense(t) -> bool:
+    """Whether ``t``'s elements fill one block of memory, each its own (PyTorch's
+    ``is_non_overlapping_and_dense``): its strides, smallest first, are those of a
+    contiguous tensor."""
+    expected = 1
+    for stride, n in sorted((s, n) for n, s in zip(t._shape, t._stride) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _overlap(x, out) -> str:
+    """How operand ``x`` lies over ``out``, of one storage (PyTorch's ``get_overlap_status``):
+    "full" (the same elements, same layout), "none", "partial" or "too hard"."""
+    if x._shape == out._shape and x._stride == out._stride and x._offset == out._offset:
+        return "full"
+    if not x.numel() or not out.numel():
+        return "none"
+    if not (_dense(x) and _dense(out)):
+        return "too hard"
+    # byte ranges: a view in another dtype counts its offset in its own elements
+    x_begin, out_begin = x._offset * x.dtype.itemsize, out._offset * out.dtype.itemsize
+    x_end = x_begin + x.numel() * x.dtype.itemsize
+    out_end = out_begin + out.numel() * out.dtype.itemsize
+    if x_begin == out_begin and x_end == out_end:
+        return "full" if x._stride == out._stride else "partial"
+    return "partial" if x_begin < out_end and out_begin < x_end else "none"
 
 
 def _is_int(d) -> bool:
@@ -396,13 +441,16 @@ def check_out(name, out, args, kwargs):
     for o in outs:
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
-    if is_grad_enabled() and any(
-        t._requires_grad for t in _tensors_in((*args, *kwargs.values(), *outs))
-    ):
+    inputs = list(_tensors_in((*args, *kwargs.values())))
+    if is_grad_enabled() and any(t._requires_grad for t in (*inputs, *outs)):
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    for o in outs:  # an input over part of out's memory: launch's check, before any work
+        for t in inputs:
+            if t._storage is o._storage:
+                _no_partial_overlap(t, o)
 
 
 def write_out(out, result):
