@@ -297,6 +297,39 @@ def test_many_deferred_launches_flush_on_their_own(cl_device):
         np.testing.assert_array_equal(x.cpu().numpy(), np.full(7, 600, np.float32))
 
 
+def test_a_full_list_is_cut_where_the_loop_cuts_itself(cl_device):
+    """An eager loop of elementwise ops and reductions alone (the polynomial fit of PyTorch's
+    tutorial) fills the deferred list again and again: each flush leaves its last group
+    deferred, so the loop's groups, and the kernels built for them, are the same whatever
+    step the list fills in (no new one after the first fillings); the values are fusion
+    off's."""
+    from clgrad.backend.opencl.runtime import MAX_DEFERRED
+
+    def fit(on):
+        x = clgrad.linspace(-3.0, 3.0, 50, device=cl_device)
+        y = clgrad.sin(x)
+        ws = [clgrad.tensor(v, device=cl_device, requires_grad=True) for v in (0.1, 0.2, 0.3, 0.4)]
+        structures = []
+        with fusion(cl_device, on=on) as fuser:
+            for _ in range(2):
+                for _ in range(3 * MAX_DEFERRED // 20):  # about 20 launches a step
+                    a, b, c, d = ws
+                    loss = (a + b * x + c * x**2 + d * x**3 - y).pow(2).sum()
+                    loss.backward()
+                    with clgrad.no_grad():
+                        for w in ws:
+                            w -= 1e-4 * w.grad
+                            w.grad = None
+                structures.append(set(fuser.kernels))
+        return [w.detach().cpu().numpy() for w in ws], structures
+
+    fused, (first, second) = fit(True)
+    plain, _ = fit(False)
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert second == first, f"{len(second - first)} new structures: the cut moves"
+
+
 def _release_during_flush(device):
     """A collection inside ``flush`` (the deferred list already taken) that empties the
     allocator's cache must not release a buffer the launches being queued still name: it waits
@@ -313,10 +346,10 @@ def _release_during_flush(device):
         waited = []
         run = fuser.run
 
-        def run_after_a_collection(entries):
+        def run_after_a_collection(entries, hold_last=False):
             allocator.empty_cache()  # what a garbage collection's releases can end in
             waited.append(len(rt.late_release))
-            run(entries)
+            return run(entries, hold_last)
 
         fuser.run = run_after_a_collection
         try:

@@ -431,16 +431,23 @@ class Fuser:
             log.warning("clgrad: fused kernel not built (running its ops one by one): %s", e)
             return None
 
-    def run(self, entries):
-        """Enqueues ``entries`` (deferred launches, in order) as groups."""
+    def run(self, entries, hold_last=False) -> list:
+        """Enqueues ``entries`` (deferred launches, in order) as groups; with ``hold_last``
+        all but the last group, whose entries are returned (else nothing is)."""
         rt = self.rt
         if len(entries) == 1:  # the common flush: one launch before another kernel family
             e = entries[0]
             if not e.dead:
                 k, gs, ls, args = e.launch
                 rt.enqueue_now(k, gs, ls, args)
-            return
-        for g in plan(entries):
+            return []
+        groups = plan(entries)
+        held = []
+        if hold_last and len(groups) > 1:
+            last = groups.pop()
+            # a group is a run of consecutive entries: its launches and attached reductions
+            held = entries[len(entries) - len(last.entries) - len(last.reduces) :]
+        for g in groups:
             keep = g.keep
             first = g.entries[0]
             if type(first) is ReduceEntry:  # one its group's chain could not hold
@@ -457,6 +464,7 @@ class Fuser:
                     small=len(g.entries) + len(g.reduces) < self.min_launches
                     and first.info.numel < FUSE_MIN_NUMEL,
                 )
+        return held
 
     def _run_apart(self, g):
         """A group's launches one by one, every store made (a later launch reads it from

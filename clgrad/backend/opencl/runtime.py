@@ -911,13 +911,17 @@ class Runtime:
             else:
                 written.append(entry)
             if len(self.deferred) >= MAX_DEFERRED:
-                self.flush()
+                self.flush(hold_last=True)
 
-    def flush(self) -> None:
+    def flush(self, hold_last: bool = False) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
         anything else reaches the queue or the device's memory. Nothing to do (no deferred
         launch, no flush under way in another thread): returns at once. In the main thread,
-        Ctrl-C waits until every launch is queued (``_interrupts_held``): none is lost."""
+        Ctrl-C waits until every launch is queued (``_interrupts_held``): none is lost.
+        ``hold_last`` (a full list, nothing waiting for the queue): the last group stays
+        deferred, so a loop of elementwise ops is cut where its own structure cuts it, not
+        wherever the count ran out (a cut that moves from step to step would make each step
+        a kernel of its own to build)."""
         if not (self.deferred or self.flushing):
             return
         main = threading.current_thread() is threading.main_thread()
@@ -930,7 +934,10 @@ class Runtime:
             self.flushing += 1
             try:
                 if entries:
-                    self.fuser.run(entries)
+                    held = self.fuser.run(entries, hold_last)
+                    for e in held:  # deferred again, in order (``defer`` without its checks)
+                        self.deferred.append(e)
+                        self.written.setdefault(id(e.out.buffer), []).append(e)
             finally:
                 self.flushing -= 1
                 late, self.late_release = self.late_release, []
