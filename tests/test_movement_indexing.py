@@ -253,6 +253,56 @@ def test_inplace_ops(device):
         clgrad.zeros(1, device=device).expand(3).add_(1)
 
 
+# (name, write): an in-place write whose other tensor argument lies over x's memory
+OVERLAPPING_WRITES = [
+    ("index_add_", lambda L, x: x.index_add_(0, L.tensor([0, 1], device=x.device), x)),
+    ("index_copy_", lambda L, x: x.index_copy_(0, L.tensor([1], device=x.device), x[:1])),
+    ("scatter_", lambda L, x: x.scatter_(0, L.tensor([[1, 0, 1], [0, 1, 0]], device=x.device), x)),
+    (
+        "scatter_add_",
+        lambda L, x: x.scatter_add_(0, L.tensor([[1, 0, 1], [0, 1, 0]], device=x.device), x),
+    ),
+    ("index_put_", lambda L, x: x.index_put_((L.tensor([1, 0], device=x.device),), x)),
+    ("put_", lambda L, x: x.put_(L.tensor([0, 1], device=x.device), x.view(-1)[:2])),
+    ("addcmul_", lambda L, x: x.addcmul_(x[0], x[1])),
+    ("addcdiv_", lambda L, x: x.addcdiv_(x[0], x[1] + 1)),
+]
+# the same writes where PyTorch allows them: another part of x's storage, or (elementwise
+# ops) the same elements in the same layout
+DISJOINT_WRITES = [
+    ("index_add_", lambda L, x: x[0].index_add_(0, L.tensor([2, 0], device=x.device), x[1, :2])),
+    ("scatter_", lambda L, x: x[0].scatter_(0, L.tensor([1, 0], device=x.device), x[1])),
+    ("put_", lambda L, x: x[0].put_(L.tensor([0, 1], device=x.device), x[1, 1:])),
+    ("addcmul_", lambda L, x: x.addcmul_(x, x)),
+]
+
+
+@pytest.mark.parametrize("name,write", OVERLAPPING_WRITES, ids=[n for n, _ in OVERLAPPING_WRITES])
+def test_written_tensor_as_its_own_source(device, name, write):
+    """PyTorch's RuntimeError (assert_no_overlap, or assert_no_partial_overlap for the
+    elementwise ones), x unchanged."""
+    import torch
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        write(torch, torch.tensor(a))
+    x = clgrad.tensor(a, device=device)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        write(clgrad, x)
+    assert_close(x, a)
+
+
+@pytest.mark.parametrize("name,write", DISJOINT_WRITES, ids=[n for n, _ in DISJOINT_WRITES])
+def test_written_tensor_beside_its_source(device, name, write):
+    import torch
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t, x = torch.tensor(a), clgrad.tensor(a, device=device)
+    write(torch, t)
+    write(clgrad, x)
+    assert_close(x, t.numpy())
+
+
 def test_inplace_with_overlap(device):
     """An operand over the written elements in another layout: PyTorch's RuntimeError (its
     assert_no_partial_overlap), x unchanged; the clone it asks for gives a + a.T."""

@@ -303,12 +303,36 @@ def _no_partial_overlap(x, out) -> str:
     """``_overlap(x, out)``, RuntimeError where it is partial (PyTorch's message)."""
     status = _overlap(x, out)
     if status == "partial":
-        raise RuntimeError(
-            "unsupported operation: some elements of the input tensor and the written-to tensor "
-            "refer to a single memory location. Please clone() the tensor before performing the "
-            "operation."
-        )
+        raise RuntimeError(_OVERLAP)
     return status
+
+
+_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def check_no_overlap(out, args, full: bool = True) -> None:
+    """PyTorch's refusal of an in-place write that reads its own memory through another
+    argument (the tensors among ``args``, nested in lists and tuples too): RuntimeError where
+    one lies over part of ``out``'s elements, or (``full``: its ``assert_no_overlap``, as the
+    indexed writes check their sources) over the same elements; ``full=False`` allows that
+    (``assert_no_partial_overlap``, as elementwise ops check their operands).
+
+    >>> x = clgrad.arange(4.0)
+    >>> x[:2].index_add_(0, clgrad.tensor([0, 1]), x[2:])  # another part of x: fine
+    tensor([2., 4.])
+    >>> x.index_add_(0, clgrad.tensor([0, 1, 2, 3]), x)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: unsupported operation: some elements of the input tensor and the written-to ...
+    """
+    for t in _tensors_in(args):
+        if t._storage is out._storage:
+            status = _no_partial_overlap(t, out)
+            if full and status == "full":
+                raise RuntimeError(_OVERLAP)
 
 
 def _dense(t) -> bool:
@@ -434,9 +458,10 @@ def _tensors_in(values):
             yield from _tensors_in(v)
 
 
-def check_out(name, out, args, kwargs):
+def check_out(name, out, args, kwargs, overlap=False):
     """PyTorch's refusal of ``out=`` under autograd: RuntimeError where grad mode is on and an
-    argument or ``out`` itself requires grad (its result could not be differentiated)."""
+    argument or ``out`` itself requires grad (its result could not be differentiated); with
+    ``overlap`` (an elementwise op) also of an argument over part of ``out``'s memory."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for o in outs:
         if not isinstance(o, Tensor):
@@ -447,10 +472,9 @@ def check_out(name, out, args, kwargs):
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
-    for o in outs:  # an input over part of out's memory: launch's check, before any work
-        for t in inputs:
-            if t._storage is o._storage:
-                _no_partial_overlap(t, o)
+    if overlap:
+        for o in outs:  # an input over part of out's memory: launch's check, before any work
+            check_no_overlap(o, inputs, full=False)
 
 
 def write_out(out, result):

@@ -26,7 +26,7 @@ from . import movement as M
 from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
-from .core import numpy_named
+from .core import check_no_overlap, numpy_named
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -123,6 +123,19 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """
     u = C.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
     return IP.copy_(self, -(1 - u).log() / lambd)
+
+
+def _written_into(fn, full=True):
+    """``x.fn_(...)`` as ``x.copy_(fn(x, ...))`` for an indexed write or a composite
+    elementwise op, with PyTorch's check first: a tensor argument over ``x``'s memory raises
+    (``full``: also the same elements, as PyTorch's indexed writes refuse their source)."""
+
+    def method(self, *args, **kwargs):
+        check_no_overlap(self, (*args, *kwargs.values()), full)
+        return IP.copy_(self, fn(self, *args, **kwargs))
+
+    method.__name__ = f"{fn.__name__}_"
+    return method
 
 
 def _inplace_of(fn):
@@ -571,15 +584,15 @@ def _attach():
         "take": I.take_elements,
         "take_along_dim": I.take_along_dim,
         "put": I.put_elements,
-        "scatter_": lambda self, *a, **k: self.copy_(I.scatter(self, *a, **k)),
-        "scatter_add_": lambda self, *a, **k: self.copy_(I.scatter_add(self, *a, **k)),
-        "scatter_reduce_": lambda self, *a, **k: self.copy_(I.scatter_reduce(self, *a, **k)),
-        "index_add_": lambda self, *a, **k: self.copy_(I.index_add(self, *a, **k)),
-        "index_copy_": lambda self, *a, **k: self.copy_(I.index_copy(self, *a, **k)),
+        "scatter_": _written_into(I.scatter),
+        "scatter_add_": _written_into(I.scatter_add),
+        "scatter_reduce_": _written_into(I.scatter_reduce),
+        "index_add_": _written_into(I.index_add),
+        "index_copy_": _written_into(I.index_copy),
         "index_fill_": lambda self, *a, **k: self.copy_(I.index_fill(self, *a, **k)),
-        "index_put_": lambda self, *a, **k: self.copy_(I.index_put(self, *a, **k)),
+        "index_put_": _written_into(I.index_put),
         "masked_scatter_": lambda self, *a, **k: self.copy_(I.masked_scatter(self, *a, **k)),
-        "put_": lambda self, *a, **k: self.copy_(I.put_elements(self, *a, **k)),
+        "put_": _written_into(I.put_elements),
         # writes
         "copy_": IP.copy_,
         "fill_": IP.fill_,
@@ -612,7 +625,7 @@ def _attach():
         "argwhere": I.argwhere,
         "addcmul": E.addcmul,
         "addcdiv": E.addcdiv,
-        "addcmul_": lambda self, *a, **k: self.copy_(E.addcmul(self, *a, **k)),
+        "addcmul_": _written_into(E.addcmul, full=False),
         "addmm_": _inplace_of(L.addmm),
         "addmv_": _inplace_of(L.addmv),
         "addbmm_": _inplace_of(L.addbmm),
@@ -622,7 +635,7 @@ def _attach():
         "log_normal_": log_normal_,
         "geometric_": geometric_,
         "cauchy_": cauchy_,
-        "addcdiv_": lambda self, *a, **k: self.copy_(E.addcdiv(self, *a, **k)),
+        "addcdiv_": _written_into(E.addcdiv, full=False),
         "nan_to_num": E.nan_to_num,
         "nan_to_num_": lambda self, *a, **k: self.copy_(E.nan_to_num(self, *a, **k)),
         "clamp_min_": lambda self, min: self.clamp_(min, None),

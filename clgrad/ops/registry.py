@@ -139,12 +139,19 @@ def _function_class(name: str, forward: Callable, backward: Callable, operands=0
     )
 
 
-def _public(body: Callable, apply: Callable, check: Callable | None = None, out: bool = False):
+def _public(
+    body: Callable,
+    apply: Callable,
+    check: Callable | None = None,
+    out: bool = False,
+    elementwise: bool = False,
+):
     """The op's public function: ``body`` with its first parameter (``apply``) bound;
     ``check(args)`` first where the op doesn't take every dtype (before the body's own
     argument handling: PyTorch checks dtypes first). NumPy's ``axis``/``keepdims`` name
     ``dim``/``keepdim``, as in PyTorch; ``out``: the function (not the method) takes
-    PyTorch's ``out=`` keyword (``core.write_out``)."""
+    PyTorch's ``out=`` keyword (``core.write_out``), refused over part of an argument's memory
+    for an ``elementwise`` op, as PyTorch's TensorIterator refuses it."""
     name = body.__name__
     if out:
 
@@ -153,7 +160,7 @@ def _public(body: Callable, apply: Callable, check: Callable | None = None, out:
             if kwargs:
                 kwargs = numpy_names(name, kwargs)
             if out is not None:
-                check_out(name, out, args, kwargs)
+                check_out(name, out, args, kwargs, overlap=elementwise)
             if check is not None:
                 check(args, kwargs)
             result = body(apply, *args, **kwargs)
@@ -236,7 +243,7 @@ class ElementwiseOp:
             check = self._check_unary
         else:
             check = self._check_operands if checked else None
-        self.public = _public(body, self.apply, check, out=True)
+        self.public = _public(body, self.apply, check, out=True, elementwise=True)
         self.method = _public(body, self.apply, check)
         self.inplace_method = _inplace_method(body, self, checked) if inplace else None
 
