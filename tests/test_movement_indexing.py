@@ -263,6 +263,7 @@ OVERLAPPING_WRITES = [
         lambda L, x: x.scatter_add_(0, L.tensor([[1, 0, 1], [0, 1, 0]], device=x.device), x),
     ),
     ("index_put_", lambda L, x: x.index_put_((L.tensor([1, 0], device=x.device),), x)),
+    ("setitem", lambda L, x: x.__setitem__(L.tensor([1], device=x.device), x[0])),
     ("put_", lambda L, x: x.put_(L.tensor([0, 1], device=x.device), x.view(-1)[:2])),
     ("addcmul_", lambda L, x: x.addcmul_(x[0], x[1])),
     ("addcdiv_", lambda L, x: x.addcdiv_(x[0], x[1] + 1)),
@@ -274,6 +275,7 @@ DISJOINT_WRITES = [
     ("scatter_", lambda L, x: x[0].scatter_(0, L.tensor([1, 0], device=x.device), x[1])),
     ("put_", lambda L, x: x[0].put_(L.tensor([0, 1], device=x.device), x[1, 1:])),
     ("addcmul_", lambda L, x: x.addcmul_(x, x)),
+    ("setitem", lambda L, x: x[0].__setitem__(L.tensor([2, 0], device=x.device), x[1, :2])),
 ]
 
 

@@ -18,7 +18,15 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
-from .core import broadcast_shapes, launch, overflow_error, overflows, same_device, sum_to
+from .core import (
+    broadcast_shapes,
+    check_no_overlap,
+    launch,
+    overflow_error,
+    overflows,
+    same_device,
+    sum_to,
+)
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
 from .inplace import inplace
@@ -436,6 +444,8 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     _check_byte_mask_fill(key, value)
     if advanced:
         advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+        if isinstance(value, Tensor) and value._storage is x._storage:  # index_put_'s check
+            check_no_overlap(basic_view(x, basic_key), (value,))
     inplace(
         x,
         lambda old: IndexPut.apply(old, value, basic_key, advanced, False),
