@@ -161,17 +161,36 @@ def hsum(v):
         out = f"(({out}).{a} + ({out}).{b})"
         n //= 2
     return out
+
+class Lanes:
+    """What a walk's body needs to handle ``width`` elements at once (1: one at a time): T,
+    their type; load and store at an offset; splat, a per-group value in T; sfx, the suffix
+    of the walk's accumulators for this width ("v" for vectors)."""
+    def __init__(self, width):
+        self.width, self.sfx = width, "v" if width > 1 else ""
+        self.T = VT if width > 1 else ct
+    def load(self, ptr, idx):
+        if self.width == 1:
+            return h.load(st, ct, ptr, idx)
+        return h.loadv(st, ct, self.width, ptr, idx)
+    def store(self, ptr, idx, val):
+        if self.width == 1:
+            return h.store(st, False, ptr, idx, val)
+        return h.storev(st, False, ct, self.width, ptr, idx, val)
+    def splat(self, v):
+        return v if self.width == 1 else f"({VT}){v}"
 %>
-<%def name="runs(body_vector, body_scalar)">\
-## for each run of the group: the run's vectors (at row + b, b a multiple of VW), then its rest
+<%def name="runs(body)">\
+## for each run of the group: body(Lanes(VW)) at row + b, b a multiple of VW, then
+## body(Lanes(1)) for its rest
   for (${I} a = 0; a < A; ++a) {
     const ${I} row = (a * C + c) * B;
     ${I} b = 0;
     for (; b + ${VW} <= B; b += ${VW}) {
-      ${body_vector}
+      ${body(Lanes(VW))}
     }
     for (; b < B; ++b) {
-      ${body_scalar}
+      ${body(Lanes(1))}
     }
   }
 </%def>
@@ -189,27 +208,21 @@ __kernel void cg_norm_forward_item(
   const ${I} c = get_global_id(0), n = A * B;
   ${VT} sv = (${VT})0;
   ${ct} s = 0;
-  ${runs(f"sv += {h.loadv(st, ct, VW, 'x', 'x_off + row + b')};",
-         f"s += {h.load(st, ct, 'x', 'x_off + row + b')};")}
+  ${runs(lambda L: f"s{L.sfx} += {L.load('x', 'x_off + row + b')};")}
   const ${ct} mean = (s + ${hsum("sv")}) / (${ct})n;
   ${VT} qv = (${VT})0;
   ${ct} q = 0;
-  ${runs(f"const {VT} d = {h.loadv(st, ct, VW, 'x', 'x_off + row + b')} - mean; qv += d * d;",
-         f"const {ct} d = {h.load(st, ct, 'x', 'x_off + row + b')} - mean; q += d * d;")}
+  ${runs(lambda L: f"const {L.T} d = {L.load('x', 'x_off + row + b')} - mean; q{L.sfx} += d * d;")}
   const ${ct} var = (q + ${hsum("qv")}) / (${ct})n, rstd = cg_rsqrt_${ct}(var + eps);
   // a weight and a bias per group are the same for every element: read once
   const ${ct} wc = has_w && per_c ? ${h.load(st, ct, "w", "w_off + c")} : (${ct})1;
   const ${ct} bc = has_b && per_c ? ${h.load(st, ct, "bias", "b_off + c")} : (${ct})0;
   const bool per_position = !per_c;
-  ${runs(
-      f"{VT} v = ({h.loadv(st, ct, VW, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      if (has_w) v *= per_position ? {h.loadv(st, ct, VW, 'w', 'w_off + b')} : ({VT})wc;\n"
-      f"      if (has_b) v += per_position ? {h.loadv(st, ct, VW, 'bias', 'b_off + b')} : ({VT})bc;\n"
-      f"      {h.storev(st, False, ct, VW, 'y', 'y_off + row + b', 'v')};",
-      f"{ct} v = ({h.load(st, ct, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      if (has_w) v *= per_position ? {h.load(st, ct, 'w', 'w_off + b')} : wc;\n"
-      f"      if (has_b) v += per_position ? {h.load(st, ct, 'bias', 'b_off + b')} : bc;\n"
-      f"      {h.store(st, False, 'y', 'y_off + row + b', 'v')};")}
+  ${runs(lambda L:
+      f"{L.T} v = ({L.load('x', 'x_off + row + b')} - mean) * rstd;\n"
+      f"      if (has_w) v *= per_position ? {L.load('w', 'w_off + b')} : {L.splat('wc')};\n"
+      f"      if (has_b) v += per_position ? {L.load('bias', 'b_off + b')} : {L.splat('bc')};\n"
+      f"      {L.store('y', 'y_off + row + b', 'v')};")}
   mean_out[mean_off + c] = mean;
   var_out[var_off + c] = var;
   rstd_out[rstd_off + c] = rstd;
@@ -233,17 +246,12 @@ __kernel void cg_norm_backward_item(
   const ${ct} wc = has_w && per_c ? ${h.load(st, ct, "w", "w_off + c")} : (${ct})1;
   ${VT} shv = (${VT})0, shxv = (${VT})0;
   ${ct} sh = 0, shx = 0;  // the sums of h and h * xhat
-  ${runs(
-      f"const {VT} xhat = ({h.loadv(st, ct, VW, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      {VT} hv = {h.loadv(st, ct, VW, 'g', 'g_off + row + b')};\n"
-      f"      if (per_position) hv *= {h.loadv(st, ct, VW, 'w', 'w_off + b')};\n"
-      f"      shv += hv;\n"
-      f"      shxv += hv * xhat;",
-      f"const {ct} xhat = ({h.load(st, ct, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      {ct} hv = {h.load(st, ct, 'g', 'g_off + row + b')};\n"
-      f"      if (per_position) hv *= {h.load(st, ct, 'w', 'w_off + b')};\n"
-      f"      sh += hv;\n"
-      f"      shx += hv * xhat;")}
+  ${runs(lambda L:
+      f"const {L.T} xhat = ({L.load('x', 'x_off + row + b')} - mean) * rstd;\n"
+      f"      {L.T} hv = {L.load('g', 'g_off + row + b')};\n"
+      f"      if (per_position) hv *= {L.load('w', 'w_off + b')};\n"
+      f"      sh{L.sfx} += hv;\n"
+      f"      shx{L.sfx} += hv * xhat;")}
   sh += ${hsum("shv")};
   shx += ${hsum("shxv")};
   if (per_c) {
@@ -251,13 +259,9 @@ __kernel void cg_norm_backward_item(
     if (has_w) ${h.store(st, False, "dw", "dw_off + c", "shx")};
   }
   const ${ct} mean_h = sh * wc / (${ct})n, mean_hx = shx * wc / (${ct})n;
-  ${runs(
-      f"const {VT} xhat = ({h.loadv(st, ct, VW, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      {VT} hv = {h.loadv(st, ct, VW, 'g', 'g_off + row + b')} * wc;\n"
-      f"      if (per_position) hv *= {h.loadv(st, ct, VW, 'w', 'w_off + b')};\n"
-      f"      {h.storev(st, False, ct, VW, 'dx', 'dx_off + row + b', 'rstd * (hv - mean_h - xhat * mean_hx)')};",
-      f"const {ct} xhat = ({h.load(st, ct, 'x', 'x_off + row + b')} - mean) * rstd;\n"
-      f"      {ct} hv = {h.load(st, ct, 'g', 'g_off + row + b')} * wc;\n"
-      f"      if (per_position) hv *= {h.load(st, ct, 'w', 'w_off + b')};\n"
-      f"      {h.store(st, False, 'dx', 'dx_off + row + b', 'rstd * (hv - mean_h - xhat * mean_hx)')};")}
+  ${runs(lambda L:
+      f"const {L.T} xhat = ({L.load('x', 'x_off + row + b')} - mean) * rstd;\n"
+      f"      {L.T} hv = {L.load('g', 'g_off + row + b')} * wc;\n"
+      f"      if (per_position) hv *= {L.load('w', 'w_off + b')};\n"
+      f"      {L.store('dx', 'dx_off + row + b', 'rstd * (hv - mean_h - xhat * mean_hx)')};")}
 }

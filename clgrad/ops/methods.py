@@ -125,13 +125,15 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return IP.copy_(self, -(1 - u).log() / lambd)
 
 
-def _written_into(fn, full=True):
-    """``x.fn_(...)`` as ``x.copy_(fn(x, ...))`` for an indexed write or a composite
-    elementwise op, with PyTorch's check first: a tensor argument over ``x``'s memory raises
-    (``full``: also the same elements, as PyTorch's indexed writes refuse their source)."""
+def _written_into(fn, refuse="any"):
+    """``x.fn_(...)`` as ``x.copy_(fn(x, ...))`` (an indexed write, a composite elementwise
+    op), with PyTorch's check first where ``refuse`` names one: a tensor argument over
+    ``x``'s memory raises, over the same elements too ("any": PyTorch's indexed writes refuse
+    their source so) or only over part of them ("partial": its elementwise ops)."""
 
     def method(self, *args, **kwargs):
-        check_no_overlap(self, (*args, *kwargs.values()), full)
+        if refuse is not None:
+            check_no_overlap(self, (*args, *kwargs.values()), full=refuse == "any")
         return IP.copy_(self, fn(self, *args, **kwargs))
 
     method.__name__ = f"{fn.__name__}_"
@@ -589,9 +591,9 @@ def _attach():
         "scatter_reduce_": _written_into(I.scatter_reduce),
         "index_add_": _written_into(I.index_add),
         "index_copy_": _written_into(I.index_copy),
-        "index_fill_": lambda self, *a, **k: self.copy_(I.index_fill(self, *a, **k)),
+        "index_fill_": _written_into(I.index_fill, refuse=None),
         "index_put_": _written_into(I.index_put),
-        "masked_scatter_": lambda self, *a, **k: self.copy_(I.masked_scatter(self, *a, **k)),
+        "masked_scatter_": _written_into(I.masked_scatter, refuse=None),
         "put_": _written_into(I.put_elements),
         # writes
         "copy_": IP.copy_,
@@ -625,7 +627,7 @@ def _attach():
         "argwhere": I.argwhere,
         "addcmul": E.addcmul,
         "addcdiv": E.addcdiv,
-        "addcmul_": _written_into(E.addcmul, full=False),
+        "addcmul_": _written_into(E.addcmul, refuse="partial"),
         "addmm_": _inplace_of(L.addmm),
         "addmv_": _inplace_of(L.addmv),
         "addbmm_": _inplace_of(L.addbmm),
@@ -635,9 +637,9 @@ def _attach():
         "log_normal_": log_normal_,
         "geometric_": geometric_,
         "cauchy_": cauchy_,
-        "addcdiv_": _written_into(E.addcdiv, full=False),
+        "addcdiv_": _written_into(E.addcdiv, refuse="partial"),
         "nan_to_num": E.nan_to_num,
-        "nan_to_num_": lambda self, *a, **k: self.copy_(E.nan_to_num(self, *a, **k)),
+        "nan_to_num_": _written_into(E.nan_to_num, refuse=None),
         "clamp_min_": lambda self, min: self.clamp_(min, None),
         "clamp_max_": lambda self, max: self.clamp_(None, max),
         "clip_": lambda self, min=None, max=None: self.clamp_(min, max),

@@ -904,14 +904,19 @@ class Runtime:
     def defer(self, entry) -> None:
         """Keeps an elementwise launch for ``flush`` (which fuses what it can)."""
         with self.flush_lock:  # threads share the list: none may append to one being flushed
-            self.deferred.append(entry)
-            written = self.written.get(id(entry.out.buffer))
-            if written is None:
-                self.written[id(entry.out.buffer)] = [entry]
-            else:
-                written.append(entry)
+            self._keep(entry)
             if len(self.deferred) >= MAX_DEFERRED:
                 self.flush(hold_last=True)
+
+    def _keep(self, entry) -> None:
+        """Appends ``entry`` to the deferred list, filed under the buffer it writes (which
+        ``released`` looks up), under ``flush_lock``."""
+        self.deferred.append(entry)
+        written = self.written.get(id(entry.out.buffer))
+        if written is None:
+            self.written[id(entry.out.buffer)] = [entry]
+        else:
+            written.append(entry)
 
     def flush(self, hold_last: bool = False) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
@@ -934,10 +939,8 @@ class Runtime:
             self.flushing += 1
             try:
                 if entries:
-                    held = self.fuser.run(entries, hold_last)
-                    for e in held:  # deferred again, in order (``defer`` without its checks)
-                        self.deferred.append(e)
-                        self.written.setdefault(id(e.out.buffer), []).append(e)
+                    for e in self.fuser.run(entries, hold_last):  # deferred again, in order
+                        self._keep(e)
             finally:
                 self.flushing -= 1
                 late, self.late_release = self.late_release, []
