@@ -17,6 +17,7 @@ from .ops import scans as _SC
 from .ops import sorting as _SO
 from .ops import special_math as _SM
 from .ops.core import broadcast_shapes as _broadcast_shapes
+from .ops.core import factory_out as _factory_out
 from .ops.core import numpy_named as _numpy_named
 from .ops.core import with_out as _with_out
 from .ops.registry import ELEMENTWISE as _ELEMENTWISE
@@ -174,22 +175,53 @@ _HAND_WRITTEN = {
     "unique": _SO.unique,
     "unique_consecutive": _SO.unique_consecutive,
 }
-# PyTorch's out= where its function takes one (views and splits have none); NumPy's axis= and
-# keepdims= names on every one of these
+# PyTorch's out= where its function takes one (views and splits have none, nor do a few
+# others: flip, roll, trace, ...); NumPy's axis= and keepdims= names on every one of these
 _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze", "split"}
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
-_NO_OUT |= {"allclose", "equal", "isreal", "positive", "softmax", "log_softmax", "count_nonzero"}
-_NO_OUT |= {"argwhere", "swapaxes", "swapdims", "moveaxis", "atleast_1d", "atleast_2d"}
-_NO_OUT |= {"atleast_3d", "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub"}
-_NO_OUT |= {"broadcast_tensors", "block_diag", "cartesian_prod", "combinations", "cov"}
-_NO_OUT |= {"corrcoef", "bincount", "unique", "unique_consecutive", "searchsorted", "bucketize"}
-_NO_OUT |= {"histc"}
+_NO_OUT |= {"allclose", "equal", "isreal", "positive", "count_nonzero", "argwhere", "swapaxes"}
+_NO_OUT |= {"swapdims", "moveaxis", "atleast_1d", "atleast_2d", "atleast_3d", "tensor_split"}
+_NO_OUT |= {"hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub", "broadcast_tensors"}
+_NO_OUT |= {"block_diag", "cartesian_prod", "combinations", "cov", "corrcoef", "bincount"}
+_NO_OUT |= {"unique", "unique_consecutive", "searchsorted", "bucketize", "flip", "fliplr"}
+_NO_OUT |= {"flipud", "roll", "rot90", "diagonal", "diag_embed", "diagflat", "trace", "einsum"}
+_NO_OUT |= {"repeat_interleave", "meshgrid", "masked_fill", "index_fill", "masked_scatter", "put"}
+# out= over an input's memory, refused as PyTorch refuses it (core.check_out): over any of it
+# where the op reads its inputs while it writes out, over part of it where the op is
+# elementwise or computes out from a copy of its input (PyTorch's TensorIterator)
+_OUT_OVERLAP = dict.fromkeys(
+    "cat concat concatenate stack hstack vstack row_stack dstack column_stack index_select "
+    "gather take take_along_dim masked_select diff kron".split(),
+    "any",
+)
+# the indexed writes (computed on a copy of their input): the input over part of out, any
+# other argument over any of it
+_OUT_OVERLAP.update(
+    dict.fromkeys("index_add index_copy scatter scatter_add".split(), "input partial")
+)
+_OUT_OVERLAP.update(
+    dict.fromkeys(
+        "addcmul addcdiv nan_to_num cumsum cumprod sort true_divide float_power clip clamp_min "
+        "clamp_max square reciprocal".split(),
+        "partial",
+    )
+)
+
+
+# how a result reaches out's dtype where it is not PyTorch's casting rules (core.with_out)
+_OUT_DTYPE = dict.fromkeys(
+    "cat concat concatenate stack hstack vstack row_stack dstack column_stack".split(), "cat"
+)
+_OUT_DTYPE.update(dict.fromkeys("isin multinomial softmax log_softmax histc".split(), "same"))
+_OUT_DTYPE["bernoulli"] = "any"  # its 0s and 1s, drawn in out's dtype
 
 
 def _public_form(name, fn):
     if hasattr(fn, "op"):  # a declared op's alias: its function has both already
         return fn
-    return _numpy_named(fn) if name in _NO_OUT else _with_out(fn)
+    if name in _NO_OUT:
+        return _numpy_named(fn)
+    return _with_out(fn, _OUT_OVERLAP.get(name), _OUT_DTYPE.get(name, "cast"))
 
 
 _HAND_WRITTEN = {name: _public_form(name, fn) for name, fn in _HAND_WRITTEN.items()}
@@ -235,7 +267,6 @@ _MORE = {
     "cumulative_trapezoid": _SC.cumulative_trapezoid,
     "tril_indices": _C.tril_indices,
     "triu_indices": _C.triu_indices,
-    "range": _C.range_inclusive,
     "asarray": _C.asarray,
     "frombuffer": _C.frombuffer,
     "hann_window": _C.hann_window,
@@ -309,5 +340,28 @@ _INPLACE = [
     if hasattr(_Tensor, name)
 ]
 _MORE.update({name: _inplace_function(name) for name in _INPLACE})
+# of those, the functions PyTorch gives an out= (the others take none there either)
+_MORE.update(
+    {
+        name: _public_form(name, _MORE[name])
+        for name in (
+            "inner addr chain_matmul renorm isin matrix_power lgamma digamma erfinv i0 gcd lcm "
+            "ldexp narrow_copy slice_scatter concatenate"
+        ).split()
+    }
+)
+# the factories and random draws, with PyTorch's out=
+_MORE.update(
+    {
+        name: _factory_out(getattr(_C, name))
+        for name in (
+            "empty zeros ones full arange linspace logspace eye rand randn randint randperm"
+        ).split()
+    }
+)
+_MORE["range"] = _factory_out(_C.range_inclusive)
+_MORE.update(
+    {name: _public_form(name, getattr(_C, name)) for name in ("normal", "bernoulli", "multinomial")}
+)
 globals().update(_MORE)
 __all__ += [*_MORE, "is_same_size", "is_inference_mode_enabled"]

@@ -74,6 +74,159 @@ def test_out_refuses_autograd():
         assert clgrad.mul(clgrad.ones(2, requires_grad=True), 2, out=clgrad.empty(2)).tolist()
 
 
+def _same_outcome(want, got):
+    """The two libraries' results alike: the same exception class, or the same dtype and shape
+    and values within float32 rounding."""
+    if isinstance(want, type) or isinstance(got, type):
+        assert got is want, (want, got)
+        return
+    assert str(got.dtype).rpartition(".")[2] == str(want.dtype).rpartition(".")[2]
+    assert tuple(got.shape) == tuple(want.shape)
+    assert got.flatten().tolist() == pytest.approx(want.flatten().tolist(), rel=1e-5)
+
+
+_OUT_CALLS = [
+    lambda t, o: t.zeros(2, 3, out=o),
+    lambda t, o: t.ones((2,), out=o),
+    lambda t, o: t.full((2,), 2.5, out=o),
+    lambda t, o: t.empty(3, out=o).zero_(),
+    lambda t, o: t.arange(4, out=o),
+    lambda t, o: t.arange(1.0, 2.0, 0.25, out=o),
+    lambda t, o: t.range(0, 3, out=o),
+    lambda t, o: t.linspace(0, 5, 4, out=o),
+    lambda t, o: t.logspace(0, 2, 3, out=o),
+    lambda t, o: t.eye(2, 3, out=o),
+    lambda t, o: t.randperm(4, out=o).sort()[0],
+    lambda t, o: t.randint(3, 4, (5,), out=o),
+    lambda t, o: t.rand(6, out=o).lt(1),
+    lambda t, o: t.randn(6, out=o).isfinite(),
+    lambda t, o: t.zeros(2, dtype=t.float32, out=o),  # a dtype unlike out's: RuntimeError
+    lambda t, o: t.softmax(t.tensor([1.0, 2.0]), 0, out=o),  # only into its own dtype
+    lambda t, o: t.log_softmax(t.tensor([1.0, 2.0]), 0, out=o),
+    lambda t, o: t.histc(t.tensor([1.0, 2.0, 2.5]), 3, out=o),
+    lambda t, o: t.isin(t.tensor([1, 2]), t.tensor([2]), out=o),
+    lambda t, o: t.multinomial(t.tensor([0.0, 1.0]), 1, out=o),
+    lambda t, o: t.lgamma(t.tensor([1.5, 3.0]), out=o),
+    lambda t, o: t.digamma(t.tensor([1.5, 3.0]), out=o),
+    lambda t, o: t.erfinv(t.tensor([0.5, 0.0]), out=o),
+    lambda t, o: t.i0(t.tensor([0.5, 1.0]), out=o),
+    lambda t, o: t.gcd(t.tensor([4, 6]), t.tensor([6, 4]), out=o),
+    lambda t, o: t.lcm(t.tensor([4, 6]), t.tensor([6, 4]), out=o),
+    lambda t, o: t.ldexp(t.tensor([1.0, 2.0]), t.tensor([2, 3]), out=o),
+    lambda t, o: t.inner(t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), out=o),
+    lambda t, o: t.addr(t.zeros(2, 2), t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), out=o),
+    lambda t, o: t.matrix_power(t.tensor([[1.0, 1.0], [0.0, 1.0]]), 3, out=o),
+    lambda t, o: t.chain_matmul(t.eye(2), t.ones(2, 2), out=o),
+    lambda t, o: t.renorm(t.ones(2, 2), 2, 0, 1.0, out=o),
+    lambda t, o: t.narrow_copy(t.arange(5.0), 0, 1, 2, out=o),
+    lambda t, o: t.slice_scatter(t.zeros(4), t.ones(2), 0, 1, 3, out=o),
+    lambda t, o: t.concatenate([t.ones(2), t.zeros(1)], out=o),  # cat's TypeError into int64
+    lambda t, o: t.stack([t.ones(2)], out=o),
+    lambda t, o: t.bernoulli(t.ones(3), out=o),
+]
+
+
+@pytest.mark.parametrize("call", _OUT_CALLS)
+@pytest.mark.parametrize("out_dtype", ["float32", "int64"])
+def test_out_where_pytorch_takes_it(call, out_dtype):
+    """out= on the factories, the random draws and the other functions that take one:
+    values in out's dtype, out resized, and PyTorch's exception where it raises."""
+
+    def fn(t):
+        out = t.empty(0, dtype=getattr(t, out_dtype))
+        r = call(t, out)
+        if isinstance(r, t.Tensor) and r.data_ptr() == out.data_ptr():
+            assert r is out
+        return r
+
+    (want, _), (got, _) = _both(fn)
+    if isinstance(want, type):  # the class, or a subclass of it (NotImplementedError)
+        assert isinstance(got, type) and issubclass(got, want), (got, want)
+    else:
+        _same_outcome(want, got)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t, o: t.relu(t.ones(2), out=o),
+        lambda t, o: t.selu(t.ones(2), out=o),
+        lambda t, o: t.celu(t.ones(2), out=o),
+        lambda t, o: t.isnan(t.ones(2), out=o),
+        lambda t, o: t.isinf(t.ones(2), out=o),
+        lambda t, o: t.isfinite(t.ones(2), out=o),
+        lambda t, o: t.flip(t.ones(2), [0], out=o),
+        lambda t, o: t.roll(t.ones(2), 1, out=o),
+        lambda t, o: t.rot90(t.ones(2, 2), out=o),
+        lambda t, o: t.trace(t.ones(2, 2), out=o),
+        lambda t, o: t.diagonal(t.ones(2, 2), out=o),
+        lambda t, o: t.diagflat(t.ones(2), out=o),
+        lambda t, o: t.einsum("i,i", t.ones(2), t.ones(2), out=o),
+        lambda t, o: t.masked_fill(t.ones(2), t.ones(2).bool(), 0.0, out=o),
+        lambda t, o: t.index_fill(t.ones(2), 0, t.tensor([0]), 0.0, out=o),
+    ],
+)
+def test_no_out_where_pytorch_has_none(call):
+    (want, _), (got, _) = _both(lambda t: call(t, t.empty(0)))
+    assert want is TypeError and got is TypeError
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # an op that reads its inputs while it writes out: any overlap is refused
+        lambda t, x: t.cat([x[0]], out=x[0]),
+        lambda t, x: t.cat([x[0]], out=x.view(-1)[2:6]),
+        lambda t, x: t.cat([x[0]], out=x[1]),  # elsewhere in the same storage: fine
+        lambda t, x: t.stack([x[0], x[1]], out=x[1:3]),
+        lambda t, x: t.hstack([x[0]], out=x.view(-1)[2:6]),
+        lambda t, x: t.vstack([x[0]], out=x[:1]),
+        lambda t, x: t.dstack([x[0]], out=x[0].view(1, 4, 1)),
+        lambda t, x: t.column_stack([x[0]], out=x.view(-1)[2:6].view(4, 1)),
+        lambda t, x: t.index_select(x[0], 0, t.tensor([0, 1]), out=x[0, :2]),
+        lambda t, x: t.gather(x[0], 0, t.tensor([0, 1]), out=x[0, 1:3]),
+        lambda t, x: t.take_along_dim(x[0], t.tensor([0, 1]), 0, out=x[0, :2]),
+        lambda t, x: t.masked_select(x[0], x[0] < 2, out=x[0, 1:3]),
+        lambda t, x: t.take(x[0], t.tensor([0, 1]), out=x[0, :2]),
+        lambda t, x: t.index_add(x[0], 0, t.tensor([0, 1]), x[1, :2], out=x[0]),  # fine
+        lambda t, x: t.diff(x[0], out=x[0, :3]),
+        lambda t, x: t.kron(x[0, :2], x[0, :2], out=x[0]),
+        # elementwise, or computed from a copy of the input: only a partial overlap is refused
+        lambda t, x: t.index_copy(x[0], 0, t.tensor([0, 1]), x[1, :2], out=x[0]),
+        lambda t, x: t.index_copy(x[0].clone(), 0, t.tensor([0, 1]), x[0, :2], out=x[0]),
+        lambda t, x: t.index_copy(x[0, :3], 0, t.tensor([0, 1]), x[1, :2], out=x[0, 1:4]),
+        lambda t, x: t.scatter(x[0, :3], 0, t.tensor([0, 1]), x[1, :2], out=x[0, 1:4]),
+        lambda t, x: t.scatter_add(x[0], 0, t.tensor([0, 1]), x[1, :2], out=x[0]),
+        lambda t, x: t.addcmul(x[0], x[1], x[2], out=x[0]),
+        lambda t, x: t.addcmul(x[0, :3], x[1, :3], x[2, :3], out=x[0, 1:4]),
+        lambda t, x: t.addcdiv(x[0, :3], x[1, :3], x[2, :3] + 1, out=x[0, 1:4]),
+        lambda t, x: t.nan_to_num(x[0, :3], out=x[0, 1:4]),
+        lambda t, x: t.cumsum(x[0], 0, out=x[0]),
+        lambda t, x: t.cumsum(x[0, :3], 0, out=x[0, 1:4]),
+        lambda t, x: t.sort(x[0, :3], out=(x[0, 1:4], t.empty(3, dtype=t.int64)))[0],
+        lambda t, x: t.clip(x[0, :3], 0, 5, out=x[0, 1:4]),
+        lambda t, x: t.index_add(x[0], 0, t.tensor([0, 1]), x[0, 2:], out=x[0]),
+        lambda t, x: t.square(x[0, :3], out=x[0, 1:4]),
+        lambda t, x: t.true_divide(x[0], x[1], out=x[0]),
+    ],
+)
+def test_out_over_an_input(call):
+    """PyTorch's refusal of an out= over an input's memory, op by op: values where it takes
+    the call, its RuntimeError (and nothing written) where it refuses."""
+
+    def fn(t):
+        x = t.arange(12.0).reshape(3, 4)
+        try:
+            call(t, x)
+        except RuntimeError:
+            assert x.tolist() == t.arange(12.0).reshape(3, 4).tolist()  # nothing written
+            raise
+        return x
+
+    (want, _), (got, _) = _both(fn)
+    _same_outcome(want, got)
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -98,6 +98,7 @@ def elu(apply, input: Tensor, alpha: float = 1.0) -> Tensor:
         input > 0, grad * SELU_SCALE, grad * (SELU_SCALE * SELU_ALPHA) * input.exp()
     ),
     dtypes=FLOAT_DTYPES,
+    out=False,
 )
 def selu(apply, input: Tensor) -> Tensor:
     """``scale * elu(input, alpha)`` with the self-normalizing constants.
@@ -114,6 +115,7 @@ def selu(apply, input: Tensor) -> Tensor:
     grad=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()),
     dtypes=FLOAT_DTYPES,
     scalars=("alpha",),
+    out=False,
 )
 def celu(apply, input: Tensor, alpha: float = 1.0) -> Tensor:
     """``max(0, input) + min(0, alpha * (exp(input / alpha) - 1))``.

@@ -458,10 +458,14 @@ def _tensors_in(values):
             yield from _tensors_in(v)
 
 
-def check_out(name, out, args, kwargs, overlap=False):
+def check_out(name, out, args, kwargs, overlap: str | None = None):
     """PyTorch's refusal of ``out=`` under autograd: RuntimeError where grad mode is on and an
-    argument or ``out`` itself requires grad (its result could not be differentiated); with
-    ``overlap`` (an elementwise op) also of an argument over part of ``out``'s memory."""
+    argument or ``out`` itself requires grad (its result could not be differentiated); and of
+    an argument over ``out``'s memory, before any work: over part of it with ``overlap``
+    "partial" (an elementwise op: PyTorch's TensorIterator refuses it), over any of it with
+    "any" (an op that reads its inputs while it writes: cat, gather, index_select, ...);
+    "input partial": the first argument over part of it, any other over any of it (the
+    indexed writes, which copy their input into out first)."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for o in outs:
         if not isinstance(o, Tensor):
@@ -472,15 +476,21 @@ def check_out(name, out, args, kwargs, overlap=False):
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
-    if overlap:
-        for o in outs:  # an input over part of out's memory: launch's check, before any work
-            check_no_overlap(o, inputs, full=False)
+    if overlap == "input partial":
+        first, rest = args[:1], (*args[1:], *kwargs.values())
+        for o in outs:
+            check_no_overlap(o, first, full=False)
+            check_no_overlap(o, rest)
+    elif overlap is not None:
+        for o in outs:
+            check_no_overlap(o, inputs, full=overlap == "any")
 
 
-def write_out(out, result):
+def write_out(out, result, cast_error: type | None = RuntimeError):
     """``result`` written into ``out`` as PyTorch's out= variants do: ``out`` resized where its
     shape differs (a UserWarning when it held elements), the result's dtype cast to ``out``'s
-    where the casting rules allow (RuntimeError otherwise); ``out`` is returned."""
+    where the casting rules allow (``cast_error`` otherwise: RuntimeError, or TypeError as
+    ``torch.cat`` raises it; None: any cast); ``out`` is returned."""
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"out must be a tuple of {len(result)} tensors")
@@ -488,8 +498,8 @@ def write_out(out, result):
         return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
     if not isinstance(result, Tensor):  # a Python value (allclose): nothing to write
         raise TypeError("out= is only taken by functions that return tensors")
-    if result.dtype.category > out.dtype.category:
-        raise RuntimeError(
+    if cast_error is not None and result.dtype.category > out.dtype.category:
+        raise cast_error(
             f"result type {SCALAR_TYPE_NAMES[result.dtype.name]} can't be cast to the desired "
             f"output type {SCALAR_TYPE_NAMES[out.dtype.name]}"
         )
@@ -520,20 +530,73 @@ def write_out(out, result):
     return out
 
 
-def with_out(fn):
+def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     """``fn`` (a hand-written function: matmul, cat, mean, ...) with PyTorch's ``out=`` keyword
-    and NumPy's ``axis``/``keepdims`` names; see ``check_out`` and ``write_out``."""
+    and NumPy's ``axis``/``keepdims`` names; see ``check_out`` (``overlap``) and
+    ``write_out``. ``dtype``: how the result reaches out's dtype: "cast" where PyTorch's
+    casting rules allow (RuntimeError), "cat" the same with ``torch.cat``'s TypeError, "same"
+    only into the result's own dtype (isin, multinomial, softmax: RuntimeError), "any" into
+    any dtype (bernoulli's 0s and 1s).
+
+    >>> x = clgrad.arange(4.0)
+    >>> clgrad.cat([x[:1], x[3:]], out=x[1:3])  # other elements of x: fine
+    tensor([0., 3.])
+    >>> clgrad.cat([x[:2]], out=x[1:3])  # cat refuses any input over out's memory
+    Traceback (most recent call last):
+    ...
+    RuntimeError: unsupported operation: some elements of the input tensor and the written-to ...
+    """
     name = fn.__name__
+    cast_error = {"cat": TypeError, "any": None}.get(dtype, RuntimeError)
 
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
         kwargs = numpy_names(name, kwargs)
         if out is None:
             return fn(*args, **kwargs)
-        check_out(name, out, args, kwargs)
-        return write_out(out, fn(*args, **kwargs))
+        check_out(name, out, args, kwargs, overlap)
+        result = fn(*args, **kwargs)
+        if dtype == "same" and isinstance(result, Tensor) and result.dtype is not out.dtype:
+            raise RuntimeError(
+                f"Expected out tensor to have dtype {result.dtype.name}, but got "
+                f"{out.dtype.name} instead"
+            )
+        return write_out(out, result, cast_error)
 
     return function
+
+
+def factory_out(fn):
+    """``fn`` (a factory: zeros, arange, rand, ...) with PyTorch's ``out=``: the values are
+    made in out's dtype on out's device (a ``dtype`` that differs raises PyTorch's
+    RuntimeError) and written into it, resized where its shape differs (``write_out``).
+
+    >>> out = clgrad.empty(0, dtype=clgrad.int64)
+    >>> clgrad.arange(3, out=out)
+    tensor([0, 1, 2])
+    >>> clgrad.zeros(2, dtype=clgrad.float32, out=out)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: dtype Float does not match dtype of out parameter (Long)
+    """
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def factory(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        check_out(name, out, (), {})
+        dtype = kwargs.get("dtype")
+        if dtype is not None and D.as_dtype(dtype) is not out.dtype:
+            raise RuntimeError(
+                f"dtype {SCALAR_TYPE_NAMES[D.as_dtype(dtype).name]} does not match dtype of out "
+                f"parameter ({SCALAR_TYPE_NAMES[out.dtype.name]})"
+            )
+        kwargs.pop("requires_grad", None)  # the values are written into out, which keeps its own
+        kwargs.update(dtype=out.dtype, device=out.device)
+        return write_out(out, fn(*args, **kwargs))
+
+    return factory
 
 
 def numpy_named(fn):

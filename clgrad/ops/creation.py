@@ -1209,7 +1209,7 @@ def range_inclusive(
         "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
         "values in [start, end).",
         UserWarning,
-        stacklevel=2,
+        stacklevel=3,  # through factory_out
     )
     if step == 0:
         raise RuntimeError("step must be nonzero")

@@ -589,6 +589,7 @@ def softplus(apply, input: Tensor, *, beta: float = 1.0, threshold: float = 20.0
     inplace=True,
     dtypes=NUMERIC_DTYPES,
     refuse="Boolean inputs not supported for relu",
+    out=False,
 )
 def relu(apply, input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -695,7 +696,7 @@ def _float_predicate(dt):
     return D.bool_, D.to_float(dt)
 
 
-@elementwise("(in0 != in0)", np.isnan, result=predicate)
+@elementwise("(in0 != in0)", np.isnan, result=predicate, out=False)
 def isnan(apply, input: Tensor) -> Tensor:
     """Which elements are NaN.
 
@@ -705,7 +706,7 @@ def isnan(apply, input: Tensor) -> Tensor:
     return apply(input)
 
 
-@elementwise("(in0 == INFINITY || in0 == -INFINITY)", np.isinf, result=_float_predicate)
+@elementwise("(in0 == INFINITY || in0 == -INFINITY)", np.isinf, result=_float_predicate, out=False)
 def isinf(apply, input: Tensor) -> Tensor:
     """Which elements are +-infinity.
 
@@ -716,7 +717,10 @@ def isinf(apply, input: Tensor) -> Tensor:
 
 
 @elementwise(
-    "(in0 == in0 && in0 != INFINITY && in0 != -INFINITY)", np.isfinite, result=_float_predicate
+    "(in0 == in0 && in0 != INFINITY && in0 != -INFINITY)",
+    np.isfinite,
+    result=_float_predicate,
+    out=False,
 )
 def isfinite(apply, input: Tensor) -> Tensor:
     """Which elements are neither infinite nor NaN.

@@ -1501,10 +1501,11 @@ def _powers(x, n):
     return cat([ones, col.expand(tuple(x.shape) + (n - 1,))], -1).cumprod(-1)
 
 
-def concatenate(tensors: Iterable[Tensor], axis: int = 0) -> Tensor:
-    """``cat`` under NumPy's name and dim keyword (``axis``), like ``torch.concatenate``.
+def concatenate(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
+    """``cat`` under NumPy's name, like ``torch.concatenate`` (whose public form takes NumPy's
+    ``axis`` for ``dim``, as every function does).
 
     >>> clgrad.concatenate([clgrad.zeros(1, 2), clgrad.ones(1, 2)], axis=1)
     tensor([[0., 0., 1., 1.]])
     """
-    return cat(tensors, axis)
+    return cat(tensors, dim)

@@ -144,14 +144,14 @@ def _public(
     apply: Callable,
     check: Callable | None = None,
     out: bool = False,
-    elementwise: bool = False,
+    overlap: str | None = None,
 ):
     """The op's public function: ``body`` with its first parameter (``apply``) bound;
     ``check(args)`` first where the op doesn't take every dtype (before the body's own
     argument handling: PyTorch checks dtypes first). NumPy's ``axis``/``keepdims`` name
     ``dim``/``keepdim``, as in PyTorch; ``out``: the function (not the method) takes
-    PyTorch's ``out=`` keyword (``core.write_out``), refused over part of an argument's memory
-    for an ``elementwise`` op, as PyTorch's TensorIterator refuses it."""
+    PyTorch's ``out=`` keyword (``core.write_out``), refused over an argument's memory as
+    ``core.check_out``'s ``overlap`` says."""
     name = body.__name__
     if out:
 
@@ -160,7 +160,7 @@ def _public(
             if kwargs:
                 kwargs = numpy_names(name, kwargs)
             if out is not None:
-                check_out(name, out, args, kwargs, overlap=elementwise)
+                check_out(name, out, args, kwargs, overlap)
             if check is not None:
                 check(args, kwargs)
             result = body(apply, *args, **kwargs)
@@ -197,6 +197,7 @@ class ElementwiseOp:
         mask_first,
         checks,
         variants=None,
+        takes_out=True,
     ):
         exact, scalar_type, refuse, scalars, tensors, shortcut = checks
         self.name = body.__name__
@@ -243,7 +244,7 @@ class ElementwiseOp:
             check = self._check_unary
         else:
             check = self._check_operands if checked else None
-        self.public = _public(body, self.apply, check, out=True, elementwise=True)
+        self.public = _public(body, self.apply, check, out=takes_out, overlap="partial")
         self.method = _public(body, self.apply, check)
         self.inplace_method = _inplace_method(body, self, checked) if inplace else None
 
@@ -510,6 +511,7 @@ def elementwise(
     tensors: tuple[str, ...] = (),
     shortcut: Callable | None = None,
     variants: dict | None = None,
+    out: bool = True,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -535,7 +537,8 @@ def elementwise(
     is for)} used instead of ``expr`` (and ``numpy``) where operand 1 is that Python number
     (pow's exponents 2 and 3 as products: on CPU devices a library call anywhere in a kernel
     leaves it scalar, even where a branch skips it; 0.5 and -0.5 as sqrt and rsqrt, which
-    PyTorch takes for float and double only). Same gradient.
+    PyTorch takes for float and double only). Same gradient. ``out``: the function takes
+    PyTorch's ``out=`` (``torch.relu``, ``torch.isnan`` and a few others take none: TypeError).
     """
 
     def declare(body: Callable) -> Callable:
@@ -554,6 +557,7 @@ def elementwise(
             mask_first,
             (exact, scalar_type, refuse, scalars, tensors, shortcut),
             {k: _variant(name, k, e, numpy) for k, e in (variants or {}).items()},
+            out,
         )
         ELEMENTWISE[name] = op
         op.public.op = op
