@@ -13,6 +13,7 @@ from .ops import decomp as _DC
 from .ops import linalg as _L
 from .ops import movement as _M
 from .ops import reduction as _R
+from .ops.core import with_out as _with_out
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot", "cross"]
 __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
@@ -180,3 +181,14 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     """
     out = solve(A, B, left=left)
     return _DC._Result(("result", "info"), (out, A.new_zeros(tuple(A.shape[:-2]), dtype=_int32)))
+
+
+# PyTorch's out= (a tuple of tensors for the decompositions) on every function that takes one
+# there: all but diagonal and vander
+globals().update(
+    {
+        name: _with_out(globals()[name])
+        for name in __all__
+        if name not in ("LinAlgError", "diagonal", "vander")
+    }
+)

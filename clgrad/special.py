@@ -9,6 +9,7 @@ from . import functional as _F
 from .dtypes import get_default_dtype as _default_dtype
 from .ops import reduction as _R
 from .ops import special_math as _SM
+from .ops.core import with_out as _with_out
 
 __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
@@ -78,3 +79,15 @@ def log_ndtr(input):
     tensor([-0.6931])
     """
     return (_F.erfc(-input * 0.7071067811865476) * 0.5).log()
+
+
+# PyTorch's out= on the functions written here (the others are clgrad's functions, which take
+# it already; softmax and log_softmax take none in torch.special either)
+globals().update(
+    {
+        name: _with_out(globals()[name])
+        for name in (
+            "gammaln digamma psi erfinv i0 xlog1py i1 i0e i1e multigammaln entr ndtr log_ndtr"
+        ).split()
+    }
+)

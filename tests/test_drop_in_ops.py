@@ -74,6 +74,19 @@ def test_out_refuses_autograd():
         assert clgrad.mul(clgrad.ones(2, requires_grad=True), 2, out=clgrad.empty(2)).tolist()
 
 
+def test_out_tuples():
+    """A decomposition's out= takes a tuple of tensors and returns it as its named tuple."""
+
+    def fn(t):
+        q, r = t.empty(0), t.empty(0)
+        got = t.linalg.qr(t.tensor([[2.0, 0.0], [0.0, 3.0]]), out=(q, r))
+        assert got[0] is q and got.R is r
+        return [q.abs().tolist(), r.abs().tolist()]
+
+    (want, _), (got, _) = _both(fn)
+    assert got == want
+
+
 def _same_outcome(want, got):
     """The two libraries' results alike: the same exception class, or the same dtype and shape
     and values within float32 rounding."""
@@ -123,6 +136,14 @@ _OUT_CALLS = [
     lambda t, o: t.concatenate([t.ones(2), t.zeros(1)], out=o),  # cat's TypeError into int64
     lambda t, o: t.stack([t.ones(2)], out=o),
     lambda t, o: t.bernoulli(t.ones(3), out=o),
+    lambda t, o: t.linalg.vector_norm(t.tensor([3.0, 4.0]), out=o),
+    lambda t, o: t.linalg.matrix_norm(t.eye(2), out=o),
+    lambda t, o: t.linalg.inv(2 * t.eye(2), out=o),
+    lambda t, o: t.linalg.det(2 * t.eye(2), out=o),
+    lambda t, o: t.linalg.matmul(t.eye(2), t.ones(2, 2), out=o),
+    lambda t, o: t.special.ndtr(t.tensor([0.0, 1.0]), out=o),
+    lambda t, o: t.special.entr(t.tensor([0.5, 1.0]), out=o),
+    lambda t, o: t.special.i1(t.tensor([0.5, 1.0]), out=o),
 ]
 
 
@@ -164,9 +185,12 @@ def test_out_where_pytorch_takes_it(call, out_dtype):
         lambda t, o: t.einsum("i,i", t.ones(2), t.ones(2), out=o),
         lambda t, o: t.masked_fill(t.ones(2), t.ones(2).bool(), 0.0, out=o),
         lambda t, o: t.index_fill(t.ones(2), 0, t.tensor([0]), 0.0, out=o),
+        lambda t, o: t.linalg.diagonal(t.ones(2, 2), out=o),
+        lambda t, o: t.special.softmax(t.ones(2), 0, out=o),
     ],
 )
 def test_no_out_where_pytorch_has_none(call):
+    """TypeError, as PyTorch's argument parser raises it, where its function has no out=."""
     (want, _), (got, _) = _both(lambda t: call(t, t.empty(0)))
     assert want is TypeError and got is TypeError
 

@@ -495,7 +495,7 @@ def write_out(out, result, cast_error: type | None = RuntimeError):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"out must be a tuple of {len(result)} tensors")
         written = [write_out(o, r) for o, r in zip(out, result)]
-        return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        return result._make(written) if hasattr(result, "_make") else tuple(written)
     if not isinstance(result, Tensor):  # a Python value (allclose): nothing to write
         raise TypeError("out= is only taken by functions that return tensors")
     if cast_error is not None and result.dtype.category > out.dtype.category:

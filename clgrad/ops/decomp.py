@@ -310,6 +310,10 @@ class _Result(tuple):
         except ValueError:
             raise AttributeError(name) from None
 
+    def _make(self, values):
+        """The same fields over ``values`` (as a named tuple's ``_make``: out= returns them)."""
+        return _Result(self._names, values)
+
 
 class _Svd(Function):
     @staticmethod
