@@ -264,6 +264,10 @@ def test_default_collate_and_custom_datasets():
     assert batch["f"].dtype == clgrad.float64 and batch["name"] == ["s0", "s1", "s2"]
     assert batch["pair"][0].tolist() == [0, 1, 2] and batch["pair"][1].tolist() == [0, 1, 2]
     assert default_collate([np.zeros(2), np.ones(2)]).tolist() == [[0, 0], [1, 1]]
+    # NumPy scalars keep their dtype (a Dataset's np.float32 labels batch as float32)
+    assert default_collate([np.float32(1), np.float32(2)]).dtype == clgrad.float32
+    assert default_collate([np.int32(1), np.int32(2)]).dtype == clgrad.int32
+    assert default_collate([np.bool_(True)]).dtype == clgrad.bool
     # collate_fn, batch_size=None, samplers
     lens = [len(b) for b in DataLoader(Squares(), batch_size=2, collate_fn=lambda b: b)]
     assert lens == [2, 2, 1]

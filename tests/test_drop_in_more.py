@@ -710,3 +710,27 @@ def test_binary_cross_entropy_target_dtypes(device, target_dtype):
             except RuntimeError as e:
                 seen.append(("RuntimeError", str(e)[:30]))
     assert seen[len(seen) // 2 :] == seen[: len(seen) // 2]
+
+
+_ZERO_ROW = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]], dtype=np.float32)
+_CONSTANT_ROW = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "fn, x",
+    [
+        (lambda t, x: t.nn.functional.normalize(x), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.normalize(x, 1.0), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.normalize(x, float("inf")), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.normalize(x, 0.5), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.cosine_similarity(x, x.flip(0)), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.cosine_similarity(x, x), _ZERO_ROW),
+        (lambda t, x: x.std(1), _CONSTANT_ROW),
+        (lambda t, x: t.std_mean(x, 1)[0], _CONSTANT_ROW),
+        (lambda t, x: x.std(), np.ones((2, 3), dtype=np.float32)),
+    ],
+)
+def test_gradients_where_a_slice_is_zero_or_constant(fn, x):
+    """A zero vector's norm and a constant slice's deviation have PyTorch's finite gradients
+    (0 through the norm, 1/eps through the clamp), not sqrt's 0 * inf = NaN."""
+    compare(fn, x, rtol=1e-5, grad_rtol=1e-5)

@@ -533,6 +533,11 @@ def test_recurrent(name, kw, device):
     check_module(tmod, cmod, seq, state, device=device)
     tmod, cmod = _pair(name, 3, 4, **kw)  # unbatched
     check_module(tmod, cmod, _x(5, 3), device=device)
+    # the weights as PyTorch lists them (cuDNN's flatten_parameters is a no-op here)
+    cmod.flatten_parameters()
+    assert [[tuple(w.shape) for w in ws] for ws in cmod.all_weights] == [
+        [tuple(w.shape) for w in ws] for ws in tmod.all_weights
+    ]
 
 
 @pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])

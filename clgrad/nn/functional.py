@@ -1841,18 +1841,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     >>> clgrad.nn.functional.normalize(clgrad.tensor([[3.0, 4.0]]))
     tensor([[0.6000, 0.8000]])
     """
-    if p == 2:
-        norm = (input * input).sum(dim, keepdim=True).sqrt()
-    elif p == 1:
-        norm = input.abs().sum(dim, keepdim=True)
-    elif p == 0:  # the count of nonzero elements, as torch.linalg.vector_norm
-        norm = (input != 0).sum(dim, keepdim=True).to(input.dtype)
-    elif p == float("inf"):
-        norm = input.abs().amax(dim, keepdim=True)
-    elif p == float("-inf"):
-        norm = input.abs().amin(dim, keepdim=True)
-    else:
-        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    # the vector norm's gradient is 0 at a zero slice (a sqrt of the sum of squares: NaN)
+    norm = _R.norm(input, p, dim, True)
     return input / norm.clamp(min=eps)
 
 
@@ -2160,8 +2150,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(clgrad.tensor([[1.0, 0.0], [1.0, 1.0]]), clgrad.tensor([[1.0, 1.0]]))
     tensor([0.7071, 1.0000])
     """
-    n1 = (x1 * x1).sum(dim, keepdim=True).sqrt().clamp(min=eps)
-    n2 = (x2 * x2).sum(dim, keepdim=True).sqrt().clamp(min=eps)
+    # vector norms, whose gradient is 0 at a zero slice, as PyTorch's (no NaN there)
+    n1 = _R.norm(x1, 2, dim, True).clamp(min=eps)
+    n2 = _R.norm(x2, 2, dim, True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

@@ -214,7 +214,23 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
     tensor(1.4142)
     """
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+class StdFromVar(Function):
+    """``sqrt(var)`` with PyTorch's std gradient: 0 where the deviation is 0 (a constant
+    slice), where sqrt's own would be 0 * inf = NaN."""
+
+    @staticmethod
+    def forward(ctx, v):
+        result = v.sqrt()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return (grad / (2 * result)).masked_fill(result == 0, 0)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -236,7 +252,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     (tensor(1.4142), tensor(2.))
     """
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return v.sqrt(), m
+    return StdFromVar.apply(v), m
 
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])

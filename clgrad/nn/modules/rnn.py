@@ -102,6 +102,28 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights into one buffer for cuDNN here; clgrad's
+        kernels read each weight where it is (kept so that models calling it run unchanged).
+
+        >>> clgrad.nn.LSTM(2, 3).flatten_parameters()
+        """
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters, a list per layer and direction, as PyTorch's ``all_weights``.
+
+        >>> [tuple(w.shape) for w in clgrad.nn.GRU(2, 3).all_weights[0]]
+        [(9, 2), (9, 3), (9,), (9,)]
+        """
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
+        flat = self._flat_weights
+        return [flat[i : i + per] for i in range(0, len(flat), per)]
+
     def _weights(self, layer, d):
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         get = self.__getattr__

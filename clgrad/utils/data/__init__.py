@@ -475,8 +475,9 @@ class WeightedRandomSampler(Sampler):
 # ---- collate ---------------------------------------------------------------------------------
 def default_collate(batch: Sequence[Any]) -> Any:
     """Merges a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors are
-    stacked along a new dim 0, NumPy arrays stacked into a tensor, Python ints, floats and bools
-    become int64, float64 and bool tensors (on the default device), strings stay a list, and
+    stacked along a new dim 0, NumPy arrays and scalars stacked into a tensor of their dtype,
+    Python ints, floats and bools become int64, float64 and bool tensors (on the default
+    device), strings stay a list, and
     tuples, lists and dicts are collated element by element (tuples and lists come back as
     lists, namedtuples as namedtuples).
 
@@ -492,7 +493,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
         return _tensor(np.stack(batch), device=default_device())
-    if isinstance(elem, (bool, np.bool_)):
+    if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
+        return _tensor(np.array(batch), device=default_device())  # in its own dtype
+    if isinstance(elem, bool):
         return _tensor(list(batch), dtype=D.bool_, device=default_device())
     if isinstance(elem, numbers.Integral):
         return _tensor(list(batch), dtype=D.int64, device=default_device())
