@@ -728,6 +728,8 @@ _CONSTANT_ROW = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]], dtype=np.float32)
         (lambda t, x: x.std(1), _CONSTANT_ROW),
         (lambda t, x: t.std_mean(x, 1)[0], _CONSTANT_ROW),
         (lambda t, x: x.std(), np.ones((2, 3), dtype=np.float32)),
+        (lambda t, x: t.linalg.matrix_norm(x * 0), _ZERO_ROW),
+        (lambda t, x: t.nn.functional.pairwise_distance(x, x - 1e-6), _ZERO_ROW),
     ],
 )
 def test_gradients_where_a_slice_is_zero_or_constant(fn, x):

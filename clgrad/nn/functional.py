@@ -2170,8 +2170,8 @@ def pairwise_distance(
     dim = max(x1.ndim, x2.ndim) - 1
     if dim < 0:
         return d.abs() if p != 0 else (d != 0).to(d.dtype)
-    if p == 2:
-        return (d * d).sum(dim, keepdim=keepdim).sqrt()
+    if p == 2:  # the vector norm: gradient 0 where x1 - x2 = -eps (a sqrt's would be NaN)
+        return _R.norm(d, 2, dim, keepdim)
     if p == 1:
         return d.abs().sum(dim, keepdim=keepdim)
     if p == math.inf:

@@ -602,8 +602,8 @@ def cond(A: Tensor, p=None) -> Tensor:
 
 def _matrix_norm_any(A, p):
     inf = float("inf")
-    if p == "fro":
-        return (A * A).sum((-2, -1)).sqrt()
+    if p == "fro":  # the vector norm: gradient 0 at a zero matrix (a sqrt's would be NaN)
+        return A.norm(2, (-2, -1))
     if p == "nuc":
         return svdvals(A).sum(-1)
     summed, across = (-2, -1) if p in (1, -1) else (-1, -2)

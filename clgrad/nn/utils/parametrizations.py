@@ -12,11 +12,12 @@ __all__ = ["weight_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
-    """The 2-norm of ``v`` over every dim but ``dim`` (kept with size 1; None: all dims)."""
+    """The 2-norm of ``v`` over every dim but ``dim`` (kept with size 1; None: all dims): the
+    vector norm, whose gradient is 0 at a zero ``v`` (a sqrt of the sum of squares: NaN)."""
     if dim is None or dim == -1:
-        return (v * v).sum().sqrt()
+        return v.norm(2)
     dims = tuple(d for d in range(v.ndim) if d != dim % v.ndim)
-    return (v * v).sum(dims, keepdim=True).sqrt()
+    return v.norm(2, dims, keepdim=True)
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int | None) -> Tensor:
