@@ -409,6 +409,32 @@ def test_init_functions(device):
     assert nn.init.normal_(clgrad.empty(5, device=device)).tolist() == x
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (6, 2, 2)])
+def test_orthogonal_init(device, shape):
+    w = nn.init.orthogonal_(nn.Parameter(clgrad.empty(*shape, device=device)), gain=2.0)
+    m = w.detach().cpu().numpy().reshape(shape[0], -1)
+    small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(small, 4 * np.eye(len(small)), atol=1e-5)
+    assert w.is_leaf and w.requires_grad and w.device == clgrad.device(device)
+    with pytest.raises(ValueError):
+        nn.init.orthogonal_(clgrad.empty(3))
+
+
+def test_dirac_and_sparse_init(device):
+    import torch
+
+    got = nn.init.dirac_(clgrad.empty(4, 2, 3, 3, device=device), groups=2).tolist()
+    assert got == torch.nn.init.dirac_(torch.empty(4, 2, 3, 3), groups=2).tolist()
+    w = nn.init.sparse_(clgrad.empty(10, 4, device=device), sparsity=0.25)
+    assert (w == 0).sum(0).tolist() == [3, 3, 3, 3]
+    for bad in (
+        lambda: nn.init.dirac_(clgrad.empty(3, 3)),
+        lambda: nn.init.sparse_(clgrad.empty(3), 0.1),
+    ):
+        with pytest.raises(ValueError):
+            bad()
+
+
 # ---- linear, conv, pooling -------------------------------------------------------------------
 def test_linear(device):
     x, w, b = randn(2, 3, 4), randn(5, 4), randn(5)

@@ -26,6 +26,9 @@ __all__ = [
     "kaiming_uniform_",
     "kaiming_normal_",
     "trunc_normal_",
+    "orthogonal_",
+    "dirac_",
+    "sparse_",
 ]
 
 
@@ -273,3 +276,81 @@ def kaiming_normal_(
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` (2 or more dims: the trailing ones are flattened) in place with a
+    (semi-)orthogonal matrix times ``gain`` and returns it, as ``torch.nn.init.orthogonal_``:
+    the Q of a normal matrix's QR decomposition, its columns' signs fixed by R's diagonal.
+
+    >>> _ = clgrad.manual_seed(0)
+    >>> w = clgrad.nn.init.orthogonal_(clgrad.empty(3, 5))
+    >>> bool(((w @ w.T) - clgrad.eye(3)).abs().max() < 1e-5)
+    True
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from ..linalg import qr
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flat = randn(rows, cols, dtype=_float_dt(tensor), device=tensor.device, generator=generator)
+        if rows < cols:
+            flat = flat.T
+        q, r = qr(flat)
+        q = q * r.diagonal().sign()  # unique: R's diagonal made positive
+        if rows < cols:
+            q = q.T
+        return tensor.copy_(q.reshape(tensor.shape) * gain)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fills the 3-, 4- or 5-dim ``tensor`` (a convolution's weight) in place with the Dirac
+    delta, so that the convolution keeps its input's channels (in each of ``groups``), and
+    returns it, as ``torch.nn.init.dirac_``.
+
+    >>> clgrad.nn.init.dirac_(clgrad.empty(2, 2, 3))
+    tensor([[[0., 1., 0.],
+             [0., 0., 0.]],
+    <BLANKLINE>
+            [[0., 0., 0.],
+             [0., 1., 0.]]])
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    with no_grad():
+        tensor.zero_()
+        centre = tuple(n // 2 for n in sizes[2:])
+        for g in range(groups):
+            for d in range(min(out_per_group, sizes[1])):
+                tensor[(g * out_per_group + d, d) + centre] = 1
+    return tensor
+
+
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None
+) -> Tensor:
+    """Fills the 2-dim ``tensor`` in place with N(0, std**2) values, a ``sparsity`` fraction of
+    each column's rows set to 0, and returns it, as ``torch.nn.init.sparse_``.
+
+    >>> w = clgrad.nn.init.sparse_(clgrad.empty(10, 3), sparsity=0.3)
+    >>> (w == 0).sum(0).tolist()
+    [3, 3, 3]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        normal_(tensor, 0.0, std, generator)
+        for c in range(cols):
+            picked = rand(rows, generator=generator).argsort()[:zeros]
+            tensor[picked.to(tensor.device), c] = 0
+    return tensor

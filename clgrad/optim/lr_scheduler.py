@@ -23,6 +23,10 @@ __all__ = [
     "CosineAnnealingWarmRestarts",
     "OneCycleLR",
     "ReduceLROnPlateau",
+    "MultiplicativeLR",
+    "PolynomialLR",
+    "ChainedScheduler",
+    "CyclicLR",
 ]
 
 
@@ -858,3 +862,257 @@ class ReduceLROnPlateau(LRScheduler):
         """Restores the scheduler's state."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiplies each group's lr by ``lr_lambda(epoch)`` every epoch (one function, or one
+    per group), as ``torch.optim.lr_scheduler.MultiplicativeLR``.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> for _ in range(2):
+    ...     opt.step()
+    ...     sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The current lrs times ``lr_lambda(last_epoch)`` (unchanged at epoch 0)."""
+        if self.last_epoch > 0:
+            return [lr * f(self.last_epoch) for f, lr in zip(self.lr_lambdas, self._group_lrs())]
+        return self._group_lrs()
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+
+class PolynomialLR(LRScheduler):
+    """Decays each group's lr to 0 over ``total_iters`` epochs as ``(1 - epoch /
+    total_iters) ** power`` times its initial lr, as ``torch.optim.lr_scheduler.PolynomialLR``.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The current lrs times this epoch's decay over the last one's."""
+        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        factor = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [lr * factor for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - done) ** self.power for base in self.base_lrs]
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler of ``schedulers`` at each ``step()``, their factors multiplied,
+    as ``torch.optim.lr_scheduler.ChainedScheduler``.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> warm = clgrad.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2)
+    >>> decay = clgrad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = clgrad.optim.lr_scheduler.ChainedScheduler([warm, decay])
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.1, 0.05, 0.25, 0.125]
+    """
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                "ChainedScheduler expects at least one scheduler to be chained, but got no "
+                "scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, sched in enumerate(schedulers):
+            if isinstance(sched, ReduceLROnPlateau):
+                raise ValueError(
+                    "ChainedScheduler does not support `ReduceLROnPlateau` scheduler as it "
+                    "requires additional kwargs to be specified when calling `step`, but got one "
+                    f"at index {i} in the given schedulers sequence."
+                )
+            if getattr(sched, "optimizer", None) is not optimizer:
+                raise ValueError(
+                    "ChainedScheduler expects all schedulers to belong to the same optimizer, but "
+                    f"got scheduler {type(sched).__name__} at index {i} with another optimizer."
+                )
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = self._group_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        """Steps each scheduler in turn."""
+        for sched in self._schedulers:
+            sched.step()
+        self._last_lr = self._group_lrs()
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict
+
+
+def _per_group(name, optimizer, value) -> list:
+    """``value`` for each of the optimizer's groups: one value for all, or a list of one each."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * n
+
+
+class CyclicLR(LRScheduler):
+    """Cycles each group's lr between ``base_lr`` and ``max_lr`` (and the momentum the other
+    way, with ``cycle_momentum``), a step per batch, as ``torch.optim.lr_scheduler.CyclicLR``:
+    ``mode`` "triangular" (a constant amplitude), "triangular2" (halved every cycle),
+    "exp_range" (times ``gamma`` every iteration), or your ``scale_fn``.
+
+    >>> p = clgrad.nn.Parameter(clgrad.zeros(1))
+    >>> opt = clgrad.optim.SGD([p], lr=0.1, momentum=0.9)
+    >>> sched = clgrad.optim.lr_scheduler.CyclicLR(opt, 0.1, 0.5, step_size_up=2)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.8,
+        max_momentum: float | list[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer(optimizer)
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:  # the mode's own rule, and what it counts
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups
+                ):
+                    self._set_momentum(group, top)
+                    group["max_momentum"], group["base_momentum"] = top, bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or iteration) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def _set_momentum(self, group, momentum):
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def get_lr(self) -> list[float]:
+        """Each group's lr at this point of its cycle (and its momentum set, the other way)."""
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            factor = x / self.step_ratio
+        else:
+            factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (top - base) * factor * scale for base, top in zip(self.base_lrs, self.max_lrs)
+        ]
+        if self.cycle_momentum:
+            for group, bottom, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
+                self._set_momentum(group, top - (top - bottom) * factor * scale)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state, without a ``scale_fn`` of your own (functions are not
+        saved)."""
+        state = super().state_dict()
+        state.pop("_scale_fn_custom", None)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores the scheduler's state, keeping its own ``scale_fn``."""
+        custom = self._scale_fn_custom
+        super().load_state_dict(state_dict)
+        self._scale_fn_custom = custom
