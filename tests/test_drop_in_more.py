@@ -736,3 +736,81 @@ def test_gradients_where_a_slice_is_zero_or_constant(fn, x):
     """A zero vector's norm and a constant slice's deviation have PyTorch's finite gradients
     (0 through the norm, 1/eps through the clamp), not sqrt's 0 * inf = NaN."""
     compare(fn, x, rtol=1e-5, grad_rtol=1e-5)
+
+
+def _hook_log(lib, inputs, replace=None):
+    """What a module's backward hooks see, the inputs' gradients and the warnings, for torch
+    or clgrad: a module of two inputs and two outputs, a loss through a leaf outside it (so
+    that it is differentiable even where no input requires grad)."""
+
+    class Two(lib.nn.Module):
+        def forward(self, a, b):
+            return a * b, a + b
+
+    module, log = Two(), []
+
+    def values(gs):
+        return [None if g is None else g.tolist() for g in gs]
+
+    def hook(m, grad_input, grad_output):
+        log.append(("full", values(grad_input), values(grad_output)))
+        if replace is not None:
+            return tuple(None if g is None else g * replace for g in grad_input)
+
+    module.register_full_backward_pre_hook(lambda m, go: log.append(("pre", values(go))))
+    module.register_full_backward_hook(hook)
+    inputs = inputs(lib)
+    w = lib.full((2,), 2.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p, q = module(*inputs)
+        ((p * 2 + q) * w).sum().backward()
+    grads = [None if x.grad is None else x.grad.tolist() for x in inputs]
+    return log, grads, w.grad.tolist(), [c.category for c in caught]
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        lambda t: (t.ones(2, requires_grad=True), t.full((2,), 3.0, requires_grad=True)),
+        lambda t: (t.ones(2, requires_grad=True), t.full((2,), 3.0)),  # zeros for b
+        lambda t: (t.ones(2), t.full((2,), 3.0)),  # no input requires grad: a warning
+    ],
+)
+@pytest.mark.parametrize("replace", [None, 10.0])
+def test_full_backward_hooks(inputs, replace):
+    """register_full_backward_hook and _pre_hook against torch: what they see, when they run,
+    and what a grad_input they replace does."""
+    assert _hook_log(clgrad, inputs, replace) == _hook_log(torch, inputs, replace)
+
+
+def test_extra_state_and_get_buffer():
+    """get_extra_state / set_extra_state travel in the state dict under "_extra_state"."""
+
+    def run(lib):
+        class Counter(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.count = 0
+                self.register_buffer("seen", lib.zeros(1))
+
+            def get_extra_state(self):
+                return {"count": self.count}
+
+            def set_extra_state(self, state):
+                self.count = state["count"]
+
+        a, b = lib.nn.Sequential(Counter()), lib.nn.Sequential(Counter())
+        a[0].count = 5
+        state = a.state_dict()
+        keys = b.load_state_dict(state)
+        missing = b.load_state_dict({"0.seen": lib.zeros(1)}, strict=False)
+        return (
+            list(state),
+            b[0].count,
+            str(keys),
+            list(missing.missing_keys),
+            (b.get_buffer("0.seen").tolist()),
+        )
+
+    assert run(clgrad) == run(torch)

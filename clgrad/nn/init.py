@@ -292,7 +292,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from ..linalg import qr
+    from ..ops.decomp import qr
 
     rows = tensor.shape[0]
     cols = tensor.numel() // rows

@@ -3,17 +3,21 @@ device/dtype moves, train/eval and state_dict semantics."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ... import dtypes as D
-from ...autograd.grad_mode import no_grad
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...device import Device, cuda_device, resolve
+from ...ops.creation import zeros
 from ...tensor import Tensor
 from ..parameter import Parameter
 
 _M = TypeVar("_M", bound="Module")
+_EXTRA_STATE = "_extra_state"  # the state_dict key of get_extra_state's value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -41,6 +45,116 @@ class _RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class _BackwardHooks:
+    """One call's full backward hooks (``register_full_backward_hook``): identity Functions
+    wrap the call's tensor inputs that require grad and its tensor outputs; the outputs'
+    backward runs the backward pre-hooks on the gradients reaching the outputs, the inputs'
+    runs the hooks with the gradients reaching the inputs (where no input requires grad, the
+    hooks run at the outputs, with ``grad_input`` all None)."""
+
+    def __init__(self, module, args):
+        self.module = module
+        self.grad_output = None
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.wrapped = [i for i in self.positions if _needs_grad(args[i])]
+        # PyTorch's grad_input holds zeros for a tensor input that does not require grad
+        # (where another one does)
+        self.others = {i: (args[i].shape, args[i].dtype, args[i].device) for i in self.positions}
+
+    def inputs(self, args):
+        if not self.wrapped:
+            return args
+        args = list(args)
+        new = _HookInputs.apply(self, *[args[i] for i in self.wrapped])
+        for i, t in zip(self.wrapped, new if isinstance(new, tuple) else (new,)):
+            args[i] = t
+        return tuple(args)
+
+    def outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple) or not any(_needs_grad(t) for t in outs):
+            return out
+        picked = [i for i, t in enumerate(outs) if _needs_grad(t)]
+        new = _HookOutputs.apply(self, *[outs[i] for i in picked])
+        outs = list(outs)
+        for i, t in zip(picked, new if isinstance(new, tuple) else (new,)):
+            outs[i] = t
+        return outs[0] if single else type(out)(outs)
+
+    def at_outputs(self, grads):
+        module = self.module
+        for hook in list(module._backward_pre_hooks.values()):
+            result = hook(module, grads)
+            if result is not None:
+                grads = _replaced(result, len(grads), "backward pre-hook", "grad_output")
+        self.grad_output = grads
+        if not self.wrapped and module._backward_hooks:
+            warnings.warn(
+                "Full backward hook is firing when gradients are computed with respect to "
+                "module outputs since no inputs require gradients. See "
+                "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.register_full_backward_hook for more details.",
+                UserWarning,
+                stacklevel=1,
+            )
+            self.at_inputs(())
+        return grads
+
+    def at_inputs(self, grads):
+        module = self.module
+        if self.wrapped:
+            given = dict(zip(self.wrapped, grads))
+            grad_input = tuple(
+                given[i]
+                if i in given
+                else zeros(*self.others[i][:1], dtype=self.others[i][1], device=self.others[i][2])
+                for i in self.positions
+            )
+        else:
+            grad_input = (None,) * len(self.positions)
+        for hook in list(module._backward_hooks.values()):
+            result = hook(module, grad_input, self.grad_output)
+            if result is not None:
+                grad_input = _replaced(result, len(grad_input), "backward hook", "grad_input")
+        return tuple(grad_input[self.positions.index(i)] for i in self.wrapped)
+
+
+def _needs_grad(t) -> bool:
+    return isinstance(t, Tensor) and t.requires_grad
+
+
+def _replaced(result, n, kind, what) -> tuple:
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != n:
+        raise RuntimeError(
+            f"Module {kind} returned {len(result)} values for {what}, but {n} were expected"
+        )
+    return result
+
+
+class _HookInputs(Function):
+    @staticmethod
+    def forward(ctx, hooks, *tensors):
+        ctx.hooks = hooks
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.hooks.at_inputs(grads))
+
+
+class _HookOutputs(Function):
+    @staticmethod
+    def forward(ctx, hooks, *tensors):
+        ctx.hooks = hooks
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.hooks.at_outputs(grads))
 
 
 def _addindent(s, num_spaces):
@@ -88,6 +202,8 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module, which every subclass defines; call the module itself
@@ -98,9 +214,13 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._has_backward_hooks():
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def _has_backward_hooks(self) -> bool:
+        d = self.__dict__  # (a module unpickled from before they existed has none)
+        return bool(d.get("_backward_hooks") or d.get("_backward_pre_hooks"))
 
     def _call_with_hooks(self, args, kwargs):
         """``forward`` between its hooks (registered with or without ``with_kwargs``); hooks
@@ -120,6 +240,10 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_hooks = None
+        if is_grad_enabled() and self._has_backward_hooks():
+            backward_hooks = _BackwardHooks(self, args)
+            args = backward_hooks.inputs(args)
         try:
             out = self.forward(*args, **kwargs)
         except Exception:
@@ -135,6 +259,8 @@ class Module:
                 result = hook(self, args, out)
             if result is not None:
                 out = result
+        if backward_hooks is not None:
+            out = backward_hooks.outputs(out)
         return out
 
     def _add_hook(self, hooks, hook, prepend=False, with_kwargs=False, always_call=False):
@@ -191,6 +317,49 @@ class Module:
         tensor([0., 1.])
         """
         return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> _RemovableHandle:
+        """Registers ``hook(module, grad_input, grad_output)`` to run when the gradients with
+        respect to the module's tensor inputs are computed (``grad_output``: those with respect
+        to its outputs); a non-None result replaces ``grad_input``, as
+        ``torch.nn.Module.register_full_backward_hook`` (Grad-CAM reads activations' gradients
+        this way).
+
+        >>> lin = clgrad.nn.Linear(2, 1)
+        >>> seen = []
+        >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(clgrad.ones(3, 2, requires_grad=True)).sum().backward()
+        >>> seen
+        [clgrad.Size([3, 1])]
+        """
+        return self._add_hook(
+            self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook, prepend
+        )
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> _RemovableHandle:
+        """Registers ``hook(module, grad_output)`` to run when the gradients with respect to
+        the module's outputs are computed, before the full backward hooks; a non-None result
+        replaces ``grad_output``, as ``torch.nn.Module.register_full_backward_pre_hook``.
+
+        >>> relu = clgrad.nn.ReLU()
+        >>> h = relu.register_full_backward_pre_hook(lambda m, go: (go[0] * 10,))
+        >>> x = clgrad.ones(2, requires_grad=True)
+        >>> relu(x).sum().backward()
+        >>> x.grad
+        tensor([10., 10.])
+        """
+        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        return self._add_hook(hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+        """``register_full_backward_hook`` (PyTorch's deprecated form gave the gradients of the
+        module's last operation's inputs; the gradients of its outputs, which hooks mostly read,
+        are the same)."""
+        return self.register_full_backward_hook(hook)
 
     # ---- registration ----------------------------------------------------------------------
     def _check_name(self, name, kind):
@@ -488,6 +657,24 @@ class Module:
             raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
         return mod._parameters[name]
 
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``, as ``torch.nn.Module.get_buffer``
+        (AttributeError where there is none).
+
+        >>> clgrad.nn.BatchNorm1d(2).get_buffer("running_mean")
+        tensor([0., 0.])
+        """
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path) if path else self
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return module._buffers[name]
+
+    def share_memory(self: _M) -> _M:
+        """Returns the module: PyTorch moves its CPU tensors to shared memory for worker
+        processes; clgrad's tensors are not shared between processes that way."""
+        return self
+
     def apply(self: _M, fn: Callable[[Module], Any]) -> _M:
         """Calls ``fn`` on every submodule (children first, recursively) and then on the module
         itself, and returns the module, as ``torch.nn.Module.apply`` (typically to initialize
@@ -689,6 +876,38 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """The module's extra state for ``state_dict`` (any picklable value), where a subclass
+        defines it (with ``set_extra_state``), as ``torch.nn.Module.get_extra_state``; the
+        base raises RuntimeError.
+
+        >>> class Counter(clgrad.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.count = 0
+        ...     def get_extra_state(self):
+        ...         return {"count": self.count}
+        ...     def set_extra_state(self, state):
+        ...         self.count = state["count"]
+        >>> a, b = Counter(), Counter()
+        >>> a.count = 5
+        >>> _ = b.load_state_dict(a.state_dict())
+        >>> b.count
+        5
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restores the value ``get_extra_state`` gave (from ``load_state_dict``), as
+        ``torch.nn.Module.set_extra_state``; the base raises RuntimeError."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called."
+        )
 
     def state_dict(
         self,
@@ -756,6 +975,12 @@ class Module:
                 target.data = value.detach()  # the Parameter object stays; its data is value's
             else:
                 self._buffers[name] = value.detach()
+        if type(self).set_extra_state is not Module.set_extra_state:
+            key = prefix + _EXTRA_STATE
+            if key in state_dict:
+                self.set_extra_state(state_dict[key])
+            else:
+                missing.append(key)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -788,6 +1013,8 @@ class Module:
             for name, b in m._buffers.items():
                 if b is not None and name not in m._non_persistent_buffers_set:
                     expected.add(prefix + name)
+            if type(m).set_extra_state is not Module.set_extra_state:
+                expected.add(prefix + _EXTRA_STATE)
         unexpected = [k for k in state_dict.keys() if k not in expected]
         if strict:
             if unexpected:
