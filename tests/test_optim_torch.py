@@ -254,3 +254,35 @@ def test_scheduler_state_dict_round_trip():
     assert (
         again.last_epoch == 3 and again._schedulers[1].last_epoch == sched._schedulers[1].last_epoch
     )
+
+
+def test_named_parameters_and_step_hooks():
+    """An optimizer over named_parameters() keeps the names in its groups ("param_names",
+    in its state dict too); step pre- and post-hooks run around every step until removed."""
+
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(2, 2)
+        before = m.weight.detach().clone()
+        opt = lib.optim.Adam(m.named_parameters(), lr=0.1)
+        log = []
+        pre = opt.register_step_pre_hook(
+            lambda o, args, kwargs: log.append(("pre", args[0] is o, len(args), kwargs))
+        )
+        opt.register_step_post_hook(lambda o, args, kwargs: log.append("post"))
+        for _ in range(2):
+            m(lib.ones(1, 2)).sum().backward()
+            opt.step()
+            pre.remove()
+        state = opt.state_dict()
+        opt.load_state_dict(state)
+        try:
+            lib.optim.SGD([("w", m.weight), m.bias], lr=0.1)
+            mixed = None
+        except ValueError:
+            mixed = ValueError
+        names = [g["param_names"] for g in state["param_groups"]]
+        moved = (m.weight.detach() - before).numpy().round(5).tolist()  # Adam's steps of lr
+        return names, log, mixed, moved
+
+    assert run(clgrad) == run(torch)

@@ -6,6 +6,7 @@ Every update runs on the parameters' own device, under no_grad, with in-place Te
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
@@ -13,6 +14,7 @@ from typing import Any
 
 from .. import capture
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..hooks import RemovableHandle
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 
@@ -195,6 +197,33 @@ def decayed_grad(
     return g + p * weight_decay
 
 
+def _with_step_hooks(step):
+    """An optimizer's ``step`` between its step pre-hooks and post-hooks."""
+
+    @functools.wraps(step)
+    def hooked(self, *args, **kwargs):
+        pre = self.__dict__.get("_optimizer_step_pre_hooks")
+        post = self.__dict__.get("_optimizer_step_post_hooks")
+        if not pre and not post:
+            return step(self, *args, **kwargs)
+        args = (self, *args)
+        for hook in list((pre or {}).values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                        f"{result}."
+                    )
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for hook in list((post or {}).values()):
+            hook(self, args, kwargs)
+        return out
+
+    return hooked
+
+
 class Optimizer:
     """Base class of the optimizers, as ``torch.optim.Optimizer``: holds ``param_groups`` (a list
     of dicts, each with its "params" and its options, ``defaults`` filling the options a group
@@ -254,7 +283,17 @@ class Optimizer:
                 "but the ordering of tensors in sets will change between runs. "
                 "Please use a list instead."
             )
-        group["params"] = list(params)
+        params = list(params)
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):  # named_parameters(): the names go to the group's "param_names"
+            if not all(named):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            group["param_names"] = [name for name, _ in params]
+            params = [p for _, p in params]
+        group["params"] = params
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(
@@ -276,6 +315,35 @@ class Optimizer:
         ) != len(group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # every optimizer's step runs the step hooks
+            cls.step = _with_step_hooks(cls.__dict__["step"])
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(optimizer, args, kwargs)`` to run before every ``step`` (``args``
+        starts with the optimizer itself); a non-None result is ``(new_args, new_kwargs)``, as
+        ``torch.optim.Optimizer.register_step_pre_hook``.
+
+        >>> w = clgrad.nn.Parameter(clgrad.ones(1))
+        >>> opt = clgrad.optim.SGD([w], lr=0.1)
+        >>> h = opt.register_step_pre_hook(lambda o, args, kwargs: print("stepping"))
+        >>> opt.step()
+        stepping
+        """
+        return self._step_hook(self.__dict__.setdefault("_optimizer_step_pre_hooks", {}), hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(optimizer, args, kwargs)`` to run after every ``step``, as
+        ``torch.optim.Optimizer.register_step_post_hook``."""
+        return self._step_hook(self.__dict__.setdefault("_optimizer_step_post_hooks", {}), hook)
+
+    @staticmethod
+    def _step_hook(hooks, hook):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of every parameter: to None (the default) or, with

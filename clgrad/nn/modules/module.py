@@ -12,6 +12,7 @@ from ... import dtypes as D
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...device import Device, cuda_device, resolve
+from ...hooks import RemovableHandle
 from ...ops.creation import zeros
 from ...tensor import Tensor
 from ..parameter import Parameter
@@ -27,24 +28,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class _RemovableHandle:
-    """What ``register_forward_hook`` returns: ``remove()`` (or leaving a ``with`` block)
-    unregisters the hook, as torch.utils.hooks.RemovableHandle."""
-
-    def __init__(self, hooks, key):
-        self.hooks, self.key = hooks, key
-
-    def remove(self) -> None:
-        """Unregisters the hook (a no-op when it is already gone)."""
-        self.hooks.pop(self.key, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _BackwardHooks:
@@ -189,7 +172,6 @@ class Module:
     """
 
     training: bool
-    _hook_id = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -264,8 +246,8 @@ class Module:
         return out
 
     def _add_hook(self, hooks, hook, prepend=False, with_kwargs=False, always_call=False):
-        Module._hook_id += 1
-        key = Module._hook_id
+        handle = RemovableHandle(hooks)
+        key = handle.id
         hooks[key] = hook
         if prepend:
             hooks.move_to_end(key, last=False)
@@ -275,7 +257,7 @@ class Module:
         ):
             if flag:
                 self.__dict__.setdefault(name, set()).add(key)
-        return _RemovableHandle(hooks, key)
+        return handle
 
     def register_forward_hook(
         self,
@@ -284,7 +266,7 @@ class Module:
         prepend: bool = False,
         with_kwargs: bool = False,
         always_call: bool = False,
-    ) -> _RemovableHandle:
+    ) -> RemovableHandle:
         """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
         ``with_kwargs``) to run after every ``forward``; a non-None result replaces the output,
         as ``torch.nn.Module.register_forward_hook``. ``prepend`` runs it before the hooks
@@ -303,7 +285,7 @@ class Module:
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
-    ) -> _RemovableHandle:
+    ) -> RemovableHandle:
         """Registers ``hook(module, args)`` to run before every ``forward``; a non-None result
         (a tuple, or a single value) replaces the positional arguments, as
         ``torch.nn.Module.register_forward_pre_hook``. With ``with_kwargs`` it is
@@ -320,7 +302,7 @@ class Module:
 
     def register_full_backward_hook(
         self, hook: Callable[..., Any], prepend: bool = False
-    ) -> _RemovableHandle:
+    ) -> RemovableHandle:
         """Registers ``hook(module, grad_input, grad_output)`` to run when the gradients with
         respect to the module's tensor inputs are computed (``grad_output``: those with respect
         to its outputs); a non-None result replaces ``grad_input``, as
@@ -340,7 +322,7 @@ class Module:
 
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
-    ) -> _RemovableHandle:
+    ) -> RemovableHandle:
         """Registers ``hook(module, grad_output)`` to run when the gradients with respect to
         the module's outputs are computed, before the full backward hooks; a non-None result
         replaces ``grad_output``, as ``torch.nn.Module.register_full_backward_pre_hook``.
@@ -355,7 +337,7 @@ class Module:
         hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
         return self._add_hook(hooks, hook, prepend)
 
-    def register_backward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``register_full_backward_hook`` (PyTorch's deprecated form gave the gradients of the
         module's last operation's inputs; the gradients of its outputs, which hooks mostly read,
         are the same)."""
