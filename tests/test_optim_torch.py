@@ -286,3 +286,61 @@ def test_named_parameters_and_step_hooks():
         return names, log, mixed, moved
 
     assert run(clgrad) == run(torch)
+
+
+def _averaged(lib, avg, use_buffers):
+    """AveragedModel over four updates of a Linear + BatchNorm1d, then update_bn and a call:
+    what the average holds at each point."""
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+    with lib.no_grad():
+        model[0].weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        model[0].bias.fill_(0.5)
+    swa_utils = lib.optim.swa_utils
+    kw = {
+        "swa": {},
+        "ema": {"multi_avg_fn": swa_utils.get_ema_multi_avg_fn(0.9)},
+        "ema_one": {"avg_fn": swa_utils.get_ema_avg_fn(0.9)},
+        "swa_one": {"avg_fn": swa_utils.get_swa_avg_fn()},
+    }[avg]
+    swa = swa_utils.AveragedModel(model, use_buffers=use_buffers, **kw)
+    batch = lib.tensor([[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]])
+    out = []
+    for _ in range(4):
+        with lib.no_grad():
+            model[0].weight.mul_(1.5)
+            model[0].bias.add_(1)
+        model(batch)  # moves the batch norm's statistics
+        swa.update_parameters(model)
+        held = [*swa.module[0].weight.flatten().tolist(), *swa.module[1].running_mean.tolist()]
+        out.append(([round(v, 4) for v in held], int(swa.n_averaged)))
+    loader = [batch[:2], (batch[1:], 0)]
+    swa_utils.update_bn(loader, swa)
+    bn = swa.module[1]
+    stats = [*bn.running_mean.tolist(), *bn.running_var.tolist()]
+    out.append(([round(v, 4) for v in stats], int(bn.num_batches_tracked), bn.momentum))
+    swa.eval()
+    out.append([round(v, 4) for v in swa(lib.ones(1, 2)).flatten().tolist()])
+    return out
+
+
+@pytest.mark.parametrize("avg", ["swa", "ema", "ema_one", "swa_one"])
+@pytest.mark.parametrize("use_buffers", [False, True])
+def test_averaged_model_and_update_bn_match_torch(avg, use_buffers):
+    assert _averaged(clgrad, avg, use_buffers) == _averaged(torch, avg, use_buffers)
+
+
+@pytest.mark.parametrize("strategy", ["cos", "linear"])
+@pytest.mark.parametrize("anneal_epochs", [0, 1, 3])
+def test_swalr_matches_torch(strategy, anneal_epochs):
+    def run(lib):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=1.0)
+        opt.add_param_group({"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.5})
+        sched = lib.optim.swa_utils.SWALR(opt, [0.1, 0.05], anneal_epochs, strategy)
+        lrs = []
+        for _ in range(6):
+            opt.step()
+            sched.step()
+            lrs.append(sched.get_last_lr())
+        return lrs
+
+    np.testing.assert_allclose(run(clgrad), run(torch), rtol=1e-12)

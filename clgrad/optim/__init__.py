@@ -1,6 +1,6 @@
 """Optimizers and learning-rate schedules, as torch.optim."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
 from .adaptive import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
@@ -22,4 +22,5 @@ __all__ = [
     "ASGD",
     "LBFGS",
     "lr_scheduler",
+    "swa_utils",
 ]
