@@ -814,3 +814,40 @@ def test_extra_state_and_get_buffer():
         )
 
     assert run(clgrad) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # PyTorch's positional order: size_average and reduce before ignore_index / reduction
+        lambda F, x, y: F.cross_entropy(x, y, None, None, 2),
+        lambda F, x, y: F.nll_loss(x.log_softmax(1), y, None, None, 1, None, "sum"),
+        lambda F, x, y: F.cross_entropy(x, y, reduce=False),
+        lambda F, x, y: F.mse_loss(x, x * 2, False),
+        lambda F, x, y: F.l1_loss(x, x * 2, None, False),
+        lambda F, x, y: F.smooth_l1_loss(x, x * 2, size_average=False),
+        lambda F, x, y: F.binary_cross_entropy(x.sigmoid(), x.sigmoid().round(), None, None, False),
+        lambda F, x, y: F.binary_cross_entropy_with_logits(x, x.sigmoid(), None, False),
+        # the weighted regression losses of PyTorch 2.6+
+        lambda F, x, y: F.mse_loss(x, x * 2, weight=x.abs()),
+        lambda F, x, y: F.l1_loss(x, x * 2, weight=x.abs(), reduction="sum"),
+        lambda F, x, y: F.huber_loss(x, x * 2, weight=x.abs()),
+        lambda F, x, y: F.mse_loss(x, x, weight=x[0]),  # not input's shape: ValueError
+    ],
+)
+def test_loss_signatures(call):
+    """The functional losses take PyTorch's arguments in PyTorch's order, with the legacy
+    size_average/reduce (and its warning) and the regression losses' weight."""
+
+    def run(lib):
+        x = lib.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0, 1.0, 1.0]])
+        y = lib.tensor([0, 2, 1])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                value = np.round(np.asarray(call(lib.nn.functional, x, y).tolist()), 5).tolist()
+            except ValueError:
+                value = ValueError
+        return value, [str(w.message) for w in caught]
+
+    assert run(clgrad) == run(torch)

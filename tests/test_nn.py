@@ -225,13 +225,14 @@ def test_repr_like_pytorch():
     assert repr(model) == (
         "Sequential(\n"
         "  (0): Conv2d(1, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
-        "  (1): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "  (1): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)\n"
         "  (2): ReLU()\n"
         "  (3): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)\n"
         "  (4): Flatten(start_dim=1, end_dim=-1)\n"
         "  (5): Linear(in_features=32, out_features=10, bias=False)\n"
         "  (6): Dropout(p=0.25, inplace=False)\n"
-        "  (7): LayerNorm((10,), eps=1e-05, elementwise_affine=True)\n"
+        "  (7): LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)\n"
         ")"
     )
     assert repr(nn.Sequential(nn.Sequential(nn.Tanh()))) == (
@@ -1513,7 +1514,7 @@ def test_binary_cross_entropy(device):
     ref = -(y * np.log(p) + (1 - y) * np.log(1 - p))
     assert_close(nn.BCELoss()(t(p, device), t(y, device)), ref.mean(), rtol=1e-5, atol=1e-6)
     assert_close(
-        F.binary_cross_entropy(t(p, device), t(y, device), t(w, device), "sum"),
+        F.binary_cross_entropy(t(p, device), t(y, device), t(w, device), reduction="sum"),
         (ref * w).sum(),
         rtol=1e-5,
         atol=1e-5,

@@ -23,7 +23,9 @@ from ..ops import linalg as _L
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..ops.core import check_out as _check_out
 from ..ops.core import same_device as _same_device
+from ..ops.core import write_out as _write_out
 from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
@@ -439,7 +441,9 @@ def _softmax_dim(name, ndim, dim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
     """Applies ``exp(x) / sum(exp(x))`` along ``dim``, so that the values along it are in [0, 1]
     and sum to 1, as ``torch.nn.functional.softmax``; ``dtype`` casts the input first, and
     ``dim=None`` picks PyTorch's legacy implicit dim with its deprecation warning.
@@ -450,7 +454,9 @@ def softmax(input: Tensor, dim: int | None = None, dtype: DType | None = None) -
     return _R.softmax(input, _softmax_dim("softmax", input.ndim, dim), dtype)
 
 
-def softmin(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
     """Applies ``softmax(-x)`` along ``dim``, as ``torch.nn.functional.softmin``.
 
     >>> clgrad.nn.functional.softmin(clgrad.tensor([1.0, 2.0, 3.0]), dim=0)
@@ -459,7 +465,9 @@ def softmin(input: Tensor, dim: int | None = None, dtype: DType | None = None) -
     return _R.softmax(-input, _softmax_dim("softmin", input.ndim, dim), dtype)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, dtype: DType | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed stably, as
     ``torch.nn.functional.log_softmax``.
 
@@ -1834,7 +1842,9 @@ def group_norm(
     return _N.NativeGroupNorm.apply(input, weight, bias, num_groups, affine, eps)
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     """Divides ``input`` by its ``p``-norm along ``dim`` (at least ``eps``), so that the slices
     along ``dim`` have unit norm, as ``torch.nn.functional.normalize``.
 
@@ -1843,6 +1853,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     """
     # the vector norm's gradient is 0 at a zero slice (a sqrt of the sum of squares: NaN)
     norm = _R.norm(input, p, dim, True)
+    if out is not None:  # (PyTorch's out=: written, no graph)
+        _check_out("normalize", out, (input,), {})
+        return _write_out(out, input / norm.clamp(min=eps))
     return input / norm.clamp(min=eps)
 
 
@@ -2359,15 +2372,26 @@ def _warn_broadcast(input, target):
         )
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: _Reduction = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     """The squared error ``(input - target) ** 2`` element-wise, reduced by ``reduction`` ("mean",
     "sum" or "none"), as ``torch.nn.functional.mse_loss`` (differing shapes broadcast, with
-    PyTorch's warning).
+    PyTorch's warning); a ``weight`` of input's shape weighs each element (its "mean" divided
+    by the weights' sum).
 
     >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
     >>> clgrad.nn.functional.mse_loss(a, b)
     tensor(1.4167)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted(((input - target) ** 2), weight, input, reduction, by_weight=True)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     _warn_broadcast(input, target)
@@ -2379,20 +2403,49 @@ def mse_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> T
     return _N.MseLoss.apply(input, target, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: _Reduction = "mean") -> Tensor:
-    """The absolute error ``|input - target|`` element-wise, reduced by ``reduction``, as
-    ``torch.nn.functional.l1_loss``.
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: _Reduction = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The absolute error ``|input - target|`` element-wise (times ``weight``, as in
+    ``mse_loss``), reduced by ``reduction``, as ``torch.nn.functional.l1_loss``.
 
     >>> a, b = clgrad.tensor([1.0, 2.0, 3.0]), clgrad.tensor([1.5, 2.0, 5.0])
     >>> clgrad.nn.functional.l1_loss(a, b, reduction="sum")
     tensor(2.5000)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
+    if weight is not None:
+        return _weighted((input - target).abs(), weight, input, reduction, by_weight=True)
     return _reduce((input - target).abs(), reduction)
 
 
+def _weighted(loss, weight, input, reduction, by_weight):
+    """PyTorch's weighted regression losses: ``loss * weight`` (a weight of input's shape),
+    "mean" divided by the weights' sum (``by_weight``) or by their count."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if by_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
 def huber_loss(
-    input: Tensor, target: Tensor, reduction: _Reduction = "mean", delta: float = 1.0
+    input: Tensor,
+    target: Tensor,
+    reduction: _Reduction = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
 ) -> Tensor:
     """``0.5 * d ** 2`` where ``d = |input - target| < delta``, else ``delta * (d - 0.5 * delta)``,
     element-wise, reduced by ``reduction``, as ``torch.nn.functional.huber_loss``.
@@ -2403,11 +2456,19 @@ def huber_loss(
     """
     _warn_broadcast(input, target)
     d = (input - target).abs()
-    return _reduce(_E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    loss = _E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:  # (its "mean" is the weighted elements' mean, as PyTorch's)
+        return _weighted(loss, weight, input, reduction, by_weight=False)
+    return _reduce(loss, reduction)
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor, reduction: _Reduction = "mean", beta: float = 1.0
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: _Reduction = "mean",
+    beta: float = 1.0,
 ) -> Tensor:
     """``0.5 * d ** 2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 * beta``,
     element-wise (``beta=0``: the L1 loss), reduced by ``reduction``, as
@@ -2417,6 +2478,7 @@ def smooth_l1_loss(
     >>> clgrad.nn.functional.smooth_l1_loss(a, b, beta=0.5)
     tensor(0.6667)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
     d = (input - target).abs()
     if beta == 0:
@@ -2425,7 +2487,12 @@ def smooth_l1_loss(
 
 
 def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: _Reduction = "mean"
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: _Reduction = "mean",
 ) -> Tensor:
     """The binary cross entropy ``-weight * (t * log(x) + (1 - t) * log(1 - x))`` between
     probabilities ``input`` and ``target`` of the same shape, each log clamped at -100, reduced
@@ -2435,6 +2502,7 @@ def binary_cross_entropy(
     >>> clgrad.nn.functional.binary_cross_entropy(p, t)
     tensor(0.2798)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
@@ -2457,6 +2525,8 @@ def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: _Reduction = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
@@ -2469,6 +2539,7 @@ def binary_cross_entropy_with_logits(
     >>> clgrad.nn.functional.binary_cross_entropy_with_logits(x, t)
     tensor(0.3048)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
@@ -2607,7 +2678,9 @@ def nll_loss(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: _Reduction = "mean",
 ) -> Tensor:
     """The negative log-likelihood of int64 class-index targets given log-probabilities ``input``
@@ -2619,6 +2692,7 @@ def nll_loss(
     >>> clgrad.nn.functional.nll_loss(logp, clgrad.tensor([0, 2]), reduction="none")
     tensor([0.2413, 0.1096])
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     cdim = _class_targets("nll_loss", input, target)
@@ -2629,7 +2703,9 @@ def cross_entropy(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: _Reduction = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -2646,6 +2722,7 @@ def cross_entropy(
     >>> F.cross_entropy(logits, clgrad.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
     tensor(0.1755)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if reduction not in ("mean", "sum", "none"):
@@ -2691,12 +2768,20 @@ def cross_entropy(
 
 # ---- more losses -----------------------------------------------------------------------------
 def _legacy_reduction(size_average, reduce, reduction):
-    """PyTorch's deprecated ``size_average`` / ``reduce`` pair, mapped onto ``reduction``."""
+    """PyTorch's deprecated ``size_average`` / ``reduce`` pair, mapped onto ``reduction``, with
+    its warning."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return "none" if not reduce else ("mean" if size_average else "sum")
+    reduction = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{reduction}' instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return reduction
 
 
 def kl_div(

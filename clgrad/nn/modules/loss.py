@@ -21,11 +21,7 @@ class _Loss(Module):
         reduction: _Reduction = "mean",
     ) -> None:
         super().__init__()
-        if size_average is not None or reduce is not None:
-            size_average = True if size_average is None else size_average
-            reduce = True if reduce is None else reduce
-            reduction = "none" if not reduce else ("mean" if size_average else "sum")
-        self.reduction = reduction
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):
@@ -69,7 +65,12 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``cross_entropy(input, target, ...)`` with this module's options."""
         return F.cross_entropy(
-            input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
         )
 
 
@@ -97,7 +98,9 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``nll_loss(input, target, ...)`` with this module's options."""
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class MSELoss(_Loss):
@@ -111,7 +114,7 @@ class MSELoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``mse_loss(input, target, reduction)``."""
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -125,7 +128,7 @@ class L1Loss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``l1_loss(input, target, reduction)``."""
-        return F.l1_loss(input, target, self.reduction)
+        return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
@@ -149,7 +152,7 @@ class SmoothL1Loss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``smooth_l1_loss(input, target, reduction, beta)``."""
-        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class HuberLoss(_Loss):
@@ -183,7 +186,7 @@ class BCELoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``binary_cross_entropy(input, target, weight, reduction)``."""
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -211,7 +214,7 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """``binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight)``."""
         return F.binary_cross_entropy_with_logits(
-            input, target, self.weight, self.reduction, self.pos_weight
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
         )
 
 

@@ -29,6 +29,8 @@ class _BatchNorm(Module):
         track_running_stats: bool = True,
         device: Device | str | None = None,
         dtype: D.dtype | None = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
@@ -36,7 +38,10 @@ class _BatchNorm(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(ones(num_features, **kw))
-            self.bias = Parameter(zeros(num_features, **kw))
+            if bias:
+                self.bias = Parameter(zeros(num_features, **kw))
+            else:  # (PyTorch 2.13's bias=False: a scale alone)
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -71,7 +76,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -105,7 +111,8 @@ class _BatchNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 
@@ -135,7 +142,7 @@ class BatchNorm2d(_BatchNorm):
 
     >>> bn = clgrad.nn.BatchNorm2d(4)
     >>> bn
-    BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> _ = clgrad.manual_seed(0)
     >>> y = bn(clgrad.randn(8, 4, 5, 5) * 3 + 1)
     >>> y.shape, abs(y.mean().item()) < 1e-4, round(y.std().item(), 2)
@@ -222,7 +229,7 @@ class LayerNorm(_ShapeNorm):
 
     >>> ln = clgrad.nn.LayerNorm(4)
     >>> ln
-    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> [round(v, 4) for v in ln(clgrad.tensor([[0.0, 1.0, 2.0, 3.0]]))[0].tolist()]
     [-1.3416, -0.4472, 0.4472, 1.3416]
     """
@@ -251,6 +258,9 @@ class LayerNorm(_ShapeNorm):
     def forward(self, input: Tensor) -> Tensor:
         """``layer_norm(input, normalized_shape, weight, bias, eps)``."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, bias={self.bias is not None}"
 
 
 class GroupNorm(Module):
