@@ -17,6 +17,7 @@ from . import (
     cl,
     cuda,
     distributed,
+    func,
     linalg,
     nn,
     optim,

@@ -851,3 +851,41 @@ def test_loss_signatures(call):
         return value, [str(w.message) for w in caught]
 
     assert run(clgrad) == run(torch)
+
+
+def test_functional_call():
+    """torch.func.functional_call: the module runs on the given tensors (gradients reach
+    them), its own come back; several dicts, tied weights, strict."""
+
+    def run(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        with lib.no_grad():
+            model[0].weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            model[0].bias.copy_(lib.tensor([0.5, -0.5]))
+        params = {k: v.detach().clone().requires_grad_() for k, v in model.named_parameters()}
+        w = params["0.weight"]
+        params["0.weight"] = w * 2
+        x = lib.tensor([[1.0, 2.0], [0.0, 1.0], [2.0, 2.0]])
+        out = lib.func.functional_call(model, params, (x,))
+        (out * lib.arange(6.0).reshape(3, 2)).sum().backward()
+        stats = {"1.running_mean": lib.zeros(2), "1.running_var": lib.ones(2)}
+        model.eval()
+        evaluated = lib.func.functional_call(model, (params, stats), x)
+        errors = []
+        for bad in (
+            lambda: lib.func.functional_call(model, params, x, strict=True),
+            lambda: lib.func.functional_call(model, (params, {"0.bias": lib.zeros(2)}), x),
+        ):
+            try:
+                bad()
+            except (RuntimeError, ValueError) as e:
+                errors.append(type(e))
+        tied = lib.nn.Sequential(lib.nn.Linear(2, 2, bias=False), lib.nn.Linear(2, 2, bias=False))
+        tied[1].weight = tied[0].weight
+        doubled = lib.func.functional_call(tied, {"0.weight": lib.eye(2) * 2}, lib.ones(1, 2))
+        return [
+            np.round(np.asarray(v.tolist()), 4).tolist()
+            for v in (out, w.grad, model[0].weight, model[1].running_mean, evaluated, doubled)
+        ] + [errors]
+
+    assert run(clgrad) == run(torch)

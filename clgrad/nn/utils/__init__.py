@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from ...autograd.grad_mode import no_grad
 from ...ops.movement import cat, stack
 from ...tensor import Tensor
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, rnn, stateless
 from ._weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "parametrizations",
     "parametrize",
     "rnn",
+    "stateless",
 ]
 
 
