@@ -889,3 +889,50 @@ def test_functional_call():
         ] + [errors]
 
     assert run(clgrad) == run(torch)
+
+
+def test_state_dict_hooks():
+    """Module state-dict hooks: pre- and post-hooks of state_dict (the legacy one replacing
+    the dict), load pre-hooks renaming a checkpoint's keys (in a copy), load post-hooks
+    clearing incompatible keys before a strict load raises."""
+
+    def run(lib):
+        out, log = [], []
+        m = lib.nn.Sequential(lib.nn.Linear(2, 1), lib.nn.ReLU())
+        m[0].register_state_dict_pre_hook(lambda mod, prefix, kv: log.append(("pre", prefix)))
+        post = m.register_state_dict_post_hook(
+            lambda mod, sd, prefix, meta: log.append(("post", prefix, sorted(sd)))
+        )
+        out.append(sorted(m.state_dict()))
+        post.remove()
+        m._register_state_dict_hook(
+            lambda mod, sd, prefix, meta: {k.replace("0.", "layer."): v for k, v in sd.items()}
+        )
+        out.append(sorted(m.state_dict()))
+
+        def rename(module, sd, prefix, meta, strict, missing, unexpected, errors):
+            for k in list(sd):
+                if k.startswith("layer."):
+                    sd["0." + k[6:]] = sd.pop(k)
+
+        loaded = lib.nn.Sequential(lib.nn.Linear(2, 1))
+        loaded.register_load_state_dict_pre_hook(rename)
+        src = {"layer.weight": lib.ones(1, 2), "layer.bias": lib.zeros(1), "extra": lib.zeros(1)}
+        try:
+            loaded.load_state_dict(src)
+        except RuntimeError:
+            out.append(RuntimeError)
+        loaded.register_load_state_dict_post_hook(
+            lambda mod, keys: keys.unexpected_keys.remove("extra")
+        )
+        keys = loaded.load_state_dict(src)
+        out.append((keys.missing_keys, keys.unexpected_keys, sorted(src)))
+        out.append(loaded[0].weight.tolist())
+        legacy = lib.nn.Linear(2, 1)
+        legacy._register_load_state_dict_pre_hook(
+            lambda sd, prefix, *rest: sd.update({prefix + "bias": lib.full((1,), 7.0)})
+        )
+        legacy.load_state_dict({"weight": lib.ones(1, 2), "bias": lib.zeros(1)})
+        return [*out, legacy.bias.tolist(), log]
+
+    assert run(clgrad) == run(torch)

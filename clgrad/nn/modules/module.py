@@ -915,13 +915,87 @@ class Module:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:  # (the legacy _register_state_dict_hook's new dict)
+                destination = result
         return destination
+
+    def _hooks_table(self, name):
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def _add_plain_hook(self, table, hook) -> RemovableHandle:
+        hooks = self._hooks_table(table)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(module, prefix, keep_vars)`` to run before ``state_dict`` saves
+        this module, as ``torch.nn.Module.register_state_dict_pre_hook``."""
+        return self._add_plain_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(module, state_dict, prefix, local_metadata)`` to run after
+        ``state_dict`` saved this module (and its submodules); it may change the dict in place,
+        as ``torch.nn.Module.register_state_dict_post_hook`` (it must return None).
+
+        >>> lin = clgrad.nn.Linear(2, 1)
+        >>> h = lin.register_state_dict_post_hook(lambda m, sd, prefix, meta: sd.pop("bias"))
+        >>> list(lin.state_dict())
+        Traceback (most recent call last):
+        ...
+        RuntimeError: state_dict post-hook must return None
+        """
+
+        def checked(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+
+        return self._add_plain_hook("_state_dict_hooks", checked)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's older post-hook: ``hook(module, state_dict, prefix, local_metadata)``,
+        whose non-None result replaces the state dict."""
+        return self._add_plain_hook("_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` to run before ``load_state_dict`` loads this module (it
+        may rename or convert the checkpoint's keys in place: a copy of the dict given), as
+        ``torch.nn.Module.register_load_state_dict_pre_hook``.
+
+        >>> lin = clgrad.nn.Linear(2, 1)
+        >>> def rename(module, sd, prefix, *rest):
+        ...     sd[prefix + "weight"] = sd.pop(prefix + "w")
+        >>> h = lin.register_load_state_dict_pre_hook(rename)
+        >>> lin.load_state_dict({"w": clgrad.ones(1, 2), "bias": clgrad.zeros(1)})
+        <All keys matched successfully>
+        """
+        return self._add_plain_hook("_load_state_dict_pre_hooks", lambda *a: hook(self, *a))
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        """PyTorch's older pre-hook: ``hook(state_dict, prefix, local_metadata, strict,
+        missing_keys, unexpected_keys, error_msgs)`` (the module first ``with_module``)."""
+        adapted = (lambda *a: hook(self, *a)) if with_module else hook
+        return self._add_plain_hook("_load_state_dict_pre_hooks", adapted)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Registers ``hook(module, incompatible_keys)`` to run after ``load_state_dict``
+        loaded this module; it may edit ``incompatible_keys.missing_keys`` and
+        ``.unexpected_keys`` in place (before a strict load raises for them), as
+        ``torch.nn.Module.register_load_state_dict_post_hook``."""
+        return self._add_plain_hook("_load_state_dict_post_hooks", hook)
 
     def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
         own = {n: p for n, p in self._parameters.items() if p is not None}
@@ -984,10 +1058,15 @@ class Module:
         """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, errors = [], []
+        missing, errors, unexpected = [], [], []
         expected = set()
-        for prefix_mod, m in self.named_modules():
+        modules = list(self.named_modules())
+        if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in modules):
+            state_dict = OrderedDict(state_dict)  # the hooks may edit it: a copy of yours
+        for prefix_mod, m in modules:
             prefix = prefix_mod + "." if prefix_mod else ""
+            for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(state_dict, prefix, {}, strict, missing, unexpected, errors)
             m._load_from_state_dict(state_dict, prefix, missing, errors, assign)
             for name, p in m._parameters.items():
                 if p is not None:
@@ -997,7 +1076,12 @@ class Module:
                     expected.add(prefix + name)
             if type(m).set_extra_state is not Module.set_extra_state:
                 expected.add(prefix + _EXTRA_STATE)
-        unexpected = [k for k in state_dict.keys() if k not in expected]
+        unexpected += [k for k in state_dict.keys() if k not in expected and k not in unexpected]
+        keys = _IncompatibleKeys(missing, unexpected)
+        for _, m in reversed(modules):  # submodules first, as PyTorch's recursion
+            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(m, keys) is not None:
+                    raise RuntimeError("load_state_dict post-hook must return None")
         if strict:
             if unexpected:
                 errors.insert(
@@ -1016,7 +1100,7 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(errors)
             )
-        return _IncompatibleKeys(missing, unexpected)
+        return keys
 
     # ---- repr ------------------------------------------------------------------------------
     def extra_repr(self) -> str:
