@@ -165,21 +165,9 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-class LambdaLR(LRScheduler):
-    """Sets each group's lr to ``base_lr * lr_lambda(epoch)`` (one function, or a list with one
-    per group), as ``torch.optim.lr_scheduler.LambdaLR``; its state dict leaves the functions
-    out.
-
-    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
-    >>> sched = clgrad.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
-    >>> lrs = []
-    >>> for _ in range(3):
-    ...     lrs.append(sched.get_last_lr()[0])
-    ...     opt.step()
-    ...     sched.step()
-    >>> lrs
-    [1.0, 0.5, 0.3333333333333333]
-    """
+class _LambdaSchedule(LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: an ``lr_lambda`` per group (one for all, or a
+    list of one each), left out of the state dict (functions are not saved)."""
 
     def __init__(
         self,
@@ -196,10 +184,6 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * n
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[float]:
-        """``base_lr * lr_lambda(last_epoch)`` for each group."""
-        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
-
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's state, with None in place of each ``lr_lambda`` (functions are not
         saved)."""
@@ -212,6 +196,27 @@ class LambdaLR(LRScheduler):
         lambdas = self.lr_lambdas
         super().load_state_dict(state_dict)
         self.lr_lambdas = lambdas
+
+
+class LambdaLR(_LambdaSchedule):
+    """Sets each group's lr to ``base_lr * lr_lambda(epoch)`` (one function, or a list with one
+    per group), as ``torch.optim.lr_scheduler.LambdaLR``; its state dict leaves the functions
+    out.
+
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+    >>> sched = clgrad.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     lrs.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> lrs
+    [1.0, 0.5, 0.3333333333333333]
+    """
+
+    def get_lr(self) -> list[float]:
+        """``base_lr * lr_lambda(last_epoch)`` for each group."""
+        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class StepLR(LRScheduler):
@@ -864,7 +869,7 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaSchedule):
     """Multiplies each group's lr by ``lr_lambda(epoch)`` every epoch (one function, or one
     per group), as ``torch.optim.lr_scheduler.MultiplicativeLR``.
 
@@ -877,29 +882,11 @@ class MultiplicativeLR(LRScheduler):
     [0.25]
     """
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list[float]:
         """The current lrs times ``lr_lambda(last_epoch)`` (unchanged at epoch 0)."""
         if self.last_epoch > 0:
             return [lr * f(self.last_epoch) for f, lr in zip(self.lr_lambdas, self._group_lrs())]
         return self._group_lrs()
-
-    state_dict = LambdaLR.state_dict
-    load_state_dict = LambdaLR.load_state_dict
 
 
 class PolynomialLR(LRScheduler):

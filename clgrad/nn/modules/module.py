@@ -50,7 +50,7 @@ class _BackwardHooks:
         if not self.wrapped:
             return args
         args = list(args)
-        new = _HookInputs.apply(self, *[args[i] for i in self.wrapped])
+        new = BackwardHookFunction.apply(self.at_inputs, *[args[i] for i in self.wrapped])
         for i, t in zip(self.wrapped, new if isinstance(new, tuple) else (new,)):
             args[i] = t
         return tuple(args)
@@ -61,7 +61,7 @@ class _BackwardHooks:
         if not isinstance(outs, tuple) or not any(_needs_grad(t) for t in outs):
             return out
         picked = [i for i, t in enumerate(outs) if _needs_grad(t)]
-        new = _HookOutputs.apply(self, *[outs[i] for i in picked])
+        new = BackwardHookFunction.apply(self.at_outputs, *[outs[i] for i in picked])
         outs = list(outs)
         for i, t in zip(picked, new if isinstance(new, tuple) else (new,)):
             outs[i] = t
@@ -118,26 +118,19 @@ def _replaced(result, n, kind, what) -> tuple:
     return result
 
 
-class _HookInputs(Function):
+class BackwardHookFunction(Function):
+    """The identity over a module call's tensors, whose backward hands their gradients to
+    ``on_grads`` (``_BackwardHooks``'s ``at_inputs`` or ``at_outputs``) and passes on what it
+    returns."""
+
     @staticmethod
-    def forward(ctx, hooks, *tensors):
-        ctx.hooks = hooks
+    def forward(ctx, on_grads, *tensors):
+        ctx.on_grads = on_grads
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None, *ctx.hooks.at_inputs(grads))
-
-
-class _HookOutputs(Function):
-    @staticmethod
-    def forward(ctx, hooks, *tensors):
-        ctx.hooks = hooks
-        return tensors
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None, *ctx.hooks.at_outputs(grads))
+        return (None, *ctx.on_grads(grads))
 
 
 def _addindent(s, num_spaces):
