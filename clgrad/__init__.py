@@ -63,11 +63,13 @@ from .dtypes import (
     int16,
     int32,
     int64,
+    layout,
     memory_format,
     preserve_format,
     promote_types,
     result_type,
     set_default_dtype,
+    strided,
     uint8,
 )
 from .errors import KernelBuildError, OutOfMemoryError
@@ -135,6 +137,25 @@ def is_floating_point(input: Tensor) -> bool:
     (True, False)
     """
     return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is complex: never, clgrad has no complex dtypes.
+
+    >>> clgrad.is_complex(clgrad.zeros(1))
+    False
+    """
+    return input.is_complex()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """Whether the single element of ``input`` is not zero (RuntimeError for any other
+    number of elements), as ``torch.is_nonzero``.
+
+    >>> clgrad.is_nonzero(clgrad.tensor([1.5]))
+    True
+    """
+    return input.is_nonzero()
 
 
 def is_signed(input: Tensor) -> bool:

@@ -232,6 +232,24 @@ class memory_format:
         return f"clgrad.{self.name}"
 
 
+class layout:
+    """How a tensor's elements are stored, as ``torch.layout``: clgrad's tensors are all
+    ``strided`` (dense, with a stride per dim; no sparse layouts).
+
+    >>> clgrad.ones(2).layout
+    clgrad.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"clgrad.{self.name}"
+
+
+strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

@@ -288,6 +288,18 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        return False  # clgrad has no complex dtypes
+
+    # what PyTorch's other tensor kinds would answer: clgrad's tensors are dense and strided,
+    # never sparse, quantized, nested or on the meta device
+    layout = D.strided
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_meta = is_mkldnn = False
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
     def size(self, dim=None):
         return self.shape if dim is None else self._shape[wrap_dim(dim, self.ndim)]
 

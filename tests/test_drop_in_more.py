@@ -936,3 +936,33 @@ def test_state_dict_hooks():
         return [*out, legacy.bias.tolist(), log]
 
     assert run(clgrad) == run(torch)
+
+
+def test_tensor_kind_queries_and_real_complex_api():
+    """What library code asks of a tensor (is_complex, is_sparse, layout, output_nr, ...) and
+    the complex-number API on real tensors (conj is the tensor itself, imag raises)."""
+
+    def run(lib):
+        x = lib.ones(2, 3)
+        kinds = (x.is_complex(), lib.is_complex(x), x.is_sparse, x.is_quantized, x.is_meta)
+        out = [kinds, x.is_nested, str(x.layout).rpartition(".")[2], x.output_nr]
+        out.append([f(x) is x for f in (lambda t: t.conj(), lambda t: t.resolve_conj())])
+        out.append([x.resolve_neg() is x, x.real is x, x.is_conj(), x.is_neg()])
+        for bad in (
+            lambda: x.imag,
+            lambda: lib.ones(2).is_nonzero(),
+            lambda: lib.ones(0).is_nonzero(),
+            lambda: lib.ones(3).adjoint(),
+            lambda: x.split_with_sizes([1, 1], 1),
+        ):
+            try:
+                bad()
+            except RuntimeError:
+                out.append(RuntimeError)
+        out.append([lib.tensor([0.0]).is_nonzero(), lib.is_nonzero(lib.tensor([2]))])
+        out.append([tuple(t.shape) for t in (x.adjoint(), *x.split_with_sizes([1, 2], 1))])
+        strided = x.new_empty_strided((2, 2), (1, 2))
+        out.append([strided.stride(), str(strided.dtype).rpartition(".")[2]])
+        return out
+
+    assert run(clgrad) == run(torch)

@@ -788,6 +788,30 @@ def resize_(self, *sizes, memory_format=None):
     return self
 
 
+def is_nonzero(self) -> bool:
+    """Whether the single element is not zero, as ``Tensor.is_nonzero`` (RuntimeError for any
+    other number of elements)."""
+    n = self.numel()
+    if n != 1:
+        more = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {more} is ambiguous")
+    return bool(self.item() != 0)
+
+
+def adjoint(self) -> Tensor:
+    """The conjugate transpose of the last two dims: their transpose, for real tensors."""
+    if self.ndim < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+            f"{self.ndim}-D tensor."
+        )
+    return M.transpose(self, -2, -1)
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
 def _matrix_T(name, fn, min_ndim, max_ndim=None):
     def get(self):
         if self.ndim < min_ndim or (max_ndim is not None and self.ndim > max_ndim):
@@ -844,6 +868,20 @@ def _attach_more():
         "true_divide_": Tensor.div_,
         "sgn": Tensor.sign,
         "sgn_": Tensor.sign_,
+        # complex numbers' API on real tensors (clgrad has no complex dtypes): as PyTorch's
+        "conj": lambda self: self,
+        "resolve_conj": lambda self: self,
+        "resolve_neg": lambda self: self,
+        "is_conj": lambda self: False,
+        "is_neg": lambda self: False,
+        "real": property(lambda self: self),
+        "imag": property(_imag),
+        "adjoint": adjoint,
+        "is_nonzero": is_nonzero,
+        "split_with_sizes": lambda self, split_sizes, dim=0: M.split(self, list(split_sizes), dim),
+        "new_empty_strided": lambda self, size, stride, **kw: C.empty_strided(
+            size, stride, **{"dtype": self.dtype, "device": self.device, **kw}
+        ),
         "H": _matrix_T("H", M.t, 0, 2),
         "mT": _matrix_T("mT", lambda x: M.transpose(x, -2, -1), 2),
         "mH": _matrix_T("mH", lambda x: M.transpose(x, -2, -1), 2),
