@@ -66,11 +66,12 @@ def set_default_dtype(d):
 
 
 def as_dtype(d) -> dtype:
-    """Accepts a clgrad dtype, a NumPy dtype or type, a name, or a Python type."""
+    """Accepts a clgrad dtype, a NumPy dtype or type, a name, or a Python type (``float`` is
+    float64, as in PyTorch, whatever the default dtype)."""
     if isinstance(d, dtype):
         return d
     if d is float:
-        return _default_float
+        return float64
     if d is int:
         return int64
     if d is bool:

@@ -500,6 +500,12 @@ class Tensor:
             )
         return self._numpy().reshape(()).item()
 
+    def _python_number(self, kind):
+        # float(t), int(t), complex(t): PyTorch's ValueError for more or fewer than one element
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return kind(self.item())
+
     def tolist(self):
         return self._numpy().tolist()
 
@@ -512,10 +518,10 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
-        return float(self.item())
+        return self._python_number(float)
 
     def __int__(self):
-        return int(self.item())
+        return self._python_number(int)
 
     def __index__(self):
         if self.dtype.is_floating_point or self.numel() != 1:

@@ -966,3 +966,30 @@ def test_tensor_kind_queries_and_real_complex_api():
         return out
 
     assert run(clgrad) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.zeros(2, dtype=float),  # Python's float is float64, as in PyTorch
+        lambda t: t.tensor([1], dtype=float),
+        lambda t: t.ones(2).to(float),
+        lambda t: t.arange(3, dtype=float),
+        lambda t: t.ones(2, dtype=int),
+        lambda t: float(t.tensor([1.0, 2.0])),  # ValueError, not RuntimeError
+        lambda t: int(t.tensor([1, 2])),
+        lambda t: float(t.zeros(0)),
+        lambda t: int(t.tensor(3.7)),
+        lambda t: t.Generator().manual_seed(5).initial_seed(),
+        lambda t: t.Generator().seed() >= 0,  # a method, not shadowed by the seed it set
+    ],
+)
+def test_python_types_and_conversions(call):
+    def run(lib):
+        try:
+            r = call(lib)
+        except (ValueError, RuntimeError, TypeError) as e:
+            return type(e)
+        return str(r.dtype).rpartition(".")[2] if hasattr(r, "dtype") else r
+
+    assert run(clgrad) == run(torch)

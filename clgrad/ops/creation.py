@@ -566,7 +566,7 @@ class Generator:
         >>> a.equal(clgrad.rand(2, generator=g.set_state(state)))
         True
         """
-        words = np.array([self.seed, self.offset], dtype=np.uint64)
+        words = np.array([self._seed, self.offset], dtype=np.uint64)
         return tensor(words.view(np.uint8), dtype=D.uint8, device="cpu")
 
     def set_state(self, new_state: Tensor) -> Generator:
@@ -579,18 +579,18 @@ class Generator:
                 f"Expected a clgrad generator state of 16 bytes, got {raw.size}: states saved by "
                 "PyTorch's generators don't carry over"
             )
-        self.seed, self.offset = (int(v) for v in raw.view(np.uint64))
+        self._seed, self.offset = (int(v) for v in raw.view(np.uint64))
         return self
 
     def manual_seed(self, seed: int) -> Generator:
         """Restarts the generator from ``seed`` (taken modulo 2**64); returns the generator."""
-        self.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        self._seed = int(seed) & 0xFFFFFFFFFFFFFFFF  # (seed() is a method)
         self.offset = 0
         return self
 
     def initial_seed(self) -> int:
         """The seed the generator was last started from."""
-        return self.seed
+        return self._seed
 
     def take(self, n: int) -> int:
         """Reserves the next ``n`` numbers; returns how many were drawn before them."""
@@ -643,7 +643,7 @@ def seed() -> int:
     """
     import os
 
-    return manual_seed(int.from_bytes(os.urandom(8), "little")).seed
+    return manual_seed(int.from_bytes(os.urandom(8), "little"))._seed
 
 
 def initial_seed() -> int:
@@ -666,8 +666,8 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     count = 2 * n if kind == "normal" else n
     start = gen.take(count)
     if capture.active is not None and count:  # a replay draws the next numbers, as this call does
-        capture.scalar_source(lambda: (gen.seed, gen.take(count)), [(gen, "offset")])
-    out.device.backend.random(out._record(), kind, gen.seed, start, dt)
+        capture.scalar_source(lambda: (gen._seed, gen.take(count)), [(gen, "offset")])
+    out.device.backend.random(out._record(), kind, gen._seed, start, dt)
     return _finish(out, requires_grad)
 
 
@@ -1009,7 +1009,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     gen = generator or default_generator
     # a NumPy generator seeded from the next numbers of ours, so the draws follow its seed
-    seed = [gen.seed & 0xFFFFFFFF, gen.seed >> 32, gen.take(1), 0x5EED]
+    seed = [gen._seed & 0xFFFFFFFF, gen._seed >> 32, gen.take(1), 0x5EED]
     counts = np.random.default_rng(seed).poisson(lam)
     return tensor(counts.astype(input.dtype.np), dtype=input.dtype, device=input.device)
 
