@@ -993,3 +993,38 @@ def test_python_types_and_conversions(call):
         return str(r.dtype).rpartition(".")[2] if hasattr(r, "dtype") else r
 
     assert run(clgrad) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "retained, then written in place",
+        "base retained, a view of it written",
+        "view retained, its base written",
+    ],
+)
+def test_retain_grad_follows_in_place_writes(case):
+    """A retained gradient is the gradient of the tensor's current value: it moves to the
+    history an in-place write gives the tensor (PyTorch's retain_grad hook moves too)."""
+
+    def run(lib):
+        x = lib.ones(4, requires_grad=True)
+        if case == "retained, then written in place":
+            y = x * 1
+            y.retain_grad()
+            y.mul_(2)
+            y.sum().backward()
+            return y.grad.tolist(), x.grad.tolist()
+        b = x * 1
+        if case == "base retained, a view of it written":
+            b.retain_grad()
+            b[:2].mul_(3)
+            (b * lib.arange(4.0)).sum().backward()
+            return b.grad.tolist(), x.grad.tolist()
+        v = b[:2]
+        v.retain_grad()
+        b.mul_(3)
+        (v * 2).sum().backward()
+        return v.grad.tolist(), x.grad.tolist()
+
+    assert run(clgrad) == run(torch)

@@ -9,6 +9,8 @@ their new history when next used (``Tensor.grad_fn``).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import dtypes as D
@@ -63,10 +65,21 @@ def inplace(x, functional, direct, *others):
     new = functional(x.clone())
     with no_grad():
         copy_into(x, new)
-    x._requires_grad = new._requires_grad
-    x._grad_fn = new._grad_fn
-    x._output_nr = new._output_nr
+    _take_history(x, new)
     return x
+
+
+def _take_history(t, src):
+    """``t``'s history becomes ``src``'s (an in-place write recorded); a gradient ``t``
+    retains moves with it, as PyTorch's retain_grad hook does (``.grad`` is then the gradient
+    of the value written, not of the one before)."""
+    old, nr = t._grad_fn, t._output_nr
+    t._requires_grad = src._requires_grad
+    t._grad_fn = src._grad_fn
+    t._output_nr = src._output_nr
+    if t._retains_grad and old is not None and t._grad_fn is not None:
+        old._retained.pop(nr, None)
+        t._grad_fn.retain(t._output_nr, weakref.ref(t))
 
 
 def _inplace_view(x, functional):
@@ -92,9 +105,7 @@ def _inplace_view(x, functional):
     new = functional(x.clone())
     geom = (x._shape, x._stride, x._offset)
     out = CopySlices.apply(base, new, geom)  # writes the region, records the base's history
-    base._requires_grad = out._requires_grad
-    base._grad_fn = out._grad_fn
-    base._output_nr = out._output_nr
+    _take_history(base, out)
     _as_view_of_base(x)
     return x
 
@@ -104,9 +115,7 @@ def _as_view_of_base(v):
     v._view_version = v._storage.version
     with enable_grad():
         out = AsStrided.apply(v._base, v._shape, v._stride, v._offset)
-    v._requires_grad = out._requires_grad
-    v._grad_fn = out._grad_fn
-    v._output_nr = out._output_nr
+    _take_history(v, out)
 
 
 def _refresh_view(v):
