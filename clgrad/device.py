@@ -46,8 +46,8 @@ class DeviceType(enum.Enum):
             return other == ("cpu" if self is DeviceType.HOST else "cl")
         return self is other
 
-    def __hash__(self):
-        return hash(self._name_)
+    def __hash__(self):  # as the string it equals: {"cpu": ...}[x.device.type] finds it
+        return hash(str(self))
 
     def __str__(self):
         return "cpu" if self is DeviceType.HOST else "cl"

@@ -982,6 +982,18 @@ def test_tensor_kind_queries_and_real_complex_api():
         lambda t: int(t.tensor(3.7)),
         lambda t: t.Generator().manual_seed(5).initial_seed(),
         lambda t: t.Generator().seed() >= 0,  # a method, not shadowed by the seed it set
+        lambda t: t.zeros(size=(2, 3)),  # the factories' size= keyword
+        lambda t: t.rand(size=[2]),
+        lambda t: t.zeros(2, size=(2,)),
+        lambda t: t.arange(end=3).tolist(),
+        lambda t: t.arange(),
+        lambda t: {"cpu": 1}[t.ones(1).device.type],  # device.type hashes as its string
+        lambda t: t.full((2,), t.tensor(3)),  # a 0-d tensor as the fill value
+        lambda t: t.full((2,), t.tensor([3.0])),
+        lambda t: [t.tensor([1, 2]) in t.tensor([[1, 2], [3, 4]]), 3 in t.ones(2), 1 in t.ones(2)],
+        lambda t: "a" in t.ones(2),
+        lambda t: reversed(t.tensor([[1, 2], [3, 4]])).tolist(),
+        lambda t: reversed(t.tensor(3)).tolist(),
     ],
 )
 def test_python_types_and_conversions(call):
@@ -990,7 +1002,9 @@ def test_python_types_and_conversions(call):
             r = call(lib)
         except (ValueError, RuntimeError, TypeError) as e:
             return type(e)
-        return str(r.dtype).rpartition(".")[2] if hasattr(r, "dtype") else r
+        if hasattr(r, "dtype"):
+            return str(r.dtype).rpartition(".")[2], tuple(r.shape)
+        return r
 
     assert run(clgrad) == run(torch)
 

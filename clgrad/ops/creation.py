@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from numbers import Number
@@ -17,6 +18,21 @@ from ..device import Device, default_device, resolve
 from ..storage import Storage
 from ..tensor import Size, Tensor
 from .core import launch
+
+
+def _size_keyword(factory):
+    """``factory`` (zeros, ones, empty, rand, randn) taking its size as ints, one sequence, or
+    PyTorch's ``size=`` keyword."""
+
+    @functools.wraps(factory)
+    def sized(*sizes, **kwargs):
+        if "size" in kwargs:
+            if sizes:
+                raise TypeError(f"{factory.__name__}() got multiple values for argument 'size'")
+            sizes = (kwargs.pop("size"),)
+        return factory(*sizes, **kwargs)
+
+    return sized
 
 
 def _shape(size) -> tuple:
@@ -53,6 +69,7 @@ def _finish(t, requires_grad):
     return t
 
 
+@_size_keyword
 def empty(
     *size: int | Sequence[int],
     dtype: D.dtype | None = None,
@@ -86,6 +103,10 @@ def full(
     >>> clgrad.full((3,), 0.5).dtype
     clgrad.float32
     """
+    if isinstance(fill_value, Tensor):  # a 0-d tensor is a number to PyTorch's parser
+        if fill_value.ndim:
+            raise TypeError("full(): argument 'fill_value' (position 2) must be Number, not Tensor")
+        fill_value = fill_value.item()
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
     out = empty(*_shape((size,)), dtype=dtype, device=device)
@@ -93,6 +114,7 @@ def full(
     return _finish(out, requires_grad)
 
 
+@_size_keyword
 def zeros(
     *size: int | Sequence[int],
     dtype: D.dtype | None = None,
@@ -117,6 +139,7 @@ def zeros(
     )
 
 
+@_size_keyword
 def ones(
     *size: int | Sequence[int],
     dtype: D.dtype | None = None,
@@ -424,7 +447,7 @@ def full_like(
 
 
 def arange(
-    start: Number,
+    start: Number | None = None,
     end: Number | None = None,
     step: Number = 1,
     dtype: D.dtype | None = None,
@@ -441,7 +464,11 @@ def arange(
     tensor([1.0000, 1.2500, 1.5000, 1.7500])
     """
     if end is None:
+        if start is None:
+            raise TypeError("arange() missing required argument 'end' (pos 1)")
         start, end = 0, start
+    elif start is None:  # arange(end=n)
+        start = 0
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if any(isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX for v in vals):
         raise RuntimeError("value cannot be converted to type int64_t without overflow")
@@ -671,6 +698,7 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     return _finish(out, requires_grad)
 
 
+@_size_keyword
 def rand(
     *size: int | Sequence[int],
     dtype: D.dtype | None = None,
@@ -689,6 +717,7 @@ def rand(
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 
+@_size_keyword
 def randn(
     *size: int | Sequence[int],
     dtype: D.dtype | None = None,

@@ -808,6 +808,17 @@ def adjoint(self) -> Tensor:
     return M.transpose(self, -2, -1)
 
 
+def contains(self, element) -> bool:
+    """``element in tensor``: whether any element equals it (a number or a tensor that
+    broadcasts), as PyTorch's ``Tensor.__contains__``."""
+    if not isinstance(element, (Tensor, numbers.Number)):
+        raise RuntimeError(
+            "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+            f"{type(element)}."
+        )
+    return bool((self == element).any().item())
+
+
 def _imag(self):
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
@@ -877,6 +888,8 @@ def _attach_more():
         "real": property(lambda self: self),
         "imag": property(_imag),
         "adjoint": adjoint,
+        "__contains__": contains,
+        "__reversed__": lambda self: self if self.ndim == 0 else M.flip(self, [0]),
         "is_nonzero": is_nonzero,
         "split_with_sizes": lambda self, split_sizes, dim=0: M.split(self, list(split_sizes), dim),
         "new_empty_strided": lambda self, size, stride, **kw: C.empty_strided(
