@@ -994,6 +994,10 @@ def test_tensor_kind_queries_and_real_complex_api():
         lambda t: "a" in t.ones(2),
         lambda t: reversed(t.tensor([[1, 2], [3, 4]])).tolist(),
         lambda t: reversed(t.tensor(3)).tolist(),
+        # == and != with a NumPy array compare elementwise (Python's identity said False)
+        lambda t: (t.tensor([1.0, 2.0]) == np.array([1.0, 3.0])).tolist(),
+        lambda t: (t.tensor([1.0, 2.0]) != np.array([1, 2])).tolist(),
+        lambda t: t.tensor([1.0, 2.0]) < np.array([1.0, 3.0]),  # a TypeError in both
     ],
 )
 def test_python_types_and_conversions(call):

@@ -40,11 +40,16 @@ def _reflected(fn):
     return method
 
 
-def _comparison(fn):
+def _comparison(fn, arrays=False):
     """A comparison operator: ``NotImplemented`` for what is no tensor or number, so Python
-    falls back as PyTorch's do (``x == None`` is False, ``x < None`` a TypeError)."""
+    falls back as PyTorch's do (``x == None`` is False, ``x < None`` a TypeError). With
+    ``arrays`` (== and !=) a NumPy array of numbers is compared elementwise, as a tensor of its
+    values: PyTorch hands it to NumPy, which returns the comparison (not Python's identity
+    test, which said False)."""
 
     def method(self, other):
+        if arrays and isinstance(other, np.ndarray) and other.dtype.kind in "biuf":
+            other = C.tensor(other, device=self.device)
         if not isinstance(other, (Tensor, numbers.Number)):
             return NotImplemented
         return fn(self, other)
@@ -462,8 +467,8 @@ def _attach():
         "__rrshift__": _reflected(E.bitwise_right_shift),
         "__ilshift__": Tensor.bitwise_left_shift_,
         "__irshift__": Tensor.bitwise_right_shift_,
-        "__eq__": _comparison(E.eq),
-        "__ne__": _comparison(E.ne),
+        "__eq__": _comparison(E.eq, arrays=True),
+        "__ne__": _comparison(E.ne, arrays=True),
         "__lt__": _comparison(E.lt),
         "__le__": _comparison(E.le),
         "__gt__": _comparison(E.gt),
