@@ -994,9 +994,11 @@ def test_tensor_kind_queries_and_real_complex_api():
         lambda t: "a" in t.ones(2),
         lambda t: reversed(t.tensor([[1, 2], [3, 4]])).tolist(),
         lambda t: reversed(t.tensor(3)).tolist(),
-        # == and != with a NumPy array compare elementwise (Python's identity said False)
+        # == with a NumPy array compares elementwise (Python's identity said False); != is
+        # Python's in PyTorch too
         lambda t: (t.tensor([1.0, 2.0]) == np.array([1.0, 3.0])).tolist(),
-        lambda t: (t.tensor([1.0, 2.0]) != np.array([1, 2])).tolist(),
+        lambda t: (t.tensor([1.0, 2.0]) == np.array([1, 3])).tolist(),
+        lambda t: t.tensor([1.0, 2.0]) != np.array([1, 2]),
         lambda t: t.tensor([1.0, 2.0]) < np.array([1.0, 3.0]),  # a TypeError in both
     ],
 )

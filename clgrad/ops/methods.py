@@ -43,7 +43,7 @@ def _reflected(fn):
 def _comparison(fn, arrays=False):
     """A comparison operator: ``NotImplemented`` for what is no tensor or number, so Python
     falls back as PyTorch's do (``x == None`` is False, ``x < None`` a TypeError). With
-    ``arrays`` (== and !=) a NumPy array of numbers is compared elementwise, as a tensor of its
+    ``arrays`` (==) a NumPy array of numbers is compared elementwise, as a tensor of its
     values: PyTorch hands it to NumPy, which returns the comparison (not Python's identity
     test, which said False)."""
 
@@ -468,7 +468,7 @@ def _attach():
         "__ilshift__": Tensor.bitwise_left_shift_,
         "__irshift__": Tensor.bitwise_right_shift_,
         "__eq__": _comparison(E.eq, arrays=True),
-        "__ne__": _comparison(E.ne, arrays=True),
+        "__ne__": _comparison(E.ne),  # (PyTorch's != with an array is Python's: True)
         "__lt__": _comparison(E.lt),
         "__le__": _comparison(E.le),
         "__gt__": _comparison(E.gt),
