@@ -1048,3 +1048,60 @@ def test_retain_grad_follows_in_place_writes(case):
         return v.grad.tolist(), x.grad.tolist()
 
     assert run(clgrad) == run(torch)
+
+
+def test_custom_function_forms():
+    """PyTorch 2's Function form (forward without ctx, setup_context), keyword arguments bound
+    as inputs, a user Function's node name, and the error for a backward that returns fewer
+    gradients than there are inputs."""
+
+    def run(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.k = inputs[1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+
+        class Power(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, power=2):
+                ctx.save_for_backward(x)
+                ctx.power = power
+                return x**power
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * ctx.power * x ** (ctx.power - 1), None
+
+        class Short(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x, 3.0)
+        y.sum().backward()
+        grads = [x.grad.tolist()]
+        x.grad = None
+        z = Power.apply(x, power=3)
+        z.sum().backward()
+        grads.append(x.grad.tolist())
+        try:
+            Short.apply(x, lib.ones(2)).sum().backward()
+        except RuntimeError as e:
+            grads.append(str(e))
+        return grads, type(y.grad_fn).__name__, type(z.grad_fn).__name__
+
+    assert run(clgrad) == run(torch)

@@ -220,6 +220,11 @@ class BackwardNode(Node):
             result = (result,)
         n_in = self.n_args
         if len(result) < n_in:
+            if not self.function._internal:  # a user's backward answers for every input
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_in}, got {len(result)})"
+                )
             result = result + (None,) * (n_in - len(result))
         elif len(result) > n_in:
             if any(r is not None for r in result[n_in:]):
@@ -335,11 +340,12 @@ def _edge(t):
 class _FunctionMeta(type):
     def __init__(cls, name, bases, ns):
         super().__init__(name, bases, ns)
-        node_name = ns.get("node_name") or f"{name}Backward0"
-        cls._node_class = type(node_name, (BackwardNode,), {"function": cls})
         # clgrad's own ops call no Tensor ops in forward that would record: they skip
         # switching grad mode off when nothing needs recording
         cls._internal = cls.__module__.startswith("clgrad.")
+        # PyTorch names its own ops' nodes <Op>Backward0, a user's Function's <Name>Backward
+        node_name = ns.get("node_name") or f"{name}Backward{'0' if cls._internal else ''}"
+        cls._node_class = type(node_name, (BackwardNode,), {"function": cls})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -372,8 +378,37 @@ class Function(metaclass=_FunctionMeta):
     def backward(ctx, *grads):
         raise NotImplementedError
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch 2's form: a Function that defines it has ``forward(*args)`` without ctx,
+        and saves what backward needs here, from the inputs and the output."""
+        raise NotImplementedError
+
     @classmethod
-    def apply(cls, *args):
+    def _forward(cls, ctx, args):
+        if cls.setup_context is Function.setup_context:
+            return cls.forward(ctx, *args)
+        out = cls.forward(*args)
+        cls.setup_context(ctx, args, out)
+        return out
+
+    @classmethod
+    def _bound(cls, args, kwargs) -> tuple:
+        """A user's keyword arguments, bound to forward's parameters in order (with their
+        defaults, for the setup_context form), as PyTorch's apply binds them: each is an
+        input, whose gradient backward returns in its place."""
+        import inspect
+
+        ctx_form = cls.setup_context is Function.setup_context
+        bound = inspect.signature(cls.forward).bind(*((None,) if ctx_form else ()), *args, **kwargs)
+        if not ctx_form:
+            bound.apply_defaults()
+        return tuple(bound.args[1:] if ctx_form else bound.args)
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if kwargs or (not cls._internal and cls.setup_context is not Function.setup_context):
+            args = cls._bound(args, kwargs)
         ctx = FunctionCtx()
         if not needs_recording(args):
             # Nothing to record; a user's forward still runs without grad, as in PyTorch.
@@ -391,7 +426,7 @@ class Function(metaclass=_FunctionMeta):
             prev = is_grad_enabled()
             _set(False)
             try:
-                out = cls.forward(ctx, *args)
+                out = cls._forward(ctx, args)
             finally:
                 _set(prev)
             _mark_views(cls, [out] if not isinstance(out, tuple) else out, args)
@@ -400,7 +435,7 @@ class Function(metaclass=_FunctionMeta):
         ctx.recording = True
         try:
             _set(False)
-            out = cls.forward(ctx, *args)
+            out = cls._forward(ctx, args)
         finally:
             _set(True)  # recording happens only with grad mode on
         single = not isinstance(out, tuple)
