@@ -216,7 +216,19 @@ class iinfo:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
-class memory_format:
+class _NamedConstant:
+    """A named constant that prints as ``clgrad.<name>`` (a memory format, a layout)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"clgrad.{self.name}"
+
+
+class memory_format(_NamedConstant):
     """A memory layout name (``contiguous_format``, ``channels_last``, ...), as
     ``torch.memory_format``: accepted where PyTorch takes ``memory_format=``.
 
@@ -224,16 +236,10 @@ class memory_format:
     clgrad.channels_last
     """
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"clgrad.{self.name}"
+    __slots__ = ()
 
 
-class layout:
+class layout(_NamedConstant):
     """How a tensor's elements are stored, as ``torch.layout``: clgrad's tensors are all
     ``strided`` (dense, with a stride per dim; no sparse layouts).
 
@@ -241,13 +247,7 @@ class layout:
     clgrad.strided
     """
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"clgrad.{self.name}"
+    __slots__ = ()
 
 
 strided = layout("strided")
