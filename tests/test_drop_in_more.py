@@ -1105,3 +1105,54 @@ def test_custom_function_forms():
         return grads, type(y.grad_fn).__name__, type(z.grad_fn).__name__
 
     assert run(clgrad) == run(torch)
+
+
+def _checkpointed(lib, reentrant, x_grad=True, sequential=False):
+    """A small net run through torch.utils.checkpoint: whether the output requires grad, its
+    values, the gradients of the input and of the first layer's weight, the warnings."""
+    net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for i, p in enumerate(net.parameters()):
+            p.copy_(lib.arange(p.numel(), dtype=lib.float32).reshape(p.shape) * 0.1 - 0.2 * i)
+    x = lib.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=x_grad)
+
+    def rounded(t):
+        return None if t is None else np.round(np.asarray(t.tolist()), 5).tolist()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ckpt = lib.utils.checkpoint
+        if sequential:
+            y = ckpt.checkpoint_sequential(net, 2, x, use_reentrant=reentrant)
+        else:
+            y = ckpt.checkpoint(net, x, use_reentrant=reentrant)
+        out = [y.requires_grad, rounded(y)]
+        if y.requires_grad:
+            (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+            out += [rounded(x.grad), rounded(net[0].weight.grad)]
+    return [*out, sorted({str(w.message)[:40] for w in caught})]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"reentrant": True},
+        {"reentrant": False},
+        {"reentrant": None},  # PyTorch's warning, then the reentrant form
+        {"reentrant": True, "x_grad": False},  # no gradient reaches anything (a warning)
+        {"reentrant": False, "x_grad": False},  # the parameters' gradients still do
+        {"reentrant": True, "sequential": True},
+    ],
+)
+def test_checkpoint(kw):
+    assert _checkpointed(clgrad, **kw) == _checkpointed(torch, **kw)
+
+
+def test_checkpoint_recomputes_with_the_same_random_numbers():
+    clgrad.manual_seed(1)
+    x = clgrad.ones(1000, requires_grad=True)
+    y = clgrad.utils.checkpoint.checkpoint(
+        lambda t: clgrad.nn.functional.dropout(t, 0.5, training=True) * 3, x, use_reentrant=True
+    )
+    y.sum().backward()
+    assert ((y.detach() != 0) == (x.grad != 0)).all()  # the mask of forward, again

@@ -1,0 +1,135 @@
+"""Activation checkpointing, as ``torch.utils.checkpoint``: a function's intermediate results
+are not kept for backward but computed again there, trading compute for memory."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..autograd import backward as _backward
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..ops.creation import get_rng_state, set_rng_state
+from ..tensor import Tensor
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+
+class CheckpointFunction(Function):
+    """``run_function(*args)`` computed without a graph; backward runs it again with one (the
+    random-number state restored, so dropout draws the same mask) and back-propagates through
+    it: the gradients of the tensor arguments are returned, those of the tensors it uses
+    inside (a module's parameters) accumulate into their ``.grad``."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.others = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*[args[i] for i in ctx.positions])
+        with no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        args = list(ctx.others)
+        for i, t in zip(ctx.positions, ctx.saved_tensors):
+            args[i] = t.detach().requires_grad_(t.requires_grad)
+        if ctx.rng_state is not None:
+            now = get_rng_state()
+            set_rng_state(ctx.rng_state)
+        try:
+            with enable_grad():
+                outputs = ctx.run_function(*args)
+        finally:
+            if ctx.rng_state is not None:
+                set_rng_state(now)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [
+            (o, g)
+            for o, g in zip(outputs, grads)
+            if isinstance(o, Tensor) and o.requires_grad and g is not None
+        ]
+        if not pairs:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        _backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None, *[a.grad if isinstance(a, Tensor) else None for a in args])
+
+
+def checkpoint(
+    function: Callable[..., Any],
+    *args: Any,
+    use_reentrant: bool | None = None,
+    preserve_rng_state: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """``function(*args, **kwargs)`` without keeping its intermediate results for backward,
+    which computes them again, as ``torch.utils.checkpoint.checkpoint``.
+
+    With ``use_reentrant=True`` (the default, with PyTorch's warning that it should be
+    given) the function runs without a graph and again in backward; its inputs must include
+    a tensor that requires grad for anything to be differentiated. ``use_reentrant=False``
+    records the function as it runs (the same values and gradients, parameters included,
+    without the memory saving).
+
+    >>> from clgrad.utils.checkpoint import checkpoint
+    >>> lin = clgrad.nn.Linear(2, 2)
+    >>> x = clgrad.ones(3, 2, requires_grad=True)
+    >>> y = checkpoint(lambda t: lin(t).relu(), x, use_reentrant=True)
+    >>> y.sum().backward()
+    >>> x.grad.shape, lin.weight.grad is not None
+    (clgrad.Size([3, 2]), True)
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+            "exception. use_reentrant=False is recommended, but if you need to preserve the "
+            "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+            "details on the differences between the two variants.",
+            UserWarning,
+            stacklevel=2,
+        )
+        use_reentrant = True
+    if not use_reentrant:
+        return function(*args, **kwargs)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None",
+            UserWarning,
+            stacklevel=2,
+        )
+    return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def checkpoint_sequential(
+    functions: Sequence[Callable[..., Any]] | Any,
+    segments: int,
+    input: Tensor,
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Runs the modules of ``functions`` (a Sequential, or a list) in ``segments`` chunks, each
+    chunk but the last checkpointed, as ``torch.utils.checkpoint.checkpoint_sequential``."""
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    size = len(functions) // segments
+
+    def run(start, end):
+        def forward(x):
+            for fn in functions[start : end + 1]:
+                x = fn(x)
+            return x
+
+        return forward
+
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run(end + 1, len(functions) - 1)(input)
