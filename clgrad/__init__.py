@@ -17,6 +17,7 @@ from . import (
     cl,
     cuda,
     distributed,
+    distributions,
     func,
     linalg,
     nn,
