@@ -501,7 +501,7 @@ class Tensor:
         return self._numpy().reshape(()).item()
 
     def _python_number(self, kind):
-        # float(t), int(t), complex(t): PyTorch's ValueError for more or fewer than one element
+        # float(t), int(t): PyTorch's ValueError for more or fewer than one element
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return kind(self.item())
@@ -510,11 +510,10 @@ class Tensor:
         return self._numpy().tolist()
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} "
-                "values is ambiguous"
-            )
+        n = self.numel()
+        if n != 1:
+            more = "no values" if n == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {more} is ambiguous")
         return bool(self.item())
 
     def __float__(self):

@@ -344,3 +344,21 @@ def test_swalr_matches_torch(strategy, anneal_epochs):
         return lrs
 
     np.testing.assert_allclose(run(clgrad), run(torch), rtol=1e-12)
+
+
+def test_averaged_model_resumes_from_its_state_dict():
+    """A loaded AveragedModel goes on averaging with the count it was saved with."""
+
+    def run(lib):
+        model = lib.nn.Linear(1, 1, bias=False)
+        swa = lib.optim.swa_utils.AveragedModel(model)
+        for w in (1.0, 3.0):
+            model.weight.data.fill_(w)
+            swa.update_parameters(model)
+        resumed = lib.optim.swa_utils.AveragedModel(model)
+        resumed.load_state_dict(swa.state_dict())
+        model.weight.data.fill_(8.0)
+        resumed.update_parameters(model)
+        return resumed.module.weight.item(), int(resumed.n_averaged)
+
+    assert run(clgrad) == run(torch) == (4.0, 3)

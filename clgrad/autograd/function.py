@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import sys
 import weakref
@@ -397,8 +398,6 @@ class Function(metaclass=_FunctionMeta):
         """A user's keyword arguments, bound to forward's parameters in order (with their
         defaults, for the setup_context form), as PyTorch's apply binds them: each is an
         input, whose gradient backward returns in its place."""
-        import inspect
-
         ctx_form = cls.setup_context is Function.setup_context
         bound = inspect.signature(cls.forward).bind(*((None,) if ctx_form else ()), *args, **kwargs)
         if not ctx_form:

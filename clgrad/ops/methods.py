@@ -793,16 +793,6 @@ def resize_(self, *sizes, memory_format=None):
     return self
 
 
-def is_nonzero(self) -> bool:
-    """Whether the single element is not zero, as ``Tensor.is_nonzero`` (RuntimeError for any
-    other number of elements)."""
-    n = self.numel()
-    if n != 1:
-        more = "no values" if n == 0 else "more than one value"
-        raise RuntimeError(f"Boolean value of Tensor with {more} is ambiguous")
-    return bool(self.item() != 0)
-
-
 def adjoint(self) -> Tensor:
     """The conjugate transpose of the last two dims: their transpose, for real tensors."""
     if self.ndim < 2:
@@ -895,7 +885,7 @@ def _attach_more():
         "adjoint": adjoint,
         "__contains__": contains,
         "__reversed__": lambda self: self if self.ndim == 0 else M.flip(self, [0]),
-        "is_nonzero": is_nonzero,
+        "is_nonzero": Tensor.__bool__,  # PyTorch's: the same test, the same errors
         "split_with_sizes": lambda self, split_sizes, dim=0: M.split(self, list(split_sizes), dim),
         "new_empty_strided": lambda self, size, stride, **kw: C.empty_strided(
             size, stride, **{"dtype": self.dtype, "device": self.device, **kw}

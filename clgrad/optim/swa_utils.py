@@ -47,9 +47,9 @@ def get_swa_multi_avg_fn() -> Callable:
 
     @no_grad()
     def swa_update(averaged_params: list[Tensor], current_params: list[Tensor], num_averaged):
-        n = num_averaged.item() if isinstance(num_averaged, Tensor) else num_averaged
+        # (a count given as a tensor stays on its device: no host read per update)
         for averaged, current in zip(averaged_params, current_params):
-            averaged.add_((current - averaged) / (n + 1))
+            averaged.add_((current - averaged) / (num_averaged + 1))
 
     return swa_update
 
@@ -111,6 +111,11 @@ class AveragedModel(Module):
             self.module = self.module.to(device)
         self.register_buffer("n_averaged", tensor(0, device=device))
         self.avg_fn, self.multi_avg_fn, self.use_buffers = avg_fn, multi_avg_fn, use_buffers
+        self._updates = 0  # n_averaged on the host: a training step reads nothing back
+
+    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
+        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+        self._updates = int(self.n_averaged.item())  # (one read, when a checkpoint loads)
 
     def forward(self, *args, **kwargs):
         return self.module(*args, **kwargs)
@@ -126,16 +131,19 @@ class AveragedModel(Module):
         averaged = [p.detach() for p in averaged]
         current = [p.detach().to(a.device) for p, a in zip(current, averaged)]
         with no_grad():
-            if self.n_averaged.item() == 0:
+            if self._updates == 0:
                 for a, c in zip(averaged, current):
                     a.copy_(c)
             elif self.avg_fn is not None:
                 for a, c in zip(averaged, current):
                     a.copy_(self.avg_fn(a, c, self.n_averaged.to(a.device)))
             else:
-                update = self.multi_avg_fn or get_swa_multi_avg_fn()
                 floating = [(a, c) for a, c in zip(averaged, current) if a.is_floating_point()]
-                update([a for a, _ in floating], [c for _, c in floating], self.n_averaged)
+                pairs = ([a for a, _ in floating], [c for _, c in floating])
+                if self.multi_avg_fn is not None:  # a function of yours gets the count tensor
+                    self.multi_avg_fn(*pairs, self.n_averaged)
+                else:
+                    get_swa_multi_avg_fn()(*pairs, self._updates)
                 for a, c in zip(averaged, current):  # integer buffers (counts) are copied
                     if not a.is_floating_point():
                         a.copy_(c)
@@ -143,6 +151,7 @@ class AveragedModel(Module):
                 for b_avg, b_model in zip(self.module.buffers(), model.buffers()):
                     b_avg.copy_(b_model.detach().to(b_avg.device))
             self.n_averaged += 1
+            self._updates += 1
 
 
 @no_grad()

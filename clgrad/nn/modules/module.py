@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ... import dtypes as D
@@ -43,8 +44,12 @@ class _BackwardHooks:
         self.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         self.wrapped = [i for i in self.positions if _needs_grad(args[i])]
         # PyTorch's grad_input holds zeros for a tensor input that does not require grad
-        # (where another one does)
-        self.others = {i: (args[i].shape, args[i].dtype, args[i].device) for i in self.positions}
+        # (where another one does): their shape, dtype and device
+        self.unwrapped = {
+            i: (args[i].shape, args[i].dtype, args[i].device)
+            for i in self.positions
+            if i not in self.wrapped
+        }
 
     def inputs(self, args):
         if not self.wrapped:
@@ -86,23 +91,23 @@ class _BackwardHooks:
             self.at_inputs(())
         return grads
 
+    def _zeros(self, i):
+        shape, dt, device = self.unwrapped[i]
+        return zeros(shape, dtype=dt, device=device)
+
     def at_inputs(self, grads):
         module = self.module
         if self.wrapped:
             given = dict(zip(self.wrapped, grads))
-            grad_input = tuple(
-                given[i]
-                if i in given
-                else zeros(*self.others[i][:1], dtype=self.others[i][1], device=self.others[i][2])
-                for i in self.positions
-            )
+            grad_input = tuple(given[i] if i in given else self._zeros(i) for i in self.positions)
         else:
             grad_input = (None,) * len(self.positions)
         for hook in list(module._backward_hooks.values()):
             result = hook(module, grad_input, self.grad_output)
             if result is not None:
                 grad_input = _replaced(result, len(grad_input), "backward hook", "grad_input")
-        return tuple(grad_input[self.positions.index(i)] for i in self.wrapped)
+        slot = {i: n for n, i in enumerate(self.positions)}
+        return tuple(grad_input[slot[i]] for i in self.wrapped)
 
 
 def _needs_grad(t) -> bool:
@@ -165,6 +170,9 @@ class Module:
     """
 
     training: bool
+    # what a module unpickled from before backward hooks existed reads (registering one makes
+    # the module's own table: _hooks_table)
+    _backward_hooks = _backward_pre_hooks = MappingProxyType({})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -189,13 +197,14 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks or self._has_backward_hooks():
+        if (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
-
-    def _has_backward_hooks(self) -> bool:
-        d = self.__dict__  # (a module unpickled from before they existed has none)
-        return bool(d.get("_backward_hooks") or d.get("_backward_pre_hooks"))
 
     def _call_with_hooks(self, args, kwargs):
         """``forward`` between its hooks (registered with or without ``with_kwargs``); hooks
@@ -216,7 +225,7 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hooks = None
-        if is_grad_enabled() and self._has_backward_hooks():
+        if is_grad_enabled() and (self._backward_hooks or self._backward_pre_hooks):
             backward_hooks = _BackwardHooks(self, args)
             args = backward_hooks.inputs(args)
         try:
@@ -309,9 +318,7 @@ class Module:
         >>> seen
         [clgrad.Size([3, 1])]
         """
-        return self._add_hook(
-            self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook, prepend
-        )
+        return self._add_hook(self._hooks_table("_backward_hooks"), hook, prepend)
 
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
@@ -327,8 +334,7 @@ class Module:
         >>> x.grad
         tensor([10., 10.])
         """
-        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
-        return self._add_hook(hooks, hook, prepend)
+        return self._add_hook(self._hooks_table("_backward_pre_hooks"), hook, prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``register_full_backward_hook`` (PyTorch's deprecated form gave the gradients of the
@@ -922,19 +928,14 @@ class Module:
                 destination = result
         return destination
 
-    def _hooks_table(self, name):
+    def _hooks_table(self, name) -> OrderedDict:
+        """The module's own table of the hooks ``name`` (made at the first registration)."""
         return self.__dict__.setdefault(name, OrderedDict())
-
-    def _add_plain_hook(self, table, hook) -> RemovableHandle:
-        hooks = self._hooks_table(table)
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        return handle
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Registers ``hook(module, prefix, keep_vars)`` to run before ``state_dict`` saves
         this module, as ``torch.nn.Module.register_state_dict_pre_hook``."""
-        return self._add_plain_hook("_state_dict_pre_hooks", hook)
+        return self._add_hook(self._hooks_table("_state_dict_pre_hooks"), hook)
 
     def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Registers ``hook(module, state_dict, prefix, local_metadata)`` to run after
@@ -953,12 +954,12 @@ class Module:
             if hook(module, state_dict, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None")
 
-        return self._add_plain_hook("_state_dict_hooks", checked)
+        return self._add_hook(self._hooks_table("_state_dict_hooks"), checked)
 
     def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """PyTorch's older post-hook: ``hook(module, state_dict, prefix, local_metadata)``,
         whose non-None result replaces the state dict."""
-        return self._add_plain_hook("_state_dict_hooks", hook)
+        return self._add_hook(self._hooks_table("_state_dict_hooks"), hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Registers ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -973,7 +974,9 @@ class Module:
         >>> lin.load_state_dict({"w": clgrad.ones(1, 2), "bias": clgrad.zeros(1)})
         <All keys matched successfully>
         """
-        return self._add_plain_hook("_load_state_dict_pre_hooks", lambda *a: hook(self, *a))
+        return self._add_hook(
+            self._hooks_table("_load_state_dict_pre_hooks"), lambda *a: hook(self, *a)
+        )
 
     def _register_load_state_dict_pre_hook(
         self, hook: Callable[..., Any], with_module: bool = False
@@ -981,14 +984,14 @@ class Module:
         """PyTorch's older pre-hook: ``hook(state_dict, prefix, local_metadata, strict,
         missing_keys, unexpected_keys, error_msgs)`` (the module first ``with_module``)."""
         adapted = (lambda *a: hook(self, *a)) if with_module else hook
-        return self._add_plain_hook("_load_state_dict_pre_hooks", adapted)
+        return self._add_hook(self._hooks_table("_load_state_dict_pre_hooks"), adapted)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Registers ``hook(module, incompatible_keys)`` to run after ``load_state_dict``
         loaded this module; it may edit ``incompatible_keys.missing_keys`` and
         ``.unexpected_keys`` in place (before a strict load raises for them), as
         ``torch.nn.Module.register_load_state_dict_post_hook``."""
-        return self._add_plain_hook("_load_state_dict_post_hooks", hook)
+        return self._add_hook(self._hooks_table("_load_state_dict_post_hooks"), hook)
 
     def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
         own = {n: p for n, p in self._parameters.items() if p is not None}
