@@ -642,7 +642,9 @@ def test_max_pool_against_torch(device, dtype, nd, kernel, stride, padding, dila
         g = rng.standard_normal(tuple(vt.shape)).astype(np.dtype(dt.np))
         vt.backward(torch.from_numpy(g))
         v.backward(clgrad.tensor(g, device=device))
-        np.testing.assert_allclose(xc.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+        # where windows overlap an input's gradient is a sum, and a GPU adds in another order
+        # than PyTorch's CPU loop: one rounding apart (seen on NVIDIA's driver)
+        np.testing.assert_allclose(xc.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.xfail(strict=True, reason="padding holds the dtype's lowest value, so it ties")
