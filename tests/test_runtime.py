@@ -6,6 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import clgrad
@@ -178,6 +179,55 @@ def test_disk_cache_makes_second_process_faster(cl_device, tmp_path, binary_cach
     assert wrote == (binary_cache == "1" or not pocl)
     warm = min(float(run_py(code, env=env).stdout.strip().splitlines()[-1]) for _ in range(2))
     assert warm < 0.7 * cold, (cold, warm)
+
+
+# one workload for both builds: each kernel family the suite leans on, forward and backward
+_BUILD_OPT_WORKLOAD = """
+import numpy as np
+import clgrad
+
+def results(device):
+    clgrad.manual_seed(0)
+    x = clgrad.randn(37, 19, device=device)
+    w = clgrad.randn(19, 23, device=device, requires_grad=True)
+    y = (x @ w).tanh()
+    out = {
+        "matmul_tanh": y,
+        "softmax": y.softmax(1),
+        "exp_chain": (2 * x + 1).exp().sum(0),
+        "cumsum": x.cumsum(0),
+        "sort": x.sort(1)[0],
+        "conv2d": clgrad.nn.functional.conv2d(x[None, None], w[None, None, :3, :3]),
+        "max_pool": clgrad.nn.functional.max_pool2d(x[None], 2),
+    }
+    (y.logsumexp(1).mean() + out["conv2d"].square().mean()).backward()
+    out["grad"] = w.grad
+    return {k: v.detach().cpu().numpy() for k, v in out.items()}
+"""
+
+
+def test_optimized_builds_agree(cl_device, tmp_path):
+    """CLGRAD_BUILD_OPT=0 (the suite's setting: conftest) builds with -cl-opt-disable, the
+    default optimizes; the same kernels give the same results either way."""
+    opt = os.environ.get("CLGRAD_BUILD_OPT") != "0"
+    assert ("-cl-opt-disable" in clgrad.device(cl_device).runtime.build_options) != opt
+    namespace = {}
+    exec(_BUILD_OPT_WORKLOAD, namespace)
+    here = namespace["results"](cl_device)
+    r = run_py(
+        _BUILD_OPT_WORKLOAD
+        + f"""
+rt = clgrad.device("{cl_device}").runtime
+assert ("-cl-opt-disable" in rt.build_options) == {opt}, rt.build_options
+np.savez(r"{tmp_path / "other.npz"}", **results("{cl_device}"))
+""",
+        env={"CLGRAD_BUILD_OPT": "0" if opt else "1"},
+    )
+    assert r.returncode == 0, r.stderr
+    other = np.load(tmp_path / "other.npz")
+    assert sorted(other.files) == sorted(here)
+    for name, value in here.items():
+        np.testing.assert_allclose(other[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
 
 
 def test_debug_logs_launches(cl_device):

@@ -619,6 +619,12 @@ class Runtime:
         # is scalar calls: devices that are not GPUs; CLGRAD_POLY_MATH=0/1 forces it off/on
         if int_setting("CLGRAD_POLY_MATH", 0 if self.is_gpu else 1):
             self.build_options.append("-DCG_POLY_MATH")
+        # CLGRAD_BUILD_OPT=0: kernels built without the driver's optimizer (-cl-opt-disable),
+        # for work where building dominates (a test suite, a short script on tiny tensors): on
+        # PoCL a cold start then builds about 2.4x faster and the kernels run slower. The
+        # option is part of the cache keys, so such builds never stand in for optimized ones.
+        if not int_setting("CLGRAD_BUILD_OPT", 1):
+            self.build_options.append("-cl-opt-disable")
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # elementwise kernels of one type signature in one program (``OpenCLBackend._bundle``)
         # where building costs per program: PoCL's CPU devices build a program of 150 kernels in
