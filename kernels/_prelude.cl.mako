@@ -14,7 +14,10 @@
 // threshold one stays a call, and PoCL then leaves the whole work-group loop scalar (softplus
 // ran at a fifteenth of exp's speed). Marking every helper so made exp itself slower: only
 // where measured.
-#define CG_INLINE inline __attribute__((always_inline))
+// Every helper of every template is `static inline`: a plain `inline` function is C99's inline
+// definition only, which a compiler that keeps the call (NVIDIA's with -cl-opt-disable:
+// CLGRAD_BUILD_OPT=0) cannot link ("Unresolved extern function").
+#define CG_INLINE static inline __attribute__((always_inline))
 // Comparisons and selects, not the builtins isnan, isinf, fabs, fmax, fmin: PoCL implements
 // those as library calls, which keep its compiler from vectorizing a work-group (max pooling
 // ran 3.5x slower with isnan, fabs and fmax cost 2x a copy). x != x holds for NaN only,
@@ -22,14 +25,14 @@
 // Python semantics: floor division and a remainder with the divisor's sign. Division by
 // zero gives 0 and INT_MIN / -1 wraps, instead of trapping the device as plain C would.
 #define CG_INT_HELPERS(T) \
-  inline T cg_floordiv_##T(T a, T b) { \
+  static inline T cg_floordiv_##T(T a, T b) { \
     if (b == 0) return 0; \
     if (b == -1) return (T)(0 - a); \
     T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; } \
-  inline T cg_mod_##T(T a, T b) { \
+  static inline T cg_mod_##T(T a, T b) { \
     if (b == 0 || b == -1) return 0; \
     T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; } \
-  inline T cg_pow_##T(T a, T b) { \
+  static inline T cg_pow_##T(T a, T b) { \
     if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0); \
     T r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; } \
   CG_INT_ROUNDING(T)
@@ -38,21 +41,21 @@
 // pow's variants for the exponents 0.5 and -0.5, which an integer program never runs (a
 // fractional exponent makes the result floating): the root's integer part, or its reciprocal's
 #define CG_INT_ROUNDING(T) \
-  inline T cg_floor_##T(T x) { return x; } \
-  inline T cg_ceil_##T(T x) { return x; } \
-  inline T cg_trunc_##T(T x) { return x; } \
-  inline T cg_rint_##T(T x) { return x; } \
-  inline T cg_sqrt_##T(T x) { return (T)sqrt((float)x); } \
-  inline T cg_rsqrt_##T(T x) { return (T)rsqrt((float)x); }
+  static inline T cg_floor_##T(T x) { return x; } \
+  static inline T cg_ceil_##T(T x) { return x; } \
+  static inline T cg_trunc_##T(T x) { return x; } \
+  static inline T cg_rint_##T(T x) { return x; } \
+  static inline T cg_sqrt_##T(T x) { return (T)sqrt((float)x); } \
+  static inline T cg_rsqrt_##T(T x) { return (T)rsqrt((float)x); }
 % for T in ("char", "short", "int", "long"):
   % if T in helper_types:
 CG_INT_HELPERS(${T})
   % endif
 % endfor
 % if "uchar" in helper_types:
-inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
-inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
-inline uchar cg_pow_uchar(uchar a, uchar b) {
+static inline uchar cg_floordiv_uchar(uchar a, uchar b) { return b ? a / b : 0; }
+static inline uchar cg_mod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
+static inline uchar cg_pow_uchar(uchar a, uchar b) {
   uchar r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
 CG_INT_ROUNDING(uchar)
 % endif
@@ -74,15 +77,15 @@ CG_INT_ROUNDING(uchar)
 #define CG_ROUND_MAGIC_F 12582912.0f
 // x limited to [lo, hi], NaN kept. Both tests read x: a select of a select (the usual form)
 // crashes Mesa's llvmpipe on a float converted from char, and fmin/fmax are calls on PoCL.
-inline float cg_clamp_f32(float x, float lo, float hi) {
+static inline float cg_clamp_f32(float x, float lo, float hi) {
   float y = x > hi ? hi : x;
   return x < lo ? lo : y;
 }
 // 2^k for -126 <= k <= 127, straight into the exponent field
-inline float cg_pow2i_f32(int k) { return as_float((k + 127) << 23); }
+static inline float cg_pow2i_f32(int k) { return as_float((k + 127) << 23); }
 // exp(r) - 1 for |r| <= ln2 / 2: Cephes' expf minimax polynomial (r + r^2 P(r), so the
 // relative error stays ~1 ulp as r goes to 0: expm1 uses it as it is)
-inline float cg_expm1_reduced_f32(float r) {
+static inline float cg_expm1_reduced_f32(float r) {
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -92,7 +95,7 @@ inline float cg_expm1_reduced_f32(float r) {
   return p * (r * r) + r;
 }
 // x = k ln2 + r with |r| <= ln2 / 2, for x in [-104, 89] (callers clamp): returns r, sets k
-inline float cg_reduce_ln2_f32(float x, int *k) {
+static inline float cg_reduce_ln2_f32(float x, int *k) {
   float t = x * CG_LOG2E_F + CG_ROUND_MAGIC_F;
   *k = as_int(t) - as_int(CG_ROUND_MAGIC_F);
   float kf = t - CG_ROUND_MAGIC_F;
@@ -100,11 +103,11 @@ inline float cg_reduce_ln2_f32(float x, int *k) {
 }
 // (1 + p) * 2^k for k in [-151, 129], in two exponent steps so that a result in the
 // denormals is rounded once and 2^128 overflows to inf as exp does
-inline float cg_scale_f32(float one_plus_p, int k) {
+static inline float cg_scale_f32(float one_plus_p, int k) {
   int k1 = k >> 1;
   return one_plus_p * cg_pow2i_f32(k1) * cg_pow2i_f32(k - k1);
 }
-inline float cg_exp_float(float x) {
+static inline float cg_exp_float(float x) {
   // past 89 the result is inf, below -104 it is 0: clamping keeps k in range
   float xc = cg_clamp_f32(x, -104.0f, 89.0f);
   int k;
@@ -112,7 +115,7 @@ inline float cg_exp_float(float x) {
   float y = cg_scale_f32(cg_expm1_reduced_f32(r) + 1.0f, k);
   return x != x ? x : y;
 }
-inline float cg_exp2_float(float x) {
+static inline float cg_exp2_float(float x) {
   float xc = cg_clamp_f32(x, -151.0f, 129.0f);
   float t = xc + CG_ROUND_MAGIC_F;
   int k = as_int(t) - as_int(CG_ROUND_MAGIC_F);
@@ -120,7 +123,7 @@ inline float cg_exp2_float(float x) {
   float y = cg_scale_f32(cg_expm1_reduced_f32(r) + 1.0f, k);
   return x != x ? x : y;
 }
-inline float cg_expm1_float(float x) {
+static inline float cg_expm1_float(float x) {
   // below -18 the result rounds to -1; past 89 it is inf
   float xc = cg_clamp_f32(x, -18.0f, 89.0f);
   int k;
@@ -134,7 +137,7 @@ inline float cg_expm1_float(float x) {
 }
 // log(m) - f with m = 1 + f in [sqrt(1/2), sqrt(2)), split out so log2 can add the exponent
 // exactly: x = 2^e m for a positive finite x (a denormal is scaled up first)
-inline float cg_log_reduce_f32(float x, float *f, float *e) {
+static inline float cg_log_reduce_f32(float x, float *f, float *e) {
   int sub = x < 1.17549435e-38f;
   int ix = as_int(sub ? x * 8388608.0f : x);
   // subtracting sqrt(1/2)'s bits puts m's range at [sqrt(1/2), sqrt(2)) (musl's logf)
@@ -156,22 +159,22 @@ inline float cg_log_reduce_f32(float x, float *f, float *e) {
   return p * g * z - 0.5f * z;
 }
 // the result where x is not a positive finite number: NaN below 0, -inf at 0, inf at inf
-inline float cg_log_special_f32(float x, float y) {
+static inline float cg_log_special_f32(float x, float y) {
   return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
 }
-inline float cg_log_float(float x) {
+static inline float cg_log_float(float x) {
   float f, e;
   float q = cg_log_reduce_f32(x, &f, &e);
   float y = (e * CG_LN2_LO_F + q + f) + e * CG_LN2_HI_F;
   return x != x ? x : cg_log_special_f32(x, y);
 }
-inline float cg_log2_float(float x) {
+static inline float cg_log2_float(float x) {
   float f, e;
   float q = cg_log_reduce_f32(x, &f, &e);
   float y = e + (f + q) * CG_LOG2E_F;  // exact at powers of 2 (f = q = 0)
   return x != x ? x : cg_log_special_f32(x, y);
 }
-inline float cg_log1p_float(float x) {
+static inline float cg_log1p_float(float x) {
   // log(u) + c / u, u = 1 + x rounded and c its rounding error (exact: Fast2Sum, the larger
   // operand first), so log1p(x) = log(u + c) = log(u) + log1p(c / u); where u rounds to 1 it
   // is x, and -0 stays -0
@@ -180,7 +183,7 @@ inline float cg_log1p_float(float x) {
   float y = cg_log_float(u) + c / u;
   return (u == 1.0f || x == INFINITY) ? x : (u == 0.0f ? -INFINITY : y);
 }
-inline float cg_tanh_float(float x) {
+static inline float cg_tanh_float(float x) {
   // expm1(2a) / (expm1(2a) + 2) with a = |x| stays accurate near 0; from 10 on it is 1.
   // (Selects, not fabs and copysign: PoCL calls those, which stops its vectorizer.)
   float a = cg_clamp_f32(x < 0.0f ? -x : x, 0.0f, 10.0f);
@@ -192,25 +195,25 @@ inline float cg_tanh_float(float x) {
 // tenth of a + b's speed on PoCL). From 2^23 on a float is whole (and inf and NaN are
 // themselves); below, the int conversion truncates and the sign bit is put back (-0.5 gives
 // -0.0), and rint adds and subtracts 2^23, which rounds half to even as the FPU does.
-inline float cg_trunc_float(float x) {
+static inline float cg_trunc_float(float x) {
   float t = as_float(as_uint((float)(int)x) | (as_uint(x) & 0x80000000u));
   return (x < 8388608.0f && x > -8388608.0f) ? t : x;
 }
-inline float cg_floor_float(float x) {
+static inline float cg_floor_float(float x) {
   float t = cg_trunc_float(x);
   return t > x ? t - 1.0f : t;
 }
-inline float cg_ceil_float(float x) {
+static inline float cg_ceil_float(float x) {
   float t = cg_trunc_float(x);
   return t < x ? t + 1.0f : t;
 }
-inline float cg_rint_float(float x) {
+static inline float cg_rint_float(float x) {
   float m = x < 0.0f ? -8388608.0f : 8388608.0f;
   float r = as_float(as_uint((x + m) - m) | (as_uint(x) & 0x80000000u));
   return (x < 8388608.0f && x > -8388608.0f) ? r : x;
 }
 // erf(x) = x T(x^2) for |x| < 1 (Cephes' erff)
-inline float cg_erf_small_f32(float x) {
+static inline float cg_erf_small_f32(float x) {
   float z = x * x;
   float p = 7.853861353153693e-5f;
   p = p * z - 8.010193625184903e-4f;
@@ -269,19 +272,19 @@ CG_INLINE float cg_erfc_float(float x) {
 % endif
 // libm's: double everywhere, float where the driver's are fast (GPUs)
 #define CG_LIBM_HELPERS(T) \
-  inline T cg_exp_##T(T x) { return exp(x); } \
-  inline T cg_exp2_##T(T x) { return exp2(x); } \
-  inline T cg_expm1_##T(T x) { return expm1(x); } \
-  inline T cg_log_##T(T x) { return log(x); } \
-  inline T cg_log2_##T(T x) { return log2(x); } \
-  inline T cg_log1p_##T(T x) { return log1p(x); } \
-  inline T cg_tanh_##T(T x) { return tanh(x); } \
-  inline T cg_erf_##T(T x) { return erf(x); } \
-  inline T cg_erfc_##T(T x) { return erfc(x); } \
-  inline T cg_trunc_##T(T x) { return trunc(x); } \
-  inline T cg_floor_##T(T x) { return floor(x); } \
-  inline T cg_ceil_##T(T x) { return ceil(x); } \
-  inline T cg_rint_##T(T x) { return rint(x); }
+  static inline T cg_exp_##T(T x) { return exp(x); } \
+  static inline T cg_exp2_##T(T x) { return exp2(x); } \
+  static inline T cg_expm1_##T(T x) { return expm1(x); } \
+  static inline T cg_log_##T(T x) { return log(x); } \
+  static inline T cg_log2_##T(T x) { return log2(x); } \
+  static inline T cg_log1p_##T(T x) { return log1p(x); } \
+  static inline T cg_tanh_##T(T x) { return tanh(x); } \
+  static inline T cg_erf_##T(T x) { return erf(x); } \
+  static inline T cg_erfc_##T(T x) { return erfc(x); } \
+  static inline T cg_trunc_##T(T x) { return trunc(x); } \
+  static inline T cg_floor_##T(T x) { return floor(x); } \
+  static inline T cg_ceil_##T(T x) { return ceil(x); } \
+  static inline T cg_rint_##T(T x) { return rint(x); }
 % if "float" in helper_types:
 #ifndef CG_POLY_MATH
 CG_LIBM_HELPERS(float)
@@ -290,16 +293,16 @@ CG_LIBM_HELPERS(float)
 // OpenCL's sqrt is a library call on PoCL (3x slower); both are correctly rounded. rsqrt as
 // 1 / sqrt there (two roundings: within OpenCL's 2 ulp, and PyTorch's own formula).
 #if defined(CG_POLY_MATH) && defined(__clang__)
-inline float cg_sqrt_float(float x) { return __builtin_sqrtf(x); }
-inline float cg_rsqrt_float(float x) { return 1.0f / __builtin_sqrtf(x); }
+static inline float cg_sqrt_float(float x) { return __builtin_sqrtf(x); }
+static inline float cg_rsqrt_float(float x) { return 1.0f / __builtin_sqrtf(x); }
 #else
-inline float cg_sqrt_float(float x) { return sqrt(x); }
-inline float cg_rsqrt_float(float x) { return rsqrt(x); }
+static inline float cg_sqrt_float(float x) { return sqrt(x); }
+static inline float cg_rsqrt_float(float x) { return rsqrt(x); }
 #endif
 % endif
 % if fp64 and "double" in helper_types:
-inline double cg_sqrt_double(double x) { return sqrt(x); }
-inline double cg_rsqrt_double(double x) { return rsqrt(x); }
+static inline double cg_sqrt_double(double x) { return sqrt(x); }
+static inline double cg_rsqrt_double(double x) { return rsqrt(x); }
 CG_LIBM_HELPERS(double)
 % endif
 // gelu as x erfc(-x / sqrt 2) / 2: the same value as x (1 + erf(x / sqrt 2)) / 2 without its
@@ -328,19 +331,19 @@ CG_FLOAT_HELPERS(double)
 % endif
 // C's fmod for integers (the sign of the dividend); a zero divisor gives 0 (the front end
 // raises first) and INT_MIN % -1 is 0 instead of a trap.
-#define CG_INT_FMOD(T) inline T cg_fmod_##T(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : a % b; }
+#define CG_INT_FMOD(T) static inline T cg_fmod_##T(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : a % b; }
 % for T in ("char", "short", "int", "long"):
   % if T in helper_types:
 CG_INT_FMOD(${T})
   % endif
 % endfor
 % if "uchar" in helper_types:
-inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
+static inline uchar cg_fmod_uchar(uchar a, uchar b) { return b ? a % b : 0; }
 % endif
 // log(exp(a) + exp(b)) and its base-2 form as PyTorch computes them: equal infinities give
 // themselves (inf - inf would be NaN), else the larger plus log1p of the smaller's share.
 #define CG_FLOAT_HELPERS_2(T) \
-  inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
+  static inline T cg_fmod_##T(T a, T b) { return fmod(a, b); } \
   CG_INLINE T cg_logaddexp_##T(T a, T b) { \
     if (a == b && (a == INFINITY || a == -INFINITY)) return a; \
     T m = a > b ? a : b; return m + cg_log1p_##T(cg_exp_##T(a > b ? b - a : a - b)); } \

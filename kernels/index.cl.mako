@@ -10,7 +10,7 @@
 raw = "ushort" if ct == "half" else ct
 serial = ct in ("double", "long") and not atomic64
 %>
-inline long cg_clamp_offset(long o, long limit) { return o < 0 ? 0 : (o >= limit ? limit - 1 : o); }
+static inline long cg_clamp_offset(long o, long limit) { return o < 0 ? 0 : (o >= limit ? limit - 1 : o); }
 
 __kernel void cg_index_take(__global ${raw} *out, const long out_off, __global const ${raw} *src,
                             const long limit, __global const long *offsets, const long off_off,
@@ -37,7 +37,7 @@ __kernel void cg_index_put(__global ${raw} *dst, const long limit, __global cons
     as_word = f"as_{word}"
     as_val = f"as_{ct}"
 %>
-inline void cg_atomic_add(__global ${ct} *p, const ${ct} v)
+static inline void cg_atomic_add(__global ${ct} *p, const ${ct} v)
 {
   volatile __global ${word} *w = (volatile __global ${word} *)p;
   ${word} old = *w, assumed;
@@ -51,7 +51,7 @@ inline void cg_atomic_add(__global ${ct} *p, const ${ct} v)
 <%
     bits = 8 * h.SIZES[ct]
 %>
-inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "half" else ct} v)
+static inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "half" else ct} v)
 {
   const ulong addr = (ulong)p;
   volatile __global uint *w = (volatile __global uint *)(addr & ~(ulong)3);

@@ -11,7 +11,7 @@
 def store(v):
     return h.store(out_ct, False, "out", "i", v)
 %>
-inline uint cg_philox(ulong counter, uint k0, uint k1)
+static inline uint cg_philox(ulong counter, uint k0, uint k1)
 {
   uint c0 = (uint)counter, c1 = (uint)(counter >> 32), c2 = 0, c3 = 0;
   for (int r = 0; r < 10; ++r) {
@@ -25,7 +25,7 @@ inline uint cg_philox(ulong counter, uint k0, uint k1)
   return c0;
 }
 
-inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)
+static inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)
 {
   return ((${acc})(cg_philox(counter, k0, k1) >> 8) + (${acc})0.5) * (${acc})(1.0 / 16777216.0);
 }
@@ -34,7 +34,7 @@ inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)
 #ifdef CG_POLY_MATH
 // cos(2 pi u) for u in (0, 1): u - q / 4 (q the nearest quarter turn, exact) is within an
 // eighth of a turn, where Cephes' sinf and cosf polynomials hold; q picks which and the sign
-inline float cg_cos_2pi_f32(float u) {
+static inline float cg_cos_2pi_f32(float u) {
   const float q = cg_rint_float(u * 4.0f) * 0.25f;
   const int quadrant = (int)(q * 4.0f) & 3;
   const float x = (u - q) * 6.28318530717958648f, z = x * x;

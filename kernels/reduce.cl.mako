@@ -162,14 +162,14 @@ def write_vec(s, si, o):
 %>
 % if apply_map:
 ## each element of x as the reduction sees it (a function: the element is loaded once)
-inline ${ct} cg_reduce_map_${kernel.name}(const ${ct} x) { return ${map_body(ct)}; }
+static inline ${ct} cg_reduce_map_${kernel.name}(const ${ct} x) { return ${map_body(ct)}; }
   % if vw:
-inline ${vec} cg_reduce_mapv_${kernel.name}(const ${vec} x) { return ${map_body(vec)}; }
+static inline ${vec} cg_reduce_mapv_${kernel.name}(const ${vec} x) { return ${map_body(vec)}; }
   % endif
 % endif
 % if arg:
 ## (v, i) replaces (s, si) when merging walks: the better value, the smaller index on ties
-inline int cg_red_better_${kernel.name}(${ct} v, ${I} i, ${ct} s, ${I} si)
+static inline int cg_red_better_${kernel.name}(${ct} v, ${I} i, ${ct} s, ${I} si)
 {
   % if nan:
   if (s != s) return v != v && i < si;  // (x != x: NaN, see _prelude)

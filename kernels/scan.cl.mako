@@ -55,7 +55,7 @@ def carry_in(b):
     }
 </%def>
 % if has_part:
-inline ${ct} cg_scan_carry(__global const ${ct} *part, ${I} b, ${I} ps_b, ${I} ps_c, ${I} c)
+static inline ${ct} cg_scan_carry(__global const ${ct} *part, ${I} b, ${I} ps_b, ${I} ps_c, ${I} c)
 {
   ${ct} s = 0;
   for (${I} j = 0; j < c; j++) s += part[b * ps_b + j * ps_c];

@@ -15,10 +15,10 @@
 raw = "ushort" if st == "half" else st
 nan = h.has_nan(ct)
 %>
-inline ${ct} cg_key(__global const ${st} *x, const long i) { return ${h.load(st, ct, "x", "i")}; }
+static inline ${ct} cg_key(__global const ${st} *x, const long i) { return ${h.load(st, ct, "x", "i")}; }
 
 // whether element (a, ia) goes before (b, ib)
-inline bool cg_before(const ${ct} a, const long ia, const ${ct} b, const long ib, const long n)
+static inline bool cg_before(const ${ct} a, const long ia, const ${ct} b, const long ib, const long n)
 {
   if (ia >= n) return false;
   if (ib >= n) return true;
