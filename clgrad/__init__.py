@@ -11,6 +11,7 @@ import builtins as _builtins
 
 from . import (
     accelerator,
+    amp,
     autograd,
     backend,
     backends,
@@ -26,6 +27,17 @@ from . import (
     special,
     testing,
     utils,
+)
+from .amp import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
 )
 from .autograd import (
     enable_grad,

@@ -13,6 +13,7 @@ from .ops import decomp as _DC
 from .ops import linalg as _L
 from .ops import movement as _M
 from .ops import reduction as _R
+from .ops.autocast import autocast_op
 from .ops.core import with_out as _with_out
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot", "cross"]
@@ -86,6 +87,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+@autocast_op
 def multi_dot(tensors):
     """The product of a chain of matrices (the first and last may be vectors), like
     ``torch.linalg.multi_dot``.

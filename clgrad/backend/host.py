@@ -96,11 +96,9 @@ class HostBackend(Backend):
 
     def matmul(self, out, a, b, acc):
         dt = _compute_np(acc)
-        np.copyto(
-            array(out),
-            np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False)),
-            casting="unsafe",
-        )
+        with np.errstate(all="ignore"):  # inf and NaN propagate silently, as in PyTorch
+            product = np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False))
+        np.copyto(array(out), product, casting="unsafe")
 
     def take(self, out, src, offsets):
         flat = array(View(src.buffer, 0, (src.nbytes // src.dtype.itemsize,), (1,), src.dtype, 0))

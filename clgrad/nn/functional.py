@@ -22,6 +22,7 @@ from ..ops import elementwise as _E
 from ..ops import linalg as _L
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
+from ..ops.autocast import autocast_op
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from ..ops.core import check_out as _check_out
 from ..ops.core import same_device as _same_device
@@ -399,6 +400,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _act(_E.silu, input, inplace=inplace)
 
 
+@autocast_op
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """Applies ``log(1 + exp(beta * x)) / beta`` element-wise, and ``x`` itself where
     ``beta * x > threshold``, as ``torch.nn.functional.softplus``.
@@ -441,6 +443,7 @@ def _softmax_dim(name, ndim, dim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@autocast_op
 def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
 ) -> Tensor:
@@ -465,6 +468,7 @@ def softmin(
     return _R.softmax(-input, _softmax_dim("softmin", input.ndim, dim), dtype)
 
 
+@autocast_op
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
 ) -> Tensor:
@@ -529,6 +533,7 @@ def dropout2d(
 
 
 # ---- linear ----------------------------------------------------------------------------------
+@autocast_op
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Applies the affine map ``input @ weight.T + bias`` to the last dim of ``input``, as
     ``torch.nn.functional.linear``: input ``(*, in)``, weight ``(out, in)``, bias ``(out,)``,
@@ -688,6 +693,7 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -708,6 +714,7 @@ def conv1d(
     return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -734,6 +741,7 @@ def conv2d(
     return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -804,6 +812,7 @@ def _conv_transposend(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -829,6 +838,7 @@ def conv_transpose1d(
     )  # fmt: skip
 
 
+@autocast_op
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -854,6 +864,7 @@ def conv_transpose2d(
     )  # fmt: skip
 
 
+@autocast_op
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,
@@ -1686,6 +1697,7 @@ def upsample_bilinear(
 
 
 # ---- normalization ---------------------------------------------------------------------------
+@autocast_op
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -1805,6 +1817,7 @@ def batch_norm(
     return out if out.dtype is input.dtype else out.to(input.dtype)  # mixed: x's dtype
 
 
+@autocast_op
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -2155,6 +2168,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return x.reshape(tuple(input.shape))
 
 
+@autocast_op
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together),
     each norm clamped to at least ``eps``, as ``torch.nn.functional.cosine_similarity``.
@@ -2199,6 +2213,7 @@ def _causal_mask(n_q, n_k, device):
     return _arange(n_q, device=device).reshape(n_q, 1) >= _arange(n_k, device=device)
 
 
+@autocast_op
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -2296,6 +2311,7 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _act(_threshold, input, threshold, value, inplace=True)
 
 
+@autocast_op
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where ``x >= 0``, else ``weight * x``, element-wise, as
     ``torch.nn.functional.prelu``: ``weight`` has 1 element or one per channel (dim 1).
@@ -2372,6 +2388,7 @@ def _warn_broadcast(input, target):
         )
 
 
+@autocast_op
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -2403,6 +2420,7 @@ def mse_loss(
     return _N.MseLoss.apply(input, target, reduction)
 
 
+@autocast_op
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -2440,6 +2458,7 @@ def _weighted(loss, weight, input, reduction, by_weight):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@autocast_op
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -2462,6 +2481,7 @@ def huber_loss(
     return _reduce(loss, reduction)
 
 
+@autocast_op
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -2486,6 +2506,7 @@ def smooth_l1_loss(
     return _reduce(_E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
+@autocast_op
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -2521,6 +2542,7 @@ def binary_cross_entropy(
     return _reduce(_N.BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
+@autocast_op
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -2674,6 +2696,7 @@ def _nll(logp, target, weight, ignore_index, reduction, cdim):
     return _N.nll_loss(logp, target, weight, ignore_index, reduction)
 
 
+@autocast_op
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -2699,6 +2722,7 @@ def nll_loss(
     return _nll(input, target, weight, ignore_index, reduction, cdim)
 
 
+@autocast_op
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -2784,6 +2808,7 @@ def _legacy_reduction(size_average, reduce, reduction):
     return reduction
 
 
+@autocast_op
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -2820,6 +2845,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
+@autocast_op
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -2869,6 +2895,7 @@ def _margin_input(name, input, target):
     )
 
 
+@autocast_op
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -2909,6 +2936,7 @@ def multilabel_margin_loss(
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@autocast_op
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -2945,6 +2973,7 @@ def multi_margin_loss(
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@autocast_op
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -2970,6 +2999,7 @@ def margin_ranking_loss(
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@autocast_op
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -2990,6 +3020,7 @@ def hinge_embedding_loss(
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@autocast_op
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -3050,6 +3081,7 @@ def triplet_margin_with_distance_loss(
     return _reduce((margin + d_ap - d_an).clamp(min=0.0), reduction)
 
 
+@autocast_op
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -3086,6 +3118,7 @@ def triplet_margin_loss(
     )
 
 
+@autocast_op
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,

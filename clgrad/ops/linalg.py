@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
+from .autocast import autocast_op
 from .core import broadcast_shapes, same_device, sum_to
 from .creation import triu_indices
 from .elementwise import add, where
@@ -137,6 +138,7 @@ def _flat3(out, batch, m, n):
 VECTOR_PANEL = 16
 
 
+@autocast_op
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product ``a @ b`` with PyTorch's rules, like ``torch.matmul``: two 1-d
     tensors give their dot product, a 1-d operand acts as a row (left) or column (right) vector
@@ -203,6 +205,7 @@ def _check(a, b, orig_a, orig_b):
     broadcast_shapes(a._shape[:-2], b._shape[:-2])
 
 
+@autocast_op
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices, ``(n, m) @ (m, p) -> (n, p)``, like ``torch.mm`` (no
     broadcasting).
@@ -216,6 +219,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     return matmul(a, b)
 
 
+@autocast_op
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched matrix products of two 3-d tensors, ``(B, n, m) @ (B, m, p) -> (B, n, p)``, like
     ``torch.bmm``.
@@ -240,6 +244,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return matmul(a, b)
 
 
+@autocast_op
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of a matrix and a vector, ``(n, m) @ (m,) -> (n,)``, like ``torch.mv``.
 
@@ -298,6 +303,7 @@ def _scaled_sum(name, input, product, beta, alpha):
     return (input if beta == 1 else input * beta) + out
 
 
+@autocast_op
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for matrices, like ``torch.addmm``.
 
@@ -330,6 +336,7 @@ def _fast_addmm(bias, a, b) -> bool:
     )
 
 
+@autocast_op
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``, like ``torch.addmv``.
 
@@ -339,6 +346,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@autocast_op
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``, like ``torch.baddbmm``.
 
@@ -348,6 +356,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
+@autocast_op
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (the sum of the products bmm(batch1, batch2))``, like
     ``torch.addbmm``.
@@ -543,6 +552,7 @@ def _contract(a, la, b, lb, keep, sizes):
     return out, batch + own_a + own_b
 
 
+@autocast_op
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sums of products of the operands' elements named by Einstein notation, like
     ``torch.einsum``: ``...`` for broadcast dims, a label repeated in one operand for its
@@ -670,6 +680,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
 
 
+@autocast_op
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast), like ``torch.dist``.
 
@@ -679,6 +690,7 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     return (input - other).norm(p)
 
 
+@autocast_op
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` (…, P, M) and each row of ``x2``
     (…, R, M): (…, P, R), like ``torch.cdist``; computed from the broadcast differences (a
@@ -717,6 +729,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     return where(zero, 0.0, safe ** (1.0 / p))
 
 
+@autocast_op
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """The product of the 2-d ``matrices`` in order, like ``torch.chain_matmul`` (deprecated
     there for ``linalg.multi_dot``).
@@ -732,6 +745,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return out if len(matrices) > 1 else out.clone()
 
 
+@autocast_op
 def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down
     to norm ``maxnorm``, like ``torch.renorm``.
@@ -754,6 +768,7 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     return input * factor.to(input.dtype)
 
 
+@autocast_op
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distance between every pair of rows of an (N, M) ``input``: the upper
     triangle of ``cdist(input, input)`` row by row, N * (N - 1) / 2 values, like
@@ -774,6 +789,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     return cdist(input[i].unsqueeze(-2), input[j].unsqueeze(-2), p).reshape(-1)
 
 
+@autocast_op
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, like ``torch.addr``.
 

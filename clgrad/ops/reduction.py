@@ -15,6 +15,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
+from .autocast import autocast_op
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
@@ -441,6 +442,7 @@ def any(input, dim=None, keepdim=False):
     return _logical_reduce("any", input, dim, keepdim)
 
 
+@autocast_op
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed without overflow.
 
@@ -512,6 +514,7 @@ def _softmax_input(x, dim, dtype):
     return x, wrap_dim(dim, x.ndim)
 
 
+@autocast_op
 def softmax(input, dim, dtype=None):
     """``exp(input) / sum(exp(input))`` along ``dim``.
 
@@ -524,6 +527,7 @@ def softmax(input, dim, dtype=None):
     return Softmax.apply(x, d)
 
 
+@autocast_op
 def log_softmax(input, dim, dtype=None):
     """``log(softmax(input, dim))``, computed stably.
 
@@ -555,6 +559,7 @@ class Cumsum(Function):
         return g.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None, None
 
 
+@autocast_op
 def cumsum(input, dim, *, dtype=None):
     """The running sum along ``dim``.
 

@@ -26,6 +26,7 @@ from .. import dtypes as D
 from ..autograd.function import Function, apply_new_output, needs_recording
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
+from .autocast import autocast_op, has_policy
 from .core import (
     PYTHON_NUMBERS,
     SCALAR_TYPE_NAMES,
@@ -178,6 +179,8 @@ def _public(
 
     sig = inspect.signature(body)
     public.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    if has_policy(name):  # on autocast's lists: its arguments cast inside a region
+        public = autocast_op(public, name=name)
     return public
 
 

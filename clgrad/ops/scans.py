@@ -14,6 +14,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, wrap_dim
+from .autocast import autocast_op
 from .core import int_dim
 from .creation import arange
 from .elementwise import maximum, where
@@ -42,6 +43,7 @@ def _dim(name, input, dim):
     return wrap_dim(int_dim(name, dim), input.ndim)
 
 
+@autocast_op
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The running product along ``dim`` (integers and bool in int64, or ``dtype``), like
     ``torch.cumprod``; its gradient is exact where the input holds zeros.

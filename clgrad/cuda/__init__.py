@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import cl
-from .device import Device, cuda_device, cuda_devices, cuda_index, set_cuda_index
-from .ops.creation import manual_seed as _manual_seed
+from .. import cl
+from ..device import Device, cuda_device, cuda_devices, cuda_index, set_cuda_index
+from ..ops.creation import manual_seed as _manual_seed
+from . import amp
 
 __all__ = [
+    "amp",
     "DeviceProperties",
     "current_device",
     "device",

@@ -1,0 +1,180 @@
+"""``clgrad.amp``: mixed precision as ``torch.amp`` has it, ``autocast`` and ``GradScaler``.
+
+``"cuda"`` names every OpenCL device (the device type of a tensor on ``cl:N``; available where
+there is one), ``"cpu"`` the host device.
+Autocast's lower-precision dtype is float16 (``"cuda"``'s default); PyTorch's CPU default,
+bfloat16, is a dtype clgrad lacks, so ``autocast("cpu")`` without ``dtype=float16`` warns and
+stays disabled, as PyTorch does for a dtype a device type does not support.
+
+>>> model = clgrad.nn.Linear(3, 2)
+>>> with clgrad.autocast("cpu", dtype=clgrad.float16):
+...     out = model(clgrad.ones(4, 3))
+...     loss = clgrad.nn.functional.mse_loss(out, clgrad.zeros(4, 2))
+>>> out.dtype, loss.dtype
+(clgrad.float16, clgrad.float32)
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .. import cl
+from .. import dtypes as D
+from ..ops import autocast as _ac
+from .grad_scaler import GradScaler
+
+__all__ = [
+    "GradScaler",
+    "autocast",
+    "clear_autocast_cache",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_available",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]
+
+DEVICE_TYPES = ("cuda", "cpu")
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast runs on ``device_type``, as ``torch.amp.is_autocast_available``.
+
+    >>> clgrad.amp.is_autocast_available("cpu")
+    True
+    """
+    return device_type in DEVICE_TYPES
+
+
+class autocast:
+    """Runs the ops of its region in mixed precision (see ``clgrad.ops.autocast``), as
+    ``torch.autocast``: a context manager, or a decorator of a function.
+
+    >>> with clgrad.autocast("cpu", dtype=clgrad.float16):
+    ...     (clgrad.ones(2, 3) @ clgrad.ones(3, 2)).dtype
+    clgrad.float16
+    """
+
+    def __init__(
+        self,
+        device_type: str,
+        dtype: D.dtype | None = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+    ):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type not in DEVICE_TYPES:
+            raise RuntimeError(
+                f"User specified an unsupported autocast device_type '{device_type}'"
+            )
+        self.device = device_type
+        self.fast_dtype = _ac.DEFAULT_DTYPES[device_type] if dtype is None else dtype
+        self._enabled = bool(enabled)
+        self._cache_enabled = cache_enabled  # clgrad keeps no cast cache: nothing to switch
+        if not self._enabled:
+            return
+        if device_type == "cuda" and not cl.is_available():
+            warnings.warn(
+                "CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2
+            )
+            self._enabled = False
+        elif self.fast_dtype not in _ac.SUPPORTED_DTYPES:
+            name = "bfloat16" if self.fast_dtype is None else str(self.fast_dtype)
+            warnings.warn(
+                f"In {device_type.upper()} autocast, but the target dtype is not supported. "
+                f"Disabling autocast.\nclgrad's autocast supports float16 only ({name} is "
+                "not a clgrad dtype it computes in)",
+                stacklevel=2,
+            )
+            self._enabled = False
+
+    def __enter__(self):
+        s = _ac.state
+        self._previous = (s.enabled[self.device], s.dtype[self.device])
+        s.enabled[self.device] = self._enabled
+        if self._enabled:
+            s.dtype[self.device] = self.fast_dtype
+            _ac.active[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        s = _ac.state
+        s.enabled[self.device], s.dtype[self.device] = self._previous
+        if self._enabled:
+            _ac.active[0] -= 1
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def decorated(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return fn(*args, **kwargs)
+
+        return decorated
+
+
+def _device_type(device_type) -> str:
+    if device_type not in DEVICE_TYPES:
+        raise RuntimeError(f"unsupported autocast device_type '{device_type}'")
+    return device_type
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for ``device_type`` in this thread (``"cuda"`` by default, as
+    ``torch.is_autocast_enabled()``).
+
+    >>> with clgrad.autocast("cpu", dtype=clgrad.float16):
+    ...     clgrad.is_autocast_enabled("cpu"), clgrad.is_autocast_enabled()
+    (True, False)
+    """
+    return _ac.state.enabled[_device_type(device_type)]
+
+
+def set_autocast_enabled(device_type, enabled=None) -> None:
+    """Turns autocast on or off for ``device_type`` (``set_autocast_enabled(enabled)``: for
+    ``"cuda"``), as ``torch.set_autocast_enabled``; ``autocast`` restores it on exit."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    device_type = _device_type(device_type)
+    was = _ac.state.enabled[device_type]
+    _ac.state.enabled[device_type] = bool(enabled)
+    _ac.active[0] += bool(enabled) - was
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype autocast casts ``device_type``'s matrix products to (None stands for PyTorch's
+    CPU default, bfloat16, which clgrad lacks).
+
+    >>> clgrad.get_autocast_dtype("cuda")
+    clgrad.float16
+    """
+    return _ac.state.dtype[_device_type(device_type)]
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Sets the dtype ``get_autocast_dtype`` answers, as ``torch.set_autocast_dtype``."""
+    _ac.state.dtype[_device_type(device_type)] = dtype
+
+
+def get_autocast_gpu_dtype():
+    """``get_autocast_dtype("cuda")``, PyTorch's older name."""
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype():
+    """``get_autocast_dtype("cpu")``, PyTorch's older name."""
+    return get_autocast_dtype("cpu")
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """``is_autocast_enabled("cpu")``, PyTorch's older name."""
+    return is_autocast_enabled("cpu")
+
+
+def clear_autocast_cache() -> None:
+    """PyTorch drops its cache of cast weights; clgrad keeps none, so there is nothing to do."""
