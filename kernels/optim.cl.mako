@@ -7,7 +7,10 @@
 ##   buffers: (name, storage C type) of param, grad and the states present, in order
 ##   scalars: the names of the scalar arguments, in order (all of the compute type ct)
 ##   ct: the compute type (float; double for float64 params); index_t: int or long
-##   grid_stride: loop over n with as many work-items as fill a GPU (as elementwise)
+##   grid_stride: loop over n with as many work-items as fill a GPU (as elementwise; one tensor)
+##   tensors: how many parameters one launch updates (PyTorch's foreach): their ranges, each
+##     padded to whole work-groups, follow one another; n_t its size, groups_end_t where its
+##     groups end
 // Each op rounds its result as PyTorch does, fused or not: no multiply-add contraction across
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).
@@ -25,23 +28,45 @@ def store(name, val):
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void cg_optim_${kind}(
-% for name, st in buffers:
-    __global ${"const " if name == "grad" else ""}${st} *${name}, const ${I} ${name}_off,
+% for t in range(tensors):
+  % for name, st in buffers:
+    __global ${"const " if name == "grad" else ""}${st} *${name}_${t}, const ${I} ${name}_off_${t},
+  % endfor
+    const ${I} n_${t}, const ${I} groups_end_${t},
 % endfor
 % for s in scalars:
-    const ${ct} ${s},
+    const ${ct} ${s}${"," if not loop.last else ")"}
 % endfor
-    const ${I} n)
 {
-% if grid_stride:
-  for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {
+% if tensors == 1 and grid_stride:
+  for (${I} _i = get_global_id(0); _i < n_0; _i += get_global_size(0)) {
+  % for name, st in buffers:
+    __global ${"const " if name == "grad" else ""}${st} *${name} = ${name}_0;
+    const ${I} ${name}_i = ${name}_off_0 + _i;
+  % endfor
+${update(load, store, I)}
+  }
 % else:
-  const ${I} _i = get_global_id(0);
-  if (${h.in_range("n", I)}) {
+  // each work-group lies in one tensor's range (padded to whole groups): the choice is the
+  // same for every item of a group, so a CPU device still vectorizes the group's loop
+  const ${I} _group = (${I})get_group_id(0);
+  % for t in range(tensors):
+  ${"if" if t == 0 else "else if"} (_group < groups_end_${t}) {
+    const ${I} _first = ${"0" if t == 0 else f"groups_end_{t - 1}"};
+    const ${I} _i = (_group - _first) * (${I})get_local_size(0) + (${I})get_local_id(0);
+    if ((_group - _first + 1) * (${I})get_local_size(0) <= n_${t} || _i < n_${t}) {
+    % for name, st in buffers:
+      __global ${"const " if name == "grad" else ""}${st} *${name} = ${name}_${t};
+      const ${I} ${name}_i = ${name}_off_${t} + _i;
+    % endfor
+${update(load, store, I)}
+    }
+  }
+  % endfor
 % endif
-% for name, st in buffers:
-    const ${I} ${name}_i = ${name}_off + _i;
-% endfor
+}
+
+<%def name="update(load, store, I)">
     ${ct} p = ${load("param")};
     ${ct} d = ${load("grad")};
 % if "maximize" in flags:
@@ -98,5 +123,4 @@ __kernel void cg_optim_${kind}(
     ${store("param", "p + d / avg * neg_lr")}
   % endif
 % endif
-  }
-}
+</%def>

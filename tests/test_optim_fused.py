@@ -129,8 +129,30 @@ def _count_launches(device, monkeypatch):
     return calls
 
 
+def _force_grouping(monkeypatch):
+    """Grouped launches on every OpenCL device (by default only GPUs group: PoCL ran the grouped
+    kernel slower), so that the grouped kernel is tested on the devices CI has."""
+    from clgrad.backend.opencl.backend import OpenCLBackend
+
+    monkeypatch.setattr(OpenCLBackend, "optimizer_group_max", 8)
+
+
+def test_cpu_devices_launch_one_update_per_parameter(cl_device):
+    dev = clgrad.device(cl_device)
+    assert dev.backend.optimizer_group_max == (8 if dev.runtime.is_gpu else 1)
+    assert clgrad.device("cpu").backend.optimizer_group_max == 1
+
+
 @pytest.mark.parametrize("name,kw", [CASES[2], CASES[5], CASES[12]], ids=["sgd", "adam", "rms"])
-def test_one_launch_per_parameter(device, name, kw, monkeypatch):
+def test_one_launch_per_group_of_parameters(device, name, kw, monkeypatch):
+    """The four parameters with a gradient (one dtype, one set of scalars) take one launch on
+    an OpenCL device that groups them (a GPU; forced here), as PyTorch's foreach path, else
+    one launch each (the host, and CPU devices by default)."""
+    dev = clgrad.device(device)
+    grouped = dev.is_cl and dev.backend.optimizer_group_max > 1
+    if dev.is_cl and not grouped:
+        _force_grouping(monkeypatch)
+        grouped = True
     params, loss_fn = _model(clgrad, device)
     opt = getattr(clgrad.optim, name)(params, **kw)
     per_op = getattr(clgrad.optim, name)(params, **kw, foreach=False)
@@ -144,9 +166,52 @@ def test_one_launch_per_parameter(device, name, kw, monkeypatch):
         counts[label] = list(calls)
         monkeypatch.undo()
     with_grad = 4  # the fifth parameter has no gradient: skipped
-    assert len(counts["fused"]) == with_grad, counts["fused"]
+    assert len(counts["fused"]) == (1 if grouped else with_grad), counts
     assert len(set(counts["fused"])) == 1
     assert len(counts["per_op"]) >= 3 * with_grad, counts["per_op"]
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_grouped_launches_split_where_they_must(cl_device, kind, monkeypatch):
+    """Groups hold at most GROUP_MAX_TENSORS parameters of one dtype and one set of scalars,
+    none over GROUP_MAX_NUMEL; every parameter ends where its own launch puts it."""
+    from clgrad.optim import optimizer as O
+
+    monkeypatch.setattr(O, "GROUP_MAX_NUMEL", 300)
+    _force_grouping(monkeypatch)
+    dtypes = ["float32"] * 10 + ["float64"] * 2
+    if not clgrad.device(cl_device).supports(clgrad.float64):
+        dtypes = dtypes[:10]
+    rng = np.random.default_rng(0)
+    sizes = [3, 17, 1, 257, 64, 5, 400, 2, 9, 33, 7, 4][: len(dtypes)]  # 400: over the limit
+    values = [rng.standard_normal(n) for n in sizes]
+    grads = [rng.standard_normal(n) for n in sizes]
+
+    def run(lib, device, **kw):
+        ps = [
+            lib.nn.Parameter(lib.tensor(v, dtype=getattr(lib, d), device=device))
+            for v, d in zip(values, dtypes)
+        ]
+        opt = getattr(lib.optim, {"sgd": "SGD", "adam": "Adam"}[kind])(
+            [{"params": ps[:6]}, {"params": ps[6:], "lr": 0.05}], lr=0.1, **kw
+        )
+        for _ in range(2):
+            for p, g in zip(ps, grads):
+                p.grad = lib.tensor(g, dtype=p.dtype, device=device)
+            opt.step()
+        return [p.detach().cpu().numpy() for p in ps]
+
+    extra = {"momentum": 0.9} if kind == "sgd" else {}
+    calls = _count_launches(cl_device, monkeypatch)
+    got = run(clgrad, cl_device, **extra)
+    want = run(torch, "cpu", **extra)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # per step: group 1 (6 float32) in one launch; group 2: 4 float32 of which one is too big
+    # (alone) and the other 3 together, then the float64 pair
+    per_step = 1 + 2 + (1 if len(dtypes) > 10 else 0)
+    updates = [c for c in calls if c.startswith("cg_optim")]  # (Adam's state starts at zero)
+    assert len(updates) == 2 * per_step, calls
 
 
 def test_new_lr_and_step_reuse_the_kernel(cl_device):

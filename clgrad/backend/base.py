@@ -250,6 +250,15 @@ class Backend:
         device, floating dtypes; computed in float for float16), ``scalars`` its numbers."""
         raise NotImplementedError
 
+    # how many parameters ``optimizer_step_group`` updates in one launch where that pays
+    optimizer_group_max = 1
+
+    def optimizer_step_group(self, kind: str, flags: frozenset, members: list, scalars) -> None:
+        """``optimizer_step`` of several parameters with the same ``scalars``: ``members``
+        holds each one's views (one dtype signature). A device may run them as one launch."""
+        for views in members:
+            self.optimizer_step(kind, flags, views, scalars)
+
     def to_numpy(self, x: View):
         """A NumPy array of x's elements (waits for queued work)."""
         raise NotImplementedError

@@ -14,13 +14,13 @@ from .. import capture
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import maximum
 from .optimizer import (
+    FusedUpdates,
     Optimizer,
     check_hyperparameters,
     decayed_grad,
     fusable,
     fused_enabled,
     fused_flags,
-    fused_update,
     implementation_options,
     init_state,
 )
@@ -100,6 +100,7 @@ class Adam(Optimizer):
                 flags = fused_flags(
                     amsgrad=amsgrad, weight_decay=wd != 0, decoupled=decoupled, maximize=maximize
                 )
+                updates = FusedUpdates("adam", flags)
                 for p in self._params_with_grad(group):
                     # the kernel takes the state tensors in this order, the ones in use only
                     names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
@@ -118,7 +119,7 @@ class Adam(Optimizer):
                                     partial(_next_step, state, lr, beta1, beta2, eps, wd),
                                     [(state, "step")],
                                 )
-                            fused_update("adam", flags, p, p._grad, states, scalars)
+                            updates.add(p, p._grad, states, scalars)
                             continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or state, mixed devices or dtypes)
@@ -135,6 +136,7 @@ class Adam(Optimizer):
                     else:
                         denom = exp_avg_sq.sqrt() / bias2_sqrt + eps
                     p.sub_(exp_avg / denom * (lr / bias1))
+                updates.launch()
         return loss
 
 

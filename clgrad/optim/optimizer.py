@@ -123,6 +123,66 @@ def fused_update(kind: str, flags: frozenset, p: Tensor, grad: Tensor, states: l
         t._bump_version()
 
 
+# A parameter joins a grouped launch up to this many elements (past them its own kernel's run
+# dwarfs a launch's cost), and a launch updates at most this many parameters (a kernel's
+# arguments are bounded: OpenCL promises 1 KiB, and a parameter with three states takes 96).
+GROUP_MAX_NUMEL = 1 << 20
+GROUP_MAX_TENSORS = 8
+
+
+class FusedUpdates:
+    """The fused updates of one step, launched a group of parameters at a time where the
+    device says that pays (``Backend.optimizer_group_max``: on GPUs), as PyTorch's foreach and
+    fused paths do: parameters of one device, dtype and ``scalars`` share a launch (``launch``
+    sends what is left; call it before the step returns). A parameter over GROUP_MAX_NUMEL,
+    and every update while a step is captured (whose scalars a replay recomputes per
+    parameter), goes alone, as ``fused_update``.
+
+    >>> from clgrad.optim.optimizer import FusedUpdates
+    >>> w, v = clgrad.tensor([1.0, 2.0]), clgrad.tensor([3.0])
+    >>> updates = FusedUpdates("sgd", frozenset())
+    >>> for p in (w, v):
+    ...     updates.add(p, clgrad.ones_like(p), [], (-0.5, 0.0, 1.0, 0.0, 0.0))
+    >>> updates.launch()
+    >>> w, v
+    (tensor([0.5000, 1.5000]), tensor([2.5000]))
+    """
+
+    def __init__(self, kind: str, flags: frozenset):
+        self.kind, self.flags = kind, flags
+        self.pending: dict[tuple, list] = {}
+
+    def add(self, p: Tensor, grad: Tensor, states: list, scalars) -> None:
+        device = p._storage.device
+        most = min(GROUP_MAX_TENSORS, device.backend.optimizer_group_max)
+        if most <= 1 or p.numel() > GROUP_MAX_NUMEL or capture.active is not None:
+            fused_update(self.kind, self.flags, p, grad, states, scalars)
+            return
+        key = (device, p.dtype, tuple(scalars))
+        members = self.pending.setdefault(key, [])
+        members.append((p, grad, states))
+        if len(members) >= most:
+            self._launch(key)
+
+    def launch(self) -> None:
+        for key in list(self.pending):
+            self._launch(key)
+
+    def _launch(self, key) -> None:
+        members = self.pending.pop(key)
+        device, _, scalars = key
+        device.backend.optimizer_step_group(
+            self.kind,
+            self.flags,
+            [[t._record() for t in (p, grad, *states)] for p, grad, states in members],
+            scalars,
+        )
+        for p, _, states in members:
+            p._bump_version()
+            for t in states:
+                t._bump_version()
+
+
 # The wording of torch's ValueError for each hyperparameter that must not be negative (the
 # others read "Invalid <name> value").
 _INVALID = {"lr": "learning rate", "eps": "epsilon value"}

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from .. import capture
 from ..autograd.grad_mode import no_grad
 from .optimizer import (
+    FusedUpdates,
     Optimizer,
     check_hyperparameters,
     decayed_grad,
     fusable,
     fused_enabled,
     fused_flags,
-    fused_update,
     implementation_options,
     init_state,
 )
@@ -94,6 +94,7 @@ class RMSprop(Optimizer):
                     weight_decay=wd != 0,
                     maximize=group["maximize"],
                 )
+                updates = FusedUpdates("rmsprop", flags)
                 for p in self._params_with_grad(group):
                     # the kernel takes the state tensors in this order, the ones in use only
                     names = ["square_avg"]
@@ -114,7 +115,7 @@ class RMSprop(Optimizer):
                                 capture.scalar_source(
                                     partial(_count_step, state, scalars), [(state, "step")]
                                 )
-                            fused_update("rmsprop", flags, p, p._grad, states, scalars)
+                            updates.add(p, p._grad, states, scalars)
                             continue
                     # one op per term: foreach=False, or what the kernel can't take (a strided
                     # parameter or state, mixed devices or dtypes)
@@ -133,4 +134,5 @@ class RMSprop(Optimizer):
                         p.add_(buf, alpha=-lr)
                     else:
                         p.add_(g / avg, alpha=-lr)
+                updates.launch()
         return loss

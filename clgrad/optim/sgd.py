@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import empty_like
 from .optimizer import (
+    FusedUpdates,
     Optimizer,
     check_hyperparameters,
     decayed_grad,
     fusable,
     fused_enabled,
     fused_flags,
-    fused_update,
     implementation_options,
 )
 
@@ -91,8 +91,9 @@ class SGD(Optimizer):
                     weight_decay=wd != 0,
                     maximize=maximize,
                 )
+                updates = FusedUpdates("sgd", flags)
                 for p in self._params_with_grad(group):
-                    if fused and self._fused(p, flags, lr, momentum, dampening, wd):
+                    if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or buffer, mixed devices or dtypes)
@@ -107,10 +108,12 @@ class SGD(Optimizer):
                             buf.mul_(momentum).add_(g, alpha=1 - dampening)
                         g = g + buf * momentum if nesterov else buf
                     p.add_(g, alpha=-lr)
+                updates.launch()
         return loss
 
-    def _fused(self, p, flags, lr, momentum, dampening, wd):
-        """The update of p as one kernel, when it applies (else False, nothing done)."""
+    def _fused(self, updates, p, flags, lr, momentum, dampening, wd):
+        """The update of p by the fused kernel (with ``updates``' others), when it applies (else
+        False, nothing done)."""
         states, first = [], False
         if momentum != 0:
             buf = self.state[p].get("momentum_buffer")
@@ -123,5 +126,5 @@ class SGD(Optimizer):
         if first:
             self.state[p]["momentum_buffer"] = states[0]
         scalars = (-lr, momentum, 1 - dampening, wd, 1.0 if first else 0.0)
-        fused_update("sgd", flags, p, p._grad, states, scalars)
+        updates.add(p, p._grad, states, scalars)
         return True
