@@ -82,7 +82,7 @@ def _first_tensor(args, kwargs):
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor):
             return a
-        if isinstance(a, (list, tuple)):
+        if type(a) in (list, tuple):
             for x in a:
                 if isinstance(x, Tensor):
                     return x
@@ -98,7 +98,7 @@ def _cast(x, target, device_type):
         ):
             return x.to(target)
         return x
-    if isinstance(x, (list, tuple)) and any(isinstance(t, Tensor) for t in x):
+    if type(x) in (list, tuple) and any(isinstance(t, Tensor) for t in x):  # multi_dot's list
         return type(x)(_cast(t, target, device_type) for t in x)
     return x
 
