@@ -1156,3 +1156,32 @@ def test_checkpoint_recomputes_with_the_same_random_numbers():
     )
     y.sum().backward()
     assert ((y.detach() != 0) == (x.grad != 0)).all()  # the mask of forward, again
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"]
+)
+def test_type_names_conversions_and_legacy_new(dtype):
+    """``x.type()`` names as torch's (its module's prefix), ``x.type(...)`` converts from a
+    name, a dtype or a legacy type, and ``x.new(...)`` makes a tensor of x's dtype."""
+    x, xt = clgrad.ones(2, dtype=getattr(clgrad, dtype)), torch.ones(2, dtype=getattr(torch, dtype))
+    assert x.type().replace("clgrad.", "torch.") == xt.type()
+    for arg in ("torch.DoubleTensor", "torch.ByteTensor", "float16", "DoubleTensor"):
+        ours = getattr(clgrad, arg) if "." not in arg else arg
+        theirs = getattr(torch, arg) if "." not in arg else arg
+        got, want = x.type(ours), xt.type(theirs)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        assert got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="invalid type"):
+        x.type("torch.float64")
+    for args in [(), (2, 3), ([1, 0],), ((2, 3),), (clgrad.Size([2]),)]:
+        targs = tuple(torch.Size(a) if isinstance(a, clgrad.Size) else a for a in args)
+        got, want = x.new(*args), xt.new(*targs)
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype == x.dtype
+        if args and not isinstance(args[0], (int, clgrad.Size)):
+            assert got.tolist() == want.tolist()
+    other = "int64" if dtype != "int64" else "float32"
+    with pytest.raises(TypeError):
+        xt.new(torch.ones(2, dtype=getattr(torch, other)))
+    with pytest.raises(TypeError):
+        x.new(clgrad.ones(2, dtype=getattr(clgrad, other)))

@@ -340,8 +340,59 @@ def numpy(self, *, force=False) -> np.ndarray:
     return self._numpy()
 
 
-def type_(self, dtype=None):
-    return self.type_name() if dtype is None else self.to(dtype)
+# PyTorch's tensor type names, by dtype: ``x.type()`` gives "clgrad.FloatTensor" (on an OpenCL
+# device "clgrad.cuda.FloatTensor", where clgrad answers torch.cuda), as torch's "torch...."
+_TYPE_NAMES = {
+    D.float32: "FloatTensor",
+    D.float64: "DoubleTensor",
+    D.float16: "HalfTensor",
+    D.int64: "LongTensor",
+    D.int32: "IntTensor",
+    D.int16: "ShortTensor",
+    D.int8: "CharTensor",
+    D.uint8: "ByteTensor",
+    D.bool_: "BoolTensor",
+}
+_TYPES_BY_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """With no argument, the tensor's type name, as ``torch.Tensor.type()``; else the tensor
+    converted to that dtype, legacy tensor type (``clgrad.DoubleTensor``: a cpu tensor) or
+    type name (``"torch.DoubleTensor"``; ``"torch.cuda.FloatTensor"`` for the "cuda" device).
+
+    >>> x = clgrad.ones(2)
+    >>> x.type(), x.type("torch.DoubleTensor").dtype, x.type(clgrad.int64).dtype
+    ('clgrad.FloatTensor', clgrad.float64, clgrad.int64)
+    """
+    if dtype is None:
+        cuda = "" if self.device.is_cpu else "cuda."
+        return f"clgrad.{cuda}{_TYPE_NAMES[self.dtype]}"
+    if isinstance(dtype, str):
+        module, _, name = dtype.rpartition(".")
+        if name not in _TYPES_BY_NAME or module not in (
+            "torch",
+            "clgrad",
+            "torch.cuda",
+            "clgrad.cuda",
+        ):
+            raise ValueError(f"invalid type: '{dtype}'")
+        device = "cuda" if module.endswith("cuda") else "cpu"
+        return self.to(device=device, dtype=_TYPES_BY_NAME[name], non_blocking=non_blocking)
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
+        return self.to(device="cpu", dtype=dtype.dtype)  # a legacy type: FloatTensor, ...
+    return self.to(dtype, non_blocking=non_blocking)
+
+
+def new(self, *args, device=None):
+    """PyTorch's legacy ``x.new(...)``: a tensor of x's dtype on x's device (or ``device``):
+    no argument gives an empty one, ints (or a Size) an uninitialised one of that size, a
+    sequence a copy of its data, a tensor of x's dtype an alias.
+
+    >>> clgrad.ones(2, dtype=clgrad.int32).new([1, 2])
+    tensor([1, 2], dtype=clgrad.int32)
+    """
+    return C._legacy_new(self.dtype, args, self.device if device is None else device)
 
 
 def iter_(self):
@@ -422,6 +473,7 @@ def _attach():
         "cuda": cuda,
         "numpy": numpy,
         "type": type_,
+        "new": new,
         "float": _cast(D.float32),
         "double": _cast(D.float64),
         "half": _cast(D.float16),
