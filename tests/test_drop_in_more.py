@@ -1185,3 +1185,44 @@ def test_type_names_conversions_and_legacy_new(dtype):
         xt.new(torch.ones(2, dtype=getattr(torch, other)))
     with pytest.raises(TypeError):
         x.new(clgrad.ones(2, dtype=getattr(clgrad, other)))
+
+
+_NDARRAY_OPERATORS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "**": lambda a, b: a**b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "<<": lambda a, b: a << b,
+}
+
+
+@pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")  # torch's own wrap
+@pytest.mark.parametrize("op", list(_NDARRAY_OPERATORS))
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("array_dtype", ["float64", "float32", "int32", "bool"])
+def test_tensor_operator_ndarray_as_torch(op, dtype, array_dtype):
+    """``tensor <op> ndarray``: PyTorch hands it to NumPy (its promotion, a cpu tensor back,
+    bool as uint8); a tensor that requires grad is refused."""
+    fn = _NDARRAY_OPERATORS[op]
+    values = np.array([3, 1, 2]).astype(dtype)
+    array = np.array([2, 1, 3]).astype(array_dtype)
+
+    def outcome(lib):
+        t = lib.tensor(values)
+        try:
+            r = fn(t, array)
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            return type(e).__name__
+        return type(r).__name__, str(r.dtype).split(".")[1], r.tolist()
+
+    assert outcome(clgrad) == outcome(torch)
+    if dtype == "float32" and op == "*":
+        with pytest.raises(RuntimeError, match="requires grad"):
+            fn(clgrad.tensor(values, requires_grad=True), array)
+        with pytest.raises(RuntimeError, match="requires grad"):
+            fn(torch.tensor(values, requires_grad=True), array)

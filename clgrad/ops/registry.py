@@ -22,6 +22,8 @@ import functools
 import inspect
 from collections.abc import Callable
 
+import numpy as np
+
 from .. import dtypes as D
 from ..autograd.function import Function, apply_new_output, needs_recording
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
@@ -249,6 +251,7 @@ class ElementwiseOp:
             check = self._check_operands if checked else None
         self.public = _public(body, self.apply, check, out=takes_out, overlap="partial")
         self.method = _public(body, self.apply, check)
+        self.operator = _operator(body, self.apply, check) if self.arity == 2 else None
         self.inplace_method = _inplace_method(body, self, checked) if inplace else None
 
     def _check_unary(self, args, kwargs=None):
@@ -462,6 +465,61 @@ def _check_cast(result, out):
             f"result type {SCALAR_TYPE_NAMES[result.name]} can't be cast to the desired "
             f"output type {SCALAR_TYPE_NAMES[out.name]}"
         )
+
+
+# a binary op's NumPy counterpart, for ``tensor <op> ndarray`` (``_operator``)
+NUMPY_UFUNCS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.true_divide,
+    "floor_divide": np.floor_divide,
+    "remainder": np.remainder,
+    "pow": np.power,
+    "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+    "bitwise_left_shift": np.left_shift,
+    "bitwise_right_shift": np.right_shift,
+}
+
+
+def _operator(body, apply, check) -> Callable:
+    """A binary op as a Python operator (``Tensor.__add__`` ...): ``method``'s path, and with
+    a NumPy array as the other operand what PyTorch gives: NumPy computes it on the host (its
+    type promotion: float32 times a float64 array is float64) and the result is a cpu tensor;
+    a tensor that requires grad or is not on the cpu is refused, as torch's ``__array__``
+    refuses it."""
+    name = body.__name__
+    ufunc = NUMPY_UFUNCS.get(name)
+
+    def operator(self, other):
+        if type(other) is np.ndarray and ufunc is not None:
+            return _through_numpy(ufunc, self, other)
+        if check is not None:
+            check((self, other), None)
+        return body(apply, self, other)
+
+    operator.__name__ = f"__{name}__"
+    operator.__doc__ = body.__doc__
+    return operator
+
+
+def _through_numpy(ufunc, x, array):
+    if x.requires_grad:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
+    if not x.device.is_cpu:
+        raise TypeError(
+            f"can't convert {x.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+            "the tensor to host memory first."
+        )
+    with np.errstate(all="ignore"):
+        result = ufunc(x._numpy(), array)
+    if result.dtype == np.bool_:  # torch's __array_wrap__ gives its bool results as uint8
+        result = result.astype(np.uint8)
+    return Tensor._from_numpy(np.ascontiguousarray(result), D.as_dtype(result.dtype), x.device)
 
 
 def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
