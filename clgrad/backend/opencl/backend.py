@@ -367,9 +367,10 @@ class OpenCLBackend(Backend):
     def optimizer_group_max(self) -> int:
         """Parameters per fused optimizer launch: several on a GPU, where each launch costs the
         host and the queue more than a small parameter's update costs the device (PyTorch's
-        foreach path); one on a CPU device, where PoCL ran the grouped kernel slower than the
-        same updates launched one by one (3 parameters of 68K elements in all: 338 us against
-        180 us), its work-group loop no longer vectorized."""
+        foreach path; on an H200, 3 parameters of 68K elements in all took 20 us in one launch
+        against 45 us one by one, 4 small ones 24 us against 59 us); one on a CPU device, where
+        PoCL ran the grouped kernel slower than the same updates one by one (the 3 parameters:
+        227-338 us against 112-180 us)."""
         return 8 if self.rt.is_gpu else 1
 
     def optimizer_step_group(self, kind, flags, members, scalars):
