@@ -32,6 +32,7 @@ _OPS = {
     "exp_of_linear": lambda t, x, w, b: t.nn.functional.linear(x, w, b).exp(),
     "sum_of_linear": lambda t, x, w, b: t.nn.functional.linear(x, w, b).sum(),
     "relu_of_linear": lambda t, x, w, b: t.nn.functional.linear(x, w, b).relu(),
+    "pow_of_linear": lambda t, x, w, b: t.nn.functional.linear(x, w, b) ** 2,
     "mse_of_linear": lambda t, x, w, b: t.nn.functional.mse_loss(
         t.nn.functional.linear(x, w, b), x[:, :1].expand(4, 5)
     ),
@@ -81,6 +82,7 @@ _CUDA_DTYPES = {
     "exp_of_linear": "float32",
     "sum_of_linear": "float32",
     "relu_of_linear": "float16",
+    "pow_of_linear": "float32",
     "mse_of_linear": "float32",
     "cross_entropy_of_linear": "float32",
     "layer_norm_of_linear": "float32",

@@ -8,6 +8,7 @@ from enum import Enum
 from .. import cl
 from .. import dtypes as D
 from ..autograd import no_grad
+from ..ops.movement import stack
 from ..tensor import Tensor
 
 
@@ -92,7 +93,7 @@ class GradScaler:
         if state["stage"] is _Stage.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inverse = 1.0 / self._scale
-        flags = []
+        finite: dict = {}  # device -> one 0-d flag per gradient there
         with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -102,15 +103,9 @@ class GradScaler:
                     if g.dtype is D.float16:  # 1/scale times a float16 value underflows
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     g.mul_(inverse)
-                    # one flag per gradient, summed on the device: one read in all
-                    flags.append((~g.isfinite()).any().reshape(1))
-        found = False
-        if flags:
-            first = flags[0]
-            total = first.new_zeros(1, dtype=D.int32)
-            for f in flags:
-                total = total + f.to(device=first.device, dtype=D.int32)
-            found = bool(total.item())
+                    finite.setdefault(g.device, []).append(g.isfinite().all())
+            # the flags of a device stacked and reduced there: one read per device
+            found = not all(bool(stack(flags).all()) for flags in finite.values())
         state["found_inf"] = found
         state["stage"] = _Stage.UNSCALED
 

@@ -157,6 +157,9 @@ _BANNED_MESSAGE = (
 )
 
 
-def has_policy(name: str) -> bool:
-    """Whether an op of this name is on any device type's list (the registry wraps those)."""
-    return any(name in p for p in _POLICIES.values())
+def if_listed(fn, name: str):
+    """``autocast_op(fn)`` where an op of this name is on a device type's list, else ``fn``
+    itself: the registry's functions, methods and operators of the other ops keep no wrapper."""
+    if any(name in p for p in _POLICIES.values()):
+        return autocast_op(fn, name=name)
+    return fn

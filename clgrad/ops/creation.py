@@ -1156,6 +1156,17 @@ ShortTensor = _legacy_type("ShortTensor", D.int16)
 CharTensor = _legacy_type("CharTensor", D.int8)
 ByteTensor = _legacy_type("ByteTensor", D.uint8)
 BoolTensor = _legacy_type("BoolTensor", D.bool_)
+LEGACY_TYPES = (
+    FloatTensor,
+    DoubleTensor,
+    HalfTensor,
+    LongTensor,
+    IntTensor,
+    ShortTensor,
+    CharTensor,
+    ByteTensor,
+    BoolTensor,
+)
 
 
 def _triangle_indices(lower, row, col, offset, dtype, device):

@@ -340,20 +340,11 @@ def numpy(self, *, force=False) -> np.ndarray:
     return self._numpy()
 
 
-# PyTorch's tensor type names, by dtype: ``x.type()`` gives "clgrad.FloatTensor" (on an OpenCL
-# device "clgrad.cuda.FloatTensor", where clgrad answers torch.cuda), as torch's "torch...."
-_TYPE_NAMES = {
-    D.float32: "FloatTensor",
-    D.float64: "DoubleTensor",
-    D.float16: "HalfTensor",
-    D.int64: "LongTensor",
-    D.int32: "IntTensor",
-    D.int16: "ShortTensor",
-    D.int8: "CharTensor",
-    D.uint8: "ByteTensor",
-    D.bool_: "BoolTensor",
-}
-_TYPES_BY_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
+# PyTorch's tensor type names are its legacy types' (``creation.LEGACY_TYPES``): ``x.type()``
+# gives "clgrad.FloatTensor" (on an OpenCL device "clgrad.cuda.FloatTensor", where clgrad
+# answers torch.cuda), as torch's "torch...."
+_TYPE_NAMES = {t.dtype: t.__name__ for t in C.LEGACY_TYPES}
+_TYPES_BY_NAME = {t.__name__: t.dtype for t in C.LEGACY_TYPES}
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
@@ -379,8 +370,8 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
             raise ValueError(f"invalid type: '{dtype}'")
         device = "cuda" if module.endswith("cuda") else "cpu"
         return self.to(device=device, dtype=_TYPES_BY_NAME[name], non_blocking=non_blocking)
-    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
-        return self.to(device="cpu", dtype=dtype.dtype)  # a legacy type: FloatTensor, ...
+    if dtype in C.LEGACY_TYPES:  # FloatTensor, ...: a cpu tensor of its dtype
+        return self.to(device="cpu", dtype=dtype.dtype)
     return self.to(dtype, non_blocking=non_blocking)
 
 

@@ -28,7 +28,7 @@ from .. import dtypes as D
 from ..autograd.function import Function, apply_new_output, needs_recording
 from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
-from .autocast import autocast_op, has_policy
+from .autocast import if_listed
 from .core import (
     PYTHON_NUMBERS,
     SCALAR_TYPE_NAMES,
@@ -181,9 +181,7 @@ def _public(
 
     sig = inspect.signature(body)
     public.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
-    if has_policy(name):  # on autocast's lists: its arguments cast inside a region
-        public = autocast_op(public, name=name)
-    return public
+    return if_listed(public, name)  # on autocast's lists: its arguments cast inside a region
 
 
 # ---- elementwise ------------------------------------------------------------------------------
@@ -502,7 +500,7 @@ def _operator(body, apply, check) -> Callable:
 
     operator.__name__ = f"__{name}__"
     operator.__doc__ = body.__doc__
-    return operator
+    return if_listed(operator, name)
 
 
 def _through_numpy(ufunc, x, array):
