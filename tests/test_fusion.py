@@ -151,6 +151,37 @@ def test_chain_stores_only_what_is_read(cl_device):
     np.testing.assert_allclose(y.cpu().numpy(), np.exp(2 * x.cpu().numpy() + 1), rtol=1e-6)
 
 
+def test_repeated_flushes_replay_their_plan_with_new_arguments(cl_device):
+    """A flush seen before is run from its kept plan (``Fuser.plans``), with this flush's
+    buffers, offsets and Python numbers: a new tensor each time, another scale, another
+    slice of one storage, a chain whose intermediate is kept alive; each equals the unfused
+    result bit for bit."""
+    rt = _runtime(cl_device)
+    base = np.linspace(-1, 1, 1001).astype(np.float32)
+    cases = [(scale, start, keep) for keep in (False, True) for start in (0, 1) for scale in (2, 3)]
+
+    def run(scale, start, keep):
+        x = clgrad.tensor(base, device=cl_device)[start : start + 1000]
+        t = x * scale + 1
+        y = (t * x).exp()
+        rt.flush()
+        return y, (t if keep else None)
+
+    with fusion(cl_device) as fuser:
+        got = []
+        for case in cases * 2:  # the second round replays every plan the first one made
+            plans = len(fuser.plans)
+            got.append(run(*case))
+        assert len(fuser.plans) == plans  # the last flush was a replay
+        assert fuser.plans
+    with fusion(cl_device, on=False):
+        want = [run(*case) for case in cases * 2]
+    for (y, t), (wy, wt) in zip(got, want):
+        _same(y, wy)
+        if t is not None:
+            _same(t, wt)
+
+
 def test_broadcast_scalars_casts_and_strides(cl_device):
     rng = np.random.default_rng(1)
     a = rng.standard_normal((5, 6)).astype(np.float32)

@@ -21,6 +21,11 @@ each of its chains once. A structure is built on its ``FUSE_AFTER``-th sighting 
 as in most tests, is not worth a build), in a background thread; until its kernel is ready its
 launches run one by one, as planned.
 
+Planning costs a few microseconds per launch, more than a small launch saves; but a training
+loop flushes the same launches over the same buffers step after step. So what a flush runs is
+decided once per ``signature`` (the launches' structures, which buffers at which offsets, which
+outputs died) and kept: a repeated flush only fills in its buffers and Python numbers.
+
 ``CLGRAD_FUSION=0`` turns fusion off (every launch goes to the queue at once);
 ``CLGRAD_FUSE_AFTER`` sets the sighting that builds; ``CLGRAD_DEBUG=1`` logs each fused kernel
 with the ops it holds.
@@ -190,9 +195,11 @@ class Group:
         "keep",
         "reduces",
         "reduced",
+        "start",
     )
 
-    def __init__(self, e):
+    def __init__(self, e, start=0):
+        self.start = start  # the position of its first entry in the flushed list
         self.entries = []
         self.shape = e.out.shape
         self.open = e.info is not None  # more launches may join
@@ -328,12 +335,12 @@ def plan(entries) -> list:
     where a later launch of the group rewrites the same elements, nor where the storage died
     and no later group reads it."""
     groups, current = [], None
-    for e in entries:
+    for i, e in enumerate(entries):
         if current is not None and (
             current.attach(e) if type(e) is ReduceEntry else current.add(e)
         ):
             continue
-        current = Group(e)
+        current = Group(e, i)
         groups.append(current)
     read_later: set[int] = set()
     for g in reversed(groups):
@@ -378,6 +385,42 @@ def _used_views(g) -> tuple:
     return [g.views[j] for j in order], sources, tuple(number.get(j, -1) for j in stored)
 
 
+# a flush's steps (``Fuser.flush_plan``), each a tuple headed by its kind
+ENQUEUE, REDUCE, APART, FUSED = range(4)
+# flush plans kept before the cache starts over
+PLAN_CACHE_SIZE = 512
+
+
+def signature(entries, hold_last) -> tuple:
+    """(key, buffers, numbers) of a list of deferred launches. ``key`` holds all that ``plan``
+    and ``Fuser.flush_plan`` decide by: each launch's ``Fusable`` (its kind, shapes, strides),
+    whether its output died, which buffers (numbered in order of first use) at which offsets
+    each launch and reduction touches, the reductions' geometry. ``buffers`` (by number) and
+    ``numbers`` (the Python numbers, in order) only fill in arguments."""
+    number: dict[int, int] = {}
+    buffers, numbers = [], []
+    key = [hold_last]
+    for e in entries:
+        if type(e) is Deferred:
+            part = [e.info, e.dead]
+            views = (e.out, *e.operands)
+        else:
+            part = [e.kernel, e.dims, e.acc, e.out[2:5], e.x[2:5]]
+            views = (e.out, e.x)
+        for x in views:  # (this loop runs for every deferred launch: inline, no calls)
+            if type(x) is View:
+                c = number.get(id(x[0]))
+                if c is None:
+                    c = number[id(x[0])] = len(buffers)
+                    buffers.append(x[0])
+                part += (c, x[1])
+            else:
+                numbers.append(x)
+                part.append(None)
+        key.append(tuple(part))
+    return tuple(key), buffers, numbers
+
+
 class Fuser:
     """A runtime's fused kernels: structure -> kernel, and how often each structure was seen.
 
@@ -396,6 +439,7 @@ class Fuser:
         self.building: dict[tuple, Future] = {}
         self._pool = None
         self.launched = 0  # fused launches (tests and the debug log read it)
+        self.plans: dict[tuple, tuple] = {}  # signature -> steps (``flush_plan``)
 
     def _kernel(self, key, small=False):
         """The fused kernel of structure ``key``, or None while there is none to use (a
@@ -433,61 +477,106 @@ class Fuser:
 
     def run(self, entries, hold_last=False) -> list:
         """Enqueues ``entries`` (deferred launches, in order) as groups; with ``hold_last``
-        all but the last group, whose entries are returned (else nothing is)."""
-        rt = self.rt
+        all but the last group, whose entries are returned (else nothing is).
+
+        A training loop flushes the same launches over the same buffers step after step:
+        what a flush runs is decided once per ``signature`` and kept (``flush_plan``), so a
+        repeated flush only fills in the arguments."""
         if len(entries) == 1:  # the common flush: one launch before another kernel family
             e = entries[0]
             if not e.dead:
                 k, gs, ls, args = e.launch
-                rt.enqueue_now(k, gs, ls, args)
+                self.rt.enqueue_now(k, gs, ls, args)
             return []
+        key, buffers, numbers = signature(entries, hold_last)
+        steps = self.plans.get(key)
+        if steps is None:
+            steps, final = self.flush_plan(entries, hold_last, buffers)
+            if final:  # every kernel it uses is built (or failed for good)
+                if len(self.plans) >= PLAN_CACHE_SIZE:  # flushes that keep changing
+                    self.plans.clear()
+                self.plans[key] = steps
+        held_from = steps[-1]
+        self._execute(steps, entries, buffers, numbers)
+        return entries[held_from:] if held_from is not None else []
+
+    def flush_plan(self, entries, hold_last, buffers) -> tuple:
+        """(steps, final): what ``run`` does with ``entries``, the last step the position
+        from which entries stay deferred (``hold_last``) or None; ``final`` unless a group runs
+        apart only while its kernel is being built."""
         groups = plan(entries)
-        held = []
+        held_from = None
         if hold_last and len(groups) > 1:
-            last = groups.pop()
-            # a group is a run of consecutive entries: its launches and attached reductions
-            held = entries[len(entries) - len(last.entries) - len(last.reduces) :]
+            held_from = groups.pop().start
+        number = {id(b): c for c, b in enumerate(buffers)}
+        before = [0]  # Python numbers in the entries before each position
+        for e in entries:
+            n = 0 if type(e) is ReduceEntry else sum(type(x) is not View for x in e.operands)
+            before.append(before[-1] + n)
+        steps, final = [], True
         for g in groups:
-            keep = g.keep
             first = g.entries[0]
+            end = g.start + len(g.entries) + len(g.reduces)
             if type(first) is ReduceEntry:  # one its group's chain could not hold
-                reduce_family.reduce(rt, first.kernel, first.out, first.x, first.dims, first.acc)
+                steps.append((REDUCE, g.start))
             elif len(g.entries) == 1 and not g.reduces:
-                if keep[0]:
-                    k, gs, ls, args = first.launch
-                    rt.enqueue_now(k, gs, ls, args)
-            elif not any(keep) and not g.reduces:
+                if g.keep[0]:
+                    steps.append((ENQUEUE, g.start))
+            elif not any(g.keep) and not g.reduces:
                 pass  # nothing it computes is ever read
             else:
-                self._run_group(
-                    g,
-                    small=len(g.entries) + len(g.reduces) < self.min_launches
-                    and first.info.numel < FUSE_MIN_NUMEL,
+                small = (
+                    len(g.entries) + len(g.reduces) < self.min_launches
+                    and first.info.numel < FUSE_MIN_NUMEL
                 )
-        return held
+                step = self._fused_step(g, number, before[g.start], before[end], small)
+                if step is None:  # no kernel (yet): its launches one by one
+                    step = (APART, g.start, end)
+                    final = final and self.failed(g)
+                steps.append(step)
+        steps.append(held_from)
+        return tuple(steps), final
 
-    def _run_apart(self, g):
-        """A group's launches one by one, every store made (a later launch reads it from
-        memory), each reduction in its place among them."""
+    def failed(self, g) -> bool:
+        """Whether group ``g``'s kernel failed to build (it runs apart for good)."""
+        return self.kernels.get(self._structure(g)[0], False) is None
+
+    def _execute(self, steps, entries, buffers, numbers):
+        """Runs a flush's ``steps`` over ``entries``, arguments filled in from ``buffers`` and
+        ``numbers`` (``signature``)."""
         rt = self.rt
-        reduces = iter(g.reduces)
-        nxt = next(reduces, None)
-        for i, e in enumerate(g.entries):
-            while nxt is not None and nxt[0] == i:
-                r = nxt[1]
+        enqueue = rt.enqueue_now
+        for i in range(len(steps) - 1):
+            step = steps[i]
+            kind = step[0]
+            if kind == ENQUEUE:
+                k, gs, ls, args = entries[step[1]].launch
+                enqueue(k, gs, ls, args)
+            elif kind == FUSED:
+                _, k, gs, ls, views, first, last, reduces, tail = step
+                args = []
+                for c, offset in views:
+                    args += (buffers[c], offset)
+                args += numbers[first:last]
+                for c, offset in reduces:
+                    args += (buffers[c], offset)
+                args += tail
+                enqueue(k, gs, ls, args)
+                self.launched += 1
+            elif kind == REDUCE:
+                r = entries[step[1]]
                 reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
-                nxt = next(reduces, None)
-            k, gs, ls, args = e.launch
-            rt.enqueue_now(k, gs, ls, args)
-        while nxt is not None:
-            r = nxt[1]
-            reduce_family.reduce(rt, r.kernel, r.out, r.x, r.dims, r.acc)
-            nxt = next(reduces, None)
+            else:  # APART: every store made (a later launch reads it from memory)
+                for e in entries[step[1] : step[2]]:
+                    if type(e) is ReduceEntry:
+                        reduce_family.reduce(rt, e.kernel, e.out, e.x, e.dims, e.acc)
+                    else:
+                        k, gs, ls, args = e.launch
+                        enqueue(k, gs, ls, args)
 
-    def _run_group(self, g, small=False):
-        rt = self.rt
+    def _structure(self, g) -> tuple:
+        """(structure key, views, merged shape and strides) of group ``g``'s kernel."""
         views, sources, stored = _used_views(g)
-        first = g.entries[0].info
         if not views or all(e.info.flat for e in g.entries):
             layout, maxd, mshape, mstrides = "flat", 0, None, None
         else:
@@ -511,32 +600,44 @@ class Fuser:
                 for _, r, j in g.reduces
             ),
         )
+        return key, views, mshape, mstrides
+
+    def _fused_step(self, g, number, first, last, small):
+        """The FUSED step of group ``g`` (its Python numbers are ``numbers[first:last]``), or
+        None while it has no kernel."""
+        rt = self.rt
+        key, views, mshape, mstrides = self._structure(g)
         k = self._kernel(key, small)
         if k is None:
-            self._run_apart(g)
-            return
-        args = []
-        for v in views:
-            args += v[:2]  # buffer, offset
-        args += g.scalars
-        for _, r, _ in g.reduces:
-            args += (r.out.buffer, r.out.offset)
+            return None
+        layout, maxd = key[0], key[1]
+        tail = []
         if layout != "flat":
-            args += dims_args(mshape, mstrides, maxd)
-        numel = first.numel
-        args.append(numel)
+            tail += dims_args(mshape, mstrides, maxd)
+        numel = g.entries[0].info.numel
+        tail.append(numel)
         if g.reduces:  # one work-group walks every element
             L = _reduce_local_size(rt)
-            rt.enqueue_now(k, (L,), (L,), args)
+            gs, ls = (L,), (L,)
         elif layout == "rows":
             L = rt.local_size
             inner = mshape[-1]
-            rt.enqueue_now(k, (-(-inner // L) * L, numel // inner), (L, 1), args)
+            gs, ls = (-(-inner // L) * L, numel // inner), (L, 1)
         else:
             L = rt.local_size
             items = max(1, min(numel, rt.max_work_items))
-            rt.enqueue_now(k, (-(-items // L) * L,), (L,), args)
-        self.launched += 1
+            gs, ls = (-(-items // L) * L,), (L,)
+        return (
+            FUSED,
+            k,
+            gs,
+            ls,
+            tuple((number[id(v[0])], v[1]) for v in views),
+            first,
+            last,
+            tuple((number[id(r.out.buffer)], r.out.offset) for _, r, _ in g.reduces),
+            tuple(tail),
+        )
 
     def _generate_code(self, program, name, types, local):
         """Launches the kernel once over no element, from a kernel object of its own on the
