@@ -205,6 +205,17 @@ class Backend:
         ``out.shape``, or a Python number; each is converted to its ``compute`` dtype first."""
         raise NotImplementedError
 
+    def elementwise_plan(self, kernel: MapKernel, out: View, operands: list, compute: list):
+        """What ``elementwise`` decides from the geometry and dtypes alone (no buffer, offset or
+        number), for ``run_elementwise`` to launch for any views of that geometry: the front
+        end keeps it for the operands' shapes, strides and dtypes, and skips deciding again."""
+        return kernel, compute
+
+    def run_elementwise(self, plan, out: View, operands: list) -> None:
+        """``elementwise`` of a plan from ``elementwise_plan`` (views of the same geometry)."""
+        kernel, compute = plan
+        self.elementwise(kernel, out, operands, compute)
+
     def arange(self, out: View, start, step, dt) -> None:
         """``out[i] = start + i * step`` computed in ``dt``."""
         raise NotImplementedError

@@ -203,12 +203,46 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
 
 # the broadcast shape of operand shapes seen before (``_launch_fast``)
 _BROADCASTS: dict[tuple, tuple] = {}
+# (kernel, out dtype, compute, per operand (dtype, shape, strides, device) or its number type)
+# -> what ``_launch_fast`` decided for a new output: (shape, device, the backend's plan, per
+# operand None or a number's compute dtype); an op on tensors of a layout seen before only fills
+# in buffers, offsets and numbers
+_PREPARED: dict[tuple, tuple] = {}
+_PREPARED_SIZE = 4096
 
 
 def _launch_fast(kernel, operands, out_dtype, compute, out):
     """``launch`` in the common case, kept short: tensors on one device, of shapes that
     broadcast (a bias, a 0-d weight) to ``out``'s shape where it is given, and Python numbers;
     None for any other case (``launch`` takes it, and raises what it raises)."""
+    if out is None:
+        if type(compute) is list:
+            compute = tuple(compute)
+        key = [kernel, out_dtype, compute]
+        for x in operands:
+            if isinstance(x, Tensor):
+                key.append((x.dtype, x._shape, x._stride, x._storage.device))
+            else:
+                key.append(type(x))
+        key = tuple(key)
+        prepared = _PREPARED.get(key)
+        if prepared is not None:
+            shape, device, plan, numbers = prepared
+            exact = kernel is FILL or kernel is COPY
+            records = []
+            for x, dt in zip(operands, numbers):
+                if dt is None:
+                    s = x._storage  # x._record() without the call: this loop runs for every op
+                    records.append(
+                        new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes))
+                    )
+                else:
+                    records.append(kernel_scalar(x, dt, exact))
+            out = Tensor._empty(shape, out_dtype, device)
+            device.backend.run_elementwise(plan, out._record(), records)
+            return out
+    else:
+        key = None
     first = out
     if first is None:
         for first in operands:  # the first tensor: ``lr * w.grad`` has a number first
@@ -250,15 +284,24 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
     records = []
     for x, dt in zip(operands, compute):
         if isinstance(x, Tensor):
-            s = x._storage  # x._record() without the call: this loop runs for every op
+            s = x._storage
             records.append(new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes)))
         else:
             records.append(kernel_scalar(x, dt, exact))
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
         device.require(out_dtype, *compute)
+    backend = device.backend
     if out is None:
         out = Tensor._empty(shape, out_dtype, device)
-    device.backend.elementwise(kernel, out._record(), records, compute)
+        out_record = out._record()
+        plan = backend.elementwise_plan(kernel, out_record, records, compute)
+        if len(_PREPARED) >= _PREPARED_SIZE:  # layouts that keep changing: start over
+            _PREPARED.clear()
+        numbers = tuple(None if isinstance(x, Tensor) else dt for x, dt in zip(operands, compute))
+        _PREPARED[key] = (out._shape, device, plan, numbers)
+        backend.run_elementwise(plan, out_record, records)
+        return out
+    backend.elementwise(kernel, out._record(), records, compute)
     return out
 
 

@@ -41,9 +41,16 @@ class OpenCLBackend(Backend):
     def elementwise(self, kernel, out, operands, compute):
         """out = kernel(operands...), each operand converted to its compute dtype first; with
         fusion on, the planned launch is deferred (``Runtime.defer``, fusion.py)."""
-        # Every op comes here, mostly with a geometry seen before: the launch plan (kernel,
-        # sizes, merged dims) is cached by what decides it. A View's [2:5] is its shape,
-        # strides and dtype; a scalar operand's type is its compute dtype's.
+        self.run_elementwise(self.elementwise_plan(kernel, out, operands, compute), out, operands)
+
+    def elementwise_plan(self, kernel, out, operands, compute):
+        """The launch plan of ``elementwise`` (kernel object, sizes, the arguments after the
+        operands, its ``Fusable``, and the kernel and compute dtypes it was made for), or EMPTY:
+        decided by the geometry and dtypes alone, so one plan runs any buffers, offsets and
+        numbers of that geometry (``run_elementwise``)."""
+        # Every op comes here, mostly with a geometry seen before: the plan is cached by what
+        # decides it. A View's [2:5] is its shape, strides and dtype; a scalar operand's type
+        # is its compute dtype's.
         key = (
             kernel,
             out[2:5],
@@ -53,13 +60,20 @@ class OpenCLBackend(Backend):
         plan = self._plans.get(key)
         if plan is None:
             plan = self._elementwise_plan(kernel, out, operands, compute)
+            if plan is not EMPTY:
+                plan += (kernel, tuple(compute))
             if len(self._plans) >= PLAN_CACHE_SIZE:  # shapes that keep changing: start over
                 self._plans.clear()
             self._plans[key] = plan
+        return plan
+
+    def run_elementwise(self, plan, out, operands):
+        """Runs (or defers) ``plan`` over these views and numbers, of the geometry it was made
+        for."""
         if plan is EMPTY:
             return
-        k, global_size, local_size, tail, fuse = plan
-        # a cached plan indexes with 32-bit ints: only for storages whose sizes allow it
+        k, global_size, local_size, tail, fuse, kernel, compute = plan
+        # a plan indexes with 32-bit ints: only for storages whose sizes allow it
         big = out.nbytes > INT32_MAX
         args = [out.buffer, out.offset]
         for x in operands:
