@@ -112,7 +112,12 @@ class Device:
         return isinstance(other, Device) and str(self) == str(other)
 
     def __hash__(self):
-        return hash(str(self))
+        # a device equals its name (``== "cl:0"``), so it hashes as the name: made once, as
+        # dicts keyed by devices hash them on every op
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(str(self))
+        return h
 
     def __reduce__(self):
         return (resolve, (str(self),))

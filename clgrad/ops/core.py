@@ -203,10 +203,10 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
 
 # the broadcast shape of operand shapes seen before (``_launch_fast``)
 _BROADCASTS: dict[tuple, tuple] = {}
-# (kernel, out dtype, compute, per operand (dtype, shape, strides, device) or its number type)
-# -> what ``_launch_fast`` decided for a new output: (shape, device, the backend's plan, per
-# operand None or a number's compute dtype); an op on tensors of a layout seen before only fills
-# in buffers, offsets and numbers
+# (kernel, out dtype, compute, per operand (dtype, shape, strides, id of its device, which the
+# entry keeps alive) or its number type) -> what ``_launch_fast`` decided for a new output:
+# (shape, device, the backend's plan, per operand None or a number's compute dtype); an op on
+# tensors of a layout seen before only fills in buffers, offsets and numbers
 _PREPARED: dict[tuple, tuple] = {}
 _PREPARED_SIZE = 4096
 
@@ -221,7 +221,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         key = [kernel, out_dtype, compute]
         for x in operands:
             if isinstance(x, Tensor):
-                key.append((x.dtype, x._shape, x._stride, x._storage.device))
+                key.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
             else:
                 key.append(type(x))
         key = tuple(key)

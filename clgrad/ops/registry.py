@@ -287,8 +287,12 @@ class ElementwiseOp:
             if key in self._passed:
                 for x in args:  # the values, which the key does not hold
                     check_scalar(x)
-                if self.exact and any(not isinstance(args[i], Tensor) for i in self.exact):
-                    self._check_exact(args, self._promote(args[1:] if self.mask_first else args))
+                for i in self.exact:
+                    if not isinstance(args[i], Tensor):
+                        self._check_exact(
+                            args, self._promote(args[1:] if self.mask_first else args)
+                        )
+                        break
                 return
         kwargs = kwargs or {}
         named = [
