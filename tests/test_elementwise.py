@@ -364,3 +364,24 @@ def test_large_offsets_use_long_index(device):
     base = clgrad.arange(100000, dtype=clgrad.float32, device=device)
     v = base[50000::7]
     assert_close(v * 2, np.arange(50000, 100000, 7, dtype=np.float32) * 2)
+
+
+def test_a_layout_seen_before_takes_each_calls_buffers_offsets_and_numbers(device):
+    """An op over a layout seen before skips planning (core._launch_fast keeps the plan per
+    dtypes, shapes and strides): offsets into one storage, other storages, other Python numbers
+    and a number that must raise still give each call's own result."""
+    base = np.arange(40, dtype=np.float32)
+    storage = clgrad.tensor(base, device=device)
+    for start in range(4):  # one layout (shape (8,), stride (3,)) at four offsets
+        x = storage[start : start + 24 : 3]
+        for scale in (2.0, -0.5):
+            got = (x * scale + start).cpu().numpy()
+            np.testing.assert_array_equal(got, base[start : start + 24 : 3] * scale + start)
+    for _ in range(2):  # a fresh storage each time, the same layout
+        y = clgrad.tensor(base[:8] + 1, device=device)
+        np.testing.assert_array_equal((y * y).cpu().numpy(), (base[:8] + 1) ** 2)
+    small = clgrad.tensor([1, 2], dtype=clgrad.uint8, device=device)
+    assert (small + 3).tolist() == [4, 5]
+    assert (small + 300).tolist() == [45, 46]  # wrapped to uint8, as PyTorch does
+    with pytest.raises(OverflowError):  # as PyTorch: 2**64 is no int64 nor uint64
+        small + 2**64
