@@ -296,6 +296,12 @@ _MORE = {
     "frexp": _SM.frexp,
     "ldexp": _SM.ldexp,
     "set_printoptions": _set_printoptions,
+    "as_strided": _M.as_strided,
+    # complex numbers' API on real tensors (clgrad has no complex dtypes): the Tensor methods
+    **{
+        name: getattr(_Tensor, name)
+        for name in "conj conj_physical resolve_conj resolve_neg is_conj is_neg".split()
+    },
 }
 
 

@@ -256,6 +256,24 @@ CASES = [
     ("resize_as_", lambda x, y: x.clone().resize_as_(y[:2]), [I64, I64], False),
     ("frexp", lambda t, x: t.frexp(x), [F32], False),
     ("sgn", lambda x: x.sgn(), [F32], False),
+    ("sgn-function", lambda t, x: (t.sgn(x), t.sgn(x > 0)), [I64], False),
+    ("sgn_", lambda x: (x * 1).sgn_(), [F32], False),
+    ("angle", lambda t, x: t.angle(x), [F32], True),
+    ("angle-int", lambda t, x: (t.angle(x), x.angle(), t.angle(x > 0)), [I64], False),
+    (
+        "angle-special",
+        lambda t, x: t.angle(t.cat([x, x / 0, -x / 0, x * 0, -(x * 0), (x * 0) / 0])),
+        [VEC],
+        False,
+    ),
+    ("as_strided", lambda t, x: t.as_strided(x, (2, 3), (1, 2), 1), [F32], True),
+    (
+        "complex-api",
+        lambda t, x: (t.conj(x), t.conj_physical(x), t.resolve_conj(x), t.resolve_neg(x)),
+        [F32],
+        True,
+    ),
+    ("to_dense", lambda x: (x.to_dense(), x.to_dense(dtype=x.dtype)), [F32], True),
 ]
 
 
@@ -282,6 +300,20 @@ def test_functional_inplace(name, args):
 @pytest.mark.parametrize("name", ["hardtanh_", "leaky_relu_", "elu_", "selu_", "celu_"])
 def test_functional_underscore(name):
     compare(lambda t, x: getattr(t.nn.functional, name)(x * 1), F32, layouts=["contiguous"])
+
+
+def test_real_tensors_complex_flags_and_dim_order():
+    for t in (torch, clgrad):
+        x = t.ones(2, 3, 4)
+        assert t.conj(x) is x and t.resolve_conj(x) is x and t.resolve_neg(x) is x
+        assert not t.is_conj(x) and not t.is_neg(x) and x.to_dense() is x
+    for make in (
+        lambda t: t.ones(2, 3),
+        lambda t: t.ones(2, 3).t(),
+        lambda t: t.ones(2, 3, 4).permute(2, 0, 1),
+        lambda t: t.ones(2, 3, 4)[:, ::2].transpose(0, 2),
+    ):
+        assert make(clgrad).dim_order() == make(torch).dim_order()
 
 
 def test_dtype_info_and_flags():

@@ -937,6 +937,12 @@ rad2deg = _float_unary(
     lambda a: a * np.asarray(180 / _PI, a.dtype), lambda grad: grad * (180 / _PI),
     "[3.0, 1.0]", "tensor([171.8873,  57.2958])",
 )  # fmt: skip
+# a real number's angle: pi below zero, 0 elsewhere (+inf and -0.0 too), NaN kept
+angle = _float_unary(
+    "angle", "(in0 != in0 ? in0 : (in0 < 0 ? ({T})3.14159265358979323846 : ({T})0))",
+    lambda a: np.where(np.isnan(a), a, np.where(a < 0, np.asarray(_PI, a.dtype), 0)),
+    lambda grad: grad * 0, "[-1.0, 2.0]", "tensor([3.1416, 0.0000])", inplace=False,
+)  # fmt: skip
 log2 = _float_unary(
     "log2", "cg_log2_{T}(in0)", np.log2, lambda grad, input: grad / (input * math.log(2)),
     "[1.0, 8.0]", "tensor([0., 3.])", domain=(0.1, 4),
@@ -1457,6 +1463,7 @@ ALIASES = {
     "arccosh": "acosh",
     "arctanh": "atanh",
     "absolute": "abs",
+    "sgn": "sign",  # the sign of a real number (PyTorch's sgn differs from sign for complex only)
     "negative": "neg",
     "multiply": "mul",
     "subtract": "sub",

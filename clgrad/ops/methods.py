@@ -763,6 +763,17 @@ def _comparison_inplace(fn):
     return method
 
 
+def dim_order(self, *, ambiguity_check=False) -> tuple:
+    """The dims from outermost to innermost in memory (largest stride first; equal strides
+    keep their order), like ``Tensor.dim_order``.
+
+    >>> clgrad.zeros(2, 3).t().dim_order()
+    (1, 0)
+    """
+    stride = self._stride
+    return tuple(sorted(range(len(stride)), key=lambda d: -stride[d]))
+
+
 def fill_diagonal_(self, fill_value, wrap=False):
     """Writes ``fill_value`` on the main diagonal (every dim of the same size past 2-d; a tall
     matrix restarts it every ``cols + 1`` rows with ``wrap``), like ``Tensor.fill_diagonal_``.
@@ -911,14 +922,17 @@ def _attach_more():
         "resize_": resize_,
         "resize_as_": lambda self, other, memory_format=None: resize_(self, other.shape),
         "is_inference": lambda self: False,
+        "to_dense": lambda self, dtype=None, *, masked_grad=None: (
+            self if dtype is None else self.to(dtype)
+        ),
+        "dim_order": dim_order,
         "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
         "logical_not_": lambda self: self.copy_(self.logical_not()),
         "reciprocal_": lambda self: self.copy_(E.reciprocal(self)),
         "true_divide_": Tensor.div_,
-        "sgn": Tensor.sign,
-        "sgn_": Tensor.sign_,
         # complex numbers' API on real tensors (clgrad has no complex dtypes): as PyTorch's
         "conj": lambda self: self,
+        "conj_physical": lambda self: self,
         "resolve_conj": lambda self: self,
         "resolve_neg": lambda self: self,
         "is_conj": lambda self: False,
