@@ -330,9 +330,15 @@ class _PostHookHandle:
 
 
 def _edge(t):
-    if t is None or not t.requires_grad:
+    if t is None:
         return (None, 0)
-    fn = t.grad_fn
+    # t.requires_grad and t.grad_fn without the properties (a call per edge of every op): a
+    # view whose storage was written in place since its history was set gets a new one first
+    if t._base is not None and t._view_version != t._storage.version:
+        Tensor._refresh_view(t)
+    if not t._requires_grad:
+        return (None, 0)
+    fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     return (grad_accumulator(t), 0)

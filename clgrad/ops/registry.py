@@ -102,13 +102,8 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def _meta(x):
-    """What a gradient needs of an input it does not read: its shape and dtype."""
-    return (x._shape, x.dtype) if isinstance(x, Tensor) else None
-
-
 def _grad_for(meta, g):
-    """``g`` reduced to the shape and cast to the dtype of an input (from its ``_meta``)."""
+    """``g`` reduced to the shape and cast to the dtype of an input (its meta: (shape, dtype))."""
     shape, dt = meta
     g = sum_to(g, shape)
     return g if g.dtype is dt else g.to(dt)
@@ -419,8 +414,16 @@ class ElementwiseOp:
         def forward(ctx, *operands):
             out = op.run(*operands)
             if ctx.recording:
-                ctx.metas = tuple(_meta(x) for x in operands)
-                ctx.numbers = tuple(None if _is_tensor(x) else x for x in operands)
+                metas, numbers = [], []
+                for x in operands:
+                    if isinstance(x, Tensor):
+                        # what a gradient needs of an input it does not read
+                        metas.append((x._shape, x.dtype))
+                        numbers.append(None)
+                    else:
+                        metas.append(None)
+                        numbers.append(x)
+                ctx.metas, ctx.numbers = metas, numbers
                 kept = [operands[i] if _is_tensor(operands[i]) else None for i in saved]
                 ctx.save_for_backward(*kept, out if saves_result else None)
             return out
