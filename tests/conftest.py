@@ -6,12 +6,20 @@ The suite builds its kernels without the driver's optimizer (``CLGRAD_BUILD_OPT=
 are tiny, so building is most of its time, and unoptimized builds take less than half as long on
 PoCL. ``CLGRAD_BUILD_OPT=1 python -m pytest`` runs it on optimized kernels (a new driver's
 check); ``test_optimized_builds_agree`` compares the two on every run.
+
+Likewise a fused kernel is built once its chain has been seen 32 times (``CLGRAD_FUSE_AFTER``,
+2 for users): a test that evaluates one function a few dozen times (gradcheck's finite
+differences) would otherwise build a kernel per chain in the background, which on 2 cores took
+a third of those tests' time, and never run it again. Training loops of more steps still build
+and run their fused kernels, and tests/test_fusion.py builds every chain it runs at its first
+sighting; ``CLGRAD_FUSE_AFTER=2 python -m pytest`` runs the whole suite as users' programs fuse.
 """
 
 import os
 
 # before any device starts (its runtime reads the setting), and for the subprocesses tests start
 os.environ.setdefault("CLGRAD_BUILD_OPT", "0")
+os.environ.setdefault("CLGRAD_FUSE_AFTER", "32")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
