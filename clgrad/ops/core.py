@@ -228,16 +228,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         prepared = _PREPARED.get(key)
         if prepared is not None:
             shape, device, plan, numbers = prepared
-            exact = kernel is FILL or kernel is COPY
-            records = []
-            for x, dt in zip(operands, numbers):
-                if dt is None:
-                    s = x._storage  # x._record() without the call: this loop runs for every op
-                    records.append(
-                        new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes))
-                    )
-                else:
-                    records.append(kernel_scalar(x, dt, exact))
+            records = _records(operands, numbers, kernel is FILL or kernel is COPY)
             out = Tensor._empty(shape, out_dtype, device)
             device.backend.run_elementwise(plan, out._record(), records)
             return out
@@ -280,14 +271,8 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
-    exact = kernel is FILL or kernel is COPY
-    records = []
-    for x, dt in zip(operands, compute):
-        if isinstance(x, Tensor):
-            s = x._storage
-            records.append(new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes)))
-        else:
-            records.append(kernel_scalar(x, dt, exact))
+    numbers = tuple(None if isinstance(x, Tensor) else dt for x, dt in zip(operands, compute))
+    records = _records(operands, numbers, kernel is FILL or kernel is COPY)
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
         device.require(out_dtype, *compute)
     backend = device.backend
@@ -297,12 +282,24 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         plan = backend.elementwise_plan(kernel, out_record, records, compute)
         if len(_PREPARED) >= _PREPARED_SIZE:  # layouts that keep changing: start over
             _PREPARED.clear()
-        numbers = tuple(None if isinstance(x, Tensor) else dt for x, dt in zip(operands, compute))
         _PREPARED[key] = (out._shape, device, plan, numbers)
         backend.run_elementwise(plan, out_record, records)
         return out
     backend.elementwise(kernel, out._record(), records, compute)
     return out
+
+
+def _records(operands, numbers, exact) -> list:
+    """What a backend sees of ``operands``: a View of each tensor (``numbers`` None there), each
+    Python number as a kernel argument of its compute dtype (``numbers``; ``kernel_scalar``)."""
+    records = []
+    for x, dt in zip(operands, numbers):
+        if dt is None:
+            s = x._storage  # x._record() without the call: this loop runs for every op
+            records.append(new_view((s.data, x._offset, x._shape, x._stride, x.dtype, s.nbytes)))
+        else:
+            records.append(kernel_scalar(x, dt, exact))
+    return records
 
 
 def copy_into(out, src) -> None:

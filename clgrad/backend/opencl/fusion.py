@@ -529,17 +529,13 @@ class Fuser:
                     len(g.entries) + len(g.reduces) < self.min_launches
                     and first.info.numel < FUSE_MIN_NUMEL
                 )
-                step = self._fused_step(g, number, before[g.start], before[end], small)
+                step, built = self._fused_step(g, number, before[g.start], before[end], small)
                 if step is None:  # no kernel (yet): its launches one by one
                     step = (APART, g.start, end)
-                    final = final and self.failed(g)
+                final = final and built
                 steps.append(step)
         steps.append(held_from)
         return tuple(steps), final
-
-    def failed(self, g) -> bool:
-        """Whether group ``g``'s kernel failed to build (it runs apart for good)."""
-        return self.kernels.get(self._structure(g)[0], False) is None
 
     def _execute(self, steps, entries, buffers, numbers):
         """Runs a flush's ``steps`` over ``entries``, arguments filled in from ``buffers`` and
@@ -603,13 +599,14 @@ class Fuser:
         return key, views, mshape, mstrides
 
     def _fused_step(self, g, number, first, last, small):
-        """The FUSED step of group ``g`` (its Python numbers are ``numbers[first:last]``), or
-        None while it has no kernel."""
+        """(the FUSED step of group ``g``, or None where it has no kernel; whether that is
+        final: a kernel, or one that failed to build, not one still to be built). Its Python
+        numbers are ``numbers[first:last]``."""
         rt = self.rt
         key, views, mshape, mstrides = self._structure(g)
         k = self._kernel(key, small)
         if k is None:
-            return None
+            return None, key in self.kernels  # kernels[key] is None: the build failed
         layout, maxd = key[0], key[1]
         tail = []
         if layout != "flat":
@@ -627,7 +624,7 @@ class Fuser:
             L = rt.local_size
             items = max(1, min(numel, rt.max_work_items))
             gs, ls = (-(-items // L) * L,), (L,)
-        return (
+        step = (
             FUSED,
             k,
             gs,
@@ -638,6 +635,7 @@ class Fuser:
             tuple((number[id(r.out.buffer)], r.out.offset) for _, r, _ in g.reduces),
             tuple(tail),
         )
+        return step, True
 
     def _generate_code(self, program, name, types, local):
         """Launches the kernel once over no element, from a kernel object of its own on the
