@@ -157,13 +157,14 @@ def empty(shape, dt, device) -> Tensor:
 PYTHON_NUMBERS = (bool, int, float)
 
 
-def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None):
+def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None, key=None):
     """Runs elementwise ``kernel`` over broadcast ``operands`` into a new tensor (or ``out``).
 
-    ``compute`` is one dtype for every operand or a list with one per operand.
+    ``compute`` is one dtype for every operand or a list with one per operand. ``key``: a
+    declared op's ``layout_key`` of these operands, under which a new output's plan is kept.
     """
     if shape is None:
-        done = _launch_fast(kernel, operands, out_dtype, compute, out)
+        done = _launch_fast(kernel, operands, out_dtype, compute, out, key)
         if done is not None:
             return done
     if out is None:
@@ -203,19 +204,51 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
 
 # the broadcast shape of operand shapes seen before (``_launch_fast``)
 _BROADCASTS: dict[tuple, tuple] = {}
-# (kernel, out dtype, compute, per operand (dtype, shape, strides, id of its device, which the
-# entry keeps alive) or its number type) -> what ``_launch_fast`` decided for a new output:
-# (shape, device, the backend's plan, per operand None or a number's compute dtype); an op on
-# tensors of a layout seen before only fills in buffers, offsets and numbers
+# what ``_launch_fast`` decided for a new output of a layout seen before: (shape, out dtype,
+# device, the backend's plan, per operand None or a number's compute dtype, whether numbers are
+# stored as they are), by (kernel, out dtype, compute, per operand (dtype, shape, strides, id of
+# its device, which the entry keeps alive) or its number type), or by a declared op's
+# ``layout_key``; an op on tensors of a layout seen before only fills in buffers, offsets and
+# numbers (``run_prepared``)
 _PREPARED: dict[tuple, tuple] = {}
 _PREPARED_SIZE = 4096
+# the head of a declared op's key (``layout_key``), which no key of ``_launch_fast``'s own has
+_OP_KEY = object()
 
 
-def _launch_fast(kernel, operands, out_dtype, compute, out):
+def layout_key(kernel, operands) -> tuple:
+    """The ``_PREPARED`` key of a declared op's ``kernel`` over ``operands``: what decides its
+    result and compute dtypes (each operand's dtype and shape, each number's type, the default
+    float dtype) and its launch (strides, devices), without working the dtypes out."""
+    key = [_OP_KEY, kernel, D._default_float]
+    for x in operands:
+        if isinstance(x, Tensor):
+            key.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
+        else:
+            key.append(type(x))
+    return tuple(key)
+
+
+def prepared(key):
+    """What ``_launch_fast`` kept under ``key`` (``layout_key``), or None."""
+    return _PREPARED.get(key)
+
+
+def run_prepared(prepared, operands) -> Tensor:
+    """A new output of ``operands``, of a layout ``_launch_fast`` planned before."""
+    shape, out_dtype, device, plan, numbers, exact = prepared
+    records = _records(operands, numbers, exact)
+    out = Tensor._empty(shape, out_dtype, device)
+    device.backend.run_elementwise(plan, out._record(), records)
+    return out
+
+
+def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
     """``launch`` in the common case, kept short: tensors on one device, of shapes that
     broadcast (a bias, a 0-d weight) to ``out``'s shape where it is given, and Python numbers;
-    None for any other case (``launch`` takes it, and raises what it raises)."""
-    if out is None:
+    None for any other case (``launch`` takes it, and raises what it raises). A new output's
+    plan is kept under ``key`` (a declared op's ``layout_key``), or under a key of its own."""
+    if out is None and key is None:
         if type(compute) is list:
             compute = tuple(compute)
         key = [kernel, out_dtype, compute]
@@ -225,15 +258,9 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
             else:
                 key.append(type(x))
         key = tuple(key)
-        prepared = _PREPARED.get(key)
-        if prepared is not None:
-            shape, device, plan, numbers = prepared
-            records = _records(operands, numbers, kernel is FILL or kernel is COPY)
-            out = Tensor._empty(shape, out_dtype, device)
-            device.backend.run_elementwise(plan, out._record(), records)
-            return out
-    else:
-        key = None
+        got = _PREPARED.get(key)
+        if got is not None:
+            return run_prepared(got, operands)
     first = out
     if first is None:
         for first in operands:  # the first tensor: ``lr * w.grad`` has a number first
@@ -271,8 +298,9 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
+    exact = kernel is FILL or kernel is COPY
     numbers = tuple(None if isinstance(x, Tensor) else dt for x, dt in zip(operands, compute))
-    records = _records(operands, numbers, kernel is FILL or kernel is COPY)
+    records = _records(operands, numbers, exact)
     if not device.is_cpu and (out_dtype is D.float64 or D.float64 in compute):
         device.require(out_dtype, *compute)
     backend = device.backend
@@ -282,7 +310,7 @@ def _launch_fast(kernel, operands, out_dtype, compute, out):
         plan = backend.elementwise_plan(kernel, out_record, records, compute)
         if len(_PREPARED) >= _PREPARED_SIZE:  # layouts that keep changing: start over
             _PREPARED.clear()
-        _PREPARED[key] = (out._shape, device, plan, numbers)
+        _PREPARED[key] = (out._shape, out_dtype, device, plan, numbers, exact)
         backend.run_elementwise(plan, out_record, records)
         return out
     backend.elementwise(kernel, out._record(), records, compute)

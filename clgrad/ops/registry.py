@@ -37,10 +37,13 @@ from .core import (
     check_scalar,
     int_dim,
     launch,
+    layout_key,
     normalize_dims,
     numpy_names,
     overflow_error,
     overflows,
+    prepared,
+    run_prepared,
     sum_to,
     write_out,
 )
@@ -386,9 +389,19 @@ class ElementwiseOp:
         return self.result(dt)
 
     def run(self, *operands, out=None):
-        """The forward computation: the kernel over broadcast operands, no recording."""
+        """The forward computation: the kernel over broadcast operands, no recording. A new
+        output of operands of a layout seen before skips working out the dtypes and the launch
+        (``core.layout_key``: they depend on nothing else)."""
+        kernel = self.kernel_for(operands) if self.variants else self.kernel
+        if out is not None:
+            out_dt, ct = self.dtypes_of(operands)
+            return launch(kernel, operands, out_dt, ct, out=out)
+        key = layout_key(kernel, operands)
+        got = prepared(key)
+        if got is not None:
+            return run_prepared(got, operands)
         out_dt, ct = self.dtypes_of(operands)
-        return launch(self.kernel_for(operands), operands, out_dt, ct, out=out)
+        return launch(kernel, operands, out_dt, ct, key=key)
 
     def kernel_for(self, operands) -> MapKernel:
         """The op's kernel, or its variant for operand 1's Python number (``elementwise``'s

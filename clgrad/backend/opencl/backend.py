@@ -72,25 +72,19 @@ class OpenCLBackend(Backend):
         for."""
         if plan is EMPTY:
             return
-        k, global_size, local_size, tail, fuse, kernel, compute = plan
         # a plan indexes with 32-bit ints: only for storages whose sizes allow it
-        big = out.nbytes > INT32_MAX
-        args = [out.buffer, out.offset]
+        big = out[5] > INT32_MAX  # (View fields by index: this runs for every op)
         for x in operands:
-            if type(x) is View:
-                args += x[:2]  # buffer, offset
-                big = big or x.nbytes > INT32_MAX
-            else:
-                args.append(x)
+            if type(x) is View and x[5] > INT32_MAX:
+                big = True
         if big:
-            self._elementwise_uncached(kernel, out, operands, compute)
+            self._elementwise_uncached(plan[5], out, operands, plan[6])
             return
-        args += tail
-        if self.fuse:
-            launch = (k, global_size, local_size, args)
-            self.rt.defer(Deferred(fuse, out, operands, launch))
+        entry = Deferred(plan[4], out, operands, plan)
+        if self.fuse:  # the arguments are made at the flush, if it runs the launch alone
+            self.rt.defer(entry)
             return
-        self.rt.enqueue(k, global_size, local_size, args)
+        self.rt.enqueue(*entry.launch)
 
     def _elementwise_plan(self, kernel, out, operands, compute, wide=False):
         """(kernel, global size, local size, the arguments after the operands, its ``Fusable``

@@ -137,18 +137,33 @@ def fusion_info(kernel, out, operands, compute):
 
 class Deferred:
     """One planned elementwise launch: ``out = kernel(operands)`` (Views and Python numbers in
-    their compute types); ``launch`` = (kernel object, global size, local size, arguments) runs
-    it alone; ``info``: its ``Fusable`` or None. ``dead``: the output's storage died before the
-    launch reached the queue."""
+    their compute types) by ``plan`` (kernel object, global size, local size, the arguments
+    after the operands, ...: ``OpenCLBackend.elementwise_plan``); ``info``: its ``Fusable`` or
+    None. ``dead``: the output's storage died before the launch reached the queue."""
 
-    __slots__ = ("info", "out", "operands", "launch", "dead")
+    __slots__ = ("info", "out", "operands", "plan", "dead")
 
-    def __init__(self, info, out, operands, launch):
+    def __init__(self, info, out, operands, plan):
         self.info = info
         self.out = out
         self.operands = operands
-        self.launch = launch
+        self.plan = plan
         self.dead = False
+
+    @property
+    def launch(self) -> tuple:
+        """(kernel object, global size, local size, arguments) that run it alone: made only
+        for a launch that runs alone (most are fused, or dead)."""
+        k, global_size, local_size, tail = self.plan[:4]
+        out = self.out
+        args = [out[0], out[1]]  # buffer, offset
+        for x in self.operands:
+            if type(x) is View:
+                args += x[:2]
+            else:
+                args.append(x)
+        args += tail
+        return k, global_size, local_size, args
 
 
 class ReduceEntry:
