@@ -385,3 +385,32 @@ def test_a_layout_seen_before_takes_each_calls_buffers_offsets_and_numbers(devic
     assert (small + 300).tolist() == [45, 46]  # wrapped to uint8, as PyTorch does
     with pytest.raises(OverflowError):  # as PyTorch: 2**64 is no int64 nor uint64
         small + 2**64
+
+
+def test_a_layout_seen_before_keeps_what_else_decides_the_result(device):
+    """A declared op's kept launch (core.layout_key) is per kernel and default dtype too: the
+    exponent's variant (``x ** 2`` as a product) and a new default float dtype give their own
+    results, as PyTorch; a number of another type promotes anew."""
+    import torch
+
+    x = clgrad.tensor([1.5, -2.0, 3.0], device=device)
+    tx = torch.tensor([1.5, -2.0, 3.0])
+    for e in (2, 3, 2, 0.5, 2):
+        assert_close(x**e, (tx**e).numpy())
+    i = clgrad.tensor([1, 2], device=device)
+    ti = torch.tensor([1, 2])
+    for number in (2, 1.5, True, 2):
+        got, want = (i * number).cpu().numpy(), (ti * number).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    if not supports(device, clgrad.float64):
+        return
+    old = clgrad.get_default_dtype()
+    try:
+        for dt, tdt in ((clgrad.float64, torch.float64), (clgrad.float32, torch.float32)):
+            clgrad.set_default_dtype(dt)
+            torch.set_default_dtype(tdt)
+            assert (i * 1.5).dtype == dt and (ti * 1.5).dtype == tdt
+    finally:
+        clgrad.set_default_dtype(old)
+        torch.set_default_dtype(torch.float32)
