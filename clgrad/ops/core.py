@@ -209,11 +209,21 @@ _BROADCASTS: dict[tuple, tuple] = {}
 # stored as they are), by (kernel, out dtype, compute, per operand (dtype, shape, strides, id of
 # its device, which the entry keeps alive) or its number type), or by a declared op's
 # ``layout_key``; an op on tensors of a layout seen before only fills in buffers, offsets and
-# numbers (``run_prepared``)
+# numbers (``launch_kept``)
 _PREPARED: dict[tuple, tuple] = {}
 _PREPARED_SIZE = 4096
 # the head of a declared op's key (``layout_key``), which no key of ``_launch_fast``'s own has
 _OP_KEY = object()
+
+
+def _operands_key(head: list, operands) -> tuple:
+    """``head`` and, per operand, (dtype, shape, strides, id of its device) or number type."""
+    for x in operands:
+        if isinstance(x, Tensor):
+            head.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
+        else:
+            head.append(type(x))
+    return tuple(head)
 
 
 def layout_key(kernel, operands) -> tuple:
@@ -221,7 +231,7 @@ def layout_key(kernel, operands) -> tuple:
     result and compute dtypes (each operand's dtype and shape, each number's type, the default
     float dtype) and its launch (strides, devices), without working the dtypes out."""
     key = [_OP_KEY, kernel, D._default_float]
-    for x in operands:
+    for x in operands:  # _operands_key inline: the path of every declared op
         if isinstance(x, Tensor):
             key.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
         else:
@@ -229,14 +239,13 @@ def layout_key(kernel, operands) -> tuple:
     return tuple(key)
 
 
-def prepared(key):
-    """What ``_launch_fast`` kept under ``key`` (``layout_key``), or None."""
-    return _PREPARED.get(key)
-
-
-def run_prepared(prepared, operands) -> Tensor:
-    """A new output of ``operands``, of a layout ``_launch_fast`` planned before."""
-    shape, out_dtype, device, plan, numbers, exact = prepared
+def launch_kept(key, operands) -> Tensor | None:
+    """A new output of ``operands`` by the launch ``_launch_fast`` kept under ``key``, or None
+    where it kept none: only buffers, offsets and numbers are filled in."""
+    got = _PREPARED.get(key)
+    if got is None:
+        return None
+    shape, out_dtype, device, plan, numbers, exact = got
     records = _records(operands, numbers, exact)
     out = Tensor._empty(shape, out_dtype, device)
     device.backend.run_elementwise(plan, out._record(), records)
@@ -251,16 +260,10 @@ def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
     if out is None and key is None:
         if type(compute) is list:
             compute = tuple(compute)
-        key = [kernel, out_dtype, compute]
-        for x in operands:
-            if isinstance(x, Tensor):
-                key.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
-            else:
-                key.append(type(x))
-        key = tuple(key)
-        got = _PREPARED.get(key)
-        if got is not None:
-            return run_prepared(got, operands)
+        key = _operands_key([kernel, out_dtype, compute], operands)
+        done = launch_kept(key, operands)
+        if done is not None:
+            return done
     first = out
     if first is None:
         for first in operands:  # the first tensor: ``lr * w.grad`` has a number first

@@ -37,13 +37,12 @@ from .core import (
     check_scalar,
     int_dim,
     launch,
+    launch_kept,
     layout_key,
     normalize_dims,
     numpy_names,
     overflow_error,
     overflows,
-    prepared,
-    run_prepared,
     sum_to,
     write_out,
 )
@@ -397,9 +396,9 @@ class ElementwiseOp:
             out_dt, ct = self.dtypes_of(operands)
             return launch(kernel, operands, out_dt, ct, out=out)
         key = layout_key(kernel, operands)
-        got = prepared(key)
-        if got is not None:
-            return run_prepared(got, operands)
+        done = launch_kept(key, operands)
+        if done is not None:
+            return done
         out_dt, ct = self.dtypes_of(operands)
         return launch(kernel, operands, out_dt, ct, key=key)
 

@@ -11,7 +11,7 @@ from ..philox import uniform_bits
 from . import conv as conv_family
 from . import matmul as matmul_family
 from . import reduce as reduce_family
-from .fusion import FUSE_REDUCE_MAX, Deferred, ReduceEntry, fusion_info
+from .fusion import FUSE_REDUCE_MAX, Deferred, ReduceEntry, alone, fusion_info
 from .launch import (
     INDEX_NP,
     INT32_MAX,
@@ -72,19 +72,18 @@ class OpenCLBackend(Backend):
         for."""
         if plan is EMPTY:
             return
+        k, global_size, local_size, tail, fuse, kernel, compute = plan
         # a plan indexes with 32-bit ints: only for storages whose sizes allow it
-        big = out[5] > INT32_MAX  # (View fields by index: this runs for every op)
+        big = out.nbytes > INT32_MAX
         for x in operands:
-            if type(x) is View and x[5] > INT32_MAX:
+            if type(x) is View and x.nbytes > INT32_MAX:
                 big = True
         if big:
-            self._elementwise_uncached(plan[5], out, operands, plan[6])
-            return
-        entry = Deferred(plan[4], out, operands, plan)
-        if self.fuse:  # the arguments are made at the flush, if it runs the launch alone
-            self.rt.defer(entry)
-            return
-        self.rt.enqueue(*entry.launch)
+            self._elementwise_uncached(kernel, out, operands, compute)
+        elif self.fuse:  # the arguments are made at the flush, if it runs the launch alone
+            self.rt.defer(Deferred(fuse, out, operands, plan))
+        else:
+            self.rt.enqueue(*alone(plan, out, operands))
 
     def _elementwise_plan(self, kernel, out, operands, compute, wide=False):
         """(kernel, global size, local size, the arguments after the operands, its ``Fusable``
@@ -141,14 +140,7 @@ class OpenCLBackend(Backend):
         views = [out, *(x for x in operands if isinstance(x, View))]
         wide = any(v.nbytes > INT32_MAX * v.dtype.itemsize for v in views)
         plan = self._elementwise_plan(kernel, out, operands, compute, wide)
-        k, global_size, local_size, tail, _ = plan
-        args = [out.buffer, out.offset]
-        for x in operands:
-            if isinstance(x, View):
-                args += [x.buffer, x.offset]
-            else:
-                args.append(x)
-        self.rt.enqueue(k, global_size, local_size, args + list(tail))
+        self.rt.enqueue(*alone(plan, out, operands))
 
     def _elementwise_kernel(self, key, kernel, ins, out, compute, maxd, layout):
         rt = self.rt

@@ -152,18 +152,23 @@ class Deferred:
 
     @property
     def launch(self) -> tuple:
-        """(kernel object, global size, local size, arguments) that run it alone: made only
-        for a launch that runs alone (most are fused, or dead)."""
-        k, global_size, local_size, tail = self.plan[:4]
-        out = self.out
-        args = [out[0], out[1]]  # buffer, offset
-        for x in self.operands:
-            if type(x) is View:
-                args += x[:2]
-            else:
-                args.append(x)
-        args += tail
-        return k, global_size, local_size, args
+        """``alone(plan, out, operands)``: made only for a launch that runs alone (most are
+        fused, or dead)."""
+        return alone(self.plan, self.out, self.operands)
+
+
+def alone(plan, out, operands) -> tuple:
+    """(kernel object, global size, local size, arguments) that run an elementwise ``plan``
+    over these views and numbers as a launch of its own."""
+    k, global_size, local_size, tail = plan[:4]
+    args = [out[0], out[1]]  # buffer, offset (View fields by index: once per launch)
+    for x in operands:
+        if type(x) is View:
+            args += x[:2]
+        else:
+            args.append(x)
+    args += tail
+    return k, global_size, local_size, args
 
 
 class ReduceEntry:
