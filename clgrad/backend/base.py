@@ -99,8 +99,9 @@ class ReduceKernel:
         return f"ReduceKernel({self.name!r})"
 
 
-# Kernels a backend may build in one program (``bundle``): elementwise kernels by the C types
-# they run on, (number of operands, operand storage C type, compute C type, result dtype name);
+# Kernels a backend may build in one program (``bundle``): elementwise kernels by what they
+# compute, (number of operands, compute C type, result dtype name), whatever their operands'
+# storage types;
 # reductions by ("reduce", whether they are arg reductions).
 BUNDLES: dict[tuple, list] = {}
 
@@ -111,7 +112,7 @@ def bundle(key: tuple, kernel: MapKernel | ReduceKernel) -> None:
     use of any of them.
 
     >>> k = MapKernel("twice", "(in0 + in0)", None)
-    >>> key = (1, "float", "float", "float32")
+    >>> key = (1, "float", "float32")
     >>> bundle(key, k)
     >>> k in BUNDLES[key]
     True

@@ -657,9 +657,11 @@ def _variant_name(name, number) -> str:
 
 
 def _bundle(op) -> None:
-    """Files ``op``'s kernel under the C types it runs on for each dtype it takes (operands of
-    that dtype), where one compute type serves every operand (``backend.base.bundle``): not
-    for a mask-first op (``where``), whose first operand is a bool."""
+    """Files ``op``'s kernel under the compute C type and result dtype it has for each dtype it
+    takes (``backend.base.bundle``), where one compute type serves every operand: not for a
+    mask-first op (``where``), whose first operand is a bool. Operands of any storage type load
+    into the compute type, so one key also serves mixed operands (a float32 tensor plus an int64
+    one) and casts: ``copy`` is filed with every one-operand key."""
     if op.mask_first:
         return
     for dt in op.dtypes:
@@ -669,8 +671,11 @@ def _bundle(op) -> None:
             continue
         if isinstance(compute, D.dtype):
             n = op.arity + len(op.scalars)
+            key = (n, compute.compute_ctype, out.name)
             for kernel in (op.kernel, *op.variants.values()):
-                bundle((n, dt.ctype, compute.compute_ctype, out.name), kernel)
+                bundle(key, kernel)
+            if n == 1:
+                bundle(key, COPY)
 
 
 # ---- reductions -------------------------------------------------------------------------------

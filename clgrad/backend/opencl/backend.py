@@ -432,13 +432,12 @@ class OpenCLBackend(Backend):
 
 def _bundle_key(ins, out_dtype):
     """The ``backend.base.BUNDLES`` key of an elementwise kernel over operand types ``ins``
-    ((storage, compute) C types): where every tensor operand has one storage type and every
-    operand one compute type, else None (no bundle)."""
-    stored = {st for st, _ in ins if st is not None}
+    ((storage, compute) C types): (operands, compute type, result dtype name) where some operand
+    is a tensor and every operand has one compute type, else None (no bundle)."""
     computed = {ct for _, ct in ins}
-    if len(stored) != 1 or len(computed) != 1:
+    if len(computed) != 1 or all(st is None for st, _ in ins):
         return None
-    return (len(ins), *stored, *computed, out_dtype.name)
+    return (len(ins), *computed, out_dtype.name)
 
 
 def _random_args(seed, offset) -> tuple:
