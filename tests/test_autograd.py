@@ -468,7 +468,7 @@ def test_no_path_gets_no_grad(device):
 def test_deep_chain_is_iterative(device):
     x = leaf([1.0], device)
     y = x
-    for _ in range(100000 if device == "cpu" else 20000):
+    for _ in range(20000):  # 20 times Python's recursion limit
         y = y * 1.0
     y.sum().backward()
     assert x.grad.item() == 1.0

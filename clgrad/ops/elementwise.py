@@ -268,7 +268,11 @@ def remainder(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
 def _pow_grad_input(grad, input, exponent):
     # exponent * input^(exponent-1), taken as 0 where exponent == 0 (PyTorch, also at input 0)
     if not is_tensor(exponent):
-        return grad * 0 if exponent == 0 else grad * exponent * input ** (exponent - 1)
+        if exponent == 0:
+            return grad * 0
+        # x ** 2, the commonest power (a squared error): input ** 1 is input, one kernel less
+        power = input if exponent == 2 else input ** (exponent - 1)
+        return grad * exponent * power
     return where(exponent == 0, 0.0, grad * exponent * input ** (exponent - 1))
 
 
