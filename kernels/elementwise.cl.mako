@@ -1,8 +1,8 @@
 ## out = expr(in0, in1, ...), broadcast over any strides, for each (name, expr) of ``ops``: ops
-## that share operand and result types. Each op has three layouts (below). PoCL's cost is mostly
-## per program, and it generates each kernel's code only when that kernel first runs, so a CPU
-## device builds one program for every op of a type signature (the backend's ``bundle``); other
-## drivers build one op per program:
+## that share operand types and result type. Each op has three layouts (below). PoCL's cost is
+## mostly per program, and it generates each kernel's code only when that kernel first runs, so a
+## CPU device builds one program for every op of a compute type and result dtype (the backend's
+## ``bundle``), whatever the operands' storage types; other drivers build one op per program:
 ##   cg_elementwise_<name>_flat     every operand is one contiguous run: no index arithmetic;
 ##   cg_elementwise_<name>_rows     2-D launch, dim 0 walks the innermost dim, dim 1 the rest:
 ##                                  the divisions are uniform across a work-group (hoisted by

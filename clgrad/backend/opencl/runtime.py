@@ -626,7 +626,7 @@ class Runtime:
         if not int_setting("CLGRAD_BUILD_OPT", 1):
             self.build_options.append("-cl-opt-disable")
         self.host_memory = bool(d.type & cl.device_type.CPU)
-        # elementwise kernels of one type signature in one program (``OpenCLBackend._bundle``)
+        # elementwise kernels of one compute type and result dtype in one program (``bundled``)
         # where building costs per program: PoCL's CPU devices build a program of 150 kernels in
         # twice the time of one of 3 and generate a kernel's code at its first launch only. Not
         # where the driver compiles every kernel at the build (GPUs), nor with clgrad's binary
