@@ -359,6 +359,29 @@ def test_a_bundle_the_driver_refuses_builds_its_kernels_alone(cl_device, monkeyp
     assert rt.bundled(None, a, lambda kernels: len(kernels)) == 1  # no bundle
 
 
+def test_mixed_operands_build_with_the_ops_of_their_compute_type(cl_device, monkeypatch):
+    """An elementwise bundle is keyed by compute type and result dtype, not by the operands'
+    storage types: ops over a float32 and an int64 tensor (computed in float) all come from the
+    one program the first of them built, and give PyTorch's results."""
+    import torch
+
+    rt = clgrad.device(cl_device).runtime
+    monkeypatch.setattr(rt, "bundle", True)
+    monkeypatch.setattr(rt, "unbundled", set())
+    monkeypatch.setattr(rt, "kernels", {})  # nothing built before this test stands in
+    monkeypatch.setattr(rt, "programs", {})
+    x = np.array([[1.5, -2.0, 3.25], [0.5, 7.0, -1.0]] * 3, np.float32)  # a shape of its own
+    n = np.array([[2, 3, -1], [4, -5, 6]] * 3, np.int64)
+    a, i = clgrad.tensor(x, device=cl_device), clgrad.tensor(n, device=cl_device)
+    ta, ti = torch.from_numpy(x), torch.from_numpy(n)
+    ops = ["add", "mul", "sub", "div", "maximum", "atan2"]
+    for name in ops:
+        got, want = getattr(clgrad, name)(a, i), getattr(torch, name)(ta, ti)
+        assert got.dtype == clgrad.float32 and want.dtype == torch.float32
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
+        assert len(rt.programs) == 1, name
+
+
 def test_a_build_in_another_thread_leaves_the_warning_filters_alone(cl_device):
     """Fused kernels build in a background thread: the build must not touch the process's
     warning filters (``warnings.catch_warnings`` swaps them for every thread, so a
