@@ -496,7 +496,9 @@ def sum_to(g, shape):
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
     ]
     if dims and len(dims) == lead:  # only leading dims: the sum has the shape already
-        return g.sum(dim=dims)
+        # a 0-d input's gradient (a scalar weight, a bias of ()) sums every dim: the same
+        # reduction without parsing a list of dims (a few us on every such backward)
+        return g.sum(dim=dims) if shape else g.sum()
     if dims:
         g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if lead or tuple(g.shape) != shape else g
