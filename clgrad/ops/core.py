@@ -474,6 +474,11 @@ def normalize_dims(dim, ndim, empty_is_all=True, name="reduction") -> tuple:
     without ``empty_is_all`` (all, any)."""
     if dim is None:
         return tuple(range(ndim))
+    # one plain int, alone or in a sequence: the commonest dim argument (softmax's, mean's,
+    # a gradient's sum_to), on the path of every such op
+    one = dim[0] if type(dim) in (tuple, list) and len(dim) == 1 else dim
+    if type(one) is int:
+        return (wrap_dim(one, ndim),)
     if _is_int(dim):
         dim = (int(dim),)
     elif not isinstance(dim, (tuple, list)) or not all(_is_int(d) for d in dim):
