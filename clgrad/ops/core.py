@@ -512,12 +512,13 @@ def sum_to(g, shape):
 # ---- PyTorch's keyword conventions: NumPy's names and out= -------------------------------------
 # PyTorch's argument parser takes NumPy's names for these parameters everywhere it takes them
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+_NUMPY_KEYWORDS = frozenset(NUMPY_NAMES)
 
 
 def numpy_names(name, kwargs) -> dict:
     """``kwargs`` with NumPy's ``axis``/``keepdims`` renamed ``dim``/``keepdim``, as PyTorch's
     argument parser reads them (TypeError where both spellings are given)."""
-    if not kwargs or not any(k in NUMPY_NAMES for k in kwargs):
+    if not kwargs or _NUMPY_KEYWORDS.isdisjoint(kwargs):  # a test in C: every keyword call
         return kwargs
     out = {}
     for k, v in kwargs.items():
