@@ -661,7 +661,7 @@ def _bundle(op) -> None:
     takes (``backend.base.bundle``), where one compute type serves every operand: not for a
     mask-first op (``where``), whose first operand is a bool. Operands of any storage type load
     into the compute type, so one key also serves mixed operands (a float32 tensor plus an int64
-    one) and casts: ``copy`` is filed with every one-operand key."""
+    one); ``copy`` is filed with every one-operand key (a same-type copy joins the unary ops)."""
     if op.mask_first:
         return
     for dt in op.dtypes:
