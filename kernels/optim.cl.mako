@@ -18,6 +18,7 @@
 <%
 I = index_t
 types = dict(buffers)
+bits = "long" if ct == "double" else "int"  # the integer type of a ct's bits
 def load(name):
     return h.load(types[name], ct, name, name + "_i")
 def store(name, val):
@@ -81,8 +82,12 @@ ${update(load, store, I)}
 % endif
 % if kind == "sgd":
   % if "momentum" in flags:
-    // on the first step the buffer is new (uninitialised): it becomes d
-    const ${ct} buf = first != (${ct})0 ? d : ${load("momentum_buffer")} * momentum + d * dampening1;
+    // On the first step the buffer is new (uninitialised): it becomes d. The choice is made
+    // on the bits: PoCL turns `first ? d : load(...)` into a branch around the load, and its
+    // work-group loop then runs one item at a time (3.7x slower over 2M floats).
+    const ${ct} kept = ${load("momentum_buffer")} * momentum + d * dampening1;
+    const ${bits} keep_first = -(${bits})(first != (${ct})0);
+    const ${ct} buf = as_${ct}((as_${bits}(d) & keep_first) | (as_${bits}(kept) & ~keep_first));
     ${store("momentum_buffer", "buf")}
     % if "nesterov" in flags:
     d = d + buf * momentum;
