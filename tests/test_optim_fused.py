@@ -129,30 +129,16 @@ def _count_launches(device, monkeypatch):
     return calls
 
 
-def _force_grouping(monkeypatch):
-    """Grouped launches on every OpenCL device (by default only GPUs group: PoCL ran the grouped
-    kernel slower), so that the grouped kernel is tested on the devices CI has."""
-    from clgrad.backend.opencl.backend import OpenCLBackend
-
-    monkeypatch.setattr(OpenCLBackend, "optimizer_group_max", 8)
-
-
-def test_cpu_devices_launch_one_update_per_parameter(cl_device):
-    dev = clgrad.device(cl_device)
-    assert dev.backend.optimizer_group_max == (8 if dev.runtime.is_gpu else 1)
+def test_opencl_devices_group_parameters_and_the_host_does_not(cl_device):
+    assert clgrad.device(cl_device).backend.optimizer_group_max == 8
     assert clgrad.device("cpu").backend.optimizer_group_max == 1
 
 
 @pytest.mark.parametrize("name,kw", [CASES[2], CASES[5], CASES[12]], ids=["sgd", "adam", "rms"])
 def test_one_launch_per_group_of_parameters(device, name, kw, monkeypatch):
     """The four parameters with a gradient (one dtype, one set of scalars) take one launch on
-    an OpenCL device that groups them (a GPU; forced here), as PyTorch's foreach path, else
-    one launch each (the host, and CPU devices by default)."""
-    dev = clgrad.device(device)
-    grouped = dev.is_cl and dev.backend.optimizer_group_max > 1
-    if dev.is_cl and not grouped:
-        _force_grouping(monkeypatch)
-        grouped = True
+    an OpenCL device, as PyTorch's foreach path, and one launch each on the host."""
+    grouped = clgrad.device(device).is_cl
     params, loss_fn = _model(clgrad, device)
     opt = getattr(clgrad.optim, name)(params, **kw)
     per_op = getattr(clgrad.optim, name)(params, **kw, foreach=False)
@@ -178,7 +164,6 @@ def test_grouped_launches_split_where_they_must(cl_device, kind, monkeypatch):
     from clgrad.optim import optimizer as O
 
     monkeypatch.setattr(O, "GROUP_MAX_NUMEL", 300)
-    _force_grouping(monkeypatch)
     dtypes = ["float32"] * 10 + ["float64"] * 2
     if not clgrad.device(cl_device).supports(clgrad.float64):
         dtypes = dtypes[:10]
@@ -212,6 +197,10 @@ def test_grouped_launches_split_where_they_must(cl_device, kind, monkeypatch):
     per_step = 1 + 2 + (1 if len(dtypes) > 10 else 0)
     updates = [c for c in calls if c.startswith("cg_optim")]  # (Adam's state starts at zero)
     assert len(updates) == 2 * per_step, calls
+    # groups of 6 and 3 parameters ran kernels built for 8 and 4: only powers of two are built
+    rt = clgrad.device(cl_device).runtime
+    slots = {key[5] for key in rt.kernels if type(key) is tuple and key[:2] == ("optim", kind)}
+    assert {4, 8} <= slots <= {1, 2, 4, 8}, slots  # (other tests of the process build too)
 
 
 def test_new_lr_and_step_reuse_the_kernel(cl_device):

@@ -33,10 +33,13 @@ def optimizer_step_group(rt, kind, flags, members, scalars):
     groups = sum(-(-views[0].numel() // local) for views in members)
     itype = "int" if small and groups * local <= INT32_MAX else "long"
     grid_stride = rt.is_gpu and len(members) == 1
-    key = ("optim", kind, flags, dtypes, itype, len(members), grid_stride)
+    # kernels for 1, 2, 4 and 8 tensors only (fewer to build): the slots past the members
+    # repeat the last one's buffers with no elements, so no work-group falls in their range
+    slots = 1 << (len(members) - 1).bit_length()
+    key = ("optim", kind, flags, dtypes, itype, slots, grid_stride)
     k = rt.kernels.get(key)
     if k is None:
-        k = _build(rt, key, spec, kind, flags, dtypes, itype, len(members), grid_stride)
+        k = _build(rt, key, spec, kind, flags, dtypes, itype, slots, grid_stride)
     args, groups_end = [], 0
     for views in members:
         for v in views:
@@ -44,6 +47,8 @@ def optimizer_step_group(rt, kind, flags, members, scalars):
         n = views[0].numel()
         groups_end += -(-n // local)
         args += [n, groups_end]
+    padding = args[-2 * len(members[-1]) - 2 : -2] + [0, groups_end]
+    args += padding * (slots - len(members))
     first = len(args)
     args += [float(s) for s in scalars]
     if grid_stride:
