@@ -14,6 +14,8 @@
 ##     arguments, innermost first, padded with size 1, as the elementwise kernels) or rows (the
 ##     same arguments, a 2-D launch: dim 0 walks the innermost dim, dim 1 the rest, whose
 ##     divisions are then uniform across a work-group; for long inner rows, no reduction)
+##   inner: (rows) per view its inner stride where it is 1 or 0, written into the code (PoCL
+##     vectorizes those loads), or None: read from stride<j>_0
 ##   reds: full reductions of steps' values (then one work-group walks every element), each
 ##     (accumulator C type, neutral, map over x, combine of a and b, out storage C type, out is
 ##     bool, the step whose value it reduces); reduction m's result goes to rout<m>[rout<m>_off]
@@ -72,7 +74,11 @@ __kernel void ${name}(
   {
     const ${I} _i = (${I})get_global_id(1) * size0 + inner;
   % for j in range(len(views)):
+    % if inner[j] is None:
     i${j} += inner * stride${j}_0;
+    % elif inner[j] == 1:
+    i${j} += inner;
+    % endif
   % endfor
 % elif grid_stride:
   for (${I} _i = get_global_id(0); _i < n; _i += get_global_size(0)) {

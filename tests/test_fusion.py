@@ -236,6 +236,8 @@ def test_broadcast_rows_kernel(cl_device, shape):
         got = run(clgrad, cl_device)
         _runtime(cl_device).flush()
         assert fuser.launched == before + 1
+        # its code walks the inner dim by 1 (x, bias, out), 0 (col) and the argument (tt)
+        assert any(k[0] == "rows" and set(k[-1]) == {0, 1, None} for k in fuser.kernels)
     _same(got[0], unfused[0])
     np.testing.assert_allclose(got[0].cpu().numpy(), run(torch)[0].numpy(), rtol=1e-6, atol=1e-6)
 

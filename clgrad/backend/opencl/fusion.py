@@ -604,6 +604,12 @@ class Fuser:
                 maxd = STRIDED_DIMS if ndim <= STRIDED_DIMS else ndim
                 # a 2-D launch pays off once rows are long enough to fill work-groups
                 layout = "rows" if mshape[-1] >= 64 and not g.reduces else "general"
+        # a rows kernel walks each view's inner dim by a stride of 1 or 0 (a bias, a row
+        # broadcast) written into its code: PoCL then vectorizes the work-group's loop, where a
+        # stride it reads from an argument makes every load a gather (a bias add 5x slower)
+        inner = (
+            tuple(s[-1] if s[-1] in (0, 1) else None for s in mstrides) if layout == "rows" else ()
+        )
         key = (
             layout,
             maxd,
@@ -615,6 +621,7 @@ class Fuser:
                 (j, r.kernel, (r.acc or r.out.dtype).compute_ctype, r.out.dtype)
                 for _, r, j in g.reduces
             ),
+            inner,
         )
         return key, views, mshape, mstrides
 
@@ -675,7 +682,7 @@ class Fuser:
         """Renders and builds structure ``key``'s kernel, typed (outside the runtime's lock: it
         may run in the background while the runtime builds and launches other kernels)."""
         rt = self.rt
-        layout, maxd, kinds, sources, stored, view_dtypes, reductions = key
+        layout, maxd, kinds, sources, stored, view_dtypes, reductions, inner = key
         itype = "int"  # deferred launches index with 32 bits (larger ones are not deferred)
         steps, scalar_cts = [], []
         ops = [KINDS[n] for n in kinds]  # (kernel, compute C types, out dtype, operand dtypes)
@@ -733,6 +740,7 @@ class Fuser:
             scalars=tuple(scalar_cts),
             steps=tuple(steps),
             layout=layout,
+            inner=inner,
             maxd=maxd,
             index_t=itype,
             fp64=fp64,
