@@ -94,8 +94,8 @@ ${update(load, store, I)}
     // on the bits: PoCL turns `first ? d : load(...)` into a branch around the load, and its
     // work-group loop then runs one item at a time (3.7x slower over 2M floats).
     const ${ct} kept = ${load("momentum_buffer")} * momentum + d * dampening1;
-    const ${bits} keep_first = -(${bits})(first != (${ct})0);
-    const ${ct} buf = as_${ct}((as_${bits}(d) & keep_first) | (as_${bits}(kept) & ~keep_first));
+    const ${bits} first_mask = -(${bits})(first != (${ct})0);
+    const ${ct} buf = as_${ct}((as_${bits}(d) & first_mask) | (as_${bits}(kept) & ~first_mask));
     ${store("momentum_buffer", "buf")}
     % if "nesterov" in flags:
     d = d + buf * momentum;
