@@ -41,14 +41,13 @@ def optimizer_step_group(rt, kind, flags, members, scalars):
     if k is None:
         k = _build(rt, key, spec, kind, flags, dtypes, itype, slots, grid_stride)
     args, groups_end = [], 0
-    for views in members:
+    for slot in range(slots):
+        views = members[min(slot, len(members) - 1)]
         for v in views:
             args += [v.buffer, v.offset]
-        n = views[0].numel()
+        n = views[0].numel() if slot < len(members) else 0
         groups_end += -(-n // local)
         args += [n, groups_end]
-    padding = args[-2 * len(members[-1]) - 2 : -2] + [0, groups_end]
-    args += padding * (slots - len(members))
     first = len(args)
     args += [float(s) for s in scalars]
     if grid_stride:
