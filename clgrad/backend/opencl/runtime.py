@@ -31,6 +31,7 @@ import pyopencl as cl
 from ... import capture
 from ...errors import KernelBuildError, OutOfMemoryError
 from ..base import BUNDLES
+from . import builtins
 from .fusion import Fuser
 from .render import BUILD_LOCK, render
 
@@ -625,6 +626,11 @@ class Runtime:
         # option is part of the cache keys, so such builds never stand in for optimized ones.
         if not int_setting("CLGRAD_BUILD_OPT", 1):
             self.build_options.append("-cl-opt-disable")
+        # PoCL: the builtins a program calls declared in front of it, where PoCL would parse
+        # all of opencl-c.h twice per build (builtins.py); CLGRAD_LEAN_HEADER=0 turns it off
+        self.builtin_header = None
+        if d.platform.name.strip() in _SELF_CACHING and int_setting("CLGRAD_LEAN_HEADER", 1):
+            self.builtin_header = builtins.pocl_header(d.platform.version)
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # elementwise kernels of one compute type and result dtype in one program (``bundled``)
         # where building costs per program: PoCL's CPU devices build a program of 150 kernels in
@@ -751,21 +757,37 @@ class Runtime:
 
     def build(self, source: str, label: str = "program") -> cl.Program:
         """Builds ``source``, reusing a binary cached on disk by an earlier process (checked
-        against its checksum first: a damaged entry is rebuilt, never given to the driver)."""
-        opts = " ".join(self.build_options)
+        against its checksum first: a damaged entry is rebuilt, never given to the driver).
+        Where the runtime knows the driver's builtin header, the builtins ``source`` calls
+        are declared in front of it instead (``builtins``), and a plain build is the fallback
+        if that one fails."""
+        if self.builtin_header is not None:
+            header = builtins.load(self.builtin_header)
+            declared = header.declarations(builtins.called(source, header))
+            lean = self.build_options + [f"-D{builtins.GUARD}"]
+            try:
+                return self._build(f"{declared}\n{source}", label, lean, report=False)
+            except cl.RuntimeError as e:  # a declaration missed: the header's own way
+                log.debug("%s: built again with the whole builtin header after: %s", label, e)
+        return self._build(source, label, self.build_options)
+
+    def _build(self, source: str, label: str, options: list, report=True) -> cl.Program:
+        """``build`` with these options; a failure raises KernelBuildError, which keeps the
+        source in a file, or with ``report`` False the driver's own error."""
+        opts = " ".join(options)
         key = hashlib.sha256(f"{self.cache_key}\n{opts}\n{source}".encode()).digest()
         dev = self.device._cl
         binary = disk_cache.get(key) if self.binary_cache else None
         if binary is not None:
             try:
-                return _quiet_build(
-                    _program(self.context, [dev], [binary]), self.build_options, dev
-                )
+                return _quiet_build(_program(self.context, [dev], [binary]), options, dev)
             except Exception:
                 disk_cache.discard(key)  # a binary this driver rejects: rebuild from source
         try:
-            prg = _quiet_build(_program(self.context, source), self.build_options, dev)
+            prg = _quiet_build(_program(self.context, source), options, dev)
         except cl.RuntimeError as e:
+            if not report:
+                raise
             src_path = Path(tempfile.gettempdir()) / f"clgrad-{label}-{key.hex()[:12]}.cl"
             try:
                 write_atomically(src_path, source.encode())
