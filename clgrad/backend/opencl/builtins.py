@@ -25,7 +25,6 @@ from pathlib import Path
 GUARD = "_OPENCL_H_"
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _ATTRIBUTES = re.compile(r"__attribute__\s*\(\(.*?\)\)", re.S)
-_DECLARED = re.compile(r"(\w+)\s*\(")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -43,7 +42,7 @@ class Header:
             stripped = line.strip()
             if not stripped:
                 continue
-            if stripped.startswith("#"):
+            if stripped[0] == "#":
                 word = stripped[1:].split(None, 1)[0] if len(stripped) > 1 else ""
                 if word.startswith("if"):
                     depth += 1
@@ -61,11 +60,15 @@ class Header:
                 self.items.append((None, stripped))
                 continue
             pending.append(stripped)
-            if stripped.endswith(";"):
-                declaration = " ".join(pending)
+            if stripped[-1] == ";":
+                declaration = " ".join(pending) if len(pending) > 1 else stripped
                 pending = []
-                found = _DECLARED.search(_ATTRIBUTES.sub("", declaration))
-                self.items.append((found.group(1) if found else "", declaration))
+                plain = declaration
+                if "__attribute__" in plain:
+                    plain = _ATTRIBUTES.sub("", plain)
+                # the declared name: the word in front of the parameter list
+                words = plain[: plain.find("(")].split()
+                self.items.append((words[-1].lstrip("*") if words else "", declaration))
         self.names = frozenset(name for name, _ in self.items if name)
 
     def declarations(self, names: frozenset) -> str:
