@@ -633,12 +633,16 @@ class Runtime:
             self.builtin_header = builtins.pocl_header(d.platform.version)
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # elementwise kernels of one compute type and result dtype in one program (``bundled``)
-        # where building costs per program: PoCL's CPU devices build a program of 150 kernels in
-        # twice the time of one of 3 and generate a kernel's code at its first launch only. Not
-        # where the driver compiles every kernel at the build (GPUs), nor with clgrad's binary
-        # cache (asking for a binary makes PoCL generate every kernel). CLGRAD_BUNDLE=0/1 forces.
+        # where building costs per program: PoCL's CPU devices generate a kernel's code at its
+        # first launch only, and without the optimizer build a program of 90 kernels in 185 ms,
+        # one of 3 in 25. Not where the driver compiles every kernel at the build (GPUs), nor
+        # with clgrad's binary cache (asking for a binary makes PoCL generate every kernel), nor
+        # in optimized builds: PoCL optimizes every kernel of a program at its build (780 ms for
+        # those 90), and a workload launches a few of each bundle (the main job's cold start took
+        # 50.7 s bundled, 44.7 s not: medians of 3). CLGRAD_BUNDLE=0/1 forces.
         lazy = not self.is_gpu and not self.binary_cache
-        self.bundle = bool(int_setting("CLGRAD_BUNDLE", 1 if lazy else 0))
+        unoptimized = "-cl-opt-disable" in self.build_options
+        self.bundle = bool(int_setting("CLGRAD_BUNDLE", 1 if lazy and unoptimized else 0))
         self.unbundled: set = set()  # bundle keys the driver refused to build (``bundled``)
         # read once: querying the driver's extension string is a call into the driver
         self.atomic64 = "cl_khr_int64_base_atomics" in d.extensions
