@@ -70,6 +70,7 @@ class Header:
                 words = plain[: plain.find("(")].split()
                 self.items.append((words[-1].lstrip("*") if words else "", declaration))
         self.names = frozenset(name for name, _ in self.items if name)
+        self._texts: dict[frozenset, str] = {}  # ``declarations`` by names (programs share sets)
 
     def declarations(self, names: frozenset) -> str:
         """The header's text for a program that calls ``names``: every directive, the
@@ -96,6 +97,14 @@ class Header:
         double __ovld exp(double);
         #endif
         """
+        text = self._texts.get(names)
+        if text is None:
+            if len(self._texts) >= 256:
+                self._texts.clear()
+            text = self._texts[names] = self._declarations(names)
+        return text
+
+    def _declarations(self, names: frozenset) -> str:
         out: list[str] = []
         blocks: list[list] = []  # per open conditional: [its first line's index, anything kept]
         for name, text in self.items:
