@@ -16,13 +16,14 @@ a plain build if a lean one fails, and ``CLGRAD_LEAN_HEADER=0`` turns it off.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import re
 from functools import cache, lru_cache
 from pathlib import Path
 
 # the header's outer guard: dropped, so its body reaches the compiler though -D_OPENCL_H_ is set
 GUARD = "_OPENCL_H_"
+_INCLUDE = ".libs/share/pocl/include"  # where the package keeps PoCL's headers
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _ATTRIBUTES = re.compile(r"__attribute__\s*\(\(.*?\)\)", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -32,8 +33,8 @@ class Header:
     """``opencl-c.h`` as a sequence of directives (kept) and declarations (by name)."""
 
     def __init__(self, text: str):
-        # (None, directive line) or (declared name, declaration)
-        self.items: list[tuple[str | None, str]] = []
+        # per item: ("#" and the directive's word, its line) or (the declared name, its text)
+        self.items: list[tuple[str, str]] = []
         text = _COMMENTS.sub("", text).replace("\\\n", " ")
         pending: list[str] = []
         guard_depth = None  # the #if depth of the outer guard, whose #endif is dropped too
@@ -43,21 +44,22 @@ class Header:
             if not stripped:
                 continue
             if stripped[0] == "#":
-                word = stripped[1:].split(None, 1)[0] if len(stripped) > 1 else ""
+                words = stripped[1:].split()
+                word = words[0] if words else ""
                 if word.startswith("if"):
                     depth += 1
-                    if guard_depth is None and stripped.split()[-1] == GUARD:
+                    if guard_depth is None and words[-1] == GUARD:
                         guard_depth = depth
                         continue
                 elif word == "endif":
                     depth -= 1
                     if depth + 1 == guard_depth:
                         continue
-                elif word == "define" and stripped.split()[1:2] == [GUARD]:
+                elif word == "define" and words[1:2] == [GUARD]:
                     continue
                 elif word == "include":  # opencl-c-base.h: in front of the source already
                     continue
-                self.items.append((None, stripped))
+                self.items.append(("#" + word, stripped))
                 continue
             pending.append(stripped)
             if stripped[-1] == ";":
@@ -69,7 +71,7 @@ class Header:
                 # the declared name: the word in front of the parameter list
                 words = plain[: plain.find("(")].split()
                 self.items.append((words[-1].lstrip("*") if words else "", declaration))
-        self.names = frozenset(name for name, _ in self.items if name)
+        self.names = frozenset(name for name, _ in self.items if name and name[0] != "#")
         self._texts: dict[frozenset, str] = {}  # ``declarations`` by names (programs share sets)
 
     def declarations(self, names: frozenset) -> str:
@@ -108,25 +110,24 @@ class Header:
         out: list[str] = []
         blocks: list[list] = []  # per open conditional: [its first line's index, anything kept]
         for name, text in self.items:
-            if name is None:
-                word = text[1:].split(None, 1)[0]
-                if word.startswith("if"):
-                    blocks.append([len(out), False])
-                elif word == "endif":
-                    start, kept = blocks.pop()
-                    if not kept:  # only conditionals: drop the whole block
-                        del out[start:]
-                        continue
-                elif word not in ("elif", "else"):  # a define, undef or pragma: kept
-                    if blocks:
-                        blocks[-1][1] = True
+            if name.startswith("#if"):
+                blocks.append([len(out), False])
                 out.append(text)
-                if word == "endif" and blocks:
-                    blocks[-1][1] = True
-            elif name in names:
+                continue
+            if name in ("#elif", "#else"):
                 out.append(text)
-                if blocks:
-                    blocks[-1][1] = True
+                continue
+            if name == "#endif":
+                start, kept = blocks.pop()
+                if not kept:  # only conditionals: drop the whole block
+                    del out[start:]
+                    continue
+            elif name[:1] != "#" and name not in names:
+                continue
+            # a kept declaration, block, define, undef or pragma: its block is kept too
+            out.append(text)
+            if blocks:
+                blocks[-1][1] = True
         return "\n".join(out)
 
 
@@ -146,23 +147,18 @@ def load(path: str) -> Header:
 
 @cache
 def pocl_header(platform_version: str) -> str | None:
-    """The ``opencl-c.h`` of pyopencl's PoCL (the ``pocl_binary_distribution`` package of the
-    ``pocl`` extra) when that is the PoCL whose ``platform_version`` is given, else None: a
-    system PoCL reads its own LLVM's header, which clgrad does not go looking for."""
-    spec = importlib.util.find_spec("pocl_binary_distribution")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        package = Path(root)
-        header = package / ".libs" / "share" / "pocl" / "include" / "opencl-c.h"
-        version = re.search(r'__version__\s*=\s*"([^"]+)"', _read(package / "__init__.py"))
-        if header.is_file() and version and f"PoCL {version.group(1)}" in platform_version:
-            return str(header)
-    return None
+    """The ``opencl-c.h`` of pyopencl's PoCL (the ``pocl-binary-distribution`` package of the
+    ``pocl`` extra) when that is the PoCL whose ``platform_version`` is given, else None: another
+    driver, or a system PoCL, which reads its own LLVM's header (clgrad does not go looking).
 
-
-def _read(path: Path) -> str:
+    >>> pocl_header("OpenCL 3.0 Mesa 25.0.7") is None
+    True
+    """
     try:
-        return path.read_text()
-    except OSError:
-        return ""
+        package = importlib.metadata.distribution("pocl-binary-distribution")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if f"PoCL {package.version}" not in platform_version:
+        return None
+    header = Path(package.locate_file(f"pocl_binary_distribution/{_INCLUDE}/opencl-c.h"))
+    return str(header) if header.is_file() else None

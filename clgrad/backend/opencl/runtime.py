@@ -629,7 +629,7 @@ class Runtime:
         # PoCL: the builtins a program calls declared in front of it, where PoCL would parse
         # all of opencl-c.h twice per build (builtins.py); CLGRAD_LEAN_HEADER=0 turns it off
         self.builtin_header = None
-        if d.platform.name.strip() in _SELF_CACHING and int_setting("CLGRAD_LEAN_HEADER", 1):
+        if int_setting("CLGRAD_LEAN_HEADER", 1):
             self.builtin_header = builtins.pocl_header(d.platform.version)
         self.host_memory = bool(d.type & cl.device_type.CPU)
         # elementwise kernels of one compute type and result dtype in one program (``bundled``)
