@@ -316,3 +316,24 @@ def test_inplace_with_overlap(device):
         assert_close(x, a)
     x.add_(x.T.clone())
     assert_close(x, a + a.T)
+
+
+def test_inplace_overlap_checked_on_every_call(device):
+    """An in-place op keeps its launch per layout; an operand of that same layout that is a
+    part of the written storage still gets PyTorch's RuntimeError (and writes nothing), and a
+    clear one after it runs as before."""
+    import torch
+
+    a = arr(6)
+    x, other = clgrad.tensor(a, device=device), clgrad.tensor(a, device=device)
+    tx, tother = torch.tensor(a), torch.tensor(a)
+    for _ in range(2):  # the second call finds the kept launch
+        x[1:].add_(other[:5])
+        tx[1:].add_(tother[:5])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x[1:].add_(x[:5])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        tx[1:].add_(tx[:5])
+    x[1:].add_(other[:5])
+    tx[1:].add_(tother[:5])
+    assert_close(x, tx.numpy())

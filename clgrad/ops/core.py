@@ -212,8 +212,10 @@ _BROADCASTS: dict[tuple, tuple] = {}
 # numbers (``launch_kept``)
 _PREPARED: dict[tuple, tuple] = {}
 _PREPARED_SIZE = 4096
-# the head of a declared op's key (``layout_key``), which no key of ``_launch_fast``'s own has
+# the heads of a declared op's keys (``layout_key``), which no key of ``_launch_fast``'s own
+# has: a new output's, an in-place write's
 _OP_KEY = object()
+INTO = object()
 
 
 def _operands_key(head: list, operands) -> tuple:
@@ -226,11 +228,12 @@ def _operands_key(head: list, operands) -> tuple:
     return tuple(head)
 
 
-def layout_key(kernel, operands) -> tuple:
+def layout_key(kernel, operands, head=_OP_KEY) -> tuple:
     """The ``_PREPARED`` key of a declared op's ``kernel`` over ``operands``: what decides its
     result and compute dtypes (each operand's dtype and shape, each number's type, the default
-    float dtype) and its launch (strides, devices), without working the dtypes out."""
-    key = [_OP_KEY, kernel, D._default_float]
+    float dtype) and its launch (strides, devices), without working the dtypes out. ``head``
+    tells a new output's key from an in-place write's (``INTO``)."""
+    key = [head, kernel, D._default_float]
     for x in operands:  # _operands_key inline: the path of every declared op
         if isinstance(x, Tensor):
             key.append((x.dtype, x._shape, x._stride, id(x._storage.device)))
@@ -252,11 +255,30 @@ def launch_kept(key, operands) -> Tensor | None:
     return out
 
 
+def launch_kept_into(key, operands) -> bool:
+    """Writes ``kernel(operands)`` into ``operands[0]`` (an in-place op) by the launch
+    ``_launch_fast`` kept under ``key`` (``layout_key(kernel, operands, INTO)``); False where it
+    kept none, or where another operand shares the written storage (``launch`` may have to copy
+    it first: ``_unalias``)."""
+    got = _PREPARED.get(key)
+    if got is None:
+        return False
+    storage = operands[0]._storage
+    for x in operands[1:]:
+        if isinstance(x, Tensor) and x._storage is storage:
+            return False
+    device, plan, numbers, exact = got[2:]
+    records = _records(operands, numbers, exact)
+    device.backend.run_elementwise(plan, records[0], records)
+    return True
+
+
 def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
     """``launch`` in the common case, kept short: tensors on one device, of shapes that
     broadcast (a bias, a 0-d weight) to ``out``'s shape where it is given, and Python numbers;
     None for any other case (``launch`` takes it, and raises what it raises). A new output's
-    plan is kept under ``key`` (a declared op's ``layout_key``), or under a key of its own."""
+    plan is kept under ``key`` (a declared op's ``layout_key``), or under a key of its own; an
+    in-place write's (``out`` is ``operands[0]``) under ``key`` where one is given."""
     if out is None and key is None:
         if type(compute) is list:
             compute = tuple(compute)
@@ -316,7 +338,13 @@ def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
         _PREPARED[key] = (out._shape, out_dtype, device, plan, numbers, exact)
         backend.run_elementwise(plan, out_record, records)
         return out
-    backend.elementwise(kernel, out._record(), records, compute)
+    out_record = out._record()
+    plan = backend.elementwise_plan(kernel, out_record, records, compute)
+    if key is not None:
+        if len(_PREPARED) >= _PREPARED_SIZE:
+            _PREPARED.clear()
+        _PREPARED[key] = (shape, out_dtype, device, plan, numbers, exact)
+    backend.run_elementwise(plan, out_record, records)
     return out
 
 

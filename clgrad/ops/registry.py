@@ -30,6 +30,7 @@ from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .autocast import if_listed
 from .core import (
+    INTO,
     PYTHON_NUMBERS,
     SCALAR_TYPE_NAMES,
     broadcast_shapes,
@@ -38,6 +39,7 @@ from .core import (
     int_dim,
     launch,
     launch_kept,
+    launch_kept_into,
     layout_key,
     normalize_dims,
     numpy_names,
@@ -547,7 +549,11 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
         out_dt, ct = op.dtypes_of((x, *others))
         _check_cast(out_dt, x.dtype)
         if not recording(x, *others):  # inplace's direct write, without making its closures
-            launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
+            operands = (x, *others)
+            kernel = op.kernel_for(operands)
+            key = layout_key(kernel, operands, INTO)
+            if not launch_kept_into(key, operands):
+                launch(kernel, operands, x.dtype, ct, out=x, key=key)
             x._bump_version()
             return x
 

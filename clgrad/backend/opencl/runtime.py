@@ -319,6 +319,11 @@ def bucket_size(nbytes: int) -> int:
     return -(-nbytes // step) * step
 
 
+# ``Allocator.recent``: blocks of up to RECENT_BYTES, at most RECENT_BLOCKS of a size
+RECENT_BYTES = 1 << 20
+RECENT_BLOCKS = 64
+
+
 class Allocator:
     """Keeps freed buffers by bucket size and hands them out again: allocation is the slow part.
 
@@ -331,6 +336,12 @@ class Allocator:
     that may interrupt this allocator's own critical section: it only appends to ``pending``
     and files the pending blocks when it gets the lock without waiting (else the next call
     that holds the lock files them).
+
+    Most blocks an eager loop frees are small and wanted again at once, by the next op's
+    output: ``release`` puts those in ``recent`` (a list per size, with no lock: a list's
+    append and pop are atomic) and ``alloc`` takes them from there first. A recent block still
+    counts as in use; everything that reads the counts or walks the cache files the recent
+    blocks first (``_drain``), as a miss does.
     """
 
     ALIGN = 256
@@ -348,6 +359,7 @@ class Allocator:
         self.cache_limit = min(runtime.device.global_memory // 4, self.CACHE_CAP)
         self.lock = threading.Lock()
         self.pending: list[tuple[cl.Buffer, int]] = []  # returned, not yet filed
+        self.recent: dict[int, list] = {}  # bucket size -> blocks returned, counted in use
         # the blocks of captured steps (clgrad.compile): int_ptr -> how many graphs use it (a
         # replay writes them, so they must not go back to the cache while one lives), and
         # int_ptr -> (buffer, nbytes) of those returned meanwhile
@@ -358,6 +370,16 @@ class Allocator:
 
     def alloc(self, nbytes: int) -> cl.Buffer:
         size = 256 if nbytes <= 256 else bucket_size(nbytes)  # the smallest bucket, no call
+        recent = self.recent.get(size)
+        if recent:
+            try:
+                buf = recent.pop()
+            except IndexError:  # another thread took the last one
+                pass
+            else:
+                if capture.active is not None:
+                    capture.active.allocated.add(buf.int_ptr)
+                return buf
         buf = victims = None
         with self.lock:
             if self.pending:
@@ -420,6 +442,14 @@ class Allocator:
     def release(self, buf: cl.Buffer, nbytes: int):
         if self.runtime.written:
             self.runtime.released(buf)
+        if nbytes <= RECENT_BYTES and not self.pinned:
+            size = 256 if nbytes <= 256 else bucket_size(nbytes)
+            recent = self.recent.get(size)
+            if recent is None:
+                recent = self.recent.setdefault(size, [])
+            if len(recent) < RECENT_BLOCKS:
+                recent.append(buf)
+                return
         self.pending.append((buf, nbytes))
         if self.lock.acquire(False):
             try:
@@ -434,6 +464,12 @@ class Allocator:
         release to keep the cache under its limit."""
         victims = []
         pending = self.pending
+        for size, recent in list(self.recent.items()):  # a copy: other threads add sizes
+            while recent:
+                try:
+                    pending.append((recent.pop(), size))
+                except IndexError:  # another thread took the last one
+                    break
         while pending:
             buf, nbytes = pending.pop()
             if self.pinned and buf.int_ptr in self.pinned:  # still in use by replays
