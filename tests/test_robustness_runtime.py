@@ -288,6 +288,27 @@ def test_allocator_cache_is_capped_lru(cl_device):
         a.empty_cache()
 
 
+def test_allocator_recent_blocks_are_counted_and_reused(cl_device):
+    """Small blocks go back to the next allocation of their size without the cache's lock;
+    the counts still say they are free once released, and empty_cache lets them go."""
+    dev = clgrad.device(cl_device)
+    a = dev.allocator
+    a.empty_cache()
+    before = clgrad.cl.memory_allocated(dev)
+    bufs = [a.alloc(4000) for _ in range(100)]  # more than the recent list of a size holds
+    assert clgrad.cl.memory_allocated(dev) == before + 100 * 4096
+    for b in bufs:
+        a.release(b, 4000)
+    assert clgrad.cl.memory_allocated(dev) == before
+    assert clgrad.cl.memory_reserved(dev) >= before + 100 * 4096
+    again = [a.alloc(4000) for _ in range(100)]
+    assert {b.int_ptr for b in again} == {b.int_ptr for b in bufs}
+    for b in again:
+        a.release(b, 4000)
+    a.empty_cache()
+    assert clgrad.cl.memory_reserved(dev) == clgrad.cl.memory_allocated(dev) == before
+
+
 LOOP = """
     import os, time, numpy as np, clgrad
 
