@@ -4,6 +4,7 @@ workloads (clgrad, an older clgrad for A/B, or torch: anything with PyTorch's AP
     python bench/small_ops.py                # cl:0 if there is one, else cpu
     python bench/small_ops.py --device cpu --repeat 20 --calls 2000
     python bench/small_ops.py --ab HEAD~3    # the same figures for that commit, interleaved
+    python bench/small_ops.py --only polyfit --ab HEAD~3   # the workloads whose names match
 
 Each figure is the Python thread's own CPU time per call (``time.thread_time``: the device runs
 its work on other threads), the median of ``repeat`` samples of ``calls`` calls; with ``--ab``
@@ -114,8 +115,9 @@ def sample(fn, calls, sync):
     return host / calls, (time.perf_counter() - w) / calls
 
 
-def measure(libs, device, repeat, calls):
-    """{lib label: {name: (host us, wall us)}}: the libraries' samples interleaved."""
+def measure(libs, device, repeat, calls, only=None):
+    """{lib label: {name: (host us, wall us)}}: the libraries' samples interleaved; ``only``:
+    the workloads whose names contain it."""
     suites = {}
     for label, (lib, dev) in libs.items():
         dev = device if dev is None else dev
@@ -123,7 +125,7 @@ def measure(libs, device, repeat, calls):
         ops["polyfit step"] = polyfit_step(lib, dev)
         sync = (lambda lib=lib: lib.synchronize()) if hasattr(lib, "synchronize") else None
         suites[label] = (ops, sync or (lambda: None))
-    names = list(next(iter(suites.values()))[0])
+    names = [n for n in next(iter(suites.values()))[0] if only is None or only in n]
     out = {label: {} for label in suites}
     for name in names:
         n = max(1, calls // 20) if name == "polyfit step" else calls
@@ -170,6 +172,7 @@ def main(argv=None):
     p.add_argument("--calls", type=int, default=2000, help="calls per sample (polyfit: 1/20)")
     p.add_argument("--ab", metavar="REV", help="also measure clgrad at this git revision")
     p.add_argument("--no-torch", action="store_true", help="leave PyTorch CPU out")
+    p.add_argument("--only", metavar="TEXT", help="only the workloads whose names contain TEXT")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     import clgrad
@@ -186,7 +189,7 @@ def main(argv=None):
             libs["torch cpu"] = (torch, "cpu")
         except ImportError:
             pass
-    results = measure(libs, device, args.repeat, args.calls)
+    results = measure(libs, device, args.repeat, args.calls, args.only)
     labels = list(results)
     print(f"host time per call, us (median of {args.repeat} x {args.calls} calls; {device})")
     print(f"| op | {' | '.join(labels)} |")
@@ -194,8 +197,9 @@ def main(argv=None):
     for name in results[labels[0]]:
         cells = " | ".join(f"{results[label][name][0]:.1f}" for label in labels)
         print(f"| {name} | {cells} |")
-    wall = " | ".join(f"{results[label]['polyfit step'][1]:.1f}" for label in labels)
-    print(f"| polyfit step, wall time | {wall} |")
+    if "polyfit step" in results[labels[0]]:
+        wall = " | ".join(f"{results[label]['polyfit step'][1]:.1f}" for label in labels)
+        print(f"| polyfit step, wall time | {wall} |")
     return results
 
 

@@ -122,6 +122,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
         needed = _needed(nodes, {n for n, _ in targets})
     else:
         needed = nodes
+    pruned = needed is not nodes  # else every node reached is needed: no lookup per edge
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     buffers: dict = {}
@@ -139,18 +140,20 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * _n_outputs(node)
-            for nr, hooks in node._pre_hooks.items():
-                if nr == "node":
-                    continue
-                for hook in hooks:
-                    if grads[nr] is not None:
-                        new = hook(grads[nr])
-                        grads[nr] = grads[nr] if new is None else new
-            for nr, ref in node._retained.items():
-                t = ref()
-                if t is not None and grads[nr] is not None:
-                    g = grads[nr] if create_graph else grads[nr].detach()
-                    t.grad = g.clone() if t.grad is None else t.grad + g
+            if node._pre_hooks:  # (most nodes have none: no loop to set up)
+                for nr, hooks in node._pre_hooks.items():
+                    if nr == "node":
+                        continue
+                    for hook in hooks:
+                        if grads[nr] is not None:
+                            new = hook(grads[nr])
+                            grads[nr] = grads[nr] if new is None else new
+            if node._retained:
+                for nr, ref in node._retained.items():
+                    t = ref()
+                    if t is not None and grads[nr] is not None:
+                        g = grads[nr] if create_graph else grads[nr].detach()
+                        t.grad = g.clone() if t.grad is None else t.grad + g
             hit = False
             sink = isinstance(node, AccumulateGrad)
             for nr, g in enumerate(grads) if targets else ():
@@ -187,12 +190,16 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
             if not retain_graph:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, in_grads):
-                if nxt is None or nxt not in needed:
+                if nxt is None or (pruned and nxt not in needed):
                     continue
-                buf = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
-                _accumulate(buf, nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * _n_outputs(nxt)
+                if g is not None:  # _accumulate, inline: once per edge
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
             in_grads = g = buf = None  # the buffers hold them now (see _owned)
     finally:
