@@ -340,6 +340,17 @@ def test_many_deferred_launches_flush_on_their_own(cl_device):
         np.testing.assert_array_equal(x.cpu().numpy(), np.full(7, 600, np.float32))
 
 
+def test_many_reductions_of_one_deferred_launch(cl_device):
+    """Sums of a tensor whose fill is still deferred join its group until the list is full;
+    a flush then may hold back a group of reductions alone, which the next launch flushes by
+    itself (it used to take the one-launch path, which knew only elementwise launches)."""
+    with fusion(cl_device):
+        a = clgrad.ones(16, device=cl_device)
+        sums = [a.sum() for _ in range(600)]
+        clgrad.synchronize()
+    assert [s.item() for s in sums] == [16.0] * 600
+
+
 def test_a_full_list_is_cut_where_the_loop_cuts_itself(cl_device):
     """An eager loop of elementwise ops and reductions alone (the polynomial fit of PyTorch's
     tutorial) fills the deferred list again and again: each flush leaves its last group

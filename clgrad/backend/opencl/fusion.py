@@ -502,7 +502,9 @@ class Fuser:
         A training loop flushes the same launches over the same buffers step after step:
         what a flush runs is decided once per ``signature`` and kept (``flush_plan``), so a
         repeated flush only fills in the arguments."""
-        if len(entries) == 1:  # the common flush: one launch before another kernel family
+        if len(entries) == 1 and type(entries[0]) is Deferred:
+            # the common flush: one launch before another kernel family (a reduction left
+            # alone, held back by the last flush, takes the general path: a REDUCE step)
             e = entries[0]
             if not e.dead:
                 k, gs, ls, args = e.launch
