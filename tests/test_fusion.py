@@ -656,3 +656,81 @@ def test_ctrl_c_in_a_flush_leaves_no_launch_unqueued(cl_device, monkeypatch, rou
     monkeypatch.undo()
     assert interrupts
     assert x.tolist() == [rounds + 1.0] * 100 and y.tolist() == [2.0 * rounds] * 7
+
+
+def _random_program(rng, n):
+    """A random eager program over three tensors of ``n`` elements: what a flush must keep in
+    program order (elementwise chains, Python numbers, reductions kept, dropped and read back,
+    in-place writes of clones and of overlapping slices, syncs, bursts of reductions), long
+    enough to cross the deferred list's limit several times. Each op is (kind, arguments)."""
+    ops = []
+    for _ in range(400):
+        i, j, k = rng.integers(3), rng.integers(3), rng.random()
+        if k < 0.3:
+            ops.append(("binary", i, j, rng.integers(3)))
+        elif k < 0.5:
+            ops.append(("reduce", i, ("sum", "amax", "mean")[rng.integers(3)]))
+        elif k < 0.6:
+            ops.append(("inplace", i, (0.5, 1.0, 2.0)[rng.integers(3)]))
+        elif k < 0.7:
+            ops.append(("drop", rng.integers(10)))
+        elif k < 0.8:
+            ops.append(("scalar", i, (0.5, -1.0, 3.0)[rng.integers(3)]))
+        elif k < 0.85:
+            ops.append(("sync",))
+        elif k < 0.9:
+            ops.append(("read_back", i))
+        elif k < 0.99:
+            ops.append(("slices", i, j))
+        else:  # a list's worth of reductions of one value
+            ops.append(("burst", i))
+    return ops
+
+
+def _run_program(lib, ops, n, device=None):
+    """``ops`` (``_random_program``) on leaves that require grad; the values, the reductions
+    still kept and the leaves' gradients of the sum of all of them."""
+    kw = {} if device is None else {"device": device}
+    leaves = [lib.full((n,), float(i + 1), requires_grad=True, **kw) for i in range(3)]
+    v, kept = [leaf * 1 for leaf in leaves], []
+    for kind, *a in ops:
+        if kind == "binary":
+            i, j, which = a
+            r = (v[i] + v[j], v[i] * v[j], v[i] - v[j])[which]
+            v[i] = r / (r.abs().amax() + 1)
+        elif kind == "reduce":
+            kept.append(getattr(v[a[0]], a[1])())
+        elif kind == "inplace":
+            v[a[0]] = v[a[0]].clone()
+            v[a[0]].mul_(a[1]).add_(0.25)
+        elif kind == "drop" and kept:
+            kept.pop(a[0] % len(kept))
+        elif kind == "scalar":
+            v[a[0]] = v[a[0]] * a[1] + 1
+        elif kind == "sync" and device is not None:
+            clgrad.synchronize()
+        elif kind == "read_back" and kept:
+            v[a[0]] = v[a[0]] + kept[-1]
+        elif kind == "slices" and n > 1:
+            i, j = a
+            v[i] = v[i].clone()
+            v[i][: n // 2].add_(v[j][n - n // 2 :])
+        elif kind == "burst":
+            kept += [v[a[0]].sum() for _ in range(300)]
+    total = sum(x.sum() for x in v) + sum(s * 1 for s in kept)
+    total.backward()
+    return [x.detach() for x in v + kept] + [leaf.grad for leaf in leaves]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_eager_programs_match_torch(cl_device, seed):
+    """Random programs of 400 ops (deferred, fused, flushed at the list's limit and at every
+    other kernel, the way an eager loop meets them), forward and gradients, against torch."""
+    rng = np.random.default_rng(seed)
+    n = (1, 7, 16, 300)[seed]
+    ops = _random_program(rng, n)
+    got = _run_program(clgrad, ops, n, cl_device)
+    want = _run_program(torch, ops, n)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=2e-4, atol=2e-4)
