@@ -195,8 +195,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * _n_outputs(nxt)
-                if g is not None:  # _accumulate, inline: once per edge
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                _accumulate(buf, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:

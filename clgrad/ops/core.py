@@ -331,19 +331,12 @@ def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
     backend = device.backend
     if out is None:
         out = Tensor._empty(shape, out_dtype, device)
-        out_record = out._record()
-        plan = backend.elementwise_plan(kernel, out_record, records, compute)
+    out_record = out._record()
+    plan = backend.elementwise_plan(kernel, out_record, records, compute)
+    if key is not None:  # (always for a new output: made above where none was given)
         if len(_PREPARED) >= _PREPARED_SIZE:  # layouts that keep changing: start over
             _PREPARED.clear()
         _PREPARED[key] = (out._shape, out_dtype, device, plan, numbers, exact)
-        backend.run_elementwise(plan, out_record, records)
-        return out
-    out_record = out._record()
-    plan = backend.elementwise_plan(kernel, out_record, records, compute)
-    if key is not None:
-        if len(_PREPARED) >= _PREPARED_SIZE:
-            _PREPARED.clear()
-        _PREPARED[key] = (shape, out_dtype, device, plan, numbers, exact)
     backend.run_elementwise(plan, out_record, records)
     return out
 

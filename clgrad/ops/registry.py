@@ -541,6 +541,17 @@ def _through_numpy(ufunc, x, array):
     return Tensor._from_numpy(np.ascontiguousarray(result), D.as_dtype(result.dtype), x.device)
 
 
+def _write_into(op: ElementwiseOp, operands, ct) -> None:
+    """``operands[0] = op(operands)``, unrecorded, in compute dtypes ``ct``: by the launch kept
+    for the operands' layout (``launch_kept_into``) once ``launch`` has kept one."""
+    x = operands[0]
+    kernel = op.kernel_for(operands)
+    key = layout_key(kernel, operands, INTO)
+    if not launch_kept_into(key, operands):
+        launch(kernel, operands, x.dtype, ct, out=x, key=key)
+    x._bump_version()
+
+
 def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
     """``Tensor.<name>_``: the same body, its ``apply`` writing into the first operand;
     ``checked``: PyTorch's checks (``_check_operands``) run first."""
@@ -548,19 +559,11 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
     def apply_(x, *others):
         out_dt, ct = op.dtypes_of((x, *others))
         _check_cast(out_dt, x.dtype)
+        operands = (x, *others)
         if not recording(x, *others):  # inplace's direct write, without making its closures
-            operands = (x, *others)
-            kernel = op.kernel_for(operands)
-            key = layout_key(kernel, operands, INTO)
-            if not launch_kept_into(key, operands):
-                launch(kernel, operands, x.dtype, ct, out=x, key=key)
-            x._bump_version()
+            _write_into(op, operands, ct)
             return x
-
-        def direct():
-            launch(op.kernel_for((x, *others)), (x, *others), x.dtype, ct, out=x)
-            x._bump_version()
-
+        direct = functools.partial(_write_into, op, operands, ct)
         return inplace(x, lambda old: op.apply(old, *others), direct, *others)
 
     @functools.wraps(body)
