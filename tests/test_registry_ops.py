@@ -212,6 +212,11 @@ def test_checks_kept_by_type_still_read_each_number():
         with pytest.raises(RuntimeError, match="without overflow"):
             x.clamp_(0, 1000)
         assert x.tolist() == [1, 4]
+        u, mask = m.tensor([1, 2], dtype=m.uint8), m.tensor([True, False])
+        assert m.where(mask, 5, u).tolist() == [5, 2]
+        with pytest.raises(RuntimeError, match="without overflow"):
+            m.where(mask, 300, u)
+        assert m.where(mask, -1, u).tolist() == [255, 2]  # -max..-1 wrap, as c10::overflows
         b = m.tensor([True, False])
         with pytest.raises(RuntimeError):
             x.sub_(b)

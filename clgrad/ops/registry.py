@@ -232,7 +232,9 @@ class ElementwiseOp:
         self.scalar_type = scalar_type
         self.shortcut = shortcut
         self._dtypes = {}  # dtypes_of's decisions
-        self._passed = set()  # the keys of operands that passed _check_operands' checks
+        # the keys of operands that passed _check_operands' checks -> the scalar type their
+        # ``exact`` numbers must fit (None where the op has no such check)
+        self._passed = {}
         if grads is not None and not isinstance(grads, tuple):
             grads = (grads,)
         self.grads = (
@@ -283,15 +285,15 @@ class ElementwiseOp:
                     break
         if key is not None:
             key = tuple(key)
-            if key in self._passed:
+            passed = self._passed.get(key, False)
+            if passed is not False:
                 for x in args:  # the values, which the key does not hold
                     check_scalar(x)
-                for i in self.exact:
-                    if not isinstance(args[i], Tensor):
-                        self._check_exact(
-                            args, self._promote(args[1:] if self.mask_first else args)
-                        )
-                        break
+                if passed is not None:  # the numbers among ``exact`` must fit the scalar type
+                    for i in self.exact:
+                        x = args[i]
+                        if not isinstance(x, Tensor) and overflows(x, passed):
+                            raise overflow_error(passed)
                 return
         kwargs = kwargs or {}
         named = [
@@ -331,7 +333,7 @@ class ElementwiseOp:
         if key is not None:
             if len(self._passed) >= 4096:  # shapes that keep changing: start over
                 self._passed.clear()
-            self._passed.add(key)
+            self._passed[key] = self.scalar_type(dt) if self.exact else None
 
     def _check_exact(self, named, dt):
         """For ``exact`` ops: each Python number among them must fit ``dt``'s scalar type."""
@@ -395,8 +397,14 @@ class ElementwiseOp:
         (``core.layout_key``: they depend on nothing else)."""
         kernel = self.kernel_for(operands) if self.variants else self.kernel
         if out is not None:
+            if out is operands[0]:  # in place (a Linear's bias): kept as ``_write_into``'s
+                key = layout_key(kernel, operands, INTO)
+                if launch_kept_into(key, operands):
+                    return out
+            else:
+                key = None
             out_dt, ct = self.dtypes_of(operands)
-            return launch(kernel, operands, out_dt, ct, out=out)
+            return launch(kernel, operands, out_dt, ct, out=out, key=key)
         key = layout_key(kernel, operands)
         done = launch_kept(key, operands)
         if done is not None:
