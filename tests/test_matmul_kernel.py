@@ -199,6 +199,19 @@ def test_batch_chunks(cldev, monkeypatch):
     check(cldev, 5, 33, 47, 65, dtypes.float16, "c", "strided", path="packed")
 
 
+@pytest.mark.parametrize("path", ["packed", "direct"])
+@pytest.mark.parametrize("layout", [("t", "c"), ("strided", "c"), ("bcast_t", "c"), ("t", "t")])
+def test_transposed_a_in_place_or_packed(cldev, layout, path, monkeypatch):
+    """A transposed (or strided) A is read in place up to PACK_A_MIN_BYTES and packed into
+    panels past it: both give the product."""
+    from clgrad.backend.opencl import matmul as mm
+
+    for limit in (0, 1 << 30):
+        monkeypatch.setattr(mm, "PACK_A_MIN_BYTES", limit)
+        check(cldev, 3, 29, 35, 22, dtypes.float32, *layout, pad=5, path=path)
+        check(cldev, 2, 7, 33, 1, dtypes.float32, *layout, pad=1, path=path)
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_long_index(cldev, path, monkeypatch):
     """Views whose offsets pass 2^31 get long index arithmetic; force it on small ones."""
