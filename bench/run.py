@@ -330,16 +330,24 @@ class Suite:
         ours = {**conv, **workloads.training_steps(self.dev, self.quick)}
         ref = workloads.numpy_steps(self.quick)
         ref_torch = self._torch(lambda T: workloads.torch_steps(self.quick)) or {}
+        torch_ms = {}
         for name, fn in ours.items():
             inner = 1 if name in conv else LOOP_STEPS  # PyTorch's loop as long as ours
+            if name in ref_torch:
+                torch_ms[name] = self.host(ref_torch[name], inner) * 1e3
             self.add(
                 "training",
                 name,
                 "ms",
                 self.t(fn, inner=inner) * 1e3,
                 self.host(ref[name]) * 1e3 if name in ref else None,
-                self.host(ref_torch[name], inner) * 1e3 if name in ref_torch else None,
+                torch_ms.get(name),
             )
+        if hasattr(clgrad, "compile"):  # the same steps captured, against PyTorch's eager ones
+            for name in (workloads.MLP2, workloads.CNN):
+                compiled = clgrad.compile(ours[name])
+                ms = self.t(compiled, inner=LOOP_STEPS) * 1e3
+                self.add("training", f"{name}, clgrad.compile", "ms", ms, None, torch_ms.get(name))
         digits_torch = self._torch(lambda T: workloads.digits_steps(T, "cpu")) or {}
         for name, fn in workloads.digits_steps(clgrad, self.dev).items():
             to = self.host(digits_torch[name], LOOP_STEPS) * 1e3 if name in digits_torch else None

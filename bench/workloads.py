@@ -53,6 +53,7 @@ def mlp2_model(lib=clgrad):
 
 
 MLP2 = "MLP step (784-256-256-10, batch 256)"
+CNN = "CNN training step (28x28, 2 conv)"
 
 
 def cnn_model(quick):
@@ -75,7 +76,7 @@ def training_steps(device, quick):
     steps = {}
     for name, model, shape in (
         ("MLP training step (784-256-10)", mlp_model(), (batch, 784)),
-        ("CNN training step (28x28, 2 conv)", cnn_model(quick), (batch, 1, 28, 28)),
+        (CNN, cnn_model(quick), (batch, 1, 28, 28)),
         (MLP2, mlp2_model(), (256, 784)),
     ):
         model = model.to(device)
@@ -198,7 +199,7 @@ def numpy_steps(quick):
         "conv2d 3x3 forward": lambda: np_conv(x, w),
         "conv2d 3x3 forward+backward": conv_fb,
         "MLP training step (784-256-10)": mlp,
-        "CNN training step (28x28, 2 conv)": cnn,
+        CNN: cnn,
     }
 
 
@@ -246,7 +247,7 @@ def torch_steps(quick):
         "conv2d 3x3 forward": lambda: TF.conv2d(x, w.detach(), padding=1),
         "conv2d 3x3 forward+backward": conv_fb,
         "MLP training step (784-256-10)": step(mlp, torch.randn(batch, 784)),
-        "CNN training step (28x28, 2 conv)": step(cnn, torch.randn(batch, 1, 28, 28)),
+        CNN: step(cnn, torch.randn(batch, 1, 28, 28)),
         MLP2: step(mlp2_model(torch), torch.randn(256, 784)),
     }
 
