@@ -309,6 +309,18 @@ def test_module_to_device_and_dtype(device):
     assert w.device == clgrad.device("cpu")
 
 
+def test_module_to_memory_format():
+    """``model.to(memory_format=torch.channels_last)``, a CNN script's speed idiom, runs (the
+    layout stays row-major, as Tensor.to's); a memory format that is none is torch's
+    TypeError."""
+    for m in (torch, clgrad):
+        conv = m.nn.Conv2d(3, 4, 3)
+        w = conv.weight
+        assert conv.to(memory_format=m.channels_last) is conv and conv.weight is w
+        with pytest.raises(TypeError):
+            conv.to(memory_format=1)
+
+
 def test_load_state_dict_across_devices(device):
     src = nn.Linear(3, 2)
     dst = nn.Linear(3, 2).to(device)

@@ -755,7 +755,8 @@ class Module:
         """Moves and/or casts the parameters, their gradients and the buffers in place and
         returns the module, as ``torch.nn.Module.to``: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` (its device and dtype) or the keywords ``device``,
-        ``dtype`` and ``non_blocking``. The dtype must be floating point and casts only
+        ``dtype``, ``non_blocking`` and ``memory_format`` (accepted, as ``Tensor.to`` accepts
+        it: every layout is row-major here). The dtype must be floating point and casts only
         floating-point tensors (integer buffers keep their dtype).
 
         >>> layer = clgrad.nn.Linear(2, 2).to(clgrad.float64)
@@ -765,8 +766,14 @@ class Module:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        if memory_format is not None and not isinstance(memory_format, D.memory_format):
+            raise TypeError(
+                f"to() argument 'memory_format' must be torch.memory_format, not "
+                f"{type(memory_format).__name__}"
+            )
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
