@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from conftest import assert_close, supports
 
 import clgrad
@@ -174,3 +175,68 @@ def test_untyped_storage_names_the_memory_as_torch(device):
         assert x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
         assert x.untyped_storage().nbytes() == 48 and len(x[1:].untyped_storage()) == 48
         assert x[2:].untyped_storage().element_size() == 1
+
+
+def _factories(m):
+    x = m.ones(2, 3)
+    return {
+        "empty": lambda **k: m.empty(2, **k),
+        "zeros": lambda **k: m.zeros(2, **k),
+        "ones": lambda **k: m.ones((2,), **k),
+        "full": lambda **k: m.full((2,), 1.0, **k),
+        "arange": lambda **k: m.arange(3, **k),
+        "linspace": lambda **k: m.linspace(0, 1, 3, **k),
+        "logspace": lambda **k: m.logspace(0, 1, 3, **k),
+        "eye": lambda **k: m.eye(2, **k),
+        "rand": lambda **k: m.rand(2, **k),
+        "randn": lambda **k: m.randn(2, **k),
+        "randint": lambda **k: m.randint(0, 3, (2,), **k),
+        "randperm": lambda **k: m.randperm(3, **k),
+        "normal": lambda **k: m.normal(0.0, 1.0, (2,), **k),
+        "empty_strided": lambda **k: m.empty_strided((2,), (1,), **k),
+        "scalar_tensor": lambda **k: m.scalar_tensor(1.0, **k),
+        "tril_indices": lambda **k: m.tril_indices(3, 3, **k),
+        "hann_window": lambda **k: m.hann_window(4, **k),
+        "tensor": lambda **k: m.tensor([1.0], **k),
+        "empty_like": lambda **k: m.empty_like(x, **k),
+        "zeros_like": lambda **k: m.zeros_like(x, **k),
+        "full_like": lambda **k: m.full_like(x, 1, **k),
+        "randint_like": lambda **k: m.randint_like(x, 3, **k),
+        "new_zeros": lambda **k: x.new_zeros((2,), **k),
+        "new_full": lambda **k: x.new_full((2,), 1, **k),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_factories(torch)))
+def test_factories_take_torchs_tensor_options(name):
+    """layout=, pin_memory= and (empty, *_like) memory_format= as each torch factory takes them
+    (data loaders pass pin_memory=): accepted, or torch's TypeError where the torch factory
+    has no such option or the value is of the wrong type."""
+    for key, value in (
+        ("layout", "strided"),
+        ("pin_memory", False),
+        ("memory_format", "contiguous_format"),
+        ("layout", 1),
+        ("pin_memory", 1),
+        ("memory_format", 1),
+    ):
+        ours, theirs = ({key: getattr(m, value) if isinstance(value, str) else value}
+                        for m in (clgrad, torch))  # fmt: skip
+        try:
+            _factories(torch)[name](**theirs)
+        except TypeError:
+            with pytest.raises(TypeError):
+                _factories(clgrad)[name](**ours)
+        else:
+            _factories(clgrad)[name](**ours)
+
+
+@pytest.mark.parametrize("method", ["float", "double", "half", "long", "int", "bool", "cpu"])
+def test_casts_take_memory_format(method):
+    """``x.float(memory_format=...)`` and the other casts take torch's keyword; a value that
+    is no memory format is its TypeError."""
+    for m in (torch, clgrad):
+        x = m.ones(2, 3, 4, 5)
+        assert getattr(x, method)(memory_format=m.preserve_format).shape == x.shape
+        with pytest.raises(TypeError):
+            getattr(x, method)(memory_format=1)

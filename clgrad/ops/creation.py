@@ -35,6 +35,39 @@ def _size_keyword(factory):
     return sized
 
 
+def _tensor_options(*, layout: bool = True, pin_memory: bool = True, memory_format=False):
+    """A factory that takes PyTorch's other tensor options as its torch counterpart does:
+    ``layout`` (``strided``, the one layout here), ``pin_memory`` (accepted as
+    ``Tensor.pin_memory()`` is: host memory is what device copies read) and, for ``empty`` and
+    the ``*_like`` factories, ``memory_format`` (every layout is row-major, as ``clone``
+    explains); a value of the wrong type is torch's TypeError, an option the torch factory
+    lacks too.
+
+    >>> clgrad.zeros(2, layout=clgrad.strided, pin_memory=False)
+    tensor([0., 0.])
+    """
+    taken = {"layout": D.layout, "pin_memory": bool, "memory_format": D.memory_format}
+    taken = {k: t for (k, t), on in zip(taken.items(), (layout, pin_memory, memory_format)) if on}
+
+    def wrap(factory):
+        name = factory.__name__
+
+        @functools.wraps(factory)
+        def options(*args, **kwargs):
+            for key, kind in taken.items():
+                value = kwargs.pop(key, None)
+                if value is not None and not isinstance(value, kind):
+                    raise TypeError(
+                        f"{name}(): argument '{key}' must be {kind.__name__}, not "
+                        f"{type(value).__name__}"
+                    )
+            return factory(*args, **kwargs)
+
+        return options
+
+    return wrap
+
+
 def _shape(size) -> tuple:
     """A size given as ints or one sequence of ints, checked as PyTorch's argument parser does:
     a float or bool size is a TypeError, a negative one a RuntimeError."""
@@ -69,6 +102,7 @@ def _finish(t, requires_grad):
     return t
 
 
+@_tensor_options(memory_format=True)
 @_size_keyword
 def empty(
     *size: int | Sequence[int],
@@ -87,6 +121,7 @@ def empty(
     return _finish(Tensor._empty(_shape(size), dt, resolve(device)), requires_grad)
 
 
+@_tensor_options()
 def full(
     size: int | Sequence[int],
     fill_value: Number,
@@ -114,6 +149,7 @@ def full(
     return _finish(out, requires_grad)
 
 
+@_tensor_options()
 @_size_keyword
 def zeros(
     *size: int | Sequence[int],
@@ -139,6 +175,7 @@ def zeros(
     )
 
 
+@_tensor_options()
 @_size_keyword
 def ones(
     *size: int | Sequence[int],
@@ -273,6 +310,7 @@ def _upload(arr, dt, device):
     return out
 
 
+@_tensor_options(layout=False)
 def tensor(
     data: Any,
     dtype: D.dtype | None = None,
@@ -370,13 +408,12 @@ def _like(fn, t, dtype, device, **kw):
     return fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, **kw)
 
 
+@_tensor_options(memory_format=True)
 def empty_like(
     t: Tensor,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """An uninitialised tensor with the shape of ``t`` (and its dtype and device unless given),
     like ``torch.empty_like``.
@@ -387,13 +424,12 @@ def empty_like(
     return _like(empty, t, dtype, device, requires_grad=requires_grad)
 
 
+@_tensor_options(memory_format=True)
 def zeros_like(
     t: Tensor,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """Zeros with the shape of ``t`` (and its dtype and device unless given), like
     ``torch.zeros_like``.
@@ -404,13 +440,12 @@ def zeros_like(
     return _like(zeros, t, dtype, device, requires_grad=requires_grad)
 
 
+@_tensor_options(memory_format=True)
 def ones_like(
     t: Tensor,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """Ones with the shape of ``t`` (and its dtype and device unless given), like
     ``torch.ones_like``.
@@ -421,14 +456,13 @@ def ones_like(
     return _like(ones, t, dtype, device, requires_grad=requires_grad)
 
 
+@_tensor_options(memory_format=True)
 def full_like(
     t: Tensor,
     fill_value: Number,
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """``fill_value`` in the shape of ``t`` (and its dtype and device unless given), like
     ``torch.full_like``.
@@ -446,6 +480,7 @@ def full_like(
     )
 
 
+@_tensor_options()
 def arange(
     start: Number | None = None,
     end: Number | None = None,
@@ -500,6 +535,7 @@ def arange(
     return _finish(out, requires_grad)
 
 
+@_tensor_options()
 def linspace(
     start: Number,
     end: Number,
@@ -533,6 +569,7 @@ def linspace(
     return _finish(out, requires_grad)
 
 
+@_tensor_options()
 def eye(
     n: int,
     m: int | None = None,
@@ -698,6 +735,7 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     return _finish(out, requires_grad)
 
 
+@_tensor_options()
 @_size_keyword
 def rand(
     *size: int | Sequence[int],
@@ -717,6 +755,7 @@ def rand(
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 
+@_tensor_options()
 @_size_keyword
 def randn(
     *size: int | Sequence[int],
@@ -741,6 +780,7 @@ def _no_grad_for_integers(dt, requires_grad):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
 
+@_tensor_options()
 def randint(
     low: int = 0,
     high: int | Sequence[int] | None = None,
@@ -750,7 +790,6 @@ def randint(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
 ) -> Tensor:
     """Random integers in ``[low, high)`` of shape ``size``, int64 unless ``dtype`` is given, like
     ``torch.randint``, in each of its forms: ``randint(high, size)``, ``randint(low, high,
@@ -791,6 +830,7 @@ def randint(
     return _finish(r.to(dt), requires_grad)
 
 
+@_tensor_options(memory_format=True)
 def rand_like(
     input: Tensor,
     *,
@@ -798,8 +838,6 @@ def rand_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """``rand`` in the shape of ``input`` (and its dtype and device unless given), like
     ``torch.rand_like``.
@@ -817,6 +855,7 @@ def rand_like(
     )
 
 
+@_tensor_options(memory_format=True)
 def randn_like(
     input: Tensor,
     *,
@@ -824,8 +863,6 @@ def randn_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """``randn`` in the shape of ``input`` (and its dtype and device unless given), like
     ``torch.randn_like``.
@@ -843,6 +880,7 @@ def randn_like(
     )
 
 
+@_tensor_options(memory_format=True)
 def randint_like(
     input: Tensor,
     low: int = 0,
@@ -852,8 +890,6 @@ def randint_like(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
-    memory_format: Any = None,
 ) -> Tensor:
     """``randint`` in the shape of ``input`` (and its dtype and device unless given), like
     ``torch.randint_like``: ``randint_like(x, high)`` or ``randint_like(x, low, high)``.
@@ -876,6 +912,7 @@ def randint_like(
     )
 
 
+@_tensor_options()
 def randperm(
     n: int,
     dtype: D.dtype | None = None,
@@ -898,6 +935,7 @@ def _as_host(t):
     return np.asarray(t.detach().cpu()._numpy(), dtype=np.float64)
 
 
+@_tensor_options()
 def normal(
     mean: Tensor | float = 0.0,
     std: Tensor | float = 1.0,
@@ -907,7 +945,6 @@ def normal(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
 ) -> Tensor:
     """Normal random numbers, like ``torch.normal``: ``normal(mean, std)`` with a tensor for
     either or both (one number per element, broadcast; the result keeps their dtype and
@@ -1043,6 +1080,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     return tensor(counts.astype(input.dtype.np), dtype=input.dtype, device=input.device)
 
 
+@_tensor_options()
 def logspace(
     start: Number,
     end: Number,
@@ -1052,7 +1090,6 @@ def logspace(
     dtype: D.dtype | None = None,
     device: str | Device | None = None,
     requires_grad: bool = False,
-    layout: Any = None,
 ) -> Tensor:
     """``steps`` values from ``base ** start`` to ``base ** end`` evenly spaced on a log scale,
     like ``torch.logspace``.
@@ -1176,7 +1213,8 @@ def _triangle_indices(lower, row, col, offset, dtype, device):
     return tensor(np.stack([rows, cols]), dtype=dtype or D.int64, device=device)
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+@_tensor_options()
+def tril_indices(row, col, offset=0, *, dtype=None, device=None) -> Tensor:
     """The ``(2, N)`` row and column indices of the lower triangle (below diagonal
     ``offset``) of a ``row`` x ``col`` matrix, like ``torch.tril_indices``.
 
@@ -1187,7 +1225,8 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) ->
     return _triangle_indices(True, row, col, offset, dtype, device)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) -> Tensor:
+@_tensor_options()
+def triu_indices(row, col, offset=0, *, dtype=None, device=None) -> Tensor:
     """The ``(2, N)`` row and column indices of the upper triangle (above diagonal
     ``offset``) of a ``row`` x ``col`` matrix, like ``torch.triu_indices``.
 
@@ -1198,7 +1237,8 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None) ->
     return _triangle_indices(False, row, col, offset, dtype, device)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+@_tensor_options()
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A 0-d tensor holding ``s`` in the default float dtype (or ``dtype``), like
     ``torch.scalar_tensor``.
 
@@ -1209,7 +1249,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kw) -> T
                 requires_grad=requires_grad)  # fmt: skip
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+@_tensor_options()
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor with the given ``size`` and ``stride`` (over new memory just
     large enough), like ``torch.empty_strided``.
 
@@ -1370,7 +1411,7 @@ def frombuffer(
     return _finish(from_numpy(arr), requires_grad)
 
 
-def _window(name, n, periodic, dtype, device, layout, requires_grad, values):
+def _window(name, n, periodic, dtype, device, requires_grad, values):
     """A window of ``n`` points: ``values(m)`` gives the symmetric window of ``m`` points in
     float64 (NumPy); periodic windows are the first ``n`` of ``n + 1``, as torch computes them."""
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
@@ -1393,12 +1434,12 @@ def _cosine_sum(*coefs):
     return values
 
 
+@_tensor_options()
 def hann_window(
     window_length: int,
     periodic: bool = True,
     *,
     dtype=None,
-    layout=None,
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -1409,9 +1450,10 @@ def hann_window(
     tensor([0.0000, 0.5000, 1.0000, 0.5000])
     """
     f = _cosine_sum(0.5, -0.5)
-    return _window("hann_window", window_length, periodic, dtype, device, layout, requires_grad, f)
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
+@_tensor_options()
 def hamming_window(
     window_length: int,
     periodic: bool = True,
@@ -1419,7 +1461,6 @@ def hamming_window(
     beta: float = 0.46,
     *,
     dtype=None,
-    layout=None,
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -1430,17 +1471,15 @@ def hamming_window(
     tensor([0.0800, 1.0000, 0.0800])
     """
     f = _cosine_sum(alpha, -beta)
-    return _window(
-        "hamming_window", window_length, periodic, dtype, device, layout, requires_grad, f
-    )
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
+@_tensor_options()
 def blackman_window(
     window_length: int,
     periodic: bool = True,
     *,
     dtype=None,
-    layout=None,
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -1451,17 +1490,15 @@ def blackman_window(
     tensor([0.3400, 1.0000, 0.3400])
     """
     f = _cosine_sum(0.42, -0.5, 0.08)
-    return _window(
-        "blackman_window", window_length, periodic, dtype, device, layout, requires_grad, f
-    )
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
+@_tensor_options()
 def bartlett_window(
     window_length: int,
     periodic: bool = True,
     *,
     dtype=None,
-    layout=None,
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -1475,18 +1512,16 @@ def bartlett_window(
     def f(m):
         return 1 - np.abs(2 * np.arange(m) / (m - 1) - 1)
 
-    return _window(
-        "bartlett_window", window_length, periodic, dtype, device, layout, requires_grad, f
-    )
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
+@_tensor_options()
 def kaiser_window(
     window_length: int,
     periodic: bool = True,
     beta: float = 12.0,
     *,
     dtype=None,
-    layout=None,
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
@@ -1500,6 +1535,4 @@ def kaiser_window(
     def f(m):
         return np.kaiser(m, beta)
 
-    return _window(
-        "kaiser_window", window_length, periodic, dtype, device, layout, requires_grad, f
-    )
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, f)

@@ -59,10 +59,20 @@ def _comparison(fn, arrays=False):
 
 
 def _cast(dt):
-    def method(self):
-        return self.to(dt)
+    def method(self, memory_format=None):
+        return self.to(dt, memory_format=memory_format)
 
     return method
+
+
+def check_memory_format(memory_format) -> None:
+    """``memory_format=`` is accepted (every layout is row-major here, as ``clone`` explains);
+    a value that is no memory format is torch's TypeError."""
+    if memory_format is not None and not isinstance(memory_format, D.memory_format):
+        raise TypeError(
+            f"argument 'memory_format' must be torch.memory_format, not "
+            f"{type(memory_format).__name__}"
+        )
 
 
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
@@ -72,6 +82,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     >>> clgrad.tensor([1, 2]).to(clgrad.float32)
     tensor([1., 2.])
     """
+    check_memory_format(memory_format)
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
@@ -259,6 +270,7 @@ def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fals
         dtype=dtype or self.dtype,
         device=device or self.device,
         requires_grad=requires_grad,
+        **kw,
     )
 
 
@@ -310,7 +322,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     >>> x.cuda().is_cuda if clgrad.cuda.is_available() else True
     True
     """
-    return self.to(cuda_device(device))
+    return self.to(cuda_device(device), memory_format=memory_format)
 
 
 def numpy(self, *, force=False) -> np.ndarray:
@@ -460,7 +472,7 @@ def _attach():
     methods = {
         # conversions, devices and autograd
         "to": to,
-        "cpu": lambda self: self.to("cpu"),
+        "cpu": lambda self, memory_format=None: self.to("cpu", memory_format=memory_format),
         "cuda": cuda,
         "numpy": numpy,
         "type": type_,

@@ -15,6 +15,7 @@ from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...device import Device, cuda_device, resolve
 from ...hooks import RemovableHandle
 from ...ops.creation import zeros
+from ...ops.methods import check_memory_format
 from ...tensor import Tensor
 from ..parameter import Parameter
 
@@ -769,11 +770,7 @@ class Module:
         memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        if memory_format is not None and not isinstance(memory_format, D.memory_format):
-            raise TypeError(
-                f"to() argument 'memory_format' must be torch.memory_format, not "
-                f"{type(memory_format).__name__}"
-            )
+        check_memory_format(memory_format)
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
