@@ -141,6 +141,20 @@ def test_mask_indexing(device):
         x[clgrad.tensor([True, False], device=device)]
 
 
+def test_empty_views_past_their_storage(device):
+    """A view of no element may start at or past its storage's end (a column of an empty
+    matrix, the indices of a mask that selects nothing from a slice): ops on it give empty
+    results, as torch's (the cpu device's NumPy view of it raised ValueError)."""
+    column = clgrad.zeros(0, 2, dtype=clgrad.int64, device=device)[:, 1]
+    assert column.storage_offset() == 1
+    for got in (column + column, column * 3, column.clone(), column.float(), column.cpu()):
+        assert got.shape == (0,)
+    assert column.sum().item() == 0
+    x = clgrad.tensor([[-0.6, -0.8, -1.0, -0.5, 0.4]], device=device)[:, 1:4]
+    assert x[x > 0.5].shape == (0,) and x.masked_select(x > 0.5).shape == (0,)
+    assert_close(x[x < -0.7], np.array([-0.8, -1.0], np.float32))
+
+
 def test_index_out_of_range(device):
     x = clgrad.ones(3, 4, device=device)
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):

@@ -17,8 +17,11 @@ from .philox import philox_uniform, philox_unit, uniform_bits
 
 def array(v: View) -> np.ndarray:
     """The view's elements as a NumPy array over its storage (no copy). NumPy checks that the
-    view stays inside the storage's buffer."""
+    view stays inside the storage's buffer; a view of no element needs none of it (its offset
+    may lie at or past the end: a column of an empty matrix)."""
     item = v.dtype.itemsize
+    if 0 in v.shape:
+        return np.empty(v.shape, v.dtype.np)
     return np.ndarray(
         v.shape,
         v.dtype.np,
