@@ -560,3 +560,33 @@ def test_overlapping_as_strided_gradient_from_a_strided_gradient(device):
         x.as_strided((3, 3), (1, 1)).backward(g)
         results.append(x.grad.tolist())
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["conv2d", "conv1d", "group_norm"])
+def test_ops_return_tensors_of_their_own(device, name):
+    """An op whose forward views a temporary of its own (conv2d's reshaped product, viewed
+    under forward's no_grad) returns a tensor of its own, as PyTorch's native ops: no _base,
+    and an in-place write into a slice of it records and differentiates (it raised "A view
+    was created in no_grad mode")."""
+    grads = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        F = m.nn.functional
+        x = m.tensor(np.linspace(-1, 1, 2 * 3 * 5 * 5, dtype=np.float32).reshape(2, 3, 5, 5))
+        w = m.tensor(np.linspace(-1, 1, 4 * 3 * 9, dtype=np.float32).reshape(4, 3, 3, 3))
+        x, w = x.to(dev).requires_grad_(), w.to(dev).requires_grad_()
+        if name == "conv2d":
+            y = F.conv2d(x, w)
+        elif name == "conv1d":
+            y = F.conv1d(x[:, :, 0], w[:, :, 0])
+        else:
+            y = F.group_norm(x, 3, weight=w[0, :, 0, 0])
+        assert y._base is None
+        y[-1:].mul_(3)
+        (y * y).sum().backward()
+        grads.append((x.grad.cpu().numpy(), w.grad.cpu().numpy()))
+        with m.no_grad():
+            z = F.conv2d(x, w)
+        assert z._base is None
+        z.add_(1)  # outside no_grad too
+    for ours, theirs in zip(grads[1], grads[0]):
+        assert_close(ours, theirs, rtol=1e-3, atol=1e-3)

@@ -427,6 +427,8 @@ class Function(metaclass=_FunctionMeta):
                     and out._storage is args[0]._storage
                 ):
                     mark_view(out, args[0], cls.__name__)
+                else:
+                    _own_outputs(out, args)
                 return out
             prev = is_grad_enabled()
             _set(False)
@@ -572,3 +574,19 @@ def _mark_views(cls, outputs, args):
                 if isinstance(a, Tensor) and a._storage is o._storage:
                     mark_view(o, a, cls.__name__)
                     break
+    if cls._internal:
+        _own_outputs(outputs, args)
+
+
+def _own_outputs(outputs, args):
+    """An op's outputs that view no input but a temporary of its forward (conv2d's reshaped
+    product, viewed under forward's no_grad) become tensors of their own, as PyTorch's native
+    ops return them: no ``_base``, and no no-grad view that an in-place write would refuse.
+    (A user's Function keeps such views, as PyTorch's custom Functions do.)"""
+    for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+        if isinstance(o, Tensor) and o._base is not None:
+            for a in args:
+                if isinstance(a, Tensor) and a._storage is o._storage:
+                    break
+            else:
+                o._base = o._view_meta = None
