@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from conftest import assert_close
 
 import clgrad
@@ -351,3 +352,33 @@ def test_inplace_overlap_checked_on_every_call(device):
     x[1:].add_(other[:5])
     tx[1:].add_(tother[:5])
     assert_close(x, tx.numpy())
+
+
+ZERO_D = {
+    "flip((0,))": lambda m, x: x.flip((0,)),
+    "flip(-1)": lambda m, x: x.flip(-1),
+    "movedim(0, 0)": lambda m, x: x.movedim(0, 0),
+    "movedim(-1, 0)": lambda m, x: m.movedim(x, -1, 0),
+    "roll(1)": lambda m, x: x.roll(1),
+    "roll(1, 0)": lambda m, x: x.roll(1, 0),
+    "renorm": lambda m, x: x.renorm(2, 0, 1.0),
+    "renorm 1-d": lambda m, x: x.reshape(1).renorm(2, 0, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", ZERO_D)
+def test_zero_d_dims(device, name):
+    """A 0-d tensor takes dim 0 and -1 where torch's dim-wise ops take them (flip and movedim
+    reverse or move nothing; flip raised IndexError), and refuses them where torch does (roll
+    along a dim, renorm below 2 dims): its value, gradient and exception class."""
+    got = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        x = m.tensor(0.5, device=dev, requires_grad=True)
+        try:
+            y = ZERO_D[name](m, x)
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            got.append(type(e))
+            continue
+        y.sum().backward()
+        got.append((tuple(y.shape), y.item(), x.grad.item()))
+    assert got[0] == got[1]

@@ -760,6 +760,10 @@ def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
         raise RuntimeError(f"renorm: non-positive-norm not supported, got {p}")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     others = [i for i in range(input.ndim) if i != d]
     norms = input.norm(p, others, keepdim=True) if others else input.abs()

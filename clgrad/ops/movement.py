@@ -304,6 +304,8 @@ def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[
         )
     src = [wrap_dim(d, x.ndim) for d in source]
     dst = [wrap_dim(d, x.ndim) for d in destination]
+    if not x.ndim:  # (its dim 0 or -1, checked above, is no dim to move)
+        return permute(x, ())
     order = [d for d in range(x.ndim) if d not in src]
     for s, d in sorted(zip(dst, src)):
         order.insert(s, d)
@@ -729,7 +731,8 @@ def flip(x: Tensor, *args: int | Sequence[int], dims: int | Sequence[int] | None
         dims = args[0] if len(args) == 1 else args
     if not isinstance(dims, int) and len(dims) == 0:  # flip(()) reverses nothing
         return Flip.apply(x, ())
-    return Flip.apply(x, normalize_dims(dims, x.ndim))
+    dims = normalize_dims(dims, x.ndim)  # (checked: a 0-d tensor takes dim 0 or -1 ...)
+    return Flip.apply(x, dims if x.ndim else ())  # (... and has nothing to reverse)
 
 
 def as_strided(
@@ -917,6 +920,8 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
         )
     out = input
     for shift, dim in zip(shifts, dims):
+        if not input.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, input.ndim)
         n = out._shape[d] if out.ndim else 1
         k = shift % n if n else 0
