@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import clgrad
 from clgrad.autograd import gradcheck, gradgradcheck
@@ -216,3 +217,45 @@ def test_random_graphs(device, seed):
         return build(a, b)
 
     assert gradcheck(fn, inputs, **tol)
+
+
+# ops whose gradient selects: where an element is cut off (clamped, shrunk, the losing side of
+# a maximum) or the op is flat (sign, floor), PyTorch's gradient is 0 whatever arrives there
+SELECTING = {
+    "clamp": lambda m, x, o: m.clamp(x, -1, 1),
+    "clamp tensors": lambda m, x, o: m.clamp(x, o - 1, o + 1),
+    "clamp_min": lambda m, x, o: m.clamp(x, min=0.5),
+    "relu6": lambda m, x, o: m.nn.functional.relu6(x),
+    "hardtanh": lambda m, x, o: m.nn.functional.hardtanh(x, -2, 2),
+    "hardshrink": lambda m, x, o: m.nn.functional.hardshrink(x, 0.5),
+    "softshrink": lambda m, x, o: m.nn.functional.softshrink(x, 0.5),
+    "hardsigmoid": lambda m, x, o: m.nn.functional.hardsigmoid(x),
+    "maximum": lambda m, x, o: m.maximum(x, o),
+    "minimum": lambda m, x, o: m.minimum(x, o),
+    "fmax": lambda m, x, o: m.fmax(x, o),
+    "fmin": lambda m, x, o: m.fmin(x, o),
+    "sign": lambda m, x, o: m.sign(x),
+    "floor": lambda m, x, o: m.floor(x),
+    "round": lambda m, x, o: m.round(x),
+    "pow 0": lambda m, x, o: x**0,
+}
+
+
+@pytest.mark.parametrize("name", SELECTING)
+def test_selecting_gradients_keep_infinities_out(device, name):
+    """An infinite or NaN gradient arriving where the op's gradient is 0 stays out, as in
+    PyTorch (clamp then log: the clamped elements' gradient was NaN, from inf * 0), and a NaN
+    operand of maximum or minimum gets the gradient, as there."""
+    x = np.array([-5.0, -0.3, 0.0, 0.3, 5.0, 7.0, np.nan], np.float32)
+    other = np.array([-5.0, 1.0, 0.0, -1.0, 6.0, 7.0, 2.0], np.float32)
+    upstream = np.array([np.inf, -np.inf, np.inf, 1.0, np.inf, np.nan, 1.0], np.float32)
+    grads = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        xt = m.tensor(x, device=dev).requires_grad_()
+        ot = m.tensor(other, device=dev).requires_grad_()
+        (SELECTING[name](m, xt, ot) * m.tensor(upstream, device=dev)).sum().backward()
+        grads.append([None if t.grad is None else t.grad.cpu().numpy() for t in (xt, ot)])
+    for theirs, ours in zip(*grads):
+        assert (theirs is None) == (ours is None)
+        if theirs is not None:
+            np.testing.assert_array_equal(ours, theirs)

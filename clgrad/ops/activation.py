@@ -27,7 +27,7 @@ def _np_softplus(a):
     "(in0 != in0 ? in0 : ((in0 < ({T})0 ? ({T})0 : in0) > ({T})6 ? ({T})6 "
     ": (in0 < ({T})0 ? ({T})0 : in0)))",
     lambda a: np.where(a != a, a, np.clip(a, 0, 6)),
-    grad=lambda grad, input: grad * ((input > 0) & (input < 6)),
+    grad=lambda grad, input: where((input <= 0) | (input >= 6), 0.0, grad),
     dtypes=NUMERIC_DTYPES,
     refuse="Bool inputs not supported for hardtanh",
 )
@@ -43,8 +43,10 @@ def relu6(apply, input: Tensor) -> Tensor:
 @elementwise(
     "(in0 < in1 ? in1 : (in0 > in2 ? in2 : in0))",
     lambda a, lo, hi: np.where(a < lo, lo, np.where(a > hi, hi, a)),
-    # PyTorch's hardtanh_backward: strictly inside the bounds
-    grad=lambda grad, input, min_val, max_val: grad * ((input > min_val) & (input < max_val)),
+    # PyTorch's hardtanh_backward: none at or past the bounds (a NaN input takes it)
+    grad=lambda grad, input, min_val, max_val: where(
+        (input <= min_val) | (input >= max_val), 0.0, grad
+    ),
     dtypes=_SIGNED,
     scalars=("min_val", "max_val"),
     refuse="hardtanh is not supported for unsigned and Bool inputs",
@@ -152,7 +154,7 @@ def mish(apply, input: Tensor) -> Tensor:
     # PyTorch's test: NaN is outside the band and kept
     "((in0 >= -in1 && in0 <= in1) ? ({T})0 : in0)",
     lambda a, lambd: np.where((a >= -lambd) & (a <= lambd), 0, a),
-    grad=lambda grad, input, lambd: grad * ((input > lambd) | (input < -lambd)),
+    grad=lambda grad, input, lambd: where((input >= -lambd) & (input <= lambd), 0.0, grad),
     dtypes=FLOAT_DTYPES,
     scalars=("lambd",),
 )
@@ -170,7 +172,7 @@ def hardshrink(apply, input: Tensor, lambd: float = 0.5) -> Tensor:
     # compiler folds a * 0 to 0)
     "(in0 > in1 ? in0 - in1 : (in0 < -in1 ? in0 + in1 : (in0 != in0 ? in0 : ({T})0)))",
     lambda a, lambd: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, a * 0)),
-    grad=lambda grad, input, lambd: grad * ((input > lambd) | (input < -lambd)),
+    grad=lambda grad, input, lambd: where((input >= -lambd) & (input <= lambd), 0.0, grad),
     dtypes=FLOAT_DTYPES,
     scalars=("lambd",),
 )
@@ -237,7 +239,7 @@ def softsign(apply, input: Tensor) -> Tensor:
 @elementwise(
     "(in0 <= ({T})-3 ? ({T})0 : (in0 >= ({T})3 ? ({T})1 : in0 / ({T})6 + ({T})0.5))",
     lambda a: np.clip(a / 6 + 0.5, 0, 1),
-    grad=lambda grad, input: grad * ((input > -3) & (input < 3)) / 6,
+    grad=lambda grad, input: where((input > -3) & (input < 3), grad / 6, 0.0),
     dtypes=FLOAT_DTYPES,
 )
 def hardsigmoid(apply, input: Tensor) -> Tensor:

@@ -110,6 +110,19 @@ def _require_tensors(name, input, other):
             )
 
 
+def _zero_grad(grad):
+    """A gradient that is zero everywhere, as PyTorch's ``zeros_like(grad)``: an infinite or
+    NaN incoming gradient stays out of it (``grad * 0`` would be NaN there)."""
+    return Tensor._full(grad._shape, 0, grad.dtype, grad.device)
+
+
+def _tie_grad(grad, loses, input, other):
+    """maximum's and minimum's gradient for one operand, as PyTorch's: half at a tie, none
+    where the operand ``loses`` (selected, so an infinite ``grad`` gives no NaN there), all of
+    it elsewhere (a NaN operand takes it)."""
+    return where(loses, 0.0, where(input == other, grad / 2, grad))
+
+
 def _scaled(input, other, alpha):
     """``alpha * other`` for ``add`` and ``sub``, computed in the dtype of the result as
     PyTorch's kernels do (so bool stays bool and a bool or 0-d operand doesn't promote
@@ -269,7 +282,7 @@ def _pow_grad_input(grad, input, exponent):
     # exponent * input^(exponent-1), taken as 0 where exponent == 0 (PyTorch, also at input 0)
     if not is_tensor(exponent):
         if exponent == 0:
-            return grad * 0
+            return _zero_grad(grad)
         # x ** 2, the commonest power (a squared error): input ** 1 is input, one kernel less
         power = input if exponent == 2 else input ** (exponent - 1)
         return grad * exponent * power
@@ -354,8 +367,8 @@ def atan2(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     "((in0 != in0 || in0 > in1) ? in0 : in1)",
     np.maximum,
     grad=(
-        lambda grad, input, other: grad * ((input > other) + (input == other) * 0.5),
-        lambda grad, input, other: grad * ((other > input) + (input == other) * 0.5),
+        lambda grad, input, other: _tie_grad(grad, input < other, input, other),
+        lambda grad, input, other: _tie_grad(grad, input > other, input, other),
     ),
 )
 def maximum(apply, input: Tensor, other: Tensor) -> Tensor:
@@ -372,8 +385,8 @@ def maximum(apply, input: Tensor, other: Tensor) -> Tensor:
     "((in0 != in0 || in0 < in1) ? in0 : in1)",
     np.minimum,
     grad=(
-        lambda grad, input, other: grad * ((input < other) + (input == other) * 0.5),
-        lambda grad, input, other: grad * ((other < input) + (input == other) * 0.5),
+        lambda grad, input, other: _tie_grad(grad, input > other, input, other),
+        lambda grad, input, other: _tie_grad(grad, input < other, input, other),
     ),
 )
 def minimum(apply, input: Tensor, other: Tensor) -> Tensor:
@@ -390,12 +403,12 @@ def _clamp_grads():
     # PyTorch's clamp_backward_min_max: where min > max the result is max, so its gradient
     # goes to max alone (min's needs min < max, max's takes max < min too)
     def keep(grad, input, min, max):
-        return grad * ((input >= min) & (input <= max))
+        return where((input >= min) & (input <= max), grad, 0.0)
 
     return (
         keep,
-        lambda grad, input, min, max: grad * ((input < min) & (min < max)),
-        lambda grad, input, min, max: grad * ((input > max) | (max < min)),
+        lambda grad, input, min, max: where((input < min) & (min < max), grad, 0.0),
+        lambda grad, input, min, max: where((input > max) | (max < min), grad, 0.0),
     )
 
 
@@ -638,7 +651,7 @@ def neg(apply, input: Tensor) -> Tensor:
 @elementwise(
     "(({T})(in0 > 0) - ({T})(in0 < 0))",
     lambda a: np.where(a > 0, 1, 0) - np.where(a < 0, 1, 0),
-    grad=lambda grad: grad * 0,
+    grad=_zero_grad,
     inplace=True,
 )
 def sign(apply, input: Tensor) -> Tensor:
@@ -661,9 +674,7 @@ def _rounding(name, expr, numpy, example_out):
         f"    >>> clgrad.{name}(clgrad.tensor([-1.5, 0.5, 2.7]))\n    {example_out}\n    "
     )
     # integer tensors come back unchanged (a copy); bool is not taken, as in PyTorch
-    return elementwise(
-        expr, numpy, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES
-    )(body)
+    return elementwise(expr, numpy, grad=_zero_grad, inplace=True, dtypes=NUMERIC_DTYPES)(body)
 
 
 floor = _rounding("floor", "cg_floor_{T}(in0)", np.floor, "tensor([-2.,  0.,  2.])")
@@ -671,9 +682,7 @@ ceil = _rounding("ceil", "cg_ceil_{T}(in0)", np.ceil, "tensor([-1.,  1.,  3.])")
 trunc = _rounding("trunc", "cg_trunc_{T}(in0)", np.trunc, "tensor([-1.,  0.,  2.])")
 
 
-@elementwise(
-    "cg_rint_{T}(in0)", np.round, grad=lambda grad: grad * 0, inplace=True, dtypes=NUMERIC_DTYPES
-)
+@elementwise("cg_rint_{T}(in0)", np.round, grad=_zero_grad, inplace=True, dtypes=NUMERIC_DTYPES)
 def round(apply, input: Tensor, *, decimals: int | None = None) -> Tensor:
     """Rounds half to even, to ``decimals`` places (floating tensors only when ``decimals``
     is given, as PyTorch: its rounding to places has no integer kernel).
@@ -945,7 +954,7 @@ rad2deg = _float_unary(
 angle = _float_unary(
     "angle", "(in0 != in0 ? in0 : (in0 < 0 ? ({T})3.14159265358979323846 : ({T})0))",
     lambda a: np.where(np.isnan(a), a, np.where(a < 0, np.asarray(_PI, a.dtype), 0)),
-    lambda grad: grad * 0, "[-1.0, 2.0]", "tensor([3.1416, 0.0000])", inplace=False,
+    _zero_grad, "[-1.0, 2.0]", "tensor([3.1416, 0.0000])", inplace=False,
 )  # fmt: skip
 log2 = _float_unary(
     "log2", "cg_log2_{T}(in0)", np.log2, lambda grad, input: grad / (input * math.log(2)),
@@ -1136,7 +1145,7 @@ def xlogy(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     result=floating,
     grad=(
         lambda grad, input, result: grad * where(input == 0, 0.0, result / input),
-        lambda grad: grad * 0,
+        _zero_grad,
     ),
     inplace=True,
 )
@@ -1153,7 +1162,7 @@ def copysign(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     "nextafter(in0, in1)",
     np.nextafter,
     # PyTorch passes the gradient to input unchanged (the step is below its precision)
-    grad=(lambda grad: grad, lambda grad: grad * 0),
+    grad=(lambda grad: grad, _zero_grad),
     inplace=True,
     # half is computed in float, where the next value is another one: not taken
     dtypes=(D.float32, D.float64),
@@ -1193,10 +1202,10 @@ def _fmax_fmin(name, expr, numpy, keep_input):
         return apply(input, other)
 
     def first(grad, input, other):
-        return grad * (keep_input(input, other) | other.isnan())
+        return where(keep_input(input, other) | other.isnan(), grad, 0.0)
 
     def second(grad, input, other):
-        return grad * (keep_input(input, other) | other.isnan()).logical_not()
+        return where(keep_input(input, other) | other.isnan(), 0.0, grad)
 
     body.__name__ = body.__qualname__ = name
     example = numpy(np.array([1.0, np.nan, 4.0]), np.array([2.0, 3.0, np.nan])).tolist()
