@@ -29,7 +29,7 @@ from ..backend.base import COPY, FILL
 from ..tensor import Tensor, contiguous_strides
 from .core import launch, sum_to
 from .creation import arange
-from .elementwise import add
+from .elementwise import add, where
 from .indexing import put, take
 from .linalg import matmul
 
@@ -824,8 +824,8 @@ class EmbeddingFn(Function):
     def backward(ctx, g):
         (idx,) = ctx.saved_tensors
         num, padding_idx = ctx.meta
-        if padding_idx is not None:
-            g = g * (idx != padding_idx).unsqueeze(-1)
+        if padding_idx is not None:  # (selected, as torch skips them: an inf there stays out)
+            g = where((idx != padding_idx).unsqueeze(-1), g, 0.0)
         return EmbeddingGrad.apply(g, idx, num), None, None
 
 
