@@ -239,7 +239,7 @@ SELECTING = {
     "round": lambda m, x, o: m.round(x),
     "pow 0": lambda m, x, o: x**0,
     "embedding padding_idx": lambda m, x, o: m.nn.functional.embedding(
-        m.tensor([0, 1, 1, 2, 0, 1, 2]), x.reshape(7, 1), padding_idx=1
+        m.tensor([0, 1, 1, 2, 0, 1, 2], device=x.device), x.reshape(7, 1), padding_idx=1
     ).reshape(7),
 }
 
