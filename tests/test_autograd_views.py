@@ -590,3 +590,45 @@ def test_ops_return_tensors_of_their_own(device, name):
         z.add_(1)  # outside no_grad too
     for ours, theirs in zip(grads[1], grads[0]):
         assert_close(ours, theirs, rtol=1e-3, atol=1e-3)
+
+
+SAVES = {
+    # (op, what the write goes into: its input or its output); torch's outcome decides
+    "x ** 2, output written": (lambda m, y: y**2, "out"),
+    "pow(x, 3), output written": (lambda m, y: m.pow(y, 3), "out"),
+    "square, output written": (lambda m, y: m.square(y), "out"),
+    "exp, output written": (lambda m, y: y.exp(), "out"),
+    "pow(x, tensor), output written": (
+        lambda m, y: m.pow(y, m.full((3,), 2.0, device=y.device, requires_grad=True)),
+        "out",
+    ),
+    "sum, input written": (lambda m, y: y.sum(), "in"),
+    "mean, input written": (lambda m, y: y.mean(), "in"),
+    "sum(0), input written": (lambda m, y: y.reshape(1, 3).sum(0), "in"),
+    "mean keepdim, input written": (lambda m, y: y.reshape(1, 3).mean(-1, keepdim=True), "in"),
+    "x * x, input written": (lambda m, y: y * y, "in"),
+}
+
+
+@pytest.mark.parametrize("name", SAVES)
+def test_writes_after_an_op_check_only_what_it_saved(device, name):
+    """An op saves what its gradient reads, as PyTorch's: pow by a number saves its input (not
+    its result), sum and mean nothing but the shape, so writing into those afterwards is fine
+    (clgrad raised "modified by an inplace operation"); where torch saved it, the write still
+    raises at backward."""
+    op, target = SAVES[name]
+    outcomes = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        x = m.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        y = x * 1
+        z = op(m, y)
+        (z if target == "out" else y).mul_(2)
+        try:
+            z.sum().backward()
+            outcomes.append(x.grad.cpu().numpy())
+        except RuntimeError:
+            outcomes.append("RuntimeError")
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+    else:
+        assert_close(outcomes[1], outcomes[0])

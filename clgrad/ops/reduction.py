@@ -46,7 +46,9 @@ def _extreme_grad(grad, input, result, dim):
     return grad * mask / mask.sum(dim=dim, keepdim=True)
 
 
-@reduction("0", "a + b", np.sum, grad=lambda grad, input: grad.expand(input.shape))
+# (the gradient is expanded to the input's shape, which the node keeps: the input itself is not
+# saved, so writing into it after the sum is fine, as in PyTorch; mean is a sum too)
+@reduction("0", "a + b", np.sum, grad=lambda grad: grad)
 def sum(
     apply,
     input: Tensor,

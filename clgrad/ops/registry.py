@@ -431,7 +431,12 @@ class ElementwiseOp:
             if g is not None:
                 reads.update(g[1])
         saved = tuple(i for i, n in enumerate(names) if n in reads)
-        saves_result = "result" in reads
+        # the operands whose formula reads the result: it is saved only when one of them needs
+        # a gradient (pow's exponent does; x ** 2 saves x alone, as PyTorch, so writing into
+        # the power afterwards is fine)
+        result_readers = tuple(
+            i for i, g in enumerate(self.grads) if g is not None and "result" in g[1]
+        )
 
         def forward(ctx, *operands):
             out = op.run(*operands)
@@ -447,6 +452,12 @@ class ElementwiseOp:
                         numbers.append(x)
                 ctx.metas, ctx.numbers = metas, numbers
                 kept = [operands[i] if _is_tensor(operands[i]) else None for i in saved]
+                saves_result = False
+                for i in result_readers:
+                    x = operands[i]
+                    if isinstance(x, Tensor) and x.requires_grad:
+                        saves_result = True
+                        break
                 ctx.save_for_backward(*kept, out if saves_result else None)
             return out
 
