@@ -1,6 +1,7 @@
 ## take / put / put_add through int64 element offsets into a storage.
 ##   ct: storage C type; raw copies move half as its 16 bits (ushort)
 ##   atomic64: the device has cl_khr_int64_base_atomics (else put_add on 64-bit types runs serially)
+##   logical: the storage holds bools (uchar 0/1): put_add ORs, as PyTorch's bool sum saturates
 ## Every offset is clamped to [0, limit): indices are checked on the host first, and the clamp
 ## keeps a kernel inside its buffer whatever happens.
 % if atomic64 and ct in ("double", "long"):
@@ -63,6 +64,8 @@ static inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "ha
   % if ct == "half":
     float sum = vload_half(0, (const __private half *)&bits) + v;
     vstore_half_rte(sum, 0, (__private half *)&bits);
+  % elif logical:
+    bits = (uchar)(bits | (v != 0));
   % else:
     bits = (${"ushort" if bits == 16 else "uchar"})(as_${ct}(bits) + v);
   % endif

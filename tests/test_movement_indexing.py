@@ -382,3 +382,21 @@ def test_zero_d_dims(device, name):
         y.sum().backward()
         got.append((tuple(y.shape), y.item(), x.grad.item()))
     assert got[0] == got[1]
+
+
+def test_bool_accumulation_saturates(device):
+    """Adding bools into a bool tensor by index (scatter_add, index_add, index_put with
+    accumulate) ORs them, as PyTorch's bool sum: the OpenCL kernel added them as bytes and
+    stored a 2 that read as True but summed and compared as 2."""
+    for op in (
+        lambda m, z, i, v: z.scatter_add(0, i, v),
+        lambda m, z, i, v: z.index_add(0, i, v),
+        lambda m, z, i, v: z.index_put((i,), v, accumulate=True),
+    ):
+        got = []
+        for m, dev in ((torch, "cpu"), (clgrad, device)):
+            z = m.zeros(3, dtype=m.bool, device=dev)
+            i = m.tensor([0, 0, 1, 0], device=dev)
+            s = op(m, z, i, m.ones(4, dtype=m.bool, device=dev))
+            got.append((s.tolist(), s.float().tolist(), (s == True).tolist(), s.sum().item()))  # noqa: E712
+        assert got[1] == got[0]

@@ -304,6 +304,7 @@ class OpenCLBackend(Backend):
             function,
             ct=dtype.ctype,
             atomic64=rt.atomic64,
+            logical=dtype.name == "bool",
             fp64=dtype.name == "float64",
         )
 
