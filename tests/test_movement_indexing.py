@@ -400,3 +400,21 @@ def test_bool_accumulation_saturates(device):
             s = op(m, z, i, m.ones(4, dtype=m.bool, device=dev))
             got.append((s.tolist(), s.float().tolist(), (s == True).tolist(), s.sum().item()))  # noqa: E712
         assert got[1] == got[0]
+
+
+def test_setitem_value_with_extra_leading_dims_differentiates(device):
+    """A value with leading size-1 dims past the slice it is assigned to (PyTorch drops them)
+    gets its gradient in its own shape (the backward's sum_to raised "dim appears multiple
+    times")."""
+    grads = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        v = m.tensor([[[1.0], [2.0]]], device=dev, requires_grad=True)
+        w = m.tensor([[[[5.0]]]], device=dev, requires_grad=True)
+        y, z = m.zeros(2, 2, device=dev), m.zeros(3, device=dev)
+        y[:, :] = v
+        z[1:] = w
+        weights = m.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev)
+        ((y * weights).sum() + (z * m.tensor([1.0, 2.0, 3.0], device=dev)).sum()).backward()
+        grads.append((v.grad.cpu().numpy(), w.grad.cpu().numpy()))
+    for ours, theirs in zip(grads[1], grads[0]):
+        assert_close(ours, theirs)

@@ -518,6 +518,8 @@ def sum_to(g, shape):
     if g._shape == shape:
         return g
     lead = g.ndim - len(shape)
+    if lead < 0:  # an input with leading size-1 dims past g's (a value assigned to a slice)
+        return sum_to(g, shape[-lead:]).reshape(shape)
     dims = list(range(lead)) + [
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
     ]
