@@ -418,3 +418,30 @@ def test_setitem_value_with_extra_leading_dims_differentiates(device):
         grads.append((v.grad.cpu().numpy(), w.grad.cpu().numpy()))
     for ours, theirs in zip(grads[1], grads[0]):
         assert_close(ours, theirs)
+
+
+def test_zero_d_integer_tensor_indexes_as_an_int(device):
+    """A 0-d integer tensor as an index is the int it holds, as PyTorch's: x[t] is a view
+    (writing into it writes x), in a tuple key too; a 0-d bool tensor stays a mask."""
+    got = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        x = m.tensor([0.0, 1.0, 2.0, 3.0], device=dev)
+        x[m.tensor(1, device=dev)].fill_(100)
+        grid = m.arange(12.0, device=dev).reshape(3, 4)
+        grid[m.tensor(2, device=dev), 1:].zero_()
+        column = grid[:, m.tensor(-1, dtype=m.int32, device=dev)]
+        grid[m.tensor(0, device=dev)] = 7
+        a = m.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        (a[m.tensor(1, device=dev)] * 2).backward()
+        with pytest.raises(IndexError):
+            x[m.tensor(9, device=dev)]
+        got.append(
+            (
+                x.tolist(),
+                grid.tolist(),
+                column.tolist(),
+                a.grad.tolist(),
+                tuple(x[m.tensor(True, device=dev)].shape),
+            )
+        )
+    assert got[1] == got[0]

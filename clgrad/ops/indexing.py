@@ -35,6 +35,9 @@ from .registry import SCALAR_TYPE_NAMES
 
 # ---- keys --------------------------------------------------------------------------------------
 _INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool_)
+# a 0-d tensor of these dtypes indexes as the int it holds (PyTorch's applySelect; a 0-d uint8
+# or bool tensor is a mask)
+_INT_SELECTS = frozenset(dt for dt in D.ALL if dt.category == 1 and dt is not D.uint8)
 
 
 def _as_index_tensor(k, device):
@@ -92,7 +95,9 @@ def _parse(x, key):
     items = []
     refused = None  # data PyTorch's tensor constructor refuses: raised after the count check
     for k in key:
-        if isinstance(k, (list, tuple, np.ndarray, Tensor, str, bytes)):
+        if isinstance(k, Tensor) and not k.ndim and k.dtype in _INT_SELECTS:
+            items.append(int(k.item()))  # an int to PyTorch: a view, not a copy (reads it)
+        elif isinstance(k, (list, tuple, np.ndarray, Tensor, str, bytes)):
             try:
                 items.append(_as_index_tensor(k, x.device))
             except TypeError as e:
