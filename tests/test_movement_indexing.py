@@ -445,3 +445,16 @@ def test_zero_d_integer_tensor_indexes_as_an_int(device):
             )
         )
     assert got[1] == got[0]
+
+
+def test_index_changed_before_backward_raises(device):
+    """The index tensors of x[:, i] are saved for backward, as PyTorch's: changing i in place
+    before backward raises there (the gradient went to the new positions, silently)."""
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        x = m.tensor([[1.0, 2.0, 3.0]], device=dev, requires_grad=True)
+        i = m.tensor([0, 1], device=dev)
+        y = x[:, i]
+        with m.no_grad():
+            i.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            (y * m.tensor([[10.0, 20.0]], device=dev)).sum().backward()

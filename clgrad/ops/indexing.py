@@ -321,14 +321,17 @@ class Index(Function):
     @staticmethod
     def forward(ctx, v, advanced):
         offsets, _ = _offsets(v, advanced)
-        ctx.shape, ctx.advanced = v.shape, advanced
+        # the index tensors are saved (version-checked), as PyTorch's: an index changed in
+        # place before backward raises there instead of scattering to the new positions
+        ctx.shape, ctx.dims = v.shape, [d for d, _ in advanced]
+        ctx.save_for_backward(*[i for _, i in advanced])
         return take(v, offsets)
 
     @staticmethod
     def backward(ctx, g):
-
+        advanced = list(zip(ctx.dims, ctx.saved_tensors))
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
-        return IndexPut.apply(z, g, (), ctx.advanced, True), None
+        return IndexPut.apply(z, g, (), advanced, True), None
 
 
 class IndexPut(Function):
