@@ -632,3 +632,25 @@ def test_writes_after_an_op_check_only_what_it_saved(device, name):
         assert outcomes[1] == outcomes[0]
     else:
         assert_close(outcomes[1], outcomes[0])
+
+
+@pytest.mark.parametrize("write", ["zero_", "fill_", "copy_"])
+def test_overwriting_a_non_leaf_keeps_the_graph(device, write):
+    """Overwriting a whole non-leaf (zero_, fill_, copy_) gives the history before it a zero
+    gradient, as PyTorch's: a leaf under it gets a zero .grad (it got None, which optimizers
+    treat differently), and a saved output overwritten raises at backward."""
+    got = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        x = m.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        y = x * 2
+        if write == "copy_":
+            y.copy_(m.ones(3, device=dev))
+        else:
+            getattr(y, write)(*(() if write == "zero_" else (5.0,)))
+        (y * 3).sum().backward()
+        z = (x * 1).exp()
+        getattr(z, write)(*(() if write == "zero_" else (5.0,) if write == "fill_" else (z,)))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+        got.append(x.grad.tolist())
+    assert got[1] == got[0]

@@ -264,7 +264,8 @@ class CopySlices(Function):
 
 class _Overwrite(Function):
     """``old``'s shape and dtype holding ``src`` (a tensor, broadcast, or a number): the
-    recorded form of copy_ and fill_; no gradient reaches ``old``."""
+    recorded form of copy_ and fill_; ``old``'s gradient is zeros, as PyTorch's (not None: the
+    graph before the write still runs, and a leaf under it gets a zero ``.grad``)."""
 
     @staticmethod
     def forward(ctx, old, src):
@@ -279,11 +280,12 @@ class _Overwrite(Function):
 
     @staticmethod
     def backward(ctx, g):
+        g_old = Tensor._full(g._shape, 0, g.dtype, g.device) if ctx.needs_input_grad[0] else None
         if ctx.src is None:
-            return None, None
+            return g_old, None
         shape, dt = ctx.src
         g = sum_to(g, shape)
-        return None, g if g.dtype is dt else g.to(dt)
+        return g_old, g if g.dtype is dt else g.to(dt)
 
 
 def copy_(x, src, non_blocking=False):
