@@ -1665,3 +1665,25 @@ def test_no_warnings_in_a_step(device):
         F.cross_entropy(
             model(clgrad.randn(4, 3, device=device)), clgrad.tensor([0, 1, 1, 0], device=device)
         ).backward()
+
+
+def test_linear_and_cross_entropy_with_nothing_to_sum(device):
+    """F.linear of a (4, 2, 0) input (no input features: the bias alone, broadcast) and
+    cross_entropy over zero classes with label smoothing (NaN or empty, as torch) run; they
+    raised a reshape RuntimeError and a ZeroDivisionError."""
+    got = []
+    for m, dev in ((torch, "cpu"), (clgrad, device)):
+        F = m.nn.functional
+        x = m.zeros(4, 2, 0, device=dev, requires_grad=True)
+        b = m.ones(3, device=dev, requires_grad=True)
+        y = F.linear(x, m.zeros(3, 0, device=dev), b)
+        y.sum().backward()
+        losses = [
+            F.cross_entropy(m.zeros(0, 0, device=dev), t, reduction=r, label_smoothing=0.25)
+            for t in (m.zeros(0, dtype=m.int64, device=dev), m.zeros(0, 0, device=dev))
+            for r in ("mean", "none")
+        ]
+        got.append(
+            (tuple(y.shape), y.sum().item(), b.grad.tolist(), [str(v.tolist()) for v in losses])
+        )
+    assert got[1] == got[0]

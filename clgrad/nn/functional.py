@@ -553,7 +553,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if input.ndim > 2:
         lead = tuple(input.shape[:-1])
-        out = input.reshape(-1, input.shape[-1]) @ weight.t()
+        rows = math.prod(lead)  # (not -1: ambiguous where in_features is 0)
+        out = input.reshape(rows, input.shape[-1]) @ weight.t()
         out = out.reshape(lead + (weight.shape[0],))
     elif input.ndim == 2 and weight.ndim == 2 and bias is not None:
         return _L.addmm(bias, input, weight.t())  # one node, as PyTorch's (AddmmBackward0)
@@ -2756,7 +2757,7 @@ def cross_entropy(
         logp = log_softmax(input, cdim)
         c = input.shape[cdim]
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / c
+            target = target * (1 - label_smoothing) + _per_class(label_smoothing, c)
         prod = logp * target
         if weight is not None:
             prod = prod * weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
@@ -2787,7 +2788,13 @@ def cross_entropy(
         smooth = smooth.sum() / counted.sum()
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (1 - label_smoothing) * loss + (label_smoothing / c) * smooth
+    return (1 - label_smoothing) * loss + _per_class(label_smoothing, c) * smooth
+
+
+def _per_class(label_smoothing, c):
+    """``label_smoothing / c``, as PyTorch's double division: inf for no classes (its losses
+    are then NaN or empty, not a ZeroDivisionError)."""
+    return label_smoothing / c if c else math.inf
 
 
 # ---- more losses -----------------------------------------------------------------------------
