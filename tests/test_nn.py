@@ -1687,3 +1687,19 @@ def test_linear_and_cross_entropy_with_nothing_to_sum(device):
             (tuple(y.shape), y.sum().item(), b.grad.tolist(), [str(v.tolist()) for v in losses])
         )
     assert got[1] == got[0]
+
+
+def test_pool_and_scatter_add_refuse_as_torch():
+    """Pooling an input with an empty non-batch dim, and scatter_add with a source of another
+    dtype, raise torch's RuntimeError (both ran); an empty batch still pools."""
+    for m in (torch, clgrad):
+        F = m.nn.functional
+        with pytest.raises(RuntimeError):
+            F.avg_pool2d(m.zeros(2, 0, 2, 2), 1)
+        with pytest.raises(RuntimeError):
+            F.max_pool2d(m.zeros(3, 2, 0), 1)
+        with pytest.raises(RuntimeError):
+            F.avg_pool1d(m.zeros(2, 0, 2), 1)
+        with pytest.raises(RuntimeError):
+            m.zeros(3).scatter_add(0, m.tensor([0]), m.ones(1, dtype=m.float64))
+        assert tuple(F.max_pool2d(m.zeros(0, 3, 2, 2), 1).shape) == (0, 3, 2, 2)

@@ -986,6 +986,11 @@ def _pool_args(name, nd, input, kernel_size, stride, padding, dilation):
             f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, got "
             f"{list(input.shape)}"
         )
+    if 0 in input.shape[input.ndim - nd - 1 :]:  # only a batch may be empty, as in PyTorch
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(input.shape)}"
+        )
     k = _ntuple(kernel_size, nd, "kernel_size")
     s = (
         k

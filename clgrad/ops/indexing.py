@@ -553,6 +553,8 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     tensor([4., 2., 4.])
     """
     same_device(x, index, src)
+    if src.dtype is not x.dtype:  # (torch names the family's check scatter())
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = wrap_dim(dim, x.ndim)
     _check_gather("scatter_add", x, d, index, src)
     if x.ndim == 0 or index.ndim == 0:
