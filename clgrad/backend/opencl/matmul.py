@@ -48,10 +48,6 @@ MICRO_MIN_MACS_EACH = 8**3
 # direct (B read in place) beats packing B up to about this many rows of A, which is how
 # often each packed element would be reused; it needs whole NR-wide blocks to be quick.
 DIRECT_MAX_M = 48
-# ... and for any number of rows where B is this small (the 10-class output layer's g @ W): it
-# stays in cache for every work-group, so packing it costs a launch and saves nothing (256 x 10
-# x 256: 35 vs 55 us; even at 128 KiB the two ran alike).
-DIRECT_MAX_B_BYTES = 32 << 10
 # A transposed A (a Linear weight's gradient g.T @ x) is read in place up to this size: its MR
 # words per k are adjacent, and every work-group walks all of it, which stays in the L2 cache
 # (256 x 256 floats: 10% faster than packing it and a launch less, 10 x 256 30%); a bigger one
@@ -142,8 +138,7 @@ def _choose(rt, b, acc, Z, M, N, K) -> str:
         # element once, so packing is never repaid, and its scratch would be 16x the vector
         # (B's NR-wide panels) or a whole copy of a transposed matrix: read both in place.
         return "direct" if M == 1 and _row_major(b, acc) else "general"
-    small_b = K * N * acc.itemsize <= DIRECT_MAX_B_BYTES
-    if (M <= DIRECT_MAX_M or small_b) and N >= packed_tile(rt, acc.ctype)[1] and _row_major(b, acc):
+    if M <= DIRECT_MAX_M and N >= packed_tile(rt, acc.ctype)[1] and _row_major(b, acc):
         return "direct"
     return "packed"
 
