@@ -1190,12 +1190,7 @@ INPLACE = {
     "add_float_into_int": (lambda x, y: x.add_(y), Input((3, 4), "int64"), (3, 4)),
     "add_int_into_float": (lambda x, y: x.add_(y), (3, 4), Input((3, 4), "int32")),
 }
-_NO_GRAD_TO_CLONED = (
-    "x.clone().{}: torch's backward reaches x with a zero gradient; clgrad leaves x.grad None"
-)
-INPLACE_XFAIL: dict[str, object] = {
-    op: _NO_GRAD_TO_CLONED.format(op + "(...)") for op in ("zero_", "fill_", "copy_")
-}
+INPLACE_XFAIL: dict[str, object] = {}  # (overwrites now give the history before them zeros)
 
 
 @pytest.mark.parametrize(
