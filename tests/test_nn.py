@@ -1703,3 +1703,17 @@ def test_pool_and_scatter_add_refuse_as_torch():
         with pytest.raises(RuntimeError):
             m.zeros(3).scatter_add(0, m.tensor([0]), m.ones(1, dtype=m.float64))
         assert tuple(F.max_pool2d(m.zeros(0, 3, 2, 2), 1).shape) == (0, 3, 2, 2)
+
+
+def test_inf_norm_over_nothing_refuses_as_torch():
+    """The inf and -inf norms over an empty dim (or of an empty tensor) raise torch's
+    RuntimeError (it was amax's IndexError); over a non-empty dim of an empty tensor they give
+    an empty result."""
+    for m in (torch, clgrad):
+        inf = float("inf")
+        with pytest.raises(RuntimeError, match="does not have an identity"):
+            m.linalg.vector_norm(m.zeros(0, 3), ord=inf, dim=0)
+        with pytest.raises(RuntimeError, match="does not have an identity"):
+            m.zeros(0, 3).norm(p=-inf)
+        assert tuple(m.linalg.vector_norm(m.zeros(0, 3), ord=inf, dim=1).shape) == (0,)
+        assert m.linalg.vector_norm(m.tensor([1.0, -3.0]), ord=inf).item() == 3.0

@@ -6,6 +6,7 @@ indices, all/any, logsumexp, the softmax family and cumsum.
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -303,15 +304,32 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if isinstance(p, str):
         raise RuntimeError(f"norm(): unsupported p={p!r} (matrix norms are not implemented)")
     a = x.abs()
-    if p == float("inf"):
-        return amax(a, dim, keepdim)
-    if p == float("-inf"):
-        return amin(a, dim, keepdim)
+    if p in (math.inf, -math.inf):
+        _check_extreme_norm(x, p, dim)
+        return (amax if p > 0 else amin)(a, dim, keepdim)
     if p == 0:
         return sum(a != 0, dim, keepdim, dtype=x.dtype)
     if p == 1:
         return sum(a, dim, keepdim)
     return VectorNorm.apply(x, p, normalize_dims(dim, x.ndim), keepdim)
+
+
+def _check_extreme_norm(x, p, dim):
+    """PyTorch's refusal of an inf-norm over nothing (the max has no identity)."""
+    name = "inf" if p > 0 else "-inf"
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        if not x.numel():
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        return
+    for d in normalize_dims(dim, x.ndim):
+        if x.ndim and not x._shape[d]:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}because "
+                "this dimension is empty and the operation does not have an identity"
+            )
 
 
 class VectorNorm(Function):
