@@ -1717,3 +1717,15 @@ def test_inf_norm_over_nothing_refuses_as_torch():
             m.zeros(0, 3).norm(p=-inf)
         assert tuple(m.linalg.vector_norm(m.zeros(0, 3), ord=inf, dim=1).shape) == (0,)
         assert m.linalg.vector_norm(m.tensor([1.0, -3.0]), ord=inf).item() == 3.0
+
+
+def test_softmax_checks_its_dim_before_its_dtype():
+    """softmax of an int tensor over a dim it lacks is torch's IndexError (the dtype's
+    NotImplementedError came first); over a dim it has, the NotImplementedError."""
+    for m in (torch, clgrad):
+        with pytest.raises(IndexError):
+            m.tensor([1, 2]).softmax(5)
+        with pytest.raises(IndexError):
+            m.nn.functional.log_softmax(m.tensor([1, 2]), 3)
+        with pytest.raises(NotImplementedError):
+            m.tensor([1, 2]).softmax(0)

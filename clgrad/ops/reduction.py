@@ -527,11 +527,12 @@ class LogSoftmax(Function):
 
 
 def _softmax_input(x, dim, dtype):
+    d = wrap_dim(dim, x.ndim)  # the dim first, as PyTorch checks it
     if dtype is not None:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f"softmax is only defined for floating types, got {x.dtype}")
-    return x, wrap_dim(dim, x.ndim)
+    return x, d
 
 
 @autocast_op
