@@ -1702,6 +1702,8 @@ def test_pool_and_scatter_add_refuse_as_torch():
             F.avg_pool1d(m.zeros(2, 0, 2), 1)
         with pytest.raises(RuntimeError):
             m.zeros(3).scatter_add(0, m.tensor([0]), m.ones(1, dtype=m.float64))
+        with pytest.raises(TypeError):  # a number source (it was an AttributeError)
+            m.zeros(3).scatter_add(0, m.tensor([0]), 1.0)
         assert tuple(F.max_pool2d(m.zeros(0, 3, 2, 2), 1).shape) == (0, 3, 2, 2)
 
 

@@ -46,26 +46,42 @@ def _tensor_options(*, layout: bool = True, pin_memory: bool = True, memory_form
     >>> clgrad.zeros(2, layout=clgrad.strided, pin_memory=False)
     tensor([0., 0.])
     """
-    taken = {"layout": D.layout, "pin_memory": bool, "memory_format": D.memory_format}
-    taken = {k: t for (k, t), on in zip(taken.items(), (layout, pin_memory, memory_format)) if on}
+    taken = [key for key, on in zip(OPTION_TYPES, (layout, pin_memory, memory_format)) if on]
 
     def wrap(factory):
         name = factory.__name__
 
         @functools.wraps(factory)
         def options(*args, **kwargs):
-            for key, kind in taken.items():
-                value = kwargs.pop(key, None)
-                if value is not None and not isinstance(value, kind):
-                    raise TypeError(
-                        f"{name}(): argument '{key}' must be {kind.__name__}, not "
-                        f"{type(value).__name__}"
-                    )
+            for key in taken:
+                check_option(name, key, kwargs.pop(key, None))
             return factory(*args, **kwargs)
 
         return options
 
     return wrap
+
+
+# the tensor options a factory (or ``to``) takes beside dtype, device and requires_grad
+OPTION_TYPES = {"layout": D.layout, "pin_memory": bool, "memory_format": D.memory_format}
+
+
+def check_option(name: str, key: str, value) -> None:
+    """PyTorch's TypeError for a tensor option ``key`` (``OPTION_TYPES``) given to ``name``
+    with a value of another type; None is its default. clgrad's layouts are all strided and
+    row-major, so a well-typed value changes nothing.
+
+    >>> from clgrad.ops.creation import check_option
+    >>> check_option("to", "memory_format", 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: to(): argument 'memory_format' must be memory_format, not int
+    """
+    kind = OPTION_TYPES[key]
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(
+            f"{name}(): argument '{key}' must be {kind.__name__}, not {type(value).__name__}"
+        )
 
 
 def _shape(size) -> tuple:

@@ -552,15 +552,15 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> clgrad.scatter_add(clgrad.zeros(3), 0, index, clgrad.tensor([1.0, 2.0, 3.0, 4.0]))
     tensor([4., 2., 4.])
     """
-    same_device(x, index, src)
-    if src.dtype is not x.dtype:  # (torch names the family's check scatter())
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    d = wrap_dim(dim, x.ndim)
-    _check_gather("scatter_add", x, d, index, src)
+    if not isinstance(src, Tensor):  # (scatter takes a number; scatter_add does not)
+        raise TypeError(
+            f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
+        )
+    d, checked = _scatter_args("scatter_add", x, dim, index, src)
     if x.ndim == 0 or index.ndim == 0:
         flat = scatter_add(x.reshape(-1), 0, index.reshape(-1), src.reshape(-1))
         return flat.reshape(x.shape)
-    return ScatterAdd.apply(x, d, _checked(index, x._shape[d], d, False, _SCATTER_RANGE), src)
+    return ScatterAdd.apply(x, d, checked, src)
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:

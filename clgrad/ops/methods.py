@@ -65,16 +65,6 @@ def _cast(dt):
     return method
 
 
-def check_memory_format(memory_format) -> None:
-    """``memory_format=`` is accepted (every layout is row-major here, as ``clone`` explains);
-    a value that is no memory format is torch's TypeError."""
-    if memory_format is not None and not isinstance(memory_format, D.memory_format):
-        raise TypeError(
-            f"argument 'memory_format' must be torch.memory_format, not "
-            f"{type(memory_format).__name__}"
-        )
-
-
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
     """``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)`` or ``.to(other_tensor)``
     (``memory_format`` is accepted: every layout is row-major here, as ``clone`` explains).
@@ -82,7 +72,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     >>> clgrad.tensor([1, 2]).to(clgrad.float32)
     tensor([1., 2.])
     """
-    check_memory_format(memory_format)
+    C.check_option("to", "memory_format", memory_format)
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.device, a.dtype

@@ -397,14 +397,11 @@ class ElementwiseOp:
         (``core.layout_key``: they depend on nothing else)."""
         kernel = self.kernel_for(operands) if self.variants else self.kernel
         if out is not None:
-            if out is operands[0]:  # in place (a Linear's bias): kept as ``_write_into``'s
-                key = layout_key(kernel, operands, INTO)
-                if launch_kept_into(key, operands):
-                    return out
-            else:
-                key = None
             out_dt, ct = self.dtypes_of(operands)
-            return launch(kernel, operands, out_dt, ct, out=out, key=key)
+            if out is operands[0]:  # in place (a Linear's bias): its launch kept per layout
+                _launch_into(kernel, operands, out_dt, ct)
+                return out
+            return launch(kernel, operands, out_dt, ct, out=out)
         key = layout_key(kernel, operands)
         done = launch_kept(key, operands)
         if done is not None:
@@ -560,14 +557,18 @@ def _through_numpy(ufunc, x, array):
     return Tensor._from_numpy(np.ascontiguousarray(result), D.as_dtype(result.dtype), x.device)
 
 
-def _write_into(op: ElementwiseOp, operands, ct) -> None:
-    """``operands[0] = op(operands)``, unrecorded, in compute dtypes ``ct``: by the launch kept
-    for the operands' layout (``launch_kept_into``) once ``launch`` has kept one."""
-    x = operands[0]
-    kernel = op.kernel_for(operands)
+def _launch_into(kernel, operands, out_dt, ct) -> None:
+    """``operands[0] = kernel(operands)`` in compute dtypes ``ct``, unrecorded: by the launch
+    kept for the operands' layout (``launch_kept_into``) once ``launch`` has kept one."""
     key = layout_key(kernel, operands, INTO)
     if not launch_kept_into(key, operands):
-        launch(kernel, operands, x.dtype, ct, out=x, key=key)
+        launch(kernel, operands, out_dt, ct, out=operands[0], key=key)
+
+
+def _write_into(op: ElementwiseOp, operands, ct) -> None:
+    """An in-place op's unrecorded write: ``_launch_into``, then the version bump."""
+    x = operands[0]
+    _launch_into(op.kernel_for(operands), operands, x.dtype, ct)
     x._bump_version()
 
 

@@ -14,8 +14,7 @@ from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...device import Device, cuda_device, resolve
 from ...hooks import RemovableHandle
-from ...ops.creation import zeros
-from ...ops.methods import check_memory_format
+from ...ops.creation import check_option, zeros
 from ...tensor import Tensor
 from ..parameter import Parameter
 
@@ -770,7 +769,7 @@ class Module:
         memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        check_memory_format(memory_format)
+        check_option("to", "memory_format", memory_format)
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
