@@ -6,11 +6,13 @@ from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
+    "Buffer",
     "DataParallel",
     "Parameter",
+    "UninitializedBuffer",
     "UninitializedParameter",
     "functional",
     "init",

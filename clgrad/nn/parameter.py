@@ -1,4 +1,5 @@
-"""``Parameter``: a Tensor that a Module registers when it is assigned as an attribute."""
+"""``Parameter`` and ``Buffer``: Tensors that a Module registers when they are assigned as
+attributes; the uninitialized placeholders of the lazy modules."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ class UninitializedParameter(Parameter):
     """
 
     __slots__ = ()
+    cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> UninitializedParameter:
         from ..ops.creation import empty
@@ -90,13 +92,13 @@ class UninitializedParameter(Parameter):
         pass
 
     def materialize(self, shape, device=None, dtype=None) -> None:
-        """Gives the parameter uninitialized storage of ``shape`` (on ``device``, in ``dtype``,
-        by default its own) and makes it a ``Parameter``."""
+        """Gives the placeholder uninitialized storage of ``shape`` (on ``device``, in
+        ``dtype``, by default its own) and makes it what it stands for (``cls_to_become``)."""
         from ..ops.creation import empty
 
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         self.data = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
-        self.__class__ = Parameter
+        self.__class__ = self.cls_to_become
 
     def __repr__(self):
         return "<UninitializedParameter>"
@@ -107,3 +109,100 @@ class UninitializedParameter(Parameter):
         if id(self) not in memo:
             memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
         return memo[id(self)]
+
+    def __reduce__(self):  # a placeholder again (a Parameter's pickle would be an empty one)
+        return (UninitializedParameter, (self.requires_grad, str(self.device), self.dtype))
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet, like ``torch.nn.UninitializedBuffer``: an empty
+    placeholder holding the device and dtype, which ``materialize(shape)`` turns into a plain
+    Tensor of that shape (the same object). The lazy norm layers hold their running statistics
+    in these until their first forward.
+
+    >>> b = clgrad.nn.UninitializedBuffer()
+    >>> b
+    <UninitializedBuffer>
+    >>> b.materialize(3)
+    >>> type(b).__name__, b.shape
+    ('Tensor', clgrad.Size([3]))
+    """
+
+    __slots__ = ()
+    persistent = True  # whether a Module that it is assigned to keeps it in the state dict
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from ..ops.creation import empty
+
+        if not persistent:
+            cls = _NonPersistentUninitializedBuffer
+
+        data = empty(0, device=device, dtype=dtype)
+        b = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+        b._counter = data._counter
+        if requires_grad:
+            b.requires_grad_(True)
+        return b
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True) -> None:
+        pass
+
+    cls_to_become = Tensor
+    materialize = UninitializedParameter.materialize
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedBuffer(
+                self.requires_grad, self.device, self.dtype, self.persistent
+            )
+        return memo[id(self)]
+
+    def __reduce__(self):
+        args = (self.requires_grad, str(self.device), self.dtype, self.persistent)
+        return (UninitializedBuffer, args)
+
+
+class _NonPersistentUninitializedBuffer(UninitializedBuffer):
+    """An ``UninitializedBuffer(persistent=False)``: a Tensor has no room for the flag, so its
+    class carries it."""
+
+    __slots__ = ()
+    persistent = False
+
+
+class Buffer(Tensor):
+    """A Tensor that a Module registers as a buffer when it is assigned as an attribute, as
+    ``torch.nn.Buffer``: ``self.mean = Buffer(t)`` is ``self.register_buffer("mean", t)``
+    (``persistent=False`` keeps it out of the state dict). It shares ``data``'s storage,
+    detached from its history.
+
+    >>> m = clgrad.nn.Module()
+    >>> m.steps = clgrad.nn.Buffer(clgrad.zeros(2))
+    >>> m.scratch = clgrad.nn.Buffer(clgrad.ones(1), persistent=False)
+    >>> list(m.state_dict()), [name for name, _ in m.named_buffers()]
+    (['steps'], ['steps', 'scratch'])
+    """
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
+        if data is None:
+            from ..ops.creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): expected a Tensor, got {type(data).__name__}")
+        b = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+        b._counter = data._counter
+        if data.requires_grad:
+            b.requires_grad_(True)
+        b.persistent = persistent
+        return b
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        pass

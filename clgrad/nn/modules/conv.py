@@ -1,4 +1,5 @@
-"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d (im2col, see clgrad.nn.functional)."""
+"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d (im2col, see clgrad.nn.functional), and
+their lazy forms (LazyConv2d, ...: in_channels from the first input)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 if TYPE_CHECKING:
@@ -294,3 +297,151 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
 
     _n = 3
+
+
+class _LazyConvNd(LazyModuleMixin):
+    """The lazy convolutions: ``in_channels`` from the first input's channel dim."""
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] | Literal["valid", "same"] = 0,
+        dilation: int | tuple[int, ...] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: Literal["zeros", "reflect", "replicate", "circular"] = "zeros",
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+        **output_padding,
+    ) -> None:
+        # by keyword: a transposed convolution's constructor orders its arguments otherwise
+        super().__init__(
+            0, 0, kernel_size, stride=stride, padding=padding, dilation=dilation, groups=groups,
+            bias=False, padding_mode=padding_mode, device=device, dtype=dtype, **output_padding,
+        )  # fmt: skip
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """Initializes the parameters as the convolution does, once they have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """``in_channels`` from the input: dim 1 of a batch, dim 0 of an unbatched input; set
+        too where a state dict gave the shapes."""
+        n = self._n
+        if input.ndim not in (n + 1, n + 2):
+            raise RuntimeError(
+                f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {list(input.shape)}"
+            )
+        self.in_channels = input.shape[input.ndim - n - 1]
+        if not self.has_uninitialized_params():
+            return
+        if self.in_channels % self.groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups)
+        with no_grad():
+            self.weight.materialize((*shape, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConvTransposeNd(_LazyConvNd):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: int | tuple[int, ...],
+        stride: int | tuple[int, ...] = 1,
+        padding: int | tuple[int, ...] = 0,
+        output_padding: int | tuple[int, ...] = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: int | tuple[int, ...] = 1,
+        padding_mode: Literal["zeros"] = "zeros",
+        device: Device | str | None = None,
+        dtype: DType | None = None,
+    ) -> None:
+        super().__init__(
+            out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+            device, dtype, output_padding=output_padding,
+        )  # fmt: skip
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConv1d``: it becomes a ``Conv1d`` then (``LazyModuleMixin``).
+
+    >>> conv = clgrad.nn.LazyConv1d(4, 3)
+    >>> conv(clgrad.ones(2, 5, 8)).shape, conv
+    (clgrad.Size([2, 4, 6]), Conv1d(5, 4, kernel_size=(3,), stride=(1,)))
+    """
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConv2d``: it becomes a ``Conv2d`` then (``LazyModuleMixin``).
+
+    >>> conv = clgrad.nn.LazyConv2d(8, 3, padding=1)
+    >>> conv
+    LazyConv2d(0, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+    >>> conv(clgrad.ones(1, 3, 4, 4)).shape, conv.weight.shape
+    (clgrad.Size([1, 8, 4, 4]), clgrad.Size([8, 3, 3, 3]))
+    """
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConv3d``: it becomes a ``Conv3d`` then (``LazyModuleMixin``).
+
+    >>> clgrad.nn.LazyConv3d(2, 2)(clgrad.ones(1, 3, 3, 3, 3)).shape
+    clgrad.Size([1, 2, 2, 2, 2])
+    """
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConvTranspose1d``: it becomes a ``ConvTranspose1d`` then.
+
+    >>> clgrad.nn.LazyConvTranspose1d(2, 3, stride=2)(clgrad.ones(1, 4, 5)).shape
+    clgrad.Size([1, 2, 11])
+    """
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConvTranspose2d``: it becomes a ``ConvTranspose2d`` then.
+
+    >>> clgrad.nn.LazyConvTranspose2d(2, 2, stride=2)(clgrad.ones(1, 4, 3, 3)).shape
+    clgrad.Size([1, 2, 6, 6])
+    """
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` is read off its first input, as
+    ``torch.nn.LazyConvTranspose3d``: it becomes a ``ConvTranspose3d`` then.
+
+    >>> clgrad.nn.LazyConvTranspose3d(2, 2)(clgrad.ones(1, 4, 2, 2, 2)).shape
+    clgrad.Size([1, 2, 3, 3, 3])
+    """
+
+    cls_to_become = ConvTranspose3d

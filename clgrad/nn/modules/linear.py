@@ -1,4 +1,4 @@
-"""Linear layers: Identity, Linear, Bilinear, Flatten, Unflatten."""
+"""Linear layers: Identity, Linear, LazyLinear, Bilinear, Flatten, Unflatten."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 if TYPE_CHECKING:
@@ -92,13 +94,12 @@ class Linear(Module):
         )
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A ``Linear`` whose ``in_features`` is taken from its first input, like
     ``torch.nn.LazyLinear``: until then ``weight`` and ``bias`` are ``UninitializedParameter``
     placeholders; the first forward materializes them as ``(out_features, in_features)`` and
     ``(out_features,)`` Parameters (the same objects), initializes them as ``Linear`` does, and
-    the module becomes a ``Linear``. As in PyTorch, create the optimizer after that first
-    forward (a dry run): one built before it holds the empty placeholders' storage.
+    the module becomes a ``Linear`` (``LazyModuleMixin``).
 
     >>> layer = clgrad.nn.LazyLinear(2)
     >>> layer
@@ -118,30 +119,27 @@ class LazyLinear(Linear):
         device: Device | str | None = None,
         dtype: DType | None = None,
     ) -> None:
-        Module.__init__(self)
-        self.in_features, self.out_features = 0, out_features
+        super().__init__(0, 0, False)
+        self.out_features = out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._lazy_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
 
     def reset_parameters(self) -> None:
         """Initializes the parameters as ``Linear`` does, once they have a shape."""
-        if not isinstance(self.weight, UninitializedParameter) and self.in_features != 0:
+        if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
-    def _infer_parameters(self, args) -> None:
-        # the first forward: in_features from the input's last dim, then become a Linear
-        self.in_features = args[0].shape[-1]
-        self.weight.materialize((self.out_features, self.in_features))
-        if self.bias is not None:
-            self.bias.materialize((self.out_features,))
-        self.reset_parameters()
-        self._lazy_hook.remove()
-        del self._lazy_hook
-        self.__class__ = self.cls_to_become
+    def initialize_parameters(self, input: Tensor) -> None:
+        """``in_features`` from the input's last dim; set too where a state dict gave the
+        shapes."""
+        self.in_features = input.shape[-1]
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Bilinear(Module):

@@ -16,7 +16,7 @@ from ...device import Device, cuda_device, resolve
 from ...hooks import RemovableHandle
 from ...ops.creation import check_option, zeros
 from ...tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter, UninitializedBuffer
 
 _M = TypeVar("_M", bound="Module")
 _EXTRA_STATE = "_extra_state"  # the state_dict key of get_extra_state's value
@@ -450,6 +450,10 @@ class Module:
                     "(clgrad.nn.Module or None expected)"
                 )
             d["_modules"][name] = value
+        elif isinstance(value, (Buffer, UninitializedBuffer)):
+            if params is None:
+                raise AttributeError("cannot assign buffers before Module.__init__() call")
+            self.register_buffer(name, value, value.persistent)
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
@@ -747,7 +751,9 @@ class Module:
                         p._grad = fn(p._grad)
                 if buffers:
                     for name, b in m._buffers.items():
-                        if b is not None:
+                        if isinstance(b, UninitializedBuffer):  # stays a placeholder
+                            b.data = fn(b.detach())
+                        elif b is not None:
                             m._buffers[name] = fn(b)
         return self
 

@@ -1,5 +1,5 @@
 """Normalization: BatchNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d/2d/3d,
-LocalResponseNorm."""
+LocalResponseNorm, and the lazy batch and instance norms."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ... import dtypes as D
+from ...autograd.grad_mode import no_grad
 from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 if TYPE_CHECKING:
@@ -352,6 +354,10 @@ class _InstanceNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
+    # as the batch norms (PyTorch's _NormBase, which both derive from)
+    reset_running_stats = _BatchNorm.reset_running_stats
+    reset_parameters = _BatchNorm.reset_parameters
+
     def forward(self, input: Tensor) -> Tensor:
         """``instance_norm`` of the input (an unbatched one gets a batch of 1): its own
         statistics when training or not tracking, the running ones otherwise."""
@@ -446,3 +452,129 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _LazyNorm(LazyModuleMixin):
+    """The lazy batch and instance norms: ``num_features`` from the first input's channel dim,
+    then ``weight``/``bias`` (``affine``) and the running statistics (``track_running_stats``)
+    materialized and reset."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        # no affine, no statistics: nothing to make that the placeholders below replace
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        kw = {"device": device, "dtype": dtype}
+        if affine:
+            self.weight = UninitializedParameter(**kw)
+            if bias:
+                self.bias = UninitializedParameter(**kw)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+            self.num_batches_tracked = tensor(0, dtype=D.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        """Resets as the norm does, once the parameters and statistics have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """``num_features`` from the input's channel dim (dim 1, or dim 0 of an unbatched
+        instance norm's input); set too where a state dict gave the shapes."""
+        n = getattr(self, "_n", None)  # an instance norm's spatial dims
+        self.num_features = input.shape[0 if n is not None and input.ndim == n + 1 else 1]
+        if not self.has_uninitialized_params():
+            return
+        with no_grad():
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNorm, _BatchNorm):
+    """A ``BatchNorm1d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyBatchNorm1d``: it becomes a ``BatchNorm1d`` then (``LazyModuleMixin``).
+
+    >>> bn = clgrad.nn.LazyBatchNorm1d()
+    >>> bn.running_mean
+    <UninitializedBuffer>
+    >>> bn(clgrad.tensor([[1.0, 2.0], [3.0, 6.0]])).shape, bn.running_mean
+    (clgrad.Size([2, 2]), tensor([0.2000, 0.4000]))
+    """
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNorm, _BatchNorm):
+    """A ``BatchNorm2d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyBatchNorm2d``: it becomes a ``BatchNorm2d`` then.
+
+    >>> bn = clgrad.nn.LazyBatchNorm2d()
+    >>> bn(clgrad.ones(2, 3, 4, 4)).shape, bn
+    (clgrad.Size([2, 3, 4, 4]), BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True))
+    """  # noqa: E501  (a doctest's output line)
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNorm, _BatchNorm):
+    """A ``BatchNorm3d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyBatchNorm3d``: it becomes a ``BatchNorm3d`` then.
+
+    >>> clgrad.nn.LazyBatchNorm3d()(clgrad.ones(2, 3, 2, 2, 2)).shape
+    clgrad.Size([2, 3, 2, 2, 2])
+    """
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
+
+
+class LazyInstanceNorm1d(_LazyNorm, _InstanceNorm):
+    """An ``InstanceNorm1d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyInstanceNorm1d`` (``affine`` and ``track_running_stats`` on by default, as
+    there): it becomes an ``InstanceNorm1d`` then.
+
+    >>> norm = clgrad.nn.LazyInstanceNorm1d()
+    >>> norm(clgrad.tensor([[[1.0, 3.0], [0.0, 4.0]]])).shape, norm.weight.shape
+    (clgrad.Size([1, 2, 2]), clgrad.Size([2]))
+    """
+
+    cls_to_become = InstanceNorm1d
+    _n = 1
+
+
+class LazyInstanceNorm2d(_LazyNorm, _InstanceNorm):
+    """An ``InstanceNorm2d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyInstanceNorm2d``: it becomes an ``InstanceNorm2d`` then.
+
+    >>> clgrad.nn.LazyInstanceNorm2d()(clgrad.rand(2, 3, 4, 4)).shape
+    clgrad.Size([2, 3, 4, 4])
+    """
+
+    cls_to_become = InstanceNorm2d
+    _n = 2
+
+
+class LazyInstanceNorm3d(_LazyNorm, _InstanceNorm):
+    """An ``InstanceNorm3d`` whose ``num_features`` is read off its first input, as
+    ``torch.nn.LazyInstanceNorm3d``: it becomes an ``InstanceNorm3d`` then.
+
+    >>> clgrad.nn.LazyInstanceNorm3d()(clgrad.rand(2, 3, 2, 2, 2)).shape
+    clgrad.Size([2, 3, 2, 2, 2])
+    """
+
+    cls_to_become = InstanceNorm3d
+    _n = 3
