@@ -62,6 +62,20 @@ CASES = [
     ("RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
     ("ASGD", {}),
     ("ASGD", {"lr": 0.1, "lambd": 0.01, "t0": 3, "weight_decay": 0.05}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-4, 0.1), "maximize": True}),
+    ("Adafactor", {}),
+    (
+        "Adafactor",
+        {
+            "lr": 0.05,
+            "beta2_decay": -0.5,
+            "eps": (1e-20, 1e-2),
+            "d": 2.0,
+            "weight_decay": 0.1,
+            "maximize": True,
+        },
+    ),
     ("SGD", {"lr": 0.1, "momentum": 0.9, "foreach": False}),
     ("Adam", {"lr": 0.01, "fused": True}),
     ("Adam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
@@ -87,7 +101,9 @@ def test_trajectory_matches_torch(device, name, kw):
         assert sorted(mine["state"][i]) == sorted(theirs["state"][i])
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD"])
+@pytest.mark.parametrize(
+    "name", ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "Adafactor"]
+)
 def test_defaults_and_state_dict_resume(name):
     import inspect
 
@@ -112,6 +128,48 @@ def test_defaults_and_state_dict_resume(name):
         fresh.step()
     for g, w in zip(params, straight):
         np.testing.assert_allclose(g.detach().numpy(), w, rtol=1e-6, atol=1e-7)
+
+
+def test_adafactor_shapes_match_torch(device):
+    """Adafactor's factored second moment over a batch of matrices (row and column averages per
+    matrix), and the plain one of a 0-d parameter, against torch."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.normal(size=s).astype(np.float32) for s in ((3, 4, 5), (), (6,))]
+    results = []
+    for lib, dev in ((clgrad, device), (torch, None)):
+        kw = {"device": dev} if dev else {}
+        params = [lib.nn.Parameter(lib.tensor(a, **kw)) for a in arrays]
+        opt = lib.optim.Adafactor(params, lr=0.1)
+        for step in range(4):
+            opt.zero_grad()
+            sum(((p - 0.5 * step) ** 2).sum() for p in params).backward()
+            opt.step()
+        results.append(
+            ([p.detach().cpu().numpy() for p in params], [sorted(opt.state[p]) for p in params])
+        )
+    (got, got_state), (want, want_state) = results
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+    assert got_state == want_state
+
+
+@pytest.mark.parametrize(
+    "name, kw",
+    [
+        ("Rprop", {"lr": -1.0}),
+        ("Rprop", {"etas": (1.2, 0.5)}),
+        ("Adafactor", {"lr": -1.0}),
+        ("Adafactor", {"beta2_decay": 0.5}),
+        ("Adafactor", {"eps": (-1.0, 1e-3)}),
+        ("Adafactor", {"eps": (None, -1.0)}),
+        ("Adafactor", {"d": 0.5}),
+        ("Adafactor", {"weight_decay": -0.1}),
+    ],
+)
+def test_bad_hyperparameters_raise_as_torch(name, kw):
+    for lib in (torch, clgrad):
+        with pytest.raises(ValueError):
+            getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(1))], **kw)
 
 
 def test_differentiable_is_refused():

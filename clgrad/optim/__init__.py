@@ -2,7 +2,7 @@
 
 from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
-from .adaptive import ASGD, Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .adaptive import ASGD, Adadelta, Adafactor, Adagrad, Adamax, NAdam, RAdam, Rprop
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
@@ -20,6 +20,8 @@ __all__ = [
     "NAdam",
     "RAdam",
     "ASGD",
+    "Rprop",
+    "Adafactor",
     "LBFGS",
     "lr_scheduler",
     "swa_utils",

@@ -1,4 +1,5 @@
-"""Adadelta, Adagrad, Adamax, NAdam, RAdam and ASGD, in PyTorch's (single-tensor) formulation.
+"""Adadelta, Adagrad, Adamax, NAdam, RAdam, ASGD, Rprop and Adafactor, in PyTorch's
+(single-tensor) formulation.
 
 Each keeps torch's argument names, defaults, per-parameter state names and parameter-group keys
 (``foreach`` / ``fused`` / ``capturable`` accepted and recorded), so state dicts line up with
@@ -14,8 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import full_like
-from ..ops.elementwise import maximum
+from ..dtypes import finfo
+from ..ops.creation import full_like, zeros_like
+from ..ops.elementwise import maximum, where
 from .optimizer import (
     Optimizer,
     check_hyperparameters,
@@ -415,3 +417,146 @@ class ASGD(_Simple):
             state["ax"].copy_(p)
         state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
         state["mu"] = 1 / max(1, step - t0)
+
+
+class Rprop(_Simple):
+    """The resilient backpropagation optimizer, as ``torch.optim.Rprop``: each element keeps a
+    step size of its own (``lr`` at first) that grows by ``etas[1]`` while its gradient keeps
+    its sign and shrinks by ``etas[0]`` when the sign flips (within ``step_sizes``); the
+    parameter moves by its step size against the gradient's sign alone. After a flip the
+    element rests for a step (its gradient counts as 0).
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
+    >>> opt = clgrad.optim.Rprop([w], lr=0.1)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (w * w).sum().backward()
+    ...     opt.step()
+    >>> w
+    Parameter containing:
+    tensor([0.7800, 1.7800], requires_grad=True)
+    >>> sorted(opt.state[w])
+    ['prev', 'step', 'step_size']
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_hyperparameters(lr=lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(
+            params,
+            dict(lr=lr, etas=etas, step_sizes=step_sizes)
+            | implementation_options(foreach, None, capturable, differentiable, keys=("foreach",))
+            | {"maximize": maximize, "differentiable": differentiable, "capturable": capturable},
+        )
+
+    def _update(self, p, g, state, group):
+        (eta_minus, eta_plus), (smallest, largest) = group["etas"], group["step_sizes"]
+        if not state:
+            init_state(state, p, ["prev"])
+            state["step_size"] = full_like(g, group["lr"]).detach()
+        state["step"] += 1
+        prev, step_size = state["prev"], state["step_size"]
+        agreement = (g * prev).sign()
+        factor = where(agreement > 0, eta_plus, where(agreement < 0, eta_minus, 1.0))
+        step_size.mul_(factor).clamp_(smallest, largest)
+        # where the sign flipped the element rests; its gradient is remembered as 0
+        g = where(factor == eta_minus, 0.0, g)
+        p.addcmul_(g.sign(), step_size, value=-1)
+        prev.copy_(g)
+
+
+class Adafactor(_Simple):
+    """The Adafactor optimizer, as ``torch.optim.Adafactor``: for a matrix (or a batch of them)
+    the second moment is kept factored, as running averages of its row and column means
+    (``row_var``, ``col_var``: O(rows + cols) memory), for a vector as a running average
+    (``variance``); the averaging weight is ``step ** beta2_decay``. The step is the gradient
+    over the root of that estimate, clipped to RMS ``d``, scaled by the parameter's own RMS
+    (at least ``eps[1]``) times ``min(lr, 1 / sqrt(step))``. The RMS values stay on the device
+    (PyTorch reads them back each step).
+
+    >>> w = clgrad.nn.Parameter(clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> opt = clgrad.optim.Adafactor([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    tensor([[0.7879, 1.7000],
+            [2.7154, 3.7317]], requires_grad=True)
+    >>> sorted(opt.state[w])
+    ['col_var', 'row_var', 'step']
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 >= beta2_decay:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not 0.0 <= eps[0]:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not 0.0 <= eps[1]:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not 1.0 <= d:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        super().__init__(
+            params,
+            dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay)
+            | {"foreach": foreach, "maximize": maximize},
+        )
+
+    def _update(self, p, g, state, group):
+        lr, d, wd = group["lr"], group["d"], group["weight_decay"]
+        eps1, eps2 = group["eps"]
+        if eps1 is None:
+            eps1 = finfo(p.dtype).eps
+        if not state:
+            state["step"] = 0
+            if g.ndim > 1:
+                state["row_var"] = g.new_zeros((*g.shape[:-1], 1))
+                state["col_var"] = g.new_zeros((*g.shape[:-2], 1, g.shape[-1]))
+            else:
+                state["variance"] = zeros_like(g)
+        state["step"] += 1
+        step = state["step"]
+        weight = step ** group["beta2_decay"]  # of the new squared gradient in the averages
+        rho = min(lr, 1 / math.sqrt(step))
+        n = max(p.numel(), 1)
+        alpha = (p.norm() / math.sqrt(n)).clamp_(min=eps2) * rho  # before the decay, as torch
+        if wd != 0:
+            p.mul_(1 - lr * wd)
+        if g.ndim > 1:
+            row_var, col_var = state["row_var"], state["col_var"]
+            row_var.lerp_((g * g).mean(-1, keepdim=True), weight)
+            col_var.lerp_((g * g).mean(-2, keepdim=True), weight)
+            estimate = (row_var @ col_var) / row_var.mean(-2, keepdim=True).clamp(min=eps1)
+        else:
+            state["variance"].lerp_(g * g, weight)
+            estimate = state["variance"]
+        # eps1 squared: the root below brings it back to eps1's size
+        update = estimate.clamp(min=eps1 * eps1).rsqrt() * g
+        clip = (update.norm() / (math.sqrt(max(update.numel(), 1)) * d)).clamp_(min=1.0)
+        p.sub_(update * (alpha / clip))
