@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .autograd.grad_mode import is_inference_mode_enabled as _is_inference_mode_enabled
 from .format import set_printoptions as _set_printoptions
+from .ops import activation as _A
 from .ops import creation as _C
 from .ops import decomp as _DC
 from .ops import elementwise as _E
@@ -100,6 +101,13 @@ _HAND_WRITTEN = {
     "stack": _M.stack,
     "split": _M.split,
     "chunk": _M.chunk,
+    "split_with_sizes": lambda input, split_sizes, dim=0: _M.split(input, list(split_sizes), dim),
+    "prelu": _A.prelu,
+    "unsafe_split": _M.unsafe_split,
+    "unsafe_chunk": _M.unsafe_chunk,
+    "unsafe_split_with_sizes": lambda input, split_sizes, dim=0: _M.unsafe_split(
+        input, list(split_sizes), dim
+    ),
     "narrow": _M.narrow,
     "flip": _M.flip,
     "unbind": _M.unbind,
@@ -181,6 +189,7 @@ _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsque
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
 _NO_OUT |= {"allclose", "equal", "isreal", "positive", "count_nonzero", "argwhere", "swapaxes"}
 _NO_OUT |= {"swapdims", "moveaxis", "atleast_1d", "atleast_2d", "atleast_3d", "tensor_split"}
+_NO_OUT |= {"split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"}
 _NO_OUT |= {"hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub", "broadcast_tensors"}
 _NO_OUT |= {"block_diag", "cartesian_prod", "combinations", "cov", "corrcoef", "bincount"}
 _NO_OUT |= {"unique", "unique_consecutive", "searchsorted", "bucketize", "flip", "fliplr"}

@@ -499,3 +499,71 @@ def test_data_pieces():
     gen = clgrad.Generator().manual_seed(3)
     first = [b[0].tolist() for b in D.DataLoader(ds, batch_size=6, shuffle=True, generator=gen)]
     assert sorted(first[0]) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("uniform", ()),
+        ("normal", ()),
+        ("constant", (0.5,)),
+        ("eye", ()),
+        ("xavier_uniform", ()),
+        ("xavier_normal", ()),
+        ("kaiming_uniform", ()),
+        ("kaiming_normal", ()),
+        ("orthogonal", ()),
+        ("sparse", (0.5,)),
+    ],
+)
+def test_deprecated_init_names_warn_and_fill(name, args):
+    """``nn.init.xavier_uniform(w)`` and the other names without the underscore: torch's
+    FutureWarning, then the in-place fill (the same tensor back)."""
+    for lib in (torch, clgrad):
+        w = lib.zeros(4, 3)
+        with pytest.warns(FutureWarning, match=f"nn.init.{name}_"):
+            out = getattr(lib.nn.init, name)(w, *args)
+        assert out is w and bool((w != 0).any())
+    w = clgrad.zeros(2, 2, 3)
+    with pytest.warns(FutureWarning):
+        clgrad.nn.init.dirac(w)
+    assert float(w.sum()) == 2
+
+
+def test_prelu_and_unsafe_split_forms_match_torch(device):
+    """``torch.prelu`` / ``Tensor.prelu`` (the functional's op) and the unsafe split family:
+    values, gradients, and pieces whose in-place writes are not refused."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    w = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        xt = lib.tensor(x, device=dev, requires_grad=True)
+        wt = lib.tensor(w, device=dev, requires_grad=True)
+        outs = [lib.prelu(xt, wt), xt.prelu(wt)]
+        sum(o.sum() for o in outs).backward()
+        pieces = [
+            lib.split_with_sizes(xt.detach(), [1, 2]),
+            lib.unsafe_split(xt.detach(), 2, 1),
+            xt.detach().unsafe_chunk(3, 2),
+            xt.detach().unsafe_split_with_sizes([3, 1], 1),
+        ]
+        y = xt * 1
+        a, _ = lib.unsafe_chunk(y, 2, 1)
+        a.mul_(2)  # no multi-view error, unlike split's pieces
+        results.append(
+            (
+                [o.detach().cpu().numpy() for o in outs],
+                xt.grad.cpu().numpy(),
+                wt.grad.cpu().numpy(),
+                [[p.cpu().numpy() for p in ps] for ps in pieces],
+                a.detach().cpu().numpy(),
+            )
+        )
+    (o1, gx1, gw1, p1, a1), (o2, gx2, gw2, p2, a2) = results
+    for u, v in zip(o1 + [gx1, gw1, a1], o2 + [gx2, gw2, a2]):
+        np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-6)
+    for ps, qs in zip(p1, p2):
+        assert [q.shape for q in qs] == [p.shape for p in ps]
+        for p, q in zip(ps, qs):
+            np.testing.assert_array_equal(q, p)

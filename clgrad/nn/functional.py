@@ -2317,26 +2317,7 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _act(_threshold, input, threshold, value, inplace=True)
 
 
-@autocast_op
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """``x`` where ``x >= 0``, else ``weight * x``, element-wise, as
-    ``torch.nn.functional.prelu``: ``weight`` has 1 element or one per channel (dim 1).
-
-    >>> clgrad.nn.functional.prelu(clgrad.tensor([[-2.0, 3.0]]), clgrad.tensor([0.25]))
-    tensor([[-0.5000,  3.0000]])
-    """
-    if weight.numel() != 1:
-        if input.ndim == 0 or weight.numel() != input.shape[min(1, input.ndim - 1)]:
-            raise RuntimeError(
-                f"Mismatch of parameter numbers and input channel size. Found parameter "
-                f"numbers = {weight.numel()} and channel size = "
-                f"{input.shape[min(1, input.ndim - 1)] if input.ndim else 1}."
-            )
-        if input.ndim >= 2:
-            weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
-    elif weight.ndim:
-        weight = weight.reshape(())
-    return _E.where(input >= 0, input, weight * input)
+prelu = _A.prelu
 
 
 def rrelu(

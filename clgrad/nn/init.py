@@ -4,7 +4,9 @@ no_grad, on the tensor's own device (random numbers from clgrad's seeded generat
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..autograd.grad_mode import no_grad
 from ..ops.creation import rand, randn
@@ -354,3 +356,35 @@ def sparse_(
             picked = rand(rows, generator=generator).argsort()[:zeros]
             tensor[picked.to(tensor.device), c] = 0
     return tensor
+
+
+def _deprecated(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``nn.init.<name>``: PyTorch's deprecated name of ``<name>_``, which it calls after a
+    FutureWarning, as torch does (older programs still call ``init.xavier_uniform(w)``)."""
+    new = fill.__name__
+    old = new[:-1]
+
+    def deprecated(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return fill(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = f"Deprecated: ``{new}`` after a FutureWarning, as in PyTorch."
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .elementwise import where
 from .registry import FLOAT_DTYPES, NUMERIC_DTYPES, elementwise, floating
 
@@ -270,3 +271,26 @@ def hardswish(apply, input: Tensor) -> Tensor:
     tensor([-0.0000,  0.0000,  1.1250])
     """
     return apply(input)
+
+
+@autocast_op
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x >= 0``, else ``weight * x``, element-wise, as
+    ``torch.nn.functional.prelu`` (also ``torch.prelu`` and ``Tensor.prelu``): ``weight`` has
+    1 element or one per channel (dim 1). A composition of declared ops, not one of its own.
+
+    >>> clgrad.nn.functional.prelu(clgrad.tensor([[-2.0, 3.0]]), clgrad.tensor([0.25]))
+    tensor([[-0.5000,  3.0000]])
+    """
+    if weight.numel() != 1:
+        if input.ndim == 0 or weight.numel() != input.shape[min(1, input.ndim - 1)]:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {weight.numel()} and channel size = "
+                f"{input.shape[min(1, input.ndim - 1)] if input.ndim else 1}."
+            )
+        if input.ndim >= 2:
+            weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return where(input >= 0, input, weight * input)

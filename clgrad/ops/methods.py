@@ -946,6 +946,12 @@ def _attach_more():
         "__reversed__": lambda self: self if self.ndim == 0 else M.flip(self, [0]),
         "is_nonzero": Tensor.__bool__,  # PyTorch's: the same test, the same errors
         "split_with_sizes": lambda self, split_sizes, dim=0: M.split(self, list(split_sizes), dim),
+        "prelu": _activation.prelu,
+        "unsafe_split": M.unsafe_split,
+        "unsafe_chunk": M.unsafe_chunk,
+        "unsafe_split_with_sizes": lambda self, split_sizes, dim=0: M.unsafe_split(
+            self, list(split_sizes), dim
+        ),
         "new_empty_strided": lambda self, size, stride, **kw: C.empty_strided(
             size, stride, **{"dtype": self.dtype, "device": self.device, **kw}
         ),

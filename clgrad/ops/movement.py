@@ -534,6 +534,36 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return _multi_output(split(x, max(1, -(-n // chunks)), dim), "Split")
 
 
+def unsafe_split(
+    x: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """``split`` whose pieces autograd does not track as views of ``x``, as
+    ``torch.unsafe_split``: writing into one in place is not refused, and the history of ``x``
+    and the other pieces does not see it (use it where nothing writes into the pieces).
+
+    >>> a, b = clgrad.unsafe_split(clgrad.arange(4.0), 2)
+    >>> a._base is None, b
+    (True, tensor([2., 3.]))
+    """
+    pieces = split(x, split_size_or_sections, dim)
+    for piece in pieces:
+        piece._base = piece._view_meta = None
+    return pieces
+
+
+def unsafe_chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``chunk`` whose pieces autograd does not track as views, as ``torch.unsafe_chunk``
+    (see ``unsafe_split``).
+
+    >>> clgrad.unsafe_chunk(clgrad.arange(5), 3)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    """
+    pieces = chunk(x, chunks, dim)
+    for piece in pieces:
+        piece._base = piece._view_meta = None
+    return pieces
+
+
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Every slice of ``x`` along ``dim``, as views without that dim, like ``torch.unbind``.
 
