@@ -39,6 +39,7 @@ from .amp import (
     set_autocast_dtype,
     set_autocast_enabled,
 )
+from .aten import *  # noqa: F403
 from .autograd import (
     enable_grad,
     inference_mode,

@@ -2831,8 +2831,8 @@ def kl_div(
         )
     if log_target:
         loss = target.exp() * (target - input)
-    else:  # xlogy: 0 * log(0) is 0, as torch
-        loss = _E.where(target > 0, target * target.log(), 0.0) - target * input
+    else:  # xlogy: 0 * log(0) is 0, a negative target NaN, as torch
+        loss = _E.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
