@@ -145,14 +145,40 @@ def test_reduction_op(dev, name, dtype, form):
     compare(fn, x, grad=op.differentiable, devices=[dev])
 
 
+# ops that record a node whose backward raises, as PyTorch's (no finite differences to match)
+NO_DERIVATIVE = {"floor_divide"}
+
+
 def _gradcheck_cases(table):
     return per_device(
         [
             case(op.name, id=op.name, xfail=_reason(op.name, "float64", "gradcheck"))
             for op in table.values()
-            if op.differentiable and clgrad.float64 in op.dtypes
+            if op.differentiable and clgrad.float64 in op.dtypes and op.name not in NO_DERIVATIVE
         ]
     )
+
+
+def test_floor_division_gradients_match_torch(device):
+    """``x // y`` records a node whose backward raises (PyTorch has no formula for it), while
+    ``div(..., rounding_mode="floor")`` gives both operands a zero gradient, as in torch."""
+    x, y = np.array([-3.5, 2.5, 7.0], np.float32), np.array([2.0, -1.5, 2.0], np.float32)
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        a = lib.tensor(x, device=dev, requires_grad=True)
+        b = lib.tensor(y, device=dev, requires_grad=True)
+        q = a // b
+        assert q.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide"):
+            q.sum().backward()
+        q = lib.div(a, b, rounding_mode="floor")
+        assert type(q.grad_fn).__name__ == "DivBackward2"
+        (q * 3).sum().backward()
+        assert a.grad.tolist() == b.grad.tolist() == [0.0, 0.0, 0.0]
+        assert q.tolist() == [-2.0, -2.0, 3.0]
+        a.grad = None
+        lib.div(a, 2, rounding_mode="floor").sum().backward()
+        assert a.grad.tolist() == [0.0, 0.0, 0.0]
+        assert not (lib.tensor([-7, 7], device=dev) // 2).requires_grad
 
 
 def _float64_device(dev):

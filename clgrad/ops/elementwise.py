@@ -231,7 +231,7 @@ def div(
     if rounding_mode is None:
         return apply(input, other)
     if rounding_mode == "floor":
-        return floor_divide(input, other)
+        return DivFloor.apply(input, other)
     if rounding_mode == "trunc":
         _check_divisor(input, other)
         return div(input, other).trunc().to(D.result_type(input, other))
@@ -250,9 +250,42 @@ def true_divide(input, other):
     return div(input, other)
 
 
-@elementwise("cg_floordiv_{T}(in0, in1)", _np_floordiv, inplace=True, dtypes=NUMERIC_DTYPES)
+class DivFloor(Function):
+    """``div(input, other, rounding_mode="floor")``: ``floor_divide``'s values, and a zero
+    gradient for each operand, as PyTorch's (a step function)."""
+
+    node_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, input, other):
+        ctx.operands = [
+            (x.shape, x.dtype, x.device) if is_tensor(x) else None for x in (input, other)
+        ]
+        return floor_divide(input, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(
+            None if meta is None else grad.new_zeros(meta[0], dtype=meta[1], device=meta[2])
+            for meta in ctx.operands
+        )
+
+
+def _no_floor_divide_derivative(grad):
+    # PyTorch records floor division's node and refuses at backward: it has no formula there
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+@elementwise(
+    "cg_floordiv_{T}(in0, in1)",
+    _np_floordiv,
+    grad=(_no_floor_divide_derivative, _no_floor_divide_derivative),
+    inplace=True,
+    dtypes=NUMERIC_DTYPES,
+)
 def floor_divide(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
-    """``input // other``, rounded toward negative infinity.
+    """``input // other``, rounded toward negative infinity. Its backward raises
+    RuntimeError, as PyTorch's (``div(..., rounding_mode="floor")`` has a zero gradient).
 
     >>> clgrad.floor_divide(clgrad.tensor([-7, 7]), 2)
     tensor([-4,  3])
