@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.function import Function
+from ..autograd.function import Function, apply_new_output, needs_recording
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
@@ -21,6 +21,7 @@ from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
 from .registry import (
+    ELEMENTWISE,
     REDUCTIONS,
     SCALAR_TYPE_NAMES,
     keep_dtype,
@@ -178,9 +179,38 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"or complex dtype. Got: {input.dtype.name.capitalize()}"
         )
     dims = normalize_dims(dim, input.ndim)
-    n = _count(input, dims)
-    total = sum(input, dims, keepdim, dtype=dt)
-    return total / n if n else total * float("nan")
+    node = MeanAll if dim is None else Mean
+    if needs_recording((input,)):
+        return apply_new_output(node, (input, dims, keepdim, dt), operands=1)
+    return node.forward(None, input, dims, keepdim, dt)
+
+
+class Mean(Function):
+    """``mean`` over some dims as one node (PyTorch's ``MeanBackward1``): the sum's kernel
+    divided by the count, the gradient spread evenly back over the reduced dims."""
+
+    node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, input, dims, keepdim, dt):
+        # unrecorded ops: the node made for this call is the only one
+        n = _count(input, dims)
+        total = run_reduce(REDUCTIONS["sum"].kernel, input, dims, keepdim, dt, D.accumulation(dt))
+        if ctx is not None:
+            ctx.shape, ctx.dims, ctx.keepdim, ctx.count = input._shape, dims, keepdim, n
+        return ELEMENTWISE["div"].run(total, n) if n else ELEMENTWISE["mul"].run(total, math.nan)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.keepdim:
+            grad = grad.reshape(reduced_shape(ctx.shape, ctx.dims, True))
+        return (grad / ctx.count).expand(ctx.shape), None, None, None
+
+
+class MeanAll(Mean):
+    """``mean`` over every dim (``MeanBackward0``)."""
+
+    node_name = "MeanBackward0"
 
 
 def _var_args(name, input, dim, unbiased, correction):
