@@ -147,6 +147,47 @@ def ddp_matches_one_process(dev, r, n, steps=20, per_rank=16):
         assert bool((copy == p).all()), dev
 
 
+def sync_batchnorm_matches_one_process(dev, r, n, per_rank=6):
+    """SyncBatchNorm on each rank's share of a batch gives what BatchNorm gives on the whole
+    batch: outputs, input gradients, running statistics, and (summed over the ranks, as DDP
+    does) the weight and bias gradients; in eval mode it normalizes with the running ones."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((per_rank * n, 3, 4, 5)) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    ref = nn.BatchNorm2d(3).to(dev)
+    sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(3))).to(dev)[0]
+    assert type(sync) is nn.SyncBatchNorm
+    with clgrad.no_grad():
+        for bn in (ref, sync):
+            bn.weight.copy_(clgrad.tensor([0.5, 1.0, 2.0]))
+            bn.bias.copy_(clgrad.tensor([0.1, -0.2, 0.3]))
+    mine = slice(r * per_rank, (r + 1) * per_rank)
+    for _ in range(2):  # twice: the running statistics move on from the first step's
+        xr = clgrad.tensor(x, device=dev, requires_grad=True)
+        xs = clgrad.tensor(x[mine], device=dev, requires_grad=True)
+        want, got = ref(xr), sync(xs)
+        (want * clgrad.tensor(g, device=dev)).sum().backward()
+        (got * clgrad.tensor(g[mine], device=dev)).sum().backward()
+        np.testing.assert_allclose(
+            got.detach().cpu().numpy(), want.detach().cpu().numpy()[mine], 1e-4, 1e-5
+        )
+        np.testing.assert_allclose(xs.grad.cpu().numpy(), xr.grad.cpu().numpy()[mine], 1e-4, 1e-5)
+    for p, q in ((sync.weight, ref.weight), (sync.bias, ref.bias)):
+        total = p.grad.clone()
+        dist.all_reduce(total)
+        np.testing.assert_allclose(total.cpu().numpy(), q.grad.cpu().numpy(), 1e-4, 1e-4)
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(
+            getattr(sync, name).cpu().numpy(), getattr(ref, name).cpu().numpy(), 1e-5, 1e-5
+        )
+    assert int(sync.num_batches_tracked) == 2
+    sync.eval(), ref.eval()
+    xs = clgrad.tensor(x[mine], device=dev)
+    np.testing.assert_allclose(
+        sync(xs).detach().cpu().numpy(), ref(xs).detach().cpu().numpy(), 1e-5, 1e-5
+    )
+
+
 def main(devices):
     expect(RuntimeError, lambda: dist.get_rank(), "init_process_group")
     expect(RuntimeError, lambda: dist.all_reduce(clgrad.ones(1)), "init_process_group")
@@ -159,6 +200,7 @@ def main(devices):
         collectives(dev, r, n)
         mismatches(dev, r)
         ddp_matches_one_process(dev, r, n)
+        sync_batchnorm_matches_one_process(dev, r, n)
     dist.destroy_process_group()
     assert not dist.is_initialized()
     dist.init_process_group("mpi")  # again, after destroy

@@ -567,3 +567,31 @@ def test_prelu_and_unsafe_split_forms_match_torch(device):
         assert [q.shape for q in qs] == [p.shape for p in ps]
         for p, q in zip(ps, qs):
             np.testing.assert_array_equal(q, p)
+
+
+def test_sync_batchnorm_alone_matches_torch(device):
+    """Without a process group (or in eval mode) SyncBatchNorm is a batch norm of the local
+    batch, as torch's; convert_sync_batchnorm swaps every batch norm, sharing its state.
+    (Several ranks: tests/mpi_checks.py.)"""
+    x = np.random.default_rng(4).standard_normal((4, 3, 5)).astype(np.float32)
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        model = lib.nn.Sequential(lib.nn.Linear(5, 5), lib.nn.BatchNorm1d(3)).to(dev)
+        bn = model[1]
+        converted = lib.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        sync = converted[1]
+        assert type(sync) is lib.nn.SyncBatchNorm and repr(sync) == repr(bn).replace(
+            "BatchNorm1d", "SyncBatchNorm"
+        )
+        assert sync.weight is bn.weight and sync.running_mean is bn.running_mean
+        xt = lib.tensor(x, device=dev, requires_grad=True)
+        y = sync(xt)
+        (y * y).sum().backward()
+        results.append(
+            (y.detach().cpu().numpy(), xt.grad.cpu().numpy(), sync.running_var.cpu().numpy())
+        )
+        for bad in (lib.ones(3, device=dev), lib.ones(2, 0, 3, device=dev)):
+            with pytest.raises(ValueError):
+                sync(bad)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

@@ -113,6 +113,7 @@ from .normalization import (
     LazyInstanceNorm3d,
     LocalResponseNorm,
     RMSNorm,
+    SyncBatchNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -331,6 +332,7 @@ __all__ = [
     "GaussianNLLLoss",
     "BatchNorm3d",
     "RMSNorm",
+    "SyncBatchNorm",
     "ParameterDict",
     "EmbeddingBag",
 ]

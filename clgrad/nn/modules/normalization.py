@@ -1,5 +1,5 @@
 """Normalization: BatchNorm1d/2d/3d, LayerNorm, RMSNorm, GroupNorm, InstanceNorm1d/2d/3d,
-LocalResponseNorm, and the lazy batch and instance norms."""
+LocalResponseNorm, SyncBatchNorm, and the lazy batch and instance norms."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ... import distributed as dist
 from ... import dtypes as D
+from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import ones, tensor, zeros
+from ...ops.movement import cat
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
@@ -578,3 +581,161 @@ class LazyInstanceNorm3d(_LazyNorm, _InstanceNorm):
 
     cls_to_become = InstanceNorm3d
     _n = 3
+
+
+class _SyncBatchNormFunction(Function):
+    """Batch normalization over the batch of every rank of ``group``: each rank's per-channel
+    count, mean and sum of squared deviations are gathered and combined exactly (Chan et al.'s
+    parallel variance: no cancellation), and backward all-reduces the two per-channel sums the
+    input's gradient needs. ``weight`` and ``bias`` get this rank's gradients, as PyTorch's:
+    DistributedDataParallel averages them."""
+
+    node_name = "SyncBatchNormBackward"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group):
+        c = x.shape[1]
+        dims = (0, *range(2, x.ndim))
+        count = x.numel() // c
+        mean = x.mean(dims)
+        m2 = (x - _per_channel(mean, x.ndim)).square().sum(dims)
+        local = cat([x.new_full((1,), float(count)), mean, m2])
+        stats = local.new_empty((dist.get_world_size(group), 2 * c + 1))
+        dist.all_gather_into_tensor(stats, local, group)
+        counts, means, m2s = stats[:, :1], stats[:, 1 : c + 1], stats[:, c + 1 :]
+        total = counts.sum()
+        global_mean = (counts * means).sum(0) / total
+        global_m2 = (m2s + counts * (means - global_mean).square()).sum(0)
+        var = global_m2 / total
+        invstd = (var + eps).rsqrt()
+        n = int(total.item())
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(global_mean * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(var * (momentum * n / max(n - 1, 1)))
+        ctx.save_for_backward(x, weight, global_mean, invstd)
+        ctx.count, ctx.group, ctx.has_bias = n, group, bias is not None
+        y = (x - _per_channel(global_mean, x.ndim)) * _per_channel(invstd, x.ndim)
+        if weight is not None:
+            y = y * _per_channel(weight, x.ndim)
+        if bias is not None:
+            y = y + _per_channel(bias, x.ndim)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, mean, invstd = ctx.saved_tensors
+        dims = (0, *range(2, x.ndim))
+        xhat = (x - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
+        sum_dy = grad.sum(dims)
+        sum_dy_xhat = (grad * xhat).sum(dims)
+        sums = cat([sum_dy, sum_dy_xhat])
+        dist.all_reduce(sums, group=ctx.group)
+        c = x.shape[1]
+        mean_dy = _per_channel(sums[:c] / ctx.count, x.ndim)
+        mean_dy_xhat = _per_channel(sums[c:] / ctx.count, x.ndim)
+        scale = invstd if weight is None else invstd * weight
+        grad_input = (grad - mean_dy - xhat * mean_dy_xhat) * _per_channel(scale, x.ndim)
+        grad_weight = sum_dy_xhat if weight is not None else None
+        grad_bias = sum_dy if ctx.has_bias else None
+        return grad_input, grad_weight, grad_bias, None, None, None, None, None
+
+
+def _per_channel(v, ndim):
+    """A per-channel vector shaped to broadcast over dim 1 of an ``ndim``-dim input."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics cover the batch of every process of a
+    ``clgrad.distributed`` group, as ``torch.nn.SyncBatchNorm``: in training with an initialized
+    group of more than one rank, each channel's mean and variance are those of the union of
+    the ranks' batches (gathered exactly), and so are the input's gradients; otherwise it is
+    a batch norm of the local batch. Inputs are ``(N, C, *)`` on any device (PyTorch takes
+    GPU inputs only). ``convert_sync_batchnorm`` swaps a model's batch norms for these.
+
+    >>> bn = clgrad.nn.SyncBatchNorm(3)
+    >>> bn(clgrad.ones(4, 3, 2)).shape
+    clgrad.Size([4, 3, 2])
+    >>> model = clgrad.nn.Sequential(clgrad.nn.Conv2d(1, 2, 3), clgrad.nn.BatchNorm2d(2))
+    >>> clgrad.nn.SyncBatchNorm.convert_sync_batchnorm(model)[1]
+    SyncBatchNorm(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device: Device | str | None = None,
+        dtype: D.dtype | None = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        """The batch norm of the group's whole batch when training with several ranks; else
+        ``BatchNorm``'s."""
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        sync = (
+            self.training and dist.is_initialized() and dist.get_world_size(self.process_group) > 1
+        )
+        if not sync:
+            return super().forward(input)
+        if input.shape[1] != self.num_features:
+            raise RuntimeError(
+                f"running_mean should contain {input.shape[1]} elements not {self.num_features}"
+            )
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        return _SyncBatchNormFunction.apply(
+            input,
+            self.weight,
+            self.bias,
+            self.running_mean if self.track_running_stats else None,
+            self.running_var if self.track_running_stats else None,
+            self.eps,
+            factor,
+            self.process_group,
+        )
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every batch norm in it (itself included) replaced by a
+        ``SyncBatchNorm`` that shares its parameters and running statistics, as PyTorch's."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
