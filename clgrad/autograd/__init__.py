@@ -1,7 +1,9 @@
-"""Reverse-mode automatic differentiation: backward, grad, Function, grad modes, gradcheck."""
+"""Reverse-mode automatic differentiation: backward, grad, Function, grad modes, gradcheck,
+and the derivatives of whole functions (``functional``: jacobian, hessian, vjp, ...)."""
 
 from __future__ import annotations
 
+from . import functional
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
 from .grad_mode import (
@@ -22,6 +24,7 @@ __all__ = [
     "FunctionCtx",
     "Node",
     "backward",
+    "functional",
     "grad",
     "no_grad",
     "enable_grad",
