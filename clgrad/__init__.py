@@ -87,6 +87,7 @@ from .dtypes import (
     uint8,
 )
 from .errors import KernelBuildError, OutOfMemoryError
+from .func import vmap
 from .functional import *  # noqa: F403
 from .ops.creation import (
     BoolTensor,

@@ -1,0 +1,141 @@
+"""clgrad.func's transforms (grad, grad_and_value, vjp, jacrev, jacfwd, hessian, vmap,
+stack_module_state with functional_call) against torch.func on every device: values,
+structures, composition, and errors."""
+
+import numpy as np
+import pytest
+import torch
+import torch.func
+
+import clgrad
+import clgrad.func
+
+RNG = np.random.default_rng(9)
+X = RNG.standard_normal(3).astype(np.float32)
+XS = RNG.standard_normal((4, 3)).astype(np.float32)
+W = RNG.standard_normal((2, 3)).astype(np.float32)
+
+
+def _np(res):
+    if isinstance(res, (tuple, list)):
+        return tuple(_np(r) for r in res)
+    if isinstance(res, dict):
+        return {k: _np(v) for k, v in res.items()}
+    return res.detach().cpu().numpy()
+
+
+def _close(got, want):
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want)
+        for k in want:
+            _close(got[k], want[k])
+    elif isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    else:
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def cubic(lib):
+    return lambda x: (x**3).sum() + x[0] * x[1]
+
+
+def model_loss(lib):
+    def loss(w, x):
+        return lib.tanh(x @ w.T).square().sum()
+
+    return loss
+
+
+CASES = {
+    "grad": lambda f, lib, t: f.grad(cubic(lib))(t(X)),
+    "grad-argnums": lambda f, lib, t: f.grad(model_loss(lib), argnums=(0, 1))(t(W), t(X)),
+    "grad-aux": lambda f, lib, t: f.grad(lambda x: (cubic(lib)(x), x.sum()), has_aux=True)(t(X)),
+    "grad-dict": lambda f, lib, t: f.grad(lambda p: (p["a"] * p["b"]).sum())(
+        {"a": t(X), "b": t(X * 2)}
+    ),
+    "grad_and_value": lambda f, lib, t: f.grad_and_value(cubic(lib))(t(X)),
+    "grad-of-grad": lambda f, lib, t: f.grad(lambda x: f.grad(lambda y: (y**3).sum())(x).sum())(
+        t(X)
+    ),
+    "vjp": lambda f, lib, t: f.vjp(lambda x: lib.sin(x) * x, t(X))[1](t(X + 1)),
+    "jacrev": lambda f, lib, t: f.jacrev(lambda x: lib.sin(x) * x[0])(t(X)),
+    "jacrev-argnums": lambda f, lib, t: f.jacrev(lambda w, x: x @ w.T, argnums=(0, 1))(t(W), t(X)),
+    "jacfwd": lambda f, lib, t: f.jacfwd(lambda x: (lib.exp(x), x.sum()))(t(X)),
+    "hessian": lambda f, lib, t: f.hessian(cubic(lib))(t(X)),
+    "vmap": lambda f, lib, t: f.vmap(lambda x: x * x.sum())(t(XS)),
+    "vmap-in_dims": lambda f, lib, t: f.vmap(lambda x, w: w @ x, in_dims=(1, None))(
+        t(XS.T.copy()), t(W)
+    ),
+    "vmap-out_dims": lambda f, lib, t: f.vmap(lambda x: (x * 2, x.sum()), out_dims=(1, 0))(t(XS)),
+    "vmap-dict": lambda f, lib, t: f.vmap(lambda d: d["a"] - d["b"])({"a": t(XS), "b": t(XS * 3)}),
+    "vmap-nested": lambda f, lib, t: f.vmap(f.vmap(lambda a: a * 2))(t(XS)),
+    "vmap-empty": lambda f, lib, t: f.vmap(lambda x: x.sum())(t(XS[:0])),
+    "per-sample-grads": lambda f, lib, t: f.vmap(f.grad(model_loss(lib)), in_dims=(None, 0))(
+        t(W), t(XS)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_torch_func(device, name):
+    want = _np(CASES[name](torch.func, torch, lambda a: torch.tensor(a)))
+    got = _np(CASES[name](clgrad.func, clgrad, lambda a: clgrad.tensor(a, device=device)))
+    _close(got, want)
+
+
+def test_results_are_detached_unless_composed(device):
+    x = clgrad.tensor(X, device=device)
+    assert not clgrad.func.grad(cubic(clgrad))(x).requires_grad
+    # an input that requires grad keeps the graph to it, as torch.func's
+    x.requires_grad_(True)
+    g = clgrad.func.grad(cubic(clgrad))(x)
+    g.sum().backward()
+    xt = torch.tensor(X, requires_grad=True)
+    torch.func.grad(cubic(torch))(xt).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _ensemble(lib, models, dev):
+    params, buffers = lib.func.stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["weight"].requires_grad
+
+    def run(p, b, x):
+        return lib.func.functional_call(models[0], (p, b), (x,))
+
+    return _np(
+        lib.func.vmap(run, in_dims=(0, 0, None))(params, buffers, lib.tensor(XS, device=dev))
+    )
+
+
+def test_ensemble_with_stack_module_state(device):
+    """Four models as one: stack_module_state, functional_call under vmap."""
+    torch.manual_seed(0)
+    tmodels = [torch.nn.Linear(3, 2) for _ in range(4)]
+    models = [clgrad.nn.Linear(3, 2).to(device) for _ in range(4)]
+    for m, tm in zip(models, tmodels):  # torch's weights, so the outputs compare
+        m.load_state_dict({k: clgrad.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    _close(_ensemble(clgrad, models, device), _ensemble(torch, tmodels, "cpu"))
+
+
+def test_errors_match_torch(device):
+    for f, lib, dev in ((torch.func, torch, "cpu"), (clgrad.func, clgrad, device)):
+        x = lib.tensor(X, device=dev)
+        with pytest.raises(RuntimeError, match="scalar Tensor"):
+            f.grad(lambda a: a * 2)(x)
+        with pytest.raises(RuntimeError, match="argnum"):
+            f.grad(lambda a: a.sum(), argnums=2)(x)
+        with pytest.raises(ValueError, match="same size in the mapped dimension"):
+            f.vmap(lambda a, b: a + b)(lib.ones(2, 3, device=dev), lib.ones(3, 3, device=dev))
+
+        def noisy(a, lib=lib, dev=dev):
+            return a + lib.rand(3, device=dev)
+
+        with pytest.raises(RuntimeError, match="randomness"):
+            f.vmap(noisy)(lib.ones(2, 3, device=dev))
+        out = f.vmap(noisy, randomness="same")(lib.ones(2, 3, device=dev))
+        assert bool((out[0] == out[1]).all())
+        out = f.vmap(noisy, randomness="different")(lib.ones(2, 3, device=dev))
+        assert not bool((out[0] == out[1]).all())
