@@ -1,5 +1,5 @@
-"""``torch.testing``: ``assert_close`` (torch's default tolerances per dtype and its messages)
-and ``make_tensor``.
+"""``torch.testing``: ``assert_close`` (torch's default tolerances per dtype and its messages),
+``make_tensor``, and the deprecated ``assert_allclose``.
 
 >>> import clgrad.testing
 >>> clgrad.testing.assert_close(clgrad.tensor([1.0, 2.0]), clgrad.tensor([1.0, 2.0000001]))
@@ -8,15 +8,16 @@ and ``make_tensor``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from . import dtypes as D
-from .ops.creation import rand, randint
+from .ops.creation import rand, randint, tensor
 from .tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 # (rtol, atol) torch.testing uses for each dtype when neither is given
 _TOLERANCES = {
@@ -234,3 +235,42 @@ def make_tensor(
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+# assert_allclose's own defaults, per dtype (looser than assert_close's)
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg="") -> None:
+    """PyTorch's deprecated ``torch.testing.assert_allclose``: a FutureWarning, then
+    ``assert_close`` without the dtype check, NaNs equal, and its older default tolerances
+    (float32: rtol 1e-4, atol 1e-5); numbers and lists become tensors first.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.testing.assert_allclose(clgrad.tensor([1.0, 2.0]), [1.00001, 2.0])
+    """
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a "
+        "future release. Please use `torch.testing.assert_close()` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(
+        actual,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_device=True,
+        check_dtype=False,
+        msg=msg or None,
+    )

@@ -228,3 +228,46 @@ def test_grad_scaler_protocol_errors_and_state():
     assert off.scale(w) is w and off.get_scale() == 1.0 and off.state_dict() == {}
     with pytest.raises(ValueError):
         clgrad.amp.GradScaler("cpu", growth_factor=0.5)
+
+
+def _custom_function(lib, device_type, cast_inputs):
+    seen = {}
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type=device_type, cast_inputs=cast_inputs)
+        def forward(ctx, x, w):
+            seen["forward"] = (x.dtype, (x @ w).dtype)
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type=device_type)
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            seen["backward"] = (g @ w.T).dtype
+            return g @ w.T, x.T @ g
+
+    return Scale, seen
+
+
+@pytest.mark.parametrize("cast_inputs", [None, "float32"])
+def test_custom_fwd_bwd_match_torch(device, cast_inputs):
+    """custom_fwd records the autocast state (and with cast_inputs casts the inputs and turns
+    autocast off inside forward); custom_bwd runs backward under forward's state."""
+    found = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        device_type = "cpu" if dev == "cpu" else "cuda"
+        cast = None if cast_inputs is None else getattr(lib, cast_inputs)
+        fn, seen = _custom_function(lib, device_type, cast)
+        x = lib.ones(2, 3, device=dev, requires_grad=True)
+        w = lib.ones(3, 2, device=dev, requires_grad=True)
+        with lib.autocast(device_type, dtype=lib.float16):
+            out = fn.apply(x, w)
+        out.float().sum().backward()
+        names = [str(d).split(".")[-1] for d in (*seen["forward"], seen["backward"], out.dtype)]
+        found.append(names)
+        assert x.grad.dtype == x.dtype
+    assert found[1] == found[0]
+    with pytest.raises(ValueError):
+        clgrad.amp.custom_fwd(device_type=None)

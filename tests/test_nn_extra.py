@@ -595,3 +595,24 @@ def test_sync_batchnorm_alone_matches_torch(device):
                 sync(bad)
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_deprecated_utils_match_torch(device):
+    """clip_grad_norm (FutureWarning, then clip_grad_norm_), skip_init's checks, and
+    torch.testing.assert_allclose's looser defaults, each as torch's."""
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        w = lib.nn.Parameter(lib.zeros(2, device=dev))
+        w.grad = lib.tensor([3.0, 4.0], device=dev)
+        with pytest.warns(FutureWarning):
+            total = lib.nn.utils.clip_grad_norm([w], 1.0)
+        assert float(total) == 5.0 and w.grad.tolist() == pytest.approx([0.6, 0.8])
+        layer = lib.nn.utils.skip_init(lib.nn.Linear, 6, 1, device=dev)
+        assert tuple(layer.weight.shape) == (1, 6)
+        with pytest.raises(RuntimeError):
+            lib.nn.utils.skip_init(int)
+        with pytest.raises(RuntimeError):
+            lib.nn.utils.skip_init(lib.nn.ReLU)
+        with pytest.warns(FutureWarning):
+            lib.testing.assert_allclose(lib.tensor([1.0, float("nan")]), [1.00005, float("nan")])
+        with pytest.warns(FutureWarning), pytest.raises(AssertionError):
+            lib.testing.assert_allclose(lib.tensor([1.0]), [1.001])

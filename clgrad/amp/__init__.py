@@ -1,4 +1,5 @@
-"""``clgrad.amp``: mixed precision as ``torch.amp`` has it, ``autocast`` and ``GradScaler``.
+"""``clgrad.amp``: mixed precision as ``torch.amp`` has it, ``autocast``, ``GradScaler``, and
+``custom_fwd`` / ``custom_bwd`` for custom Functions.
 
 ``"cuda"`` names every OpenCL device (the device type of a tensor on ``cl:N``; available where
 there is one), ``"cpu"`` the host device.
@@ -22,12 +23,15 @@ import warnings
 from .. import cl
 from .. import dtypes as D
 from ..ops import autocast as _ac
+from ..tensor import Tensor
 from .grad_scaler import GradScaler
 
 __all__ = [
     "GradScaler",
     "autocast",
     "clear_autocast_cache",
+    "custom_bwd",
+    "custom_fwd",
     "get_autocast_cpu_dtype",
     "get_autocast_dtype",
     "get_autocast_gpu_dtype",
@@ -178,3 +182,79 @@ def is_autocast_cpu_enabled() -> bool:
 
 def clear_autocast_cache() -> None:
     """PyTorch drops its cache of cast weights; clgrad keeps none, so there is nothing to do."""
+
+
+def _cast_floating(value, device_type: str, dtype):
+    """``value`` with its floating tensors of ``device_type`` (float64 aside) cast to ``dtype``,
+    through tuples, lists and dicts, as ``custom_fwd``'s ``cast_inputs`` casts them."""
+    if isinstance(value, Tensor):
+        eligible = (
+            value.is_floating_point()
+            and _ac.device_type_of(value) == device_type
+            and value.dtype is not D.float64
+        )
+        return value.to(dtype) if eligible else value
+    if isinstance(value, dict):
+        return {k: _cast_floating(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast_floating(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorates a custom ``Function``'s ``forward`` for autocast, as ``torch.amp.custom_fwd``:
+    it records the autocast state that ``custom_bwd`` restores in backward; with
+    ``cast_inputs``, inside an enabled region the floating inputs are cast to that dtype and
+    forward runs with autocast off.
+
+    >>> class Double(clgrad.autograd.Function):
+    ...     @staticmethod
+    ...     @clgrad.amp.custom_fwd(device_type="cpu", cast_inputs=clgrad.float32)
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     @clgrad.amp.custom_bwd(device_type="cpu")
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> with clgrad.autocast("cpu", dtype=clgrad.float16):
+    ...     Double.apply(clgrad.ones(2, dtype=clgrad.float16)).dtype
+    clgrad.float32
+    """
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorated(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        enabled = is_autocast_enabled(device_type)
+        if cast_inputs is None or not enabled:
+            ctx._fwd_used_autocast = enabled if cast_inputs is None else False
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        with autocast(device_type, enabled=False):
+            return fwd(
+                *_cast_floating(args, device_type, cast_inputs),
+                **_cast_floating(kwargs, device_type, cast_inputs),
+            )
+
+    return decorated
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorates a custom ``Function``'s ``backward``: it runs under the autocast state its
+    forward ran in (``custom_fwd``), as ``torch.amp.custom_bwd``."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorated(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorated

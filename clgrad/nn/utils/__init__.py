@@ -4,16 +4,20 @@ and ``weight_norm`` (weight normalization)."""
 
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
 from ...ops.movement import cat, stack
 from ...tensor import Tensor
+from ..modules.module import Module
 from . import parametrizations, parametrize, rnn, stateless
 from ._weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
+    "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
@@ -25,6 +29,7 @@ __all__ = [
     "parametrizations",
     "parametrize",
     "rnn",
+    "skip_init",
     "stateless",
 ]
 
@@ -129,6 +134,47 @@ def clip_grad_norm_(
     total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """PyTorch's deprecated name of ``clip_grad_norm_``: a FutureWarning, then the same.
+
+    >>> import warnings
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(1))
+    >>> w.grad = clgrad.tensor([4.0])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.nn.utils.clip_grad_norm([w], 1.0)
+    tensor(4.)
+    """
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """``module_cls(*args, **kwargs)`` whose parameters and buffers are left to be filled by
+    the caller, as ``torch.nn.utils.skip_init``: their values are unspecified (here the
+    layer's own initialization, which PyTorch skips by building on its meta device).
+
+    >>> clgrad.nn.utils.skip_init(clgrad.nn.Linear, 6, 1).weight.shape
+    clgrad.Size([1, 6])
+    """
+    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    return module_cls(*args, **kwargs)
 
 
 def clip_grad_value_(
