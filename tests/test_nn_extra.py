@@ -616,3 +616,79 @@ def test_deprecated_utils_match_torch(device):
             lib.testing.assert_allclose(lib.tensor([1.0, float("nan")]), [1.00005, float("nan")])
         with pytest.warns(FutureWarning), pytest.raises(AssertionError):
             lib.testing.assert_allclose(lib.tensor([1.0]), [1.001])
+
+
+def _spectral_models(api, make):
+    """The same layer under spectral norm in torch and clgrad, clgrad's state (weights and the
+    power method's vectors) loaded from torch's."""
+    torch.manual_seed(3)
+    tm = getattr(torch.nn.utils, api)(make(torch))
+    cm = getattr(clgrad.nn.utils, api)(make(clgrad))
+    cm.load_state_dict({k: clgrad.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    return tm, cm
+
+
+@pytest.mark.parametrize("api", ["spectral_norm", "parametrizations.spectral_norm"])
+@pytest.mark.parametrize(
+    "layer, shape",
+    [
+        (lambda lib: lib.nn.Linear(5, 4), (3, 5)),
+        (lambda lib: lib.nn.Conv2d(2, 3, 3), (2, 2, 5, 5)),
+        (lambda lib: lib.nn.ConvTranspose2d(3, 2, 2), (1, 3, 3, 3)),  # normalized over dim 1
+    ],
+)
+def test_spectral_norm_matches_torch(device, api, layer, shape):
+    """Training steps (a power step per forward, then SGD), then eval (no step): outputs,
+    weights, gradients and the power method's vectors as torch's."""
+    if api.startswith("parametrizations."):
+        api = api.split(".")[1]
+        tm, cm = _spectral_models_new(layer)
+    else:
+        tm, cm = _spectral_models(api, layer)
+    cm = cm.to(device)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    copt = clgrad.optim.SGD(cm.parameters(), lr=0.1)
+    for _ in range(3):
+        tout, cout = tm(torch.tensor(x)), cm(clgrad.tensor(x, device=device))
+        tout.square().sum().backward()
+        cout.square().sum().backward()
+        np.testing.assert_allclose(cout.detach().cpu().numpy(), tout.detach().numpy(), 1e-4, 1e-5)
+        topt.step(), copt.step()
+        topt.zero_grad(), copt.zero_grad()
+    for (name, tv), (cname, cv) in zip(tm.state_dict().items(), cm.state_dict().items()):
+        assert name == cname
+        np.testing.assert_allclose(cv.cpu().numpy(), tv.numpy(), 1e-4, 1e-5, err_msg=name)
+    tm.eval(), cm.eval()
+    np.testing.assert_allclose(
+        cm(clgrad.tensor(x, device=device)).detach().cpu().numpy(),
+        tm(torch.tensor(x)).detach().numpy(),
+        1e-4,
+        1e-5,
+    )
+
+
+def _spectral_models_new(make):
+    torch.manual_seed(3)
+    tm = torch.nn.utils.parametrizations.spectral_norm(make(torch))
+    cm = clgrad.nn.utils.parametrizations.spectral_norm(make(clgrad))
+    cm.load_state_dict({k: clgrad.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    return tm, cm
+
+
+def test_spectral_norm_errors_and_removal_match_torch():
+    for lib in (torch, clgrad):
+        layer = lib.nn.utils.spectral_norm(lib.nn.Linear(4, 3))
+        with pytest.raises(RuntimeError):
+            lib.nn.utils.spectral_norm(layer)
+        layer.eval()
+        expected = layer(lib.ones(1, 4))
+        layer = lib.nn.utils.remove_spectral_norm(layer)
+        assert sorted(layer.state_dict()) == ["bias", "weight"]
+        assert bool((layer(lib.ones(1, 4)) - expected).abs().max() < 1e-6)
+        with pytest.raises(ValueError):
+            lib.nn.utils.remove_spectral_norm(layer)
+        with pytest.raises(ValueError):
+            lib.nn.utils.parametrizations.spectral_norm(lib.nn.Linear(2, 2), n_power_iterations=0)
+        with pytest.raises(IndexError):
+            lib.nn.utils.parametrizations.spectral_norm(lib.nn.Linear(2, 2), dim=2)

@@ -14,6 +14,7 @@ from ...ops.movement import cat, stack
 from ...tensor import Tensor
 from ..modules.module import Module
 from . import parametrizations, parametrize, rnn, stateless
+from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "vector_to_parameters",
     "weight_norm",
     "remove_weight_norm",
+    "spectral_norm",
+    "remove_spectral_norm",
     "parametrizations",
     "parametrize",
     "rnn",
