@@ -418,8 +418,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: a view for ints, slices, None and ``...``; a copy for tensor and mask keys."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
 
-    if (shape, stride, offset) == (x._shape, x._stride, x._offset) and all(
-        isinstance(k, slice) and k == slice(None) for k in basic_key
+    if (
+        advanced  # (x[...] and x[:] alone are new views of x, as in PyTorch)
+        and (shape, stride, offset) == (x._shape, x._stride, x._offset)
+        and all(isinstance(k, slice) and k == slice(None) for k in basic_key)
     ):
         v = x
     else:

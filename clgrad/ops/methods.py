@@ -522,6 +522,12 @@ def _attach():
         "__isub__": Tensor.sub_,
         "__imul__": Tensor.mul_,
         "__itruediv__": Tensor.div_,
+        "__ifloordiv__": Tensor.floor_divide_,
+        "__imod__": Tensor.remainder_,
+        "__ipow__": Tensor.pow_,
+        "__iand__": Tensor.bitwise_and_,
+        "__ior__": Tensor.bitwise_or_,
+        "__ixor__": Tensor.bitwise_xor_,
         "__hash__": object.__hash__,  # __eq__ is elementwise: hash by identity, as PyTorch
         # arithmetic beyond the declared ops
         "true_divide": E.true_divide,

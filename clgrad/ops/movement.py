@@ -363,9 +363,7 @@ def expand(x: Tensor, *shape: int | Sequence[int]) -> Tensor:
                 f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: "
                 f"{list(x._shape)}"
             )
-    if tuple(out_shape) == x._shape:
-        return x
-    return Expand.apply(x, tuple(out_shape), tuple(out_stride))
+    return Expand.apply(x, tuple(out_shape), tuple(out_stride))  # a new view, as PyTorch's
 
 
 class Clone(Function):
@@ -1443,7 +1441,7 @@ def diff(
             break
         hi, lo = narrow(x, d, 1, m - 1), narrow(x, d, 0, m - 1)
         x = hi != lo if x.dtype == D.bool_ else hi - lo
-    return x
+    return x if x is not input else x.clone()  # a new tensor (n = 0), as PyTorch's
 
 
 def _scattered(input, src, view_of):

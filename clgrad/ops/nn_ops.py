@@ -84,7 +84,7 @@ class Pad(Function):
 def pad_constant(x, pads, value=0.0):
     """``pads`` as (lo, hi) for every dim of x."""
     if all(lo == 0 and hi == 0 for lo, hi in pads):
-        return x
+        return x.clone()  # a new tensor, as PyTorch's: never the input itself
     return Pad.apply(x, tuple(pads), value)
 
 

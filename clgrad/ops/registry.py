@@ -591,8 +591,12 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
         if checked:
             op._check_operands((self, *args), kwargs, out=self)
         result = body(apply_, self, *args, **kwargs)
-        # a body that computes out of place (round to decimals, integer passthrough, ...)
-        return result if result is self else self.copy_(result)
+        if result is self:
+            return self
+        # a body that computes out of place (round to decimals, integer passthrough, a floor
+        # division): its result must still be castable to this tensor's dtype
+        _check_cast(result.dtype, self.dtype)
+        return self.copy_(result)
 
     method.__name__ = method.__qualname__ = op.name + "_"
     method.__doc__ = f"In-place ``{op.name}``: writes the result into this tensor."

@@ -29,6 +29,8 @@ def _scan(xs, dim, combine):
     """The inclusive scan of the tuple of tensors ``xs`` along ``dim``: ``combine(earlier,
     later)`` of two tuples gives the tuple for the joined run (an associative operation)."""
     n = xs[0]._shape[dim]
+    if n <= 1:  # nothing to combine: copies, never the inputs themselves (or views of them)
+        return tuple(t.clone() for t in xs)
     s = 1
     while s < n:
         earlier = tuple(t.narrow(dim, 0, n - s) for t in xs)
