@@ -109,3 +109,50 @@ def test_ops_return_a_new_tensor_not_their_input(device, name):
         return [is_new, w.grad, y.is_leaf]
 
     both(device, case)
+
+
+A32 = np.array([[2.0, 1.0], [1.0, 3.0], [0.5, -1.0]], np.float32)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_full_svd_of_a_non_square_matrix_differentiates(device, transposed):
+    """``linalg.svd(A)`` (full_matrices) of a non-square A: U and Vh require grad, and a
+    gradient through their first min(m, n) columns (rows) reaches A, as torch's."""
+
+    def case(lib, dev):
+        a = A32.T.copy() if transposed else A32
+        A = lib.tensor(a, device=dev, requires_grad=True)
+        U, S, Vh = lib.linalg.svd(A)
+        k = S.shape[0]
+        w = lib.tensor(np.arange(1.0, 1.0 + k * k, dtype=np.float32).reshape(k, k), device=dev)
+        # unique (sign-free) quantities of the first k singular vectors
+        loss = ((Vh[:k].mT * S**2) @ Vh[:k] * w.sum()).sum() + ((U[:, :k] * S) @ Vh[:k]).sum()
+        loss.backward()
+        return [U.requires_grad, Vh.requires_grad, tuple(U.shape), tuple(Vh.shape), A.grad]
+
+    both(device, case)
+
+
+def test_complete_qr_of_a_tall_matrix_refuses_backward(device):
+    def case(lib, dev):
+        A = lib.tensor(A32, device=dev, requires_grad=True)
+        Q, R = lib.linalg.qr(A, mode="complete")
+        assert Q.requires_grad and R.requires_grad and tuple(Q.shape) == (3, 3)
+        (Q.sum() + R.sum()).backward()
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_outputs_per_driver(device, driver):
+    def case(lib, dev):
+        A = lib.tensor(A32, device=dev, requires_grad=True)
+        B = lib.tensor(np.ones((3, 2), np.float32), device=dev)
+        r = lib.linalg.lstsq(A, B, driver=driver)
+        out = [r.solution, r.residuals, r.singular_values, tuple(r.rank.shape)]
+        if r.residuals.numel():
+            r.residuals.sum().backward()
+            out.append(A.grad)
+        return out + [r.residuals.requires_grad]
+
+    both(device, case)

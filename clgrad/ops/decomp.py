@@ -325,30 +325,52 @@ class _Svd(Function):
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
-        # PyTorch's svd_backward (real, reduced, distinct singular values)
+        return _svd_backward(*ctx.saved_tensors, gU, gS, gVh)
+
+
+class _SvdFull(Function):
+    """The full SVD of a non-square matrix: square U and Vh. Their extra columns (rows) are any
+    basis of a subspace, so their gradients are ignored, as PyTorch ignores them."""
+
+    @staticmethod
+    def forward(ctx, A):
+        U, S, Vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=True), _host(A))
+        U, S, Vh = _up(U, A), _up(S, A), _up(Vh, A)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
         U, S, Vh = ctx.saved_tensors
-        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-        V, gV = _t(Vh), _t(gVh)
-        S2 = S * S
-        I = eye(k, dtype=S.dtype, device=S.device)
-        E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + I
-        UhgU, VhgV = _skew(_t(U) @ gU), _skew(Vh @ gV)
-        gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E * (1 - I) + diag_embed(gS)
-        if m > k:
-            gUSinv = gU / S.unsqueeze(-2)
-            gA = (U @ gA + gUSinv - U @ (_t(U) @ gUSinv)) @ Vh
-        elif n > k:
-            SinvgVh = gVh / S.unsqueeze(-1)
-            gA = U @ (gA @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
-        else:
-            gA = U @ gA @ Vh
-        return gA
+        k = S.shape[-1]
+        return _svd_backward(U[..., :k], S, Vh[..., :k, :], gU[..., :k], gS, gVh[..., :k, :])
+
+
+def _svd_backward(U, S, Vh, gU, gS, gVh):
+    """PyTorch's svd_backward (real, reduced, distinct singular values)."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    V, gV = _t(Vh), _t(gVh)
+    S2 = S * S
+    I = eye(k, dtype=S.dtype, device=S.device)
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + I
+    UhgU, VhgV = _skew(_t(U) @ gU), _skew(Vh @ gV)
+    gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E * (1 - I) + diag_embed(gS)
+    if m > k:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = (U @ gA + gUSinv - U @ (_t(U) @ gUSinv)) @ Vh
+    elif n > k:
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = U @ (gA @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
+    else:
+        gA = U @ gA @ Vh
+    return gA
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, like ``torch.linalg.svd``; the gradient
     holds where the singular values are distinct, as PyTorch's. ``full_matrices=True`` gives
-    square ``U`` / ``Vh`` without a gradient (as PyTorch's, which refuses one).
+    square ``U`` / ``Vh`` of a non-square ``A``, whose extra columns' (rows') gradients are
+    ignored, as PyTorch's.
     Host-computed: the data makes a round trip.
 
     >>> clgrad.linalg.svd(clgrad.tensor([[3.0, 0.0], [0.0, -2.0]])).S
@@ -357,9 +379,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     _check_square("linalg.svd", A, square=False)
     m, n = A.shape[-2], A.shape[-1]
     if full_matrices and m != n:
-        U, S, Vh = np.linalg.svd(_host(A), full_matrices=True)
-        S = svdvals(A)
-        return _Result(("U", "S", "Vh"), (_up(U, A), S, _up(Vh, A)))
+        return _Result(("U", "S", "Vh"), _SvdFull.apply(A))
     return _Result(("U", "S", "Vh"), _Svd.apply(A))
 
 
@@ -408,6 +428,22 @@ class _Qr(Function):
         return (gQ + Q @ sym) @ _t(inv(R))
 
 
+class _QrComplete(Function):
+    """The complete QR of a tall matrix: recorded, but with no derivative (its extra columns of
+    Q are any basis of a subspace), as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, A):
+        Q, R = np.linalg.qr(_host(A), mode="complete")
+        return _up(Q, A), _up(R, A)
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
+
+
 def qr(A: Tensor, mode: str = "reduced"):
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns and ``R`` upper triangular,
     like ``torch.linalg.qr`` (``mode`` "reduced", "complete" or "r"). Host-computed: the data
@@ -424,8 +460,7 @@ def qr(A: Tensor, mode: str = "reduced"):
             "'r', or 'complete'"
         )
     if mode == "complete" and A.shape[-2] > A.shape[-1]:
-        Q, R = np.linalg.qr(_host(A), mode="complete")
-        return _Result(("Q", "R"), (_up(Q, A), _up(R, A)))
+        return _Result(("Q", "R"), _QrComplete.apply(A))
     Q, R = _Qr.apply(A)
     if mode == "r":
         Q = Q.new_empty((0,))
@@ -517,8 +552,10 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
 
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """``(solution, residuals, rank, singular_values)`` of the least-squares problem
-    ``min |A X - B|``, like ``torch.linalg.lstsq`` with its CPU default driver "gelsy":
-    ``residuals`` and ``singular_values`` are empty, ``rank`` is filled. The solution is
+    ``min |A X - B|``, like ``torch.linalg.lstsq``: with its CPU default driver "gelsy"
+    ``residuals`` and ``singular_values`` are empty, ``rank`` is filled; "gelsd" and "gelss"
+    give the singular values, and with "gels" too the squared residuals of a tall full-rank
+    ``A``. The solution is
     ``pinv(A) @ B`` (its gradient too). Host-computed: the data makes a round trip.
 
     >>> A = clgrad.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
@@ -534,12 +571,27 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
         )
     if A.shape[-2] != B.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
     eps = float(np.finfo(A.dtype.np).eps)
     r = rcond if rcond is not None else eps * max(A.shape[-2:])
     X = pinv(A, rtol=r) @ B
     rank = matrix_rank(A, rtol=r)
-    empty = A.new_empty((0,))
-    return _Result(("solution", "residuals", "rank", "singular_values"), (X, empty, rank, empty))
+    empty = X.flatten()[:0]  # (recorded: PyTorch's empty outputs have the node too)
+    residuals = singular_values = empty
+    m, n = A.shape[-2], A.shape[-1]
+    if driver in ("gelsd", "gelss"):
+        singular_values = svdvals(A)
+    if driver == "gels":  # (QR-based: it has no rank to report)
+        rank = rank.flatten()[:0]
+    if driver not in (None, "gelsy") and m > n and bool((rank == n).all()):
+        # the squared residual of each column: computed where every matrix has full rank
+        residuals = ((A @ X - B) ** 2).sum(-2)
+    return _Result(
+        ("solution", "residuals", "rank", "singular_values"), (X, residuals, rank, singular_values)
+    )
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
