@@ -7,14 +7,17 @@ device. A singular or non-positive-definite input raises ``LinAlgError`` (a Runt
 
 from __future__ import annotations
 
-from .dtypes import int32 as _int32
+import numpy as np
+
 from .errors import LinAlgError
 from .ops import decomp as _DC
+from .ops import elementwise as _E
 from .ops import linalg as _L
 from .ops import movement as _M
 from .ops import reduction as _R
 from .ops.autocast import autocast_op
 from .ops.core import with_out as _with_out
+from .ops.creation import eye, tensor
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot", "cross"]
 __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
@@ -148,41 +151,103 @@ def vander(x, *, N=None):
     return _M._powers(x, x.shape[-1] if N is None else N)
 
 
-def _ex(fn, A, *args, **kwargs):
-    """``(result, info)`` where ``fn`` succeeded (``info`` 0): the ``*_ex`` variants, which
-    raise with ``check_errors`` and otherwise here too (clgrad has no partial results)."""
-    out = fn(A, *args, **kwargs)
-    return out, A.new_zeros(tuple(A.shape[:-2]), dtype=_int32)
+def _cholesky_info(a) -> int:
+    """LAPACK potrf's info for one matrix: 0, or the order of the first leading minor that is
+    not positive-definite (minors of a positive-definite matrix are too: a binary search)."""
+
+    def ok(k):
+        try:
+            np.linalg.cholesky(a[:k, :k])
+            return True
+        except np.linalg.LinAlgError:
+            return False
+
+    n = a.shape[-1]
+    if ok(n):
+        return 0
+    lo, hi = 0, n  # minor lo factors, minor hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return hi
+
+
+def _lu_info(a) -> int:
+    """LAPACK getrf's info for one matrix: 0, or the 1-based index of the first zero pivot of
+    its LU factorization with partial pivoting."""
+    u = np.array(a, dtype=np.float64 if a.dtype == np.float64 else np.float32, copy=True)
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1 :] -= np.outer(u[k + 1 :, k] / u[k, k], u[k])
+    return 0
+
+
+def _ex(name, fn, info_of, A, check_errors, *args, **kwargs):
+    """``(fn(A, ...), info)``, as the ``*_ex`` functions give them: ``info`` per matrix is
+    LAPACK's (0 where it succeeded); a failed matrix's result is NaN instead of LAPACK's
+    partial one, the others' are computed (with their gradients) as ``fn`` computes them.
+    ``check_errors``: a failure raises, as in PyTorch."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        return fn(A, *args, **kwargs), None  # fn raises torch's error for the shape
+    host = A.detach().cpu().numpy()
+    flat = host.reshape((-1,) + host.shape[-2:])
+    infos = np.array([info_of(m) for m in flat], np.int32).reshape(host.shape[:-2])
+    info = tensor(infos, device=A.device)
+    if not infos.any():
+        return fn(A, *args, **kwargs), info
+    if check_errors:
+        raise LinAlgError(
+            f"linalg.{name}: The factorization could not be completed (info = {infos.max()}): "
+            "the input is singular or not positive-definite."
+        )
+    failed = tensor(infos != 0, device=A.device)
+    identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    # the failed matrices replaced by the identity: no error for the others' results
+    result = fn(_E.where(failed.reshape(infos.shape + (1, 1)), identity, A), *args, **kwargs)
+    mask = failed.reshape(infos.shape + (1,) * (result.ndim - infos.ndim))
+    return _E.where(mask, float("nan"), result), info
 
 
 def inv_ex(A, *, check_errors=False):
-    """``(inv(A), info)``, like ``torch.linalg.inv_ex``; a singular ``A`` raises.
+    """``(inv(A), info)``, like ``torch.linalg.inv_ex``: ``info`` is LAPACK's for each matrix
+    (0, or the 1-based index of a zero pivot), and a singular matrix's inverse is NaN instead
+    of raising (unless ``check_errors``).
 
-    >>> clgrad.linalg.inv_ex(clgrad.eye(2)).info
-    tensor(0, dtype=clgrad.int32)
+    >>> clgrad.linalg.inv_ex(clgrad.tensor([[1.0, 2.0], [2.0, 4.0]])).info
+    tensor(2, dtype=clgrad.int32)
     """
-    return _DC._Result(("inverse", "info"), _ex(inv, A))
+    out, info = _ex("inv_ex", inv, _lu_info, A, check_errors)
+    return _DC._Result(("inverse", "info"), (out, info))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
-    """``(cholesky(A), info)``, like ``torch.linalg.cholesky_ex``; a matrix that is not
-    positive-definite raises.
+    """``(cholesky(A), info)``, like ``torch.linalg.cholesky_ex``: ``info`` is the order of the
+    first leading minor that is not positive-definite (0: none), and such a matrix's factor is
+    NaN instead of raising (unless ``check_errors``): code that adds jitter and retries reads
+    it.
 
-    >>> clgrad.linalg.cholesky_ex(clgrad.eye(2)).L
-    tensor([[1., 0.],
-            [0., 1.]])
+    >>> clgrad.linalg.cholesky_ex(clgrad.tensor([[1.0, 2.0], [2.0, 1.0]])).info
+    tensor(2, dtype=clgrad.int32)
     """
-    return _DC._Result(("L", "info"), _ex(cholesky, A, upper=upper))
+    out, info = _ex(
+        "cholesky_ex", lambda a: cholesky(a, upper=upper), _cholesky_info, A, check_errors
+    )
+    return _DC._Result(("L", "info"), (out, info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
-    """``(solve(A, B), info)``, like ``torch.linalg.solve_ex``; a singular ``A`` raises.
+    """``(solve(A, B), info)``, like ``torch.linalg.solve_ex``: ``info`` as ``inv_ex``'s, a
+    singular system's solution NaN instead of raising (unless ``check_errors``).
 
     >>> clgrad.linalg.solve_ex(clgrad.eye(2), clgrad.ones(2)).result
     tensor([1., 1.])
     """
-    out = solve(A, B, left=left)
-    return _DC._Result(("result", "info"), (out, A.new_zeros(tuple(A.shape[:-2]), dtype=_int32)))
+    out, info = _ex("solve_ex", lambda a: solve(a, B, left=left), _lu_info, A, check_errors)
+    return _DC._Result(("result", "info"), (out, info))
 
 
 # PyTorch's out= (a tuple of tensors for the decompositions) on every function that takes one

@@ -30,6 +30,11 @@ def _same(got, want):
         assert got == want
 
 
+def _builtin_base(cls):
+    """The nearest built-in exception class ``cls`` derives from (RuntimeError, ...)."""
+    return next(c for c in cls.__mro__ if c.__module__ == "builtins")
+
+
 def both(device, case):
     """``case(lib, dev)`` in torch and clgrad: the same values (or the same exception class)."""
     results = []
@@ -40,8 +45,9 @@ def both(device, case):
             results.append(("raised", type(e)))
     (kind_t, want), (kind_c, got) = results
     assert kind_c == kind_t, (results[0], results[1])
-    if kind_t == "raised":
-        assert issubclass(got, want) or want.__name__ == got.__name__, (want, got)
+    if kind_t == "raised":  # the same class, or torch's private one of that name
+        assert issubclass(got, want) or want.__name__.lstrip("_") == got.__name__, (want, got)
+        assert issubclass(got, _builtin_base(want)), (want, got)
     else:
         _same(got, want)
 
@@ -156,3 +162,33 @@ def test_lstsq_outputs_per_driver(device, driver):
         return out + [r.residuals.requires_grad]
 
     both(device, case)
+
+
+NOT_PD = [[1.0, 2.0], [2.0, 1.0]]
+SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
+
+
+@pytest.mark.parametrize("name", ["cholesky_ex", "inv_ex", "solve_ex"])
+def test_ex_functions_report_info_instead_of_raising(device, name):
+    """``cholesky_ex`` / ``inv_ex`` / ``solve_ex`` give LAPACK's ``info`` per matrix and do not
+    raise for a failed one (the others' results and gradients are right); ``check_errors``
+    raises, as torch's."""
+    bad = NOT_PD if name == "cholesky_ex" else SINGULAR
+
+    def case(lib, dev):
+        good = [[4.0, 1.0], [1.0, 3.0]]
+        A = lib.tensor([good, bad, good], device=dev, requires_grad=True)
+        fn = getattr(lib.linalg, name)
+        args = (lib.ones(3, 2, device=dev),) if name == "solve_ex" else ()
+        result, info = fn(A, *args)
+        kept = result[[0, 2]]
+        kept.sum().backward()
+        return [info, kept, A.grad[[0, 2]]]
+
+    def strict(lib, dev):
+        fn = getattr(lib.linalg, name)
+        args = (lib.ones(2, device=dev),) if name == "solve_ex" else ()
+        fn(lib.tensor(bad, device=dev), *args, check_errors=True)
+
+    both(device, case)
+    both(device, strict)
