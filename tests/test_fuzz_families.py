@@ -192,3 +192,36 @@ def test_ex_functions_report_info_instead_of_raising(device, name):
 
     both(device, case)
     both(device, strict)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize(
+    "x, src",
+    [
+        ([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]),
+        ([0.0, 2.0, 3.0, 4.0], [5.0, 0.0, 7.0, 8.0]),  # a zero in self, a lone zero in src
+        ([1.0, 2.0, 3.0, 4.0], [0.0, 6.0, 0.0, 8.0]),  # two zeros scattered to one position
+    ],
+)
+def test_scatter_reduce_prod_gradient(device, include_self, x, src):
+    def case(lib, dev):
+        xt = lib.tensor(x, device=dev, requires_grad=True)
+        st = lib.tensor(src, device=dev, requires_grad=True)
+        idx = lib.tensor([0, 1, 0, 3], device=dev)
+        y = lib.scatter_reduce(xt, 0, idx, st, reduce="prod", include_self=include_self)
+        (y * lib.tensor([1.0, 2.0, 3.0, 4.0], device=dev)).sum().backward()
+        return [y, xt.grad, st.grad]
+
+    both(device, case)
+
+
+def test_cosine_similarity_broadcasts_before_the_norms(device):
+    def case(lib, dev):
+        rng = np.random.default_rng(2)
+        a = lib.tensor(rng.standard_normal((3, 1)), device=dev, requires_grad=True)
+        b = lib.tensor(rng.standard_normal((3, 4)), device=dev, requires_grad=True)
+        out = lib.nn.functional.cosine_similarity(a, b, dim=1)
+        out.sum().backward()
+        return [out, a.grad, b.grad]
+
+    both(device, case)

@@ -32,6 +32,7 @@ from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import pdist
+from ..ops.movement import broadcast_tensors as _broadcast_tensors
 from ..ops.movement import stack as _stack
 from ..tensor import Tensor
 
@@ -2183,6 +2184,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(clgrad.tensor([[1.0, 0.0], [1.0, 1.0]]), clgrad.tensor([[1.0, 1.0]]))
     tensor([0.7071, 1.0000])
     """
+    # broadcast first: an input of size 1 along dim is the same vector in every position
+    x1, x2 = _broadcast_tensors(x1, x2)
     # vector norms, whose gradient is 0 at a zero slice, as PyTorch's (no NaN there)
     n1 = _R.norm(x1, 2, dim, True).clamp(min=eps)
     n2 = _R.norm(x2, 2, dim, True).clamp(min=eps)

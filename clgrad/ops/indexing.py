@@ -789,6 +789,51 @@ class ScatterExtreme(Function):
         return self_hit * share, None, None, src_hit * Gather.apply(share, dim, index), None, None
 
 
+class ScatterProd(Function):
+    """scatter_reduce's prod, with PyTorch's gradient: through each factor the product of the
+    others, exact where factors are zero (one zero in a group: the others' product reaches it;
+    two or more: 0)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, include_self):
+        out = _host_scatter_reduce(x, dim, index, src, "prod", include_self)
+        ctx.save_for_backward(x, index, src, out)
+        ctx.args = (dim, include_self)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, index, src, out = ctx.saved_tensors
+        dim, include_self = ctx.args
+        src = src[tuple(slice(0, n) for n in index._shape)]
+        # self: the product with self's own factor made 1, over that factor
+        masked_self = x.masked_fill(x == 0, 1)
+        grad_self = g * scatter_reduce(masked_self, dim, index, src, "prod", include_self=True)
+        grad_self = grad_self / masked_self
+        if not include_self:  # a written position's own value was not a factor
+            touched = Scatter.apply(
+                zeros(x.shape, dtype=D.bool_, device=x.device), dim, index, True
+            )
+            grad_self = grad_self.masked_fill(touched, 0)
+        # src: the product over the factor; a lone zero factor gets the others' product
+        src_zero = src == 0
+        zeros_at = ScatterAdd.apply(
+            zeros(x.shape, dtype=g.dtype, device=x.device), dim, index, src_zero.to(g.dtype)
+        )
+        zeros_there = Gather.apply(zeros_at, dim, index)
+        lone_zero = src_zero & (zeros_there == 1)
+        others = scatter_reduce(
+            x, dim, index, src.masked_fill(lone_zero, 1), "prod", include_self=include_self
+        )
+        grad_src = where(
+            lone_zero,
+            Gather.apply(g * others, dim, index),
+            Gather.apply(g * out, dim, index) / src.masked_fill(src_zero, 1),
+        )
+        grad_src = grad_src.masked_fill(zeros_there > 1, 0)
+        return grad_self, None, None, grad_src, None
+
+
 def scatter_reduce(
     input: Tensor,
     dim: int,
@@ -824,9 +869,7 @@ def scatter_reduce(
     if reduce in ("amax", "amin"):
         return ScatterExtreme.apply(input, d, index, src, reduce, include_self)
     if reduce == "prod":
-        if input.requires_grad or src.requires_grad:
-            raise NotImplementedError("scatter_reduce(reduce='prod') has no gradient in clgrad")
-        return _host_scatter_reduce(input, d, index, src, reduce, include_self)
+        return ScatterProd.apply(input, d, index, src, include_self)
     base = input if include_self else Scatter.apply(input, d, index, 0)
     total = ScatterAdd.apply(base, d, index, src)
     if reduce == "sum":
