@@ -225,3 +225,30 @@ def test_cosine_similarity_broadcasts_before_the_norms(device):
         return [out, a.grad, b.grad]
 
     both(device, case)
+
+
+KINKS = {
+    "xlogy at x = 0": lambda lib, x, y: lib.xlogy(x * 0, y),
+    "xlogy at x = 0, y <= 0": lambda lib, x, y: lib.xlogy(x * 0, -y),
+    "prelu at 0": lambda lib, x, y: lib.nn.functional.prelu(x * 0, lib.tensor([0.25])),
+    "multilabel hinge at 0": lambda lib, x, y: lib.nn.functional.multilabel_margin_loss(
+        lib.stack([x[:1] * 0 - 0.5, x[:1] * 0 + 1, x[:1] * 0 + 1, x[:1] * 0 + 2], 1),
+        lib.tensor([[0, 2, 3, -1]]),
+    ),
+    "multi-margin hinge at 0": lambda lib, x, y: lib.nn.functional.multi_margin_loss(
+        lib.stack([x[:1] * 0, x[:1] * 0 + 1, x[:1] * 0 + 0.5], 1), lib.tensor([1])
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(KINKS))
+def test_gradients_at_kinks_match_torch(name):
+    """The gradient exactly at a kink or a special point is torch's own choice."""
+
+    def case(lib, dev):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.tensor([0.5, 2.0, 4.0], requires_grad=True)
+        KINKS[name](lib, x, y).sum().backward()
+        return [x.grad, y.grad]
+
+    both("cpu", case)

@@ -2926,7 +2926,8 @@ def multilabel_margin_loss(
                 raise RuntimeError(f"multilabel_margin_loss: target {j} is out of bounds")
             hot[i, j] = True
     pair = _tensor(hot[:, :, None] & ~hot[:, None, :], device=x.device).to(x.dtype)
-    hinge = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0.0)
+    # relu, not clamp: a hinge exactly at 0 has no gradient, as torch's kernel (z > 0)
+    hinge = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).relu()
     loss = (hinge * pair).sum((1, 2)) / c
     loss = loss if batched else loss.squeeze(0)
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
@@ -2959,7 +2960,7 @@ def multi_margin_loss(
     t = t.reshape(n)
     hot = t.unsqueeze(1) == _arange(c, device=x.device)
     xy = _E.where(hot, x, 0.0).sum(1, keepdim=True)
-    h = (margin - xy + x).clamp(min=0.0)
+    h = (margin - xy + x).relu()  # no gradient at exactly 0, as torch's kernel (z > 0)
     if p == 2:
         h = h * h
     if weight is not None:

@@ -293,4 +293,4 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
     elif weight.ndim:
         weight = weight.reshape(())
-    return where(input >= 0, input, weight * input)
+    return where(input > 0, input, weight * input)  # (at 0: the weight's slope, as torch)

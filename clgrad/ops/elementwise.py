@@ -1157,7 +1157,8 @@ def _np_xlogy(x, y):
     _np_xlogy,
     result=floating,
     grad=(
-        lambda grad, input, other: grad * where(input != 0, other.log(), 0.0),
+        # PyTorch's: xlogy(grad, other), 0 only where input is 0 and other is not positive
+        lambda grad, input, other: where((input == 0) & (other <= 0), 0.0, xlogy(grad, other)),
         lambda grad, input, other: grad * input / other,
     ),
     inplace=True,
