@@ -252,3 +252,29 @@ def test_gradients_at_kinks_match_torch(name):
         return [x.grad, y.grad]
 
     both("cpu", case)
+
+
+def test_prod_second_derivative_with_a_zero(device):
+    def case(lib, dev):
+        x = lib.tensor([[0.0, -1.0], [-1.5, 2.0]], device=dev, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.prod(x, 0).sum(), x, create_graph=True)
+        (g * lib.tensor([[1.0, 1.0], [10.0, 1.0]], device=dev)).sum().backward()
+        y = lib.tensor([2.0, 0.0, 3.0], device=dev, requires_grad=True)
+        (h,) = lib.autograd.grad(y.prod(), y, create_graph=True)
+        (h * lib.tensor([1.0, 2.0, 3.0], device=dev)).sum().backward()
+        return [g, x.grad, h, y.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("cov of one row", lambda lib, d: lib.cov(lib.tensor([[1.0, 2.0, 4.0]], device=d))),
+        ("corrcoef of one row", lambda lib, d: lib.corrcoef(lib.tensor([[1.0, 2.0]], device=d))),
+        ("nonzero 0-d", lambda lib, d: lib.nonzero(lib.tensor(3.0, device=d), as_tuple=True)),
+        ("nonzero 0-d zero", lambda lib, d: lib.nonzero(lib.tensor(0.0, device=d), as_tuple=True)),
+    ],
+)
+def test_edge_shapes_match_torch(device, name, fn):
+    both(device, lambda lib, dev: fn(lib, dev))

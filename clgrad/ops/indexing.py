@@ -644,7 +644,7 @@ def nonzero(x: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
         return (
             tuple(result[:, i] for i in range(result.shape[1]))
             if x.ndim
-            else (result[:, 0:0].reshape(-1),)
+            else (result.new_zeros((result.shape[0],)),)  # a 0-d tensor's index: 0, if nonzero
         )
     return result
 

@@ -644,7 +644,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     xm = x - avg
     xw = xm if w is None else xm * w
     c = matmul(xw, xm.mT) / norm
-    return c.squeeze() if input.ndim < 2 else c
+    # one variable (a vector, or a single row): a 0-d result, as PyTorch's
+    return c.reshape(()) if input.ndim < 2 or input.shape[0] == 1 else c
 
 
 def corrcoef(input):

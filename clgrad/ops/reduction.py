@@ -20,6 +20,7 @@ from .autocast import autocast_op
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
+from .movement import cat
 from .registry import (
     ELEMENTWISE,
     REDUCTIONS,
@@ -29,17 +30,39 @@ from .registry import (
     reduction,
     run_reduce,
 )
+from .scans import cumprod
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
 def _prod_grad(grad, input, dim):
+    if is_grad_enabled():  # create_graph: a formula whose own gradient is right with zeros
+        return grad * _product_of_others(input, dim)
     # exact with zeros: one zero gets the product of the others, two or more give 0
     is_zero = input == 0
     zeros = is_zero.sum(dim=dim, keepdim=True)
     nonzero = input.masked_fill(is_zero, 1)
     p = REDUCTIONS["prod"].apply(nonzero, dim, True)  # over several dims: no public form
     return grad * where(zeros == 0, p / nonzero, where(is_zero & (zeros == 1), p, 0.0))
+
+
+def _product_of_others(x, dims):
+    """For each element, the product of the others along ``dims``: running products from both
+    ends, excluding the element (PyTorch's prod_safe_zeros_backward). No division, so it and its
+    gradient are exact where elements are zero, where the quotient form loses the dependence
+    of a zero's neighbours on it."""
+    if len(dims) != 1:  # every dim: as one flat dim
+        return _product_of_others(x.reshape(-1), (0,)).reshape(x.shape)
+    (d,) = dims
+    n = x.shape[d] if x.ndim else 1
+    if x.ndim == 0 or n <= 1:
+        return x.new_ones(x.shape)
+    shape = list(x.shape)
+    shape[d] = 1
+    one = x.new_ones(shape)
+    before = cat([one, cumprod(x.narrow(d, 0, n - 1), d)], d)
+    after = cat([one, cumprod(x.flip([d]).narrow(d, 0, n - 1), d)], d).flip([d])
+    return before * after
 
 
 def _extreme_grad(grad, input, result, dim):
