@@ -278,3 +278,40 @@ def test_prod_second_derivative_with_a_zero(device):
 )
 def test_edge_shapes_match_torch(device, name, fn):
     both(device, lambda lib, dev: fn(lib, dev))
+
+
+EDGES = {
+    "unique_consecutive of one": lambda lib, d: lib.unique_consecutive(
+        lib.zeros(1, device=d), dim=0
+    ),
+    "nan_to_num past float32": lambda lib, d: lib.nan_to_num(
+        lib.tensor([float("inf"), float("-inf"), float("nan")], device=d), 1e39, 1e40, -1e40
+    ),
+    "area interpolation to size 0": lambda lib, d: lib.nn.functional.interpolate(
+        lib.ones(1, 1, 1, device=d), scale_factor=0.5, mode="area"
+    ),
+    "dropout2d of a 2-D input": lambda lib, d: lib.nn.functional.dropout2d(
+        lib.ones(2, 3, device=d), p=0.0
+    ),
+    "dropout2d of a 1-D input": lambda lib, d: lib.nn.functional.dropout2d(lib.ones(3, device=d)),
+    "lcm of a bool": lambda lib, d: lib.lcm(lib.tensor([2, 3], device=d), True),
+    "gcd of a number": lambda lib, d: lib.gcd(lib.tensor([2, 3], device=d), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+def test_more_edges_match_torch(device, name):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(device, lambda lib, dev: EDGES[name](lib, dev))
+
+
+def test_dropout2d_of_3d_input_drops_per_n_and_c_as_torch(device):
+    """PyTorch takes a 3-D input to dropout2d as (N, C, L): one draw per (n, c), with a
+    warning."""
+    with pytest.warns(UserWarning, match="3D input to dropout2d"):
+        y = clgrad.nn.functional.dropout2d(clgrad.ones(4, 8, 50, device=device), 0.5)
+    y = y.cpu().numpy()
+    assert (y.max(2) == y.min(2)).all() and 0 < (y[:, :, 0] == 0).sum() < 32

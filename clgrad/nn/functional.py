@@ -518,19 +518,38 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
-    """When ``training``, zeroes whole channels of a ``(N, C, H, W)`` or ``(C, H, W)`` input, each
-    with probability ``p``, and scales the others by ``1 / (1 - p)``, as
-    ``torch.nn.functional.dropout2d``.
+    """When ``training``, zeroes whole channels of a ``(N, C, H, W)`` input, each with probability
+    ``p``, and scales the others by ``1 / (1 - p)``, as ``torch.nn.functional.dropout2d``: as
+    PyTorch still does, one draw per (dim 0, dim 1) pair for any input of 2 dims or more, so a
+    3-D input is taken as ``(N, C, L)``; with its warnings for inputs that are not 4-D.
 
     >>> _ = clgrad.manual_seed(0)
     >>> y = clgrad.nn.functional.dropout2d(clgrad.ones(1, 4, 2, 2))
     >>> y.shape, bool((y.amax((2, 3)) == y.amin((2, 3))).all())
     (clgrad.Size([1, 4, 2, 2]), True)
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected a 3-D or 4-D input, got {input.ndim}-D")
-    shape = tuple(input.shape[: input.ndim - 2]) + (1, 1)
-    return _dropout(input, p, training, inplace, shape)
+    n = input.ndim
+    if n not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {n}-D input to dropout2d, which is deprecated and will result "
+            "in an error in a future release. To retain the behavior and silence this warning, "
+            "please use dropout instead. Note that dropout2d exists to provide channel-wise "
+            "dropout on inputs with 2 spatial dimensions, a channel dimension, and an optional "
+            "batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if n == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if n < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (n - 2))
 
 
 # ---- linear ----------------------------------------------------------------------------------
@@ -1296,7 +1315,7 @@ def _adaptive_avg_poolnd(name, nd, input, output_size):
     dims = tuple(range(-nd, 0))
     if all(o == 1 for o in outs):
         return input.mean(dims, keepdim=True)
-    if all(n % o == 0 for n, o in zip(spatial, outs)):
+    if all(o > 0 and n % o == 0 for n, o in zip(spatial, outs)):
         k = tuple(n // o for n, o in zip(spatial, outs))
         return _avg_poolnd(name, nd, input, k, k, 0, False, True, None)
     out = input

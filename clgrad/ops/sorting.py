@@ -406,7 +406,8 @@ def unique_consecutive(
     if n == 0:
         starts = np.zeros(0, dtype=bool)
     else:
-        rest = (flat[1:] != flat[:-1]).reshape(n - 1, -1).any(axis=1)
+        per_slice = int(np.prod(flat.shape[1:]))  # (explicit: a -1 can't size an empty array)
+        rest = (flat[1:] != flat[:-1]).reshape(n - 1, per_slice).any(axis=1)
         starts = np.concatenate([[True], rest])
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(np.flatnonzero(starts), n))

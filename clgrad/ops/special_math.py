@@ -286,7 +286,13 @@ def xlog1py(input, other) -> Tensor:
 
 
 def _integral(name, *xs):
-    for x in xs:
+    for position, x in enumerate(xs, 1):
+        if not isinstance(x, Tensor):  # torch takes tensors only (a number is a TypeError)
+            which = "self" if position == 1 else "other"
+            raise TypeError(
+                f"{name}(): argument '{which}' (position {position}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
         if x.dtype.is_floating_point or x.dtype is D.bool_:
             raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(x.dtype)}'")
 
@@ -322,6 +328,7 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.lcm(clgrad.tensor([4, -6, 0]), clgrad.tensor([6, 4, 5]))
     tensor([12, 12,  0])
     """
+    _integral("lcm", input, other)
     g = gcd(input, other)
     return where(g == 0, g, (input // where(g == 0, 1, g) * other).abs())
 
