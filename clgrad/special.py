@@ -6,6 +6,7 @@ other Bessel functions, ``polygamma`` and the polynomial families are not here:
 from __future__ import annotations
 
 from . import functional as _F
+from .autograd.function import Function as _Function
 from .dtypes import get_default_dtype as _default_dtype
 from .ops import reduction as _R
 from .ops import special_math as _SM
@@ -58,8 +59,25 @@ def entr(input):
     tensor([0.0000, 0.3466, -0.0000])
     """
     x = input if input.dtype.is_floating_point else input.to(_default_dtype())
-    inner = _F.where(x == 0, 0.0, -_F.xlogy(x, x))
-    return _F.where(x < 0, float("-inf"), inner).to(x.dtype)
+    return _Entr.apply(x)
+
+
+class _Entr(_Function):
+    """``entr`` with PyTorch's derivative ``-(1 + log x)`` everywhere (NaN below 0, inf at 0),
+    not the pieces' of its piecewise definition."""
+
+    node_name = "SpecialEntrBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        inner = _F.where(x == 0, 0.0, -_F.xlogy(x, x))
+        return _F.where(x < 0, float("-inf"), inner).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -(1 + x.log())
 
 
 def ndtr(input):

@@ -315,3 +315,65 @@ def test_dropout2d_of_3d_input_drops_per_n_and_c_as_torch(device):
         y = clgrad.nn.functional.dropout2d(clgrad.ones(4, 8, 50, device=device), 0.5)
     y = y.cpu().numpy()
     assert (y.max(2) == y.min(2)).all() and 0 < (y[:, :, 0] == 0).sum() < 32
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_matches_torch(device, reduce, include_self):
+    import warnings
+
+    def case(lib, dev):
+        # (no value of x equals a result it is left out of: torch counts such an excluded
+        # value among amax/amin's ties, halving the source's gradient; clgrad does not)
+        x = lib.tensor([[1.0, 2.0, 3.5], [7.0, 8.0, 9.5]], device=dev, requires_grad=True)
+        src = lib.tensor([[2.0, 3.0], [4.0, 5.0]], device=dev, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch: "index_reduce() is in beta"
+            y = x.index_reduce(
+                1, lib.tensor([0, 2], device=dev), src, reduce, include_self=include_self
+            )
+        (y * lib.arange(6.0, device=dev).reshape(2, 3)).sum().backward()
+        z = (
+            x.detach()
+            .clone()
+            .index_reduce_(
+                0, lib.tensor([1], device=dev), src.detach()[:1, :1].expand(1, 3), reduce
+            )
+        )
+        return [y, x.grad, src.grad, z]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_match_torch(device, upper):
+    def case(lib, dev):
+        a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], np.float32)
+        factor = np.linalg.cholesky(a)
+        L = lib.tensor(factor.T.copy() if upper else factor, device=dev, requires_grad=True)
+        B = lib.tensor(np.ones((3, 2), np.float32), device=dev, requires_grad=True)
+        X = lib.cholesky_solve(B, L, upper=upper)
+        inv = L.cholesky_inverse(upper=upper)
+        (X.sum() + inv.square().sum()).backward()
+        return [X, inv, L.grad.triu() if upper else L.grad.tril(), B.grad]
+
+    both(device, case)
+
+
+def test_embedding_scale_grad_by_freq_matches_torch(device):
+    def case(lib, dev):
+        emb = lib.nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=4).to(dev)
+        with lib.no_grad():
+            emb.weight.copy_(lib.arange(10.0).reshape(5, 2))
+        idx = lib.tensor([[0, 1, 1], [3, 1, 4]], device=dev)
+        (emb(idx) * lib.arange(12.0, device=dev).reshape(2, 3, 2)).sum().backward()
+        return [emb.weight.grad, repr(emb)]
+
+    both(device, case)
+
+
+def test_mT_of_a_0d_tensor_is_the_identity_as_torch(device):
+    with pytest.warns(UserWarning, match="deprecated on 0-D"):
+        assert float(clgrad.tensor(2.0, device=device).mT) == 2.0
+    with pytest.raises(RuntimeError):
+        _ = clgrad.ones(2, device=device).mT

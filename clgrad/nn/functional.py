@@ -1911,17 +1911,16 @@ def embedding(
     """Looks up the rows ``weight[input]`` for an integer index tensor of any shape, as
     ``torch.nn.functional.embedding``: the result is ``(*input.shape, embedding_dim)``. The
     ``padding_idx`` row gets no gradient; ``max_norm`` renormalizes the looked-up rows of
-    ``weight`` in place. ``sparse`` and ``scale_grad_by_freq`` are not supported.
+    ``weight`` in place; ``scale_grad_by_freq`` divides each lookup's gradient by how often its
+    index occurs in ``input``. ``sparse`` gradients are not supported.
 
     >>> table = clgrad.arange(6.0).reshape(3, 2)
     >>> clgrad.nn.functional.embedding(clgrad.tensor([2, 0]), table)
     tensor([[4., 5.],
             [0., 1.]])
     """
-    if sparse or scale_grad_by_freq:
-        raise NotImplementedError(
-            "embedding: sparse gradients and scale_grad_by_freq are not supported"
-        )
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported")
     if not isinstance(input, Tensor):
         input = _tensor(input, dtype=_D.int64, device=weight.device)
     if weight.ndim != 2:
@@ -1940,7 +1939,7 @@ def embedding(
             norm = (weight.abs() ** norm_type).sum(1) ** (1.0 / norm_type)
             scale = _E.where(hit & (norm > max_norm), max_norm / (norm + 1e-7), 1.0)
             weight.mul_(scale.unsqueeze(1).to(weight.dtype))
-    return _N.EmbeddingFn.apply(weight, input, padding_idx)
+    return _N.EmbeddingFn.apply(weight, input, padding_idx, scale_grad_by_freq)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -664,6 +664,42 @@ def _matrix_norm_any(A, p):
     return out.squeeze(-1).squeeze(-1)
 
 
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """The ``X`` with ``A X = B`` for ``A = L L^T`` given its Cholesky factor ``L`` (``U^T U``
+    with ``upper``), like ``torch.cholesky_solve``: two triangular solves.
+
+    >>> L = clgrad.tensor([[2.0, 0.0], [1.0, 1.0]])
+    >>> clgrad.cholesky_solve(clgrad.tensor([[6.0], [4.0]]), L)
+    tensor([[1.],
+            [1.]])
+    """
+    if B.ndim < 2 or L.ndim < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {B.ndim} dimensions instead"
+            if B.ndim < 2
+            else f"u should have at least 2 dimensions, but has {L.ndim} dimensions instead"
+        )
+    if upper:
+        Y = solve_triangular(_t(L), B, upper=False)
+        return solve_triangular(L, Y, upper=True)
+    Y = solve_triangular(L, B, upper=False)
+    return solve_triangular(_t(L), Y, upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor, like
+    ``torch.cholesky_inverse``.
+
+    >>> clgrad.cholesky_inverse(clgrad.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    """
+    _check_square("cholesky_inverse", L)
+    n = L.shape[-1]
+    identity = eye(n, dtype=L.dtype, device=L.device).expand(L.shape)
+    return cholesky_solve(identity, L, upper)
+
+
 def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False):
     """The ``X`` with ``A @ X = B`` (``X @ A = B`` when ``left`` is False) reading only the
     ``upper`` or lower triangle of ``A`` (its diagonal as ones with ``unitriangular``), like

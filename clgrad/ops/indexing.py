@@ -944,6 +944,37 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return _index_write(input, d, index, source if alpha == 1 else source * alpha, True)
 
 
+def index_reduce(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
+) -> Tensor:
+    """A copy of ``input`` with ``source``'s slices combined along ``dim`` into the positions
+    ``index`` names, by ``reduce`` (``'prod'``, ``'mean'``, ``'amax'``, ``'amin'``), with or
+    without ``input``'s own values (``include_self``), like ``torch.index_reduce``:
+    ``scatter_reduce`` with ``index`` spread over ``source``'s other dims (and its gradients).
+
+    >>> clgrad.ones(3).index_reduce(0, clgrad.tensor([0, 0, 2]), clgrad.tensor([2.0, 3.0, 4.0]),
+    ...                             "prod")
+    tensor([6., 1., 4.])
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+            f"{reduce}."
+        )
+    d, index = _index_args(
+        "index_reduce", input, dim, index, False, (IndexError, "index out of range in self")
+    )
+    source = _check_source("index_reduce", input, d, index, source)
+    if input.ndim == 0:
+        return scatter_reduce(
+            input, 0, index, source.reshape(-1), reduce, include_self=include_self
+        )
+    shape = [1] * source.ndim
+    shape[d] = -1
+    spread = index.reshape(shape).expand(source.shape)
+    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+
+
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s slices written along ``dim`` at the positions
     ``index`` names, like ``torch.index_copy``.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -636,6 +637,7 @@ def _attach():
         "scatter_reduce": I.scatter_reduce,
         "index_add": I.index_add,
         "index_copy": I.index_copy,
+        "index_reduce": I.index_reduce,
         "index_fill": I.index_fill,
         "index_put": I.index_put,
         "masked_scatter": I.masked_scatter,
@@ -647,6 +649,7 @@ def _attach():
         "scatter_reduce_": _written_into(I.scatter_reduce),
         "index_add_": _written_into(I.index_add),
         "index_copy_": _written_into(I.index_copy),
+        "index_reduce_": _written_into(I.index_reduce),
         "index_fill_": _written_into(I.index_fill, refuse=None),
         "index_put_": _written_into(I.index_put),
         "masked_scatter_": _written_into(I.masked_scatter, refuse=None),
@@ -882,6 +885,14 @@ def _imag(self):
 
 def _matrix_T(name, fn, min_ndim, max_ndim=None):
     def get(self):
+        if self.ndim == 0 and name in ("mT", "mH"):  # PyTorch's deprecated identity
+            warnings.warn(
+                f"Tensor.{name} is deprecated on 0-D tensors. This function is the identity in "
+                "these cases.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self.view_as(self)
         if self.ndim < min_ndim or (max_ndim is not None and self.ndim > max_ndim):
             if max_ndim is not None:
                 raise RuntimeError(
@@ -970,6 +981,8 @@ def _attach_more():
         "slogdet": method_of(DC.slogdet),
         "inverse": method_of(DC.inv),
         "cholesky": method_of(DC.cholesky_legacy),
+        "cholesky_solve": method_of(DC.cholesky_solve),
+        "cholesky_inverse": method_of(DC.cholesky_inverse),
         "qr": method_of(DC.qr_legacy),
         "svd": method_of(DC.svd_legacy),
         "pinverse": method_of(DC.pinverse),

@@ -808,14 +808,16 @@ def _row_offsets(idx, width, device):
 
 
 class EmbeddingFn(Function):
-    """weight[idx] for a contiguous (V, D) weight; rows at ``padding_idx`` get no gradient."""
+    """weight[idx] for a contiguous (V, D) weight; rows at ``padding_idx`` get no gradient;
+    with ``scale_grad_by_freq`` each occurrence's gradient is divided by how often its index
+    occurs in ``idx``."""
 
     node_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx, weight, idx, padding_idx):
+    def forward(ctx, weight, idx, padding_idx, scale_grad_by_freq=False):
         ctx.save_for_backward(idx)
-        ctx.meta = (weight._shape[0], padding_idx)
+        ctx.meta = (weight._shape[0], padding_idx, scale_grad_by_freq)
         w = weight if weight.is_contiguous() else weight.contiguous()
         offsets = _row_offsets(idx, w._shape[1], w.device)
         return take(w, offsets + w._offset if w._offset else offsets)
@@ -823,10 +825,14 @@ class EmbeddingFn(Function):
     @staticmethod
     def backward(ctx, g):
         (idx,) = ctx.saved_tensors
-        num, padding_idx = ctx.meta
+        num, padding_idx, scale_grad_by_freq = ctx.meta
+        if scale_grad_by_freq:
+            flat = idx.reshape(-1)
+            counts = g.new_zeros((num,)).index_add(0, flat, g.new_ones(flat.shape))
+            g = g / counts[idx].unsqueeze(-1)
         if padding_idx is not None:  # (selected, as torch skips them: an inf there stays out)
             g = where((idx != padding_idx).unsqueeze(-1), g, 0.0)
-        return EmbeddingGrad.apply(g, idx, num), None, None
+        return EmbeddingGrad.apply(g, idx, num), None, None, None
 
 
 class EmbeddingGrad(Function):

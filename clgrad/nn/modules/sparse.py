@@ -60,7 +60,8 @@ class Embedding(_EmbeddingTable):
     ``torch.nn.Embedding``: an integer index tensor of any shape ``(*)`` gives the rows
     ``weight[input]``, of shape ``(*, embedding_dim)``. ``weight`` is initialized from N(0, 1),
     with the ``padding_idx`` row (which gets no gradient) set to zeros; ``max_norm`` renormalizes
-    the looked-up rows in place. ``sparse`` and ``scale_grad_by_freq`` are not supported.
+    the looked-up rows in place; ``scale_grad_by_freq`` divides each lookup's gradient by its
+    index's count in the batch. ``sparse`` gradients are not supported.
 
     >>> emb = clgrad.nn.Embedding(10, 3, padding_idx=0)
     >>> emb
@@ -86,10 +87,8 @@ class Embedding(_EmbeddingTable):
         dtype: DType | None = None,
     ) -> None:
         super().__init__()
-        if sparse or scale_grad_by_freq:
-            raise NotImplementedError(
-                "Embedding: sparse gradients and scale_grad_by_freq are not supported"
-            )
+        if sparse:
+            raise NotImplementedError("Embedding: sparse gradients are not supported")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         padding_idx = self._wrap_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
@@ -97,8 +96,15 @@ class Embedding(_EmbeddingTable):
         self._init_weight(_weight, not _freeze, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        """``embedding(input, weight, padding_idx, max_norm, norm_type)``."""
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        """``embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)``."""
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -106,6 +112,10 @@ class Embedding(_EmbeddingTable):
             s += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
         return s
 
     @classmethod
