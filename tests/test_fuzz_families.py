@@ -377,3 +377,14 @@ def test_mT_of_a_0d_tensor_is_the_identity_as_torch(device):
         assert float(clgrad.tensor(2.0, device=device).mT) == 2.0
     with pytest.raises(RuntimeError):
         _ = clgrad.ones(2, device=device).mT
+
+
+def test_zero_norm_is_recorded_without_a_gradient(device):
+    def case(lib, dev):
+        x = lib.tensor([0.0, 2.0, -3.0, float("inf")], device=dev, requires_grad=True)
+        n = lib.linalg.vector_norm(x, ord=0)
+        n.backward()
+        kept = lib.linalg.vector_norm(x, 0, dim=0, keepdim=True)
+        return [n, n.requires_grad, x.grad is None, kept]
+
+    both(device, case)

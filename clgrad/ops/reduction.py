@@ -361,10 +361,25 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         _check_extreme_norm(x, p, dim)
         return (amax if p > 0 else amin)(a, dim, keepdim)
     if p == 0:
-        return sum(a != 0, dim, keepdim, dtype=x.dtype)
+        return CountNonzero.apply(x, dim, keepdim)
     if p == 1:
         return sum(a, dim, keepdim)
     return VectorNorm.apply(x, p, normalize_dims(dim, x.ndim), keepdim)
+
+
+class CountNonzero(Function):
+    """The 0-"norm": the count of nonzero elements, in the input's dtype. Recorded, as
+    PyTorch's, but a step function: backward gives the input no gradient."""
+
+    node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        return sum(x != 0, dim, keepdim, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
 
 
 def _check_extreme_norm(x, p, dim):
