@@ -218,8 +218,8 @@ def test_scatter_reduce_prod_gradient(device, include_self, x, src):
 def test_cosine_similarity_broadcasts_before_the_norms(device):
     def case(lib, dev):
         rng = np.random.default_rng(2)
-        a = lib.tensor(rng.standard_normal((3, 1)), device=dev, requires_grad=True)
-        b = lib.tensor(rng.standard_normal((3, 4)), device=dev, requires_grad=True)
+        a = lib.tensor(rng.standard_normal((3, 1), np.float32), device=dev, requires_grad=True)
+        b = lib.tensor(rng.standard_normal((3, 4), np.float32), device=dev, requires_grad=True)
         out = lib.nn.functional.cosine_similarity(a, b, dim=1)
         out.sum().backward()
         return [out, a.grad, b.grad]
