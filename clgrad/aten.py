@@ -46,6 +46,7 @@ __all__ = [
     "conv_transpose3d",
     "cosine_embedding_loss",
     "cosine_similarity",
+    "ctc_loss",
     "detach",
     "dropout",
     "dropout_",
@@ -318,6 +319,17 @@ def binary_cross_entropy_with_logits(
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction: int = 1) -> Tensor:
     """``torch.cosine_embedding_loss`` (an int ``reduction``)."""
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction: int = 1,
+    zero_infinity=False,
+) -> Tensor:  # fmt: skip
+    """``torch.ctc_loss`` (an int ``reduction``)."""
+    return F.ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction),
+        zero_infinity,
+    )  # fmt: skip
 
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction: int = 1) -> Tensor:

@@ -33,6 +33,7 @@ from ..ops.creation import tensor as _tensor
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import pdist
 from ..ops.movement import broadcast_tensors as _broadcast_tensors
+from ..ops.movement import cat as _cat
 from ..ops.movement import stack as _stack
 from ..tensor import Tensor
 
@@ -128,6 +129,7 @@ __all__ = [
     "pairwise_distance",
     "scaled_dot_product_attention",
     "cross_entropy",
+    "ctc_loss",
     "nll_loss",
     "mse_loss",
     "l1_loss",
@@ -2383,6 +2385,125 @@ def _reduce(loss, reduction):
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _lengths(values, n, name) -> list[int]:
+    """CTC's input or target lengths (a tensor, list or tuple, one per batch entry) as ints."""
+    if isinstance(values, Tensor):
+        values = values.reshape(-1).tolist()
+    values = [int(v) for v in values]
+    if len(values) != n:
+        raise RuntimeError(f"{name} must be of size batch_size")
+    return values
+
+
+def _safe_logsumexp(terms):
+    """``log(sum(exp(t)))`` of same-shape tensors, -inf where every term is -inf, with no NaN in
+    its gradient there (the CTC recursion meets such unreachable states at every step)."""
+    top = terms[0]
+    for t in terms[1:]:
+        top = _E.maximum(top, t)
+    shift = _E.where(top == -math.inf, 0.0, top).detach()  # (the shift has no gradient)
+    total = sum((t - shift).exp() for t in terms)
+    reachable = total > 0
+    return _E.where(reachable, shift + _E.where(reachable, total, 1.0).log(), -math.inf)
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """The connectionist temporal classification loss, as ``torch.nn.functional.ctc_loss``:
+    ``-log p(target | log_probs)`` summed over every alignment of each target to its input
+    (``(T, N, C)`` log-probabilities, or ``(T, C)`` unbatched; ``targets`` padded ``(N, S)`` or
+    concatenated), by the forward recursion over the target interleaved with blanks, in log
+    space. ``"mean"`` divides each loss by its target length before averaging; ``zero_infinity``
+    zeroes impossible alignments' losses and gradients. The gradient is PyTorch's:
+    ``exp(log_probs)`` minus the alignments' posterior (the same gradient at the logits of a
+    ``log_softmax``).
+
+    >>> logp = clgrad.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()  # T=2, N=1, C=2
+    >>> clgrad.nn.functional.ctc_loss(logp, clgrad.tensor([[1]]), [2], [1], reduction="sum")
+    tensor(0.2877)
+    """
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    if not batched:
+        targets = targets.unsqueeze(0)
+    steps, n, classes = lp.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    t_lens = _lengths(input_lengths, n, "input_lengths")
+    s_lens = _lengths(target_lengths, n, "target_lengths")
+    for t in t_lens:
+        if t > steps:
+            raise RuntimeError(
+                f"Expected input_lengths to have value at most {steps}, but got value {t}"
+            )
+    targets = targets.to(_D.int64)
+    if targets.ndim == 1:  # concatenated: cut and pad to (N, S)
+        starts = [0]
+        for length in s_lens:
+            starts.append(starts[-1] + length)
+        width = max(s_lens + [0])
+        rows = [
+            targets[a:b].tolist() + [blank] * (width - (b - a)) for a, b in zip(starts, starts[1:])
+        ]
+        targets = _tensor(rows, dtype=_D.int64, device=lp.device).reshape(n, width)
+    elif targets.shape[1] < max(s_lens + [0]):
+        raise RuntimeError(
+            f"Expected tensor to have size at least {max(s_lens)} at dimension 1, but got size "
+            f"{targets.shape[1]} for argument #2 'targets'"
+        )
+    width = max(s_lens + [0])
+    targets = targets[:, :width]
+    # the target interleaved with blanks: blank, l1, blank, l2, ..., blank
+    ext_len = 2 * width + 1
+    ext = targets.new_full((n, ext_len), blank)
+    if width:
+        ext[:, 1::2] = targets
+    # a label may follow the one two back (skipping the blank between) when it differs from it
+    skip = (ext != blank) & _cat_pad2(ext)
+    t_len = _tensor(t_lens, dtype=_D.int64, device=lp.device).unsqueeze(1)
+    gather_at = ext.unsqueeze(0).expand(steps, n, ext_len)
+    emit = lp.gather(2, gather_at)  # (T, N, L): each step's log-probability of each symbol
+    neg_inf = lp.new_full((n, 1), -math.inf)
+    positions = _arange(ext_len, device=lp.device).unsqueeze(0)
+    alpha = _E.where(positions < 2, emit[0], -math.inf)
+    for step in range(1, steps):
+        shifted1 = _cat([neg_inf, alpha[:, :-1]], 1)
+        shifted2 = _E.where(skip, _cat([neg_inf, neg_inf, alpha[:, :-2]], 1), -math.inf)
+        new = _safe_logsumexp([alpha, shifted1, shifted2]) + emit[step]
+        alpha = _E.where(step < t_len, new, alpha)
+    s_len = _tensor(s_lens, dtype=_D.int64, device=lp.device).unsqueeze(1)
+    last_blank = alpha.gather(1, 2 * s_len)
+    last_label = _E.where(s_len > 0, alpha.gather(1, (2 * s_len - 1).clamp(min=0)), -math.inf)
+    nll = -_safe_logsumexp([last_blank, last_label]).squeeze(1)
+    # PyTorch's gradient: exp(log_probs) is added over each input's steps (a term worth 0)
+    valid = (_arange(steps, device=lp.device).unsqueeze(1) < t_len.reshape(1, n)).unsqueeze(2)
+    prob = _E.where(valid, lp.exp(), 0.0)
+    nll = nll + (prob - prob.detach()).sum((0, 2))
+    if zero_infinity:
+        nll = _E.where(nll == math.inf, 0.0, nll)
+    if not batched:
+        nll = nll.squeeze(0)
+    if reduction == "mean":
+        return (nll / s_len.reshape(nll.shape).clamp(min=1).to(nll.dtype)).mean()
+    return _reduce(nll, reduction)
+
+
+def _cat_pad2(ext):
+    """``ext[s] != ext[s - 2]``, False for s < 2."""
+    n = ext.shape[0]
+    earlier = _cat([ext.new_full((n, 2), -1), ext[:, :-2]], 1)
+    return ext != earlier
 
 
 def _warn_broadcast(input, target):

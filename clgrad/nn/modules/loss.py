@@ -103,6 +103,36 @@ class NLLLoss(_WeightedLoss):
         )
 
 
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss, as ``torch.nn.CTCLoss``: the negative
+    log-likelihood of each target sequence under every alignment to its input's
+    log-probabilities (``F.ctc_loss``); ``blank`` is the blank class.
+
+    >>> loss = clgrad.nn.CTCLoss()
+    >>> logp = clgrad.full((4, 1, 3), 1 / 3).log()
+    >>> loss(logp, clgrad.tensor([[1, 2]]), [4], [2]).shape
+    clgrad.Size([])
+    """
+
+    def __init__(
+        self, blank: int = 0, reduction: _Reduction = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths) -> Tensor:
+        """``ctc_loss(log_probs, targets, input_lengths, target_lengths, ...)``."""
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
 class MSELoss(_Loss):
     """The squared error ``(input - target) ** 2``, element-wise, reduced by ``reduction``
     ("mean", "sum" or "none"), as ``torch.nn.MSELoss``.
