@@ -299,6 +299,7 @@ _MORE = {
     "svd": _DC.svd_legacy,
     "pinverse": _DC.pinverse,
     "matrix_power": _DC.matrix_power,
+    "matrix_exp": _DC.matrix_exp,
     "lgamma": _SM.lgamma,
     "digamma": _SM.digamma,
     "erfinv": _SM.erfinv,

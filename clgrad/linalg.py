@@ -23,11 +23,13 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot"
 __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
 __all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex", "solve_triangular"]
+__all__ += ["matrix_exp"]
 
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
 lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
+matrix_exp = _DC.matrix_exp
 
 matmul = _L.matmul
 

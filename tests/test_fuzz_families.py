@@ -388,3 +388,16 @@ def test_zero_norm_is_recorded_without_a_gradient(device):
         return [n, n.requires_grad, x.grad is None, kept]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 8.0])
+def test_matrix_exp_matches_torch(device, scale):
+    def case(lib, dev):
+        rng = np.random.default_rng(4)
+        a = (rng.standard_normal((2, 3, 3)) * scale / 3).astype(np.float32)
+        A = lib.tensor(a, device=dev, requires_grad=True)
+        E = lib.linalg.matrix_exp(A)
+        (E * lib.arange(9.0, device=dev).reshape(3, 3)).sum().backward()
+        return [E / E.abs().max(), A.grad / A.grad.abs().max(), A[0].matrix_exp()]
+
+    both(device, case)

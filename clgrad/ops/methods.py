@@ -987,6 +987,7 @@ def _attach_more():
         "svd": method_of(DC.svd_legacy),
         "pinverse": method_of(DC.pinverse),
         "matrix_power": method_of(DC.matrix_power),
+        "matrix_exp": method_of(DC.matrix_exp),
         "inner": L.inner,
         "dist": L.dist,
         "renorm": L.renorm,
