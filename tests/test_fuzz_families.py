@@ -401,3 +401,24 @@ def test_matrix_exp_matches_torch(device, scale):
         return [E / E.abs().max(), A.grad / A.grad.abs().max(), A[0].matrix_exp()]
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((4,), {}),
+        ((3,), {"range": (0.0, 3.0), "weight": "ones"}),
+        (("edges",), {"density": True}),
+        ((2,), {"density": True}),
+    ],
+)
+def test_histogram_matches_torch(device, args, kwargs):
+    def case(lib, dev):
+        x = lib.tensor([1.0, 2.0, 1.0, 4.0, 2.5], device=dev)
+        a = [lib.tensor([0.0, 1.5, 3.0, 5.0], device=dev) if v == "edges" else v for v in args]
+        kw = {k: (lib.ones(5, device=dev) * 2 if v == "ones" else v) for k, v in kwargs.items()}
+        hist, edges = lib.histogram(x, *a, **kw)
+        same, empty = lib.histogram(lib.tensor([2.0, 2.0], device=dev), 2), x[:0].histogram(2)
+        return [hist, edges, *same, *empty]
+
+    both(device, case)

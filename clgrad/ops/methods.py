@@ -708,6 +708,7 @@ def _attach():
         "corrcoef": L.corrcoef,
         "bincount": SO.bincount,
         "histc": SO.histc,
+        "histogram": SO.histogram,
         "unique": SO.unique,
         "unique_consecutive": SO.unique_consecutive,
         "type_as": lambda self, other: self.to(other.dtype),

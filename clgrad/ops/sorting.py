@@ -324,6 +324,58 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return Tensor._from_numpy(counts, input.dtype, input.device)
 
 
+histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False):
+    """``(hist, bin_edges)``: a histogram of ``input``'s values in ``bins`` equal bins over
+    ``range`` (the data's extent by default), or between the given increasing ``bins`` edges,
+    like ``torch.histogram``: the last bin holds its upper edge, ``weight`` weighs each value,
+    ``density`` scales to a density (integral 1). Computed on the host, as PyTorch's (CPU only).
+
+    >>> clgrad.histogram(clgrad.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
+    histogram(hist=tensor([2., 1., 1.]), bin_edges=tensor([1., 2., 3., 4.]))
+    """
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
+    a = _host(input).ravel()
+    w = None if weight is None else _host(weight).ravel()
+    if w is not None and w.shape != a.shape:
+        raise RuntimeError(
+            "torch.histogramdd(): if weight tensor is provided it should have the same shape "
+            "as the input tensor excluding its innermost dimension"
+        )
+    if isinstance(bins, Tensor):
+        edges = _host(bins).astype(np.float64)
+    else:
+        if bins <= 0:
+            raise RuntimeError(
+                f"torch.histogramdd(): bins must be > 0, but got {bins} for dimension 0"
+            )
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif a.size:
+            lo, hi = float(a.min()), float(a.max())
+        else:  # no data: PyTorch's [0, 1]
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd(): for dimension 0, min should not exceed max, but got min "
+                f"{lo} max {hi}"
+            )
+        if lo == hi:  # a range of width 0 widens by 1/2 on each side, as PyTorch's
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1)
+    edges = edges.astype(input.dtype.np)
+    hist, _ = np.histogram(a, edges.astype(np.float64), weights=w, density=density)
+    return histogram_result(
+        Tensor._from_numpy(hist.astype(input.dtype.np), input.dtype, input.device),
+        Tensor._from_numpy(edges, input.dtype, input.device),
+    )
+
+
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value ``0..max(input)`` occurs in the non-negative 1-d int ``input`` (the
     sum of ``weights`` there, when given), at least ``minlength`` long, like
