@@ -304,6 +304,8 @@ _MORE = {
     "matrix_exp": _DC.matrix_exp,
     "lgamma": _SM.lgamma,
     "digamma": _SM.digamma,
+    "polygamma": _SM.polygamma,
+    "mvlgamma": _SM.multigammaln,
     "erfinv": _SM.erfinv,
     "i0": _SM.i0,
     "gcd": _SM.gcd,

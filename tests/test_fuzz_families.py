@@ -422,3 +422,26 @@ def test_histogram_matches_torch(device, args, kwargs):
         return [hist, edges, *same, *empty]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_polygamma_matches_torch(device, n):
+    def case(lib, dev):
+        x = lib.tensor([-2.5, -0.5, 0.3, 1.0, 5.0, 40.0], device=dev, requires_grad=True)
+        y = lib.polygamma(n, x)
+        (y / y.abs().max()).sum().backward()
+        return [y / y.abs().max(), x.grad / x.grad.abs().max(), lib.special.polygamma(n, x)]
+
+    both(device, case)
+
+
+def test_zeta_and_mvlgamma_match_torch(device):
+    def case(lib, dev):
+        s = lib.tensor([2.0, 3.0, 1.0, 0.5, 4.5], device=dev)
+        q = lib.tensor([1.0, -2.5, 3.0, 2.0, 0.25], device=dev, requires_grad=True)
+        z = lib.special.zeta(s, q)
+        z[[0, 1, 4]].sum().backward()
+        m = lib.mvlgamma(lib.tensor([2.5, 4.0], device=dev), 3)
+        return [z, q.grad, m, lib.tensor([2.5], device=dev).mvlgamma(2)]
+
+    both(device, case)

@@ -449,6 +449,105 @@ class _Scaled(Function):
         return g * where(x == 0, 0.5, d), None
 
 
+# B_2j / (2j)! for j = 1..6: the Euler-Maclaurin tail of the Hurwitz zeta series
+_BERNOULLI_OVER_FACTORIAL = (
+    1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
+)  # fmt: skip
+_ZETA_SHIFT = 10  # the series' terms are summed until the argument is at least this
+
+
+def _hurwitz_zeta_values(s, q):
+    """``zeta(s, q) = sum_k (q + k) ** -s``, elementwise (s > 1): the first terms summed until
+    ``q + k`` reaches ``_ZETA_SHIFT``, then the Euler-Maclaurin tail (error below 1e-16 there).
+    A pole (q a non-positive integer) gives inf; s = 1 inf, s < 1 NaN, as PyTorch's."""
+    s, q = _wide(s), _wide(q)
+    s, q = s + q * 0, q + s * 0  # broadcast and promote both alike
+    low = float(q.min()) if q.numel() else _ZETA_SHIFT
+    shift = max(_ZETA_SHIFT, math.ceil(_ZETA_SHIFT - low)) if math.isfinite(low) else 0
+    head = q.new_zeros(q.shape)
+    for k in range(shift):
+        head = head + (q + k) ** -s
+    z = q + shift
+    tail = z ** (1 - s) / (s - 1) + 0.5 * z**-s
+    rising = s  # s (s + 1) ... (s + 2j - 2), the 2j-1 factors of the j-th term
+    power = z ** (-s - 1)
+    for j, coefficient in enumerate(_BERNOULLI_OVER_FACTORIAL, 1):
+        tail = tail + coefficient * rising * power
+        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
+        power = power / (z * z)
+    out = where(s == 1, float("inf"), where(s < 1, float("nan"), head + tail))
+    return out
+
+
+class _Zeta(Function):
+    node_name = "SpecialZetaBackward0"
+
+    @staticmethod
+    def forward(ctx, s, q):
+        ctx.save_for_backward(s, q)
+        return _hurwitz_zeta_values(s, q).to(q.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        s, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise RuntimeError("derivative for aten::special_zeta is not implemented")
+        return None, g * -s * zeta(s + 1, q)
+
+
+def zeta(input: Tensor, other: Tensor) -> Tensor:
+    """The Hurwitz zeta function ``sum_k (other + k) ** -input``, elementwise, like
+    ``torch.special.zeta`` (the Riemann zeta at ``other = 1``); differentiable in ``other``.
+
+    >>> clgrad.special.zeta(clgrad.tensor([2.0]), clgrad.tensor([1.0]))  # pi^2 / 6
+    tensor([1.6449])
+    """
+    s = input if isinstance(input, Tensor) else None
+    q = other if isinstance(other, Tensor) else None
+    like = s if s is not None else q
+    if like is None:
+        raise TypeError("zeta(): expected a Tensor argument")
+    if s is None:
+        s = Tensor._full(q.shape, float(input), q.dtype, q.device)
+    if q is None:
+        q = Tensor._full(s.shape, float(other), s.dtype, s.device)
+    s, q = _floating("zeta", s), _floating("zeta", q)
+    return _Zeta.apply(s, q)
+
+
+class _Polygamma(Function):
+    node_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.save_for_backward(x)
+        ctx.n = n
+        if n == 0:
+            return _digamma_values(x)
+        sign_factorial = (-1) ** (n + 1) * math.factorial(n)
+        order = Tensor._full(x.shape, n + 1.0, x.dtype, x.device)
+        return (sign_factorial * _hurwitz_zeta_values(order, x)).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * polygamma(ctx.n + 1, x), None
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of the digamma function, like ``torch.polygamma``:
+    ``(-1)^(n+1) n! zeta(n + 1, x)`` (``digamma`` for n = 0); differentiable (the next order).
+
+    >>> clgrad.polygamma(1, clgrad.tensor([1.0]))  # pi^2 / 6
+    tensor([1.6449])
+    """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _Polygamma.apply(_floating("polygamma", input), n)
+
+
 def multigammaln(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension ``p``, like
     ``torch.special.multigammaln``: ``sum lgamma(x - i / 2) + p (p - 1) / 4 log(pi)``.
