@@ -305,6 +305,8 @@ _MORE = {
     "lgamma": _SM.lgamma,
     "digamma": _SM.digamma,
     "polygamma": _SM.polygamma,
+    "igamma": _SM.igamma,
+    "igammac": _SM.igammac,
     "mvlgamma": _SM.multigammaln,
     "erfinv": _SM.erfinv,
     "i0": _SM.i0,

@@ -1,7 +1,7 @@
 """``clgrad.special``: PyTorch's ``torch.special`` names for clgrad's ops (``gammaln``,
-``digamma`` / ``psi``, ``polygamma``, ``zeta``, ``erfinv``, ``i0`` and ``xlog1py`` are
-``ops/special_math.py``'s; the other Bessel functions and the polynomial families are not
-here: ``AttributeError``)."""
+``digamma`` / ``psi``, ``polygamma``, ``zeta``, ``gammainc`` / ``gammaincc``, ``erfinv``,
+``i0`` and ``xlog1py`` are ``ops/special_math.py``'s; the other Bessel functions and the
+polynomial families are not here: ``AttributeError``)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from .ops.core import with_out as _with_out
 __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
 __all__ += ["gammaln", "digamma", "psi", "erfinv", "i0", "xlog1py", "i1", "i0e", "i1e"]
-__all__ += ["multigammaln", "polygamma", "zeta"]
+__all__ += ["multigammaln", "polygamma", "zeta", "gammainc", "gammaincc"]
 
 gammaln, digamma, psi, erfinv, i0 = _SM.lgamma, _SM.digamma, _SM.digamma, _SM.erfinv, _SM.i0
 xlog1py, i1, i0e, i1e, multigammaln = _SM.xlog1py, _SM.i1, _SM.i0e, _SM.i1e, _SM.multigammaln
-polygamma, zeta = _SM.polygamma, _SM.zeta
+polygamma, zeta, gammainc, gammaincc = _SM.polygamma, _SM.zeta, _SM.igamma, _SM.igammac
 
 expit = _F.sigmoid
 logit = _F.logit
@@ -107,7 +107,7 @@ globals().update(
         name: _with_out(globals()[name])
         for name in (
             "gammaln digamma psi erfinv i0 xlog1py i1 i0e i1e multigammaln entr ndtr log_ndtr "
-            "polygamma zeta"
+            "polygamma zeta gammainc gammaincc"
         ).split()
     }
 )

@@ -195,10 +195,11 @@ def _gamma_family(lib, device):
     d = D.Gamma(conc, rate)
     _report(d, lib.tensor([0.3, 1.0, 12.0], device=device), [conc, rate], out, "gamma")
     out["gamma.entropy"] = d.entropy()
+    out["gamma.cdf"] = d.cdf(lib.tensor([0.3, 1.0, 12.0], device=device)).detach()
     df = p(lib, device, [1.0, 4.0])
     d = D.Chi2(df)
     _report(d, lib.tensor([0.5, 3.0], device=device), [df], out, "chi2")
-    out["chi2.extra"] = [d.entropy(), d.df]
+    out["chi2.extra"] = [d.entropy(), d.df, d.cdf(lib.tensor([0.5, 3.0], device=device)).detach()]
     c1, c0 = p(lib, device, [0.5, 2.0, 5.0]), p(lib, device, [0.7, 3.0, 1.5])
     d = D.Beta(c1, c0)
     _report(d, lib.tensor([0.1, 0.5, 0.9], device=device), [c1, c0], out, "beta")

@@ -445,3 +445,25 @@ def test_zeta_and_mvlgamma_match_torch(device):
         return [z, q.grad, m, lib.tensor([2.5], device=dev).mvlgamma(2)]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_incomplete_gamma_matches_torch(device, name):
+    def case(lib, dev):
+        a = lib.tensor([0.0, 0.5, 1.0, 3.0, 10.0, 100.0, -1.0, 2.0, 2.0, 2.0, 1e-3], device=dev)
+        values = [1.0, 0.2, 1.0, 7.0, 9.5, 120.0, 1.0, -1.0, 0.0, float("inf"), 5.0]
+        x = lib.tensor(values, device=dev, requires_grad=True)
+        y = getattr(lib, name)(a, x)
+        y[[1, 2, 3, 4, 5, 10]].sum().backward()
+        special = getattr(lib.special, "gammainc" if name == "igamma" else "gammaincc")(a, x)
+        return [y, x.grad[[1, 2, 3, 4, 5, 10]], special, getattr(a, name)(x)]
+
+    both(device, case)
+
+
+def test_incomplete_gamma_refuses_the_derivative_in_a(device):
+    def case(lib, dev):
+        a = lib.tensor([1.0], device=dev, requires_grad=True)
+        lib.igamma(a, lib.tensor([1.0], device=dev)).sum().backward()
+
+    both(device, case)

@@ -21,6 +21,7 @@ from ..functional import rand, randn
 from ..ops.creation import arange
 from ..ops.elementwise import where
 from ..ops.movement import stack
+from ..ops.special_math import igamma
 from ..tensor import Tensor
 from . import constraints
 from .continuous import _standard_normal
@@ -140,6 +141,11 @@ class Gamma(Distribution):
             - self.rate * value
             - self.concentration.lgamma()
         )
+
+    def cdf(self, value) -> Tensor:
+        value = _as_tensor(value, self.rate)
+        self._validate_sample(value)
+        return igamma(self.concentration, self.rate * value)
 
     def entropy(self) -> Tensor:
         c = self.concentration
