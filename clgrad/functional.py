@@ -133,6 +133,7 @@ _HAND_WRITTEN = {
     "index_select": _I.index_select,
     "masked_fill": _I.masked_fill,
     "nonzero": _I.nonzero,
+    "nonzero_static": _I.nonzero_static,
     "masked_select": _I.masked_select,
     "scatter": _I.scatter,
     "scatter_reduce": _I.scatter_reduce,
@@ -191,7 +192,7 @@ _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsque
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
 _NO_OUT |= {"allclose", "equal", "isreal", "positive", "count_nonzero", "argwhere", "swapaxes"}
 _NO_OUT |= {"swapdims", "moveaxis", "atleast_1d", "atleast_2d", "atleast_3d", "tensor_split"}
-_NO_OUT |= {"histogram"}
+_NO_OUT |= {"histogram", "nonzero_static"}
 _NO_OUT |= {"split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"}
 _NO_OUT |= {"hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub", "broadcast_tensors"}
 _NO_OUT |= {"block_diag", "cartesian_prod", "combinations", "cov", "corrcoef", "bincount"}

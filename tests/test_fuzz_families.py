@@ -467,3 +467,16 @@ def test_incomplete_gamma_refuses_the_derivative_in_a(device):
         lib.igamma(a, lib.tensor([1.0], device=dev)).sum().backward()
 
     both(device, case)
+
+
+def test_nonzero_static_matches_torch(device):
+    def case(lib, dev):
+        x = lib.tensor([[0, 1], [2, 0], [3, 4]], device=dev)
+        return [
+            lib.nonzero_static(x, size=5),
+            lib.nonzero_static(x, size=2, fill_value=9),
+            x.nonzero_static(size=0),
+            lib.nonzero_static(lib.tensor(3, device=dev), size=2),
+        ]
+
+    both(device, case)

@@ -30,7 +30,7 @@ from .core import (
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
 from .inplace import inplace
-from .movement import Slice, stack
+from .movement import Slice, cat, stack
 from .registry import SCALAR_TYPE_NAMES
 
 # ---- keys --------------------------------------------------------------------------------------
@@ -624,6 +624,25 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         value = bool(value)
     out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
     return out if out.dtype is x.dtype else out.to(x.dtype)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` cut or padded (with rows of ``fill_value``) to ``size`` rows, like
+    ``torch.nonzero_static``: a shape known ahead of the data.
+
+    >>> clgrad.nonzero_static(clgrad.tensor([0, 3, 5]), size=3)
+    tensor([[ 1],
+            [ 2],
+            [-1]])
+    """
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
+    found = nonzero(input)[:size]
+    missing = size - found.shape[0]
+    if missing == 0:
+        return found.clone()
+    padding = found.new_full((missing, found.shape[1]), fill_value)
+    return cat([found, padding])
 
 
 def nonzero(x: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:

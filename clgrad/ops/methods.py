@@ -633,6 +633,7 @@ def _attach():
         "masked_fill_": lambda self, mask, value: self.copy_(I.masked_fill(self, mask, value)),
         "masked_select": I.masked_select,
         "nonzero": I.nonzero,
+        "nonzero_static": I.nonzero_static,
         "scatter": I.scatter,
         "scatter_reduce": I.scatter_reduce,
         "index_add": I.index_add,
