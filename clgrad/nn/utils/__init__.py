@@ -13,7 +13,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.movement import cat, stack
 from ...tensor import Tensor
 from ..modules.module import Module
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
 
@@ -31,6 +31,7 @@ __all__ = [
     "remove_spectral_norm",
     "parametrizations",
     "parametrize",
+    "prune",
     "rnn",
     "skip_init",
     "stateless",
