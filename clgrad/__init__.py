@@ -20,6 +20,7 @@ from . import (
     distributed,
     distributions,
     func,
+    jit,
     linalg,
     nn,
     optim,

@@ -161,3 +161,57 @@ def test_bad_arguments_raise_as_torch(device, name, args):
             getattr(lib, name)(*call)
         errors.append(info.type)
     assert errors[1] is errors[0] or issubclass(errors[1], errors[0])
+
+
+def _block(lib):
+    """A module written for TorchScript: annotate, is_scripting, an ignored method."""
+
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+        def forward(self, v):
+            out = lib.jit.annotate(list[lib.Tensor], [])
+            out.append(v * self.scale)
+            if not lib.jit.is_scripting():
+                out.append(self.helper(v))
+            return out[0] + out[-1]
+
+        @lib.jit.ignore
+        def helper(self, v):
+            return v + 1
+
+    return Block()
+
+
+def _twice(v):
+    return v * 2
+
+
+def test_jit_entry_points_run_eagerly_as_torch_computes(device):
+    """A program written for TorchScript runs unchanged: script / trace give the same results
+    as torch's scripted ones, the decorators and annotations change nothing, and archives are
+    refused."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        t = lib.tensor(x, device=dev)
+        scripted = lib.jit.script(_twice)
+        traced = lib.jit.trace(_twice, (t,))
+        # (torch's scripted block takes its is_scripting() branch; clgrad runs the eager one,
+        # as torch's unscripted block does)
+        block = _block(lib) if lib is torch else lib.jit.script(_block(lib))
+        fut = lib.jit.fork(_twice, t)
+        results.append(
+            [r.cpu().numpy() for r in (scripted(t), traced(t), block(t), lib.jit.wait(fut))]
+            + [lib.jit.is_tracing()]
+        )
+        frozen = lib.jit.freeze(lib.jit.script(lib.nn.Linear(2, 2).to(dev).eval()))
+        assert frozen(lib.ones(1, 2, device=dev)).shape == (1, 2)
+    for g, w in zip(results[1], results[0]):
+        np.testing.assert_allclose(g, w)
+    with pytest.raises(NotImplementedError):
+        clgrad.jit.save(clgrad.jit.script(clgrad.nn.Linear(1, 1)), "model.pt")
+    with pytest.raises(RuntimeError):
+        clgrad.jit.freeze(clgrad.nn.Linear(1, 1))  # training mode, as torch refuses
