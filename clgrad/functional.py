@@ -182,6 +182,7 @@ _HAND_WRITTEN = {
     "bucketize": _SO.bucketize,
     "histc": _SO.histc,
     "histogram": _SO.histogram,
+    "gradient": _M.gradient,
     "bincount": _SO.bincount,
     "unique": _SO.unique,
     "unique_consecutive": _SO.unique_consecutive,
@@ -192,7 +193,7 @@ _NO_OUT = {"reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsque
 _NO_OUT |= {"chunk", "narrow", "unbind", "movedim", "broadcast_to", "clone", "isclose"}
 _NO_OUT |= {"allclose", "equal", "isreal", "positive", "count_nonzero", "argwhere", "swapaxes"}
 _NO_OUT |= {"swapdims", "moveaxis", "atleast_1d", "atleast_2d", "atleast_3d", "tensor_split"}
-_NO_OUT |= {"histogram", "nonzero_static"}
+_NO_OUT |= {"histogram", "nonzero_static", "gradient"}
 _NO_OUT |= {"split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"}
 _NO_OUT |= {"hsplit", "vsplit", "dsplit", "ravel", "tile", "rsub", "broadcast_tensors"}
 _NO_OUT |= {"block_diag", "cartesian_prod", "combinations", "cov", "corrcoef", "bincount"}

@@ -480,3 +480,33 @@ def test_nonzero_static_matches_torch(device):
         ]
 
     both(device, case)
+
+
+GRADIENT_CASES = {
+    "default": ({}, (5,)),
+    "step": ({"spacing": 2.0}, (5,)),
+    "coordinates": ({"spacing": "coords"}, (5,)),
+    "coordinates, second order": ({"spacing": "coords", "edge_order": 2}, (5,)),
+    "second order": ({"edge_order": 2}, (5,)),
+    "every dim": ({}, (3, 4)),
+    "one dim": ({"dim": 1}, (3, 4)),
+    "steps per dim": ({"spacing": [1.0, 2.0]}, (3, 4)),
+    "too short": ({"edge_order": 2}, (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENT_CASES))
+def test_gradient_matches_torch(device, name):
+    kwargs, shape = GRADIENT_CASES[name]
+
+    def case(lib, dev):
+        data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) ** 2
+        f = lib.tensor(data, device=dev, requires_grad=True)
+        kw = dict(kwargs)
+        if kw.get("spacing") == "coords":
+            kw["spacing"] = (lib.tensor([0.0, 1.0, 1.5, 3.5, 4.0], device=dev),)
+        out = lib.gradient(f, **kw)
+        sum(o.sum() for o in out).backward()
+        return [*out, f.grad]
+
+    both(device, case)

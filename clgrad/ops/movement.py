@@ -1340,6 +1340,86 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     return tuple(expand(t, shape) for t in tensors)
 
 
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple[Tensor, ...]:
+    """The derivative of ``input``'s samples along each of ``dim`` (every dim by default) by
+    central differences inside and one-sided ones (first or second order, ``edge_order``) at
+    the ends, like ``torch.gradient`` / ``numpy.gradient``: ``spacing`` is the samples' step
+    (a number, one per dim) or their coordinates (a 1-d tensor per dim). One tensor per dim.
+
+    >>> clgrad.gradient(clgrad.tensor([1.0, 4.0, 9.0, 16.0]))
+    (tensor([3., 4., 6., 7.]),)
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError(
+            f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}"
+        )
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [wrap_dim(d, input.ndim) for d in dims]
+    if not isinstance(spacing, (list, tuple)):
+        spacing = [spacing] * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+            f"dim arguments to have the same length, but got a spacing argument of length "
+            f"{len(spacing)} and a dim argument of length {len(dims)}."
+        )
+    f = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    for d in dims:
+        if f.shape[d] < edge_order + 1:
+            raise RuntimeError(
+                "torch.gradient expected each dimension size to be at least edge_order+1"
+            )
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))
+
+
+def _gradient_along(f, d, h, edge_order):
+    n = f.shape[d]
+
+    def part(start, length):
+        return narrow(f, d, start, length)
+
+    def along(v):  # a 1-d tensor of coefficients laid along dim d
+        shape = [1] * f.ndim
+        shape[d] = -1
+        return v.reshape(shape)
+
+    if isinstance(h, Tensor):  # coordinates: numpy's second-order formulas for uneven steps
+        x = h.to(f.dtype) if h.dtype is not f.dtype else h
+        dx = narrow(x, 0, 1, n - 1) - narrow(x, 0, 0, n - 1)
+        dx1, dx2 = narrow(dx, 0, 0, n - 2), narrow(dx, 0, 1, n - 2)
+        a = -dx2 / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        c = dx1 / (dx2 * (dx1 + dx2))
+        inner = along(a) * part(0, n - 2) + along(b) * part(1, n - 2) + along(c) * part(2, n - 2)
+        first_step, last_step = dx[0], dx[-1]
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / first_step
+            last = (part(n - 1, 1) - part(n - 2, 1)) / last_step
+        else:
+            p, q = dx[0], dx[1]
+            first = (
+                -(2 * p + q) / (p * (p + q)) * part(0, 1)
+                + (p + q) / (p * q) * part(1, 1)
+                - p / (q * (p + q)) * part(2, 1)
+            )
+            p, q = dx[-2], dx[-1]
+            last = (
+                q / (p * (p + q)) * part(n - 3, 1)
+                - (q + p) / (p * q) * part(n - 2, 1)
+                + (2 * q + p) / (q * (p + q)) * part(n - 1, 1)
+            )
+    else:
+        step = float(h)
+        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * step)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / step
+            last = (part(n - 1, 1) - part(n - 2, 1)) / step
+        else:
+            first = (-3 * part(0, 1) + 4 * part(1, 1) - part(2, 1)) / (2 * step)
+            last = (3 * part(n - 1, 1) - 4 * part(n - 2, 1) + part(n - 3, 1)) / (2 * step)
+    return cat([first, inner, last], d)
+
+
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (scalars, vectors as rows, matrices) placed along the diagonal of a zero
     matrix, like ``torch.block_diag``.
