@@ -230,6 +230,94 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     True
     """
     _deterministic[0] = _builtins.bool(mode)
+    _deterministic_warn_only[0] = _builtins.bool(warn_only)
+
+
+_deterministic_warn_only = [False]
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The ``warn_only`` flag ``use_deterministic_algorithms`` was given.
+
+    >>> clgrad.use_deterministic_algorithms(True, warn_only=True)
+    >>> clgrad.is_deterministic_algorithms_warn_only_enabled()
+    True
+    >>> clgrad.use_deterministic_algorithms(False)
+    """
+    return _deterministic_warn_only[0]
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """``use_deterministic_algorithms`` by PyTorch's other switch: ``"default"`` / 0 (off),
+    ``"warn"`` / 1 (on, warn only), ``"error"`` / 2 (on).
+
+    >>> clgrad.set_deterministic_debug_mode("warn"); clgrad.get_deterministic_debug_mode()
+    1
+    >>> clgrad.set_deterministic_debug_mode(0)
+    """
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, `error`, but "
+                f"got {debug_mode}"
+            )
+        debug_mode = _DEBUG_MODES[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2: the mode ``set_deterministic_debug_mode`` (or the algorithms' flags) set."""
+    if not _deterministic[0]:
+        return 0
+    return 1 if _deterministic_warn_only[0] else 2
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool) -> None:
+    """Whether warnings PyTorch gives once should be given every time; clgrad's warnings come
+    from Python's ``warnings`` (its filters decide), so the flag is remembered.
+
+    >>> clgrad.set_warn_always(True); clgrad.is_warn_always_enabled()
+    True
+    >>> clgrad.set_warn_always(False)
+    """
+    _warn_always[0] = _builtins.bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """The flag ``set_warn_always`` set."""
+    return _warn_always[0]
+
+
+_interop_threads = [1]
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Accepted for PyTorch programs, as ``set_num_threads``; ``get_num_interop_threads``
+    returns the value."""
+    _interop_threads[0] = _builtins.int(n)
+
+
+def get_num_interop_threads() -> int:
+    """The value ``set_num_interop_threads`` was given (1 until then)."""
+    return _interop_threads[0]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: clgrad does not switch the host's denormal flushing (PyTorch returns False too
+    where it cannot).
+
+    >>> clgrad.set_flush_denormal(True)
+    False
+    """
+    return False
 
 
 def are_deterministic_algorithms_enabled() -> bool:

@@ -215,3 +215,22 @@ def test_jit_entry_points_run_eagerly_as_torch_computes(device):
         clgrad.jit.save(clgrad.jit.script(clgrad.nn.Linear(1, 1)), "model.pt")
     with pytest.raises(RuntimeError):
         clgrad.jit.freeze(clgrad.nn.Linear(1, 1))  # training mode, as torch refuses
+
+
+def test_global_switches_match_torch():
+    for lib in (torch, clgrad):
+        lib.set_deterministic_debug_mode("warn")
+        state = [
+            lib.get_deterministic_debug_mode(),
+            lib.are_deterministic_algorithms_enabled(),
+            lib.is_deterministic_algorithms_warn_only_enabled(),
+        ]
+        lib.set_deterministic_debug_mode("default")
+        assert state == [1, True, True] and lib.get_deterministic_debug_mode() == 0
+        with pytest.raises(RuntimeError):
+            lib.set_deterministic_debug_mode(5)
+        lib.set_warn_always(True)
+        assert lib.is_warn_always_enabled()
+        lib.set_warn_always(False)
+        assert isinstance(lib.set_flush_denormal(False), bool)
+        assert lib.get_num_interop_threads() >= 1
