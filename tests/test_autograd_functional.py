@@ -131,3 +131,43 @@ def test_strict_and_errors_match_torch(device):
             F.jacobian(elementwise(lib), x, strategy="sideways")
         out = F.jacobian(constant, x)
         assert out.shape == (2, 3) and not bool(out.any())  # zeros where not strict
+
+
+def test_saved_tensors_hooks_match_torch(device):
+    """Tensors saved for backward go through the hooks (here to NumPy and back, and by
+    save_on_cpu), gradients unchanged; disable_saved_tensors_hooks refuses new hooks;
+    increment_version invalidates what was saved."""
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    w = RNG.standard_normal((3, 2)).astype(np.float32)
+    grads = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        xt = lib.tensor(x, device=dev, requires_grad=True)
+        wt = lib.tensor(w, device=dev, requires_grad=True)
+        seen = []
+
+        def pack(t, seen=seen):
+            seen.append(tuple(t.shape))
+            return (t.device, t.detach().cpu().numpy())
+
+        def unpack(packed, lib=lib):
+            device, array = packed
+            return lib.tensor(array, device=device)
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = lib.tanh(xt @ wt).sum()
+        y.backward()
+        with lib.autograd.graph.save_on_cpu():
+            z = (lib.sigmoid(xt) * xt).sum()
+        z.backward()
+        grads.append([xt.grad.cpu().numpy(), wt.grad.cpu().numpy(), len(seen) > 0])
+        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            with pytest.raises(RuntimeError, match="no hooks here"):
+                with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                    pass
+        v = lib.tensor(x, device=dev, requires_grad=True)
+        out = (v * v).sum()
+        lib.autograd.graph.increment_version(v)
+        with pytest.raises(RuntimeError):
+            out.backward()
+    for g, t in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)

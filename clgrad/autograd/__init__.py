@@ -3,7 +3,7 @@ and the derivatives of whole functions (``functional``: jacobian, hessian, vjp, 
 
 from __future__ import annotations
 
-from . import functional
+from . import functional, graph
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
 from .grad_mode import (
@@ -25,6 +25,7 @@ __all__ = [
     "Node",
     "backward",
     "functional",
+    "graph",
     "grad",
     "no_grad",
     "enable_grad",

@@ -130,17 +130,34 @@ def _owned(grad, v) -> bool:
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had; unpacking checks it is unchanged."""
+    """A tensor saved for backward, with the version it had; unpacking checks it is unchanged.
+    Under ``autograd.graph.saved_tensors_hooks`` what is kept is the pack hook's result, given
+    back through the unpack hook."""
 
-    __slots__ = ("tensor", "version", "output_nr")
+    __slots__ = ("tensor", "version", "output_nr", "unpack_hook")
 
     def __init__(self, tensor, output_nr=None):
         # An output is kept without its grad_fn (that would be a cycle) and given it back later.
         self.tensor = tensor.detach() if output_nr is not None else tensor
         self.version = tensor._version
         self.output_nr = output_nr
+        self.unpack_hook = None
+        hooks = _state.saved_hooks
+        if hooks:
+            pack, self.unpack_hook = hooks[-1]
+            self.tensor = pack(self.tensor)
 
     def unpack(self, node):
+        if self.unpack_hook is not None:  # (the packed value is the hooks' business)
+            t = self.unpack_hook(self.tensor)
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                    f"of type {type(t).__name__}"
+                )
+            if self.output_nr is not None:
+                return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
+            return t
         t = self.tensor
         if t._version != self.version:
             which = (

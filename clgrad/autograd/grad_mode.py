@@ -15,6 +15,10 @@ class _ThreadState(threading.local):
 
     enabled = True
     inference = False
+    # autograd.graph.saved_tensors_hooks: the (pack, unpack) pairs in effect, innermost last;
+    # a message where disable_saved_tensors_hooks forbids registering any
+    saved_hooks: tuple = ()
+    saved_hooks_refused: str | None = None
 
 
 _state = _ThreadState()

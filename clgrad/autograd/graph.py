@@ -1,0 +1,88 @@
+"""``torch.autograd.graph``: hooks on the tensors the graph saves for backward
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), and ``Node``.
+
+>>> x = clgrad.ones(3, requires_grad=True)
+>>> packed = []
+>>> def pack(t):
+...     packed.append(t.shape)
+...     return t
+>>> with clgrad.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+...     y = (x * x).sum()
+>>> y.backward()
+>>> packed, x.grad
+([clgrad.Size([3]), clgrad.Size([3])], tensor([2., 2., 2.]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..tensor import Tensor
+from .function import Node
+from .grad_mode import _state
+
+__all__ = [
+    "Node",
+    "disable_saved_tensors_hooks",
+    "increment_version",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]
+
+
+class saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
+    """While in effect, every tensor an op saves for backward is kept as ``pack_hook(tensor)``
+    and given back to backward as ``unpack_hook(packed)``, as
+    ``torch.autograd.graph.saved_tensors_hooks`` (the innermost pair wins). The version check
+    of an in-place change after saving is the hooks' business then."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        if _state.saved_hooks_refused is not None:
+            raise RuntimeError(_state.saved_hooks_refused)
+        _state.saved_hooks = (*_state.saved_hooks, (self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _state.saved_hooks = _state.saved_hooks[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801  (PyTorch's name)
+    """Keeps the tensors saved for backward in host memory (``cpu``) and moves each back to
+    its device when backward needs it, as ``torch.autograd.graph.save_on_cpu``: device memory
+    for a deep model's activations traded for transfers."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t):
+            return t.device, t.cpu()
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
+    """While in effect, registering ``saved_tensors_hooks`` raises RuntimeError with
+    ``error_message``, as ``torch.autograd.graph.disable_saved_tensors_hooks``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.previous = _state.saved_hooks_refused
+        _state.saved_hooks_refused = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _state.saved_hooks_refused = self.previous
+
+
+def increment_version(tensor: Tensor) -> None:
+    """Marks ``tensor`` as changed in place (its version goes up), as PyTorch's: what the graph
+    saved of it then refuses backward."""
+    tensor._bump_version()
