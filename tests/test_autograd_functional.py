@@ -171,3 +171,27 @@ def test_saved_tensors_hooks_match_torch(device):
             out.backward()
     for g, t in zip(grads[1], grads[0]):
         np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+
+
+def test_register_multi_grad_hook_matches_torch(device):
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        a = lib.ones(2, device=dev, requires_grad=True)
+        b = lib.ones(2, device=dev, requires_grad=True)
+        seen = []
+
+        def record(grads, seen=seen):
+            seen.append([None if g is None else g.cpu().tolist() for g in grads])
+
+        handle = lib.autograd.graph.register_multi_grad_hook((a, b), record)
+        (a * 2 + b * 3).sum().backward()
+        (a * 5).sum().backward()
+        handle.remove()
+        (a * 2).sum().backward()
+        first = []
+        lib.autograd.graph.register_multi_grad_hook(
+            (a, b), lambda g, first=first: first.append(g.cpu().tolist()), mode="any"
+        )
+        (a * 2 + b * 3).sum().backward()
+        results.append((seen, first))
+    assert results[1] == results[0]

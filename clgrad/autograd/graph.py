@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
+from .engine import queue_callback
 from .function import Node
 from .grad_mode import _state
 
@@ -26,6 +27,7 @@ __all__ = [
     "Node",
     "disable_saved_tensors_hooks",
     "increment_version",
+    "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
 ]
@@ -86,3 +88,53 @@ def increment_version(tensor: Tensor) -> None:
     """Marks ``tensor`` as changed in place (its version goes up), as PyTorch's: what the graph
     saved of it then refuses backward."""
     tensor._bump_version()
+
+
+class _MultiHandle:
+    def __init__(self, handles) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
+    """Calls ``fn`` once per backward that reaches ``tensors``, as PyTorch's: with
+    ``mode="all"`` after the backward, with the list of their gradients (None for those it did
+    not reach); with ``mode="any"`` with the first of their gradients computed. Returns a handle
+    whose ``remove()`` takes the hooks off.
+
+    >>> a, b = clgrad.ones(2, requires_grad=True), clgrad.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> h = clgrad.autograd.graph.register_multi_grad_hook((a, b), seen.append)
+    >>> (a * 2).sum().backward()
+    >>> seen
+    [[tensor([2., 2.]), None]]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    pending: dict = {}  # the backward in progress: its gradients so far
+
+    def finish():
+        grads = [pending.get(i) for i in range(len(tensors))]
+        pending.clear()
+        fn(grads)
+
+    def hook_for(i):
+        def hook(grad):
+            if mode == "any":
+                if not pending:  # the first of them in this backward
+                    pending[i] = grad
+                    queue_callback(pending.clear)
+                    fn(grad)
+                return None
+            if not pending:
+                queue_callback(finish)
+            pending[i] = grad
+            return None
+
+        return hook
+
+    return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors)])
