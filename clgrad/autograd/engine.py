@@ -279,7 +279,9 @@ def grad(
     grad_outputs=None,
     retain_graph=None,
     create_graph=False,
-    allow_unused=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
     materialize_grads=False,
 ):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
@@ -288,6 +290,13 @@ def grad(
     >>> clgrad.autograd.grad(x ** 3, x)[0].item()
     27.0
     """
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if is_grads_batched:  # one backward per slice of the gradients' leading dim, stacked
+        return _batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     outputs, inputs = _as_list(outputs), _as_list(inputs)
     _check_requires_grad(outputs)
     for t in inputs:
@@ -306,4 +315,39 @@ def grad(
                     "One of the differentiated Tensors appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
+    return tuple(result)
+
+
+def _batched_grad(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+):
+    """``grad`` with ``is_grads_batched``: each grad_output has an extra leading dim of vectors
+    (torch vmaps over it); here a backward per vector, the results stacked."""
+    grad_outputs = _as_list(grad_outputs)
+    if grad_outputs is None or any(g is None for g in grad_outputs):
+        raise RuntimeError("is_grads_batched=True requires grad_outputs for every output")
+    count = grad_outputs[0].shape[0]
+    per_slice = [
+        grad(
+            outputs,
+            inputs,
+            [g[i] for g in grad_outputs],
+            True,
+            create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+        )  # fmt: skip
+        for i in range(count)
+    ]
+    result = []
+    for k in range(len(per_slice[0]) if per_slice else len(_as_list(inputs))):
+        column = [s[k] for s in per_slice]
+        if any(c is None for c in column):
+            result.append(None)
+            continue
+        first = column[0]
+        stacked = first.new_empty((count, *first.shape))
+        for i, c in enumerate(column):
+            stacked[i] = c
+        result.append(stacked)
     return tuple(result)

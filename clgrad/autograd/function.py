@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import sys
@@ -189,6 +190,12 @@ class FunctionCtx:
     recording = False  # True when apply will record a node: forward may skip what backward needs
 
     def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{i} is of type {type(t).__name__}"
+                )
         self._to_save = tensors
 
     def mark_non_differentiable(self, *tensors):
@@ -278,8 +285,12 @@ class BackwardNode(Node):
     positions = None
 
     def release(self):
-        self.ctx._saved = None
-        self._released = True
+        # only a node that saved tensors is spent: one that saved none (a sum, a view, an add)
+        # backpropagates again, as PyTorch's
+        saved = self.ctx._saved
+        if saved is not None and any(s is not None for s in saved):
+            self.ctx._saved = None
+            self._released = True
 
 
 def _broadcasts_to(target, shape):
@@ -607,3 +618,36 @@ def _own_outputs(outputs, args):
                     break
             else:
                 o._base = o._view_meta = None
+
+
+def once_differentiable(backward):
+    """Marks a custom Function's ``backward`` as not differentiable itself, as PyTorch's
+    ``torch.autograd.function.once_differentiable``: it runs without recording, so asking for
+    a second derivative through it raises RuntimeError.
+
+    >>> class Cube(clgrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     @clgrad.autograd.function.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x * x * g
+    >>> x = clgrad.tensor([2.0], requires_grad=True)
+    >>> Cube.apply(x).sum().backward()
+    >>> x.grad
+    tensor([12.])
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *args):
+        previous = _state.enabled
+        _set(False)
+        try:
+            return backward(ctx, *args)
+        finally:
+            _set(previous)
+
+    return wrapper

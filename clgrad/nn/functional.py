@@ -1658,6 +1658,14 @@ def interpolate(
         raise ValueError("either size or scale_factor should be defined")
     if mode == "area":
         return _adaptive_avg_poolnd(f"adaptive_avg_pool{nd}d", nd, input, outs)
+    if any(n <= 0 for n in (*spatial, *outs)):
+        names = "DHW"[3 - nd :]
+        given = ", ".join(f"{k}: {n}" for k, n in zip(names, spatial))
+        wanted = ", ".join(f"{k}: {n}" for k, n in zip(names, outs))
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input ({given}) and "
+            f"output ({wanted})"
+        )
     if mode.startswith("nearest"):
         ft = np.float64 if input.dtype is _D.float64 else np.float32
         out = input

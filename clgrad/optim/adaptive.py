@@ -157,12 +157,17 @@ class Adagrad(_Simple):
         )
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p]["step"] = 0
-                self.state[p]["sum"] = full_like(
-                    p, group["initial_accumulator_value"], requires_grad=False
-                ).detach()
+                self._init_state(self.state[p], p, group)
+
+    @staticmethod
+    def _init_state(state, p, group):
+        state["step"] = 0
+        state["sum"] = full_like(p, group["initial_accumulator_value"], requires_grad=False)
+        state["sum"] = state["sum"].detach()
 
     def _update(self, p, g, state, group):
+        if not state:  # a parameter of a group added later (add_param_group)
+            self._init_state(state, p, group)
         state["step"] += 1
         g = decayed_grad(p, g, group["weight_decay"])
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])

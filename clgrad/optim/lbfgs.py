@@ -217,6 +217,8 @@ class LBFGS(Optimizer):
             return self._step(closure)
 
     def _step(self, closure):
+        if len(self.param_groups) != 1:  # (a group added after construction)
+            raise AssertionError("LBFGS doesn't support per-parameter options (parameter groups)")
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -739,7 +739,8 @@ class OneCycleLR(LRScheduler):
                 if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
                     lr = self._anneal(group[lr0], group[lr1], pct)
-                    momentum = self._anneal(group[m0], group[m1], pct)
+                    if self.cycle_momentum:  # (the momentum keys exist only then)
+                        momentum = self._anneal(group[m0], group[m1], pct)
                     break
                 start = end
             lrs.append(lr)
@@ -883,8 +884,9 @@ class MultiplicativeLR(_LambdaSchedule):
     """
 
     def get_lr(self) -> list[float]:
-        """The current lrs times ``lr_lambda(last_epoch)`` (unchanged at epoch 0)."""
-        if self.last_epoch > 0:
+        """The current lrs times ``lr_lambda(last_epoch)`` (unchanged at the constructor's step;
+        a SequentialLR's restart at epoch 0 applies the factor, as torch's)."""
+        if not self._is_initial:
             return [lr * f(self.last_epoch) for f, lr in zip(self.lr_lambdas, self._group_lrs())]
         return self._group_lrs()
 

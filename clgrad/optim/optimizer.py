@@ -7,6 +7,7 @@ Every update runs on the parameters' own device, under no_grad, with in-place Te
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
@@ -369,10 +370,15 @@ class Optimizer:
                     f"parameter {name}"
                 )
             group.setdefault(name, default)
+        if len({id(p) for p in group["params"]}) != len(group["params"]):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for "
+                "more information",
+                stacklevel=3,
+            )
         ids = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in ids for p in group["params"]) or len(
-            {id(p) for p in group["params"]}
-        ) != len(group["params"]):
+        if any(id(p) in ids for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 if TYPE_CHECKING:
     from ...tensor import Tensor
@@ -187,6 +187,30 @@ class ModuleList(_ModuleSequence):
         if modules is not None:
             self.extend(modules)
 
+    def __repr__(self) -> str:
+        """PyTorch's: runs of modules that print alike fold into ``(i-j): n x <module>``.
+
+        >>> clgrad.nn.ModuleList([clgrad.nn.ReLU() for _ in range(3)])
+        ModuleList(
+          (0-2): 3 x ReLU()
+        )
+        """
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = [[0, 0, reprs[0]]]
+        for i, r in enumerate(reprs[1:], 1):
+            if r == runs[-1][2]:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for start, end, r in runs:
+            head = f"({start})" if start == end else f"({start}-{end}): {end - start + 1} x"
+            text = f"{head}: {r}" if start == end else f"{head} {r}"
+            lines.append(_addindent(text, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
@@ -360,8 +384,8 @@ class ParameterDict(Module):
     (other values are kept as plain attributes).
 
     >>> params = clgrad.nn.ParameterDict({"w": clgrad.ones(2), "b": clgrad.zeros(1)})
-    >>> list(params.keys()), params["w"].requires_grad
-    (['w', 'b'], True)
+    >>> list(params.keys()), params["w"].requires_grad  # a plain dict's keys sorted, as torch
+    (['b', 'w'], True)
     >>> sorted(name for name, _ in params.named_parameters())
     ['b', 'w']
     """
@@ -439,14 +463,20 @@ class ParameterDict(Module):
 
     def update(self, parameters: Any) -> None:
         """Adds (or replaces) the values of a mapping or of an iterable of ``(key, value)``
-        pairs, in order.
+        pairs: in order for pairs, an OrderedDict or a ParameterDict, by sorted key for a
+        plain dict (as PyTorch's: a dict's order was not always defined).
 
         >>> d = clgrad.nn.ParameterDict()
-        >>> d.update([("a", clgrad.ones(1))])
+        >>> d.update({"b": clgrad.ones(1), "a": clgrad.zeros(1)})
         >>> list(d)
-        ['a']
+        ['a', 'b']
         """
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for k, v in items:
             self[k] = v
 

@@ -416,7 +416,7 @@ class RNNCellBase(Module):
         if not self.bias:
             s += ", bias=False"
         if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity!r}"
+            s += f", nonlinearity={self.nonlinearity}"  # (unquoted, as torch prints it)
         return s
 
 

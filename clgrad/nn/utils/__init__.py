@@ -10,7 +10,9 @@ import warnings
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
+from ...dtypes import promote_types
 from ...ops.movement import cat, stack
+from ...ops.reduction import norm as vector_norm
 from ...tensor import Tensor
 from ..modules.module import Module
 from . import parametrizations, parametrize, prune, rnn, stateless
@@ -45,13 +47,11 @@ def _grads(parameters):
 
 
 def _norm(x, p):
-    if p == math.inf:
-        return x.abs().amax()
-    if p == 2:
+    """The vector ``p``-norm of every element of ``x`` (linalg.vector_norm's: inf, -inf, 0 and
+    the rest)."""
+    if p == 2:  # (the common case, as two ops)
         return (x * x).sum().sqrt()
-    if p == 1:
-        return x.abs().sum()
-    return (x.abs() ** p).sum() ** (1.0 / p)
+    return vector_norm(x, p)
 
 
 def get_total_norm(
@@ -77,7 +77,12 @@ def get_total_norm(
 
         return tensor(0.0)
     with no_grad():
-        total = _norm(stack([_norm(g, norm_type).to(tensors[0].dtype) for g in tensors]), norm_type)
+        # the per-tensor norms in their promoted dtype, as torch.stack promotes them
+        norms = [_norm(g, norm_type) for g in tensors]
+        dtype = norms[0].dtype
+        for n in norms[1:]:
+            dtype = promote_types(dtype, n.dtype)
+        total = _norm(stack([n.to(dtype) for n in norms]), norm_type)
         if error_if_nonfinite and not math.isfinite(total.item()):
             raise RuntimeError(
                 f"The total norm of order {norm_type} for gradients from `parameters` is "

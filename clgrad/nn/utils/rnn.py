@@ -60,9 +60,45 @@ class PackedSequence(NamedTuple):
             None if self.unsorted_indices is None else move(self.unsorted_indices),
         )
 
+    def cpu(self, *args, **kwargs) -> PackedSequence:
+        """The packing on the cpu device."""
+        return self.to("cpu")
+
+    def cuda(self, *args, **kwargs) -> PackedSequence:
+        """The packing on ``cuda`` (an OpenCL device here)."""
+        return self.to("cuda" if not args else args[0])
+
+    def double(self) -> PackedSequence:
+        return self.to(D.float64)
+
+    def float(self) -> PackedSequence:
+        return self.to(D.float32)
+
+    def half(self) -> PackedSequence:
+        return self.to(D.float16)
+
+    def long(self) -> PackedSequence:
+        return self.to(D.int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(D.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(D.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(D.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(D.uint8)
+
     @property
     def is_cuda(self) -> bool:
         """False: clgrad has no CUDA tensors."""
+        return False
+
+    def is_pinned(self) -> bool:
+        """False: clgrad has no pinned host memory."""
         return False
 
 

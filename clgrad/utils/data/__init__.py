@@ -476,8 +476,9 @@ class WeightedRandomSampler(Sampler):
 def default_collate(batch: Sequence[Any]) -> Any:
     """Merges a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors are
     stacked along a new dim 0, NumPy arrays and scalars stacked into a tensor of their dtype,
-    Python ints, floats and bools become int64, float64 and bool tensors (on the default
-    device), strings stay a list, and
+    Python floats a float64 tensor, ints and bools a tensor of the dtype of them all (int64,
+    bool, or float where floats follow an int), on the default device; strings stay as given,
+    and
     tuples, lists and dicts are collated element by element (tuples and lists come back as
     lists, namedtuples as namedtuples).
 
@@ -495,24 +496,22 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return _tensor(np.stack(batch), device=default_device())
     if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
         return _tensor(np.array(batch), device=default_device())  # in its own dtype
-    if isinstance(elem, bool):
-        return _tensor(list(batch), dtype=D.bool_, device=default_device())
-    if isinstance(elem, numbers.Integral):
-        return _tensor(list(batch), dtype=D.int64, device=default_device())
-    if isinstance(elem, numbers.Real):
+    if isinstance(elem, numbers.Real) and not isinstance(elem, numbers.Integral):
         return _tensor(list(batch), dtype=D.float64, device=default_device())
+    if isinstance(elem, numbers.Integral):  # bool and int: the dtype of them all ([1, 2.5]: float)
+        return _tensor(list(batch), device=default_device())
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch  # as given (a tuple of a tuple sample's strings)
     if isinstance(elem, dict):
         items = [(k, default_collate([d[k] for d in batch])) for k in elem]
         return dict(items) if type(elem) is dict else type(elem)(items)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, (list, tuple)):
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        return [default_collate(s) for s in zip(*batch)]
     raise TypeError(
         f"default_collate: batch must contain tensors, NumPy arrays, numbers, dicts or lists; "
         f"found {type(elem).__name__}"

@@ -1,0 +1,227 @@
+"""Families a second differential-fuzzing round found in modules, optimizers, schedulers, data
+utilities and autograd's API, each checked against torch (on every device where a device is
+involved)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from test_fuzz_families import both
+
+import clgrad
+
+
+def _lrs(lib, make_scheduler, steps=6, optimizer="SGD"):
+    w = lib.nn.Parameter(lib.zeros(1))
+    opt = getattr(lib.optim, optimizer)([w], lr=0.1)
+    sched = make_scheduler(lib, opt)
+    out = []
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        out.append(round(opt.param_groups[0]["lr"], 10))
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        (
+            "onecycle without momentum",
+            lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(
+                opt, 1.0, total_steps=8, cycle_momentum=False
+            ),
+        ),
+        (
+            "multiplicative in sequential",
+            lambda lib, opt: lib.optim.lr_scheduler.SequentialLR(
+                opt,
+                [
+                    lib.optim.lr_scheduler.ConstantLR(opt, 0.5, total_iters=2),
+                    lib.optim.lr_scheduler.MultiplicativeLR(opt, lambda e: 0.9),
+                ],
+                milestones=[2],
+            ),
+        ),
+    ],
+)
+def test_schedulers_match_torch(name, make):
+    assert _lrs(clgrad, make) == _lrs(torch, make)
+
+
+def test_optimizer_groups_match_torch():
+    for lib in (torch, clgrad):
+        w, v = lib.nn.Parameter(lib.ones(1)), lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.Adagrad([w], lr=0.1)
+        opt.add_param_group({"params": [v]})
+        w.grad, v.grad = lib.ones(1), lib.ones(1)
+        opt.step()  # the added group's state starts lazily
+        assert float(v) == pytest.approx(0.9)
+        with pytest.warns(UserWarning, match="duplicate parameters"):
+            dup = lib.optim.SGD([w, w], lr=0.1)
+        before = float(w)
+        dup.step()  # updated once per listing, as torch
+        assert float(w) == pytest.approx(before - 0.2)
+        with pytest.raises(ValueError):
+            lib.optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
+        lbfgs = lib.optim.LBFGS([w])
+        lbfgs.add_param_group({"params": [v]})
+        with pytest.raises(AssertionError):
+            lbfgs.step(lambda w=w, v=v: (w * v).sum())
+
+
+@pytest.mark.parametrize("norm_type", [float("-inf"), 0.0, 1.0, 3.0, float("inf")])
+def test_clip_grad_norm_types_match_torch(device, norm_type):
+    def case(lib, dev):
+        a = lib.nn.Parameter(lib.zeros(3, device=dev))
+        b = lib.nn.Parameter(lib.zeros(2, device=dev))
+        a.grad = lib.tensor([0.5, -2.0, 0.0], device=dev)
+        b.grad = lib.tensor([1.5, 3.0], device=dev)
+        total = lib.nn.utils.clip_grad_norm_([a, b], 1.0, norm_type=norm_type)
+        return [total, a.grad, b.grad]
+
+    both(device, case)
+
+
+def test_clip_grad_norm_promotes_mixed_dtypes():
+    def case(lib, dev):
+        a = lib.nn.Parameter(lib.zeros(2))
+        b = lib.nn.Parameter(lib.zeros(2, dtype=lib.float64))
+        a.grad, b.grad = lib.ones(2), lib.ones(2, dtype=lib.float64)
+        return [lib.nn.utils.clip_grad_norm_([a, b], 1.0)]
+
+    both("cpu", case)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [[1, 2.5], [True, 2], [True, False], [1, 2], [(1.0, "a"), (2.0, "b")], [("x", 1)], ["a"]],
+    ids=str,
+)
+def test_default_collate_matches_torch(batch):
+    from torch.utils.data import default_collate as torch_collate
+
+    from clgrad.utils.data import default_collate
+
+    def norm(x):
+        if isinstance(x, (torch.Tensor, clgrad.Tensor)):
+            return ("T", str(x.dtype).split(".")[-1], x.tolist())
+        if isinstance(x, (list, tuple)):
+            return (type(x).__name__, [norm(v) for v in x])
+        return x
+
+    assert norm(default_collate(batch)) == norm(torch_collate(batch))
+
+
+def test_containers_and_packing_match_torch(device):
+    def case(lib, dev):
+        params = lib.nn.ParameterDict({"w": lib.ones(1), "b": lib.zeros(1)})
+        blocks = lib.nn.ModuleList(
+            [lib.nn.Linear(2, 2) for _ in range(3)] + [lib.nn.ReLU(), lib.nn.ReLU()]
+        )
+        cell = lib.nn.RNNCell(2, 3, nonlinearity="relu")
+        packed = lib.nn.utils.rnn.pack_sequence(
+            [lib.ones(3, 2, device=dev), lib.ones(2, 2, device=dev)]
+        )
+        dtypes = [str(p.data.dtype).split(".")[-1] for p in (packed.double(), packed.half())]
+        return [list(params.keys()), repr(blocks), repr(cell), dtypes, packed.cpu().data]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("size", [{"scale_factor": 0.5}, {"size": 0}])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_interpolate_to_nothing_raises_as_torch(device, size, mode):
+    both(
+        device,
+        lambda lib, dev: lib.nn.functional.interpolate(
+            lib.ones(1, 1, 1, device=dev), mode=mode, **size
+        ),
+    )
+
+
+GRAPHS = {
+    "add": lambda lib, a: (a + 1).sum(),
+    "sum": lambda lib, a: a.sum(),
+    "view": lambda lib, a: a.view(2, 2).sum(),
+    "slice": lambda lib, a: a[1:].sum(),
+    "expand": lambda lib, a: a.expand(3, 4).sum(),
+    "mul (saves)": lambda lib, a: (a * a).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_second_backward_as_torch(device, name):
+    """A graph whose nodes saved no tensors backpropagates again (gradients add up); one that
+    saved tensors refuses, as torch."""
+
+    def case(lib, dev):
+        a = lib.ones(4, device=dev, requires_grad=True)
+        y = GRAPHS[name](lib, a)
+        y.backward()
+        y.backward()
+        return [a.grad]
+
+    both(device, case)
+
+
+def test_autograd_api_as_torch(device):
+    def case(lib, dev):
+        x = lib.ones(3, device=dev, requires_grad=True)
+        (batched,) = lib.autograd.grad(x * 2, x, lib.eye(3, device=dev), is_grads_batched=True)
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, v):
+                ctx.save_for_backward(v)
+                return v**3
+
+            @staticmethod
+            @lib.autograd.function.once_differentiable
+            def backward(ctx, g):
+                (v,) = ctx.saved_tensors
+                return 3 * v * v * g
+
+        (g,) = lib.autograd.grad(Cube.apply(x).sum(), x)
+
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, v):
+                ctx.save_for_backward(v, 3)
+                return v
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        try:
+            Bad.apply(x)
+            refused = None
+        except TypeError:
+            refused = "TypeError"
+        return [batched, g, refused]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(device, case)
+
+
+def test_once_differentiable_refuses_a_second_derivative():
+    x = clgrad.ones(2, requires_grad=True)
+
+    class Square(clgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            ctx.save_for_backward(v)
+            return v * v
+
+        @staticmethod
+        @clgrad.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (v,) = ctx.saved_tensors
+            return 2 * v * g
+
+    (g,) = clgrad.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+    assert not g.requires_grad
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
