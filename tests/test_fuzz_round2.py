@@ -225,3 +225,28 @@ def test_once_differentiable_refuses_a_second_derivative():
     (g,) = clgrad.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
     assert not g.requires_grad
     np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_recomputes_as_torch(device, use_reentrant):
+    """Both checkpoints run the forward again in backward: a BatchNorm inside updates its
+    running statistics twice, and the gradients are the plain ones, as torch's."""
+
+    def case(lib, dev):
+        lib.manual_seed(0)
+        bn = lib.nn.BatchNorm1d(3).to(dev)
+        lin = lib.nn.Linear(3, 3).to(dev)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(np.eye(3, dtype=np.float32) * 0.5, device=dev))
+            lin.bias.zero_()
+        x = lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), device=dev)
+        x.requires_grad_(True)
+
+        def block(t):
+            return lin(bn(t)).tanh()
+
+        out = lib.utils.checkpoint.checkpoint(block, x, use_reentrant=use_reentrant)
+        out.square().sum().backward()
+        return [out, x.grad, lin.weight.grad, bn.running_mean, int(bn.num_batches_tracked)]
+
+    both(device, case)

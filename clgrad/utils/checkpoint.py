@@ -10,6 +10,7 @@ from typing import Any
 from ..autograd import backward as _backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.graph import saved_tensors_hooks
 from ..ops.creation import get_rng_state, set_rng_state
 from ..tensor import Tensor
 
@@ -73,8 +74,9 @@ def checkpoint(
     With ``use_reentrant=True`` (the default, with PyTorch's warning that it should be
     given) the function runs without a graph and again in backward; its inputs must include
     a tensor that requires grad for anything to be differentiated. ``use_reentrant=False``
-    records the function as it runs (the same values and gradients, parameters included,
-    without the memory saving).
+    records the function's graph but not the tensors it saves (``saved_tensors_hooks``): the
+    first backward that needs one runs the function again and takes them from there, as
+    PyTorch's (so a BatchNorm inside updates its running statistics twice, as there).
 
     >>> from clgrad.utils.checkpoint import checkpoint
     >>> lin = clgrad.nn.Linear(2, 2)
@@ -96,7 +98,7 @@ def checkpoint(
         )
         use_reentrant = True
     if not use_reentrant:
-        return function(*args, **kwargs)
+        return _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
@@ -106,6 +108,56 @@ def checkpoint(
             stacklevel=2,
         )
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs):
+    """PyTorch's non-reentrant checkpoint: the graph is recorded, each tensor it would save is
+    kept as its index only, and the first unpack reruns ``function`` (the random state it
+    started from restored) to take the tensors it saves, in the same order."""
+    rng_state = get_rng_state() if preserve_rng_state else None
+    count = [0]
+    recomputed: list = []
+
+    def pack(t):
+        count[0] += 1
+        return count[0] - 1
+
+    def recompute():
+        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+                  for a in args]  # fmt: skip
+        if rng_state is not None:
+            now = get_rng_state()
+            set_rng_state(rng_state)
+        try:
+            with enable_grad(), saved_tensors_hooks(_keep_in(recomputed), _never_unpacked):
+                function(*inputs, **kwargs)
+        finally:
+            if rng_state is not None:
+                set_rng_state(now)
+
+    def unpack(index):
+        if not recomputed:
+            recompute()
+        if index >= len(recomputed):
+            raise RuntimeError(
+                "torch.utils.checkpoint: the recomputed forward saved fewer tensors than the "
+                "original one (it must be deterministic)"
+            )
+        return recomputed[index]
+
+    with saved_tensors_hooks(pack, unpack):
+        return function(*args, **kwargs)
+
+
+def _keep_in(kept: list):
+    def keep(t):
+        kept.append(t)
+
+    return keep
+
+
+def _never_unpacked(packed):
+    raise RuntimeError("torch.utils.checkpoint: the recomputed graph is not backpropagated")
 
 
 def checkpoint_sequential(
