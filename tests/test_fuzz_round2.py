@@ -250,3 +250,21 @@ def test_checkpoint_recomputes_as_torch(device, use_reentrant):
         return [out, x.grad, lin.weight.grad, bn.running_mean, int(bn.num_batches_tracked)]
 
     both(device, case)
+
+
+def test_validation_and_metadata_as_torch():
+    import copy
+
+    for lib in (torch, clgrad):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            copy.deepcopy(x * 2)  # not a leaf
+        twin = copy.deepcopy([x, x])
+        assert twin[0] is twin[1] and twin[0].requires_grad  # the memo keeps one copy
+        for bad in ({"prefetch_factor": 2}, {"timeout": -1}, {"persistent_workers": True}):
+            with pytest.raises(ValueError):
+                lib.utils.data.DataLoader([1, 2], **bad)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        meta = model.state_dict()._metadata
+        assert dict(meta) == {"": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
+        model.load_state_dict(model.state_dict())

@@ -396,10 +396,20 @@ def iter_(self):
 
 
 def deepcopy(self, memo):
+    if self._grad_fn is not None:  # PyTorch's refusal: a copy could not carry the history
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001"
+        )
+    if id(self) in memo:
+        return memo[id(self)]
     t = self.detach().clone()
     t._requires_grad = self._requires_grad
     if self._grad is not None:
         t._grad = self._grad.clone()
+    memo[id(self)] = t
     return t
 
 

@@ -170,6 +170,9 @@ class Module:
     """
 
     training: bool
+    # the layout version recorded in state dicts (state_dict()._metadata), as PyTorch's: a
+    # module whose saved layout changed counts up and converts older checkpoints on loading
+    _version: int = 1
     # what a module unpickled from before backward hooks existed reads (registering one makes
     # the module's own table: _hooks_table)
     _backward_hooks = _backward_pre_hooks = MappingProxyType({})
@@ -923,6 +926,12 @@ class Module:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+            # each module's version by prefix, as PyTorch's (load hooks read it: a checkpoint
+            # from an older layout is converted)
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -932,7 +941,7 @@ class Module:
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
         for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
-            result = hook(self, destination, prefix, {})
+            result = hook(self, destination, prefix, local_metadata)
             if result is not None:  # (the legacy _register_state_dict_hook's new dict)
                 destination = result
         return destination
@@ -1066,12 +1075,16 @@ class Module:
         missing, errors, unexpected = [], [], []
         expected = set()
         modules = list(self.named_modules())
+        metadata = getattr(state_dict, "_metadata", None)
         if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in modules):
             state_dict = OrderedDict(state_dict)  # the hooks may edit it: a copy of yours
+            if metadata is not None:
+                state_dict._metadata = metadata
         for prefix_mod, m in modules:
             prefix = prefix_mod + "." if prefix_mod else ""
+            local_metadata = {} if metadata is None else metadata.get(prefix_mod, {})
             for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
-                hook(state_dict, prefix, {}, strict, missing, unexpected, errors)
+                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
             m._load_from_state_dict(state_dict, prefix, missing, errors, assign)
             for name, p in m._parameters.items():
                 if p is not None:

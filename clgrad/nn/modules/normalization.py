@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 class _BatchNorm(Module):
+    _version = 2  # (num_batches_tracked was added in version 2)
+
     def __init__(
         self,
         num_features: int,
@@ -323,6 +325,7 @@ class GroupNorm(Module):
 
 class _InstanceNorm(Module):
     _n = 1
+    _version = 2  # as PyTorch's _NormBase
 
     def __init__(
         self,

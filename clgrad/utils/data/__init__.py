@@ -581,10 +581,22 @@ class DataLoader:
         timeout: float = 0,
         worker_init_fn: Callable[[int], None] | None = None,
         generator: Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
         **_: Any,
     ) -> None:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing.let "
+                "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
+            )
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             # an iterable dataset orders itself: PyTorch refuses the ordering options
