@@ -268,3 +268,28 @@ def test_validation_and_metadata_as_torch():
         meta = model.state_dict()._metadata
         assert dict(meta) == {"": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
         model.load_state_dict(model.state_dict())
+
+
+def test_global_module_hooks_as_torch():
+    def run(lib):
+        seen = []
+        module_api = lib.nn.modules.module
+        handles = [
+            module_api.register_module_forward_pre_hook(
+                lambda m, args: seen.append(("global pre", type(m).__name__))
+            ),
+            module_api.register_module_forward_hook(
+                lambda m, args, kwargs, out: seen.append(("global post", sorted(kwargs))),
+                with_kwargs=True,
+            ),
+        ]
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())
+        model[0].register_forward_pre_hook(lambda m, args: seen.append(("own pre", 0)))
+        model[0].register_forward_hook(lambda m, args, out: seen.append(("own post", 0)))
+        model(lib.ones(1, 2))
+        for handle in handles:
+            handle.remove()
+        model(lib.ones(1, 2))
+        return seen
+
+    assert run(clgrad) == run(torch)

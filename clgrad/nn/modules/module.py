@@ -145,6 +145,55 @@ def _addindent(s, num_spaces):
     return lines[0] + "\n" + "\n".join(" " * num_spaces + line for line in lines[1:])
 
 
+# hooks every module runs (register_module_forward_pre_hook / register_module_forward_hook),
+# before its own
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_with_kwargs: set = set()
+_global_always_called: set = set()
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, args)`` to run before every module's forward (before the
+    module's own pre-hooks), as ``torch.nn.modules.module.register_module_forward_pre_hook``;
+    a non-None result replaces the arguments. Returns a handle whose ``remove()`` takes it off.
+
+    >>> from clgrad.nn.modules.module import register_module_forward_pre_hook
+    >>> seen = []
+    >>> h = register_module_forward_pre_hook(lambda m, args: seen.append(type(m).__name__))
+    >>> _ = clgrad.nn.Sequential(clgrad.nn.ReLU())(clgrad.ones(1))
+    >>> h.remove()
+    >>> seen
+    ['Sequential', 'ReLU']
+    """
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) to run after every module's forward (before the module's own hooks), as
+    ``torch.nn.modules.module.register_module_forward_hook``; a non-None result replaces the
+    output; ``always_call`` runs it (with output None) where forward raises.
+
+    >>> from clgrad.nn.modules.module import register_module_forward_hook
+    >>> h = register_module_forward_hook(lambda m, args, out: out * 2)
+    >>> clgrad.nn.Identity()(clgrad.ones(2)).tolist()
+    [2.0, 2.0]
+    >>> h.remove()
+    """
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_with_kwargs.add(handle.id)
+    if always_call:
+        _global_always_called.add(handle.id)
+    return handle
+
+
 class Module:
     """Base class of every layer and model, as ``torch.nn.Module``: subclasses call
     ``super().__init__()``, assign their Parameters, submodules and buffers as attributes (which
@@ -205,15 +254,20 @@ class Module:
             or self._forward_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
         ):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         """``forward`` between its hooks (registered with or without ``with_kwargs``); hooks
-        registered with ``always_call`` also run, with output None, where forward raises."""
-        with_kwargs = self.__dict__.get("_hooks_with_kwargs", ())
-        for key, hook in list(self._forward_pre_hooks.items()):
+        registered with ``always_call`` also run, with output None, where forward raises. The
+        global hooks (``register_module_forward_hook``, ...) run first, as PyTorch's."""
+        with_kwargs = self.__dict__.get("_hooks_with_kwargs", set()) | _global_with_kwargs
+        pre_hooks = [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]
+        forward_hooks = [*_global_forward_hooks.items(), *self._forward_hooks.items()]
+        for key, hook in pre_hooks:
             if key in with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -234,12 +288,12 @@ class Module:
         try:
             out = self.forward(*args, **kwargs)
         except Exception:
-            always = self.__dict__.get("_hooks_always_called", ())
-            for key, hook in list(self._forward_hooks.items()):
+            always = self.__dict__.get("_hooks_always_called", set()) | _global_always_called
+            for key, hook in forward_hooks:
                 if key in always:
                     hook(self, args, kwargs, None) if key in with_kwargs else hook(self, args, None)
             raise
-        for key, hook in list(self._forward_hooks.items()):
+        for key, hook in forward_hooks:
             if key in with_kwargs:
                 result = hook(self, args, kwargs, out)
             else:
