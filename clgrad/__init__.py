@@ -119,6 +119,7 @@ from .ops.creation import (
     tensor,
     zeros_like,
 )
+from .ops.typed_storage import TypedStorage
 from .serialization import load, save
 from .storage import UntypedStorage
 from .tensor import Size, Tensor

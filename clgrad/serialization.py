@@ -102,6 +102,9 @@ def save(
     payload = dict(arrays)
     payload["__structure__"] = np.array(meta)
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fsdecode(f))
+        if parent and not os.path.isdir(parent):  # torch's check, before anything is written
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         _atomic_write(os.fspath(f), lambda fh: np.savez(fh, **payload))
     else:
         np.savez(f, **payload)

@@ -18,11 +18,13 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "Node",
+    "Variable",
     "backward",
     "functional",
     "graph",

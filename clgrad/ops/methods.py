@@ -27,6 +27,7 @@ from . import movement as M
 from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
+from . import typed_storage
 from .core import check_no_overlap, numpy_named
 from .registry import ELEMENTWISE, REDUCTIONS
 
@@ -731,6 +732,7 @@ def _attach():
         "get_device": lambda self: -1 if self.device == "cpu" else self.device.index,
         "data_ptr": data_ptr,
         "untyped_storage": lambda self: UntypedStorage(self._storage),
+        "storage": typed_storage.storage,
         "apply_": apply_,
         "is_contiguous": is_contiguous,
         "pin_memory": lambda self, device=None: self,
