@@ -63,6 +63,7 @@ from .device import (
 )
 from .dtypes import bool_ as bool
 from .dtypes import (
+    bfloat16,
     can_cast,
     channels_last,
     channels_last_3d,

@@ -39,6 +39,10 @@ float16 = dtype("float16", np.float16, "half", "float", 2, 1)
 float32 = dtype("float32", np.float32, "float", "float", 2, 2)
 float64 = dtype("float64", np.float64, "double", "double", 2, 3)
 
+# a name only: PyTorch programs name it (a table of dtypes, ``x.dtype == torch.bfloat16``,
+# ``finfo``), but clgrad has no kernels for it, so ``as_dtype`` refuses it and no tensor has it
+bfloat16 = dtype("bfloat16", np.uint16, "ushort", "float", 2, 1)
+
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 FLOATING = (float16, float32, float64)
 INTEGRAL = (uint8, int8, int16, int32, int64)
@@ -69,6 +73,8 @@ def as_dtype(d) -> dtype:
     """Accepts a clgrad dtype, a NumPy dtype or type, a name, or a Python type (``float`` is
     float64, as in PyTorch, whatever the default dtype)."""
     if isinstance(d, dtype):
+        if d is bfloat16:
+            _refuse_bfloat16()
         return d
     if d is float:
         return float64
@@ -78,10 +84,19 @@ def as_dtype(d) -> dtype:
         return bool_
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
+    if d == "bfloat16":
+        _refuse_bfloat16()
     try:
         return _BY_NP[np.dtype(d)]
     except (TypeError, KeyError):
         raise TypeError(f"clgrad has no dtype for {d!r}") from None
+
+
+def _refuse_bfloat16():
+    raise TypeError(
+        "clgrad has no bfloat16 kernels: no tensor can have dtype bfloat16 (use float16 or "
+        "float32)"
+    )
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -90,6 +105,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
+    if {a, b} == {float16, bfloat16}:  # neither holds the other
+        return float32
     if a.category == 1 and {a, b} == {uint8, int8}:
         return int16
     if a.category == 1 and uint8 in (a, b):
@@ -180,6 +197,13 @@ class finfo:
                 "torch.finfo() requires a floating point input type. Use "
                 "torch.iinfo to handle 'torch.finfo'"
             )
+        if d is bfloat16:  # float32's exponent, 8 significand bits; NumPy has no such type
+            self.dtype, self.bits, self.eps = d.name, 16, 2.0**-7
+            self.max = float.fromhex("0x1.fep127")
+            self.min = -self.max
+            self.tiny = self.smallest_normal = 2.0**-126
+            self.resolution = 0.01
+            return
         info = np.finfo(d.np)
         self.dtype, self.bits = d.name, info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)

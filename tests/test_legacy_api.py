@@ -85,3 +85,31 @@ def test_save_into_missing_directory_as_torch(tmp_path):
         messages.append(str(e.value))
     assert messages[0] == messages[1]
     assert not (tmp_path / "missing").exists()
+
+
+def test_bfloat16_is_a_name_as_torch_and_refused_for_tensors():
+    b = clgrad.bfloat16
+    assert str(b) == "clgrad.bfloat16" and b.itemsize == 2 and b.is_floating_point
+    assert {b: "x"}[clgrad.bfloat16] == "x"  # a table of dtypes, as programs build
+    ours, theirs = clgrad.finfo(b), torch.finfo(torch.bfloat16)
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    for other in ("float16", "float32", "float64", "int64", "bool"):
+        ours = clgrad.promote_types(b, getattr(clgrad, other))
+        theirs = torch.promote_types(torch.bfloat16, getattr(torch, other))
+        assert str(ours).split(".")[1] == str(theirs).split(".")[1], other
+    assert clgrad.cuda.is_bf16_supported() is False
+    layer = clgrad.nn.Linear(2, 2)
+    for make in (
+        lambda: clgrad.zeros(2, dtype=b),
+        lambda: clgrad.tensor([1.0], dtype="bfloat16"),
+        lambda: clgrad.ones(2).to(b),
+        lambda: clgrad.ones(2).bfloat16(),
+        lambda: clgrad.ones(2).sum(dtype=b),
+        lambda: layer.bfloat16(),
+        lambda: layer.to(b),
+        lambda: clgrad.set_default_dtype(b),
+    ):
+        with pytest.raises(TypeError, match="bfloat16"):
+            make()
+    assert layer.weight.dtype is clgrad.float32 and clgrad.get_default_dtype() is clgrad.float32

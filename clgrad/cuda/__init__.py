@@ -30,6 +30,7 @@ __all__ = [
     "get_device_name",
     "get_device_properties",
     "is_available",
+    "is_bf16_supported",
     "manual_seed",
     "manual_seed_all",
     "max_memory_allocated",
@@ -48,6 +49,17 @@ def is_available() -> bool:
     True
     """
     return bool(cuda_devices())
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: clgrad has no bfloat16 kernels on any device (``clgrad.bfloat16`` is a name
+    only), so programs that choose their dtype by ``torch.cuda.is_bf16_supported()`` take
+    float16 or float32.
+
+    >>> clgrad.cuda.is_bf16_supported()
+    False
+    """
+    return False
 
 
 def device_count() -> int:

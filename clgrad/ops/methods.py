@@ -482,6 +482,7 @@ def _attach():
         "float": _cast(D.float32),
         "double": _cast(D.float64),
         "half": _cast(D.float16),
+        "bfloat16": _cast(D.bfloat16),  # refused by as_dtype: a name only
         "long": _cast(D.int64),
         "int": _cast(D.int32),
         "short": _cast(D.int16),

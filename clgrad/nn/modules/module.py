@@ -915,6 +915,17 @@ class Module:
         """
         return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
 
+    def bfloat16(self: _M) -> _M:
+        """``torch.nn.Module.bfloat16``: refused with TypeError, before anything changes
+        (clgrad has no bfloat16 kernels; ``clgrad.bfloat16`` is a name only).
+
+        >>> clgrad.nn.Linear(2, 2).bfloat16()
+        Traceback (most recent call last):
+        TypeError: clgrad has no bfloat16 kernels: no tensor can have dtype bfloat16 (use float16 or float32)
+        """
+        D.as_dtype(D.bfloat16)
+        return self
+
     # ---- state dict ------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, p in self._parameters.items():

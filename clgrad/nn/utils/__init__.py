@@ -15,9 +15,19 @@ from ...ops.movement import cat, stack
 from ...ops.reduction import norm as vector_norm
 from ...tensor import Tensor
 from ..modules.module import Module
-from . import parametrizations, parametrize, prune, rnn, stateless
+from . import fusion, memory_format, parametrizations, parametrize, prune, rnn, stateless
 from ._spectral_norm import remove_spectral_norm, spectral_norm
 from ._weight_norm import remove_weight_norm, weight_norm
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 
 __all__ = [
     "clip_grad_norm",
@@ -36,6 +46,14 @@ __all__ = [
     "prune",
     "rnn",
     "skip_init",
+    "fusion",
+    "memory_format",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
     "stateless",
 ]
 
