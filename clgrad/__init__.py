@@ -61,7 +61,6 @@ from .device import (
     set_default_device,
     synchronize,
 )
-from .dtypes import bool_ as bool
 from .dtypes import (
     bfloat16,
     can_cast,
@@ -88,6 +87,7 @@ from .dtypes import (
     strided,
     uint8,
 )
+from .dtypes import bool_ as bool
 from .errors import KernelBuildError, OutOfMemoryError
 from .func import vmap
 from .functional import *  # noqa: F403

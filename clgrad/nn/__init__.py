@@ -2,7 +2,7 @@
 functional."""
 
 from .. import tensor as _tensor  # noqa: F401, I001  (first: the ops import it)
-from . import functional, init, parallel, utils  # noqa: F401
+from . import attention, functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel

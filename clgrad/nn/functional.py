@@ -36,6 +36,7 @@ from ..ops.movement import broadcast_tensors as _broadcast_tensors
 from ..ops.movement import cat as _cat
 from ..ops.movement import stack as _stack
 from ..tensor import Tensor
+from . import attention as _attention
 
 if TYPE_CHECKING:
     from ..dtypes import dtype as DType
@@ -2272,6 +2273,7 @@ def scaled_dot_product_attention(
     >>> clgrad.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
     clgrad.Size([1, 2, 3, 4])
     """
+    _attention.check_backend_enabled()
     n_q, n_k = query.shape[-2], key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
