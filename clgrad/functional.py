@@ -11,6 +11,7 @@ from .ops import decomp as _DC
 from .ops import elementwise as _E
 from .ops import indexing as _I
 from .ops import linalg as _L
+from .ops import lu as _LU
 from .ops import methods as _methods  # attaches Tensor's methods
 from .ops import movement as _M
 from .ops import reduction as _R
@@ -304,6 +305,9 @@ _MORE = {
     "pinverse": _DC.pinverse,
     "matrix_power": _DC.matrix_power,
     "matrix_exp": _DC.matrix_exp,
+    "lu": _with_out(_LU.lu_legacy),
+    "lu_unpack": _with_out(_LU.lu_unpack),
+    "lu_solve": _with_out(_LU.lu_solve_legacy),
     "lgamma": _SM.lgamma,
     "digamma": _SM.digamma,
     "polygamma": _SM.polygamma,

@@ -1,8 +1,9 @@
 """``clgrad.linalg``: PyTorch's ``torch.linalg`` names: norms and products composed from
 clgrad's ops, and the decompositions and solvers of ``ops/decomp.py`` (inv, det, slogdet, solve,
-cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, cond), which are
-host-computed: the data makes a round trip through NumPy's LAPACK; their gradients run on the
-device. A singular or non-positive-definite input raises ``LinAlgError`` (a RuntimeError).
+cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, cond) and ``ops/lu.py``
+(lu_factor, lu_factor_ex, lu, lu_solve), which are host-computed: the data makes a round trip
+through NumPy; their gradients run on the device. A singular or non-positive-definite input
+raises ``LinAlgError`` (a RuntimeError).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .errors import LinAlgError
 from .ops import decomp as _DC
 from .ops import elementwise as _E
 from .ops import linalg as _L
+from .ops import lu as _LU
 from .ops import movement as _M
 from .ops import reduction as _R
 from .ops.autocast import autocast_op
@@ -23,13 +25,14 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot"
 __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
 __all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex", "solve_triangular"]
-__all__ += ["matrix_exp"]
+__all__ += ["matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
 lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
 matrix_exp = _DC.matrix_exp
+lu_factor, lu_factor_ex, lu, lu_solve = _LU.lu_factor, _LU.lu_factor_ex, _LU.lu, _LU.lu_solve
 
 matmul = _L.matmul
 

@@ -927,6 +927,7 @@ def _matrix_T(name, fn, min_ndim, max_ndim=None):
 def _attach_more():
     # imported here, with the block they serve, so this block stays one piece of the file
     from . import decomp as DC
+    from . import lu as LU
     from . import special_math as SM
 
     def method_of(fn):
@@ -1003,6 +1004,8 @@ def _attach_more():
         "pinverse": method_of(DC.pinverse),
         "matrix_power": method_of(DC.matrix_power),
         "matrix_exp": method_of(DC.matrix_exp),
+        "lu": method_of(LU.lu_legacy),
+        "lu_solve": method_of(LU.lu_solve_legacy),
         "inner": L.inner,
         "dist": L.dist,
         "renorm": L.renorm,
