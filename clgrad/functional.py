@@ -305,6 +305,7 @@ _MORE = {
     "pinverse": _DC.pinverse,
     "matrix_power": _DC.matrix_power,
     "matrix_exp": _DC.matrix_exp,
+    "triangular_solve": _DC.triangular_solve,
     "lu": _with_out(_LU.lu_legacy),
     "lu_unpack": _with_out(_LU.lu_unpack),
     "lu_solve": _with_out(_LU.lu_solve_legacy),

@@ -473,3 +473,30 @@ def test_names_are_registered():
         assert callable(getattr(clgrad, name))
     for name in ("lu", "lu_solve"):
         assert callable(getattr(clgrad.Tensor, name))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_triangular_solve_as_torch(device, upper, transpose, unitriangular):
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    B = rng.standard_normal((2, 3, 2))
+    results = []
+    for lib, dev in ((clgrad, device), (torch, "cpu")):
+        a = lib.tensor(A, dtype=lib.float32, device=dev, requires_grad=True)
+        b = lib.tensor(B, dtype=lib.float32, device=dev, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = lib.triangular_solve(
+                b, a, upper=upper, transpose=transpose, unitriangular=unitriangular
+            )
+        if lib is clgrad:  # (torch warns once per process)
+            assert any("deprecated" in str(w.message) for w in caught)
+        x, coefficient = got
+        (x * x).sum().backward()
+        results.append(
+            [t.detach().cpu().numpy() for t in (got.solution, coefficient, a.grad, b.grad)]
+        )
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)

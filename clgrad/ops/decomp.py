@@ -10,6 +10,7 @@ needs a decomposition itself (an inverse). ``matrix_power`` never leaves the dev
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -770,3 +771,41 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
         I = eye(n, dtype=A.dtype, device=A.device)
         T = T * (1 - I) + I
     return solve(T, B, left=left)
+
+
+def triangular_solve(
+    B, A, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+):
+    """The deprecated ``torch.triangular_solve``: ``(solution, cloned_coefficient)``, where the
+    solution ``X`` has ``op(T) @ X = B`` for the ``upper`` (or lower) triangle ``T`` of ``A``
+    (``op`` transposes with ``transpose``), as ``linalg.solve_triangular`` (arguments reversed),
+    and ``cloned_coefficient`` is a copy of ``A``, with torch's deprecation warning.
+
+    >>> import warnings
+    >>> A = clgrad.tensor([[2.0, 1.0], [0.0, 4.0]])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.triangular_solve(clgrad.tensor([[3.0], [4.0]]), A).solution
+    tensor([[1.],
+            [1.]])
+    """
+    warnings.warn(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will "
+        "be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+        "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+        "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
+        UserWarning,
+        stacklevel=2,
+    )
+    if B.ndim < 2 or A.ndim < 2:
+        raise RuntimeError(
+            f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
+            f"{B.ndim} dimensions instead"
+            if B.ndim < 2
+            else f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
+            f"{A.ndim} dimensions instead"
+        )
+    # the triangle of A read as op(A)'s: transposing swaps which triangle holds it
+    T = A.mT if transpose else A
+    X = solve_triangular(T, B, upper=upper != transpose, unitriangular=unitriangular)
+    return _Result(("solution", "cloned_coefficient"), (X, A.clone()))

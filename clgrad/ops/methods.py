@@ -1004,6 +1004,7 @@ def _attach_more():
         "pinverse": method_of(DC.pinverse),
         "matrix_power": method_of(DC.matrix_power),
         "matrix_exp": method_of(DC.matrix_exp),
+        "triangular_solve": method_of(DC.triangular_solve),
         "lu": method_of(LU.lu_legacy),
         "lu_solve": method_of(LU.lu_solve_legacy),
         "inner": L.inner,
