@@ -10,12 +10,14 @@ tensor([2., 4., 6.])
 import builtins as _builtins
 
 from . import (
+    _dynamo,
     accelerator,
     amp,
     autograd,
     backend,
     backends,
     cl,
+    compiler,
     cuda,
     distributed,
     distributions,
@@ -24,6 +26,7 @@ from . import (
     linalg,
     nn,
     optim,
+    profiler,
     random,
     special,
     testing,

@@ -1,9 +1,10 @@
 """Reverse-mode automatic differentiation: backward, grad, Function, grad modes, gradcheck,
-and the derivatives of whole functions (``functional``: jacobian, hessian, vjp, ...)."""
+the derivatives of whole functions (``functional``: jacobian, hessian, vjp, ...), and
+``profiler`` (torch.autograd.profiler's ``profile`` and ``record_function``)."""
 
 from __future__ import annotations
 
-from . import functional, graph
+from . import functional, graph, profiler
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
 from .grad_mode import (
@@ -28,6 +29,7 @@ __all__ = [
     "backward",
     "functional",
     "graph",
+    "profiler",
     "grad",
     "no_grad",
     "enable_grad",
