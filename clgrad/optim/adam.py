@@ -1,6 +1,7 @@
 """Adam and AdamW (PyTorch's formulation; amsgrad, weight_decay, maximize).
 
-The bias corrections are Python floats from the step count, kept as a Python int.
+The bias corrections are Python floats from the step count, a 0-d tensor on the host (as
+PyTorch keeps it), read there at no cost.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from .optimizer import (
     FusedUpdates,
     Optimizer,
     check_hyperparameters,
+    count_step,
     decayed_grad,
     fusable,
     fused_enabled,
     fused_flags,
     implementation_options,
     init_state,
+    recount_step,
 )
 
 if TYPE_CHECKING:
@@ -43,8 +46,8 @@ class Adam(Optimizer):
     >>> w
     Parameter containing:
     tensor([0.9000, 1.9000], requires_grad=True)
-    >>> sorted(opt.state[w])
-    ['exp_avg', 'exp_avg_sq', 'step']
+    >>> sorted(opt.state[w]), opt.state[w]["step"]
+    (['exp_avg', 'exp_avg_sq', 'step'], tensor(1.))
     """
 
     _decoupled = False
@@ -106,21 +109,21 @@ class Adam(Optimizer):
                     names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
                     state = self.state[p]
                     init_state(state, p, names)
-                    state["step"] += 1
-                    step = state["step"]
-                    if fused:
-                        states = [state[name] for name in names]
-                        if fusable(p, p._grad, states):
-                            scalars = _fused_scalars(lr, beta1, beta2, eps, wd, step)
-                            if capture.active is not None:
-                                # a replay of a captured step counts the step and recomputes
-                                # the bias corrections (lr and betas are its guards)
-                                capture.scalar_source(
-                                    partial(_next_step, state, lr, beta1, beta2, eps, wd),
-                                    [(state, "step")],
-                                )
-                            updates.add(p, p._grad, states, scalars)
-                            continue
+                    states = [state[name] for name in names]
+                    kernel = fused and fusable(p, p._grad, states)
+                    # (the kernel's replay counts the step: see the scalar source below)
+                    step = count_step(state, replayed=kernel)
+                    if kernel:
+                        scalars = _fused_scalars(lr, beta1, beta2, eps, wd, step)
+                        if capture.active is not None:
+                            # a replay of a captured step counts the step and recomputes the
+                            # bias corrections (lr and betas are its guards)
+                            capture.scalar_source(
+                                partial(_next_step, state, lr, beta1, beta2, eps, wd),
+                                [(state, "step")],
+                            )
+                        updates.add(p, p._grad, states, scalars)
+                        continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or state, mixed devices or dtypes)
                     g = decayed_grad(p, -p._grad if maximize else p._grad, wd, lr, decoupled)
@@ -157,8 +160,7 @@ def _fused_scalars(lr, beta1, beta2, eps, wd, step) -> tuple:
 
 def _next_step(state, lr, beta1, beta2, eps, wd) -> tuple:
     """Counts one more step in ``state`` and returns the fused kernel's scalars for it."""
-    state["step"] += 1
-    return _fused_scalars(lr, beta1, beta2, eps, wd, state["step"])
+    return _fused_scalars(lr, beta1, beta2, eps, wd, recount_step(state))
 
 
 class AdamW(Adam):

@@ -3,9 +3,10 @@
 
 Each keeps torch's argument names, defaults, per-parameter state names and parameter-group keys
 (``foreach`` / ``fused`` / ``capturable`` accepted and recorded), so state dicts line up with
-PyTorch's. Updates are in-place Tensor ops on the parameter's own device under no_grad; step
-counts and scalar factors (bias corrections, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``)
-are Python numbers, so ``step()`` never reads a value back from the device.
+PyTorch's. Updates are in-place Tensor ops on the parameter's own device under no_grad. The
+per-parameter numbers are 0-d tensors of the types PyTorch keeps: the step counts and NAdam's
+``mu_product`` on the host (read there at no cost, for the bias corrections), ASGD's ``step``,
+``eta`` and ``mu`` on the parameter's device (read back each step, as PyTorch's own ASGD does).
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from ..ops.elementwise import maximum, where
 from .optimizer import (
     Optimizer,
     check_hyperparameters,
+    count_step,
     decayed_grad,
     implementation_options,
     init_state,
+    scalar_state,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +98,7 @@ class Adadelta(_Simple):
     def _update(self, p, g, state, group):
         lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
         init_state(state, p, ["square_avg", "acc_delta"])
-        state["step"] += 1
+        count_step(state)
         g = decayed_grad(p, g, wd)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).add_(g * g * (1 - rho))
@@ -161,16 +164,16 @@ class Adagrad(_Simple):
 
     @staticmethod
     def _init_state(state, p, group):
-        state["step"] = 0
+        state["step"] = scalar_state(0)
         state["sum"] = full_like(p, group["initial_accumulator_value"], requires_grad=False)
         state["sum"] = state["sum"].detach()
 
     def _update(self, p, g, state, group):
         if not state:  # a parameter of a group added later (add_param_group)
             self._init_state(state, p, group)
-        state["step"] += 1
+        step = count_step(state)
         g = decayed_grad(p, g, group["weight_decay"])
-        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state["sum"].add_(g * g)
         p.sub_(g / (state["sum"].sqrt() + group["eps"]) * clr)
 
@@ -215,12 +218,12 @@ class Adamax(_Simple):
     def _update(self, p, g, state, group):
         (beta1, beta2), eps = group["betas"], group["eps"]
         init_state(state, p, ["exp_avg", "exp_inf"])
-        state["step"] += 1
+        step = count_step(state)
         g = decayed_grad(p, g, group["weight_decay"])
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_inf.copy_(maximum(exp_inf * beta2, g.abs() + eps))
-        clr = group["lr"] / (1 - beta1 ** state["step"])
+        clr = group["lr"] / (1 - beta1**step)
         p.sub_(exp_avg / exp_inf * clr)
 
 
@@ -237,9 +240,11 @@ class NAdam(_Simple):
     >>> w
     Parameter containing:
     tensor([0.8944, 1.8944], requires_grad=True)
-    >>> sorted(opt.state[w])
-    ['exp_avg', 'exp_avg_sq', 'mu_product', 'step']
+    >>> sorted(opt.state[w]), opt.state[w]["mu_product"]
+    (['exp_avg', 'exp_avg_sq', 'mu_product', 'step'], tensor(0.4501))
     """
+
+    _scalar_keys = ("step", "mu_product")
 
     def __init__(
         self,
@@ -281,14 +286,14 @@ class NAdam(_Simple):
             group["weight_decay"],
         )
         init_state(state, p, ["exp_avg", "exp_avg_sq"], mu_product=1.0)
-        state["step"] += 1
-        step = state["step"]
+        step = count_step(state)
         bias_correction2 = 1 - beta2**step
         g = decayed_grad(p, g, wd, lr, group["decoupled_weight_decay"])
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
-        state["mu_product"] = mu_product = float(state["mu_product"]) * mu
+        # a float32 tensor, rounded each step as PyTorch's
+        mu_product = float(state["mu_product"].mul_(mu).item())
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(g * g * (1 - beta2))
@@ -347,8 +352,7 @@ class RAdam(_Simple):
             group["weight_decay"],
         )
         init_state(state, p, ["exp_avg", "exp_avg_sq"])
-        state["step"] += 1
-        step = state["step"]
+        step = count_step(state)
         g = decayed_grad(p, g, wd, lr, group["decoupled_weight_decay"])
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(g, 1 - beta1)
@@ -370,8 +374,9 @@ class RAdam(_Simple):
 class ASGD(_Simple):
     """Averaged stochastic gradient descent, as ``torch.optim.ASGD``: an SGD step with the
     decaying rate ``eta = lr / (1 + lambd * lr * step) ** alpha`` (and a decay term ``lambd``),
-    plus a running average ``ax`` of the parameter from step ``t0`` on. ``eta`` and ``mu`` are
-    Python floats here (0-d tensors in PyTorch).
+    plus a running average ``ax`` of the parameter from step ``t0`` on. ``step``, ``eta`` and
+    ``mu`` are 0-d tensors on the parameter's device, as PyTorch keeps them, read back each step
+    (as PyTorch's single-tensor ASGD does).
 
     >>> w = clgrad.nn.Parameter(clgrad.tensor([1.0, 2.0]))
     >>> opt = clgrad.optim.ASGD([w], lr=0.1)
@@ -380,9 +385,12 @@ class ASGD(_Simple):
     >>> w
     Parameter containing:
     tensor([0.8000, 1.6000], requires_grad=True)
-    >>> sorted(opt.state[w])
-    ['ax', 'eta', 'mu', 'step']
+    >>> sorted(opt.state[w]), opt.state[w]["eta"]
+    (['ax', 'eta', 'mu', 'step'], tensor(0.1000))
     """
+
+    _scalar_keys = ("step", "eta", "mu")
+    _scalars_on_param_device = True
 
     def __init__(
         self,
@@ -409,19 +417,19 @@ class ASGD(_Simple):
 
     def _update(self, p, g, state, group):
         lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-        init_state(state, p, ["ax"], eta=float(lr), mu=1.0)
-        state["step"] += 1
-        step = state["step"]
+        init_state(state, p, ["ax"], device=p.device, eta=lr, mu=1.0)
+        step = count_step(state)
         g = decayed_grad(p, g, group["weight_decay"])
-        eta = float(state["eta"])
+        eta = float(state["eta"].item())
         p.mul_(1 - lambd * eta)
         p.add_(g, alpha=-eta)
-        if float(state["mu"]) != 1:
-            state["ax"].add_((p - state["ax"]) * float(state["mu"]))
+        mu = float(state["mu"].item())
+        if mu != 1:
+            state["ax"].add_((p - state["ax"]) * mu)
         else:
             state["ax"].copy_(p)
-        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
-        state["mu"] = 1 / max(1, step - t0)
+        state["eta"].fill_(lr / ((1 + lambd * lr * step) ** alpha))
+        state["mu"].fill_(1 / max(1, step - t0))
 
 
 class Rprop(_Simple):
@@ -471,7 +479,7 @@ class Rprop(_Simple):
         if not state:
             init_state(state, p, ["prev"])
             state["step_size"] = full_like(g, group["lr"]).detach()
-        state["step"] += 1
+        count_step(state)
         prev, step_size = state["prev"], state["step_size"]
         agreement = (g * prev).sign()
         factor = where(agreement > 0, eta_plus, where(agreement < 0, eta_minus, 1.0))
@@ -539,14 +547,13 @@ class Adafactor(_Simple):
         if eps1 is None:
             eps1 = finfo(p.dtype).eps
         if not state:
-            state["step"] = 0
+            state["step"] = scalar_state(0)
             if g.ndim > 1:
                 state["row_var"] = g.new_zeros((*g.shape[:-1], 1))
                 state["col_var"] = g.new_zeros((*g.shape[:-2], 1, g.shape[-1]))
             else:
                 state["variance"] = zeros_like(g)
-        state["step"] += 1
-        step = state["step"]
+        step = count_step(state)
         weight = step ** group["beta2_decay"]  # of the new squared gradient in the averages
         rho = min(lr, 1 / math.sqrt(step))
         n = max(p.numel(), 1)

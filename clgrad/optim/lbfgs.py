@@ -2,7 +2,8 @@
 
 The flat gradient and the direction live on the parameters' device; the scalars the algorithm
 branches on (dot products, the step length, the loss) are read back as Python floats, as
-PyTorch's own ``if ys > 1e-10`` on a 0-d tensor does.
+PyTorch's own ``if ys > 1e-10`` on a 0-d tensor does. The curvature history's scalars (``ro``,
+``al``, ``H_diag``) stay 0-d tensors on that device, as PyTorch keeps them in the state.
 """
 
 from __future__ import annotations
@@ -254,8 +255,8 @@ class LBFGS(Optimizer):
                 # the curvature pair of the last step, kept when it is positive enough
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = y.dot(s).item()
-                if ys > 1e-10:
+                ys = y.dot(s)
+                if ys.item() > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
                         old_stps.pop(0)
@@ -263,7 +264,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()
+                    H_diag = ys / y.dot(y)
                 # the two-loop recursion: d = -H @ g
                 num_old = len(old_dirs)
                 if "al" not in state:
@@ -271,12 +272,12 @@ class LBFGS(Optimizer):
                 al = state["al"]
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
+                    al[i] = old_stps[i].dot(q) * ro[i]
+                    q.add_(old_dirs[i], alpha=-al[i].item())
                 d = r = q * H_diag
                 for i in range(num_old):
-                    be_i = old_dirs[i].dot(r).item() * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+                    be_i = old_dirs[i].dot(r) * ro[i]
+                    r.add_(old_stps[i], alpha=(al[i] - be_i).item())
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()

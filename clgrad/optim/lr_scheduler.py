@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import types
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -79,6 +81,9 @@ class LRScheduler:
         self._initial_step()
 
     _is_initial = False
+    # True while step() computes the lrs (PyTorch sets it on the instance, so its state dicts
+    # hold it: ours do too)
+    _get_lr_called_within_step = False
 
     def _initial_step(self):
         self._step_count = 0
@@ -124,13 +129,17 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         self._set_lrs(values)
 
     def _group_lrs(self):
@@ -167,7 +176,8 @@ class LRScheduler:
 
 class _LambdaSchedule(LRScheduler):
     """What LambdaLR and MultiplicativeLR share: an ``lr_lambda`` per group (one for all, or a
-    list of one each), left out of the state dict (functions are not saved)."""
+    list of one each); the state dict holds None for a function and a copy of the ``__dict__``
+    of a callable object, as PyTorch's."""
 
     def __init__(
         self,
@@ -185,17 +195,35 @@ class _LambdaSchedule(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state, with None in place of each ``lr_lambda`` (functions are not
-        saved)."""
-        state = super().state_dict()
-        state["lr_lambdas"] = [None] * len(self.lr_lambdas)  # functions are not saved
+        """The scheduler's state; in ``lr_lambdas``, None for each function (functions are not
+        saved) and the attributes of each callable object.
+
+        >>> class Decay:
+        ...     def __init__(self, rate):
+        ...         self.rate = rate
+        ...
+        ...     def __call__(self, epoch):
+        ...         return self.rate**epoch
+        >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=1.0)
+        >>> LambdaLR = clgrad.optim.lr_scheduler.LambdaLR
+        >>> LambdaLR(opt, [Decay(0.5)]).state_dict()["lr_lambdas"]
+        [{'rate': 0.5}]
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [
+            None if isinstance(f, types.FunctionType) else f.__dict__.copy()
+            for f in self.lr_lambdas
+        ]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restores the scheduler's state, keeping its own ``lr_lambda`` functions."""
-        lambdas = self.lr_lambdas
-        super().load_state_dict(state_dict)
-        self.lr_lambdas = lambdas
+        """Restores the scheduler's state, keeping its own ``lr_lambda`` functions (a callable
+        object gets its saved attributes back)."""
+        saved = state_dict.get("lr_lambdas", [])
+        super().load_state_dict({k: v for k, v in state_dict.items() if k != "lr_lambdas"})
+        for f, attrs in zip(self.lr_lambdas, saved):
+            if attrs is not None:
+                f.__dict__.update(attrs)
 
 
 class LambdaLR(_LambdaSchedule):
@@ -274,17 +302,20 @@ class MultiStepLR(LRScheduler):
         gamma: float = 0.1,
         last_epoch: int = -1,
     ) -> None:
-        self.milestones = sorted(milestones)
+        # {epoch: times listed}: PyTorch's Counter, so state dicts carry the same object
+        self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
         """The current lrs, times ``gamma`` for each time ``last_epoch`` is in ``milestones``."""
-        times = self.milestones.count(self.last_epoch)
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        times = self.milestones[self.last_epoch]
         return [group["lr"] * self.gamma**times for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        passed = sum(1 for m in self.milestones if m <= self.last_epoch)
+        passed = bisect.bisect_right(sorted(self.milestones.elements()), self.last_epoch)
         return [base * self.gamma**passed for base in self.base_lrs]
 
 
@@ -586,15 +617,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [self.eta_min + (base - self.eta_min) * cos for base in self.base_lrs]
 
     def step(self, epoch: float | None = None) -> None:
-        """Advances one epoch, or jumps to ``epoch`` (which may be fractional)."""
-        self._step_count += 1
+        """Advances one epoch, or jumps to ``epoch`` (which may be fractional). As PyTorch's,
+        it leaves ``_step_count`` as the constructor set it (0)."""
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
             epoch = self.last_epoch + 1
             self.T_cur += 1
             if self.T_cur >= self.T_i:
-                self.T_cur -= self.T_i
+                self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
         else:
             if epoch < 0:
@@ -610,7 +641,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._set_lrs(self.get_lr())
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        self._set_lrs(values)
 
 
 def _per_group(name, optimizer, value):
@@ -621,6 +657,9 @@ def _per_group(name, optimizer, value):
             )
         return list(value)
     return [value] * len(optimizer.param_groups)
+
+
+_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
 
 
 class OneCycleLR(LRScheduler):
@@ -676,16 +715,19 @@ class OneCycleLR(LRScheduler):
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         up = float(pct_start * self.total_steps) - 1
         if three_phase:
-            self._schedule_phases = [
+            phases = [
                 (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (2 * up, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
+                 "base_momentum", "max_momentum"),
                 (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
+            ]  # fmt: skip
         else:
-            self._schedule_phases = [
+            phases = [
                 (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
                 (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
+        # dicts with PyTorch's keys, as its state dicts hold them
+        self._schedule_phases = [dict(zip(_PHASE_KEYS, phase)) for phase in phases]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
@@ -735,7 +777,8 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+            for i, phase in enumerate(self._schedule_phases):
+                end, lr0, lr1, m0, m1 = (phase[k] for k in _PHASE_KEYS)
                 if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
                     lr = self._anneal(group[lr0], group[lr1], pct)
@@ -1094,14 +1137,25 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state, without a ``scale_fn`` of your own (functions are not
-        saved)."""
+        """The scheduler's state; ``_scale_fn_custom`` is None for no ``scale_fn`` or a function
+        (functions are not saved), the attributes of a callable object, as PyTorch's.
+
+        >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.zeros(1))], lr=0.1, momentum=0.9)
+        >>> sched = clgrad.optim.lr_scheduler.CyclicLR(opt, 0.1, 0.5, scale_fn=lambda x: 1.0)
+        >>> sched.state_dict()["_scale_fn_custom"] is None
+        True
+        """
         state = super().state_dict()
-        state.pop("_scale_fn_custom", None)
+        fn = state.pop("_scale_fn_custom", None)
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restores the scheduler's state, keeping its own ``scale_fn``."""
-        custom = self._scale_fn_custom
-        super().load_state_dict(state_dict)
-        self._scale_fn_custom = custom
+        """Restores the scheduler's state, keeping its own ``scale_fn`` (a callable object gets
+        its saved attributes back)."""
+        saved = state_dict.get("_scale_fn_custom")
+        super().load_state_dict({k: v for k, v in state_dict.items() if k != "_scale_fn_custom"})
+        if saved is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(saved)

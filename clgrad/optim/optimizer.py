@@ -1,7 +1,9 @@
 """``Optimizer``: parameter groups with per-group options, per-parameter state, state dicts.
 
 Every update runs on the parameters' own device, under no_grad, with in-place Tensor ops:
-``step()`` never reads a value back to the host. Step counts are Python ints.
+``step()`` never reads a value back from an OpenCL device. Step counts (and NAdam's
+``mu_product``) are 0-d tensors on the host ``cpu`` device, as PyTorch keeps them, so state
+dicts hold the same types as torch's; reading them there costs no transfer.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import Any
 
 from .. import capture
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..backend.host import array as host_array
+from ..dtypes import float32, float64, get_default_dtype
 from ..hooks import RemovableHandle
-from ..ops.creation import zeros_like
+from ..ops.creation import scalar_tensor, zeros_like
 from ..tensor import Tensor
 
 #: What an optimizer takes: tensors, or dicts that each define a parameter group.
@@ -220,21 +224,101 @@ def fused_flags(**on: bool) -> frozenset:
     return frozenset(name for name, value in on.items() if value)
 
 
-def init_state(state: dict, p: Tensor, zeros: Iterable[str], **numbers: Any) -> None:
+def scalar_dtype():
+    """The dtype of the 0-d tensors in an optimizer's state (``step``, NAdam's ``mu_product``,
+    ASGD's ``eta`` and ``mu``), as PyTorch's ``_get_scalar_dtype``: float64 while the default
+    dtype is float64, else float32.
+
+    >>> from clgrad.optim.optimizer import scalar_dtype
+    >>> scalar_dtype()
+    clgrad.float32
+    """
+    return float64 if get_default_dtype() is float64 else float32
+
+
+def scalar_state(value: float, device: Any = None) -> Tensor:
+    """A 0-d tensor of ``value`` in ``scalar_dtype()``, on ``device`` (the host ``cpu`` by
+    default): what an optimizer keeps as its step count and other per-parameter numbers.
+
+    >>> from clgrad.optim.optimizer import scalar_state
+    >>> scalar_state(3)
+    tensor(3.)
+    """
+    with no_grad():
+        return scalar_tensor(float(value), dtype=scalar_dtype(), device=device or "cpu")
+
+
+#: Why a step captured by ``clgrad.compile`` that counts an optimizer's steps outside a fused
+#: kernel runs eagerly: the count is host state, and the numbers computed from it are baked into
+#: the recorded launches; a replay would advance neither.
+STEP_NOT_REPLAYED = (
+    "Python state it reads changed during the capture (an optimizer's step count, which a "
+    "replay would not advance)"
+)
+
+
+def count_step(state: dict, replayed: bool = False) -> float:
+    """Counts one more step in ``state["step"]`` (a 0-d tensor, in place) and returns the new
+    count as a Python float, as PyTorch's ``step_t += 1`` then ``_get_value(step_t)``. While a
+    step is captured (``clgrad.compile``) the capture is given up unless ``replayed``: the
+    caller hands the recording a scalar source that counts the step at each replay.
+
+    >>> from clgrad.optim.optimizer import count_step, scalar_state
+    >>> state = {"step": scalar_state(0)}
+    >>> count_step(state), state["step"]
+    (1.0, tensor(1.))
+    """
+    if capture.active is not None and not replayed:
+        capture.active.fail(STEP_NOT_REPLAYED)
+    step = state["step"]
+    if step.device.is_cpu:
+        # a count on the host (where PyTorch keeps it too): one NumPy add on its memory, not
+        # an op per parameter per step
+        value = host_array(step._record())
+        value += 1
+        step._bump_version()
+        return float(value)
+    step.add_(1)  # ASGD's, on the parameter's device
+    return float(step.item())
+
+
+def recount_step(state: dict) -> float:
+    """``count_step`` for the replay of a captured step (``clgrad.compile``): the count goes into
+    a new tensor, so that a checked replay, which puts back the objects it found, also puts back
+    the count; returns the new count.
+
+    >>> from clgrad.optim.optimizer import recount_step, scalar_state
+    >>> first = scalar_state(4)
+    >>> state = {"step": first}
+    >>> recount_step(state), first, state["step"]
+    (5.0, tensor(4.), tensor(5.))
+    """
+    old = state["step"]
+    value = float(old.item()) + 1
+    with no_grad():
+        state["step"] = scalar_tensor(value, dtype=old.dtype, device=old.device)
+    return value
+
+
+def init_state(
+    state: dict, p: Tensor, zeros: Iterable[str], device: Any = None, **numbers: Any
+) -> None:
     """Fills a parameter's empty ``state`` on its first update, in PyTorch's key order:
-    ``step`` (0), then the Python ``numbers``, then a zero tensor like ``p`` for each name in
-    ``zeros``. A state that exists (a later step, or one loaded from a state dict) is kept.
+    ``step`` (0), then the ``numbers``, each a 0-d tensor (``scalar_state``) on ``device`` (the
+    host by default), then a zero tensor like ``p`` for each name in ``zeros``. A state that
+    exists (a later step, or one loaded from a state dict) is kept.
 
     >>> from clgrad.optim.optimizer import init_state
     >>> state = {}
     >>> init_state(state, clgrad.ones(2), ["exp_avg"], mu_product=1.0)
     >>> state
-    {'step': 0, 'mu_product': 1.0, 'exp_avg': tensor([0., 0.])}
+    {'step': tensor(0.), 'mu_product': tensor(1.), 'exp_avg': tensor([0., 0.])}
     """
     if state:
         return
-    state["step"] = 0
-    state.update(numbers)
+    state["step"] = scalar_state(0, device)
+    for name, value in numbers.items():
+        state[name] = scalar_state(value, device)
     for name in zeros:
         state[name] = zeros_like(p).detach()
 
@@ -518,17 +602,36 @@ class Optimizer:
             if k not in id_map:
                 continue
             p = id_map[k]
-            self.state[p] = {name: _cast(p, v) for name, v in value.items()}
+            self.state[p] = self._tensor_scalars(
+                p, {name: _cast(p, v, name) for name, v in value.items()}
+            )
         for g, s in zip(self.param_groups, saved):
             for name, v in s.items():
                 if name != "params":
                     g[name] = v
+
+    #: The state entries PyTorch keeps as 0-d tensors (``scalar_state``), and whether they live on
+    #: the parameter's device (ASGD's) rather than the host.
+    _scalar_keys: tuple[str, ...] = ("step",)
+    _scalars_on_param_device = False
+
+    def _tensor_scalars(self, p: Tensor, state: dict) -> dict:
+        """``state`` with the ``_scalar_keys`` entries that are Python numbers (a state dict
+        saved when clgrad kept them so) made 0-d tensors, as PyTorch's ``__setstate__`` does."""
+        device = p.device if self._scalars_on_param_device else None
+        for name in self._scalar_keys:
+            if name in state and not isinstance(state[name], Tensor):
+                state[name] = scalar_state(state[name], device)
+        return state
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for p, st in self.state.items():
+            if isinstance(p, Tensor):
+                self._tensor_scalars(p, st)
 
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
@@ -540,12 +643,21 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _cast(p, value):
+def _cast(p, value, key=None):
+    """A loaded state entry, as PyTorch's ``load_state_dict`` casts it: tensors (in dicts and
+    sequences too) go to ``p``'s device and, for a floating-point ``p``, its dtype; but ``step``
+    stays as it is (PyTorch keeps it off the device so reading it costs nothing). PyTorch moves
+    the step to the device under ``fused``/``capturable`` for its GPU-side bias corrections;
+    clgrad computes those on the host either way, so its step stays there."""
     if isinstance(value, Tensor):
         with no_grad():
-            if value.dtype.is_floating_point and p.dtype.is_floating_point:
-                value = value.to(p.dtype)
-            moved = value.to(p.device).detach()
+            moved = value.detach()
+            if key != "step":
+                moved = moved.to(device=p.device, dtype=p.dtype if p.is_floating_point() else None)
             # a copy: the loaded optimizer must not update the state dict's tensors in place
             return moved.clone() if moved._storage is value._storage else moved
+    if isinstance(value, dict):
+        return {k: _cast(p, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(p, v) for v in value)
     return value

@@ -12,22 +12,22 @@ from .optimizer import (
     FusedUpdates,
     Optimizer,
     check_hyperparameters,
+    count_step,
     decayed_grad,
     fusable,
     fused_enabled,
     fused_flags,
     implementation_options,
     init_state,
+    recount_step,
 )
-
-_KEYS = ("capturable", "foreach", "differentiable")
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
 
 
 def _count_step(state, scalars) -> tuple:
-    state["step"] += 1
+    recount_step(state)
     return scalars
 
 
@@ -66,15 +66,20 @@ class RMSprop(Optimizer):
         )
         super().__init__(
             params,
+            # in PyTorch's key order (its state_dict()["param_groups"] lists them so)
             dict(
                 lr=lr,
+                momentum=momentum,
                 alpha=alpha,
                 eps=eps,
-                weight_decay=weight_decay,
-                momentum=momentum,
                 centered=centered,
+                weight_decay=weight_decay,
+                capturable=capturable,
+                foreach=foreach,
                 maximize=maximize,
-                **implementation_options(foreach, None, capturable, differentiable, keys=_KEYS),
+                **implementation_options(
+                    foreach, None, capturable, differentiable, keys=("differentiable",)
+                ),
             ),
         )
 
@@ -104,19 +109,20 @@ class RMSprop(Optimizer):
                         names.append("grad_avg")
                     state = self.state[p]
                     init_state(state, p, names)
-                    state["step"] += 1
-                    if fused:
-                        states = [state[name] for name in names]
-                        if fusable(p, p._grad, states):
-                            scalars = (-lr, alpha, 1 - alpha, eps, wd, momentum)
-                            if capture.active is not None:
-                                # a replay of a captured step counts the step (the kernel's
-                                # scalars are the hyperparameters, its guards)
-                                capture.scalar_source(
-                                    partial(_count_step, state, scalars), [(state, "step")]
-                                )
-                            updates.add(p, p._grad, states, scalars)
-                            continue
+                    states = [state[name] for name in names]
+                    kernel = fused and fusable(p, p._grad, states)
+                    # (the kernel's replay counts the step: see the scalar source below)
+                    count_step(state, replayed=kernel)
+                    if kernel:
+                        scalars = (-lr, alpha, 1 - alpha, eps, wd, momentum)
+                        if capture.active is not None:
+                            # a replay of a captured step counts the step (the kernel's scalars
+                            # are the hyperparameters, its guards)
+                            capture.scalar_source(
+                                partial(_count_step, state, scalars), [(state, "step")]
+                            )
+                        updates.add(p, p._grad, states, scalars)
+                        continue
                     # one op per term: foreach=False, or what the kernel can't take (a strided
                     # parameter or state, mixed devices or dtypes)
                     g = decayed_grad(p, -p._grad if group["maximize"] else p._grad, wd)

@@ -224,12 +224,13 @@ class SWALR(LRScheduler):
             )
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
-        self.anneal_strategy, self.anneal_epochs = anneal_strategy, anneal_epochs
+        # under PyTorch's name, which its state dicts hold
+        self._anneal_strategy, self.anneal_epochs = anneal_strategy, anneal_epochs
         super().__init__(optimizer, last_epoch)
 
     def anneal_func(self, t: float) -> float:
         """The share of the way to ``swa_lr`` at fraction ``t`` of the annealing."""
-        return t if self.anneal_strategy == "linear" else (1 - math.cos(math.pi * t)) / 2
+        return t if self._anneal_strategy == "linear" else (1 - math.cos(math.pi * t)) / 2
 
     def get_lr(self) -> list[float]:
         """Each group's lr at this step of the annealing (from the lr it started from)."""

@@ -30,13 +30,15 @@ if TYPE_CHECKING:
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _step(mode, xw, h, c, w_hh, b_hh):
-    """One time step: ``xw`` is the input's projection (with ``bias_ih``); returns (h, c)."""
+def _step(mode, xw, h, c, w_hh, b_hh, w_hr=None):
+    """One time step: ``xw`` is the input's projection (with ``bias_ih``); returns (h, c).
+    ``w_hr`` (an LSTM with ``proj_size``) projects the new hidden state down, with no bias."""
     hw = F.linear(h, w_hh, b_hh)
     if mode == "LSTM":
         i, f, g, o = (xw + hw).chunk(4, -1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        h = o.sigmoid() * c.tanh()
+        return (h if w_hr is None else F.linear(h, w_hr)), c
     if mode == "GRU":
         xr, xz, xn = xw.chunk(3, -1)
         hr, hz, hn = hw.chunk(3, -1)
@@ -74,22 +76,29 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be a positive integer")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than or equal to 1")
-        if proj_size:
-            raise NotImplementedError("LSTM proj_size is not supported")
+        if proj_size < 0:
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
+            )
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate = _GATES[mode] * hidden_size
         kw = {"device": device, "dtype": dtype}
         dirs = 2 if bidirectional else 1
+        real_hidden = proj_size or hidden_size  # the size of h (and of each layer's output)
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(dirs):
-                size_in = input_size if layer == 0 else hidden_size * dirs
+                size_in = input_size if layer == 0 else real_hidden * dirs
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                params = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                params = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, real_hidden))]
                 if bias:
                     params += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:  # after the biases: PyTorch's order, in state dicts too
+                    params.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in params:
                     setattr(self, name + sfx, Parameter(empty(*shape, **kw)))
                     self._flat_weights_names.append(name + sfx)
@@ -125,19 +134,24 @@ class RNNBase(Module):
         return [flat[i : i + per] for i in range(0, len(flat), per)]
 
     def _weights(self, layer, d):
+        """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of a layer and direction, None
+        for those it lacks."""
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         get = self.__getattr__
+        w_hr = get("weight_hr" + sfx) if self.proj_size else None
         if self.bias:
             return (
                 get("weight_ih" + sfx),
                 get("weight_hh" + sfx),
                 get("bias_ih" + sfx),
                 get("bias_hh" + sfx),
+                w_hr,
             )
-        return get("weight_ih" + sfx), get("weight_hh" + sfx), None, None
+        return get("weight_ih" + sfx), get("weight_hh" + sfx), None, None, w_hr
 
     def _run(self, input, hx, mask=None):
-        """input (L, N, H_in); hx (h0, c0) each (layers * dirs, N, H) (c0 None but for LSTM);
+        """input (L, N, H_in); hx (h0, c0), each (layers * dirs, N, H) (c0 None but for LSTM;
+        h0's H is ``proj_size`` when set);
         ``mask`` (L, N, 1) bool, where a sequence is alive (packed input): past its length a
         sequence keeps its state and outputs zeros, so each runs exactly its length in both
         directions. Returns output (L, N, dirs * H) and the final (h, c) stacks."""
@@ -147,7 +161,7 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
                 xw = F.linear(x, w_ih, b_ih)  # the whole sequence at once
                 k = layer * dirs + d
                 h, c = h0[k], (c0[k] if c0 is not None else None)
@@ -155,10 +169,10 @@ class RNNBase(Module):
                 seq = [None] * x.shape[0]
                 for t in steps:
                     if mask is None:
-                        h, c = _step(self.mode, xw[t], h, c, w_hh, b_hh)
+                        h, c = _step(self.mode, xw[t], h, c, w_hh, b_hh, w_hr)
                         seq[t] = h
                         continue
-                    hn, cn = _step(self.mode, xw[t], h, c, w_hh, b_hh)
+                    hn, cn = _step(self.mode, xw[t], h, c, w_hh, b_hh, w_hr)
                     m = mask[t]
                     seq[t] = where(m, hn, 0.0)
                     h = where(m, hn, h)
@@ -192,18 +206,27 @@ class RNNBase(Module):
         )
         n = x.shape[1]
         dirs = 2 if self.bidirectional else 1
-        shape = (self.num_layers * dirs, n, self.hidden_size)
+        shape = (self.num_layers * dirs, n, self.proj_size or self.hidden_size)
+        cell_shape = (self.num_layers * dirs, n, self.hidden_size)
         if hx is None:
             h0 = zeros(*shape, dtype=input.dtype, device=input.device)
-            c0 = h0 if self.mode == "LSTM" else None
+            c0 = None
+            if self.mode == "LSTM":  # (one zero state for both, unless a projection sizes h)
+                c0 = (
+                    h0
+                    if shape == cell_shape
+                    else zeros(*cell_shape, dtype=h0.dtype, device=h0.device)
+                )
         else:
             h0, c0 = hx if self.mode == "LSTM" else (hx, None)
             if unbatched:
                 h0 = h0.unsqueeze(1)
                 c0 = c0.unsqueeze(1) if c0 is not None else None
-            for t, what in ((h0, "hidden"), (c0, "cell")):
-                if t is not None and tuple(t.shape) != shape:
-                    raise RuntimeError(f"Expected {what} size {shape}, got {list(t.shape)}")
+            # PyTorch's wording: an LSTM names the pair's members
+            names = ("hidden[0]", "hidden[1]") if self.mode == "LSTM" else ("hidden", None)
+            for t, want, what in ((h0, shape, names[0]), (c0, cell_shape, names[1])):
+                if t is not None and tuple(t.shape) != want:
+                    raise RuntimeError(f"Expected {what} size {want}, got {list(t.shape)}")
         return x, (h0, c0), unbatched
 
     def forward(self, input: Tensor, hx: Tensor | tuple[Tensor, Tensor] | None = None):
@@ -242,6 +265,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -296,12 +321,21 @@ class RNN(RNNBase):
 class LSTM(RNNBase):
     """A long short-term memory layer, as ``torch.nn.LSTM``: gates i, f, g, o (in that order
     in the weights), ``c_t = f * c_{t-1} + i * g``, ``h_t = o * tanh(c_t)``; returns
-    ``(output, (h_n, c_n))``. ``proj_size`` is not supported.
+    ``(output, (h_n, c_n))``. With ``proj_size`` P (0 < P < hidden_size) each new hidden state
+    is projected down, ``h_t = W_hr (o * tanh(c_t))`` (``weight_hr_l{k}``, shape
+    ``(P, hidden_size)``, no bias): ``h``, the output and the next layer's input have P
+    features (per direction), ``c`` keeps ``hidden_size``.
 
     >>> lstm = clgrad.nn.LSTM(3, 5, bidirectional=True)
     >>> out, (h, c) = lstm(clgrad.ones(7, 2, 3))
     >>> out.shape, h.shape, c.shape
     (clgrad.Size([7, 2, 10]), clgrad.Size([2, 2, 5]), clgrad.Size([2, 2, 5]))
+    >>> lstm = clgrad.nn.LSTM(3, 5, num_layers=2, proj_size=2)
+    >>> out, (h, c) = lstm(clgrad.ones(7, 2, 3))
+    >>> out.shape, h.shape, c.shape
+    (clgrad.Size([7, 2, 2]), clgrad.Size([2, 2, 2]), clgrad.Size([2, 2, 5]))
+    >>> [name for name, _ in lstm.named_parameters()][:5]
+    ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0', 'weight_hr_l0']
     """
 
     def __init__(
