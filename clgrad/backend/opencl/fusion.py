@@ -416,16 +416,24 @@ def signature(entries, hold_last) -> tuple:
     and ``Fuser.flush_plan`` decide by: each launch's ``Fusable`` (its kind, shapes, strides),
     whether its output died, which buffers (numbered in order of first use) at which offsets
     each launch and reduction touches, the reductions' geometry. ``buffers`` (by number) and
-    ``numbers`` (the Python numbers, in order) only fill in arguments."""
+    ``numbers`` (the Python numbers, in order) only fill in arguments.
+
+    The key is one flat tuple (no tuple per launch: a flush of 256 launches hashes and compares
+    it in one pass); it still reads back unambiguously: each launch starts with its ``Fusable``
+    (a reduction with its kernel object), which no number or buffer index equals and which
+    tells how many operands follow, each a None (a number) or a buffer's number and offset."""
     number: dict[int, int] = {}
     buffers, numbers = [], []
     key = [hold_last]
+    add = key.append
     for e in entries:
         if type(e) is Deferred:
-            part = [e.info, e.dead]
+            # a launch with no Fusable (half) says how many operands follow: its Fusable would
+            add(e.info or (None, len(e.operands)))
+            add(e.dead)
             views = (e.out, *e.operands)
         else:
-            part = [e.kernel, e.dims, e.acc, e.out[2:5], e.x[2:5]]
+            key += (e.kernel, e.dims, e.acc, e.out[2:5], e.x[2:5])
             views = (e.out, e.x)
         for x in views:  # (this loop runs for every deferred launch: inline, no calls)
             if type(x) is View:
@@ -433,11 +441,11 @@ def signature(entries, hold_last) -> tuple:
                 if c is None:
                     c = number[id(x[0])] = len(buffers)
                     buffers.append(x[0])
-                part += (c, x[1])
+                add(c)
+                add(x[1])
             else:
                 numbers.append(x)
-                part.append(None)
-        key.append(tuple(part))
+                add(None)
     return tuple(key), buffers, numbers
 
 
