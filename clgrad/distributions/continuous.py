@@ -13,6 +13,7 @@ from ..ops.elementwise import where
 from ..tensor import Tensor
 from . import constraints
 from .distribution import _NO_SHAPE, Distribution, _as_tensor, _broadcast_all
+from .exp_family import ExponentialFamily
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal"]
 
@@ -21,7 +22,7 @@ def _standard_normal(shape, like: Tensor) -> Tensor:
     return normal(like.new_zeros(()).expand(shape), like.new_ones(()).expand(shape))
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution N(loc, scale**2), as ``torch.distributions.Normal``.
 
     >>> d = clgrad.distributions.Normal(clgrad.tensor([0.0]), clgrad.tensor([2.0]))
@@ -34,6 +35,7 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _mean_carrier_measure = 0
     _expand_params = {"loc": 0, "scale": 0}
 
     def __init__(self, loc, scale, validate_args=None):
@@ -55,6 +57,13 @@ class Normal(Distribution):
     @property
     def stddev(self) -> Tensor:
         return self.scale
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.loc / self.scale**2, -0.5 * (self.scale**2).reciprocal()
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x**2 / y + 0.5 * (-math.pi / y).log()
 
     def sample(self, sample_shape=_NO_SHAPE) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -142,7 +151,7 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with ``rate`` (density ``rate * exp(-rate * x)``, x >= 0),
     as ``torch.distributions.Exponential``.
 
@@ -154,6 +163,7 @@ class Exponential(Distribution):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
     _expand_params = {"rate": 0}
 
     def __init__(self, rate, validate_args=None):
@@ -196,6 +206,13 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class Laplace(Distribution):

@@ -1,6 +1,7 @@
-"""Discrete distributions: ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
-``Binomial``, ``Geometric``, ``Poisson``, as ``torch.distributions``' (``probs`` or
-``logits``, as torch takes them; integer-valued draws as floats, category indices as int64)."""
+"""Discrete distributions: ``Bernoulli``, ``Categorical``, ``OneHotCategorical`` (and its
+straight-through ``OneHotCategoricalStraightThrough``), ``Binomial``, ``Geometric``,
+``Poisson``, as ``torch.distributions``' (``probs`` or ``logits``, as torch takes them;
+integer-valued draws as floats, category indices as int64)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from .. import dtypes as D
 from ..autograd.grad_mode import no_grad
 from ..functional import broadcast_tensors, multinomial, rand
 from ..nn import functional as F
-from ..ops.creation import arange, poisson
+from ..ops.creation import arange, eye, poisson
 from ..ops.elementwise import where
 from ..tensor import Size, Tensor
 from . import constraints
@@ -19,8 +20,17 @@ from .distribution import (
     _broadcast_all,
     _probs_to_logits,
 )
+from .exp_family import ExponentialFamily
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Binomial", "Geometric", "Poisson"]
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+    "Binomial",
+    "Geometric",
+    "Poisson",
+]
 
 
 def _one_of(probs, logits):
@@ -28,7 +38,7 @@ def _one_of(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0, as
     ``torch.distributions.Bernoulli``.
 
@@ -39,6 +49,7 @@ class Bernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
     _expand_params = {"probs": 0, "logits": 0}
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -80,6 +91,24 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True) -> Tensor:
+        """The values 0 and 1 along a new leading dim.
+
+        >>> clgrad.distributions.Bernoulli(clgrad.tensor([0.3, 0.6])).enumerate_support()
+        tensor([[0., 0.],
+                [1., 1.]])
+        """
+        values = arange(2, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.reshape((-1,) + (1,) * len(self.batch_shape))
+        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
 
 
 class Categorical(Distribution):
@@ -156,6 +185,16 @@ class Categorical(Distribution):
         min_real = D.finfo(self.logits.dtype).min
         return -(self.logits.clamp(min=min_real) * self.probs).sum(-1)
 
+    def enumerate_support(self, expand=True) -> Tensor:
+        """The category indices ``0 .. K-1`` along a new leading dim.
+
+        >>> clgrad.distributions.Categorical(clgrad.tensor([0.5, 0.5])).enumerate_support()
+        tensor([0, 1])
+        """
+        values = arange(self._num_events, device=self.probs.device)
+        values = values.reshape((-1,) + (1,) * len(self.batch_shape))
+        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
+
 
 class OneHotCategorical(Distribution):
     """A ``Categorical`` draw as a one-hot vector of length ``K`` (event shape ``(K,)``), as
@@ -217,6 +256,40 @@ class OneHotCategorical(Distribution):
 
     def entropy(self) -> Tensor:
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True) -> Tensor:
+        """The K one-hot vectors along a new leading dim.
+
+        >>> d = clgrad.distributions.OneHotCategorical(clgrad.tensor([0.5, 0.5]))
+        >>> d.enumerate_support()
+        tensor([[1., 0.],
+                [0., 1.]])
+        """
+        n = self.event_shape[0]
+        values = eye(n, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
+        return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A ``OneHotCategorical`` whose ``rsample`` passes gradients straight through (Bengio et
+    al., 2013): the draw's value, with the gradient of ``probs``, as
+    ``torch.distributions.OneHotCategoricalStraightThrough``.
+
+    >>> logits = clgrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> d = clgrad.distributions.OneHotCategoricalStraightThrough(logits=logits)
+    >>> x = d.rsample()
+    >>> (x * clgrad.tensor([1.0, 2.0])).sum().backward()
+    >>> x.sum().item(), logits.grad
+    (1.0, tensor([-0.1966,  0.1966]))
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=_NO_SHAPE) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
 
 
 class Binomial(Distribution):
@@ -370,7 +443,7 @@ class Geometric(Distribution):
         return bce / self.probs
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts with mean ``rate`` (pmf ``rate**k exp(-rate) / k!``), as
     ``torch.distributions.Poisson``; draws are made on the host.
 
@@ -408,3 +481,10 @@ class Poisson(Distribution):
         self._validate_sample(value)
         rate, value = broadcast_tensors(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()

@@ -134,6 +134,19 @@ class Distribution:
         new._validate_args = self._validate_args
         return new
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """A new, uninitialized instance of ``type(self)`` for ``expand`` (or ``_instance``), as
+        torch's: a subclass with its own ``__init__`` must write its own ``expand``."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                "__init__() method must also define a custom .expand() method."
+            )
+        return type(self).__new__(type(self)) if _instance is None else _instance
+
+    def enumerate_support(self, expand=True) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no enumerate_support")
+
     def sample(self, sample_shape=_NO_SHAPE) -> Tensor:
         """A draw of shape ``sample_shape + batch_shape + event_shape``, without a graph.
 

@@ -26,6 +26,7 @@ from ..tensor import Tensor
 from . import constraints
 from .continuous import _standard_normal
 from .distribution import _NO_SHAPE, Distribution, _as_tensor, _broadcast_all
+from .exp_family import ExponentialFamily
 
 __all__ = ["Gamma", "Chi2", "Beta", "Dirichlet", "StudentT"]
 
@@ -96,7 +97,7 @@ def _standard_gamma(alpha: Tensor) -> Tensor:
     return _StandardGamma.apply(alpha.contiguous())
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``
     (density ``rate**c x**(c-1) e**(-rate x) / Gamma(c)``), as ``torch.distributions.Gamma``;
     ``rsample`` is reparameterized (see the module's notes).
@@ -109,6 +110,7 @@ class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
     _expand_params = {"concentration": 0, "rate": 0}
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -151,6 +153,13 @@ class Gamma(Distribution):
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
 
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
 
 class Chi2(Gamma):
     """The chi-squared distribution with ``df`` degrees of freedom, ``Gamma(df / 2, 1 / 2)``,
@@ -173,7 +182,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution on the simplex with ``concentration`` (event shape: its last
     dim), as ``torch.distributions.Dirichlet``; ``rsample`` is reparameterized.
 
@@ -235,8 +244,15 @@ class Dirichlet(Distribution):
             - ((c - 1.0) * c.digamma()).sum(-1)
         )
 
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+
+class Beta(ExponentialFamily):
     """The beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0``
     (beta), as ``torch.distributions.Beta`` (a two-category ``Dirichlet``); ``rsample`` is
     reparameterized.
@@ -297,6 +313,13 @@ class Beta(Distribution):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
     def __repr__(self) -> str:
         c1, c0 = self.concentration1.shape, self.concentration0.shape

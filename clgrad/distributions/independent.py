@@ -146,7 +146,8 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self):
-        return self._component_distribution.support
+        # a value must lie in every component's support, as torch's
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     def _pad(self, x: Tensor) -> Tensor:
         """``x`` with a component dim inserted before its event dims."""

@@ -85,6 +85,27 @@ class TransformedDistribution(Distribution):
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        """The same transforms of the base distribution expanded to the matching batch shape
+        (``_instance``: a subclass's new instance with its own parameters already set).
+
+        >>> D, T = clgrad.distributions, clgrad.distributions.transforms
+        >>> d = D.TransformedDistribution(D.Normal(0.0, 1.0), [T.ExpTransform()])
+        >>> d.expand((3,)).sample().shape
+        clgrad.Size([3])
+        """
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        batch_shape = Size(batch_shape)
+        shape = Size(tuple(batch_shape) + tuple(self.event_shape))
+        for transform in reversed(self.transforms):
+            shape = Size(transform.inverse_shape(shape))
+        base_batch_shape = shape[: len(shape) - len(self.base_dist.event_shape)]
+        new.base_dist = self.base_dist.expand(base_batch_shape)
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def has_rsample(self) -> bool:
         return self.base_dist.has_rsample
@@ -288,6 +309,7 @@ class LogitRelaxedBernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = True
+    _expand_params = {"probs": 0, "logits": 0}
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -372,6 +394,14 @@ class ExpRelaxedCategorical(Distribution):
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        new.temperature = self.temperature
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, new._categorical.batch_shape, self.event_shape, False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def logits(self) -> Tensor:

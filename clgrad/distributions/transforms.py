@@ -2,7 +2,14 @@
 ``torch.distributions.transforms``: ``y = t(x)``, ``x = t.inv(y)`` and
 ``t.log_abs_det_jacobian(x, y)`` (log |dy/dx|, summed over the transform's event dims).
 ``cache_size=1`` remembers the last pair, so ``t.inv(t(x))`` returns ``x`` itself (SAC's tanh
-squashing relies on it: atanh of a value rounded to +-1 is infinite)."""
+squashing relies on it: atanh of a value rounded to +-1 is infinite).
+
+Besides the elementwise maps, some change shape or act on whole events: onto the simplex
+(``StickBreakingTransform``, bijective; ``SoftmaxTransform``, not), onto lower Cholesky factors
+of correlation matrices (``CorrCholeskyTransform``) or of any positive definite matrix
+(``LowerCholeskyTransform``, ``PositiveDefiniteTransform``), ``ReshapeTransform``, and the
+combinators ``IndependentTransform``, ``CatTransform`` and ``StackTransform``;
+``constraint_registry`` picks among them for a constraint."""
 
 from __future__ import annotations
 
@@ -13,18 +20,34 @@ from numbers import Number
 from .. import dtypes as D
 from ..functional import broadcast_shapes
 from ..nn import functional as F
-from ..tensor import Tensor
+from ..ops.creation import eye
+from ..ops.decomp import cholesky
+from ..ops.movement import cat, stack
+from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import _as_tensor, _sum_rightmost
+from .distribution import _as_tensor, _broadcast_all, _sum_rightmost
+from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "Transform",
-    "ComposeTransform",
-    "ExpTransform",
-    "AffineTransform",
-    "SigmoidTransform",
-    "TanhTransform",
     "AbsTransform",
+    "AffineTransform",
+    "CatTransform",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftplusTransform",
+    "TanhTransform",
+    "SoftmaxTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "Transform",
     "identity_transform",
 ]
 
@@ -487,3 +510,590 @@ def _broadcast_shape(shape, *params):
 
 def _as_tensor_like(value, like):
     return _as_tensor(value, like if isinstance(like, Tensor) else None)
+
+
+def _clipped_sigmoid(x: Tensor) -> Tensor:
+    finfo = D.finfo(x.dtype)
+    return x.sigmoid().clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+
+
+def _pad_last(x: Tensor, before: int, after: int, value: float) -> Tensor:
+    return F.pad(x, (before, after), value=value)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its rightmost ``reinterpreted_batch_ndims`` dims read as one
+    event: the log-det-Jacobian sums over them, as torch's.
+
+    >>> T = clgrad.distributions.transforms
+    >>> t = T.IndependentTransform(T.ExpTransform(), 1)
+    >>> x = clgrad.tensor([[0.5, 1.0], [0.0, 2.0]])
+    >>> t.log_abs_det_jacobian(x, t(x))
+    tensor([1.5000, 2.0000])
+    """
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.ndim < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.ndim < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(result, self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost dims from ``in_shape`` to ``out_shape`` (volume preserving).
+
+    >>> t = clgrad.distributions.transforms.ReshapeTransform((4,), (2, 2))
+    >>> t(clgrad.arange(8.0).reshape(2, 4)).shape, t.inv(clgrad.zeros(2, 2)).shape
+    (clgrad.Size([2, 2, 2]), clgrad.Size([4]))
+    """
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        self.in_shape, self.out_shape = Size(in_shape), Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return x.reshape(batch_shape + tuple(self.out_shape))
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape[: y.ndim - len(self.out_shape)])
+        return y.reshape(batch_shape + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(tuple(x.shape[: x.ndim - len(self.in_shape)]))
+
+    def _reshaped(self, shape, source, target):
+        if len(shape) < len(source):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(source)
+        if Size(shape[cut:]) != source:
+            raise ValueError(f"Shape mismatch: expected {Size(shape[cut:])} but got {source}")
+        return Size(tuple(shape[:cut]) + tuple(target))
+
+    def forward_shape(self, shape):
+        return self._reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshaped(shape, self.out_shape, self.in_shape)
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals.
+
+    >>> t = clgrad.distributions.transforms.PowerTransform(clgrad.tensor(2.0))
+    >>> x = clgrad.tensor(3.0)
+    >>> t(x), t.inv(clgrad.tensor(4.0)), t.log_abs_det_jacobian(x, t(x))
+    (tensor(9.), tensor(2.), tensor(1.7918))
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = _broadcast_all(exponent)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        if not isinstance(other, PowerTransform):
+            return False
+        return bool(self.exponent.eq(other.exponent).all().item())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return broadcast_shapes(shape, self.exponent.shape)
+
+    def inverse_shape(self, shape):
+        return broadcast_shapes(shape, self.exponent.shape)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``, onto the positive reals.
+
+    >>> t = clgrad.distributions.transforms.SoftplusTransform()
+    >>> t(clgrad.tensor(0.0)), t.inv(clgrad.tensor(1.0))
+    (tensor(0.6931), tensor(0.5413))
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y  # log(exp(y) - 1) without overflow for large y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
+class SoftmaxTransform(Transform):
+    """``y = softmax(x)`` along the last dim, onto the simplex (not bijective: its inverse is
+    one of the preimages, ``log y``).
+
+    >>> clgrad.distributions.transforms.SoftmaxTransform()(clgrad.tensor([0.0, 0.0]))
+    tensor([0.5000, 0.5000])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    """A bijection from K - 1 reals onto the K-simplex by stick breaking: each coordinate
+    takes a sigmoid's share of what the previous ones left (offset so that zero maps to the
+    simplex's center), as torch's.
+
+    >>> t = clgrad.distributions.transforms.StickBreakingTransform()
+    >>> t(clgrad.zeros(2)), t.inv(clgrad.tensor([0.5, 0.3, 0.2]))
+    (tensor([0.3333, 0.3333, 0.3333]), tensor([0.6931, 0.4055]))
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _offset(x):
+        return x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+
+    def _call(self, x):
+        z = _clipped_sigmoid(x - self._offset(x).log())
+        z_cumprod = (1 - z).cumprod(-1)
+        return _pad_last(z, 0, 1, 1.0) * _pad_last(z_cumprod, 1, 0, 1.0)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
+        # what is left of the stick is positive in exact arithmetic, but rounding can make it
+        # zero or negative when y[-1] is about 0
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=D.finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x).log()
+        # 1 - sigmoid(x) = exp(-x) sigmoid(x)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+class LowerCholeskyTransform(Transform):
+    """An unconstrained square matrix to a lower triangular one with positive diagonal: the
+    strict lower triangle kept, the diagonal exponentiated (not bijective).
+
+    >>> t = clgrad.distributions.transforms.LowerCholeskyTransform()
+    >>> t(clgrad.tensor([[0.0, 5.0], [2.0, 1.0]]))
+    tensor([[1.0000, 0.0000],
+            [2.0000, 2.7183]])
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(0, -2, -1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(0, -2, -1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """An unconstrained square matrix to a positive definite one, ``L L^T`` with ``L`` from
+    ``LowerCholeskyTransform`` (not bijective).
+
+    >>> t = clgrad.distributions.transforms.PositiveDefiniteTransform()
+    >>> t(clgrad.tensor([[0.0, 5.0], [2.0, 0.0]]))
+    tensor([[1., 2.],
+            [2., 5.]])
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.transpose(-2, -1)
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """A vector of D (D - 1) / 2 reals to the lower Cholesky factor of a D x D correlation
+    matrix: ``tanh`` into (-1, 1), then stick breaking over the squares of each row (so rows
+    have unit norm), as torch's (Stan's construction).
+
+    >>> t = clgrad.distributions.transforms.CorrCholeskyTransform()
+    >>> L = t(clgrad.tensor([0.5]))
+    >>> L, t.inv(L)
+    (tensor([[1.0000, 0.0000],
+            [0.4621, 0.8868]]), tensor([0.5000]))
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = x.tanh()
+        eps = D.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # stick breaking on the squares: y = sign(r) sqrt(z cumprod(1 - z)) = r sqrt(cumprod)
+        z = r**2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + eye(r.shape[-1], dtype=r.dtype, device=r.device)  # the diagonal is 1
+        return r * _pad_last(z1m_cumprod_sqrt[..., :-1], 1, 0, 1.0)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = _pad_last(y_cumsum[..., :-1], 1, 0, 1.0)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - (-t).log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # the domain and codomain differ in dimension: this is the log-det of x to the
+        # flattened strict lower triangle of y, as torch's
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        # diag=-2 reads the cumulative sums already shifted one column right
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+def _check_dim(dim: int, value: Tensor, size: int, name: str) -> None:
+    if not -value.ndim <= dim < value.ndim:
+        raise AssertionError(f"dim {dim} out of range for {name} with {value.ndim} dimensions")
+    if value.shape[dim] != size:
+        raise AssertionError(f"{name}.size({dim}) = {value.shape[dim]} must equal {size}")
+
+
+class CatTransform(Transform):
+    """``tseq[i]`` applied to the i-th block of ``lengths[i]`` entries along ``dim``, the
+    results concatenated (as ``cat``).
+
+    >>> T = clgrad.distributions.transforms
+    >>> t = T.CatTransform([T.ExpTransform(), T.AffineTransform(0.0, 2.0)], 0, [1, 2])
+    >>> t(clgrad.tensor([0.0, 1.0, 2.0]))
+    tensor([1., 2., 4.])
+    """
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
+            )
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _blocks(self, value):
+        start = 0
+        for length in self.lengths:
+            yield value.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        _check_dim(self.dim, x, self.length, "x")
+        return cat([t(b) for t, b in zip(self.transforms, self._blocks(x))], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(self.dim, y, self.length, "y")
+        return cat([t.inv(b) for t, b in zip(self.transforms, self._blocks(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(self.dim, x, self.length, "x")
+        _check_dim(self.dim, y, self.length, "y")
+        terms = []
+        for t, xb, yb in zip(self.transforms, self._blocks(x), self._blocks(y)):
+            term = t.log_abs_det_jacobian(xb, yb)
+            if t.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - t.event_dim)
+            terms.append(term)
+        # a block dim inside the event is summed over; one in the batch stays a dim
+        dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + self.event_dim
+        return cat(terms, dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """``tseq[i]`` applied to the i-th slice along ``dim``, the results stacked.
+
+    >>> T = clgrad.distributions.transforms
+    >>> t = T.StackTransform([T.ExpTransform(), T.AffineTransform(0.0, 2.0)], 1)
+    >>> t(clgrad.tensor([[0.0, 1.0], [1.0, 2.0]]))
+    tensor([[1.0000, 2.0000],
+            [2.7183, 4.0000]])
+    """
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _call(self, x):
+        _check_dim(self.dim, x, len(self.transforms), "x")
+        return stack([t(s) for s, t in zip(self._slice(x), self.transforms)], self.dim)
+
+    def _inverse(self, y):
+        _check_dim(self.dim, y, len(self.transforms), "y")
+        return stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(self.dim, x, len(self.transforms), "x")
+        _check_dim(self.dim, y, len(self.transforms), "y")
+        terms = [
+            t.log_abs_det_jacobian(xs, ys)
+            for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)
+        ]
+        return stack(terms, self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``, onto the unit interval (its inverse the ``icdf``, its
+    log-det-Jacobian the log-density), as torch's: a copula's building block.
+
+    >>> D = clgrad.distributions
+    >>> t = D.transforms.CumulativeDistributionTransform(D.Normal(0.0, 1.0))
+    >>> t(clgrad.tensor(0.0)), t.log_abs_det_jacobian(clgrad.tensor(0.0), None)
+    (tensor(0.5000), tensor(-0.9189))
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = 1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

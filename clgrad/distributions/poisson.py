@@ -1,0 +1,8 @@
+"""``Poisson``, under torch's module name ``torch.distributions.poisson`` (defined in ``discrete``,
+with the related distributions)."""
+
+from __future__ import annotations
+
+from .discrete import Poisson
+
+__all__ = ["Poisson"]
