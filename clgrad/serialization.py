@@ -8,6 +8,8 @@ The file is an ordinary (uncompressed) ``.npz`` archive, ``numpy.load(f)`` opens
 
 - ``t0``, ``t1``, ... : one array per distinct tensor, in its dtype and shape (float16/32/64,
   int8/16/32/64, uint8, bool). A tensor that appears several times is stored once.
+- ``s0``, ``s1``, ... : where several saved tensors view one storage (``x`` and ``x[1:]``), that
+  storage once, flat; each of those tensors is a view of it, and they load sharing memory.
 - ``__structure__`` : a 0-d unicode array holding UTF-8 JSON that describes the saved object.
   Its top level is ``{"format": "clgrad.npz", "version": 1, "object": NODE}``, where a NODE is
   one of
@@ -16,9 +18,13 @@ The file is an ordinary (uncompressed) ``.npz`` archive, ``numpy.load(f)`` opens
   ``{"type": "tensor", "key": "t0", "dtype":     a tensor: its array, its dtype name, whether
   "float32", "requires_grad": false,             it required grad, the device it was saved from,
   "device": "cl:0", "parameter": false}``        and whether it was an ``nn.Parameter``
+  ``{"type": "tensor", "key": "s0", "id": "t3",  a tensor over a shared storage (``s0``): its
+  "view": {"offset": 2, "shape": [2, 3],         place in it, in elements; ``id`` tells
+  "stride": [1, 2]}, ...}``                      distinct tensors apart
   ``{"type": "dict", "ordered": true,            a dict (an OrderedDict when ``ordered``), keys
   "items": [[KEY, NODE], ...]}``                 and values both NODEs, in order
-  ``{"type": "list" | "tuple", "items": [...]}`` a list or tuple of NODEs
+  ``{"type": "list" | "tuple" | "size",         a list, tuple or Size of NODEs (a subclass,
+  "items": [...]}``                              such as a namedtuple, is pickled)
   ``{"type": "int" | "float" | "bool" | "str",  a Python scalar (non-finite floats are the
   "value": ...}``                                strings "inf", "-inf", "nan")
   ``{"type": "none"}``                           None
@@ -62,7 +68,7 @@ from numpy.lib import format as npformat
 
 from . import dtypes as D
 from .device import Device, resolve
-from .tensor import Tensor
+from .tensor import Size, Tensor
 
 FORMAT, VERSION = "clgrad.npz", 1
 _SAVEABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
@@ -98,6 +104,7 @@ def save(
     arrays, memo = {}, {}
     pickling = (pickle_module or pickle, max(2, pickle_protocol))
     root = _encode(obj, arrays, memo, pickling)
+    _share_storages(arrays, memo)
     meta = json.dumps({"format": FORMAT, "version": VERSION, "object": root})
     payload = dict(arrays)
     payload["__structure__"] = np.array(meta)
@@ -167,14 +174,15 @@ def _encode(obj, arrays, memo, pickling=(pickle, 2)):
 
     if isinstance(obj, Tensor):
         if id(obj) in memo:
-            key = memo[id(obj)][0]
+            key, _, nodes = memo[id(obj)]
         else:
             if obj.dtype.name not in _SAVEABLE:
                 raise TypeError(f"clgrad.save: cannot save a tensor of dtype {obj.dtype}")
-            key = f"t{len(arrays)}"
+            key = f"t{len(memo)}"
             arrays[key] = np.array(obj._numpy(), copy=True, order="C")
-            memo[id(obj)] = (key, obj)  # keeps obj alive, so its id stays unique
-        return {
+            nodes = []
+            memo[id(obj)] = (key, obj, nodes)  # keeps obj alive, so its id stays unique
+        node = {
             "type": "tensor",
             "key": key,
             "dtype": obj.dtype.name,
@@ -182,6 +190,8 @@ def _encode(obj, arrays, memo, pickling=(pickle, 2)):
             "device": str(obj.device),
             "parameter": isinstance(obj, Parameter),
         }
+        nodes.append(node)  # (_share_storages may turn it into a view of a shared storage)
+        return node
     if obj is None:
         return {"type": "none"}
     if isinstance(obj, bool):
@@ -198,18 +208,48 @@ def _encode(obj, arrays, memo, pickling=(pickle, 2)):
         return {"type": "device", "value": str(obj)}
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
         return enc(obj.item())
-    if isinstance(obj, dict):
+    # the containers themselves, not their subclasses (a namedtuple, a defaultdict): those are
+    # pickled, so they load as what they were (and weights_only refuses them, as torch does)
+    if type(obj) in (dict, OrderedDict):
         return {
             "type": "dict",
-            "ordered": isinstance(obj, OrderedDict),
+            "ordered": type(obj) is OrderedDict,
             "items": [[enc(k), enc(v)] for k, v in obj.items()],
         }
-    if isinstance(obj, (list, tuple)):
+    if type(obj) in (list, tuple, Size):
         return {
-            "type": "tuple" if isinstance(obj, tuple) else "list",
+            "type": {list: "list", tuple: "tuple", Size: "size"}[type(obj)],
             "items": [enc(v) for v in obj],
         }
     return _encode_pickled(obj, arrays, memo, pickling)
+
+
+def _share_storages(arrays, memo) -> None:
+    """Where several saved tensors view one storage (``x`` and ``x[1:]``, a weight and its
+    transpose), stores that storage once, as ``s0``, ``s1``, ... and each tensor as a view of
+    it (offset, shape, strides), so that they load sharing memory, as torch's do; a tensor alone
+    on its storage keeps an array of its own elements."""
+    by_storage: dict[int, list] = {}
+    for entry in memo.values():
+        by_storage.setdefault(id(entry[1]._storage), []).append(entry)
+    for entries in by_storage.values():
+        dtypes = {t.dtype for _, t, _ in entries}
+        if len(entries) < 2 or len(dtypes) != 1:  # (views in several dtypes: each its own)
+            continue
+        first = entries[0][1]
+        storage, dt = first._storage, first.dtype
+        skey = f"s{sum(k.startswith('s') for k in arrays)}"
+        whole = Tensor._make(storage, (storage.nbytes // dt.itemsize,), (1,), 0, dt)
+        arrays[skey] = np.array(whole._numpy(), copy=True)
+        for key, t, nodes in entries:
+            del arrays[key]
+            for node in nodes:
+                node["id"], node["key"] = key, skey
+                node["view"] = {
+                    "offset": t._offset,
+                    "shape": list(t._shape),
+                    "stride": list(t._stride),
+                }
 
 
 def _encode_pickled(obj, arrays, memo, pickling):
@@ -504,7 +544,7 @@ def _decode(node, members, cache, map_location):
             dtype_name = node["dtype"]
             if "device" not in node:
                 raise KeyError("device")
-        elif kind in ("dict", "list", "tuple"):
+        elif kind in ("dict", "list", "tuple", "size"):
             children = node["items"]
             if not isinstance(children, list) or (
                 kind == "dict" and not all(isinstance(kv, list) and len(kv) == 2 for kv in children)
@@ -522,15 +562,20 @@ def _decode(node, members, cache, map_location):
             f"({e!r} in {node!r:.80})"
         ) from None
     if kind == "tensor":
-        if key not in cache:
-            array = members.array(key)
-            if array.dtype.name != dtype_name:
-                raise CheckpointError(
-                    f"clgrad.load: the file is damaged: entry {key!r} holds {array.dtype} data, "
-                    f"its description says {dtype_name}"
-                )
-            cache[key] = _make_tensor(node, array, map_location)
-        return cache[key]
+        ident = node.get("id", key)  # a view of a shared storage names its array "key"
+        if ident not in cache:
+
+            def array():  # read only where needed: a shared storage's once
+                a = members.array(key)
+                if a.dtype.name != dtype_name:
+                    raise CheckpointError(
+                        f"clgrad.load: the file is damaged: entry {key!r} holds {a.dtype} "
+                        f"data, its description says {dtype_name}"
+                    )
+                return a
+
+            cache[ident] = _make_tensor(node, array, map_location, cache)
+        return cache[ident]
     if kind == "none":
         return None
     if kind in ("bool", "int", "str"):
@@ -550,29 +595,58 @@ def _decode(node, members, cache, map_location):
             for k, v in children
         ]
         return OrderedDict(items) if node.get("ordered") else dict(items)
-    if kind in ("list", "tuple"):
+    if kind in ("list", "tuple", "size"):
         items = [_decode(v, members, cache, map_location) for v in children]
-        return tuple(items) if kind == "tuple" else items
+        return {"list": list, "tuple": tuple, "size": Size}[kind](items)
     if kind == "pickle":
         return _unpickle(node, members, cache, map_location)
     raise CheckpointError(f"clgrad.load: unknown entry type {kind!r}")
+
+
+def _view_of(storage: Tensor, view, key) -> Tensor:
+    """The tensor ``view`` describes over a loaded flat ``storage`` (checked to lie inside it:
+    a damaged file raises, never reads past the storage)."""
+    try:
+        offset, shape, stride = view["offset"], view["shape"], view["stride"]
+        ints = [offset, *shape, *stride]
+        if not all(type(v) is int and v >= 0 for v in ints) or len(shape) != len(stride):
+            raise TypeError("bad geometry")
+    except (KeyError, TypeError) as e:
+        raise CheckpointError(
+            f"clgrad.load: the file is damaged: bad view of {key!r} ({e})"
+        ) from None
+    if all(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= storage.numel():
+        raise CheckpointError(
+            f"clgrad.load: the file is damaged: a view of {key!r} reaches past its storage"
+        )
+    return storage.detach().as_strided(shape, stride, offset)
 
 
 def _hashable(k):
     return tuple(_hashable(v) for v in k) if isinstance(k, list) else k
 
 
-def _make_tensor(node, array, map_location):
+def _make_tensor(node, array, map_location, cache):
+    """The tensor ``node`` describes, from ``array()`` (its elements, or its storage's: read
+    once per storage and device, kept in ``cache``)."""
     from .nn.parameter import Parameter
     from .ops.creation import tensor
 
     dt = D.as_dtype(node["dtype"])
-    if callable(map_location) and not isinstance(map_location, (str, Device, dict)):
-        t = map_location(tensor(array, dtype=dt, device="cpu"), node["device"])
-        if not isinstance(t, Tensor):
-            raise TypeError("clgrad.load: map_location must return a Tensor")
-    else:
-        t = tensor(array, dtype=dt, device=_target_device(node["device"], map_location))
+    view = node.get("view")
+    where = ("storage", node["key"], node["device"])  # one copy of a shared storage per device
+    t = cache.get(where) if view is not None else None
+    if t is None:
+        if callable(map_location) and not isinstance(map_location, (str, Device, dict)):
+            t = map_location(tensor(array(), dtype=dt, device="cpu"), node["device"])
+            if not isinstance(t, Tensor):
+                raise TypeError("clgrad.load: map_location must return a Tensor")
+        else:
+            t = tensor(array(), dtype=dt, device=_target_device(node["device"], map_location))
+        if view is not None:
+            cache[where] = t
+    if view is not None:
+        t = _view_of(t, view, node["key"])
     if node.get("parameter"):
         return Parameter(t.detach(), node.get("requires_grad", True))
     if node.get("requires_grad") and not t.requires_grad:
@@ -585,10 +659,9 @@ _SAFE_GLOBALS: dict[tuple[str, str], Any] = {}
 #: what weights_only loading unpickles without being told: plain containers and numbers
 _BUILTIN_SAFE = {
     ("builtins", "set"): set,
-    ("builtins", "frozenset"): frozenset,
     ("builtins", "complex"): complex,
-    ("builtins", "slice"): slice,
-    ("builtins", "range"): range,
+    ("builtins", "bytearray"): bytearray,
+    ("_codecs", "encode"): codecs.encode,  # how pickle's protocol 2 writes bytes
     ("collections", "OrderedDict"): OrderedDict,
 }
 

@@ -73,12 +73,16 @@ def test_nested_containers(device):
     assert back[(1, 2)] == "tuple key"
 
 
-def test_views_are_saved_as_their_elements(device):
+def test_views_saved_alone_keep_their_elements_together_their_storage(device):
     base = clgrad.arange(12.0, device=device).reshape(3, 4)
     view = base.T[1:, ::2]
-    back = roundtrip([view, base[1]])
+    back = roundtrip([view, base[2]])  # two views of one storage: it is stored once, as torch
     np.testing.assert_array_equal(back[0].cpu().numpy(), view.cpu().numpy())
-    assert back[1].tolist() == [4, 5, 6, 7] and back[0].is_contiguous()
+    assert back[1].tolist() == [8, 9, 10, 11] and back[0].stride() == view.stride()
+    back[1][1] = -1.0
+    assert back[0][0, 1].item() == -1.0  # base[2, 1] is base.T[1:, ::2][0, 1]
+    alone = roundtrip([view])[0]  # a view saved alone: its own elements
+    assert alone.tolist() == view.tolist() and alone.is_contiguous()
 
 
 def test_requires_grad_and_parameters():

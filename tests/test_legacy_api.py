@@ -1,6 +1,7 @@
 """Old PyTorch API that programs still use, against torch: ``autograd.Variable``,
 ``Tensor.storage()`` (TypedStorage), and ``save``'s check of the parent directory."""
 
+import collections
 import warnings
 
 import numpy as np
@@ -113,3 +114,81 @@ def test_bfloat16_is_a_name_as_torch_and_refused_for_tensors():
         with pytest.raises(TypeError, match="bfloat16"):
             make()
     assert layer.weight.dtype is clgrad.float32 and clgrad.get_default_dtype() is clgrad.float32
+
+
+Point = collections.namedtuple("Point", "x y")  # at module level: pickle finds it by name
+
+
+def _saved_and_loaded(lib, device, weights_only):
+    import io
+
+    point = Point
+    x = lib.arange(6.0, device=device)
+    w = lib.nn.Parameter(lib.ones(2, 3, device=device))
+    obj = {
+        "a": x,
+        "b": x[1:3],
+        "grid": x.view(2, 3),
+        "t": x.view(2, 3).t(),
+        "size": lib.Size([2]),
+        "w": w,
+        "wt": w.t(),
+        "bytes": b"ab",
+        "bytearray": bytearray(b"c"),
+    }
+    if not weights_only:
+        obj.update(nt=point(1, x), dd=collections.defaultdict(int, a=1))
+    buf = io.BytesIO()
+    lib.save(obj, buf)
+    buf.seek(0)
+    o = lib.load(buf, weights_only=weights_only)
+    with lib.no_grad():
+        o["b"][0] = 100.0
+        o["w"][0, 0] = 7.0
+    seen = [
+        o["a"].tolist(),
+        o["grid"].tolist(),
+        o["t"].stride(),
+        o["t"].is_contiguous(),
+        type(o["size"]).__name__,
+        type(o["w"]).__name__,
+        o["wt"].requires_grad,
+        o["wt"].is_leaf,
+        o["wt"][0, 0].item(),
+        o["bytes"],
+        o["bytearray"],
+    ]
+    if not weights_only:
+        seen += [type(o["nt"]).__name__, o["nt"].y is o["a"], type(o["dd"]).__name__]
+    return seen
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_save_load_keeps_shared_storages_and_types_as_torch(device, weights_only):
+    assert _saved_and_loaded(clgrad, device, weights_only) == _saved_and_loaded(
+        torch, "cpu", weights_only
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        lambda: Point(1, 2),
+        lambda: slice(1, 2),
+        lambda: frozenset([1]),
+        lambda: range(3),
+        lambda: collections.defaultdict(int),
+        lambda: ...,
+    ],
+    ids=["namedtuple", "slice", "frozenset", "range", "defaultdict", "ellipsis"],
+)
+def test_weights_only_refuses_what_torch_refuses(value):
+    import io
+    import pickle
+
+    for lib in (clgrad, torch):
+        buf = io.BytesIO()
+        lib.save({"v": value()}, buf)
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError):
+            lib.load(buf, weights_only=True)
