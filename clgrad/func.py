@@ -1,5 +1,6 @@
 """``clgrad.func``: ``torch.func``'s function transforms on clgrad's autograd: ``grad``,
-``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap``, and
+``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``,
+``vmap``, and
 ``functional_call`` / ``stack_module_state`` to use them on modules.
 
 Arguments are pytrees: tensors inside tuples, lists and dicts (a module's parameter dict, as
@@ -37,6 +38,8 @@ __all__ = [
     "hessian",
     "jacfwd",
     "jacrev",
+    "jvp",
+    "linearize",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -266,6 +269,147 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     if has_aux:
         return _finish(out, keep), vjp_fn, _finish(aux, keep)
     return _finish(out, keep), vjp_fn
+
+
+# ---- forward mode, by the double-backward trick ----------------------------------------------
+def _jvp_check(primals, tangents, name: str):
+    """torch.func's checks of ``jvp``'s arguments; the primal and tangent leaves."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{name}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    p_leaves, p_spec = _flatten(primals)
+    if not p_leaves:
+        raise RuntimeError(f"{name}: Expected primals to contain at least one Tensor.")
+    if tangents is None:
+        return p_leaves, None
+    t_leaves, t_spec = _flatten(tangents)
+    if not isinstance(tangents, tuple) or p_spec != t_spec:
+        raise RuntimeError(
+            f"{name}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be."
+        )
+    for p, t in zip(p_leaves, t_leaves):
+        if p.shape != t.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
+                f"while the given forward gradient is of size {list(t.shape)}."
+            )
+    return p_leaves, t_leaves
+
+
+def _check_primal_types(primals, name):
+    for x in primals:
+        leaves, spec = _flatten(x)
+        if not leaves:
+            raise RuntimeError(f"{name}: Expected primals to only contain Tensors, got {type(x)}")
+
+
+def _linearized(func, primals, has_aux, name):
+    """(outputs tree, their leaves, aux, keep, a function tangent leaves -> J t leaves): the
+    graph of ``u -> (u^T J)`` is recorded once, and ``J t`` is its gradient with respect to
+    ``u`` weighted by ``t`` (``J`` is linear in ``u``, so no second pass depends on ``t``)."""
+    _check_primal_types(primals, name)
+    _depth[0] += 1
+    try:
+        with enable_grad():
+            args, tracked, outer = _track(primals, range(len(primals)))
+            keep = outer or _depth[0] > 1
+            out = func(*args)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        f"{name}: output of function f should be a tuple: (output, aux) if "
+                        "has_aux is True"
+                    )
+                out, aux = out
+            out_leaves, _ = _flatten(out)
+            not_tensor = _flatten_strict(out)
+            if not_tensor is not None:
+                raise RuntimeError(
+                    f"{name}: expected f(*primals) to return only tensors, got unsupported "
+                    f"type {type(not_tensor)}"
+                )
+            flat_in = [x for xs in tracked for x in xs]
+            us = [o.new_zeros(o.shape).requires_grad_(True) for o in out_leaves]
+            pairs = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
+            vjps = [None] * len(flat_in)
+            if pairs:
+                outs, cots = zip(*pairs)
+                vjps = _autograd_grad(
+                    list(outs), flat_in, list(cots), True, True, allow_unused=True
+                )
+    finally:
+        _depth[0] -= 1
+
+    def apply(tangent_leaves):
+        used = [(g, t) for g, t in zip(vjps, tangent_leaves) if g is not None]
+        result = [None] * len(us)
+        if used:
+            gs, ts = zip(*used)
+            with enable_grad():
+                result = _autograd_grad(
+                    list(gs), us, list(ts), True, keep or _depth[0] > 0, allow_unused=True
+                )
+        return [o.new_zeros(o.shape) if r is None else r for r, o in zip(result, out_leaves)]
+
+    return out, aux, keep, apply
+
+
+def _flatten_strict(tree):
+    """The first leaf of ``tree`` that is not a tensor (None where every leaf is one)."""
+    if isinstance(tree, Tensor):
+        return None
+    if isinstance(tree, (tuple, list)):
+        items = tree
+    elif isinstance(tree, dict):
+        items = tree.values()
+    else:
+        return tree
+    for item in items:
+        bad = _flatten_strict(item)
+        if bad is not None:
+            return bad
+    return None
+
+
+def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, as ``torch.func.jvp``
+    (pytrees of tensors; with ``has_aux``, ``func`` returns ``(output, aux)`` and aux comes
+    third). clgrad has no forward-mode AD: it is the gradient, with respect to a cotangent
+    ``u``, of ``u^T J`` (two reverse passes; every clgrad op's backward is differentiable).
+
+    >>> from clgrad.func import jvp
+    >>> jvp(lambda x: x ** 2, (clgrad.tensor([1.0, 3.0]),), (clgrad.ones(2),))
+    (tensor([1., 9.]), tensor([2., 6.]))
+    """
+    p_leaves, t_leaves = _jvp_check(primals, tangents, "jvp(f, primals, tangents)")
+    out, aux, keep, apply = _linearized(func, primals, has_aux, "jvp(f, primals, tangents)")
+    out_leaves, spec = _flatten(out)
+    result = (_finish(out, keep), _finish(_unflatten(apply(t_leaves), spec), keep))
+    return (*result, _finish(aux, keep)) if has_aux else result
+
+
+def linearize(func: Callable, *primals) -> tuple[Any, Callable]:
+    """``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is ``J @ tangents`` at these
+    primals, callable many times, as ``torch.func.linearize`` (the graph is recorded once).
+
+    >>> from clgrad.func import linearize
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), clgrad.zeros(2))
+    >>> jvp_fn(clgrad.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
+    _jvp_check(primals, None, "linearize")
+    out, _, keep, apply = _linearized(func, primals, False, "linearize")
+    _, spec = _flatten(out)
+
+    def jvp_fn(*tangents):
+        _, t_leaves = _jvp_check(primals, tangents, "linearize")
+        return _finish(_unflatten(apply(t_leaves), spec), keep)
+
+    return _finish(out, keep), jvp_fn
 
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None) -> Callable:

@@ -139,3 +139,65 @@ def test_errors_match_torch(device):
         assert bool((out[0] == out[1]).all())
         out = f.vmap(noisy, randomness="different")(lib.ones(2, 3, device=dev))
         assert not bool((out[0] == out[1]).all())
+
+
+JVP_CASES = {
+    "product sin": (lambda lib: lambda x, y: (x * y).sin(), 2),
+    "softmax": (lambda lib: lambda x, y: lib.softmax(x * y, dim=0), 2),
+    "matmul tanh": (lambda lib: lambda x, y: (x[:, None] * y[None, :]).tanh() @ y, 2),
+    "tuple and dict out": (lambda lib: lambda x, y: (x.exp(), {"s": (x * y).sum()}), 2),
+    "unused input": (lambda lib: lambda x, y: x**3, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(JVP_CASES))
+def test_jvp_and_linearize_as_torch(device, name):
+    make, n = JVP_CASES[name]
+    rng = np.random.default_rng(0)
+    primals = [rng.standard_normal(3).astype(np.float32) for _ in range(n)]
+    tangents = [rng.standard_normal(3).astype(np.float32) for _ in range(n)]
+
+    def run(lib, dev, fn_mod):
+        p = tuple(lib.tensor(a, device=dev) for a in primals)
+        t = tuple(lib.tensor(a, device=dev) for a in tangents)
+        out, jv = fn_mod.jvp(make(lib), p, t)
+        lin_out, jvp_fn = fn_mod.linearize(make(lib), *p)
+        return _np((out, jv, lin_out, jvp_fn(*t), jvp_fn(*p)))
+
+    _close(run(clgrad, device, clgrad.func), run(torch, "cpu", torch.func))
+
+
+def test_jvp_has_aux_and_forward_over_reverse_as_torch(device):
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    v = np.array([1.0, 2.0, 3.0], np.float32)
+
+    def run(lib, dev, fn_mod):
+        xs, vs = lib.tensor(x, device=dev), lib.tensor(v, device=dev)
+        out, jv, aux = fn_mod.jvp(lambda a: (a.sin(), a.cos()), (xs,), (vs,), has_aux=True)
+        # a Hessian-vector product, forward over reverse
+        _, hvp = fn_mod.jvp(fn_mod.grad(lambda a: (a**3).sum()), (xs,), (vs,))
+        return _np((out, jv, aux, hvp))
+
+    _close(run(clgrad, device, clgrad.func), run(torch, "cpu", torch.func))
+
+
+def test_jvp_errors_as_torch():
+    def errors(lib, fn_mod):
+        x = lib.ones(2)
+        f = lambda a, b: a * b  # noqa: E731
+        seen = []
+        for call in (
+            lambda: fn_mod.jvp(f, [x, x], (x, x)),
+            lambda: fn_mod.jvp(f, (x, x), [x, x]),
+            lambda: fn_mod.jvp(f, (x, x), (x,)),
+            lambda: fn_mod.jvp(f, (x, x), (x, lib.ones(3))),
+            lambda: fn_mod.jvp(f, (x, 1.0), (x, 1.0)),
+            lambda: fn_mod.jvp(f, (), ()),
+            lambda: fn_mod.jvp(lambda a: 3.0, (x,), (x,)),
+        ):
+            with pytest.raises(RuntimeError) as e:
+                call()
+            seen.append(str(e.value).split(" Got ")[0].replace("torch.", ""))
+        return seen
+
+    assert errors(clgrad, clgrad.func) == errors(torch, torch.func)
