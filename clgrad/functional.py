@@ -309,6 +309,9 @@ _MORE = {
     "lu": _with_out(_LU.lu_legacy),
     "lu_unpack": _with_out(_LU.lu_unpack),
     "lu_solve": _with_out(_LU.lu_solve_legacy),
+    "geqrf": _with_out(_DC.geqrf),
+    "ormqr": _with_out(_DC.ormqr),
+    "orgqr": _DC.orgqr,
     "lgamma": _SM.lgamma,
     "digamma": _SM.digamma,
     "polygamma": _SM.polygamma,
@@ -397,3 +400,43 @@ _MORE.update(
 )
 globals().update(_MORE)
 __all__ += [*_MORE, "is_same_size", "is_inference_mode_enabled"]
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as ``torch.cond``:
+    ``pred`` a bool or a one-element tensor (read on the host here: clgrad runs eagerly, so
+    the branch not taken never runs); gradients flow through the branch taken.
+
+    >>> x = clgrad.ones(2)
+    >>> clgrad.cond(x.sum() > 1, lambda x: x * 2, lambda x: x - 1, (x,))
+    tensor([2., 2.])
+    """
+    if isinstance(pred, _Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(
+                f"Expected pred to be bool or single-element tensor, but got {pred}."
+            )
+        pred = bool(pred.item())
+    elif not isinstance(pred, bool):
+        raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+    return (true_fn if pred else false_fn)(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Runs ``carried_inputs = body_fn(*carried_inputs)`` while ``cond_fn(*carried_inputs)``
+    holds, as ``torch.while_loop``; returns the final carried values (a tuple).
+
+    >>> clgrad.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2),
+    ...                   (clgrad.tensor(0), clgrad.ones(2)))
+    (tensor(3), tensor([8., 8.]))
+    """
+    if not isinstance(carried_inputs, (tuple, list)):
+        raise RuntimeError(f"carried_inputs must be a tuple or list, got {type(carried_inputs)}")
+    carried = tuple(carried_inputs)
+    while cond(cond_fn(*carried), lambda: True, lambda: False):
+        out = body_fn(*carried)
+        carried = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return carried
+
+
+__all__ += ["cond", "while_loop"]

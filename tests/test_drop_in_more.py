@@ -3,6 +3,7 @@ test device (values, dtype, warnings and error classes)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -1226,3 +1227,30 @@ def test_tensor_operator_ndarray_as_torch(op, dtype, array_dtype):
             fn(clgrad.tensor(values, requires_grad=True), array)
         with pytest.raises(RuntimeError, match="requires grad"):
             fn(torch.tensor(values, requires_grad=True), array)
+
+
+def _cond_and_while_loop(lib, dev):
+    x = lib.tensor([0.5, 1.5], device=dev, requires_grad=True)
+    a = lib.cond(x.sum() > 1, lambda v: v.sin(), lambda v: v.cos(), (x,))
+    b = lib.cond(False, lambda v: v.sin(), lambda v: v.cos(), [x])
+    (a.sum() + b.sum()).backward()
+    i, y = lib.while_loop(
+        lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (lib.tensor(0, device=dev), x)
+    )
+    seen = [a.tolist(), b.tolist(), x.grad.tolist(), int(i), y.tolist()]
+    with pytest.raises(RuntimeError) as e:
+        lib.cond(lib.ones(2, device=dev) > 0, lambda v: v, lambda v: v, (x,))
+    seen.append(str(e.value).split(", but")[0])
+    return seen
+
+
+@functools.cache
+def _torch_cond_and_while_loop():  # torch compiles each branch (dynamo): once per process
+    return _cond_and_while_loop(torch, "cpu")
+
+
+def test_cond_and_while_loop_as_torch(device):
+    ours, theirs = _cond_and_while_loop(clgrad, device), _torch_cond_and_while_loop()
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+    assert ours[3:] == theirs[3:] and ours[1] == pytest.approx(theirs[1])
