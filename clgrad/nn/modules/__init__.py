@@ -30,6 +30,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .container import (
     ModuleDict,
     ModuleList,
@@ -217,6 +218,7 @@ __all__ = [
     "Dropout",
     "Dropout2d",
     "Embedding",
+    "AdaptiveLogSoftmaxWithLoss",
     "ReLU",
     "ReLU6",
     "LeakyReLU",
