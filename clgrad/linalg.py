@@ -3,7 +3,8 @@ clgrad's ops, and the decompositions and solvers of ``ops/decomp.py`` (inv, det,
 cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, cond) and ``ops/lu.py``
 (lu_factor, lu_factor_ex, lu, lu_solve), which are host-computed: the data makes a round trip
 through NumPy; their gradients run on the device. A singular or non-positive-definite input
-raises ``LinAlgError`` (a RuntimeError).
+raises ``LinAlgError`` (a RuntimeError). ``householder_product`` (also ``ops/decomp.py``) runs
+on the device.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "choles
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
 __all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex", "solve_triangular"]
 __all__ += ["matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve"]
+__all__ += ["householder_product"]
 
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
 lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
-matrix_exp = _DC.matrix_exp
+matrix_exp, householder_product = _DC.matrix_exp, _DC.householder_product
 lu_factor, lu_factor_ex, lu, lu_solve = _LU.lu_factor, _LU.lu_factor_ex, _LU.lu, _LU.lu_solve
 
 matmul = _L.matmul

@@ -19,7 +19,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..errors import LinAlgError
 from ..tensor import Tensor
-from .core import sum_to
+from .core import SCALAR_TYPE_NAMES, sum_to
 from .creation import _upload, eye
 from .linalg import matmul
 from .movement import diag_embed, diagonal
@@ -809,3 +809,184 @@ def triangular_solve(
     T = A.mT if transpose else A
     X = solve_triangular(T, B, upper=upper != transpose, unitriangular=unitriangular)
     return _Result(("solution", "cloned_coefficient"), (X, A.clone()))
+
+
+def _reflector_checks(name, A, tau):
+    """torch's checks shared by householder_product and ormqr: ``tau``'s rank, batch and
+    dtype against ``A``'s (its length is each caller's own check)."""
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    if A.ndim > 2 and tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+            f"{list(tau.shape[:-1])}"
+        )
+
+
+def _check_lapack_dtype(kernel, A):
+    # torch's LAPACK kernels have no other dtype: its NotImplementedError (a RuntimeError)
+    if A.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[A.dtype.name]}'"
+        )
+
+
+def _reflectors(A, k):
+    """The ``k`` Householder vectors LAPACK stores in ``A`` as the columns of an ``m x k``
+    matrix: column i is 0 above row i, 1 at it and ``A[i+1:, i]`` below it."""
+    m = A.shape[-2]
+    return A[..., :, :k].tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
+
+
+def _apply_reflectors(V, tau, C, left, transpose):
+    """``op(Q) C`` (``left``) or ``C op(Q)``, ``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i
+    v_i^T``, each reflector applied as a rank-1 update (never forming ``Q``): Tensor ops, so
+    autograd differentiates it. ``op`` transposes with ``transpose``; as each ``H_i`` is
+    symmetric, that only reverses the order."""
+    k = tau.shape[-1]
+    if k == 0:
+        return C.clone()  # a new tensor, as PyTorch's, even with nothing to apply
+    scaled = V * tau.unsqueeze(-2)  # tau_i v_i, column i
+    # Q C applies H_k first; C Q applies H_1 first; transposing swaps the two
+    order = range(k - 1, -1, -1) if left != transpose else range(k)
+    for i in order:
+        v, tv = V[..., :, i : i + 1], scaled[..., :, i : i + 1]
+        if left:
+            C = C - tv @ (_t(v) @ C)
+        else:
+            C = C - (C @ v) @ _t(tv)
+    return C
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k`` for each ``m x n`` matrix in ``A`` (``m >=
+    n >= k``), ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the Householder vector stored below
+    the diagonal of column ``i`` (LAPACK's orgqr), like ``torch.linalg.householder_product``
+    (alias ``torch.orgqr``). Computed on the device as ``k`` rank-1 updates, so the gradient
+    reaches ``A``'s strictly lower triangle and ``tau``, as PyTorch's.
+
+    >>> A = clgrad.tensor([[0.0, 0.0], [1.0, 0.0]])
+    >>> clgrad.linalg.householder_product(A, clgrad.tensor([1.0, 0.0]))
+    tensor([[ 0., -1.],
+            [-1.,  0.]])
+    """
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if n < tau.shape[-1]:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    _reflector_checks(name, A, tau)
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(
+            f"{name}: tau dtype {SCALAR_TYPE_NAMES[tau.dtype.name]} does not match input dtype "
+            f"{SCALAR_TYPE_NAMES[A.dtype.name]}"
+        )
+    _check_lapack_dtype("orgqr_cpu", A)
+    k = tau.shape[-1]
+    Q = eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    if k == 0:
+        # no reflector: the identity, still recorded (the gradient is 0, as PyTorch's); the
+        # empty sums add an exact 0 whatever A holds
+        zero = A[..., :0, :].sum((-2, -1), keepdim=True) + tau[..., :0].sum(-1)[..., None, None]
+        return _out(Q + zero, out)
+    return _out(_apply_reflectors(_reflectors(A, k), tau, Q, True, False), out)
+
+
+def orgqr(input: Tensor, tau: Tensor) -> Tensor:
+    """``torch.orgqr``: ``linalg.householder_product(input, tau)``.
+
+    >>> clgrad.orgqr(clgrad.zeros(2, 1), clgrad.tensor([2.0]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    return householder_product(input, tau)
+
+
+class _Geqrf(Function):
+    @staticmethod
+    def forward(ctx, A):
+        # NumPy's "raw" QR is LAPACK geqrf's output in Fortran order: the matrix transposed
+        h, tau = _lapack("geqrf", lambda a: np.linalg.qr(a, mode="raw"), _host(A))
+        return _up(np.swapaxes(h, -1, -2), A), _up(tau, A)
+
+    @staticmethod
+    def backward(ctx, ga, gtau):
+        # PyTorch has none either (its outputs are recorded, its backward raises this)
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input: Tensor):
+    """``(a, tau)``: LAPACK geqrf's QR of each matrix in ``input``, as ``torch.geqrf``: ``R``
+    in ``a``'s upper triangle, the Householder vectors below its diagonal (their leading 1
+    implicit), ``tau`` their scales (``Q = householder_product(a, tau)``). Not differentiable,
+    as PyTorch's: backward through it raises. Host-computed: the data makes a round trip.
+
+    >>> a, tau = clgrad.geqrf(clgrad.tensor([[3.0], [4.0]]))
+    >>> a, tau
+    (tensor([[-5.0000],
+            [ 0.5000]]), tensor([1.6000]))
+    """
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_lapack_dtype("geqrf_cpu", input)
+    return _Result(("a", "tau"), _Geqrf.apply(input))
+
+
+def ormqr(
+    input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False
+) -> Tensor:
+    """``op(Q) @ other`` (``other @ op(Q)`` when ``left`` is False; ``op`` transposes with
+    ``transpose``) for ``Q = H_1 ... H_k`` the square product of the Householder reflectors
+    in ``(input, tau)`` as ``geqrf`` returns them, like ``torch.ormqr``. Computed on the device
+    as ``k`` rank-1 updates of ``other`` (``Q`` is never formed), so the gradient reaches all
+    three, as PyTorch's.
+
+    >>> a, tau = clgrad.geqrf(clgrad.tensor([[3.0], [4.0]]))
+    >>> clgrad.ormqr(a, tau, clgrad.tensor([[1.0], [0.0]]))
+    tensor([[-0.6000],
+            [-0.8000]])
+    """
+    name = "torch.ormqr"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.ndim and tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(
+            f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+        )
+    _reflector_checks(name, input, tau)
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"{name}: Expected other to have the same number of dimensions as input, but got "
+            f"other.ndim equal to {other.ndim} and input.ndim is equal to {input.ndim}"
+        )
+    if input.ndim > 2 and tuple(other.shape[:-2]) != tuple(input.shape[:-2]):
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of other to be equal to input.shape[:-2], but "
+            f"got {list(other.shape[:-2])}"
+        )
+    for what, t in (("tau", tau), ("other", other)):
+        if t.dtype is not input.dtype:
+            # (torch's message has no space after "dtype")
+            raise RuntimeError(
+                f"{name}: Expected input and {what} to have the same dtype, but input has dtype"
+                f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {what} has dtype "
+                f"{SCALAR_TYPE_NAMES[t.dtype.name]}"
+            )
+    _check_lapack_dtype("ormqr_cpu", input)
+    k = tau.shape[-1]
+    return _apply_reflectors(_reflectors(input, k), tau, other, left, transpose)

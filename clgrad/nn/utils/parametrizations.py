@@ -1,17 +1,24 @@
-"""clgrad.nn.utils.parametrizations: weight and spectral normalization as parametrizations, as
-torch.nn.utils.parametrizations (state dict keys as PyTorch's: ``parametrizations.weight.
-original0`` (g) and ``original1`` (v); ``parametrizations.weight.original`` and the power
-method's ``parametrizations.weight.0._u`` / ``_v``)."""
+"""clgrad.nn.utils.parametrizations: weight and spectral normalization and orthogonal matrices
+as parametrizations, as torch.nn.utils.parametrizations (state dict keys as PyTorch's:
+``parametrizations.weight.original0`` (g) and ``original1`` (v); ``parametrizations.weight.
+original`` and the power method's ``parametrizations.weight.0._u`` / ``_v``, or the orthogonal
+trivialization's ``parametrizations.weight.0.base``)."""
 
 from __future__ import annotations
 
+from enum import Enum, auto
+
+from ... import dtypes as D
 from ...autograd.grad_mode import no_grad
+from ...ops import decomp as DC
+from ...ops.creation import eye, randn
+from ...ops.movement import cat
 from ...tensor import Tensor
 from .. import functional as F
 from ..modules.module import Module
 from .parametrize import register_parametrization
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
@@ -172,3 +179,161 @@ def spectral_norm(
         dim = _default_spectral_dim(module)
     parametrization = _SpectralNorm(weight, n_power_iterations, dim, eps)
     return register_parametrization(module, name, parametrization)
+
+
+def _is_orthogonal(Q: Tensor) -> bool:
+    """Whether ``Q^T Q = I`` for every matrix in ``Q``, to PyTorch's tolerance."""
+    n, k = Q.shape[-2], Q.shape[-1]
+    identity = eye(k, dtype=Q.dtype, device=Q.device)
+    eps = 10.0 * n * D.finfo(Q.dtype).eps
+    return bool((Q.mT @ Q).allclose(identity, atol=eps))
+
+
+def _make_orthogonal(A: Tensor) -> Tensor:
+    """The ``Q`` of ``A = QR`` (``A`` tall) with ``R``'s diagonal made non-negative: unique,
+    so the same ``A`` always gives the same ``Q`` (PyTorch's, through geqrf as its)."""
+    X, tau = DC.geqrf(A)
+    Q = DC.householder_product(X, tau)
+    # X's diagonal is R's
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _OrthogonalMap(Module):
+    """An orthogonal parametrization's map, with no ``right_inverse``: the matrix_exp and
+    cayley maps without the trivialization, which have none. PyTorch's raises
+    NotImplementedError there, which its register_parametrization takes as the identity;
+    clgrad's parametrize takes a missing ``right_inverse`` as the identity (an error it would
+    pass on)."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *, use_trivialization=True):
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            # set by right_inverse, which registration calls: a buffer, so in the state dict
+            self.register_buffer("base", None)
+
+    def forward(self, X: Tensor) -> Tensor:
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:  # a wide matrix: its transpose's columns are made orthonormal
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map is _OrthMaps.householder:
+            A = X.tril(-1)
+            # the tau that makes each reflector orthogonal (2 / |v|^2, v's leading 1 implicit)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = DC.householder_product(A, tau)
+            # X's diagonal (+-1) picks each column's sign; not trained, hence detached
+            Q = Q * X.detach().diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        else:
+            # a skew-symmetric A from the lower triangle (n k - k(k-1)/2 parameters),
+            # padded to a square with zero columns when X is tall
+            X = X.tril()
+            if n != k:
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map is _OrthMaps.matrix_exp:
+                Q = DC.matrix_exp(A)
+            else:  # the Cayley map (I + A/2)(I - A/2)^-1, as PyTorch computes it
+                identity = eye(n, dtype=A.dtype, device=A.device)
+                Q = DC.solve(identity - 0.5 * A, identity + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        if "base" in self._buffers:
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+
+class _Orthogonal(_OrthogonalMap):
+    def right_inverse(self, Q: Tensor) -> Tensor:
+        """The original that gives ``Q`` (orthogonalized first if it is not): with the
+        trivialization, ``Q`` itself becomes ``base`` and the original is ``-I`` (where every
+        map gives the identity); without it, the reflectors of ``Q``'s QR (householder
+        only)."""
+        if tuple(Q.shape) != tuple(self.shape):
+            raise ValueError(
+                f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                f"Got a tensor of shape {Q.shape}."
+            )
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q: Tensor) -> Tensor:
+        shape = tuple(Q.shape)
+        n, k = Q.shape[-2], Q.shape[-1]
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if "base" not in self._buffers:  # (householder: the other maps are _OrthogonalMap)
+            A, tau = DC.geqrf(Q)
+            # forward multiplies column i by the diagonal's sign: R's sign there, so that
+            # forward gives back Q; where LAPACK skipped a reflection (tau exactly 0) the
+            # implicit one is absent, so the sign flips
+            sign = A.diagonal(dim1=-2, dim2=-1).sign()
+            sign = sign.where(tau != 0, -sign)
+            E = eye(n, k, dtype=A.dtype, device=A.device)
+            A = A * (1 - E) + E * sign.unsqueeze(-2)
+            return A.mT if transpose else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:
+            # completed to a square orthogonal matrix by random columns
+            N = randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(cat([Q, N], dim=-1))
+        self.base = Q
+        # -I: the householder map's identity too (its diagonal signs, X = 0 below)
+        return -eye(shape[-2], shape[-1], dtype=Q.dtype, device=Q.device).expand(shape).clone()
+
+
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
+    """Reparametrizes ``module.<name>`` (a matrix or a batch of them) as an orthogonal matrix:
+    orthonormal columns (rows when it is wide), as
+    ``torch.nn.utils.parametrizations.orthogonal``. ``orthogonal_map``: "matrix_exp" or
+    "cayley" (of a skew-symmetric matrix made from the original's lower triangle), or
+    "householder" (a product of reflectors); by default "matrix_exp" for a square matrix,
+    "householder" otherwise. With ``use_trivialization`` the map is composed with a fixed
+    orthogonal ``base`` (a buffer, ``parametrizations.<name>.0.base``), set to the current
+    weight (orthogonalized by QR where it is not orthogonal, completed with random columns
+    where it is not square), and the original starts at ``-I``.
+
+    >>> layer = clgrad.nn.utils.parametrizations.orthogonal(clgrad.nn.Linear(3, 5))
+    >>> sorted(layer.state_dict())  # doctest: +NORMALIZE_WHITESPACE
+    ['bias', 'parametrizations.weight.0.base', 'parametrizations.weight.original']
+    >>> W = layer.weight
+    >>> bool((W.T @ W).allclose(clgrad.eye(3), atol=1e-5))
+    True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        orthogonal_map = "matrix_exp" if square else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError(
+            'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+            f"Got: {orthogonal_map}"
+        )
+    invertible = use_trivialization or orth_enum is _OrthMaps.householder
+    cls = _Orthogonal if invertible else _OrthogonalMap
+    orth = cls(weight, orth_enum, use_trivialization=use_trivialization)
+    return register_parametrization(module, name, orth, unsafe=True)
