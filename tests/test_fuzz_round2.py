@@ -293,3 +293,37 @@ def test_global_module_hooks_as_torch():
         return seen
 
     assert run(clgrad) == run(torch)
+
+
+def test_global_backward_and_registration_hooks_as_torch():
+    def run(lib):
+        api = lib.nn.modules.module
+        seen = []
+        handles = [
+            api.register_module_full_backward_pre_hook(
+                lambda m, go: seen.append(("pre", type(m).__name__))
+            ),
+            api.register_module_full_backward_hook(
+                lambda m, gi, go: seen.append(("post", type(m).__name__, len(gi)))
+            ),
+            api.register_module_parameter_registration_hook(
+                lambda m, n, p: seen.append(("param", type(m).__name__, n))
+            ),
+            api.register_module_buffer_registration_hook(
+                lambda m, n, b: seen.append(("buffer", type(m).__name__, n))
+            ),
+            api.register_module_module_registration_hook(
+                lambda m, n, c: seen.append(("module", n, type(c).__name__))
+            ),
+        ]
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2), lib.nn.Tanh())
+        model.extra = lib.nn.ReLU()
+        model.register_buffer("scale", lib.ones(1))
+        x = lib.ones(3, 2, requires_grad=True)
+        model(x).sum().backward()
+        for h in handles:
+            h.remove()
+        model(x).sum().backward()
+        return seen
+
+    assert run(clgrad) == run(torch)

@@ -74,12 +74,12 @@ class _BackwardHooks:
 
     def at_outputs(self, grads):
         module = self.module
-        for hook in list(module._backward_pre_hooks.values()):
+        for hook in [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]:
             result = hook(module, grads)
             if result is not None:
                 grads = _replaced(result, len(grads), "backward pre-hook", "grad_output")
         self.grad_output = grads
-        if not self.wrapped and module._backward_hooks:
+        if not self.wrapped and (module._backward_hooks or _global_backward_hooks):
             warnings.warn(
                 "Full backward hook is firing when gradients are computed with respect to "
                 "module outputs since no inputs require gradients. See "
@@ -102,7 +102,7 @@ class _BackwardHooks:
             grad_input = tuple(given[i] if i in given else self._zeros(i) for i in self.positions)
         else:
             grad_input = (None,) * len(self.positions)
-        for hook in list(module._backward_hooks.values()):
+        for hook in [*_global_backward_hooks.values(), *module._backward_hooks.values()]:
             result = hook(module, grad_input, self.grad_output)
             if result is not None:
                 grad_input = _replaced(result, len(grad_input), "backward hook", "grad_input")
@@ -151,6 +151,12 @@ _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
 _global_with_kwargs: set = set()
 _global_always_called: set = set()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+# hooks that see (and may replace) every parameter, buffer and submodule a module registers
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -192,6 +198,113 @@ def register_module_forward_hook(
     if always_call:
         _global_always_called.add(handle.id)
     return handle
+
+
+def _global_hook(table, hook) -> RemovableHandle:
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, grad_input, grad_output)`` for every module's backward (before
+    the module's own full backward hooks), as torch's ``register_module_full_backward_hook``;
+    a non-None result replaces ``grad_input``.
+
+    >>> from clgrad.nn.modules.module import register_module_full_backward_hook
+    >>> seen = []
+    >>> h = register_module_full_backward_hook(lambda m, gi, go: seen.append(type(m).__name__))
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> clgrad.nn.Tanh()(x).sum().backward()
+    >>> h.remove()
+    >>> seen
+    ['Tanh']
+    """
+    return _global_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``register_module_full_backward_hook`` (torch's deprecated form, whose gradients were
+    those of the module's last operation, is given the full module's here, as a module's own
+    ``register_backward_hook`` is).
+
+    >>> from clgrad.nn.modules.module import register_module_backward_hook
+    >>> register_module_backward_hook(lambda m, gi, go: None).remove()
+    """
+    return register_module_full_backward_hook(hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, grad_output)`` to run when the gradients of every module's
+    outputs are ready (before the module's own backward pre-hooks), as torch's
+    ``register_module_full_backward_pre_hook``; a non-None result replaces ``grad_output``.
+
+    >>> from clgrad.nn.modules.module import register_module_full_backward_pre_hook
+    >>> h = register_module_full_backward_pre_hook(lambda m, go: (go[0] * 10,))
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> clgrad.nn.Identity()(x * 1).sum().backward()
+    >>> h.remove()
+    >>> x.grad
+    tensor([10., 10.])
+    """
+    return _global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, name, param)`` to run whenever a module registers a parameter
+    (a non-None result is registered instead), as torch's
+    ``register_module_parameter_registration_hook``.
+
+    >>> from clgrad.nn.modules.module import register_module_parameter_registration_hook
+    >>> names = []
+    >>> h = register_module_parameter_registration_hook(lambda m, n, p: names.append(n))
+    >>> _ = clgrad.nn.Linear(2, 2)
+    >>> h.remove()
+    >>> names
+    ['weight', 'bias']
+    """
+    return _global_hook(_global_parameter_registration_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, name, buffer)`` to run whenever a module registers or assigns a
+    buffer (a non-None result is registered instead), as torch's
+    ``register_module_buffer_registration_hook``.
+
+    >>> from clgrad.nn.modules.module import register_module_buffer_registration_hook
+    >>> names = []
+    >>> h = register_module_buffer_registration_hook(lambda m, n, b: names.append(n))
+    >>> _ = clgrad.nn.BatchNorm1d(2)
+    >>> h.remove()
+    >>> names
+    ['running_mean', 'running_var', 'num_batches_tracked']
+    """
+    return _global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, name, submodule)`` to run whenever a module registers a
+    submodule (a non-None result is registered instead), as torch's
+    ``register_module_module_registration_hook``.
+
+    >>> from clgrad.nn.modules.module import register_module_module_registration_hook
+    >>> names = []
+    >>> h = register_module_module_registration_hook(lambda m, n, c: names.append(n))
+    >>> _ = clgrad.nn.Sequential(clgrad.nn.ReLU(), clgrad.nn.Tanh())
+    >>> h.remove()
+    >>> names
+    ['0', '1']
+    """
+    return _global_hook(_global_module_registration_hooks, hook)
+
+
+def _registered(table, module, name, value):
+    """``value`` as the registration hooks in ``table`` leave it."""
+    for hook in list(table.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 class Module:
@@ -256,6 +369,8 @@ class Module:
             or self._backward_pre_hooks
             or _global_forward_pre_hooks
             or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
@@ -282,7 +397,12 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hooks = None
-        if is_grad_enabled() and (self._backward_hooks or self._backward_pre_hooks):
+        if is_grad_enabled() and (
+            self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
+        ):
             backward_hooks = _BackwardHooks(self, args)
             args = backward_hooks.inputs(args)
         try:
@@ -433,6 +553,8 @@ class Module:
                 "created explicitly. To express '" + name + "' as a function of another Tensor, "
                 "compute the value in the forward() method."
             )
+        if param is not None:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -454,7 +576,7 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                 "(clgrad Tensor or None required)"
             )
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -476,7 +598,7 @@ class Module:
         self._check_name(name, "module")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -499,14 +621,14 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name)
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name, value)
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
                     f"cannot assign '{type(value).__name__}' as child module '{name}' "
                     "(clgrad.nn.Module or None expected)"
                 )
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name, value)
         elif isinstance(value, (Buffer, UninitializedBuffer)):
             if params is None:
                 raise AttributeError("cannot assign buffers before Module.__init__() call")
@@ -517,7 +639,7 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                     "(clgrad Tensor or None expected)"
                 )
-            d["_buffers"][name] = value
+            d["_buffers"][name] = _registered(_global_buffer_registration_hooks, self, name, value)
         else:
             object.__setattr__(self, name, value)
 
