@@ -204,12 +204,10 @@ class _OrthMaps(Enum):
     householder = auto()
 
 
-class _OrthogonalMap(Module):
-    """An orthogonal parametrization's map, with no ``right_inverse``: the matrix_exp and
-    cayley maps without the trivialization, which have none. PyTorch's raises
-    NotImplementedError there, which its register_parametrization takes as the identity;
-    clgrad's parametrize takes a missing ``right_inverse`` as the identity (an error it would
-    pass on)."""
+class _Orthogonal(Module):
+    """An orthogonal parametrization's map (``orthogonal``), as torch's: ``right_inverse``
+    raises NotImplementedError for the matrix_exp and cayley maps without the trivialization
+    (which have no inverse), which registration takes as the identity."""
 
     def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *, use_trivialization=True):
         super().__init__()
@@ -250,8 +248,6 @@ class _OrthogonalMap(Module):
             Q = self.base @ Q
         return Q.mT if transposed else Q
 
-
-class _Orthogonal(_OrthogonalMap):
     def right_inverse(self, Q: Tensor) -> Tensor:
         """The original that gives ``Q`` (orthogonalized first if it is not): with the
         trivialization, ``Q`` itself becomes ``base`` and the original is ``-I`` (where every
@@ -261,6 +257,11 @@ class _Orthogonal(_OrthogonalMap):
             raise ValueError(
                 f"Expected a matrix or batch of matrices of shape {self.shape}. "
                 f"Got a tensor of shape {Q.shape}."
+            )
+        if "base" not in self._buffers and self.orthogonal_map is not _OrthMaps.householder:
+            raise NotImplementedError(
+                "It is not possible to assign to the matrix exponential or the Cayley "
+                "parametrizations when use_trivialization=False."
             )
         with no_grad():
             return self._right_inverse(Q)
@@ -272,7 +273,7 @@ class _Orthogonal(_OrthogonalMap):
         if transpose:
             Q = Q.mT
             n, k = k, n
-        if "base" not in self._buffers:  # (householder: the other maps are _OrthogonalMap)
+        if "base" not in self._buffers:  # (householder: right_inverse refused the others)
             A, tau = DC.geqrf(Q)
             # forward multiplies column i by the diagonal's sign: R's sign there, so that
             # forward gives back Q; where LAPACK skipped a reflection (tau exactly 0) the
@@ -333,7 +334,5 @@ def orthogonal(
             'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
             f"Got: {orthogonal_map}"
         )
-    invertible = use_trivialization or orth_enum is _OrthMaps.householder
-    cls = _Orthogonal if invertible else _OrthogonalMap
-    orth = cls(weight, orth_enum, use_trivialization=use_trivialization)
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
     return register_parametrization(module, name, orth, unsafe=True)
