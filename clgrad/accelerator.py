@@ -15,16 +15,20 @@ __all__ = [
     "current_accelerator",
     "current_device_idx",
     "current_device_index",
+    "current_stream",
     "device_count",
     "device_index",
     "empty_cache",
+    "get_memory_info",
     "is_available",
     "max_memory_allocated",
     "memory_allocated",
     "memory_reserved",
+    "memory_stats",
     "reset_peak_memory_stats",
     "set_device_idx",
     "set_device_index",
+    "set_stream",
     "synchronize",
 ]
 
@@ -141,3 +145,42 @@ def empty_cache() -> None:
     >>> clgrad.accelerator.empty_cache()
     """
     cuda.empty_cache()
+
+
+def current_stream(device=None, /) -> cuda.Stream:
+    """The accelerator's current stream, as ``torch.accelerator.current_stream`` (see
+    ``clgrad.cuda.Stream``: a handle on the device's one queue).
+
+    >>> if clgrad.accelerator.is_available():
+    ...     assert clgrad.accelerator.current_stream() == clgrad.cuda.current_stream()
+    """
+    return cuda.current_stream(device)
+
+
+def set_stream(stream: cuda.Stream) -> None:
+    """Makes ``stream`` the current stream of its device, as ``torch.accelerator.set_stream``.
+
+    >>> if clgrad.accelerator.is_available():
+    ...     clgrad.accelerator.set_stream(clgrad.accelerator.current_stream())
+    """
+    cuda.set_stream(stream)
+
+
+def get_memory_info(device_index=None, /) -> tuple[int, int]:
+    """(free, total) bytes of the accelerator's memory, as
+    ``torch.accelerator.get_memory_info`` (see ``clgrad.cuda.mem_get_info``).
+
+    >>> if clgrad.accelerator.is_available():
+    ...     assert clgrad.accelerator.get_memory_info() == clgrad.cuda.mem_get_info()
+    """
+    return cuda.mem_get_info(device_index)
+
+
+def memory_stats(device_index=None, /) -> dict[str, int]:
+    """The allocator's counters, as ``torch.accelerator.memory_stats`` (see
+    ``clgrad.cuda.memory_stats``).
+
+    >>> clgrad.accelerator.memory_stats() == clgrad.cuda.memory_stats()
+    True
+    """
+    return cuda.memory_stats(device_index)
