@@ -364,6 +364,8 @@ try:
     out["typed cpu data"] = "no error"
 except TypeError as e:
     out["typed cpu data"] = "TypeError"
+moved = torch.ones(2, device="cpu").type(torch.cuda.LongTensor)
+out["type to cuda class"] = [str(moved.device), str(moved.dtype), moved.tolist()]
 
 # -- CUDA graphs
 xs = torch.zeros(3, device="cuda")
@@ -522,6 +524,7 @@ def test_typed_tensors_on_the_cuda_device(on_device):
         assert on_device["typed"][cls] == expected, cls
     assert on_device["typed others"] == [False, True]
     assert on_device["typed cpu data"] == "TypeError"
+    assert on_device["type to cuda class"] == ["cl:0", "clgrad.int64", [1, 1]]
 
 
 def test_cuda_graph_capture_and_replay(on_device):

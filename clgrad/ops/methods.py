@@ -376,6 +376,8 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
         return self.to(device=device, dtype=_TYPES_BY_NAME[name], non_blocking=non_blocking)
     if dtype in C.LEGACY_TYPES:  # FloatTensor, ...: a cpu tensor of its dtype
         return self.to(device="cpu", dtype=dtype.dtype)
+    if isinstance(dtype, type) and getattr(dtype, "is_cuda", False):  # clgrad.cuda.FloatTensor
+        return self.to(device="cuda", dtype=dtype.dtype, non_blocking=non_blocking)
     return self.to(dtype, non_blocking=non_blocking)
 
 
