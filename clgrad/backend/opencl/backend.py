@@ -32,6 +32,10 @@ PLAN_CACHE_SIZE = 4096
 EMPTY = ()  # the plan of a launch over no element
 
 
+# values a serial put_add (no 64-bit atomics) adds per launch: under llvmpipe's 65535-iteration
+# loop limit (``OpenCLBackend.put``)
+SERIAL_CHUNK = 32768
+
 class OpenCLBackend(Backend):
     def __init__(self, runtime):
         self.rt = runtime
@@ -327,22 +331,31 @@ class OpenCLBackend(Backend):
         )
 
     def put(self, dst, offsets, values, accumulate):
-        """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``."""
+        """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``.
+
+        Without 64-bit atomics, a 64-bit put_add runs in one work-item (index.cl.mako), in
+        launches of SERIAL_CHUNK values: llvmpipe (Mesa's rusticl on the CPU) ends any loop
+        after 65535 iterations, silently (its loop limiter), so one launch over more values
+        would drop the rest."""
         k = self._index_kernel(dst.dtype, "cg_index_put_add" if accumulate else "cg_index_put")
         n = offsets.numel()
-        self.rt.launch1d(
-            k,
-            n,
-            [
-                dst.buffer,
-                np.int64(dst.nbytes // dst.dtype.itemsize),
-                offsets.buffer,
-                np.int64(offsets.offset),
-                values.buffer,
-                np.int64(values.offset),
-                np.int64(n),
-            ],
-        )
+        serial = accumulate and dst.dtype.itemsize == 8 and not self.rt.atomic64
+        chunk = SERIAL_CHUNK if serial else max(n, 1)
+        for start in range(0, n, chunk):
+            count = min(chunk, n - start)
+            self.rt.launch1d(
+                k,
+                count,
+                [
+                    dst.buffer,
+                    np.int64(dst.nbytes // dst.dtype.itemsize),
+                    offsets.buffer,
+                    np.int64(offsets.offset + start),
+                    values.buffer,
+                    np.int64(values.offset + start),
+                    np.int64(count),
+                ],
+            )
 
     def nonzero(self, x):
         """Indices of the nonzero elements (the count decides the shape: this reads the device)."""
