@@ -30,6 +30,7 @@ from ..ops.core import write_out as _write_out
 from ..ops.creation import arange as _arange
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
+from ..ops.indexing import Gather as _Gather
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import pdist
 from ..ops.movement import broadcast_tensors as _broadcast_tensors
@@ -110,6 +111,10 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     "interpolate",
     "upsample",
     "upsample_nearest",
@@ -1515,6 +1520,274 @@ def max_unpool3d(
     clgrad.Size([1, 2, 2, 2])
     """
     return _max_unpoolnd(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ---- fractional max pooling ------------------------------------------------------------------
+def _fractional_ints(name, arg, pos, value, nd):
+    """An int-list argument of torch's op parser: an int stands for all ``nd`` dims."""
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,) * nd
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            found = (
+                f"but found element of type {type(v).__name__} at pos {i}"
+                if isinstance(value, (tuple, list))
+                else f"not {type(value).__name__}"
+            )
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, {found}"
+            )
+    if len(items) != nd:
+        many = "three Ints" if nd == 3 else "Ints"
+        raise RuntimeError(f"{name}: {arg} must either be a single Int or tuple of {many}")
+    return tuple(int(v) for v in items)
+
+
+def _fractional_starts(samples, n, out, k, ft):
+    """ATen's ``generate_intervals`` for every plane at once: ``samples`` (planes) in the input's
+    float type ``ft``, the start of each of the ``out`` windows (planes, out). The arithmetic is
+    ``ft``'s, as ATen's: in float32 the rounding of ``(i + sample) * alpha`` moves a start by one
+    against a float64 computation."""
+    starts = np.empty(samples.shape + (out,), dtype=np.int64)
+    if out > 1:
+        alpha = ft.type(n - k) / ft.type(out - 1)
+        s = samples[..., None]
+        i = np.arange(out - 1).astype(ft)
+        with np.errstate(invalid="ignore"):  # a NaN sample truncates as ATen's cast does
+            starts[..., :-1] = ((i + s) * alpha).astype(np.int64) - (s * alpha).astype(np.int64)
+    if out > 0:
+        starts[..., -1] = n - k
+    return starts
+
+
+def _fractional_check(name, nd, x, k, outs):
+    """torch's shape checks of fractional_max_pool{2,3}d (its messages, in its order)."""
+    where = f"{name}_out" if nd == 3 else name  # (3d's messages name the _out function)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{where}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(x.shape)}"
+        )
+    for i in range(1, x.ndim):
+        if x.shape[i] == 0:
+            raise RuntimeError(
+                f"{where}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"got{list(x.shape)} with dimension {i} being empty."
+            )
+    spatial = tuple(x.shape[-nd:])
+    if nd == 2:
+        for dim, n, ki, o in zip(("height", "width"), spatial, k, outs):
+            if o + ki - 1 > n:
+                raise RuntimeError(
+                    f"{where}(): pool {dim} {ki} too large relative to input {dim} {n}"
+                )
+    else:  # 3d checks time, width, height, and leaves no room for o + k - 1 == n
+        for j, dim in ((0, "time"), (2, "width"), (1, "height")):
+            n, ki, o = spatial[j], k[j], outs[j]
+            if not (ki <= n and o + ki - 1 < n):
+                raise RuntimeError(
+                    f"{where}(): pool {dim} {ki} too large relative to input {dim} {n}"
+                )
+    shape = list(x.shape[:-nd]) + list(outs)
+    if min(shape) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
+    return spatial, tuple(shape)
+
+
+def _fractional_samples_check(nd, x, samples):
+    """ATen's fractional_max_pool_check_shape."""
+    if samples.dtype != x.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    batch, channels = (1, x.shape[0]) if x.ndim == nd + 1 else tuple(x.shape[:2])
+    if samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != channels:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != nd:
+        raise RuntimeError(
+            f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}."
+        )
+
+
+def _fractional_max_poolnd(nd, input, kernel_size, output_size, output_ratio, samples):
+    """torch's fractional_max_pool{2,3}d_with_indices: its Python checks, then its op's.
+
+    The windows start where ATen's intervals put them, computed on the host from the samples;
+    the flat input index of every window element is gathered, the window's pick found without
+    grad, and the picked elements gathered again from the input: the gradient of that gather
+    adds each output's gradient at its pick, overlapping windows accumulating, as ATen's
+    backward."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        # a number: the 3d function's (and the modules') pair; torch's 2d function calls len()
+        # on it, and so refuses it with that TypeError
+        if nd == 2 and not isinstance(output_ratio, (tuple, list)):
+            raise TypeError(f"object of type '{type(output_ratio).__name__}' has no len()")
+        ratio = (
+            tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        )
+        if nd == 2 and len(ratio) > 2:
+            raise ValueError(
+                f"{name} requires output_ratio to either be a single Int or tuple of Ints."
+            )
+        if len(ratio) < nd:
+            raise IndexError("tuple index out of range")
+        output_size = [int(input.size(d - nd) * ratio[d]) for d in range(nd)]
+    if samples is None:
+        if not input.dtype.is_floating_point:
+            kind = _SCALAR_TYPE_NAMES[input.dtype.name]
+            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{kind}'")
+        n_batch = 1 if input.ndim == nd + 1 else input.size(0)
+        samples = _rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype, device=input.device)
+    elif not isinstance(samples, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'random_samples' (position 4) must be Tensor, not "
+            f"{type(samples).__name__}"
+        )
+    k = _fractional_ints(name, "kernel_size", 2, kernel_size, nd)
+    outs = _fractional_ints(name, "output_size", 3, output_size, nd)
+    if min(k) <= 0:  # (torch 2.13 reads outside the window then; newer releases refuse, so)
+        raise RuntimeError(
+            f"{name}(): kernel size should be greater than zero, but got {'x'.join(map(str, k))}"
+        )
+    spatial, shape = _fractional_check(name, nd, input, k, outs)
+    _same_device(input, samples)
+    _fractional_samples_check(nd, input, samples)
+    if not input.dtype.is_floating_point:
+        kind = _SCALAR_TYPE_NAMES[input.dtype.name]
+        raise NotImplementedError(f"\"{name}_out_frame\" not implemented for '{kind}'")
+    if math.prod(shape) == 0:
+        # no element to pick: an empty view keeps the values in the graph
+        return input.reshape(-1)[:0].reshape(shape), _arange(0, device=input.device).reshape(shape)
+    x = input.unsqueeze(0) if input.ndim == nd + 1 else input
+    n, c = x.shape[0], x.shape[1]
+    host = samples.detach()[:n].cpu().numpy()
+    # ATen's sample 0 drives the width in 2d (1 the height), but the time in 3d (1 H, 2 W)
+    columns = (1, 0) if nd == 2 else (0, 1, 2)
+    flat = None
+    for d in range(nd):
+        starts = _fractional_starts(host[..., columns[d]], spatial[d], outs[d], k[d], host.dtype)
+        if starts.min() < 0 or starts.max() > spatial[d] - k[d]:  # a sample far out of [0, 1)
+            raise RuntimeError(f"{name}(): the window starts fall outside the input")
+        pos = (starts[..., None] + np.arange(k[d])) * math.prod(spatial[d + 1 :])
+        # (n, c, o_d, k_d) placed in (n, c, o_1, .., o_nd, k_1, .., k_nd): summed, the flat index
+        place = [1] * (2 * nd)
+        place[d], place[nd + d] = outs[d], k[d]
+        t = _tensor(pos.reshape((n, c) + tuple(place)), dtype=_D.int64, device=x.device)
+        flat = t if flat is None else flat + t
+    m, size = math.prod(outs), math.prod(k)
+    flat = flat.reshape(n, c, m, size)
+    xf = x.reshape(n, c, -1)
+    with no_grad():  # (the range of every index is known: no device read to check them)
+        win = _Gather.apply(xf, 2, flat.reshape(n, c, m * size)).reshape(n, c, m, size)
+        pick = win.argmax(-1)  # the first largest: ties keep the first, as ATen's ``>``
+        # ATen's ``val > max || isnan(val)`` keeps a window's last NaN; argmax takes the first
+        rank = _arange(1, size + 1, device=x.device)
+        last_nan = _E.where(win.isnan(), rank, 0).amax(-1) - 1
+        pick = _E.where(last_nan >= 0, last_nan, pick)
+        indices = _Gather.apply(flat, 3, pick.unsqueeze(-1)).reshape(n, c, m)
+    values = _Gather.apply(xf, 2, indices)
+    values, indices = values.reshape(x.shape[:2] + outs), indices.reshape(x.shape[:2] + outs)
+    if input.ndim == nd + 1:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: _Int2,
+    output_size: _Int2 | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d`` with ``return_indices=True`` whatever ``return_indices`` says:
+    the values and the int64 flat indices into each input H * W plane, as
+    ``torch.nn.functional.fractional_max_pool2d_with_indices``.
+
+    >>> x = clgrad.arange(25.0).reshape(1, 5, 5)
+    >>> samples = clgrad.full((1, 1, 2), 0.5)
+    >>> values, indices = clgrad.nn.functional.fractional_max_pool2d_with_indices(
+    ...     x, 2, output_size=3, _random_samples=samples)
+    >>> indices
+    tensor([[[ 6,  8,  9],
+             [16, 18, 19],
+             [21, 23, 24]]])
+    """
+    return _fractional_max_poolnd(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: _Int2,
+    output_size: _Int2 | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Fractional max pooling (Graham, 2014) of a ``(N, C, H, W)`` or ``(C, H, W)`` input, as
+    ``torch.nn.functional.fractional_max_pool2d``: the maximum over ``kernel_size`` windows
+    whose starts advance by a pseudo-random step, so that the output has the spatial size
+    ``output_size``, or ``int(size * output_ratio)`` per dim. The steps come from one sample in
+    [0, 1) per plane and dim, ``_random_samples`` of shape (N, C, 2) (W's sample first; drawn
+    with ``clgrad.rand`` when None). With ``return_indices`` it also returns the flat index
+    into the input's H * W plane of each maximum (int64); the gradient goes to that element.
+
+    >>> import clgrad.nn.functional as F
+    >>> x = clgrad.arange(25.0).reshape(1, 1, 5, 5)
+    >>> F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=clgrad.full((1, 1, 2), 0.5))
+    tensor([[[[ 6.,  8.,  9.],
+              [16., 18., 19.],
+              [21., 23., 24.]]]])
+    >>> F.fractional_max_pool2d(clgrad.randn(2, 3, 10, 9), 3, output_ratio=(0.5, 0.5)).shape
+    clgrad.Size([2, 3, 5, 4])
+    """
+    out = _fractional_max_poolnd(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d`` with ``return_indices=True`` whatever ``return_indices`` says,
+    as ``torch.nn.functional.fractional_max_pool3d_with_indices`` (indices into each
+    D * H * W volume).
+
+    >>> x = clgrad.arange(27.0).reshape(1, 3, 3, 3)
+    >>> values, indices = clgrad.nn.functional.fractional_max_pool3d_with_indices(x, 2, 1)
+    >>> values, indices
+    (tensor([[[[26.]]]]), tensor([[[[26]]]]))
+    """
+    return _fractional_max_poolnd(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Fractional max pooling of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input, as
+    ``torch.nn.functional.fractional_max_pool3d``: as ``fractional_max_pool2d``, with
+    ``_random_samples`` of shape (N, C, 3) (D's sample first, then H's and W's).
+
+    >>> x = clgrad.arange(64.0).reshape(1, 1, 4, 4, 4)
+    >>> samples = clgrad.full((1, 1, 3), 0.5)
+    >>> clgrad.nn.functional.fractional_max_pool3d(
+    ...     x, 2, output_size=2, _random_samples=samples).flatten().tolist()
+    [21.0, 23.0, 29.0, 31.0, 53.0, 55.0, 61.0, 63.0]
+    """
+    out = _fractional_max_poolnd(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
 
 
 # ---- upsampling ------------------------------------------------------------------------------

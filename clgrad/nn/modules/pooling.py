@@ -398,3 +398,88 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """
 
     _n = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(
+        self,
+        kernel_size: int | tuple[int, ...],
+        output_size: int | tuple[int, ...] | None = None,
+        output_ratio: float | tuple[float, ...] | None = None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        n = self._n
+        name = f"FractionalMaxPool{n}d"  # torch's messages name its class, not a subclass
+        if n == 3 and (
+            (isinstance(kernel_size, int) and kernel_size <= 0)
+            or (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))
+        ):  # (only the 3d layer checks, as in PyTorch)
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        # a buffer: given samples move with .to() and are saved in the state dict
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(
+            0 < self.output_ratio[i] < 1 for i in range(n)
+        ):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:
+        """``fractional_max_pool{n}d(input, ...)`` with this layer's samples (new ones each call
+        when it has none)."""
+        fn = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return fn(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, H, W)`` or ``(C, H, W)`` inputs, as
+    ``torch.nn.FractionalMaxPool2d``: ``kernel_size`` windows at pseudo-random steps, down to
+    ``output_size`` or ``output_ratio`` (in (0, 1)) times the input's size; exactly one of the
+    two is given. ``_random_samples`` (N, C, 2) fixes the steps (a buffer); without it each call
+    draws new ones.
+
+    >>> samples = clgrad.full((1, 1, 2), 0.5)
+    >>> pool = clgrad.nn.FractionalMaxPool2d(2, output_size=3, _random_samples=samples)
+    >>> pool
+    FractionalMaxPool2d()
+    >>> pool(clgrad.arange(25.0).reshape(1, 1, 5, 5))
+    tensor([[[[ 6.,  8.,  9.],
+              [16., 18., 19.],
+              [21., 23., 24.]]]])
+    >>> clgrad.nn.FractionalMaxPool2d(3, output_ratio=0.5)(clgrad.ones(2, 4, 10, 8)).shape
+    clgrad.Size([2, 4, 5, 4])
+    """
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs, as
+    ``torch.nn.FractionalMaxPool3d`` (``_random_samples`` of shape (N, C, 3)).
+
+    >>> pool = clgrad.nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True)
+    >>> values, indices = pool(clgrad.ones(1, 2, 6, 6, 6))
+    >>> values.shape, indices.dtype
+    (clgrad.Size([1, 2, 3, 3, 3]), clgrad.int64)
+    """
+
+    _n = 3
