@@ -1,7 +1,7 @@
 """``clgrad.special``: PyTorch's ``torch.special`` names for clgrad's ops (``gammaln``,
 ``digamma`` / ``psi``, ``polygamma``, ``zeta``, ``gammainc`` / ``gammaincc``, ``erfinv``,
-``i0`` and ``xlog1py`` are ``ops/special_math.py``'s; the other Bessel functions and the
-polynomial families are not here: ``AttributeError``)."""
+``i0``, ``xlog1py``, the Bessel and Airy functions, ``ndtri``, ``erfcx`` and the orthogonal
+polynomial families are ``ops/special_math.py``'s)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,16 @@ __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
 __all__ += ["gammaln", "digamma", "psi", "erfinv", "i0", "xlog1py", "i1", "i0e", "i1e"]
 __all__ += ["multigammaln", "polygamma", "zeta", "gammainc", "gammaincc"]
+_KERNELS = (
+    "ndtri erfcx airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 "
+    "modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 "
+    "scaled_modified_bessel_k1 spherical_bessel_j0 chebyshev_polynomial_t chebyshev_polynomial_u "
+    "chebyshev_polynomial_v chebyshev_polynomial_w shifted_chebyshev_polynomial_t "
+    "shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v "
+    "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
+    "laguerre_polynomial_l legendre_polynomial_p"
+).split()
+__all__ += _KERNELS
 
 gammaln, digamma, psi, erfinv, i0 = _SM.lgamma, _SM.digamma, _SM.digamma, _SM.erfinv, _SM.i0
 xlog1py, i1, i0e, i1e, multigammaln = _SM.xlog1py, _SM.i1, _SM.i0e, _SM.i1e, _SM.multigammaln
@@ -100,14 +110,16 @@ def log_ndtr(input):
     return (_F.erfc(-input * 0.7071067811865476) * 0.5).log()
 
 
-# PyTorch's out= on the functions written here (the others are clgrad's functions, which take
-# it already; softmax and log_softmax take none in torch.special either)
+# PyTorch's out= on the functions written here and in ops/special_math.py (the others are
+# clgrad's functions, which take it already; softmax and log_softmax take none in
+# torch.special either)
 globals().update(
     {
-        name: _with_out(globals()[name])
+        name: _with_out(globals().get(name) or getattr(_SM, name))
         for name in (
             "gammaln digamma psi erfinv i0 xlog1py i1 i0e i1e multigammaln entr ndtr log_ndtr "
             "polygamma zeta gammainc gammaincc"
         ).split()
+        + _KERNELS
     }
 )

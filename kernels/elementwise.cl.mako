@@ -19,6 +19,8 @@
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).
 #pragma OPENCL FP_CONTRACT OFF
+## torch.special's functions that the ops' expressions call (none: nothing)
+<%include file="_special.cl.mako" args="source=' '.join(expr for _, expr in ops)"/>\
 <%
 tensors = [k for k, (st, ct) in enumerate(ins) if st is not None]
 I = index_t

@@ -23,6 +23,8 @@
 // an op's expression (GPU compilers contract whatever they see by default, so a fused chain
 // would round differently from the same ops run one by one).
 #pragma OPENCL FP_CONTRACT OFF
+## torch.special's functions that the steps' expressions call (none: nothing)
+<%include file="_special.cl.mako" args="source=' '.join(step[0] for step in steps)"/>\
 <% I = index_t %>
 <%def name="outer_dims(first)">
 ## dims past the merged ones arrive as size 1: no test (h.split divides)
