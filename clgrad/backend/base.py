@@ -291,6 +291,16 @@ class Backend:
         """Waits until every queued kernel is done."""
         raise NotImplementedError
 
+    def matmul_max_k(self):
+        """The longest sum a product's kernels take on this device (None: any); ``matmul``
+        splits a longer K into products it adds up."""
+        return None
+
+    def norm_fits(self, a, c, b) -> bool:
+        """Whether ``norm`` and ``norm_backward`` take ``c`` groups of ``a * b`` elements on
+        this device (else Tensor ops normalize)."""
+        return True
+
     def matmul_row_align(self, dtype) -> int:
         """How many elements the rows of a matmul's right operand of ``dtype`` are best
         padded to (the column matrix of a convolution is made so): 1, no padding."""

@@ -43,7 +43,7 @@ class Mm(Function):
             # the 3-D operands may be copies: they must outlive the enqueue, or the allocator
             # hands one's buffer to the other (a record does not keep its storage alive)
             a3, b3 = _as_3d(a, batch, m, k), _as_3d(b, batch, k, n)
-            a.device.backend.matmul(out3._record(), a3._record(), b3._record(), _ACC[a.dtype])
+            _products(out3, a3, b3)
         return out
 
     @staticmethod
@@ -120,8 +120,33 @@ def _mm2(a, b):
     m, n = a._shape[0], b._shape[1]
     out = Tensor._empty((m, n), a.dtype, a.device)
     if m and n:
-        a.device.backend.matmul(_record3(out), _record3(a), _record3(b), _ACC[a.dtype])
+        backend = a.device.backend
+        max_k = backend.matmul_max_k()
+        if max_k is None or a._shape[1] <= max_k:
+            backend.matmul(_record3(out), _record3(a), _record3(b), _ACC[a.dtype])
+        else:
+            _products(*(t._view((1, *t._shape), (0, *t._stride), t._offset) for t in (out, a, b)))
     return out
+
+
+def _products(out3, a3, b3):
+    """out3 = a3 @ b3 for 3-D views by the device's matmul; a K past what its kernels sum
+    (``Backend.matmul_max_k``: llvmpipe's loop limit) as products over slices of K, added up
+    in ``out3``."""
+    backend = a3.device.backend
+    acc = _ACC[a3.dtype]
+    max_k = backend.matmul_max_k()
+    k = a3._shape[2]
+    if max_k is None or k <= max_k:
+        backend.matmul(out3._record(), a3._record(), b3._record(), acc)
+        return
+    part = Tensor._empty(out3._shape, out3.dtype, out3.device)
+    for k0 in range(0, k, max_k):
+        k1 = min(k, k0 + max_k)
+        into = out3 if k0 == 0 else part
+        backend.matmul(into._record(), a3[:, :, k0:k1]._record(), b3[:, k0:k1]._record(), acc)
+        if k0:
+            add.op.run(out3, part, out=out3)
 
 
 def _flat3(out, batch, m, n):

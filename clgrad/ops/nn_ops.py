@@ -439,17 +439,20 @@ def _affine_grads(g, xhat, weight, bias_shape, affine, needs):
 def _norm_layout(x, dims, weight, bias):
     """(A, C, B, per) where ``Backend.norm`` takes x normalized over ``dims``: the last dims
     (layer_norm: (1, rows, n), weight and bias per position) or every dim but dim 1
-    (batch_norm: (N, C, spatial), per channel); None for another layout, an empty x, or
-    weight and bias of another dtype (they go through Tensor ops)."""
+    (batch_norm: (N, C, spatial), per channel); None for another layout, an empty x,
+    weight and bias of another dtype, or groups too big for the device's kernels (they go
+    through Tensor ops)."""
     shape, nd = x._shape, x.ndim
     if not x.numel() or _mixed(x, weight, bias):
         return None
     if dims == tuple(range(nd - len(dims), nd)):
         n = math.prod(shape[nd - len(dims) :])
-        return 1, x.numel() // n, n, "b"
-    if nd >= 2 and dims == (0,) + tuple(range(2, nd)):
-        return shape[0], shape[1], math.prod(shape[2:]), "c"
-    return None
+        layout = 1, x.numel() // n, n, "b"
+    elif nd >= 2 and dims == (0,) + tuple(range(2, nd)):
+        layout = shape[0], shape[1], math.prod(shape[2:]), "c"
+    else:
+        return None
+    return layout if x.device.backend.norm_fits(*layout[:3]) else None
 
 
 class NativeNorm(Function):

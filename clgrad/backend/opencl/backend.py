@@ -33,8 +33,9 @@ EMPTY = ()  # the plan of a launch over no element
 
 
 # values a serial put_add (no 64-bit atomics) adds per launch: under llvmpipe's 65535-iteration
-# loop limit (``OpenCLBackend.put``)
+# loop limit (``Runtime.loop_limit``, ``OpenCLBackend.put``)
 SERIAL_CHUNK = 32768
+
 
 class OpenCLBackend(Backend):
     def __init__(self, runtime):
@@ -387,6 +388,17 @@ class OpenCLBackend(Backend):
         from . import optim as optim_family
 
         optim_family.optimizer_step_group(self.rt, kind, flags, members, scalars)
+
+    def matmul_max_k(self):
+        # half the loop limit: a product's work-items loop over K (the micro-kernels two
+        # deep: 70,000 summed right on llvmpipe, 140,000 did not)
+        limit = self.rt.loop_limit
+        return None if limit is None else limit // 2
+
+    def norm_fits(self, a, c, b) -> bool:
+        from . import norm as norm_family  # the family loads on first use
+
+        return norm_family.fits(self.rt, a * b)
 
     def matmul_row_align(self, dtype) -> int:
         # CPU devices: the micro-kernel reads B's rows in place as NR-wide vectors (direct),

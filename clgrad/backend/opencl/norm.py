@@ -18,10 +18,25 @@ SPLIT = None
 ITEM = None
 
 
+# the walks over a group each kernel makes (forward: the mean, the deviations, the output)
+PASSES = 3
+
+
+def fits(rt, n: int) -> bool:
+    """Whether the kernels normalize groups of ``n`` elements on ``rt``'s device: where loops
+    are limited (``Runtime.loop_limit``), a work-group's items walk a group in steps of the
+    group size, a pass after another."""
+    limit = rt.loop_limit
+    return limit is None or PASSES * -(-n // rt.local_size) <= limit
+
+
 def _launch(rt, function, x: View, acc, itype, groups, args):
-    """``function`` (or its _item variant) over ``groups`` normalized groups."""
+    """``function`` (or its _item variant) over ``groups`` normalized groups: a work-group per
+    group where a work-item's walks would pass the device's loop limit."""
     split = not rt.is_gpu if SPLIT is None else SPLIT
     item = not rt.is_gpu if ITEM is None else ITEM
+    if rt.loop_limit is not None and PASSES * x.shape[0] * x.shape[2] > rt.loop_limit:
+        item = False
     name = function + "_item" if item else function
     k = group_kernel(rt, "norm.cl.mako", name, x, acc, itype, split=split)
     if item:  # one group a work-group, so that the device's cores share them out

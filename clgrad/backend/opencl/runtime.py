@@ -135,6 +135,10 @@ def _no_op(*args, **kwargs):
     pass
 
 
+# iterations a work-item's loops may take in all on Mesa's llvmpipe (``Runtime.loop_limit``)
+LLVMPIPE_LOOP_LIMIT = 65535
+
+
 # ---- the on-disk binary cache ----------------------------------------------------------------
 def cache_dir() -> Path:
     root = os.environ.get("CLGRAD_CACHE_DIR") or os.path.join(
@@ -647,6 +651,10 @@ class Runtime:
         self.build_options = ["-cl-std=CL1.2", "-w"]
         self.binary_cache = _use_binary_cache(d.platform.name)
         self.is_gpu = bool(d.type & cl.device_type.GPU)
+        # Mesa's llvmpipe ends any work-item's loops after 65535 iterations in all (its loop
+        # limiter: nested loops count together), silently: kernels whose items loop over a
+        # size (a norm's group, a product's K) take another path or split past it there
+        self.loop_limit = LLVMPIPE_LOOP_LIMIT if "llvmpipe" in d.name.lower() else None
         # float division and sqrt rounded correctly, as PyTorch's CUDA and CPU kernels do: GPU
         # drivers default to approximations of a few ulp (a fused optimizer step and the same
         # update run op by op then drift apart); CPU devices round these correctly anyway

@@ -1,0 +1,111 @@
+"""Kernels under a limit on a work-item's loops (``Runtime.loop_limit``): Mesa's llvmpipe stops
+any work-item's loops after 65535 iterations in all, silently, so a product over a longer K or
+a norm over a bigger group gave zeros and wrong numbers there. Products then add up slices of
+K (``Backend.matmul_max_k``), norms take a work-group per group or Tensor ops
+(``Backend.norm_fits``).
+
+Every OpenCL device runs these paths with a small limit set on its runtime; a device that has
+the limit (llvmpipe) also runs sizes past its own, compared with PyTorch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import assert_close, supports
+
+import clgrad
+import clgrad.nn.functional as F
+
+
+@pytest.fixture
+def limited(cl_device, monkeypatch):
+    """``cl_device`` with a loop limit of 64 iterations per work-item."""
+    monkeypatch.setattr(clgrad.device(cl_device).runtime, "loop_limit", 64)
+    return cl_device
+
+
+def test_limit_only_on_llvmpipe(cl_device):
+    d = clgrad.device(cl_device)
+    expected = 65535 if "llvmpipe" in d.name.lower() else None
+    assert d.runtime.loop_limit == expected
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [((3, 300), (300, 5)), ((2, 3, 200), (200, 4)), ((4, 129), (129,)), ((129,), (129, 3))],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_matmul_split_k(limited, a_shape, b_shape, dtype):
+    if not supports(limited, getattr(clgrad, dtype)):
+        pytest.skip(f"{limited} has no {dtype}")
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, a_shape).astype(dtype)
+    b = rng.integers(-3, 4, b_shape).astype(dtype)
+    got = clgrad.tensor(a, device=limited) @ clgrad.tensor(b, device=limited)
+    expected = torch.from_numpy(a) @ torch.from_numpy(b)
+    assert_close(got, expected.numpy(), getattr(clgrad, dtype))
+
+
+def test_matmul_split_k_gradients(limited):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((3, 300), np.float32), rng.standard_normal((300, 4), np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    ca, cb, cbias = (clgrad.tensor(v, device=limited, requires_grad=True) for v in (a, b, bias))
+    ta, tb, tbias = (torch.tensor(v, requires_grad=True) for v in (a, b, bias))
+    clgrad.addmm(cbias, ca, cb).square().sum().backward()
+    torch.addmm(tbias, ta, tb).square().sum().backward()
+    for c, t in ((ca, ta), (cb, tb), (cbias, tbias)):
+        assert_close(c.grad, t.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape", [(2, 40), (3, 6000)])  # a work-group's walks; Tensor ops
+def test_layer_norm_over_limit(limited, shape):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(shape[-1]).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    cx, cw = (clgrad.tensor(v, device=limited, requires_grad=True) for v in (x, w))
+    tx, tw = (torch.tensor(v, requires_grad=True) for v in (x, w))
+    cy = F.layer_norm(cx, shape[-1:], cw)
+    ty = torch.nn.functional.layer_norm(tx, shape[-1:], tw)
+    (cy * clgrad.tensor(g, device=limited)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    assert_close(cy, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert_close(cx.grad, tx.grad.numpy(), rtol=1e-3, atol=1e-3)
+    assert_close(cw.grad, tw.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape", [(30, 2), (7000, 3), (4, 3, 50, 40)])
+def test_batch_norm_over_limit(limited, shape):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    cx = clgrad.tensor(x, device=limited, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    c_run = clgrad.zeros(shape[1], device=limited), clgrad.ones(shape[1], device=limited)
+    t_run = torch.zeros(shape[1]), torch.ones(shape[1])
+    cy = F.batch_norm(cx, *c_run, training=True)
+    ty = torch.nn.functional.batch_norm(tx, *t_run, training=True)
+    (cy * clgrad.tensor(g, device=limited)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    assert_close(cy, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert_close(cx.grad, tx.grad.numpy(), rtol=1e-3, atol=1e-3)
+    for c, t in zip(c_run, t_run):
+        assert_close(c, t.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_past_the_devices_own_limit(cl_device):
+    """Sizes past llvmpipe's real limit, where a device has one."""
+    d = clgrad.device(cl_device)
+    if d.runtime.loop_limit is None:
+        pytest.skip(f"{cl_device} does not limit its loops")
+    rng = np.random.default_rng(4)
+    a, b = rng.random((2, 140_000), np.float32), rng.random((140_000, 2), np.float32)
+    got = clgrad.tensor(a, device=d) @ clgrad.tensor(b, device=d)
+    assert_close(got, a.astype(np.float64) @ b, rtol=1e-4, atol=0)
+    x = rng.random((22_000, 2), np.float32)
+    got = F.batch_norm(clgrad.tensor(x, device=d), None, None, training=True)
+    ref = torch.nn.functional.batch_norm(torch.from_numpy(x), None, None, training=True)
+    assert_close(got, ref.numpy(), rtol=1e-4, atol=1e-4)
