@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .dtypes import contiguous_format
 from .nn import functional as F
+from .ops.core import check_out, write_out
 from .storage import UntypedStorage
 from .tensor import Tensor
 
@@ -364,3 +366,139 @@ def triplet_margin_loss(
     return F.triplet_margin_loss(
         anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction)
     )
+
+
+# ---- the view ops' copying forms: torch.t_copy, torch.unbind_copy, ... ------------------------
+def _slice(input: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    dim = dim + input.dim() if dim < 0 else dim
+    if not 0 <= dim < max(input.dim(), 1):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-input.dim()}, "
+            f"{input.dim() - 1}], but got {dim})"
+        )
+    return input[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def _expand(input: Tensor, size, *, implicit: bool = False) -> Tensor:
+    return input.expand(*size)
+
+
+def _alias(input: Tensor) -> Tensor:
+    return input
+
+
+def _detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def _method(name):
+    return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
+
+
+# name -> (the view it copies, whether it makes a list, a doctest example's call and output)
+_COPY_FORMS = {
+    "alias_copy": (_alias, False, "alias_copy(x)", "tensor([[0., 1., 2.],\n  [3., 4., 5.]])"),
+    "as_strided_copy": (
+        _method("as_strided"),
+        False,
+        "as_strided_copy(x, (2,), (2,), 1)",
+        "tensor([1., 3.])",
+    ),
+    "detach_copy": (_detach, False, "detach_copy(x)", "tensor([[0., 1., 2.],\n  [3., 4., 5.]])"),
+    "diagonal_copy": (_method("diagonal"), False, "diagonal_copy(x, 1)", "tensor([1., 5.])"),
+    "expand_copy": (
+        _expand,
+        False,
+        "expand_copy(x[:, :1], (2, 2))",
+        "tensor([[0., 0.],\n  [3., 3.]])",
+    ),
+    "permute_copy": (
+        _method("permute"),
+        False,
+        "permute_copy(x, (1, 0)).shape",
+        "clgrad.Size([3, 2])",
+    ),
+    "select_copy": (_method("select"), False, "select_copy(x, 1, 2)", "tensor([2., 5.])"),
+    "slice_copy": (
+        _slice,
+        False,
+        "slice_copy(x, 1, 0, None, 2)",
+        "tensor([[0., 2.],\n  [3., 5.]])",
+    ),
+    "split_copy": (_method("split"), True, "split_copy(x, 2, 1)[1]", "tensor([[2.],\n  [5.]])"),
+    "split_with_sizes_copy": (
+        _method("split"),
+        True,
+        "split_with_sizes_copy(x, [1, 2], 1)[0]",
+        "tensor([[0.],\n  [3.]])",
+    ),
+    "squeeze_copy": (_method("squeeze"), False, "squeeze_copy(x[:1])", "tensor([0., 1., 2.])"),
+    "t_copy": (_method("t"), False, "t_copy(x).shape", "clgrad.Size([3, 2])"),
+    "transpose_copy": (
+        _method("transpose"),
+        False,
+        "transpose_copy(x, 0, 1)[0]",
+        "tensor([0., 3.])",
+    ),
+    "unbind_copy": (_method("unbind"), True, "unbind_copy(x, 1)[2]", "tensor([2., 5.])"),
+    "unfold_copy": (
+        _method("unfold"),
+        False,
+        "unfold_copy(x, 1, 2, 1)[0]",
+        "tensor([[0., 1.],\n  [1., 2.]])",
+    ),
+    "unsqueeze_copy": (
+        _method("unsqueeze"),
+        False,
+        "unsqueeze_copy(x, 0).shape",
+        "clgrad.Size([1, 2, 3])",
+    ),
+    "view_copy": (_method("view"), False, "view_copy(x, (3, 2))[2]", "tensor([4., 5.])"),
+}
+
+
+def _copy_form(name: str, view, listed: bool, call: str, shown: str):
+    base = name[: -len("_copy")]
+
+    def function(input: Tensor, *args, out=None, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                f"{type(input).__name__}"
+            )
+        if out is not None:
+            check_out(name, out, (input, *args), kwargs)
+        result = view(input, *args, **kwargs)
+        if listed:
+            result = [r.clone(memory_format=contiguous_format) for r in result]
+        else:
+            result = result.clone(memory_format=contiguous_format)
+        if out is None:
+            return result
+        if listed:  # torch's list out= forms return None
+            if not isinstance(out, (list, tuple)) or len(out) != len(result):
+                raise RuntimeError(
+                    f"{name}(): expected {len(result)} output tensors, got "
+                    f"{len(out) if isinstance(out, (list, tuple)) else 1}"
+                )
+            for o, r in zip(out, result):
+                write_out(o, r)
+            return None
+        return write_out(out, result)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (
+        f"``torch.{name}``: ``input.{base}(...)`` as {'new tensors' if listed else 'a new tensor'}"
+        f" (contiguous, not a view), differentiable, with ``out=``.\n\n"
+        f"    >>> x = clgrad.arange(6.0).reshape(2, 3)\n"
+        f"    >>> clgrad.{call}\n"
+        + "".join(f"    {line}\n" for line in shown.replace("\n  ", "\n         ").split("\n"))
+    )
+    return function
+
+
+for _name, _spec in _COPY_FORMS.items():
+    globals()[_name] = _copy_form(_name, *_spec)
+__all__ += list(_COPY_FORMS)

@@ -1,0 +1,127 @@
+"""More of torch's top-level native forms, each against torch on every device: the view ops'
+copying forms (``torch.t_copy``, ``torch.unbind_copy``, ...), the ``native_*`` tuples, the
+norms, the RNN cells, ``torch.convolution``, ``torch.sym_*``: values, dtypes, shapes,
+gradients and errors."""
+
+import numpy as np
+import pytest
+import torch
+from conftest import supports
+
+import clgrad
+
+RNG = np.random.default_rng(5)
+
+
+def _a(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _pair(a, device, grad=True):
+    t = torch.tensor(a, requires_grad=grad and a.dtype.kind == "f")
+    c = clgrad.tensor(a, device=device, requires_grad=grad and a.dtype.kind == "f")
+    return t, c
+
+
+def _close(got, want, rtol=1e-4, atol=1e-5):
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w, rtol, atol)
+        return
+    if want is None:
+        assert got is None
+        return
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(
+        got.detach().cpu().numpy(), want.detach().numpy(), rtol=rtol, atol=atol
+    )
+
+
+def _backward(outs):
+    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs])]
+    outs = [o for o in outs if o is not None and o.requires_grad]
+    if outs:
+        sum((o * o).sum() for o in outs).backward()
+
+
+X = _a(2, 3, 4)
+# name -> (input, arguments)
+COPY_CASES = {
+    "alias_copy": (X, ()),
+    "as_strided_copy": (X, ((3, 2), (2, 5), 1)),
+    "detach_copy": (X, ()),
+    "diagonal_copy": (X, (1, 1, 2)),
+    "expand_copy": (_a(3, 1), ((2, 3, 4),)),
+    "permute_copy": (X, ((2, 0, 1),)),
+    "select_copy": (X, (1, -1)),
+    "slice_copy": (X, (2, 1, None, 2)),
+    "slice_copy-negative": (X, (-1, -3, 10)),
+    "split_copy": (X, (2, 1)),
+    "split_with_sizes_copy": (X, ([1, 3], 2)),
+    "squeeze_copy": (_a(2, 1, 3, 1), ()),
+    "squeeze_copy-dim": (_a(2, 1, 3, 1), (1,)),
+    "t_copy": (_a(3, 4), ()),
+    "transpose_copy": (X, (0, 2)),
+    "unbind_copy": (X, (1,)),
+    "unfold_copy": (X, (2, 2, 1)),
+    "unsqueeze_copy": (X, (-1,)),
+    "view_copy": (X, ((4, -1),)),
+}
+
+
+@pytest.mark.parametrize("name", list(COPY_CASES))
+def test_copy_forms_match_torch(device, name):
+    a, args = COPY_CASES[name]
+    fn = name.split("-")[0]
+    t, c = _pair(a, device)
+    want, got = getattr(torch, fn)(t, *args), getattr(clgrad, fn)(c, *args)
+    _close(got, want, 0, 0)
+    for g in got if isinstance(got, (list, tuple)) else [got]:
+        assert g.is_contiguous()
+        assert g.requires_grad == (fn != "detach_copy")
+    if fn != "detach_copy":
+        _backward(want)
+        _backward(got)
+        _close(c.grad, t.grad, 1e-5, 1e-6)
+    # a fresh tensor: writing it leaves the input as it was
+    (got[0] if isinstance(got, (list, tuple)) else got).detach().fill_(7.0)
+    np.testing.assert_array_equal(c.detach().cpu().numpy(), a)
+
+
+def test_copy_forms_out(device):
+    x = clgrad.tensor(X, device=device)
+    out = clgrad.empty(4, 3, 2, device=device)
+    assert clgrad.permute_copy(x, (2, 1, 0), out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), X.transpose(2, 1, 0))
+    outs = [clgrad.empty(2, 3, 2, device=device) for _ in range(2)]
+    assert clgrad.split_copy(x, 2, 2, out=outs) is None
+    np.testing.assert_array_equal(outs[1].cpu().numpy(), X[..., 2:])
+    i = clgrad.empty(0, dtype=clgrad.int64, device=device)
+    with pytest.raises(RuntimeError):  # float into int64
+        clgrad.t_copy(x[0], out=i)
+    with pytest.raises(RuntimeError):  # out= under autograd
+        clgrad.t_copy(x[0].requires_grad_(), out=out)
+
+
+def test_copy_forms_dtypes(device):
+    for dtype in (clgrad.int64, clgrad.float64, clgrad.bool):
+        if not supports(device, dtype):
+            continue
+        x = clgrad.ones(2, 3, dtype=dtype, device=device)
+        assert clgrad.t_copy(x).dtype is dtype
+        assert clgrad.unbind_copy(x)[0].dtype is dtype
+
+
+def test_copy_forms_errors(device):
+    x = clgrad.tensor(X, device=device)
+    for lib, y in ((torch, torch.tensor(X)), (clgrad, x)):
+        with pytest.raises(RuntimeError):
+            lib.permute_copy(y, (0, 1))
+        with pytest.raises(RuntimeError):
+            lib.slice_copy(y, 0, 0, 2, 0)
+        with pytest.raises(IndexError):
+            lib.select_copy(y, 0, 5)
+        with pytest.raises(RuntimeError):
+            lib.view_copy(y, (5, 5))
