@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .dtypes import contiguous_format
+from .dtypes import bool_, contiguous_format
 from .nn import functional as F
 from .ops.core import check_out, write_out
 from .storage import UntypedStorage
@@ -502,3 +502,167 @@ def _copy_form(name: str, view, listed: bool, call: str, shown: str):
 for _name, _spec in _COPY_FORMS.items():
     globals()[_name] = _copy_form(_name, *_spec)
 __all__ += list(_COPY_FORMS)
+
+
+# ---- the native_* forms: the op's output with the statistics its backward saves --------------
+def _dropout_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _empty(input: Tensor) -> Tensor:
+    return input.new_empty(0)
+
+
+def native_batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_batch_norm``: batch norm's output, the batch mean and ``1 / sqrt(var +
+    eps)`` per channel (empty when not ``training``); the running statistics are updated in
+    place as ``F.batch_norm`` does. The statistics are outside autograd, as torch's.
+
+    >>> out, mean, invstd = clgrad.native_batch_norm(
+    ...     clgrad.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1, 0.0)
+    >>> out, mean, invstd
+    (tensor([[-1.], [ 1.]]), tensor([2.]), tensor([1.]))
+    """
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, _empty(input), _empty(input)
+    x = input.detach()
+    dims = [0, *range(2, x.dim())]
+    var, mean = _var_mean(x, dims)
+    return out, mean, (var + eps).rsqrt()
+
+
+def _var_mean(x: Tensor, dims) -> tuple[Tensor, Tensor]:
+    mean = x.mean(dim=dims)
+    var = x.var(dim=dims, unbiased=False)
+    return var, mean
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_layer_norm``: layer norm's output, the mean and ``1 / sqrt(var + eps)``
+    over the normalized dims (kept as size-1 dims; outside autograd, as torch's).
+
+    >>> x = clgrad.tensor([[1.0, 3.0]])
+    >>> clgrad.native_layer_norm(x, [2], None, None, 0.0)
+    (tensor([[-1.,  1.]]), tensor([[2.]]), tensor([[1.]]))
+    """
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    x = input.detach()
+    dims = list(range(x.dim() - len(tuple(normalized_shape)), x.dim()))
+    mean = x.mean(dim=dims, keepdim=True)
+    var = x.var(dim=dims, unbiased=False, keepdim=True)
+    return out, mean, (var + eps).rsqrt()
+
+
+def native_group_norm(
+    input, weight, bias, N: int, C: int, HxW: int, group: int, eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_group_norm``: group norm's output, the ``(N, group)`` means and
+    ``1 / sqrt(var + eps)`` (differentiable, as torch's).
+
+    >>> out, mean, rstd = clgrad.native_group_norm(
+    ...     clgrad.tensor([[[1.0], [3.0]]]), None, None, 1, 2, 1, 1, 0.0)
+    >>> out.flatten(), mean, rstd
+    (tensor([-1.,  1.]), tensor([[2.]]), tensor([[1.]]))
+    """
+    if input.numel() != N * C * HxW:
+        raise RuntimeError(
+            f"Expected input to have {N * C * HxW} elements (N={N}, C={C}, HxW={HxW}), but got "
+            f"{input.numel()}"
+        )
+    out = F.group_norm(input, group, weight, bias, eps)
+    x = input.reshape(N, group, -1)
+    var, mean = _var_mean(x, [2])
+    return out, mean, (var + eps).rsqrt()
+
+
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
+    """``torch.native_dropout``: dropout's output and its boolean keep mask (all True and the
+    input's values when not ``train``).
+
+    >>> clgrad.native_dropout(clgrad.ones(2), 0.5, False)
+    (tensor([1., 1.]), tensor([True, True]))
+    """
+    if train is False:
+        return input.clone(), input.new_ones(tuple(input.shape), dtype=bool_)
+    _dropout_p(p)
+    keep = F._rand(tuple(input.shape), device=input.device) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return input * keep.to(input.dtype) * scale, keep
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``torch.native_channel_shuffle``: ``F.channel_shuffle``.
+
+    >>> clgrad.native_channel_shuffle(clgrad.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    return F.channel_shuffle(input, groups)
+
+
+def _feature_shape(input: Tensor) -> tuple[int, ...]:
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_dropout``: dropout of whole ``(N, C)`` feature maps, the others scaled
+    by ``1 / (1 - p)``.
+
+    >>> y = clgrad.feature_dropout(clgrad.ones(2, 3, 4), 0.5, True)
+    >>> bool((y.amax(2) == y.amin(2)).all())
+    True
+    """
+    _dropout_p(p)
+    return F._dropout(input, p, train, False, _feature_shape(input))
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_dropout_``: feature dropout in place.
+
+    >>> x = clgrad.ones(2, 3, 4)
+    >>> clgrad.feature_dropout_(x, 0.0, True) is x
+    True
+    """
+    _dropout_p(p)
+    F._dropout(input, p, train, True, _feature_shape(input))
+    return input
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_alpha_dropout``: alpha dropout of whole ``(N, C)`` feature maps.
+
+    >>> clgrad.feature_alpha_dropout(clgrad.ones(1, 2), 0.5, False)
+    tensor([[1., 1.]])
+    """
+    _dropout_p(p)
+    return F._alpha_dropout(input, p, train, False, _feature_shape(input))
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_alpha_dropout_``: feature alpha dropout in place.
+
+    >>> x = clgrad.ones(2, 3, 4)
+    >>> clgrad.feature_alpha_dropout_(x, 0.0, True) is x
+    True
+    """
+    _dropout_p(p)
+    F._alpha_dropout(input, p, train, True, _feature_shape(input))
+    return input
+
+
+__all__ += [
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "native_batch_norm",
+    "native_channel_shuffle",
+    "native_dropout",
+    "native_group_norm",
+    "native_layer_norm",
+]

@@ -125,3 +125,112 @@ def test_copy_forms_errors(device):
             lib.select_copy(y, 0, 5)
         with pytest.raises(RuntimeError):
             lib.view_copy(y, (5, 5))
+
+
+X4 = _a(4, 3, 2, 5)
+# name -> (arguments: arrays are tensors (float ones need grad), anything else as is)
+NATIVE_CASES = {
+    "native_batch_norm": (X4, _a(3), _a(3), None, None, True, 0.1, 1e-5),
+    "native_layer_norm": (X4, [2, 5], _a(2, 5), _a(2, 5), 1e-3),
+    "native_layer_norm-plain": (X4, [5], None, None, 1e-5),
+    "native_group_norm": (X4, _a(3), _a(3), 4, 3, 10, 3, 1e-5),
+    "native_group_norm-plain": (_a(2, 4, 3), None, None, 2, 4, 3, 2, 1e-5),
+    "native_dropout": (X4, 0.3, False),
+    "feature_dropout": (X4, 0.3, False),
+    "feature_alpha_dropout": (X4, 0.3, False),
+}
+
+
+def _call(lib, device, args):
+    leaves, call = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            t = lib.tensor(a, device=device, requires_grad=a.dtype.kind == "f")
+            leaves += [t] if t.requires_grad else []
+            call.append(t)
+        else:
+            call.append(a)
+    return leaves, call
+
+
+@pytest.mark.parametrize("name", list(NATIVE_CASES))
+def test_native_forms_match_torch(device, name):
+    fn = name.split("-")[0]
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        leaves, call = _call(lib, dev, NATIVE_CASES[name])
+        out = getattr(lib, fn)(*call)
+        outs = out if isinstance(out, tuple) else (out,)
+        flags = [o.requires_grad for o in outs]
+        _backward(outs)
+        results.append((outs, flags, [t.grad for t in leaves]))
+    (want, want_flags, want_grads), (got, got_flags, got_grads) = results
+    assert got_flags == want_flags
+    _close(got, want, 1e-4, 1e-4)
+    _close(got_grads, want_grads, 1e-3, 1e-4)
+
+
+def test_native_channel_shuffle(device):
+    # torch's has no derivative; clgrad's is F.channel_shuffle's, whose gradient is the
+    # inverse shuffle (torch.nn.functional.channel_shuffle's)
+    a = _a(2, 6, 3)
+    t, c = _pair(a, device)
+    _close(clgrad.native_channel_shuffle(c, 3), torch.native_channel_shuffle(t.detach(), 3), 0, 0)
+    _backward(clgrad.native_channel_shuffle(c, 3))
+    _backward(torch.nn.functional.channel_shuffle(t, 3))
+    _close(c.grad, t.grad, 1e-6, 1e-6)
+
+
+def test_native_batch_norm_running_stats_and_eval(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        rm, rv = lib.zeros(3, device=dev), lib.ones(3, device=dev)
+        x = lib.tensor(X4, device=dev)
+        lib.native_batch_norm(x, None, None, rm, rv, True, 0.2, 1e-5)
+        out, m, s = lib.native_batch_norm(x, None, None, rm, rv, False, 0.2, 1e-5)
+        if lib is torch:
+            want = (rm, rv, out, m, s)
+        else:
+            _close((rm, rv, out, m, s), want, 1e-4, 1e-5)
+
+
+def test_native_dropout_training(device):
+    clgrad.manual_seed(0)
+    x = clgrad.ones(400, device=device, requires_grad=True)
+    out, mask = clgrad.native_dropout(x, 0.25, True)
+    assert mask.dtype is clgrad.bool and out.dtype is clgrad.float32
+    m = mask.cpu().numpy()
+    np.testing.assert_allclose(out.detach().cpu().numpy(), m / 0.75, rtol=1e-6)
+    assert 0.6 < m.mean() < 0.9
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), m / 0.75, rtol=1e-6)
+    out, mask = clgrad.native_dropout(x, 1.0, True)
+    assert not mask.cpu().numpy().any() and not out.detach().cpu().numpy().any()
+
+
+def test_feature_dropouts_training(device):
+    clgrad.manual_seed(1)
+    x = clgrad.ones(8, 6, 5, device=device)
+    for fn in (clgrad.feature_dropout, clgrad.feature_alpha_dropout):
+        y = fn(x, 0.5, True).cpu().numpy()
+        assert (y.max(2) == y.min(2)).all() and len(np.unique(y)) == 2
+    y = clgrad.ones(3, 4, device=device)
+    assert clgrad.feature_dropout_(y, 0.5, True) is y
+    assert set(np.unique(y.cpu().numpy())) <= {0.0, 2.0}
+    assert clgrad.feature_alpha_dropout_(y, 0.5, False) is y
+
+
+def test_native_forms_errors(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.ones(2, 3, 4, device=dev)
+        with pytest.raises(RuntimeError):
+            lib.native_layer_norm(x, [3], None, None, 1e-5)
+        with pytest.raises(RuntimeError):
+            lib.native_group_norm(x, None, None, 2, 3, 4, 2, 1e-5)
+        with pytest.raises(RuntimeError):
+            lib.native_channel_shuffle(x, 2)
+        with pytest.raises(RuntimeError):
+            lib.native_dropout(x, 1.5, True)
+        with pytest.raises(RuntimeError):
+            lib.feature_dropout(x, -0.5, True)
+        with pytest.raises(RuntimeError):
+            lib.feature_alpha_dropout(lib.ones(3, device=dev), 0.5, True)
