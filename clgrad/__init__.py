@@ -28,6 +28,7 @@ from . import (
     optim,
     profiler,
     random,
+    signal,
     special,
     testing,
     utils,
