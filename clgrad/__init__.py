@@ -124,12 +124,14 @@ from .ops.creation import (
     tensor,
     zeros_like,
 )
+from .ops.typed_storage import LEGACY_STORAGES as _LEGACY_STORAGES
 from .ops.typed_storage import TypedStorage
 from .serialization import load, save
 from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
 half, float, double = float16, float32, float64
+globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGES.values()})  # FloatStorage...
 long, int, short = int64, int32, int16
 __version__ = "0.1.0"
 

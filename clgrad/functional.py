@@ -264,6 +264,7 @@ _MORE = {
     "select_scatter": _M.select_scatter,
     "slice_scatter": _M.slice_scatter,
     "diagonal_scatter": _M.diagonal_scatter,
+    "as_strided_scatter": _M.as_strided_scatter,
     "narrow_copy": _M.narrow_copy,
     "vander": _M.vander,
     "inner": _L.inner,

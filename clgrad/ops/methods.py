@@ -16,7 +16,7 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import register_post_accumulate_grad_hook
 from ..device import cuda_device, resolve
 from ..storage import UntypedStorage
-from ..tensor import Tensor
+from ..tensor import Tensor, contiguous_strides
 from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
 from . import creation as C
 from . import elementwise as E
@@ -1049,3 +1049,287 @@ def _attach_more():
 
 
 _attach_more()
+
+
+# ---- storage and geometry methods: set_, resize, as_strided_, map_, as_subclass ------------------
+
+
+def _grow_storage(storage, nbytes: int) -> None:
+    """Gives ``storage`` at least ``nbytes`` bytes in place (every tensor over it keeps it), its
+    old bytes first, as PyTorch's ``set_`` grows a storage that its new geometry overruns."""
+    if nbytes <= storage.nbytes:
+        return
+    from ..storage import Storage
+
+    new = Storage.allocate(storage.device, nbytes)
+    old_bytes = storage.nbytes
+    if old_bytes:
+        src = Tensor._make(storage, (old_bytes,), (1,), 0, D.uint8)
+        Tensor._make(new, (old_bytes,), (1,), 0, D.uint8).copy_(src)
+    # swap the buffers: the old one goes back to the allocator with ``new``
+    storage.data, new.data = new.data, storage.data
+    storage.nbytes, new.nbytes = new.nbytes, old_bytes
+
+
+def set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """Makes ``self`` a tensor over ``source``'s memory, as ``Tensor.set_``: ``set_()`` an empty
+    storage, ``set_(tensor)`` the tensor's storage and geometry, ``set_(storage, offset, size,
+    stride)`` that geometry of a storage (grown, as PyTorch's, where it is too small). Writes
+    through either tensor are then seen by the other.
+
+    >>> a = clgrad.arange(4.0)
+    >>> b = clgrad.zeros(1).set_(a)
+    >>> b[0] = 7.0
+    >>> a
+    tensor([7., 1., 2., 3.])
+    """
+    if self._requires_grad and self._grad_fn is None and is_grad_enabled():
+        raise RuntimeError(IP.LEAF_ERROR)
+    if (storage_offset is None) != (size is None) or (source is None and size is not None):
+        raise TypeError(
+            "set_() received an invalid combination of arguments: expected (), (source), or "
+            "(source, storage_offset, size, stride=None)"
+        )
+    if source is None:
+        storage, offset, shape, strides = None, 0, (0,), (1,)
+    elif isinstance(source, Tensor):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Could not set tensor of type {_C_TYPE_NAMES.get(source.dtype.name)} to a tensor "
+                f"of type {_C_TYPE_NAMES.get(self.dtype.name)}"
+            )
+        storage = source._storage
+        if size is None:
+            offset, shape, strides = source._offset, source._shape, source._stride
+        else:
+            offset = storage_offset
+    elif isinstance(source, (UntypedStorage, typed_storage.TypedStorage)):
+        if isinstance(source, typed_storage.TypedStorage) and source.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Expected a Storage of type {self.dtype} or an UntypedStorage, but got type "
+                f"{source.dtype} for argument 1 'storage'"
+            )
+        storage, offset = source._storage, storage_offset or 0
+        if size is None:
+            shape = (storage.nbytes // self.dtype.itemsize,)
+            strides = (1,)
+    else:
+        raise TypeError(
+            f"set_() received an invalid combination of arguments - got ({type(source).__name__})"
+        )
+    if size is not None:
+        shape = tuple(int(n) for n in size)
+        strides = contiguous_strides(shape) if stride is None else tuple(int(s) for s in stride)
+        if len(strides) != len(shape):
+            raise RuntimeError(
+                f"unequal size length ({len(shape)}) and stride length ({len(strides)})"
+            )
+        if any(n < 0 for n in shape):
+            raise RuntimeError("numel: integer multiplication overflow")
+        if any(s < 0 for s in strides):
+            raise RuntimeError(
+                f"as_strided: Negative strides are not supported at the moment, got strides: "
+                f"{list(strides)}"
+            )
+    offset = int(offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if storage is None:
+        from ..storage import Storage
+
+        storage = Storage.allocate(self.device, 0)
+    elif storage.device != self.device:
+        raise RuntimeError(
+            f'Attempted to set the storage of a tensor on device "{self.device}" to a storage '
+            f'on different device "{storage.device}".  This is no longer allowed; the devices '
+            "must match."
+        )
+    if 0 not in shape:
+        last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+        _grow_storage(storage, (last + 1) * self.dtype.itemsize)
+    version = self._version  # the tensor keeps its own version counter, as PyTorch's
+    self._storage, self._shape, self._stride, self._offset = storage, shape, strides, offset
+    self._base = self._view_meta = None
+    self._counter = [version]
+    self._bump_version()
+    return self
+
+
+# C type names in PyTorch's set_ message
+_C_TYPE_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+
+def is_set_to(self, tensor) -> bool:
+    """Whether ``self`` and ``tensor`` are the same view of the same storage (storage, offset,
+    sizes and strides), as ``Tensor.is_set_to``.
+
+    >>> a = clgrad.arange(3.0)
+    >>> clgrad.zeros(1).set_(a).is_set_to(a), a.clone().is_set_to(a)
+    (True, False)
+    """
+    return (
+        self._storage is tensor._storage
+        and self._offset == tensor._offset
+        and self._shape == tensor._shape
+        and self._stride == tensor._stride
+    )
+
+
+def resize(self, *sizes):
+    """``self``'s elements in the shape ``sizes``, of the same number of elements (a view where
+    ``self`` is contiguous), as PyTorch's deprecated ``Tensor.resize`` (it warns).
+
+    >>> clgrad.arange(6).resize(2, 3)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resize(self, sizes)
+
+
+def resize_as(self, tensor):
+    """``self``'s elements in ``tensor``'s shape, as PyTorch's deprecated ``Tensor.resize_as``
+    (it warns).
+
+    >>> clgrad.arange(4).resize_as(clgrad.zeros(2, 2))
+    tensor([[0, 1],
+            [2, 3]])
+    """
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _resize(self, tuple(tensor.shape))
+
+
+def _resize(self, sizes):
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    numel = math.prod(sizes)
+    if numel != self.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(str(n) for n in sizes)} ({numel} elements in total), "
+            f"but the given tensor has a size of {'x'.join(str(n) for n in self.shape)} "
+            f"({self.numel()} elements). autograd's resize can only change the shape of a given "
+            "tensor, while preserving the number of elements. "
+        )
+    return M.view(M.contiguous(self), sizes)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """``self`` restrided in place over its storage, as ``Tensor.as_strided_`` (a leaf that
+    requires grad refuses; a tensor with a history takes AsStrided's).
+
+    >>> x = clgrad.arange(6.0)
+    >>> x.as_strided_((2, 2), (1, 2), 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    if self._requires_grad and self._grad_fn is None and is_grad_enabled():
+        raise RuntimeError(IP.LEAF_ERROR)
+    out = M.as_strided(self, size, stride, storage_offset)
+    self._shape, self._stride, self._offset = out._shape, out._stride, out._offset
+    if out._grad_fn is not None:
+        self._grad_fn, self._output_nr = out._grad_fn, out._output_nr
+    self._bump_version()
+    return self
+
+
+def _map_check(self, name, pairs):
+    if self._requires_grad or any(t._requires_grad for _, t in pairs):
+        raise RuntimeError(
+            f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+            "instead."
+        )
+    for what, t in pairs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(t).__name__}")
+        if t.dtype is not self.dtype or t.device != self.device:
+            noun = "'other'" if name == "map_" else f"argument '{what}'"
+            raise TypeError(f"{name}: expected {self.type()} for {noun} (got {t.type()})")
+    if not self.device.is_cpu:
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+
+
+def _map_into(self, fn, others):
+    args = [M.expand(t, self.shape)._numpy().ravel().tolist() for t in others]
+    values = [fn(*vs) for vs in zip(self._numpy().ravel().tolist(), *args)]
+    src = C.tensor(values, device=self.device).to(self.dtype).reshape(self.shape)
+    return IP.copy_(self, src)
+
+
+def map_(self, tensor, callable):
+    """Replaces each element ``a`` by ``callable(a, b)``, ``b`` the element of ``tensor``
+    (broadcast) at its place, as ``Tensor.map_``: cpu tensors of one dtype only, none that
+    requires grad.
+
+    >>> clgrad.arange(3.0).map_(clgrad.ones(3), lambda a, b: a + b)
+    tensor([1., 2., 3.])
+    """
+    _map_check(self, "map_", [("other", tensor)])
+    return _map_into(self, callable, [tensor])
+
+
+def map2_(self, x, y, callable):
+    """Replaces each element ``a`` by ``callable(a, b, c)``, ``b`` and ``c`` the elements of
+    ``x`` and ``y`` (broadcast) at its place, as ``Tensor.map2_`` (cpu tensors only).
+
+    >>> clgrad.arange(3.0).map2_(clgrad.ones(3), clgrad.ones(1), lambda a, b, c: a + b + c)
+    tensor([2., 3., 4.])
+    """
+    _map_check(self, "map2_", [("x", x), ("y", y)])
+    return _map_into(self, callable, [x, y])
+
+
+def as_subclass(self, cls):
+    """``self`` as an instance of ``cls`` (a subclass of Tensor): the same elements, storage and
+    version counter; its history is an alias of ``self`` where ``self`` requires grad, as
+    ``Tensor.as_subclass``.
+
+    >>> class Mine(clgrad.Tensor):
+    ...     pass
+    >>> type(clgrad.ones(2).as_subclass(Mine)).__name__
+    'Mine'
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+            "possible. Make sure your class inherits from Tensor."
+        )
+    src = M.view(self, self._shape) if self._requires_grad and is_grad_enabled() else self
+    out = object.__new__(cls)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__":
+            setattr(out, slot, getattr(src, slot))
+    if src is self:  # no history: a new tensor object over the same elements
+        out._grad = out._hooks = out._accumulator = None
+        out._retains_grad = False
+        out._requires_grad = False
+    return out
+
+
+def storage_type(self):
+    """The legacy storage class of the tensor's dtype (``clgrad.FloatStorage`` for float32), as
+    ``Tensor.storage_type``.
+
+    >>> clgrad.zeros(1).storage_type()
+    <class 'clgrad.FloatStorage'>
+    """
+    return typed_storage.LEGACY_STORAGES[self.dtype.name]
+
+
+def _attach_storage_methods():
+    for fn in (set_, is_set_to, resize, resize_as, as_strided_, map_, map2_, as_subclass):
+        setattr(Tensor, fn.__name__, fn)
+    Tensor.storage_type = storage_type
+    Tensor.const_data_ptr = data_ptr
+    Tensor.as_strided_scatter = M.as_strided_scatter
+
+
+_attach_storage_methods()

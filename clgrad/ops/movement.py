@@ -1524,10 +1524,11 @@ def diff(
     return x if x is not input else x.clone()  # a new tensor (n = 0), as PyTorch's
 
 
-def _scattered(input, src, view_of):
-    """A copy of ``input`` with ``src`` written into the view ``view_of`` picks: the
-    ``*_scatter`` ops (the gradient reaches both through the copy and the write)."""
-    out = input.clone()
+def _scattered(input, src, view_of, copy=True):
+    """A copy of ``input`` (``input`` itself, already a copy, without ``copy``) with ``src``
+    written into the view ``view_of`` picks: the ``*_scatter`` ops (the gradient reaches both
+    through the copy and the write)."""
+    out = input.clone() if copy else input
     target = view_of(out)
     if tuple(target.shape) != tuple(src.shape):
         raise RuntimeError(
@@ -1572,6 +1573,40 @@ def diagonal_scatter(
             [0., 1.]])
     """
     return _scattered(input, src, lambda t: diagonal(t, offset, dim1, dim2))
+
+
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """A copy of ``input`` (in new row-major memory) with ``src`` written into its
+    ``as_strided(size, stride, storage_offset)`` view, like ``torch.as_strided_scatter``.
+
+    >>> clgrad.as_strided_scatter(clgrad.zeros(2, 3), clgrad.ones(2), (2,), (3,), 1)
+    tensor([[0., 1., 0.],
+            [0., 1., 0.]])
+    """
+    # torch's clone keeps the layout of a dense tensor (a transposed one stays so): its storage
+    # order is what the strides address
+    order = sorted(range(input.ndim), key=lambda d: -input._stride[d])
+    permuted = permute(input, order)
+    if _row_major_dense(permuted):
+        inverse = [order.index(d) for d in range(input.ndim)]
+        input = permute(permuted.clone(), inverse)
+    out = _scattered(input, src, lambda t: as_strided(t, size, stride, storage_offset), False)
+    return out
+
+
+def _row_major_dense(t) -> bool:
+    expected = 1
+    for n, s in zip(reversed(t._shape), reversed(t._stride)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:

@@ -147,3 +147,54 @@ _LEGACY_NAMES = {
 def storage(self) -> TypedStorage:
     """``Tensor.storage()``: the tensor's memory as a TypedStorage of its dtype."""
     return TypedStorage(self._storage, self.dtype)
+
+
+class _LegacyStorageMeta(type):
+    """``isinstance(x.storage(), clgrad.FloatStorage)``: a TypedStorage of that dtype, as
+    PyTorch's legacy storage classes answer."""
+
+    def __instancecheck__(cls, instance):
+        if type.__instancecheck__(cls, instance):
+            return True
+        return isinstance(instance, TypedStorage) and instance.dtype is cls._dtype
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """A TypedStorage of one dtype made by size or from a sequence: ``clgrad.FloatStorage(3)``
+    (zeros), ``clgrad.FloatStorage([1, 2])``, on the cpu device."""
+
+    _dtype = None
+
+    def __init__(self, *args, device=None):
+        from .creation import tensor, zeros  # the creation ops sit beside this module
+
+        if not args:
+            t = zeros(0, dtype=self._dtype, device=device)
+        elif len(args) == 1 and isinstance(args[0], int):
+            t = zeros(args[0], dtype=self._dtype, device=device)
+        elif len(args) == 1:
+            t = tensor(list(args[0]), dtype=self._dtype, device=device)
+        else:
+            raise TypeError(f"{type(self).__name__}(): expected a size or a sequence")
+        TypedStorage.__init__(self, t._storage, self._dtype)
+
+
+def _legacy_storage(name, dt):
+    return _LegacyStorageMeta(f"{name}Storage", (_LegacyStorage,), {"_dtype": dt})
+
+
+def _legacy_storages():
+    from .. import dtypes as D
+
+    out = {}
+    for dt in (D.float32, D.float64, D.float16, D.int64, D.int32, D.int16, D.int8, D.uint8):
+        out[dt.name] = _legacy_storage(_LEGACY_NAMES[dt.name], dt)
+    out[D.bool_.name] = _legacy_storage("Bool", D.bool_)
+    for cls in out.values():
+        cls.__module__ = "clgrad"
+        cls.__qualname__ = cls.__name__
+    return out
+
+
+# dtype name -> the legacy storage class: clgrad.FloatStorage, ... (Tensor.storage_type)
+LEGACY_STORAGES = _legacy_storages()
