@@ -27,6 +27,7 @@ from . import (
     nn,
     optim,
     profiler,
+    quasirandom,
     random,
     signal,
     special,

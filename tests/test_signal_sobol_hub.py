@@ -91,3 +91,99 @@ def test_window_errors_as_torch(call):
 def test_window_layout_error():
     with pytest.raises(ValueError, match="strided tensors only"):
         W.hann(4, layout=object())
+
+
+# ---- torch.quasirandom.SobolEngine ----
+
+from clgrad.quasirandom import SobolEngine  # noqa: E402
+
+
+def test_sobol_state_equals_torch_all_dimensions():
+    got = SobolEngine(SobolEngine.MAXDIM).sobolstate
+    want = torch.quasirandom.SobolEngine(21201).sobolstate
+    assert got.dtype == clgrad.int64 and tuple(got.shape) == (21201, 30)
+    assert np.array_equal(got.numpy(), want.numpy())
+    assert (SobolEngine.MAXBIT, SobolEngine.MAXDIM) == (30, 21201)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 7, 64, 1000, 21201])
+def test_sobol_draws_equal_torch(dim):
+    ours, theirs = SobolEngine(dim), torch.quasirandom.SobolEngine(dim)
+    steps = [("draw", 1), ("draw", 6), ("ff", 5), ("draw", 33), ("ff", 1), ("draw", 1)]
+    if dim < 1000:
+        steps += [("draw", 700), ("ff", 3000), ("draw", 50)]
+    for kind, n in steps:
+        if kind == "ff":
+            assert ours.fast_forward(n) is ours
+            theirs.fast_forward(n)
+            continue
+        for dt in ("float32", "float64"):
+            a = ours.draw(n, dtype=getattr(clgrad, dt) if dt == "float64" else None)
+            b = theirs.draw(n, dtype=getattr(torch, dt) if dt == "float64" else None)
+            assert a.dtype == getattr(clgrad, dt) and tuple(a.shape) == (n, dim)
+            assert np.array_equal(a.numpy(), b.numpy())
+        assert ours.num_generated == theirs.num_generated
+        assert np.array_equal(ours.quasi.numpy(), theirs.quasi.numpy())
+
+
+def test_sobol_base2_reset_out_repr():
+    ours, theirs = SobolEngine(5), torch.quasirandom.SobolEngine(5)
+    assert np.array_equal(ours.draw_base2(3).numpy(), theirs.draw_base2(3).numpy())
+    assert np.array_equal(ours.draw_base2(3).numpy(), theirs.draw_base2(3).numpy())
+    with pytest.raises(ValueError, match="power of 2"):
+        ours.draw_base2(2)
+    ours.reset()
+    theirs.reset()
+    assert ours.num_generated == 0 and np.array_equal(ours.quasi.numpy(), np.zeros(5))
+    out = clgrad.empty(1)
+    assert ours.draw(4, out=out) is out
+    assert np.array_equal(out.numpy(), theirs.draw(4).numpy())
+    assert repr(SobolEngine(3, scramble=True, seed=1)) == repr(
+        torch.quasirandom.SobolEngine(3, scramble=True, seed=1)
+    )
+    for bad in (0, 21202):
+        with pytest.raises(ValueError) as want:
+            torch.quasirandom.SobolEngine(bad)
+        with pytest.raises(ValueError) as got:
+            SobolEngine(bad)
+        assert str(got.value) == str(want.value)
+
+
+def test_sobol_scramble_matrix_as_atens():
+    # the same random bits given to both: clgrad's scramble of the direction numbers is ATen's
+    from clgrad.quasirandom import _scramble_state
+
+    state = torch.quasirandom.SobolEngine(9).sobolstate
+    ltm = torch.randint(2, (9, 30, 30), generator=torch.Generator().manual_seed(0)).tril()
+    want = state.clone()
+    torch._sobol_engine_scramble_(want, ltm, 9)
+    assert np.array_equal(_scramble_state(state.numpy(), ltm.numpy(), 30), want.numpy())
+
+
+def test_sobol_scrambled_statistics():
+    e = SobolEngine(6, scramble=True, seed=123)
+    x = e.draw_base2(12).numpy().astype(np.float64)
+    assert x.shape == (4096, 6) and (x >= 0).all() and (x < 1).all()
+    # a scrambled Sobol' net: in 30-bit integers (the engine's states), every dimension has
+    # exactly one point in each of 4096 bins and each pair is balanced on a 16 x 16 grid; the
+    # float32 points (rounded to 24 bits, as torch's are) may move one across a bin's edge
+    from clgrad.quasirandom import _walk
+
+    shift, state = e.shift.numpy(), e.sobolstate.numpy()
+    q = np.concatenate([shift[None], _walk(shift, state, 4095, 0)])
+    assert np.array_equal(q[-1], e.quasi.numpy())
+    np.testing.assert_array_equal(q.astype(np.float32) / np.float32(2**30), x.astype(np.float32))
+    for d in range(6):
+        assert (np.bincount(q[:, d] >> 18, minlength=4096) == 1).all()
+        assert (np.bincount((x[:, d] * 4096).astype(int), minlength=4096) != 1).sum() <= 4
+    for d in range(5):
+        grid = np.zeros((16, 16), dtype=int)
+        np.add.at(grid, (q[:, d] >> 26, q[:, d + 1] >> 26), 1)
+        assert (grid == 16).all()
+    assert np.abs(x.mean(0) - 0.5).max() < 1e-3
+    # the same seed gives the same points, another seed others; the first point is not 0
+    again = SobolEngine(6, scramble=True, seed=123).draw_base2(12).numpy()
+    assert np.array_equal(again, x.astype(np.float32))
+    other = SobolEngine(6, scramble=True, seed=124).draw(8).numpy()
+    assert not np.array_equal(other, x[:8].astype(np.float32)) and (x[0] > 0).all()
+    assert SobolEngine(2, scramble=True).draw(3).shape == (3, 2)
