@@ -21,9 +21,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .distributions import Binomial
 from .dtypes import bool_, contiguous_format
 from .nn import functional as F
-from .ops.core import check_out, write_out
+from .ops.core import SCALAR_TYPE_NAMES, check_out, write_out
+from .ops.creation import empty as _empty_factory
+from .ops.decomp import svdvals
 from .storage import UntypedStorage
 from .tensor import Tensor
 
@@ -666,3 +669,369 @@ __all__ += [
     "native_group_norm",
     "native_layer_norm",
 ]
+
+
+# ---- norms, cells, convolution, sampling grids, factories ------------------------------------
+def frobenius_norm(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """``torch.frobenius_norm``: the 2-norm over at most two ``dim`` (all dims when empty), as
+    ``linalg.vector_norm(input, 2, dim, keepdim)``.
+
+    >>> clgrad.frobenius_norm(clgrad.tensor([[3.0, 4.0]]), [0, 1])
+    tensor(5.)
+    """
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(
+            f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead."
+        )
+    return input.norm(2, dim=dims or None, keepdim=keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """``torch.nuclear_norm``: the sum of the singular values of the matrices over ``dim``
+    (the last two by default; ``nuclear_norm(input, keepdim)`` as torch's overload).
+
+    >>> clgrad.nuclear_norm(clgrad.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    tensor(7.)
+    """
+    if isinstance(dim, bool):  # torch.nuclear_norm(input, keepdim)
+        dim, keepdim = (-2, -1), dim
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims}")
+    if input.dim() < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    n = input.dim()
+    d0, d1 = (d % n for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    rest = [d for d in range(n) if d not in (d0, d1)]
+    out = svdvals(input.permute(*rest, d0, d1)).sum(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """``torch.norm_except_dim`` (weight norm's): the ``pow``-norm over every dim but ``dim``,
+    kept as size-1 dims (``dim=-1``: the norm of the whole tensor).
+
+    >>> clgrad.norm_except_dim(clgrad.tensor([[3.0, 1.0], [4.0, 1.0]]), 2, 1)
+    tensor([[5.0000, 1.4142]])
+    """
+    if dim == -1:
+        return v.norm(pow)
+    n = v.dim()
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    dim %= n
+    rest = [d for d in range(n) if d != dim]
+    if not rest:
+        return v.abs() if pow != 0 else (v != 0).to(v.dtype)
+    return v.norm(pow, dim=rest, keepdim=True)
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """``torch.binomial``: a draw of Binomial(``count``, ``prob``) per element (broadcast), in
+    ``count``'s dtype, outside autograd (a ``generator`` is refused: the global one draws).
+
+    >>> clgrad.binomial(clgrad.tensor([0.0, 4.0]), clgrad.tensor([0.3, 1.0]))
+    tensor([0., 4.])
+    """
+    if generator is not None:
+        raise NotImplementedError("torch.binomial: a generator of its own is not supported")
+    if not count.dtype.is_floating_point:
+        raise ValueError(
+            f"binomial only supports floating-point dtypes for count, got: "
+            f"{SCALAR_TYPE_NAMES[count.dtype.name]}"
+        )
+    count, prob = count.detach(), prob.detach().to(count.dtype)
+    return Binomial(count, probs=prob).sample().to(count.dtype)
+
+
+def empty_permuted(
+    size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+    pin_memory=False,
+) -> Tensor:  # fmt: skip
+    """``torch.empty_permuted``: an uninitialized tensor of ``size`` whose dims lie in memory
+    in the order ``physical_layout`` (outermost first).
+
+    >>> clgrad.empty_permuted((2, 3, 4), (0, 2, 1)).stride()
+    (12, 1, 3)
+    """
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}"
+        )
+    if sorted(order) != list(range(len(order))):
+        raise RuntimeError("Duplicate dim not allowed")
+    inverse = [order.index(d) for d in range(len(order))]
+    out = _empty_factory([size[d] for d in order], dtype=dtype, device=device).permute(*inverse)
+    return out.requires_grad_() if requires_grad else out
+
+
+def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """``torch.index_put_``: ``input.index_put_(indices, values, accumulate)``.
+
+    >>> clgrad.index_put_(clgrad.zeros(3), (clgrad.tensor([0, 0]),), clgrad.tensor(1.0), True)
+    tensor([2., 0., 0.])
+    """
+    return input.index_put_(indices, values, accumulate)
+
+
+def _cell_check(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor) -> None:
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.size(1)} expected {w_ih.size(1)}"
+        )
+    if hx.size(1) != w_hh.size(1):
+        raise RuntimeError(
+            f"hx has inconsistent hidden_size: got {hx.size(1)} expected {w_hh.size(1)}"
+        )
+
+
+def _gates(input, hx, w_ih, w_hh, b_ih, b_hh) -> tuple[Tensor, Tensor]:
+    return F.linear(input, w_ih, b_ih), F.linear(hx, w_hh, b_hh)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None) -> Tensor:
+    """``torch.rnn_tanh_cell``: ``tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)``.
+
+    >>> clgrad.rnn_tanh_cell(clgrad.zeros(1, 2), clgrad.zeros(1, 3), clgrad.ones(3, 2),
+    ...                      clgrad.ones(3, 3))
+    tensor([[0., 0., 0.]])
+    """
+    _cell_check(input, hx, w_ih, w_hh)
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).tanh()
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None) -> Tensor:
+    """``torch.rnn_relu_cell``: ``relu(input w_ih^T + b_ih + hx w_hh^T + b_hh)``.
+
+    >>> clgrad.rnn_relu_cell(clgrad.ones(1, 2), clgrad.zeros(1, 1), clgrad.ones(1, 2),
+    ...                      clgrad.ones(1, 1))
+    tensor([[2.]])
+    """
+    _cell_check(input, hx, w_ih, w_hh)
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).relu()
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None) -> Tensor:
+    """``torch.gru_cell``: one GRU step (gates r, z, n in ``w_ih``'s rows, as torch's).
+
+    >>> clgrad.gru_cell(clgrad.zeros(1, 2), clgrad.ones(1, 1), clgrad.zeros(3, 2),
+    ...                 clgrad.zeros(3, 1))
+    tensor([[0.5000]])
+    """
+    _cell_check(input, hx, w_ih, w_hh)
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    i_r, i_z, i_n = gi.chunk(3, -1)
+    h_r, h_z, h_n = gh.chunk(3, -1)
+    r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
+    n = (i_n + r * h_n).tanh()
+    return n + z * (hx - n)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None) -> tuple[Tensor, Tensor]:
+    """``torch.lstm_cell``: one LSTM step from ``hx = (h, c)`` (gates i, f, g, o), the new
+    ``(h, c)``.
+
+    >>> h, c = clgrad.lstm_cell(clgrad.zeros(1, 2), (clgrad.zeros(1, 1), clgrad.ones(1, 1)),
+    ...                         clgrad.zeros(4, 2), clgrad.zeros(4, 1))
+    >>> c
+    tensor([[0.5000]])
+    """
+    if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+        raise RuntimeError("lstm_cell: Expected hx to be a sequence of two tensors (h, c)")
+    h, c = hx
+    _cell_check(input, h, w_ih, w_hh)
+    gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = (gi + gh).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+_CONVS = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d)}
+_CONVS[3] = (F.conv3d, F.conv_transpose3d)
+
+
+def convolution(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+) -> Tensor:
+    """``torch.convolution``: ``F.conv{1,2,3}d`` or, ``transposed``, ``F.conv_transpose{1,2,3}d``
+    by ``weight``'s dims.
+
+    >>> clgrad.convolution(clgrad.ones(1, 1, 4), clgrad.ones(1, 1, 2), None, [1], [0], [1],
+    ...                    False, [0], 1)
+    tensor([[[2., 2., 2.]]])
+    """
+    k = weight.dim() - 2
+    if k not in _CONVS or input.dim() not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+            f"{list(input.shape)} instead"
+        )
+    conv, conv_t = _CONVS[k]
+    if transposed:
+        return conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+_SAMPLE_MODES = ("bilinear", "nearest", "bicubic")
+_PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def grid_sampler(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """``torch.grid_sampler``: ``F.grid_sample`` with ATen's codes (interpolation 0 bilinear,
+    1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection).
+
+    >>> clgrad.grid_sampler(clgrad.ones(1, 1, 2, 2), clgrad.zeros(1, 1, 1, 2), 0, 0, False)
+    tensor([[[[1.]]]])
+    """
+    if not 0 <= interpolation_mode < 3 or not 0 <= padding_mode < 3:
+        raise RuntimeError(
+            f"grid_sampler(): unknown interpolation mode {interpolation_mode} or padding mode "
+            f"{padding_mode}"
+        )
+    return F.grid_sample(
+        input, grid, _SAMPLE_MODES[interpolation_mode], _PADDING_MODES[padding_mode],
+        align_corners,
+    )  # fmt: skip
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """``torch.affine_grid_generator``: ``F.affine_grid(theta, size, align_corners)``.
+
+    >>> clgrad.affine_grid_generator(clgrad.eye(2, 3)[None], [1, 1, 1, 2], False)
+    tensor([[[[-0.5000,  0.0000],
+              [ 0.5000,  0.0000]]]])
+    """
+    return F.affine_grid(theta, list(size), align_corners)
+
+
+__all__ += [
+    "affine_grid_generator",
+    "binomial",
+    "convolution",
+    "empty_permuted",
+    "frobenius_norm",
+    "grid_sampler",
+    "gru_cell",
+    "index_put_",
+    "lstm_cell",
+    "norm_except_dim",
+    "nuclear_norm",
+    "rnn_relu_cell",
+    "rnn_tanh_cell",
+]
+
+
+# ---- torch's SymInt-aware helpers, on plain Python numbers (clgrad traces no symbolic shapes) --
+def _sym_types():
+    import numpy as np
+
+    return (np.integer, np.floating, int, float), (np.floating, float)
+
+
+def sym_int(a):
+    """``torch.sym_int``: ``int(a)``.
+
+    >>> clgrad.sym_int(2.7)
+    2
+    """
+    return int(a)
+
+
+def sym_float(a):
+    """``torch.sym_float``: ``float(a)``.
+
+    >>> clgrad.sym_float(2)
+    2.0
+    """
+    return a.__sym_float__() if hasattr(a, "__sym_float__") else float(a)
+
+
+def _sym_extreme(name, pick, a, b):
+    every, floats = _sym_types()
+    for x in (a, b):
+        if not isinstance(x, every):
+            raise AssertionError(f"expected {every}, got {type(x)}")
+    if isinstance(a, floats) or isinstance(b, floats):
+        return float(pick(a, b))
+    return pick(a, b)
+
+
+def sym_max(a, b):
+    """``torch.sym_max``: ``max(a, b)`` of ints and floats, a float where either is one.
+
+    >>> clgrad.sym_max(1, 2), clgrad.sym_max(3, 2.0)
+    (2, 3.0)
+    """
+    return _sym_extreme("sym_max", max, a, b)
+
+
+def sym_min(a, b):
+    """``torch.sym_min``: ``min(a, b)`` of ints and floats, a float where either is one.
+
+    >>> clgrad.sym_min(1, 2), clgrad.sym_min(1, 2.0)
+    (1, 1.0)
+    """
+    return _sym_extreme("sym_min", min, a, b)
+
+
+def sym_not(a):
+    """``torch.sym_not``: ``not a``.
+
+    >>> clgrad.sym_not(True)
+    False
+    """
+    return a.__sym_not__() if hasattr(a, "__sym_not__") else not a
+
+
+def sym_sqrt(a):
+    """``torch.sym_sqrt``: ``math.sqrt(a)``.
+
+    >>> clgrad.sym_sqrt(4)
+    2.0
+    """
+    return a.__sym_sqrt__() if hasattr(a, "__sym_sqrt__") else math.sqrt(a)
+
+
+def sym_sum(*args):
+    """``torch.sym_sum``: the sum of ``args`` (or of one list or tuple of them).
+
+    >>> clgrad.sym_sum([1, 2, 3]), clgrad.sym_sum(1, 2.5)
+    (6, 3.5)
+    """
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
+    return sum(args)
+
+
+def sym_ite(b, t, f):
+    """``torch.sym_ite``: ``t if b else f`` (``b`` a bool, ``t`` and ``f`` of one type).
+
+    >>> clgrad.sym_ite(False, 1, 2)
+    2
+    """
+    if not isinstance(b, bool):
+        raise AssertionError(f"expected SymBool or bool, got {type(b)}")
+    if type(t) is not type(f):
+        raise AssertionError(f"type mismatch: {type(t)} vs {type(f)}")
+    return t if b else f
+
+
+__all__ += ["sym_float", "sym_int", "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt"]
+__all__ += ["sym_sum"]

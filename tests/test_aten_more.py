@@ -3,6 +3,8 @@ copying forms (``torch.t_copy``, ``torch.unbind_copy``, ...), the ``native_*`` t
 norms, the RNN cells, ``torch.convolution``, ``torch.sym_*``: values, dtypes, shapes,
 gradients and errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -234,3 +236,166 @@ def test_native_forms_errors(device):
             lib.feature_dropout(x, -0.5, True)
         with pytest.raises(RuntimeError):
             lib.feature_alpha_dropout(lib.ones(3, device=dev), 0.5, True)
+
+
+H = _a(3, 4)
+MORE_CASES = {
+    "frobenius_norm": (X4, [1, 3]),
+    "frobenius_norm-keepdim": (X4, [2], True),
+    "nuclear_norm": (_a(4, 3),),
+    "nuclear_norm-dim": (_a(3, 2, 4), [0, 2], True),
+    "norm_except_dim": (X4, 2, 1),
+    "norm_except_dim-last": (X4, 3, 3),
+    "norm_except_dim-whole": (X4, 2, -1),
+    "rnn_tanh_cell": (_a(3, 5), H, _a(4, 5), _a(4, 4), _a(4), _a(4)),
+    "rnn_relu_cell": (_a(3, 5), H, _a(4, 5), _a(4, 4)),
+    "gru_cell": (_a(3, 5), H, _a(12, 5), _a(12, 4), _a(12), _a(12)),
+    "convolution": (_a(2, 3, 7), _a(4, 3, 3), _a(4), [2], [1], [1], False, [0], 1),
+    "convolution-2d": (
+        _a(1, 4, 5, 5),
+        _a(6, 2, 3, 3),
+        None,
+        [1, 1],
+        [1, 0],
+        [2, 1],
+        False,
+        [0, 0],
+        2,
+    ),
+    "convolution-transposed": (
+        _a(1, 3, 4, 4),
+        _a(3, 2, 2, 2),
+        _a(2),
+        [2, 2],
+        [0, 0],
+        [1, 1],
+        True,
+        [1, 1],
+        1,
+    ),
+    "grid_sampler": (_a(1, 2, 4, 5), _a(1, 3, 2, 2) / 2, 0, 0, False),
+    "grid_sampler-nearest-border": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 1, 1, True),
+    "grid_sampler-reflection": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 0, 2, False),
+    "affine_grid_generator": (_a(2, 2, 3), [2, 1, 3, 4], False),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_CASES))
+def test_more_forms_match_torch(device, name):
+    fn = name.split("-")[0]
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        leaves, call = _call(lib, dev, MORE_CASES[name])
+        with warnings.catch_warnings():  # torch's deprecation of frobenius/nuclear_norm
+            warnings.simplefilter("ignore")
+            out = getattr(lib, fn)(*call)
+        _backward(out)
+        results.append((out, [t.grad for t in leaves]))
+    (want, want_grads), (got, got_grads) = results
+    _close(got, want, 1e-4, 1e-4)
+    for g, w in zip(got_grads, want_grads):
+        if g is None and w is not None:  # nearest sampling: torch's grid gradient is zeros
+            assert not w.any()
+        else:
+            _close(g, w, 1e-3, 1e-4)
+
+
+def test_lstm_cell_matches_torch(device):
+    args = (_a(3, 5), (_a(3, 4), _a(3, 4)), _a(16, 5), _a(16, 4), _a(16), _a(16))
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x, (h, c), *ws = [
+            tuple(_pair(b, dev)[lib is clgrad] for b in a) if isinstance(a, tuple)
+            else _pair(a, dev)[lib is clgrad] for a in args
+        ]  # fmt: skip
+        out = lib.lstm_cell(x, (h, c), *ws)
+        _backward(out)
+        results.append((out, [t.grad for t in (x, h, c, *ws)]))
+    _close(results[1][0], results[0][0], 1e-4, 1e-5)
+    _close(results[1][1], results[0][1], 1e-3, 1e-4)
+
+
+def test_cells_and_norms_float64(device):
+    if not supports(device, clgrad.float64):
+        pytest.skip("no float64 on this device")
+    x, h, w, u = (_a(2, 3), _a(2, 4), _a(12, 3), _a(12, 4))
+    got = clgrad.gru_cell(
+        *(clgrad.tensor(a, dtype=clgrad.float64, device=device) for a in (x, h, w, u))
+    )
+    want = torch.gru_cell(*(torch.tensor(a, dtype=torch.float64) for a in (x, h, w, u)))
+    _close(got, want, 1e-10, 1e-12)
+    m = _a(3, 3).astype(np.float64)
+    _close(
+        clgrad.nuclear_norm(clgrad.tensor(m, device=device)),
+        torch.linalg.matrix_norm(torch.tensor(m), "nuc"),
+        1e-9,
+        1e-9,
+    )
+
+
+def test_empty_permuted_index_put_binomial(device):
+    for layout in ((0, 1, 2), (2, 0, 1), (0, 2, 1)):
+        t = torch.empty_permuted((2, 3, 4), layout)
+        c = clgrad.empty_permuted((2, 3, 4), layout, device=device, dtype=clgrad.int64)
+        assert tuple(c.shape) == tuple(t.shape) and c.stride() == t.stride()
+        assert c.dtype is clgrad.int64 and c.device == clgrad.device(device)
+    x = clgrad.zeros(3, 4, device=device)
+    idx = (clgrad.tensor([0, 2, 0], device=device), clgrad.tensor([1, 3, 1], device=device))
+    assert clgrad.index_put_(x, idx, clgrad.tensor(2.0, device=device), True) is x
+    want = torch.index_put_(
+        torch.zeros(3, 4),
+        (torch.tensor([0, 2, 0]), torch.tensor([1, 3, 1])),
+        torch.tensor(2.0),
+        True,
+    )
+    _close(x, want, 0, 0)
+    clgrad.manual_seed(0)
+    count = clgrad.tensor([[0.0, 5.0, 20.0]], device=device).expand(2000, 3)
+    prob = clgrad.tensor([0.5, 1.0, 0.25], device=device)
+    s = clgrad.binomial(count, prob)
+    assert s.dtype is clgrad.float32 and tuple(s.shape) == (2000, 3)
+    s = s.cpu().numpy()
+    assert (s[:, 0] == 0).all() and (s[:, 1] == 5).all() and 0 <= s.min() and s.max() <= 20
+    assert abs(s[:, 2].mean() - 5.0) < 0.3 and abs(s[:, 2].var() - 3.75) < 0.6
+    assert (s == np.round(s)).all()
+
+
+def test_sym_helpers_match_torch():
+    for name, args in (
+        ("sym_int", (2.7,)), ("sym_int", (-2.7,)), ("sym_float", (3,)), ("sym_max", (1, 2)),
+        ("sym_max", (3, 2.0)), ("sym_min", (np.int64(4), 2)), ("sym_min", (1.5, 2)),
+        ("sym_not", (True,)), ("sym_not", (0,)), ("sym_sqrt", (9,)), ("sym_sum", ([1, 2, 3],)),
+        ("sym_sum", (1, 2.5)), ("sym_sum", ((),)), ("sym_ite", (True, 1, 2)),
+    ):  # fmt: skip
+        got, want = getattr(clgrad, name)(*args), getattr(torch, name)(*args)
+        assert got == want and type(got) is type(want), (name, args, got, want)
+    for lib in (torch, clgrad):
+        with pytest.raises(AssertionError):
+            lib.sym_max("a", 1)
+        with pytest.raises(AssertionError):
+            lib.sym_ite(True, 1, 2.0)
+
+
+def test_more_forms_errors(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.ones(2, 3, 4, device=dev)
+        with warnings.catch_warnings(), pytest.raises(RuntimeError):
+            warnings.simplefilter("ignore")
+            lib.frobenius_norm(x, [0, 1, 2])
+        with pytest.raises(RuntimeError):
+            lib.empty_permuted((2, 3, 4), (0, 0, 1))
+        with pytest.raises(RuntimeError):
+            lib.convolution(
+                x[0], lib.ones(3, 2, 2, 2, device=dev), None, [1], [0], [1], False, [0], 1
+            )
+        with pytest.raises(RuntimeError):
+            lib.rnn_tanh_cell(
+                lib.ones(2, 3, device=dev),
+                lib.ones(2, 4, device=dev),
+                lib.ones(4, 5, device=dev),
+                lib.ones(4, 4, device=dev),
+            )
+        with pytest.raises(ValueError):
+            lib.binomial(lib.tensor([5], device=dev), lib.tensor([0.5], device=dev))
+        with pytest.raises(IndexError):
+            lib.norm_except_dim(lib.ones(3, device=dev), 2, 1)
