@@ -14,6 +14,7 @@ import numpy as np
 from .errors import LinAlgError
 from .ops import decomp as _DC
 from .ops import elementwise as _E
+from .ops import ldl as _LDL
 from .ops import linalg as _L
 from .ops import lu as _LU
 from .ops import movement as _M
@@ -27,7 +28,8 @@ __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "choles
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
 __all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex", "solve_triangular"]
 __all__ += ["matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve"]
-__all__ += ["householder_product"]
+__all__ += ["householder_product", "tensorinv", "tensorsolve", "ldl_factor_ex", "ldl_factor"]
+__all__ += ["ldl_solve"]
 
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
@@ -35,6 +37,8 @@ lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
 matrix_exp, householder_product = _DC.matrix_exp, _DC.householder_product
 lu_factor, lu_factor_ex, lu, lu_solve = _LU.lu_factor, _LU.lu_factor_ex, _LU.lu, _LU.lu_solve
+tensorinv, tensorsolve = _LDL.tensorinv, _LDL.tensorsolve
+ldl_factor_ex, ldl_factor, ldl_solve = _LDL.ldl_factor_ex, _LDL.ldl_factor, _LDL.ldl_solve
 
 matmul = _L.matmul
 

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import supports
 
 import clgrad
 
@@ -33,7 +34,8 @@ def _raises_like(device, fn):
     """``fn`` raises the same exception class with clgrad as with torch."""
     with pytest.raises(Exception) as want:
         fn(torch, "cpu")
-    with pytest.raises(want.type):
+    expected = clgrad.linalg.LinAlgError if want.type is torch.linalg.LinAlgError else want.type
+    with pytest.raises(expected):
         fn(clgrad, device)
 
 
@@ -260,3 +262,157 @@ def test_as_subclass(device):
         torch.zeros(2).as_subclass(int)
     with pytest.raises(TypeError):
         clgrad.zeros(2, device=device).as_subclass(int)
+
+
+# ---- torch.linalg: tensorinv, tensorsolve, ldl_factor(_ex), ldl_solve ----------------------
+def _pair(device, array, requires_grad=False):
+    dt = str(array.dtype)
+    c = clgrad.tensor(array, dtype=getattr(clgrad, dt), device=device)
+    t = torch.tensor(array, dtype=getattr(torch, dt))
+    return c.requires_grad_(requires_grad), t.requires_grad_(requires_grad)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tensorinv_tensorsolve(device, dtype):
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((4, 6, 8, 3)) + 0).astype(dtype)
+    a = (a.reshape(24, 24) + 8 * np.eye(24, dtype=dtype)).reshape(4, 6, 8, 3)
+    ca, ta = _pair(device, a, True)
+    got = clgrad.linalg.tensorinv(ca.detach().reshape(24, 4, 6), ind=1)
+    _close(got, torch.linalg.tensorinv(ta.detach().reshape(24, 4, 6), ind=1), tol, tol)
+    b = rng.standard_normal((24, 24)).astype(dtype) + 8 * np.eye(24, dtype=dtype)
+    cb, tb = _pair(device, b.reshape(4, 6, 24), True)
+    _close(clgrad.linalg.tensorinv(cb, ind=2), torch.linalg.tensorinv(tb, ind=2), tol, tol)
+    got, want = clgrad.linalg.tensorinv(ca), torch.linalg.tensorinv(ta)
+    _close(got, want, tol, tol)
+    (got * got).sum().backward()
+    (want * want).sum().backward()
+    _close(ca.grad, ta.grad, 1e-3 if dtype == "float32" else 1e-9, tol)
+    # tensorsolve, with and without dims
+    rhs = rng.standard_normal((4, 6)).astype(dtype)
+    cr, tr = _pair(device, rhs, True)
+    ca.grad = ta.grad = None
+    got, want = clgrad.linalg.tensorsolve(ca, cr), torch.linalg.tensorsolve(ta, tr)
+    _close(got, want, tol, tol)
+    got.sum().backward()
+    want.sum().backward()
+    _close(ca.grad, ta.grad, 1e-3 if dtype == "float32" else 1e-9, tol)
+    _close(cr.grad, tr.grad, 1e-3 if dtype == "float32" else 1e-9, tol)
+    c = (rng.standard_normal((6, 4, 4, 3, 2)) + 0).astype(dtype)
+    c = np.moveaxis(
+        (np.moveaxis(c, (1, 3), (3, 4)).reshape(24, 24) + 8 * np.eye(24, dtype=dtype)).reshape(
+            6, 4, 2, 4, 3
+        ),
+        (3, 4),
+        (1, 3),
+    )
+    cc, tc = _pair(device, np.ascontiguousarray(c))
+    cr2, tr2 = _pair(device, rng.standard_normal((6, 4)).astype(dtype))
+    _close(
+        clgrad.linalg.tensorsolve(cc, cr2, dims=(1, 3)),
+        torch.linalg.tensorsolve(tc, tr2, dims=(1, 3)),
+        tol,
+        tol,
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda t, dev: t.linalg.tensorinv(t.ones(4, 6, 8, 3, device=dev), ind=0),
+        lambda t, dev: t.linalg.tensorinv(t.ones(4, 6, 8, 3, device=dev), ind=1),
+        lambda t, dev: t.linalg.tensorinv(t.zeros(2, 2, 4, device=dev)),  # singular
+        lambda t, dev: t.linalg.tensorinv(t.ones(2, 2, 4, dtype=t.int64, device=dev)),
+        lambda t, dev: t.linalg.tensorsolve(t.ones(2, 3, 6, device=dev), t.ones(5, device=dev)),
+    ],
+)
+def test_tensorinv_tensorsolve_errors(device, bad):
+    _raises_like(device, bad)
+
+
+def _symmetric_cases(dtype):
+    rng = np.random.default_rng(1)
+    cases = [np.array([[1.0, 2, 3], [2, 1, 4], [3, 4, 1]]), np.array([[4.0, 2], [2, 3]])]
+    for n in (1, 4, 7, 12):
+        a = rng.standard_normal((n, n))
+        cases.append(a + a.T)  # indefinite: 1 x 1 and 2 x 2 pivots, interchanges
+        cases.append(a @ a.T + n * np.eye(n))  # definite: no pivoting
+        small = a + a.T
+        small[np.diag_indices(n)] *= 0.01  # small diagonal: 2 x 2 blocks
+        cases.append(small)
+    cases.append(rng.standard_normal((3, 5, 5)))  # a batch; only the lower triangle is read
+    return [c.astype(dtype) for c in cases]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ldl_factor_solve(device, dtype):
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    rng = np.random.default_rng(2)
+    for a in _symmetric_cases(dtype):
+        ca, ta = _pair(device, a)
+        got, want = clgrad.linalg.ldl_factor_ex(ca), torch.linalg.ldl_factor_ex(ta)
+        # LAPACK sytrf's layout and pivots exactly (torch's)
+        np.testing.assert_array_equal(_np(got.pivots), _np(want.pivots))
+        assert got.pivots.dtype == clgrad.int32 and got.info.dtype == clgrad.int32
+        _close(got.LD, want.LD, tol, tol)
+        _close(got.info, want.info)
+        LD, piv = clgrad.linalg.ldl_factor(ca, hermitian=True)
+        tLD, tpiv = torch.linalg.ldl_factor(ta, hermitian=True)
+        _close(LD, tLD, tol, tol)
+        b = rng.standard_normal(a.shape[:-1] + (2,)).astype(dtype)
+        cb, tb = _pair(device, b)
+        x = clgrad.linalg.ldl_solve(LD, piv, cb)
+        _close(x, torch.linalg.ldl_solve(tLD, tpiv, tb), 10 * tol, 10 * tol)
+        sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)  # the matrix factored
+        np.testing.assert_allclose(sym @ _np(x), b, rtol=100 * tol, atol=100 * tol)
+    # batch broadcast of the right-hand sides
+    a = _symmetric_cases(dtype)[2]
+    LD, piv = clgrad.linalg.ldl_factor(_pair(device, a)[0])
+    tLD, tpiv = torch.linalg.ldl_factor(_pair(device, a)[1])
+    cb, tb = _pair(device, rng.standard_normal((2,) + a.shape[:-1] + (3,)).astype(dtype))
+    _close(clgrad.linalg.ldl_solve(LD, piv, cb), torch.linalg.ldl_solve(tLD, tpiv, tb), tol, tol)
+
+
+def test_ldl_singular_and_not_differentiable(device):
+    got = clgrad.linalg.ldl_factor_ex(clgrad.zeros(3, 3, device=device))
+    want = torch.linalg.ldl_factor_ex(torch.zeros(3, 3))
+    for g, w in zip(got, want):
+        _close(g, w)
+    for t, dev in ((torch, "cpu"), (clgrad, device)):
+        with pytest.raises(RuntimeError):
+            t.linalg.ldl_factor(t.zeros(3, 3, device=dev))
+        a = t.tensor([[4.0, 2.0], [2.0, 3.0]], device=dev, requires_grad=True)
+        LD, piv, _ = t.linalg.ldl_factor_ex(a)
+        assert LD.requires_grad and not piv.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex"):
+            LD.sum().backward()
+        b = t.ones(2, 1, device=dev, requires_grad=True)
+        x = t.linalg.ldl_solve(LD.detach(), piv, b)
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve"):
+            x.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda t, dev: t.linalg.ldl_factor(t.zeros(3, 4, device=dev)),
+        lambda t, dev: t.linalg.ldl_factor(t.zeros(3, device=dev)),
+        lambda t, dev: t.linalg.ldl_factor(t.zeros(3, 3, dtype=t.int64, device=dev)),
+        lambda t, dev: t.linalg.ldl_solve(
+            *t.linalg.ldl_factor(t.eye(3, device=dev)), t.zeros(4, 2, device=dev)
+        ),
+        lambda t, dev: t.linalg.ldl_solve(
+            *t.linalg.ldl_factor(t.eye(3, device=dev)), t.zeros(3, device=dev)
+        ),
+        lambda t, dev: t.linalg.ldl_solve(
+            *t.linalg.ldl_factor(t.eye(3, device=dev)), t.zeros(3, 1, dtype=t.int64, device=dev)
+        ),
+    ],
+)
+def test_ldl_errors(device, bad):
+    _raises_like(device, bad)
