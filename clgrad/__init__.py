@@ -22,6 +22,7 @@ from . import (
     distributed,
     distributions,
     func,
+    hub,
     jit,
     linalg,
     nn,

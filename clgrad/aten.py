@@ -26,6 +26,7 @@ from .dtypes import bool_, contiguous_format
 from .nn import functional as F
 from .ops.core import SCALAR_TYPE_NAMES, check_out, write_out
 from .ops.creation import empty as _empty_factory
+from .ops.creation import tensor as _tensor_factory
 from .ops.decomp import svdvals
 from .storage import UntypedStorage
 from .tensor import Tensor
@@ -1035,3 +1036,81 @@ def sym_ite(b, t, f):
 
 __all__ += ["sym_float", "sym_int", "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt"]
 __all__ += ["sym_sum"]
+
+
+def _bag_bounds(indices: Tensor, offsets: Tensor | None, include_last_offset: bool):
+    """The flat indices (host) and each bag's [start, end) as ATen's CPU kernel reads them."""
+    import numpy as np
+
+    idx = indices.detach().reshape(-1).cpu().numpy()
+    if indices.dim() == 2:
+        off = np.arange(0, idx.size, max(indices.shape[1], 1), dtype=np.int64)[: indices.shape[0]]
+    else:
+        off = offsets.detach().cpu().numpy().astype(np.int64)
+    ends = off[1:] if include_last_offset else np.append(off[1:], idx.size)
+    starts = off[:-1] if include_last_offset else off
+    return np, idx, off, starts, ends
+
+
+def embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+    per_sample_weights=None, include_last_offset=False, padding_idx=None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # fmt: skip
+    """``torch.embedding_bag``: ``F.embedding_bag``'s output (``mode`` 0 sum, 1 mean, 2 max;
+    weight first) with ATen's CPU auxiliaries: ``offset2bag`` (each index's bag; empty for a
+    sum over floats without a padding index, as its fast path), ``bag_size`` (the bags'
+    non-padding counts; zeros per offset for sum) and ``max_indices`` (the winning rows per
+    bag and column for max, ``bag_size`` for mean, zeros for sum).
+
+    >>> out, offset2bag, bag_size, max_indices = clgrad.embedding_bag(
+    ...     clgrad.eye(3), clgrad.tensor([0, 2, 1]), clgrad.tensor([0, 2]), mode=1)
+    >>> out
+    tensor([[0.5000, 0.0000, 0.5000],
+            [0.0000, 1.0000, 0.0000]])
+    >>> offset2bag, bag_size
+    (tensor([0, 0, 1]), tensor([2, 1]))
+    """
+    if mode not in (0, 1, 2):
+        raise RuntimeError(f"embedding_bag: unknown mode {mode} (0 sum, 1 mean, 2 max)")
+    np, idx, off, starts, ends = _bag_bounds(indices, offsets, include_last_offset)
+    if off.size and off[-1] > idx.size:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {idx.size} but got "
+            f"offsets[-1] of {off[-1]}"
+        )
+    if idx.size and not (0 <= idx.min() and idx.max() < weight.shape[0]):
+        raise RuntimeError(
+            f"embedding_bag: an index is out of range for a weight of {weight.shape[0]} rows"
+        )
+    out = F.embedding_bag(
+        indices, weight, None if indices.dim() == 2 else offsets, None, 2, scale_grad_by_freq,
+        ("sum", "mean", "max")[mode], sparse, per_sample_weights, include_last_offset,
+        padding_idx,
+    )  # fmt: skip
+    keep = idx != (-1 if padding_idx is None else padding_idx)
+    fast = weight.dtype.name in ("float16", "float32", "bfloat16") and padding_idx is None
+    if mode == 0 and fast:
+        offset2bag = np.zeros(0, np.int64)
+    else:
+        offset2bag = np.searchsorted(off, np.arange(idx.size), side="right") - 1
+    counts = np.array([int(keep[s:e].sum()) for s, e in zip(starts, ends)], np.int64)
+    if mode == 0:
+        bag_size = max_indices = np.zeros(off.size, np.int64)
+    elif mode == 1:
+        bag_size = max_indices = counts
+    else:
+        bag_size = counts
+        w = weight.detach().cpu().numpy()
+        max_indices = np.zeros((len(starts), w.shape[1]), np.int64)
+        for b, (s, e) in enumerate(zip(starts, ends)):
+            rows = idx[s:e][keep[s:e]]
+            if rows.size:
+                max_indices[b] = rows[np.argmax(w[rows], axis=0)]
+    aux = (
+        _tensor_factory(np.ascontiguousarray(a, np.int64), device=weight.device)
+        for a in (offset2bag, bag_size, max_indices)
+    )
+    return (out, *aux)
+
+
+__all__ += ["embedding_bag"]

@@ -399,3 +399,43 @@ def test_more_forms_errors(device):
             lib.binomial(lib.tensor([5], device=dev), lib.tensor([0.5], device=dev))
         with pytest.raises(IndexError):
             lib.norm_except_dim(lib.ones(3, device=dev), 2, 1)
+
+
+BAG_W = _a(7, 3)
+BAG_IDX = np.array([1, 2, 4, 5, 4, 3, 6, 5], np.int64)
+BAG_OFF = np.array([0, 2, 2, 4], np.int64)
+BAG_CASES = {
+    "sum": (BAG_OFF, 0, None, False, None),
+    "sum-weights": (BAG_OFF, 0, _a(8), False, None),
+    "sum-padding": (BAG_OFF, 0, None, False, 5),
+    "mean": (BAG_OFF, 1, None, False, None),
+    "mean-padding": (BAG_OFF, 1, None, False, 5),
+    "mean-last": (np.array([0, 2, 2, 4, 8], np.int64), 1, None, True, None),
+    "max": (BAG_OFF, 2, None, False, None),
+    "max-padding": (BAG_OFF, 2, None, False, 5),
+}
+
+
+@pytest.mark.parametrize("name", list(BAG_CASES))
+def test_embedding_bag_matches_torch(device, name):
+    off, mode, psw, last, pad = BAG_CASES[name]
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        w = lib.tensor(BAG_W, device=dev, requires_grad=True)
+        p = None if psw is None else lib.tensor(psw, device=dev, requires_grad=True)
+        idx, o = lib.tensor(BAG_IDX, device=dev), lib.tensor(off, device=dev)
+        out = lib.embedding_bag(w, idx, o, False, mode, False, p, last, pad)
+        _backward(out[0])
+        results.append((out, w.grad, None if p is None else p.grad))
+    (want, *want_grads), (got, *got_grads) = results
+    _close(got, want, 1e-5, 1e-6)
+    _close(got_grads, want_grads, 1e-4, 1e-5)
+
+
+def test_embedding_bag_errors(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        w, idx = lib.ones(4, 2, device=dev), lib.tensor([0, 1, 2], device=dev)
+        with pytest.raises(RuntimeError):  # offsets past the indices
+            lib.embedding_bag(w, idx, lib.tensor([0, 5], device=dev), False, 1)
+        with pytest.raises(RuntimeError):  # an index past the weight's rows
+            lib.embedding_bag(w, idx + 2, lib.tensor([0, 2], device=dev), False, 1)
