@@ -187,3 +187,190 @@ def test_sobol_scrambled_statistics():
     other = SobolEngine(6, scramble=True, seed=124).draw(8).numpy()
     assert not np.array_equal(other, x[:8].astype(np.float32)) and (x[0] > 0).all()
     assert SobolEngine(2, scramble=True).draw(3).shape == (3, 2)
+
+
+# ---- torch.hub ----
+
+import hashlib  # noqa: E402
+import os  # noqa: E402
+import zipfile  # noqa: E402
+from urllib.error import URLError  # noqa: E402
+
+import clgrad.hub  # noqa: E402
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A temporary TORCH_HOME (and HOME, so nothing reaches the real one); no set_dir."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    monkeypatch.delenv("TORCH_HUB", raising=False)
+    monkeypatch.delenv("TORCH_MODEL_ZOO", raising=False)
+    monkeypatch.setattr(clgrad.hub, "_hub_dir", None)
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+
+    def offline(*args, **kwargs):
+        raise URLError("network unreachable (test)")
+
+    # file:// only: anything else would be the network
+    real = clgrad.hub.urlopen
+    monkeypatch.setattr(
+        clgrad.hub,
+        "urlopen",
+        lambda req, *a, **k: (
+            real(req, *a, **k)
+            if (req.full_url if hasattr(req, "full_url") else req).startswith("file:")
+            else offline()
+        ),
+    )
+    return tmp_path
+
+
+def test_hub_dirs_as_torch(home, monkeypatch):
+    assert clgrad.hub.get_dir() == torch.hub.get_dir() == str(home / "torch_home" / "hub")
+    monkeypatch.delenv("TORCH_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg"))
+    assert clgrad.hub.get_dir() == torch.hub.get_dir() == str(home / "xdg" / "torch" / "hub")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert clgrad.hub.get_dir() == torch.hub.get_dir() == str(home / "home/.cache/torch/hub")
+    clgrad.hub.set_dir("~/elsewhere")
+    torch.hub.set_dir("~/elsewhere")
+    assert clgrad.hub.get_dir() == torch.hub.get_dir() == str(home / "home" / "elsewhere")
+    monkeypatch.setenv("TORCH_HUB", "x")
+    with pytest.warns(UserWarning, match="TORCH_HUB is deprecated"):
+        clgrad.hub.get_dir()
+
+
+def test_download_url_to_file(home, capsys):
+    src = home / "blob.bin"
+    data = os.urandom(300_000)
+    src.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    dst = home / "out.bin"
+    clgrad.hub.download_url_to_file(src.as_uri(), str(dst), hash_prefix=digest[:10])
+    assert dst.read_bytes() == data
+    assert capsys.readouterr().err  # the progress bar, on stderr
+    bad = home / "bad.bin"
+    with pytest.raises(RuntimeError) as got:
+        clgrad.hub.download_url_to_file(src.as_uri(), str(bad), "0000", progress=False)
+    with pytest.raises(RuntimeError) as want:
+        torch.hub.download_url_to_file(src.as_uri(), str(home / "bad2.bin"), "0000", False)
+    assert str(got.value) == str(want.value)
+    assert not bad.exists() and not [p for p in os.listdir(home) if p.endswith(".partial")]
+
+
+def test_load_state_dict_from_url(home, capsys):
+    sd = {"weight": clgrad.arange(6.0).reshape(2, 3), "bias": clgrad.ones(3)}
+    src = home / "src" / "net.pt"
+    src.parent.mkdir()
+    clgrad.save(sd, str(src))
+    got = clgrad.hub.load_state_dict_from_url(src.as_uri(), progress=False)
+    cached = home / "torch_home" / "hub" / "checkpoints" / "net.pt"
+    assert cached.exists()
+    assert f'Downloading: "{src.as_uri()}" to {cached}' in capsys.readouterr().out
+    assert list(got) == ["weight", "bias"] and got["weight"].equal(sd["weight"])
+    # cached: read again without the source
+    src.unlink()
+    again = clgrad.hub.load_state_dict_from_url(src.as_uri(), weights_only=True, progress=False)
+    assert again["bias"].equal(sd["bias"]) and capsys.readouterr().out == ""
+    # model_dir, file_name, map_location, check_hash
+    named = home / "src" / "net2.pt"
+    clgrad.save(sd, str(named))
+    digest = hashlib.sha256(named.read_bytes()).hexdigest()
+    hashed = home / "src" / f"net-{digest[:8]}.pt"
+    named.rename(hashed)
+    out = clgrad.hub.load_state_dict_from_url(
+        hashed.as_uri(),
+        model_dir=str(home / "md"),
+        map_location="cpu",
+        check_hash=True,
+        file_name="renamed.pt",
+        progress=False,
+    )
+    assert (home / "md" / "renamed.pt").exists() and out["weight"].device == clgrad.device("cpu")
+    wrong = home / "src" / "net-deadbeef.pt"
+    hashed.rename(wrong)
+    with pytest.raises(RuntimeError, match="invalid hash value"):
+        clgrad.hub.load_state_dict_from_url(wrong.as_uri(), check_hash=True, progress=False)
+    # torch's legacy hub format: the saved file zipped alone
+    legacy = home / "src" / "legacy.zip"
+    clgrad.save(sd, str(home / "inner.pt"))
+    with zipfile.ZipFile(legacy, "w") as z:
+        z.write(home / "inner.pt", "inner.pt")
+    with pytest.warns(FutureWarning, match="old format"):
+        old = clgrad.hub.load_state_dict_from_url(legacy.as_uri(), progress=False)
+    assert old["weight"].equal(sd["weight"])
+    # a scalar's clgrad archive is one member too, and is not the legacy format
+    clgrad.save(3, str(home / "src" / "three.pt"))
+    assert clgrad.hub.load_state_dict_from_url((home / "src" / "three.pt").as_uri()) == 3
+
+
+HUBCONF = '''
+dependencies = ["numpy"]
+import clgrad
+from helper import SCALE  # the repo's own modules import, as torch's hub allows
+
+
+def linear(n_in, n_out, bias=True):
+    """A clgrad Linear layer."""
+    m = clgrad.nn.Linear(n_in, n_out, bias=bias)
+    return m
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def _private():
+    pass
+
+
+CONSTANT = 3
+'''
+
+
+def _repo(path, deps=None):
+    path.mkdir(parents=True)
+    text = HUBCONF if deps is None else HUBCONF.replace('["numpy"]', repr(deps))
+    (path / "hubconf.py").write_text(text)
+    (path / "helper.py").write_text("SCALE = 10\n")
+    return str(path)
+
+
+def test_hub_local(home):
+    d = _repo(home / "repo")
+    assert clgrad.hub.list(d, source="local") == ["linear", "scaled"]
+    assert clgrad.hub.help(d, "linear", source="local") == "A clgrad Linear layer."
+    m = clgrad.hub.load(d, "linear", 3, 2, source="local", bias=False)
+    assert isinstance(m, clgrad.nn.Linear) and m.bias is None and m.weight.shape == (2, 3)
+    assert clgrad.hub.load(d, "scaled", 2, source="LOCAL") == 20
+    with pytest.raises(RuntimeError, match="Cannot find callable CONSTANT in hubconf"):
+        clgrad.hub.load(d, "CONSTANT", source="local")
+    with pytest.raises(RuntimeError) as want:
+        torch.hub.load(d, "nope", source="local")
+    with pytest.raises(RuntimeError) as got:
+        clgrad.hub.load(d, "nope", source="local")
+    assert str(got.value) == str(want.value)
+    with pytest.raises(ValueError) as want:
+        torch.hub.load(d, "linear", source="s3")
+    with pytest.raises(ValueError) as got:
+        clgrad.hub.load(d, "linear", source="s3")
+    assert str(got.value) == str(want.value)
+    missing = _repo(home / "repo2", deps=["numpy", "no_such_module_xyz"])
+    with pytest.raises(RuntimeError, match="Missing dependencies: no_such_module_xyz"):
+        clgrad.hub.load(missing, "linear", 1, 1, source="local")
+
+
+def test_hub_github_offline(home, capsys):
+    with pytest.raises(RuntimeError, match="no internet connection"):
+        clgrad.hub.load("someone/model_repo", "linear", 1, 1)
+    with pytest.raises(RuntimeError, match="Could not reach GitHub.*someone/model_repo:v1"):
+        clgrad.hub.list("someone/model_repo:v1", trust_repo=True)
+    # a repository in the hub's cache loads without the network (the default branch found
+    # there), trusted as one the hub downloaded before
+    _repo(home / "torch_home" / "hub" / "someone_model_repo_main")
+    assert clgrad.hub.list("someone/model_repo") == ["linear", "scaled"]
+    assert "Using cache found in" in capsys.readouterr().err
+    m = clgrad.hub.load("someone/model_repo:main", "linear", 2, 2, verbose=False)
+    assert isinstance(m, clgrad.nn.Linear) and capsys.readouterr().err == ""
+    assert clgrad.hub.help("someone/model_repo:main", "linear") == "A clgrad Linear layer."
