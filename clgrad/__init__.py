@@ -47,6 +47,7 @@ from .amp import (
     set_autocast_enabled,
 )
 from .aten import *  # noqa: F403
+from .aten_native import *  # noqa: F403
 from .autograd import (
     enable_grad,
     inference_mode,
