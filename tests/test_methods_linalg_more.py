@@ -416,3 +416,214 @@ def test_ldl_singular_and_not_differentiable(device):
 )
 def test_ldl_errors(device, bad):
     _raises_like(device, bad)
+
+
+# ---- nn: NLLLoss2d, CrossMapLRN2d, Container, nn.grad ----------------------------------------
+def test_nll_loss_2d(device):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    target = np.random.default_rng(1).integers(0, 3, (2, 4, 5))
+    target[0, 0, 0] = -100
+    weight = np.array([0.5, 1.0, 2.0], np.float32)
+
+    def run(t, dev):
+        inp = t.tensor(x, device=dev).requires_grad_()
+        tgt = t.tensor(target, device=dev)
+        w = t.tensor(weight, device=dev)
+        with pytest.warns(FutureWarning, match="NLLLoss2d"):
+            loss = t.nn.NLLLoss2d(weight=w)(inp.log_softmax(1), tgt)
+        loss.backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            none = t.nn.NLLLoss2d(reduction="none")(inp.detach(), tgt)
+        return loss, none, inp.grad
+
+    for got, want in zip(*_both(device, run)):
+        _close(got, want)
+    assert issubclass(clgrad.nn.NLLLoss2d, clgrad.nn.NLLLoss)
+
+
+@pytest.mark.parametrize("shape, size", [((2, 7, 3, 4), 5), ((1, 3, 2, 2), 3), ((2, 6, 2, 3), 2)])
+def test_cross_map_lrn2d(device, shape, size):
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    go = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+
+    def run(t, dev):
+        inp = t.tensor(x, device=dev, requires_grad=True)
+        out = t.nn.CrossMapLRN2d(size, alpha=0.1, beta=0.75, k=2.0)(inp)
+        out.backward(t.tensor(go, device=dev))
+        return out, inp.grad
+
+    for got, want in zip(*_both(device, run)):
+        _close(got, want)
+    assert repr(clgrad.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    _raises_like(device, lambda t, dev: t.nn.CrossMapLRN2d(3)(t.ones(2, 3, 4, device=dev)))
+
+
+def test_container_warns():
+    for t in (torch, clgrad):
+        with pytest.warns(FutureWarning, match="nn.Container"):
+            c = t.nn.Container(a=t.nn.Linear(2, 3), b=t.nn.ReLU())
+        assert isinstance(c, t.nn.Module)
+        assert [n for n, _ in c.named_children()] == ["a", "b"]
+        assert len(list(c.parameters())) == 2
+
+
+_CONV_CASES = [
+    (1, (2, 4, 9), (6, 2, 3), dict(stride=2, padding=1, dilation=1, groups=2)),
+    (2, (2, 4, 7, 6), (6, 2, 3, 2), dict(stride=(2, 1), padding=1, dilation=(1, 2), groups=2)),
+    (3, (1, 2, 5, 4, 6), (3, 2, 2, 3, 2), dict(stride=1, padding=(1, 0, 1))),
+]
+
+
+@pytest.mark.parametrize("n, xshape, wshape, kw", _CONV_CASES, ids=["1d", "2d", "3d"])
+def test_nn_grad(device, n, xshape, wshape, kw):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(xshape).astype(np.float32)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    out_shape = getattr(torch.nn.functional, f"conv{n}d")(torch.tensor(x), torch.tensor(w), **kw)
+    go = rng.standard_normal(tuple(out_shape.shape)).astype(np.float32)
+
+    def run(t, dev):
+        wt = t.tensor(w, device=dev, requires_grad=True)
+        g = t.tensor(go, device=dev)
+        gin = getattr(t.nn.grad, f"conv{n}d_input")(xshape, wt, g, **kw)
+        gw = getattr(t.nn.functional.grad, f"conv{n}d_weight")(
+            t.tensor(x, device=dev), wshape, g, **kw
+        )
+        gin.sum().backward()  # differentiable in the weight, as torch's
+        return gin, gw, wt.grad
+
+    for got, want in zip(*_both(device, run)):
+        _close(got, want, rtol=1e-4, atol=1e-4)
+    assert clgrad.nn.functional.grad is clgrad.nn.grad
+    _raises_like(
+        device,
+        lambda t, dev: t.nn.grad.conv1d_input(
+            (1, 1, 5), t.ones(1, 1, 2, device=dev), t.ones(1, 1, 3, device=dev)
+        ),
+    )
+
+
+# ---- F.multi_head_attention_forward (what nn.MultiheadAttention runs) -------------------------
+def _mha_args(lib, device, rng, separate=False, bias_kv=False, kdim=4):
+    def t(a, grad=True):
+        x = lib.tensor(a.astype(np.float32), **({"device": device} if lib is clgrad else {}))
+        return x.requires_grad_(grad)
+
+    e = 4
+    args = {
+        "query": t(rng.standard_normal((3, 2, e))),
+        "key": t(rng.standard_normal((5, 2, kdim))),
+        "value": t(rng.standard_normal((5, 2, kdim))),
+        "embed_dim_to_check": e,
+        "num_heads": 2,
+        "in_proj_weight": None if separate else t(rng.standard_normal((3 * e, e))),
+        "in_proj_bias": t(rng.standard_normal(3 * e)),
+        "bias_k": t(rng.standard_normal((1, 1, e))) if bias_kv else None,
+        "bias_v": t(rng.standard_normal((1, 1, e))) if bias_kv else None,
+        "add_zero_attn": bias_kv,
+        "dropout_p": 0.0,
+        "out_proj_weight": t(rng.standard_normal((e, e))),
+        "out_proj_bias": t(rng.standard_normal(e)),
+    }
+    if separate:
+        args["use_separate_proj_weight"] = True
+        args["q_proj_weight"] = t(rng.standard_normal((e, e)))
+        args["k_proj_weight"] = t(rng.standard_normal((e, kdim)))
+        args["v_proj_weight"] = t(rng.standard_normal((e, kdim)))
+    return args
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        {},
+        {"separate": True, "kdim": 3},
+        {"bias_kv": True},
+        {"mask": "bool", "kpm": True, "average_attn_weights": False},
+        {"mask": "float", "need_weights": False},
+        {"mask": "causal", "is_causal": True, "need_weights": False},
+        {"unbatched": True},
+        {"static": True},
+    ],
+)
+def test_multi_head_attention_forward(device, case):
+    out = []
+    for lib, dev in ((clgrad, device), (torch, "cpu")):
+        rng = np.random.default_rng(3)
+        args = _mha_args(lib, dev, rng, case.get("separate", False), case.get("bias_kv", False),
+                         case.get("kdim", 4))  # fmt: skip
+        kw = {
+            k: case[k] for k in ("need_weights", "average_attn_weights", "is_causal") if k in case
+        }
+        mask = case.get("mask")
+        if mask == "bool":
+            kw["attn_mask"] = lib.tensor(rng.random((3, 5)) < 0.3)
+        elif mask == "float":
+            kw["attn_mask"] = lib.tensor(rng.standard_normal((4, 3, 5)).astype(np.float32))
+        elif mask == "causal":
+            kw["attn_mask"] = lib.ones(3, 5, dtype=lib.bool).triu(1)
+        if case.get("kpm"):
+            kw["key_padding_mask"] = lib.tensor([[False] * 4 + [True], [False] * 5])
+        if lib is clgrad:
+            kw = {k: v.to(dev) if isinstance(v, clgrad.Tensor) else v for k, v in kw.items()}
+        if case.get("unbatched"):
+            for name in ("query", "key", "value"):
+                args[name] = args[name].detach()[:, 0].requires_grad_()
+        if case.get("static"):
+            static = rng.standard_normal((4, 6, 2)).astype(np.float32)
+            kw["static_k"] = lib.tensor(static).to(dev)
+            kw["static_v"] = lib.tensor(static * 2).to(dev)
+        o, w = lib.nn.functional.multi_head_attention_forward(**args, **kw)
+        (o.sum() + (w.pow(2).sum() if w is not None else 0)).backward()
+        grads = [a.grad for a in args.values() if isinstance(a, (clgrad.Tensor, torch.Tensor))]
+        out.append((o, w, grads))
+    (o, w, grads), (to, tw, tgrads) = out
+    _close(o, to, 1e-4, 1e-4)
+    assert (w is None) == (tw is None)
+    if w is not None:
+        _close(w, tw, 1e-4, 1e-4)
+    for g, tg in zip(grads, tgrads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            _close(g, tg, 1e-3, 1e-4)
+
+
+def test_multihead_attention_module_runs_the_functional(device):
+    torch.manual_seed(0)
+    tm = torch.nn.MultiheadAttention(4, 2, batch_first=True, kdim=3, vdim=3)
+    m = clgrad.nn.MultiheadAttention(4, 2, batch_first=True, kdim=3, vdim=3, device=device)
+    m.load_state_dict({k: clgrad.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    rng = np.random.default_rng(4)
+    q, kv = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 3))
+    o, w = m(*(clgrad.tensor(a, dtype=clgrad.float32, device=device) for a in (q, kv, kv)))
+    to, tw = tm(*(torch.tensor(a, dtype=torch.float32) for a in (q, kv, kv)))
+    _close(o, to, 1e-4, 1e-4)
+    _close(w, tw, 1e-4, 1e-4)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"embed_dim_to_check": 8},
+        {"is_causal": True},
+        {"attn_mask": "bad2d"},
+        {"query": "4d"},
+        {"bias_k_only": True},
+    ],
+)
+def test_multi_head_attention_forward_errors(device, change):
+    def run(lib, dev):
+        args = _mha_args(lib, dev, np.random.default_rng(5))
+        for k, v in change.items():
+            if v == "bad2d":
+                args[k] = lib.zeros(2, 2, device=dev)
+            elif v == "4d":
+                args[k] = lib.zeros(1, 3, 2, 4, device=dev)
+            elif k == "bias_k_only":
+                args["bias_k"] = lib.zeros(1, 1, 4, device=dev)
+            else:
+                args[k] = v
+        lib.nn.functional.multi_head_attention_forward(**args)
+
+    _raises_like(device, run)

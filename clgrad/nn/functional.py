@@ -4023,3 +4023,187 @@ __all__ += [
     "adaptive_max_pool3d_with_indices",
     "pdist",
 ]
+
+
+def _canonical_mask(mask, name, dtype):
+    """torch's canonical attention mask: a bool mask becomes 0 / -inf (True: masked out), a
+    float one is added as it is."""
+    if mask is None:
+        return None
+    if mask.dtype is _D.bool_:
+        zero = mask.new_zeros(tuple(mask.shape), dtype=dtype)
+        return zero.masked_fill(mask, -math.inf)
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask.to(dtype)
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention of ``query`` ``(L, N, E)`` over ``key`` / ``value`` ``(S, N, .)``
+    (unbatched ``(L, E)`` too) with the given projections, as
+    ``torch.nn.functional.multi_head_attention_forward`` (what ``nn.MultiheadAttention``
+    runs): ``(output, weights)``, the weights averaged over the heads unless
+    ``average_attn_weights=False``, None without ``need_weights``.
+
+    >>> w, b = clgrad.ones(12, 4) * 0.1, clgrad.zeros(12)
+    >>> out, weights = clgrad.nn.functional.multi_head_attention_forward(
+    ...     clgrad.ones(3, 2, 4), clgrad.ones(5, 2, 4), clgrad.ones(5, 2, 4), 4, 2, w, b,
+    ...     None, None, False, 0.0, clgrad.eye(4), None)
+    >>> out.shape, weights.shape
+    (clgrad.Size([3, 2, 4]), clgrad.Size([2, 3, 5]))
+    """
+    if query.ndim not in (2, 3):
+        raise AssertionError(
+            "query should be unbatched 2D or batched 3D tensor but received "
+            f"{query.ndim}-D query tensor"
+        )
+    batched = query.ndim == 3
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(
+            f"For {'batched' if batched else 'unbatched'} ({query.ndim}-D) `query`, expected "
+            f"`key` and `value` to be {query.ndim}-D but found {key.ndim}-D and {value.ndim}-D "
+            "tensors respectively"
+        )
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    n_q, n, e = query.shape
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        # torch takes the hint instead of the mask here: a causal (top-left) mask
+        causal = query.new_ones((n_q, key.shape[0]), dtype=_D.bool_).triu(1)
+        attn_mask = _canonical_mask(causal, "attn_mask", query.dtype)
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
+    if e != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {e}"
+        )
+    h = num_heads
+    hd = e // h
+    if hd * h != e:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {h}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(
+                f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                f"{value.shape[:2]}"
+            )
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(
+                    f"use_separate_proj_weight is True but {name}_proj_weight is None"
+                )
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        wq, wk, wv = in_proj_weight.chunk(3)
+    bq, bk, bv = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    n_k = key.shape[0]
+    mask = attn_mask
+    if mask is not None:
+        if mask.ndim == 2:
+            if tuple(mask.shape) != (n_q, n_k):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {mask.shape}, but should be {(n_q, n_k)}."
+                )
+            mask = mask.unsqueeze(0)
+        elif mask.ndim == 3:
+            if tuple(mask.shape) != (n * h, n_q, n_k):
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {mask.shape}, but should be "
+                    f"{(n * h, n_q, n_k)}."
+                )
+        else:
+            raise RuntimeError(f"attn_mask's dimension {mask.ndim} is not supported")
+    pad_mask = key_padding_mask
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = _cat([k, bias_k.expand(1, n, e)])
+        v = _cat([v, bias_v.expand(1, n, e)])
+        mask = pad(mask, (0, 1)) if mask is not None else None
+        pad_mask = pad(pad_mask, (0, 1)) if pad_mask is not None else None
+    elif bias_k is not None or bias_v is not None:
+        given, missing = ("bias_k", "bias_v") if bias_k is not None else ("bias_v", "bias_k")
+        raise AssertionError(f"{given} is set but {missing} is None")
+    # (L, N, E) -> (N * heads, L, head_dim)
+    q = q.reshape(n_q, n * h, hd).transpose(0, 1)
+    for name, static in (("k", static_k), ("v", static_v)):
+        if static is not None and (static.shape[0] != n * h or static.shape[2] != hd):
+            dim, want = (0, n * h) if static.shape[0] != n * h else (2, hd)
+            raise AssertionError(
+                f"expecting static_{name}.size({dim}) of {want}, but got {static.shape[dim]}"
+            )
+    k = k.reshape(k.shape[0], n * h, hd).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v.shape[0], n * h, hd).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        k = _cat([k, k.new_zeros((n * h, 1, hd))], 1)
+        v = _cat([v, v.new_zeros((n * h, 1, hd))], 1)
+        mask = pad(mask, (0, 1)) if mask is not None else None
+        pad_mask = pad(pad_mask, (0, 1)) if pad_mask is not None else None
+    n_k = k.shape[1]
+    if pad_mask is not None:
+        if tuple(pad_mask.shape) != (n, n_k):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(n, n_k)}, but got {pad_mask.shape}"
+            )
+        pad_mask = pad_mask.reshape(n, 1, 1, n_k).expand(n, h, 1, n_k).reshape(n * h, 1, n_k)
+        mask = pad_mask if mask is None else mask + pad_mask
+    scores = (q * (1.0 / math.sqrt(hd))) @ k.mT
+    if mask is not None:
+        scores = scores + mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0 and training:
+        weights = dropout(weights, dropout_p)
+    out = (weights @ v).transpose(0, 1).reshape(n_q * n, e)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(n_q, n, out_proj_weight.shape[0])
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(n, h, n_q, n_k)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, (weights if batched else weights.squeeze(0))
+
+
+__all__ += ["multi_head_attention_forward"]

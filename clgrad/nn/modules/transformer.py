@@ -9,8 +9,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...ops.creation import empty, full, zeros
-from ...ops.movement import cat
+from ...ops.creation import empty, full
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -24,16 +23,6 @@ if TYPE_CHECKING:
     from ...device import Device
     from ...dtypes import dtype as DType
     from ...tensor import Tensor
-
-
-def _float_mask(mask, dtype):
-    """PyTorch's canonical mask: a bool mask becomes 0 / -inf (True: masked out), a float
-    mask is added as it is."""
-    if mask is None:
-        return None
-    if mask.dtype.is_floating_point:
-        return mask.to(dtype)
-    return zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -136,73 +125,24 @@ class MultiheadAttention(Module):
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        """The attention output and (with ``need_weights``) the attention weights."""
-        if is_causal and attn_mask is None:
-            raise RuntimeError(
-                "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                "module method `generate_square_subsequent_mask` to create this mask."
-            )
+        """The attention output and (with ``need_weights``) the attention weights
+        (``F.multi_head_attention_forward`` with this module's parameters)."""
         batched = query.ndim == 3
         if batched and self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        if not batched:
-            query, key, value = (t.unsqueeze(1) for t in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        n_q, n, e = query.shape
-        h, hd = self.num_heads, self.head_dim
-        if e != self.embed_dim:
-            raise AssertionError(
-                f"was expecting embedding dimension of {self.embed_dim}, but got {e}"
-            )
-        if self._qkv_same_embed_dim:
-            wq, wk, wv = self.in_proj_weight.chunk(3)
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        bq, bk, bv = (
-            self.in_proj_bias.chunk(3) if self.in_proj_bias is not None else (None, None, None)
-        )
-        q, k, v = F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-        mask = _float_mask(attn_mask, q.dtype)
-        if mask is not None and mask.ndim == 2:
-            mask = mask.unsqueeze(0)
-        pad_mask = _float_mask(key_padding_mask, q.dtype)
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(1, n, e)])
-            v = cat([v, self.bias_v.expand(1, n, e)])
-            mask = F.pad(mask, (0, 1)) if mask is not None else None
-            pad_mask = F.pad(pad_mask, (0, 1)) if pad_mask is not None else None
-        # (L, N, E) -> (N * heads, L, head_dim)
-        q = q.reshape(n_q, n * h, hd).transpose(0, 1)
-        k = k.reshape(k.shape[0], n * h, hd).transpose(0, 1)
-        v = v.reshape(v.shape[0], n * h, hd).transpose(0, 1)
-        if self.add_zero_attn:
-            k = cat([k, zeros(n * h, 1, hd, dtype=k.dtype, device=k.device)], 1)
-            v = cat([v, zeros(n * h, 1, hd, dtype=v.dtype, device=v.device)], 1)
-            mask = F.pad(mask, (0, 1)) if mask is not None else None
-            pad_mask = F.pad(pad_mask, (0, 1)) if pad_mask is not None else None
-        n_k = k.shape[1]
-        if pad_mask is not None:
-            pad_mask = pad_mask.reshape(n, 1, 1, n_k).expand(n, h, 1, n_k).reshape(n * h, 1, n_k)
-            mask = pad_mask if mask is None else mask + pad_mask
-        scores = (q * (1.0 / math.sqrt(hd))) @ k.mT
-        if mask is not None:
-            scores = scores + mask
-        weights = F.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, self.dropout)
-        out = (weights @ v).transpose(0, 1).reshape(n_q * n, e)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(n_q, n, e)
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal,
+        )  # fmt: skip
         if batched and self.batch_first:
             out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(n, h, n_q, n_k)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        return out, (weights if batched else weights.squeeze(0))
+        return out, weights
 
 
 def _activation(activation):
