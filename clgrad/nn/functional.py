@@ -2307,12 +2307,21 @@ def pad(
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
-        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if any(lo < 0 or hi < 0 for lo, hi in pairs):
-        raise NotImplementedError("negative padding is only supported in constant mode")
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if input.ndim not in (k + 1, k + 2) or not 1 <= k <= 3:  # ATen's _pad_enum: 1-3 dims
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     out = input
     for dim, (lo, hi) in enumerate(pairs):
-        if lo or hi:
+        if mode == "circular" and (lo < 0 or hi < 0):  # ATen's crops first, then wraps
+            out = out.narrow(dim, max(-lo, 0), out.shape[dim] - max(-lo, 0) - max(-hi, 0))
+            lo, hi = max(lo, 0), max(hi, 0)
+        if lo or hi:  # (negative widths crop: the positions start or end inside)
             out = _index_pad(out, dim, lo, hi, mode)
     return out
 
