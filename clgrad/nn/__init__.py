@@ -2,11 +2,13 @@
 functional."""
 
 from .. import tensor as _tensor  # noqa: F401, I001  (first: the ops import it)
-from . import attention, functional, init, parallel, utils  # noqa: F401
+from . import attention, functional, grad, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
+
+functional.grad = grad  # torch.nn.functional.grad is torch.nn.grad
 
 __all__ = [
     "Buffer",
@@ -15,6 +17,7 @@ __all__ = [
     "UninitializedBuffer",
     "UninitializedParameter",
     "functional",
+    "grad",
     "init",
     "parallel",
     "utils",

@@ -32,6 +32,7 @@ from .activation import (
 )
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .container import (
+    Container,
     ModuleDict,
     ModuleList,
     ParameterDict,
@@ -91,6 +92,7 @@ from .loss import (
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
@@ -102,6 +104,7 @@ from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    CrossMapLRN2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
@@ -186,6 +189,7 @@ from .upsampling import (
 
 __all__ = [
     "Module",
+    "Container",
     "Sequential",
     "ModuleList",
     "ModuleDict",
@@ -238,6 +242,7 @@ __all__ = [
     "CrossEntropyLoss",
     "CTCLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "MSELoss",
     "L1Loss",
     "SmoothL1Loss",
@@ -270,6 +275,7 @@ __all__ = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "LocalResponseNorm",
+    "CrossMapLRN2d",
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",

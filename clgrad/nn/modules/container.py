@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,6 +21,30 @@ def _index(idx, n, what):
     if not -n <= i < n:
         raise IndexError(f"index {i} is out of range for {what} of length {n}")
     return i % n
+
+
+class Container(Module):
+    """A Module holding the modules given by keyword, as torch's deprecated ``nn.Container``
+    (making one gives its FutureWarning; subclass ``Module`` instead).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     c = clgrad.nn.Container(lin=clgrad.nn.Linear(2, 1))
+    >>> [name for name, _ in c.named_children()]
+    ['lin']
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class _ModuleSequence(Module):

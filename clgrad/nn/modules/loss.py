@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Literal
 
 from .. import functional as F
@@ -101,6 +102,38 @@ class NLLLoss(_WeightedLoss):
         return F.nll_loss(
             input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its deprecated name, as ``torch.nn.NLLLoss2d``: the same options and
+    loss (``(N, C, H, W)`` inputs are what it was named for); making one gives torch's
+    FutureWarning.
+
+    >>> import warnings
+    >>> logp = clgrad.zeros(1, 2, 1, 1).log_softmax(1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     loss = clgrad.nn.NLLLoss2d()
+    >>> loss(logp, clgrad.zeros(1, 1, 1, dtype=clgrad.int64))
+    tensor(0.6931)
+    """
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: _Reduction = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
+            "details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CTCLoss(_Loss):

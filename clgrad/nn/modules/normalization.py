@@ -7,6 +7,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ... import distributed as dist
 from ... import dtypes as D
 from ...autograd.function import Function
@@ -455,6 +457,84 @@ class LocalResponseNorm(Module):
     def forward(self, input: Tensor) -> Tensor:
         """``local_response_norm(input, size, alpha, beta, k)``."""
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_windows(channels: int, size: int):
+    """``(forward, backward)``: 0/1 matrices over the channels, row ``c`` picking the squares
+    torch's legacy CrossMapLRN2d sums into channel ``c``'s scale (its running sum, which keeps
+    channel 0 in every window past the first ``size // 2 + 1``) and the ratios its backward sums
+    for channel ``c`` (the centred window)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    fwd = np.zeros((channels, channels))
+    fwd[0, : min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        fwd[c] = fwd[c - 1]
+        if c < channels - pre_pad + 1:
+            fwd[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            fwd[c, c - pre_pad] -= 1
+    inverse_pre_pad = int(size - (size - 1) / 2)
+    bwd = np.zeros((channels, channels))
+    for c in range(channels):
+        lo, hi = c - inverse_pre_pad, c - inverse_pre_pad + size - 1
+        bwd[c, max(lo, 0) : max(min(hi, channels - 1) + 1, 0)] = 1
+    return fwd, bwd
+
+
+def _mix_channels(m, x):
+    """``sum_j m[c, j] * x[:, j]`` for each channel ``c`` of the ``(N, C, H, W)`` tensor ``x``."""
+    n, c, h, w = x.shape
+    return (m @ x.reshape(n, c, h * w)).reshape(n, c, h, w)
+
+
+class _CrossMapLRN2dFunction(Function):
+    """torch's legacy ``_functions.CrossMapLRN2d``: ``input * scale ** -beta``, ``scale`` being
+    ``k + alpha / size`` times a running sum of squares over the channels, and its backward
+    formula (which assumes centred windows), both in Tensor ops."""
+
+    node_name = "CrossMapLRN2dBackward"
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        fwd, bwd = _cross_map_windows(input.shape[1], size)
+        fwd = tensor(fwd, dtype=input.dtype, device=input.device)
+        scale = _mix_channels(fwd, input * input) * (alpha / size) + k
+        output = scale.pow(-beta) * input
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        ctx.bwd = tensor(bwd, dtype=input.dtype, device=input.device)
+        ctx.save_for_backward(input, output, scale)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale = ctx.saved_tensors
+        accum = _mix_channels(ctx.bwd, grad_output * output / scale)
+        ratio = 2 * ctx.alpha * ctx.beta / ctx.size
+        grad_input = scale.pow(-ctx.beta) * grad_output - input * accum * ratio
+        return grad_input, None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel local response normalization of ``(N, C, H, W)`` inputs,
+    as ``torch.nn.CrossMapLRN2d``: its windows (a running sum that differs from
+    ``LocalResponseNorm``'s past the first channels) and its backward formula.
+
+    >>> clgrad.nn.CrossMapLRN2d(3, alpha=1.0, beta=1.0, k=1.0)(clgrad.ones(1, 2, 1, 1)).flatten()
+    tensor([0.6000, 0.6000])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        """The normalized input (see the class)."""
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
