@@ -374,3 +374,16 @@ def test_hub_github_offline(home, capsys):
     m = clgrad.hub.load("someone/model_repo:main", "linear", 2, 2, verbose=False)
     assert isinstance(m, clgrad.nn.Linear) and capsys.readouterr().err == ""
     assert clgrad.hub.help("someone/model_repo:main", "linear") == "A clgrad Linear layer."
+
+
+def test_sobol_long_fast_forward_and_blocks():
+    # fast_forward jumps by the Gray code; draws past one block (2^22 numbers) walk in blocks
+    ours, theirs = SobolEngine(20), torch.quasirandom.SobolEngine(20)
+    for n in (0, 1, 123_457, 2**20 + 3):
+        ours.fast_forward(n)
+        theirs.fast_forward(n)
+        assert np.array_equal(ours.quasi.numpy(), theirs.quasi.numpy())
+        assert np.array_equal(ours.draw(3).numpy(), theirs.draw(3).numpy())
+    wide, twide = SobolEngine(3000), torch.quasirandom.SobolEngine(3000)
+    assert np.array_equal(wide.draw(3000).numpy(), twide.draw(3000).numpy())
+    assert np.array_equal(wide.quasi.numpy(), twide.quasi.numpy())

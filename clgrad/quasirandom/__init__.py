@@ -90,8 +90,20 @@ def _walk(quasi: np.ndarray, state: np.ndarray, n: int, num_generated: int) -> n
     """The next ``n`` states after ``quasi`` (n, dimension): ATen's draw loop, each point the
     previous one XOR the direction number of its count's lowest zero bit."""
     cols = _rightmost_zero(np.arange(num_generated, num_generated + n, dtype=np.int64))
-    steps = state[:, cols].T  # (n, dimension)
-    return np.bitwise_xor.accumulate(steps, axis=0) ^ quasi[None, :]
+    steps = np.ascontiguousarray(state.T)[cols]  # (n, dimension)
+    steps[0] ^= quasi
+    return np.bitwise_xor.accumulate(steps, axis=0, out=steps)
+
+
+def _gray_xor(state: np.ndarray, count: int) -> np.ndarray:
+    """The XOR of the direction numbers of the bits of ``count``'s Gray code: stepping from
+    count ``a`` to count ``b`` XORs the state with ``_gray_xor(a) ^ _gray_xor(b)``."""
+    gray = count ^ (count >> 1)
+    out = np.zeros(state.shape[0], dtype=np.int64)
+    for bit in range(state.shape[1]):
+        if (gray >> bit) & 1:
+            out ^= state[:, bit]
+    return out
 
 
 class SobolEngine:
@@ -153,11 +165,19 @@ class SobolEngine:
 
     def _advance(self, n: int, num_generated: int, dtype):
         """``n`` points after the current state (ATen's ``_sobol_engine_draw``); the state
-        moves past them."""
-        walked = _walk(self.quasi.numpy(), self.sobolstate.numpy(), n, num_generated)
+        moves past them. Walked in blocks of about 2^22 numbers, so the int64 states never take
+        much more memory than the result."""
+        state, quasi = self.sobolstate.numpy(), self.quasi.numpy()
+        out = np.empty((n, self.dimension), dtype=dtype.np)
+        block = max(1, (1 << 22) // self.dimension)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            walked = _walk(quasi, state, stop - start, num_generated + start)
+            out[start:stop] = self._scale(walked, dtype)
+            quasi = walked[-1]
         if n:
-            self.quasi = _C.tensor(walked[-1], dtype=_D.int64, device="cpu")
-        return self._scale(walked, dtype)
+            self.quasi = _C.tensor(quasi, dtype=_D.int64, device="cpu")
+        return out
 
     def draw(self, n: int = 1, out=None, dtype=None):
         """The next ``n`` points of the sequence, a (n, dimension) cpu tensor in ``dtype`` (the
@@ -222,12 +242,13 @@ class SobolEngine:
         >>> clgrad.quasirandom.SobolEngine(1).fast_forward(2).draw(1)
         tensor([[0.7500]])
         """
-        if n > 0:
-            start = 0 if self.num_generated == 0 else self.num_generated - 1
-            steps = n - 1 if self.num_generated == 0 else n
-            if steps > 0:
-                walked = _walk(self.quasi.numpy(), self.sobolstate.numpy(), steps, start)
-                self.quasi.copy_(_C.tensor(walked[-1], dtype=_D.int64, device="cpu"))
+        start = 0 if self.num_generated == 0 else self.num_generated - 1
+        steps = n - 1 if self.num_generated == 0 else n
+        if steps > 0:
+            # ATen steps through every count; the Gray code gives the same state at once
+            state = self.sobolstate.numpy()
+            moved = self.quasi.numpy() ^ _gray_xor(state, start) ^ _gray_xor(state, start + steps)
+            self.quasi.copy_(_C.tensor(moved, dtype=_D.int64, device="cpu"))
         self.num_generated += n
         return self
 
