@@ -26,8 +26,9 @@ from .dtypes import bool_, contiguous_format
 from .nn import functional as F
 from .ops.core import SCALAR_TYPE_NAMES, check_out, write_out
 from .ops.creation import empty as _empty_factory
+from .ops.creation import randn as _randn_factory
 from .ops.creation import tensor as _tensor_factory
-from .ops.decomp import svdvals
+from .ops.decomp import qr, svd, svdvals
 from .storage import UntypedStorage
 from .tensor import Tensor
 
@@ -1114,3 +1115,79 @@ def embedding_bag(
 
 
 __all__ += ["embedding_bag"]
+
+
+# ---- randomized low-rank SVD and PCA (Halko et al., 2009; torch._lowrank's algorithm) --------
+def _mT(a: Tensor) -> Tensor:
+    return a.transpose(-2, -1)
+
+
+def _approximate_basis(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tensor:
+    R = _randn_factory(A.shape[-1], q, dtype=A.dtype, device=A.device)
+    X = A @ R - (M @ R if M is not None else 0)
+    Q = qr(X)[0]
+    for _ in range(niter):
+        X = _mT(A) @ Q - (_mT(M) @ Q if M is not None else 0)
+        Q = qr(X)[0]
+        X = A @ Q - (M @ Q if M is not None else 0)
+        Q = qr(X)[0]
+    return Q
+
+
+def _svd_lowrank(A: Tensor, q: int | None, niter: int | None, M: Tensor | None):
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    if not A.dtype.is_floating_point:
+        A = A.float()
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(tuple(A.shape))
+    if m < n:  # the algorithm assumes a tall A
+        A = _mT(A)
+        M = None if M is None else _mT(M)
+    Q = _approximate_basis(A, q, niter, M)
+    B = _mT(Q) @ A - (_mT(Q) @ M if M is not None else 0)
+    U, S, Vh = svd(B, full_matrices=False)
+    V, U = _mT(Vh), Q @ U
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
+    """``torch.svd_lowrank``: ``(U, S, V)`` of a rank-``q`` approximation of ``A - M`` by the
+    randomized range finder (``niter`` subspace iterations), differentiable. The random
+    matrix comes from clgrad's generator, so the factors match torch's up to its draw.
+
+    >>> A = clgrad.tensor([[3.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> U, S, V = clgrad.svd_lowrank(A, q=2)
+    >>> [round(s, 4) for s in S.tolist()]
+    [3.0, 2.0]
+    """
+    return _svd_lowrank(A, q, niter, M)
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
+    """``torch.pca_lowrank``: ``svd_lowrank`` of ``A`` with its column means removed
+    (``center``); ``q`` defaults to ``min(6, m, n)``.
+
+    >>> A = clgrad.tensor([[1.0, 0.0], [3.0, 0.0]])
+    >>> U, S, V = clgrad.pca_lowrank(A, q=1)
+    >>> [round(s, 4) for s in S.tolist()]
+    [1.4142]
+    """
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(
+            f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}"
+        )
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter, None)
+    if not A.dtype.is_floating_point:
+        A = A.float()
+    return _svd_lowrank(A - A.mean(dim=-2, keepdim=True), q, niter, None)
+
+
+__all__ += ["pca_lowrank", "svd_lowrank"]

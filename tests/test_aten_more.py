@@ -439,3 +439,31 @@ def test_embedding_bag_errors(device):
             lib.embedding_bag(w, idx, lib.tensor([0, 5], device=dev), False, 1)
         with pytest.raises(RuntimeError):  # an index past the weight's rows
             lib.embedding_bag(w, idx + 2, lib.tensor([0, 2], device=dev), False, 1)
+
+
+def test_svd_and_pca_lowrank_match_torch(device):
+    clgrad.manual_seed(0)
+    # a full-rank 9 x 5 matrix and q = 5: the randomized basis spans its range, so the
+    # factors reconstruct it, their singular values are torch's and the gradient of their sum
+    # is the nuclear norm's
+    a = _a(9, 5)
+    for A in (a, a.T.copy()):
+        t, c = torch.tensor(A), clgrad.tensor(A, device=device, requires_grad=True)
+        tu, ts, tv = torch.svd_lowrank(t, q=5)
+        U, S, V = clgrad.svd_lowrank(c, q=5)
+        assert tuple(U.shape) == tuple(tu.shape) and tuple(V.shape) == tuple(tv.shape)
+        np.testing.assert_allclose(S.detach().cpu().numpy(), ts.numpy(), rtol=1e-4)
+        recon = (U * S) @ V.transpose(-2, -1)
+        np.testing.assert_allclose(recon.detach().cpu().numpy(), A, atol=1e-4)
+        S.sum().backward()
+        want = torch.tensor(A, requires_grad=True)
+        torch.linalg.svdvals(want).sum().backward()
+        np.testing.assert_allclose(c.grad.cpu().numpy(), want.grad.numpy(), atol=1e-3)
+    tu, ts, tv = torch.pca_lowrank(torch.tensor(a), q=5)
+    U, S, V = clgrad.pca_lowrank(clgrad.tensor(a, device=device), q=5)
+    np.testing.assert_allclose(S.cpu().numpy(), ts.numpy(), rtol=1e-3, atol=1e-4)
+    centered = a - a.mean(0, keepdims=True)
+    np.testing.assert_allclose(((U * S) @ V.T).cpu().numpy(), centered, atol=1e-4)
+    for lib in (torch, clgrad):
+        with pytest.raises(ValueError):
+            lib.pca_lowrank(lib.ones(3, 4), q=5)
