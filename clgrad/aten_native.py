@@ -1,8 +1,10 @@
 """More of torch's native top-level functions, re-exported by ``clgrad.aten``: the batch-norm
 pieces ``torch.nn.SyncBatchNorm`` is built from (``batch_norm_stats``, ``batch_norm_elemt``,
 ``batch_norm_gather_stats(_with_counts)``, ``batch_norm_backward_reduce``,
-``batch_norm_backward_elemt``, ``batch_norm_update_stats``), ``segment_reduce`` and
-``conv_tbc``. Each is composed of differentiable clgrad ops, so it runs on every device and
+``batch_norm_backward_elemt``, ``batch_norm_update_stats``), ``segment_reduce``,
+``conv_tbc``, the autocast and anomaly-mode setters PyTorch keeps at the top level
+(``set_autocast_cpu_enabled``, ``set_autocast_cache_enabled``, ``set_anomaly_enabled``, ...).
+The ops are composed of differentiable clgrad ops, so it runs on every device and
 autograd reaches its inputs.
 
 torch implements the SyncBatchNorm pieces (``batch_norm_update_stats`` aside) for CUDA only;
@@ -20,11 +22,15 @@ tensor([1., 9.])
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from . import dtypes as D
+from .amp import set_autocast_dtype, set_autocast_enabled
+from .autograd import grad_mode
 from .nn import functional as F
+from .ops import autocast as _ac
 from .ops.creation import full, tensor
 from .tensor import Tensor
 
@@ -37,7 +43,13 @@ __all__ = [
     "batch_norm_stats",
     "batch_norm_update_stats",
     "conv_tbc",
+    "is_autocast_cache_enabled",
     "segment_reduce",
+    "set_anomaly_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_gpu_dtype",
 ]
 
 
@@ -384,3 +396,99 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
         return bias.expand(time, input.shape[1], weight.shape[2]) + zero
     out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
     return out.permute(2, 0, 1).contiguous()
+
+
+# ---- autocast's and anomaly mode's top-level setters -----------------------------------------
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning,
+                  stacklevel=3)  # fmt: skip
+
+
+def _check_bool(name: str, arg: str, value) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be bool, not {type(value).__name__}"
+        )
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("cpu", enabled)``, PyTorch's deprecated older name (with its
+    DeprecationWarning).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.set_autocast_cpu_enabled(False)
+    >>> clgrad.is_autocast_enabled("cpu")
+    False
+    """
+    _check_bool("set_autocast_cpu_enabled", "enabled", enabled)
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """``set_autocast_dtype("cpu", dtype)``, PyTorch's deprecated older name.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.set_autocast_cpu_dtype(clgrad.float16)
+    >>> clgrad.get_autocast_dtype("cpu")
+    clgrad.float16
+    >>> clgrad.set_autocast_dtype("cpu", None)  # back to the default (PyTorch's bfloat16)
+    """
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    """``set_autocast_dtype("cuda", dtype)`` (every OpenCL device), PyTorch's deprecated older
+    name.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     clgrad.set_autocast_gpu_dtype(clgrad.float16)
+    >>> clgrad.get_autocast_gpu_dtype()
+    clgrad.float16
+    """
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast's cache of cast weights is on (this thread's flag, True by default, as
+    PyTorch's). clgrad keeps no such cache, so the flag changes nothing else.
+
+    >>> clgrad.is_autocast_cache_enabled()
+    True
+    """
+    return getattr(_ac.state, "cache_enabled", True)
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Sets the flag ``is_autocast_cache_enabled`` answers, as
+    ``torch.set_autocast_cache_enabled``.
+
+    >>> clgrad.set_autocast_cache_enabled(False)
+    >>> clgrad.is_autocast_cache_enabled()
+    False
+    >>> clgrad.set_autocast_cache_enabled(True)
+    """
+    _check_bool("set_autocast_cache_enabled", "enabled", enabled)
+    _ac.state.cache_enabled = enabled
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turns anomaly detection on or off for good, as ``torch.set_anomaly_enabled`` (what
+    ``autograd.set_detect_anomaly`` does on entering). clgrad's anomaly mode is its NaN check,
+    so ``check_nan=False`` leaves it off (torch would report it on, without the check).
+
+    >>> clgrad.set_anomaly_enabled(True)
+    >>> clgrad.is_anomaly_enabled()
+    True
+    >>> clgrad.set_anomaly_enabled(False)
+    """
+    _check_bool("set_anomaly_enabled", "enabled", enabled)
+    grad_mode.ANOMALY[0] = enabled and bool(check_nan)

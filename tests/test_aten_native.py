@@ -207,3 +207,54 @@ def test_batch_norm_update_stats_matches_torch(device):
     for lib, dev in ((torch, "cpu"), (clgrad, device)):
         with pytest.raises(IndexError):
             lib.batch_norm_update_stats(lib.ones(3, device=dev), None, None, 0.1)
+
+
+# ---- autocast's and anomaly mode's setters ---------------------------------------------------
+def test_autocast_setters_match_torch(device):
+    for lib in (torch, clgrad):
+        with pytest.warns(DeprecationWarning):
+            lib.set_autocast_cpu_enabled(True)
+        try:
+            assert lib.is_autocast_enabled("cpu")
+        finally:
+            with pytest.warns(DeprecationWarning):
+                lib.set_autocast_cpu_enabled(False)
+        assert not lib.is_autocast_enabled("cpu")
+        with pytest.warns(DeprecationWarning):
+            lib.set_autocast_gpu_dtype(lib.float16)
+        assert lib.get_autocast_dtype("cuda") is lib.float16
+        assert lib.is_autocast_cache_enabled()
+        lib.set_autocast_cache_enabled(False)
+        assert not lib.is_autocast_cache_enabled()
+        lib.set_autocast_cache_enabled(True)
+        with pytest.raises(TypeError):
+            lib.set_autocast_cache_enabled("yes")
+    # the setters drive clgrad's autocast: a cpu matmul runs in float16 while on
+    previous = clgrad.get_autocast_dtype("cpu")
+    with pytest.warns(DeprecationWarning):
+        clgrad.set_autocast_cpu_dtype(clgrad.float16)
+    assert clgrad.get_autocast_dtype("cpu") is clgrad.float16
+    with pytest.warns(DeprecationWarning):
+        clgrad.set_autocast_cpu_enabled(True)
+    try:
+        assert (clgrad.ones(2, 2) @ clgrad.ones(2, 2)).dtype is clgrad.float16
+    finally:
+        with pytest.warns(DeprecationWarning):
+            clgrad.set_autocast_cpu_enabled(False)
+        clgrad.set_autocast_dtype("cpu", previous)
+    assert (clgrad.ones(2, 2) @ clgrad.ones(2, 2)).dtype is clgrad.float32
+
+
+def test_set_anomaly_enabled(device):
+    x = clgrad.tensor([0.0, 1.0], device=device, requires_grad=True)
+    clgrad.set_anomaly_enabled(True)
+    try:
+        assert clgrad.is_anomaly_enabled() and torch.is_anomaly_enabled() is False
+        with pytest.raises(RuntimeError, match="nan"):
+            (x.sqrt() * clgrad.tensor([0.0, 1.0], device=device)).sum().backward()
+    finally:
+        clgrad.set_anomaly_enabled(False)
+    assert not clgrad.is_anomaly_enabled()
+    for lib in (torch, clgrad):
+        with pytest.raises(TypeError):
+            lib.set_anomaly_enabled(1)
