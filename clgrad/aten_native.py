@@ -1,11 +1,12 @@
-"""More of torch's native top-level functions, re-exported by ``clgrad.aten``: the batch-norm
-pieces ``torch.nn.SyncBatchNorm`` is built from (``batch_norm_stats``, ``batch_norm_elemt``,
-``batch_norm_gather_stats(_with_counts)``, ``batch_norm_backward_reduce``,
-``batch_norm_backward_elemt``, ``batch_norm_update_stats``), ``segment_reduce``,
-``conv_tbc``, the autocast and anomaly-mode setters PyTorch keeps at the top level
-(``set_autocast_cpu_enabled``, ``set_autocast_cache_enabled``, ``set_anomaly_enabled``, ...).
-The ops are composed of differentiable clgrad ops, so it runs on every device and
-autograd reaches its inputs.
+"""More of torch's native top-level functions, star-imported into ``clgrad`` beside
+``clgrad.aten``: the batch-norm pieces ``torch.nn.SyncBatchNorm`` is built from
+(``batch_norm_stats``, ``batch_norm_elemt``, ``batch_norm_gather_stats(_with_counts)``,
+``batch_norm_backward_reduce``, ``batch_norm_backward_elemt``, ``batch_norm_update_stats``),
+``segment_reduce``, ``conv_tbc``, DLPack's ``to_dlpack``/``from_dlpack`` (host memory),
+``matrix_rank`` (refused, as torch's), and the autocast and anomaly-mode setters PyTorch keeps
+at the top level (``set_autocast_cpu_enabled``, ``set_autocast_cache_enabled``,
+``set_anomaly_enabled``, ...). The ops are composed of differentiable clgrad ops, so they run
+on every device and autograd reaches their inputs.
 
 torch implements the SyncBatchNorm pieces (``batch_norm_update_stats`` aside) for CUDA only;
 here they are the CUDA kernels' arithmetic on any device, their statistics in the input's
@@ -21,6 +22,7 @@ tensor([1., 9.])
 
 from __future__ import annotations
 
+import ctypes
 import math
 import warnings
 
@@ -43,13 +45,16 @@ __all__ = [
     "batch_norm_stats",
     "batch_norm_update_stats",
     "conv_tbc",
+    "from_dlpack",
     "is_autocast_cache_enabled",
+    "matrix_rank",
     "segment_reduce",
     "set_anomaly_enabled",
     "set_autocast_cache_enabled",
     "set_autocast_cpu_dtype",
     "set_autocast_cpu_enabled",
     "set_autocast_gpu_dtype",
+    "to_dlpack",
 ]
 
 
@@ -492,3 +497,108 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """
     _check_bool("set_anomaly_enabled", "enabled", enabled)
     grad_mode.ANOMALY[0] = enabled and bool(check_nan)
+
+
+# ---- matrix_rank, removed from torch ----------------------------------------------------------
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Refused, as torch's: ``torch.matrix_rank`` was removed in favour of
+    ``linalg.matrix_rank``.
+
+    >>> clgrad.matrix_rank(clgrad.eye(2))
+    Traceback (most recent call last):
+    RuntimeError: This function was deprecated since version 1.9 and is now removed.
+    Please use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.
+    """  # noqa: E501
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed.\n"
+        "Please use the `torch.linalg.matrix_rank` function instead. "
+        "The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'."
+    )
+
+
+# ---- DLPack ----------------------------------------------------------------------------------
+_KDLCPU = 1
+_INVALID_CAPSULE = (
+    "from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only "
+    "once, so you might have already constructed a tensor from it once."
+)
+
+
+class _Capsule:
+    """A bare DLPack capsule in the protocol NumPy's ``from_dlpack`` reads (host memory)."""
+
+    def __init__(self, capsule) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (_KDLCPU, 0)
+
+
+def _capsule_name_valid(obj) -> bool:
+    if type(obj).__name__ != "PyCapsule":
+        return False
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.restype, is_valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    return any(is_valid(obj, name) for name in (b"dltensor", b"dltensor_versioned"))
+
+
+def to_dlpack(tensor: Tensor):
+    """A DLPack capsule of ``tensor``'s memory, as ``torch.to_dlpack`` (for ``from_dlpack``
+    here, in NumPy, PyTorch or any DLPack consumer; it can be consumed once). Only host (cpu)
+    tensors can be exported: an OpenCL buffer is no memory a DLPack consumer can address, so
+    those raise BufferError (copying to the host would not be DLPack's shared memory; call
+    ``.cpu()`` first for that).
+
+    >>> x = clgrad.arange(3.0)
+    >>> y = clgrad.from_dlpack(clgrad.to_dlpack(x))
+    >>> x[0] = 7.0
+    >>> y
+    tensor([7., 1., 2.])
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(
+            f"_to_dlpack(): argument 'data' (position 1) must be Tensor, not "
+            f"{type(tensor).__name__}"
+        )
+    if not tensor.device.type == "cpu":
+        raise BufferError(
+            f"to_dlpack: a tensor on {tensor.device} lives in an OpenCL buffer, which DLPack "
+            "cannot describe; only cpu tensors can be exported (copy with .cpu() first)"
+        )
+    return tensor.detach().numpy().__dlpack__()
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor``: an object with ``__dlpack__`` (a NumPy
+    array, a PyTorch cpu tensor, ...) or a capsule from ``to_dlpack``, as
+    ``torch.from_dlpack``; on the cpu device, the memory shared. A clgrad tensor gives a tensor
+    sharing its storage on its own device (BufferError if it requires grad, as torch's).
+    Memory on another device (a GPU array) raises BufferError: clgrad cannot adopt it.
+
+    >>> import numpy as np
+    >>> a = np.zeros(2, np.float32)
+    >>> t = clgrad.from_dlpack(a)
+    >>> a[1] = 5.0
+    >>> t
+    tensor([0., 5.])
+    """
+    from .ops.creation import from_numpy
+
+    if isinstance(ext_tensor, Tensor):
+        if ext_tensor.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return ext_tensor.detach()
+    if hasattr(ext_tensor, "__dlpack__"):
+        device = ext_tensor.__dlpack_device__()
+        if int(device[0]) != _KDLCPU:
+            raise BufferError(
+                f"from_dlpack: memory of DLPack device type {int(device[0])} cannot be adopted; "
+                "clgrad imports host (kDLCPU) memory only"
+            )
+        return from_numpy(np.from_dlpack(ext_tensor))
+    if not _capsule_name_valid(ext_tensor):
+        raise RuntimeError(_INVALID_CAPSULE)
+    return from_numpy(np.from_dlpack(_Capsule(ext_tensor)))

@@ -258,3 +258,56 @@ def test_set_anomaly_enabled(device):
     for lib in (torch, clgrad):
         with pytest.raises(TypeError):
             lib.set_anomaly_enabled(1)
+
+
+# ---- matrix_rank (removed) and DLPack -----------------------------------------------------------
+def test_matrix_rank_removed_as_torch(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        with pytest.raises(RuntimeError, match="deprecated since version 1.9"):
+            lib.matrix_rank(lib.eye(3, device=dev))
+
+
+def test_dlpack_round_trips(device):
+    x = clgrad.arange(6.0).reshape(2, 3)
+    y = clgrad.from_dlpack(clgrad.to_dlpack(x))
+    x[0, 0] = 7.0  # shared memory
+    assert y.tolist() == [[7.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and y.device.type == "cpu"
+    # clgrad -> torch -> clgrad, strides and dtypes kept
+    t = torch.from_dlpack(clgrad.to_dlpack(x.t()))
+    assert t.stride() == (1, 3) and t.tolist() == x.t().tolist()
+    for dtype in (torch.int64, torch.int32, torch.bool, torch.float64, torch.float16):
+        src = torch.arange(4).to(dtype)
+        got = clgrad.from_dlpack(torch.to_dlpack(src))
+        assert str(got.dtype).split(".")[-1] == str(dtype).split(".")[-1]
+        assert got.tolist() == src.tolist()
+    got = clgrad.from_dlpack(torch.ones(2, 0))  # __dlpack__ protocol, empty
+    assert tuple(got.shape) == (2, 0)
+    a = np.zeros((2, 3), np.float32)
+    view = clgrad.from_dlpack(a[:, ::2])
+    a[1, 2] = 4.0
+    assert view.tolist() == [[0.0, 0.0], [0.0, 4.0]]
+    assert clgrad.from_dlpack(np.array(2.0, np.float32)).item() == 2.0  # 0-d
+    # a clgrad tensor: its own storage on its own device
+    d = clgrad.ones(3, device=device)
+    e = clgrad.from_dlpack(d)
+    d.add_(1.0)
+    assert e.device == d.device and e.tolist() == [2.0] * 3
+
+
+def test_dlpack_errors(device):
+    capsule = clgrad.to_dlpack(clgrad.ones(2))
+    clgrad.from_dlpack(capsule)
+    tcapsule = torch.to_dlpack(torch.ones(2))
+    torch.from_dlpack(tcapsule)
+    for lib, used in ((torch, tcapsule), (clgrad, capsule)):
+        with pytest.raises(RuntimeError):  # a capsule is consumed once
+            lib.from_dlpack(used)
+        with pytest.raises(RuntimeError):
+            lib.from_dlpack(5)
+        with pytest.raises(TypeError):
+            lib.to_dlpack(np.ones(2))
+        with pytest.raises(BufferError):
+            lib.from_dlpack(lib.ones(2, requires_grad=True))
+    if device != "cpu":  # an OpenCL buffer is no DLPack memory: refused, not copied
+        with pytest.raises(BufferError):
+            clgrad.to_dlpack(clgrad.ones(2, device=device))
