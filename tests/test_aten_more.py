@@ -467,3 +467,42 @@ def test_svd_and_pca_lowrank_match_torch(device):
     for lib in (torch, clgrad):
         with pytest.raises(ValueError):
             lib.pca_lowrank(lib.ones(3, 4), q=5)
+
+
+SEG_DATA = np.array([1.0, 0.0, 3.0, 3.0, -2.0, 6.0], np.float32)
+SEG_CASES = {
+    "sum": (SEG_DATA, {"lengths": [2, 0, 4]}),
+    "mean": (SEG_DATA, {"lengths": [2, 0, 4]}),
+    "mean-initial": (SEG_DATA, {"lengths": [2, 0, 4], "initial": 1.5}),
+    "max": (SEG_DATA, {"lengths": [1, 3, 2, 0]}),
+    "amin-initial": (SEG_DATA, {"lengths": [1, 3, 2, 0], "initial": 0.5}),
+    "prod": (SEG_DATA, {"lengths": [3, 0, 3]}),
+    "prod-initial": (SEG_DATA, {"lengths": [3, 0, 3], "initial": 2.0}),
+    "sum-offsets": (SEG_DATA, {"offsets": [0, 2, 2, 6]}),
+    "sum-axis1": (_a(2, 6, 3), {"lengths": [[1, 5], [3, 3]], "axis": 1}),
+    "max-axis0": (_a(6, 2), {"lengths": [4, 2], "axis": 0}),
+}
+
+
+@pytest.mark.parametrize("name", list(SEG_CASES))
+def test_segment_reduce_matches_torch(device, name):
+    data, kw = SEG_CASES[name]
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.tensor(data, device=dev, requires_grad=True)
+        args = {k: lib.tensor(v, device=dev) if isinstance(v, list) else v for k, v in kw.items()}
+        out = lib.segment_reduce(x, name.split("-")[0], **args)
+        out.where(out.isfinite(), out.new_zeros(())).sum().backward()
+        results.append((out, x.grad))
+    _close(results[1], results[0], 1e-5, 1e-6)
+
+
+def test_segment_reduce_errors(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        d = lib.arange(6.0, device=dev)
+        with pytest.raises(RuntimeError):
+            lib.segment_reduce(d, "foo", lengths=lib.tensor([6], device=dev))
+        with pytest.raises(RuntimeError):
+            lib.segment_reduce(d, "sum", lengths=lib.tensor([2, 2], device=dev))
+        with pytest.raises(RuntimeError):
+            lib.segment_reduce(d, "sum")
