@@ -627,3 +627,35 @@ def test_multi_head_attention_forward_errors(device, change):
         lib.nn.functional.multi_head_attention_forward(**args)
 
     _raises_like(device, run)
+
+
+@pytest.mark.parametrize("case", ["source", "nonleaf", "storage", "no_grad"])
+def test_set_autograd(device, case):
+    """set_ has no derivative in torch: a result with a history gets its NotImplemented node."""
+
+    def run(t, dev):
+        a = t.arange(3.0, device=dev, requires_grad=True) * 1
+        b = t.zeros(3, device=dev)
+        if case == "source":
+            b.set_(a)
+        elif case == "nonleaf":
+            b = t.arange(3.0, device=dev, requires_grad=True) * 2
+            b.set_(t.ones(3, device=dev))
+        elif case == "storage":
+            b.set_(a, 1, (2,))
+        else:
+            with t.no_grad():
+                b.set_(a)
+        name = type(b.grad_fn).__name__ if b.grad_fn is not None else None
+        return b.requires_grad, name
+
+    assert run(clgrad, device) == run(torch, "cpu")
+    if case in ("source", "nonleaf"):
+        _raises_like(device, lambda t, dev: _set_backward(t, dev, case))
+
+
+def _set_backward(t, dev, case):
+    x = t.arange(3.0, device=dev, requires_grad=True)
+    b = t.zeros(3, device=dev) if case == "source" else x * 2
+    b.set_(x * 1 if case == "source" else t.ones(3, device=dev))
+    b.sum().backward()

@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd import backward as _backward
 from ..autograd import is_grad_enabled
-from ..autograd.function import register_post_accumulate_grad_hook
+from ..autograd.function import Function, register_post_accumulate_grad_hook
 from ..device import cuda_device, resolve
 from ..storage import UntypedStorage
 from ..tensor import Tensor, contiguous_strides
@@ -1147,12 +1147,34 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     if 0 not in shape:
         last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
         _grow_storage(storage, (last + 1) * self.dtype.itemsize)
+    # torch's set_ has no derivative: a tensor with a history, or set to a tensor (not a
+    # storage) that requires grad, gets a node whose backward raises
+    sources = [Tensor._alias(self, self.grad_fn, self._output_nr)] if self._requires_grad else []
+    if isinstance(source, Tensor) and size is None and source.requires_grad:
+        sources.append(source)
     version = self._version  # the tensor keeps its own version counter, as PyTorch's
     self._storage, self._shape, self._stride, self._offset = storage, shape, strides, offset
     self._base = self._view_meta = None
     self._counter = [version]
     self._bump_version()
+    if sources and is_grad_enabled():
+        out = _SetBackward.apply(*sources, [self])
+        self._requires_grad, self._grad_fn, self._output_nr = True, out._grad_fn, out._output_nr
     return self
+
+
+class _SetBackward(Function):
+    """The history ``set_`` gives: torch's NotImplemented node (its backward raises)."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, *args):
+        return Tensor._alias(args[-1][0])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for set_ is not implemented")
 
 
 # C type names in PyTorch's set_ message
