@@ -36,3 +36,45 @@ def test_pad_non_constant_refuses_a_value(device):
         return lib.nn.functional.pad(lib.ones(2, 3, device=dev), (1, 1), "reflect", value=1.0)
 
     both(device, case)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 1, 3), ()])
+def test_triplet_margin_loss_any_rank(device, shape):
+    """Any rank (distances along the last dim), as ATen's; only equal ranks are checked."""
+
+    def case(lib, dev):
+        r = np.random.RandomState(0)
+        a, p, n = (
+            lib.tensor(np.asarray(r.randn(*shape), np.float32), device=dev, requires_grad=True)
+            for _ in range(3)
+        )
+        loss = lib.nn.functional.triplet_margin_loss(a, p, n, reduction="none", swap=True)
+        loss.sum().backward()
+        return [loss, a.grad, p.grad, n.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "shape, groups", [((1, 1), 1), ((1, 4), 4), ((1, 2, 1, 1), 2), ((1, 4, 1), 2)]
+)
+def test_group_norm_one_value_a_group_refused(device, shape, groups):
+    def case(lib, dev):
+        return lib.nn.functional.group_norm(lib.ones(shape, device=dev), groups)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "input_shape, target_shape, target_grad",
+    [((4,), (2, 4), False), ((1, 4), (2, 1), False), ((2, 4), (4,), False), ((3,), (3,), True)],
+)
+def test_soft_margin_loss_target_checks(device, input_shape, target_shape, target_grad):
+    """A target broadcasting the input to a larger shape, or one requiring grad, is refused."""
+
+    def case(lib, dev):
+        x = lib.full(input_shape, 0.5, device=dev)
+        t = lib.full(target_shape, -1.0, device=dev, requires_grad=target_grad)
+        return lib.nn.functional.soft_margin_loss(x, t)
+
+    both(device, case)

@@ -2148,6 +2148,11 @@ def group_norm(
     if input.ndim < 2:
         raise RuntimeError(f"group_norm: expected at least 2-D input, got {input.ndim}-D")
     c = input.shape[1]
+    size = [input.shape[0] * c // num_groups, num_groups, *input.shape[2:]]
+    if size[0] * math.prod(size[2:]) == 1:  # torch's _verify_batch_size: one value a group
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
     if c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
@@ -3286,6 +3291,19 @@ def soft_margin_loss(
     >>> clgrad.nn.functional.soft_margin_loss(clgrad.tensor([0.0, 2.0]), clgrad.tensor([1.0, -1.0]))
     tensor(1.4100)
     """
+    if target.requires_grad and is_grad_enabled():  # ATen's has no target derivative
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument "
+            "'target'. This input cannot have requires_grad True."
+        )
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    except ValueError:  # (the product below raises torch's error)
+        shape = tuple(input.shape)
+    if shape != tuple(input.shape):  # (written into an input-shaped output)
+        raise RuntimeError(
+            f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}"
+        )
     return _reduce(_E.softplus(-target * input), _legacy_reduction(size_average, reduce, reduction))
 
 
@@ -3529,10 +3547,10 @@ def triplet_margin_loss(
     >>> clgrad.nn.functional.triplet_margin_loss(a, p, n)
     tensor(1.0000)
     """
-    if not anchor.ndim == positive.ndim == negative.ndim or anchor.ndim not in (1, 2):
+    if not anchor.ndim == positive.ndim == negative.ndim:  # (any rank: distances on the last)
         raise RuntimeError(
             f"The anchor, positive, and negative tensors are expected to have the same number "
-            f"of dimensions (1 or 2), but got: anchor {anchor.ndim}D, positive {positive.ndim}D, "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, "
             f"and negative {negative.ndim}D inputs"
         )
     return triplet_margin_with_distance_loss(
