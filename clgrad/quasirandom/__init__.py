@@ -167,6 +167,10 @@ class SobolEngine:
         """``n`` points after the current state (ATen's ``_sobol_engine_draw``); the state
         moves past them. Walked in blocks of about 2^22 numbers, so the int64 states never take
         much more memory than the result."""
+        if n < 0:  # ATen's error for the result's shape (draw(0) of a new engine asks for -1)
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {n}: [{n}, {self.dimension}]"
+            )
         state, quasi = self.sobolstate.numpy(), self.quasi.numpy()
         out = np.empty((n, self.dimension), dtype=dtype.np)
         block = max(1, (1 << 22) // self.dimension)

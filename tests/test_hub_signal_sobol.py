@@ -1,6 +1,6 @@
-"""torch.signal.windows, torch.quasirandom.SobolEngine and torch.hub's clgrad counterparts,
-against torch: windows on every test device, unscrambled Sobol' draws equal, hub on file://
-URLs and local directories under a temporary TORCH_HOME."""
+"""torch.signal.windows, torch.quasirandom.SobolEngine and torch.hub's clgrad
+counterparts, against torch: windows on every test device, unscrambled Sobol' draws
+equal, hub on file:// URLs and local directories under a temporary TORCH_HOME."""
 
 import numpy as np
 import pytest
@@ -387,3 +387,22 @@ def test_sobol_long_fast_forward_and_blocks():
     wide, twide = SobolEngine(3000), torch.quasirandom.SobolEngine(3000)
     assert np.array_equal(wide.draw(3000).numpy(), twide.draw(3000).numpy())
     assert np.array_equal(wide.quasi.numpy(), twide.quasi.numpy())
+
+
+def test_sobol_negative_draw_errors_as_torch():
+    # a new engine's draw(0) asks ATen for n - 1 = -1 points; a used one's draw(0) is empty
+    for used in (0, 3):
+        for n in (0, -2):
+            ours, theirs = SobolEngine(4), torch.quasirandom.SobolEngine(4)
+            if used:
+                ours.draw(used)
+                theirs.draw(used)
+            try:
+                want = theirs.draw(n)
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError) as got:
+                    ours.draw(n)
+                assert str(got.value) == str(e) and ours.num_generated == used
+                continue
+            got = ours.draw(n)
+            assert tuple(got.shape) == tuple(want.shape) and ours.num_generated == used
