@@ -19,6 +19,7 @@ tensor([[0., 0., 1.],
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Sequence
 
 from .distributions import Binomial
@@ -1269,3 +1270,75 @@ def segment_reduce(
 
 
 __all__ += ["segment_reduce"]
+
+
+_histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def histogramdd(input: Tensor, bins=10, *, range=None, weight=None, density=False):
+    """``torch.histogramdd``: ``(hist, bin_edges)`` of the points in ``input``'s last dim:
+    ``bins`` an int, one int per dim or one tensor of edges per dim; ``range`` the flat
+    ``[min0, max0, min1, max1, ...]`` (the data's extent by default, a zero width widened by
+    1/2 on each side); the last bin of each dim holds its upper edge. Counted on the host, as
+    ``clgrad.histogram``.
+
+    >>> h = clgrad.histogramdd(clgrad.tensor([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]]), bins=2)
+    >>> h.hist
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    import numpy as np
+
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
+    dims = input.shape[-1] if input.dim() else 1
+    points = input.detach().cpu().numpy().reshape(-1, dims)
+    if isinstance(bins, int):
+        bins = [bins] * dims
+    bins = list(bins)
+    if len(bins) != dims:
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(
+            "histogramdd: for a 1D histogram range should have 2 elements per dimension"
+        )
+    np_dtype = points.dtype
+    edges = []
+    for d, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            edges.append(b.detach().cpu().numpy().astype(np_dtype))
+            continue
+        if b <= 0:
+            raise RuntimeError(
+                f"torch.histogramdd(): bins must be > 0, but got {b} for dimension {d}"
+            )
+        if range is not None:
+            lo, hi = float(range[2 * d]), float(range[2 * d + 1])
+        elif points.shape[0]:
+            lo, hi = float(points[:, d].min()), float(points[:, d].max())
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo} max {hi} for "
+                f"dimension {d}"
+            )
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(np.linspace(lo, hi, b + 1).astype(np_dtype))
+    w = None if weight is None else weight.detach().cpu().numpy().reshape(-1)
+    hist, _ = np.histogramdd(
+        points.astype(np.float64), [e.astype(np.float64) for e in edges], weights=w,
+        density=density,
+    )  # fmt: skip
+    return _histogramdd_result(
+        _tensor_factory(hist.astype(np_dtype), device=input.device),
+        tuple(_tensor_factory(e, device=input.device) for e in edges),
+    )
+
+
+__all__ += ["histogramdd"]

@@ -506,3 +506,40 @@ def test_segment_reduce_errors(device):
             lib.segment_reduce(d, "sum", lengths=lib.tensor([2, 2], device=dev))
         with pytest.raises(RuntimeError):
             lib.segment_reduce(d, "sum")
+
+
+PTS = RNG.random((40, 3)).astype(np.float32)
+HIST_CASES = {
+    "int": (PTS, 3, {}),
+    "per-dim": (PTS, [2, 3, 4], {}),
+    "range-weight-density": (PTS, [2, 2, 3], {"range": [0.0, 1.0, 0.2, 0.8, 0.0, 2.0], "weight": RNG.random(40).astype(np.float32), "density": True}),
+    "edges": (PTS[:, :2], [np.array([0.0, 0.3, 1.0], np.float32), np.array([0.0, 0.5, 0.75, 1.0], np.float32)], {}),
+    "batched-degenerate": (np.ones((2, 5, 2), np.float32), 2, {}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(HIST_CASES))
+def test_histogramdd_matches_torch(device, name):
+    pts, bins, kw = HIST_CASES[name]
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        edges = isinstance(bins, list) and isinstance(bins[0], np.ndarray)
+        b = [lib.tensor(e, device=dev) for e in bins] if edges else bins
+        k = {
+            n: lib.tensor(v, device=dev) if isinstance(v, np.ndarray) else v for n, v in kw.items()
+        }
+        results.append(lib.histogramdd(lib.tensor(pts, device=dev), bins=b, **k))
+    (th, te), (ch, ce) = results
+    _close(ch, th, 1e-5, 1e-6)
+    _close(tuple(ce), tuple(te), 1e-6, 1e-7)
+    assert results[1].hist is ch
+
+
+def test_histogramdd_errors(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        with pytest.raises(RuntimeError):
+            lib.histogramdd(lib.ones(3, 2, device=dev), bins=[2, 2, 2])
+        with pytest.raises(RuntimeError):
+            lib.histogramdd(lib.ones(3, 2, device=dev), bins=2, range=[1.0, 0.0, 0.0, 1.0])
+        with pytest.raises(NotImplementedError):
+            lib.histogramdd(lib.ones(3, 2, dtype=lib.int64, device=dev), bins=2)
