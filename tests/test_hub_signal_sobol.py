@@ -1,5 +1,5 @@
-"""torch.signal.windows, torch.quasirandom.SobolEngine and torch.hub's clgrad
-counterparts, against torch: windows on every test device, unscrambled Sobol' draws
+"""torch.signal.windows, torch.quasirandom.SobolEngine, torch.hub and torch.utils.model_zoo's
+clgrad counterparts, against torch: windows on every test device, unscrambled Sobol' draws
 equal, hub on file:// URLs and local directories under a temporary TORCH_HOME."""
 
 import numpy as np
@@ -406,3 +406,15 @@ def test_sobol_negative_draw_errors_as_torch():
                 continue
             got = ours.draw(n)
             assert tuple(got.shape) == tuple(want.shape) and ours.num_generated == used
+
+
+def test_model_zoo_load_url(home):
+    import clgrad.utils.model_zoo as model_zoo
+
+    assert model_zoo.load_url is clgrad.hub.load_state_dict_from_url
+    assert model_zoo.tqdm is clgrad.hub.tqdm
+    src = home / "zoo.pt"
+    clgrad.save({"w": clgrad.ones(2)}, str(src))
+    got = model_zoo.load_url(src.as_uri(), progress=False)
+    assert got["w"].equal(clgrad.ones(2))
+    assert (home / "torch_home" / "hub" / "checkpoints" / "zoo.pt").exists()
