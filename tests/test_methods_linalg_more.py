@@ -466,6 +466,16 @@ def test_container_warns():
         assert isinstance(c, t.nn.Module)
         assert [n for n, _ in c.named_children()] == ["a", "b"]
         assert len(list(c.parameters())) == 2
+        with pytest.warns(FutureWarning, match="nn.Container"):
+
+            class Sub(t.nn.Container):
+                def __init__(self, lib=t):
+                    super().__init__()
+                    self.lin = lib.nn.Linear(1, 1)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert len(list(Sub().parameters())) == 2  # a subclass's instances do not warn
 
 
 _CONV_CASES = [

@@ -23,9 +23,15 @@ def _index(idx, n, what):
     return i % n
 
 
+_CONTAINER_DEPRECATED = (
+    "`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+    "Subclass that instead."
+)
+
+
 class Container(Module):
-    """A Module holding the modules given by keyword, as torch's deprecated ``nn.Container``
-    (making one gives its FutureWarning; subclass ``Module`` instead).
+    """A Module holding the modules given by keyword, as torch's deprecated ``nn.Container``:
+    making one, or defining a subclass, gives its FutureWarning (subclass ``Module`` instead).
 
     >>> import warnings
     >>> with warnings.catch_warnings():
@@ -35,13 +41,13 @@ class Container(Module):
     ['lin']
     """
 
+    def __init_subclass__(cls, **kwargs):
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
     def __init__(self, **kwargs: Any) -> None:
-        warnings.warn(
-            "`nn.Container` is deprecated. All of its functionality is now implemented in "
-            "`nn.Module`. Subclass that instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
+        if type(self) is Container:  # a subclass warned where it was defined, as torch's
+            warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)
