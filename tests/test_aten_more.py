@@ -512,10 +512,22 @@ PTS = RNG.random((40, 3)).astype(np.float32)
 HIST_CASES = {
     "int": (PTS, 3, {}),
     "per-dim": (PTS, [2, 3, 4], {}),
-    "range-weight-density": (PTS, [2, 2, 3], {"range": [0.0, 1.0, 0.2, 0.8, 0.0, 2.0], "weight": RNG.random(40).astype(np.float32), "density": True}),
-    "edges": (PTS[:, :2], [np.array([0.0, 0.3, 1.0], np.float32), np.array([0.0, 0.5, 0.75, 1.0], np.float32)], {}),
+    "range-weight-density": (
+        PTS,
+        [2, 2, 3],
+        {
+            "range": [0.0, 1.0, 0.2, 0.8, 0.0, 2.0],
+            "weight": RNG.random(40).astype(np.float32),
+            "density": True,
+        },
+    ),
+    "edges": (
+        PTS[:, :2],
+        [np.array([0.0, 0.3, 1.0], np.float32), np.array([0.0, 0.5, 0.75, 1.0], np.float32)],
+        {},
+    ),
     "batched-degenerate": (np.ones((2, 5, 2), np.float32), 2, {}),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(HIST_CASES))
