@@ -408,6 +408,19 @@ def test_sobol_negative_draw_errors_as_torch():
             assert tuple(got.shape) == tuple(want.shape) and ours.num_generated == used
 
 
+@pytest.mark.parametrize("dt", ["float16", "int64", "int32", "bool"])
+def test_sobol_draw_dtypes_as_torch(dt):
+    # the first point alone is cast to any dtype; ATen's draw takes float32 and float64 only
+    first = SobolEngine(3).draw(1, dtype=getattr(clgrad, dt))
+    want = torch.quasirandom.SobolEngine(3).draw(1, dtype=getattr(torch, dt))
+    assert first.dtype == getattr(clgrad, dt) and np.array_equal(first.numpy(), want.numpy())
+    with pytest.raises(NotImplementedError) as want:
+        torch.quasirandom.SobolEngine(3).draw(2, dtype=getattr(torch, dt))
+    with pytest.raises(NotImplementedError) as got:
+        SobolEngine(3).draw(2, dtype=getattr(clgrad, dt))
+    assert str(got.value) == str(want.value)
+
+
 def test_model_zoo_load_url(home):
     import clgrad.utils.model_zoo as model_zoo
 

@@ -29,6 +29,17 @@ from ..ops import creation as _C
 
 __all__ = ["SobolEngine"]
 
+# ATen's names of the dtypes draw's error names (torch's first point alone takes any dtype)
+_ATEN_NAMES = {
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sobol_direction_numbers.npz")
 
 
@@ -170,6 +181,10 @@ class SobolEngine:
         if n < 0:  # ATen's error for the result's shape (draw(0) of a new engine asks for -1)
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {n}: [{n}, {self.dimension}]"
+            )
+        if dtype not in (_D.float32, _D.float64):  # ATen dispatches on floating types only
+            raise NotImplementedError(
+                f'"_sobol_engine_draw" not implemented for {_ATEN_NAMES.get(dtype.name, dtype)!r}'
             )
         state, quasi = self.sobolstate.numpy(), self.quasi.numpy()
         out = np.empty((n, self.dimension), dtype=dtype.np)
