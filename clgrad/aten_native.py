@@ -283,40 +283,35 @@ def _segment_lengths(lengths, offsets, data: Tensor, axis: int, unsafe: bool) ->
 
 
 def _segment_row(row: Tensor, lengths: np.ndarray, op: str, initial) -> Tensor:
-    """``row`` (N, *rest) reduced over the consecutive segments of ``lengths`` (K,)."""
-    n, k = row.shape[0], len(lengths)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    pos = np.arange(n)
-    mask_np = (pos[None, :] >= starts[:, None]) & (pos[None, :] < ends[:, None])
-    rest = (1,) * (row.dim() - 1)
-    mask = tensor(mask_np, device=row.device).reshape((k, n) + rest)
-    counts = tensor(mask_np.sum(1), dtype=row.dtype, device=row.device).reshape((k,) + rest)
+    """``row`` (N, *rest) reduced over the consecutive segments of ``lengths`` (K,): one
+    ``scatter_reduce`` of the elements the segments cover (with ``unsafe``, lengths may cover
+    fewer than N, the rest left out, or run past N, cut short)."""
+    k, rest = len(lengths), tuple(row.shape[1:])
+    ids = np.repeat(np.arange(k), lengths)[: row.shape[0]]
+    used = len(ids)
+    counts_np = np.bincount(ids, minlength=k).reshape((k,) + (1,) * len(rest))
     fill = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[op]
-    if n == 0:  # nothing to pick from: each segment is the reduction's identity
-        out = full((k, *row.shape[1:]), fill, dtype=row.dtype, device=row.device)
-        out = out + row.sum(0, keepdim=True) * 0
-        if op == "mean":
-            out = out / counts
+    out = full((k, *rest), fill, dtype=row.dtype, device=row.device)
+    if not used:  # nothing covered: the identities, still in data's graph
+        out = out + row[:0].sum() * 0
     else:
-        picked = row.unsqueeze(0).expand(k, *row.shape).where(mask, fill)
-        if op in ("sum", "mean"):
-            out = picked.sum(1)
-        elif op == "prod":
-            out = picked.prod(1)
-        else:
-            out = picked.amax(1) if op == "max" else picked.amin(1)
+        index = tensor(ids, device=row.device).reshape((used,) + (1,) * len(rest))
+        reduce = {"max": "amax", "min": "amin", "mean": "sum"}.get(op, op)
+        out = out.scatter_reduce(
+            0, index.expand(used, *rest), row[:used], reduce, include_self=False
+        )
+    if op == "mean":
+        counts = tensor(counts_np, dtype=row.dtype, device=row.device)
+        if initial is None:
+            return out / counts
+        return ((out + initial) / counts).where(counts != 0, float(initial))
     if initial is None:
-        return out / counts if op == "mean" and n else out
-    if op in ("sum", "mean"):
-        out = out + initial
-        if op == "mean":
-            out = (out / counts).where(counts != 0, float(initial))
-    elif op == "prod":
-        out = out * initial
-    else:
-        out = out.clamp(min=initial) if op == "max" else out.clamp(max=initial)
-    return out
+        return out
+    if op == "sum":
+        return out + initial
+    if op == "prod":
+        return out * initial
+    return out.clamp(min=initial) if op == "max" else out.clamp(max=initial)
 
 
 def segment_reduce(
