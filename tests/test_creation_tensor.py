@@ -240,3 +240,39 @@ def test_casts_take_memory_format(method):
         assert getattr(x, method)(memory_format=m.preserve_format).shape == x.shape
         with pytest.raises(TypeError):
             getattr(x, method)(memory_format=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "uint8"])
+@pytest.mark.parametrize(
+    "start, end, steps",
+    [(-1, 1, 13), (-np.pi, np.pi, 2000), (0, 0.1, 11), (5, -5, 4), (2.7, 250.2, 9), (3, 3, 1)]
+    + [(-255, 3, 4), (-300, 3, 4)],
+)
+def test_linspace_as_torch(device, dtype, start, end, steps):
+    """ATen's formula: counted up from start for the first half, down from end for the rest,
+    in the dtype's arithmetic, so the ends are exact and no value passes them (start + i *
+    step overshot end by an ulp in float64: sqrt(1 - x^2) of linspace(-1, 1) was NaN); an
+    integer dtype casts the ends first (-5 wraps to 251 in uint8)."""
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    try:
+        expected = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+    except RuntimeError:  # an end past an integer dtype's range
+        with pytest.raises(RuntimeError, match="without overflow"):
+            clgrad.linspace(start, end, steps, dtype=getattr(clgrad, dtype), device=device)
+        return
+    got = clgrad.linspace(start, end, steps, dtype=getattr(clgrad, dtype), device=device)
+    tol = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-15}.get(dtype, 0)
+    assert_close(got, expected, getattr(clgrad, dtype), rtol=tol, atol=tol * max(1, abs(end)))
+    values = got.cpu().numpy()
+    if dtype.startswith("float") and steps > 1:
+        assert values[0] == np.asarray(start, dtype) and values[-1] == np.asarray(end, dtype)
+        assert values.min() >= min(values[0], values[-1])
+        assert values.max() <= max(values[0], values[-1])
+
+
+def test_linspace_bool_refused(device):
+    with pytest.raises(NotImplementedError):
+        torch.linspace(0, 1, 3, dtype=torch.bool)
+    with pytest.raises(NotImplementedError):
+        clgrad.linspace(0, 1, 3, dtype=clgrad.bool, device=device)

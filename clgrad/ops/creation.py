@@ -569,20 +569,38 @@ def linspace(
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # PyTorch's formula: the first half counts up from start, the second down from end, so
+    # the ends are exact and no value passes them (start + i * step alone can overshoot end by
+    # an ulp: a kaiser window's sqrt(1 - x^2) was NaN), in the dtype's own arithmetic
+    # (integers' in float64 from the ends cast to the dtype, then truncated toward zero)
+    ct = {D.float64: np.float64, D.float32: np.float32, D.float16: np.float16}.get(dt, np.float64)
+    i = np.arange(steps)
+    if dt is D.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if not dt.is_floating_point:
-        # PyTorch's integer linspace: the first half counts up from start, the second down from
-        # end (so the last value is end exactly), each truncated toward zero
-        i = np.arange(steps, dtype=np.float64)
-        half = steps // 2 if steps > 1 else 1
-        vals = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-        return tensor(
-            np.trunc(vals).astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad
-        )
-    out = Tensor._empty((steps,), dt, resolve(device))
-    acc = D.float64 if out.device.supports_float64 else D.float32
-    out.device.backend.arange(out._record(), float(start), float(step), acc)
-    return _finish(out, requires_grad)
+        start, end = (_integer_end(v, dt) for v in (start, end))
+    first, last = ct(start), ct(end)
+    step = (last - first) / ct(steps - 1) if steps > 1 else ct(0)
+    half = steps // 2 if steps > 1 else 1
+    with np.errstate(all="ignore"):  # inf and nan ends give what they give, as in torch
+        up = first + step * i.astype(ct)
+        down = last - step * (steps - 1 - i).astype(ct)
+    vals = np.where(i < half, up, down)
+    if not dt.is_floating_point:
+        vals = np.trunc(vals)
+    return tensor(vals.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _integer_end(v, dt):
+    """An end of an integer linspace in ``dt``, converted as c10 checks a scalar: within the
+    dtype's range, where an unsigned dtype also takes an int down to -max (-5 wraps to 251 in
+    uint8); RuntimeError past it."""
+    info = np.iinfo(dt.np)
+    low = -info.max if info.min == 0 and not isinstance(v, (float, np.floating)) else info.min
+    if not low <= v <= info.max:
+        name = np.dtype(dt.np).name
+        raise RuntimeError(f"value cannot be converted to type {name}_t without overflow")
+    return int(np.array(int(v)).astype(dt.np))
 
 
 @_tensor_options()
