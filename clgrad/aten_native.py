@@ -33,6 +33,7 @@ from .amp import set_autocast_dtype, set_autocast_enabled
 from .autograd import grad_mode
 from .nn import functional as F
 from .ops import autocast as _ac
+from .ops.core import check_out, write_out
 from .ops.creation import full, tensor
 from .tensor import Tensor
 
@@ -94,10 +95,10 @@ def batch_norm_stats(input: Tensor, eps: float) -> tuple[Tensor, Tensor]:
 
 def batch_norm_elemt(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
-    eps: float,
+    eps: float, *, out: Tensor | None = None,
 ) -> Tensor:  # fmt: skip
     """``torch.batch_norm_elemt``: ``(input - mean) * invstd * weight + bias`` per channel, in
-    ``input``'s dtype (``eps`` unused, as torch's).
+    ``input``'s dtype (``eps`` unused, as torch's), into ``out`` where given.
 
     >>> x = clgrad.tensor([[1.0], [3.0]])
     >>> clgrad.batch_norm_elemt(x, None, None, *clgrad.batch_norm_stats(x, 0.0), 0.0)
@@ -110,6 +111,10 @@ def batch_norm_elemt(
         y = y * _per_channel(weight, input)
     if bias is not None:
         y = y + _per_channel(bias, input)
+    if out is not None:
+        args = (input, weight, bias, mean, invstd)
+        check_out("batch_norm_elemt", out, args, {})
+        return write_out(out, y.to(input.dtype))
     return y.to(input.dtype)
 
 

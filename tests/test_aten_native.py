@@ -147,6 +147,9 @@ def test_batch_norm_stats_elemt_equal_batch_norm(device):
     np.testing.assert_allclose(_np(invstd), 1 / np.sqrt(a.var((0, 2)) + 1e-3), rtol=1e-4)
     cw, cb = clgrad.tensor(w, device=device), clgrad.tensor(b, device=device)
     _close(clgrad.batch_norm_elemt(x, cw, cb, mean, invstd, 1e-3), want)
+    out = clgrad.empty(0, device=device)
+    assert clgrad.batch_norm_elemt(x, cw, cb, mean, invstd, 1e-3, out=out) is out
+    _close(out, want)
     plain = clgrad.batch_norm_elemt(x, None, None, mean, invstd, 1e-3)
     np.testing.assert_allclose(_np(plain), ((t - t.mean((0, 2), keepdim=True)) * torch.tensor(
         _np(invstd)).reshape(1, 3, 1)).numpy(), rtol=1e-4, atol=1e-5)  # fmt: skip
