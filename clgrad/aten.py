@@ -27,7 +27,6 @@ from .dtypes import bool_, contiguous_format
 from .nn import functional as F
 from .ops.core import SCALAR_TYPE_NAMES, check_out, write_out
 from .ops.creation import empty as _empty_factory
-from .ops.creation import full as _full_factory
 from .ops.creation import randn as _randn_factory
 from .ops.creation import tensor as _tensor_factory
 from .ops.decomp import qr, svd, svdvals
@@ -1193,83 +1192,6 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int
 
 
 __all__ += ["pca_lowrank", "svd_lowrank"]
-
-
-_SEGMENT_REDUCTIONS = {"sum": "sum", "mean": "mean", "prod": "prod"}
-_SEGMENT_REDUCTIONS.update(max="amax", amax="amax", min="amin", amin="amin")
-
-
-def segment_reduce(
-    data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
-    unsafe: bool = False, initial=None,
-) -> Tensor:  # fmt: skip
-    """``torch.segment_reduce``: ``reduce`` (sum, mean, prod, max/amax, min/amin) over
-    consecutive segments of ``data`` along ``axis`` of the given ``lengths`` (or ``offsets``);
-    ``lengths`` has the shape ``data.shape[:axis] + (segments,)``. An empty segment gives
-    ``initial``, else the reduction's identity (mean: nan). Differentiable (scatter_reduce).
-
-    >>> x = clgrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    >>> clgrad.segment_reduce(x, "max", lengths=clgrad.tensor([2, 0, 4]))
-    tensor([2., -inf, 6.])
-    """
-    import numpy as np
-
-    red = _SEGMENT_REDUCTIONS.get(reduce)
-    if red is None:
-        raise RuntimeError(
-            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
-        )
-    if indices is not None:
-        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
-    if lengths is None and offsets is None:
-        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
-    if not data.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"_segment_reduce_cpu\" not implemented for '{SCALAR_TYPE_NAMES[data.dtype.name]}'"
-        )
-    axis = axis % data.dim() if data.dim() else 0
-    if lengths is not None:
-        lens = lengths.detach().cpu().numpy().astype(np.int64)
-    else:
-        off = offsets.detach().cpu().numpy().astype(np.int64)
-        lens = off[..., 1:] - off[..., :-1]
-    if lens.ndim != axis + 1:
-        raise RuntimeError(
-            f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}."
-        )
-    if (lens < 0).any():
-        raise RuntimeError("lengths contains negative value!")
-    n = data.shape[axis]
-    if not unsafe and (lens.sum(-1) != n).any():
-        raise RuntimeError(
-            "segment_reduce(): Expected all rows of lengths along axis to sum to "
-            "data.size(lengths.dim()-1) when !unsafe."
-        )
-    rest = tuple(data.shape[axis + 1 :])
-    ends = np.cumsum(lens, -1)
-    ids = (np.arange(n)[:, None] >= ends[..., None, :]).sum(-1)  # lead + (n,)
-    ids = np.minimum(ids, max(lens.shape[-1] - 1, 0)).reshape(ids.shape + (1,) * len(rest))
-    index = _tensor_factory(ids, device=data.device).expand(*data.shape)
-    shape = tuple(lens.shape) + rest
-    identity = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}[red]
-    base = _full_factory(shape, identity, dtype=data.dtype, device=data.device)
-    out = base.scatter_reduce(axis, index, data, "sum" if red == "mean" else red)
-    if red == "mean":
-        count = _tensor_factory(lens.reshape(lens.shape + (1,) * len(rest)), device=data.device)
-        if initial is None:
-            return out / count
-        return ((out + initial) / count).where(count > 0, out.new_full(shape, initial))
-    if initial is None:
-        return out
-    if red == "sum":
-        return out + initial
-    if red == "prod":
-        return out * initial
-    other = out.new_full(shape, initial)
-    return out.maximum(other) if red == "amax" else out.minimum(other)
-
-
-__all__ += ["segment_reduce"]
 
 
 _histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])

@@ -486,6 +486,7 @@ SEG_CASES = {
 
 @pytest.mark.parametrize("name", list(SEG_CASES))
 def test_segment_reduce_matches_torch(device, name):
+    # clgrad.segment_reduce is clgrad.aten_native's; these cases add to tests/test_aten_native.py
     data, kw = SEG_CASES[name]
     results = []
     for lib, dev in ((torch, "cpu"), (clgrad, device)):
