@@ -220,21 +220,25 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.dropout``: ``F.dropout(input, p, train)``."""
+    _dropout_p(p)  # ATen's RuntimeError (the functional's is a ValueError)
     return F.dropout(input, p, train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.dropout_``: dropout in place."""
+    _dropout_p(p)  # ATen's RuntimeError (the functional's is a ValueError)
     return F.dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.alpha_dropout``: ``F.alpha_dropout(input, p, train)``."""
+    _dropout_p(p)  # ATen's RuntimeError (the functional's is a ValueError)
     return F.alpha_dropout(input, p, train)
 
 
 def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.alpha_dropout_``: alpha dropout in place."""
+    _dropout_p(p)  # ATen's RuntimeError (the functional's is a ValueError)
     return F.alpha_dropout(input, p, train, inplace=True)
 
 

@@ -234,3 +234,14 @@ def test_global_switches_match_torch():
         lib.set_warn_always(False)
         assert isinstance(lib.set_flush_denormal(False), bool)
         assert lib.get_num_interop_threads() >= 1
+
+
+@pytest.mark.parametrize("name", ["dropout", "dropout_", "alpha_dropout", "alpha_dropout_"])
+def test_dropout_p_out_of_range_is_a_runtime_error(device, name):
+    """ATen's forms check p with RuntimeError (nn.functional's with ValueError)."""
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        getattr(torch, name)(torch.ones(3), 1.5, True)
+    x = clgrad.ones(3, device=device)
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        getattr(clgrad, name)(x, 1.5, True)
+    assert x.tolist() == [1.0, 1.0, 1.0]
