@@ -94,8 +94,7 @@ def as_dtype(d) -> dtype:
 
 def _refuse_bfloat16():
     raise TypeError(
-        "clgrad has no bfloat16 kernels: no tensor can have dtype bfloat16 (use float16 or "
-        "float32)"
+        "clgrad has no bfloat16 kernels: no tensor can have dtype bfloat16 (use float16 or float32)"
     )
 
 

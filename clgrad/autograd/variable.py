@@ -33,8 +33,7 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         if volatile:
             warnings.warn(
-                "volatile was removed and now has no effect. Use `with torch.no_grad():` "
-                "instead.",
+                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                 stacklevel=2,
             )
         if data is None:
