@@ -78,3 +78,29 @@ def test_soft_margin_loss_target_checks(device, input_shape, target_shape, targe
         return lib.nn.functional.soft_margin_loss(x, t)
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x: x.cumsum(0, dtype=lib.int32),
+        lambda lib, x: lib.cumprod(x, 0, dtype=lib.int64),
+        lambda lib, x: x.sum(dtype=lib.int64),
+        lambda lib, x: lib.prod(x, 0, dtype=lib.int32),
+        lambda lib, x: x.nansum(0, dtype=lib.int64),
+        lambda lib, x: x.cumsum(0, dtype=lib.float64),  # (a floating dtype: recorded)
+        lambda lib, x: x.sum(0).to(lib.int64),  # (a cast: no graph, no error)
+    ],
+)
+def test_integral_dtype_of_a_recorded_reduction_refused(device, op):
+    """An integral ``dtype=`` on an input requiring grad: torch's 'Autograd not support dtype'
+    (not a silently detached result); under no_grad the result is computed."""
+
+    def case(lib, dev):
+        x = lib.tensor([[1.5, -2.0], [3.0, 0.5]], device=dev, requires_grad=True)
+        with lib.no_grad():
+            quiet = op(lib, x)
+        y = op(lib, x)
+        return [quiet, y, y.requires_grad]
+
+    both(device, case)

@@ -28,6 +28,7 @@ from .registry import (
     keep_dtype,
     reduced_shape,
     reduction,
+    refuse_integral_output,
     run_reduce,
 )
 from .scans import cumprod
@@ -660,6 +661,8 @@ def cumsum(input, dim, *, dtype=None):
         if dtype is not None
         else (D.int64 if input.dtype.category < 2 else input.dtype)
     )
+    if dtype is not None and needs_recording((input,)):
+        refuse_integral_output(dt)
     return Cumsum.apply(input, wrap_dim(dim, input.ndim), dt)
 
 

@@ -743,6 +743,13 @@ def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
     return out
 
 
+def refuse_integral_output(dt) -> None:
+    """A recorded op asked for an integral ``dtype=`` (sum, cumsum, ...): ATen's set_history
+    refuses the output."""
+    if not dt.is_floating_point:
+        raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE_NAMES[dt.name]}")
+
+
 class ReductionOp:
     """A declared reduction; see ``reduction``."""
 
@@ -771,6 +778,7 @@ class ReductionOp:
             _require_elements(x, None if dim is None else dims, self.name)
         dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
         if self.function is not None and needs_recording((x,)):
+            refuse_integral_output(dt)
             return self.function.apply(x, dims, keepdim, dt)
         return run_reduce(self.kernel, x, dims, keepdim, dt, D.accumulation(dt))
 

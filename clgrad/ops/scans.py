@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import dtypes as D
-from ..autograd.function import Function
+from ..autograd.function import Function, needs_recording
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, wrap_dim
 from .autocast import autocast_op
@@ -20,6 +20,7 @@ from .creation import arange
 from .elementwise import maximum, where
 from .indexing import ScatterAdd
 from .movement import cat
+from .registry import refuse_integral_output
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
@@ -57,6 +58,8 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     dt = D.as_dtype(dtype) if dtype is not None else input.dtype
     if dtype is None and input.dtype.category < 2:
         dt = D.int64
+    if dtype is not None and needs_recording((input,)):
+        refuse_integral_output(dt)
     x = input if input.dtype is dt else input.to(dt)
     if x.ndim == 0:
         return x.clone()
