@@ -104,3 +104,31 @@ def test_integral_dtype_of_a_recorded_reduction_refused(device, op):
         return [quiet, y, y.requires_grad]
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x: lib.logcumsumexp(x, 0),
+        lambda lib, x: lib.kthvalue(x, 1, 0)[0],
+        lambda lib, x: x.median(0)[0],
+        lambda lib, x: x.median(),
+        lambda lib, x: x.nanmedian(),
+        lambda lib, x: x.topk(1)[0],  # (tied indices: unspecified)
+        lambda lib, x: lib.isin(x, x),
+        lambda lib, x: lib.isin(x.long(), x),
+        lambda lib, x: x.index_reduce(0, lib.tensor([0, 1], device=x.device), x[:2], "prod"),
+        lambda lib, x: x.index_reduce(
+            0, lib.tensor([0, 1], device=x.device), x[:2], "amax", include_self=False
+        ),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_bool_refused_by_selections_as_torch(device, op, dtype):
+    """Bool (and, for logcumsumexp, integer) inputs refused as torch's CPU kernels refuse them:
+    NotImplementedError, or topk's and isin's RuntimeError."""
+
+    def case(lib, dev):
+        return op(lib, lib.tensor([1, 0, 1, 1], device=dev).to(getattr(lib, dtype)))
+
+    both(device, case)

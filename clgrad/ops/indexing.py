@@ -984,6 +984,9 @@ def index_reduce(
         "index_reduce", input, dim, index, False, (IndexError, "index out of range in self")
     )
     source = _check_source("index_reduce", input, d, index, source)
+    if input.dtype is D.bool_:  # (ATen's CPU kernels take no bool)
+        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if input.ndim == 0:
         return scatter_reduce(
             input, 0, index, source.reshape(-1), reduce, include_self=include_self

@@ -20,7 +20,7 @@ from .creation import arange
 from .elementwise import maximum, where
 from .indexing import ScatterAdd
 from .movement import cat
-from .registry import refuse_integral_output
+from .registry import SCALAR_TYPE_NAMES, refuse_integral_output
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
@@ -75,7 +75,9 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """
     d = _dim("logcumsumexp", input, dim)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype}'")
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
     if input.ndim == 0:
         return input.clone()
 

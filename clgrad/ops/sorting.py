@@ -116,6 +116,8 @@ def topk(
     >>> clgrad.topk(clgrad.tensor([1.0, 4.0, 2.0, 3.0]), 2)
     topk(values=tensor([4., 3.]), indices=tensor([1, 3]))
     """
+    if input.dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(int_dim("topk", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -145,6 +147,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     >>> clgrad.kthvalue(clgrad.tensor([4.0, 1.0, 3.0, 2.0]), 2)
     kthvalue(values=tensor(2.), indices=tensor(3))
     """
+    _refuse_bool(input, "kthvalue_cpu")
     d = wrap_dim(int_dim("kthvalue", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
     if n == 0:
@@ -176,7 +179,14 @@ class EvenlyDistributed(Function):
         return mask * (g / mask.sum()), None
 
 
+def _refuse_bool(input, kernel):
+    """ATen's CPU kernels that take no bool (sorting's selections)."""
+    if input.dtype is D.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _median(input, dim, keepdim, skip_nan, name, result):
+    _refuse_bool(input, "median_cpu" if dim is None else "median_out")
     x = input
     if dim is None:  # over every element: the value only
         x = input.reshape(-1)
@@ -484,6 +494,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         elements = tensor(elements, device=test_elements.device)
     if not isinstance(test_elements, Tensor):
         test_elements = tensor(test_elements, device=elements.device)
+    if D.bool_ in (elements.dtype, test_elements.dtype):
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     flat = test_elements.reshape(-1)
     if flat.numel() == 0:
         hit = (elements.reshape(-1)[:0].sum() != 0).expand(tuple(elements.shape))
