@@ -132,3 +132,33 @@ def test_bool_refused_by_selections_as_torch(device, op, dtype):
         return op(lib, lib.tensor([1, 0, 1, 1], device=dev).to(getattr(lib, dtype)))
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x: lib.heaviside(x, x),
+        lambda lib, x: lib.heaviside(x.detach(), x),
+        lambda lib, x: lib.unique(x),
+        lambda lib, x: lib.unique(x, return_counts=True)[0],
+        lambda lib, x: lib.unique(x, dim=0),
+        lambda lib, x: lib.unique_consecutive(x),
+    ],
+)
+def test_no_derivative_ops_record_and_refuse_at_backward(device, op):
+    """Ops torch records without a derivative: the result requires grad, backward raises (the
+    same class); under no_grad nothing is recorded."""
+
+    def case(lib, dev):
+        x = lib.tensor([[1.0, -2.0], [0.0, 1.0]], device=dev, requires_grad=True)
+        with lib.no_grad():
+            quiet = op(lib, x)
+        y = op(lib, x)
+        try:
+            y.sum().backward()
+            refused = None
+        except (RuntimeError, NotImplementedError) as e:  # the class and torch's message
+            refused = (type(e).__name__, str(e))
+        return [quiet, quiet.requires_grad, y, y.requires_grad, refused]
+
+    both(device, case)

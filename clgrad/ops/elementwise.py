@@ -1216,7 +1216,17 @@ def _np_heaviside(a, b):
     return np.where(a == 0, b, (a > 0).astype(np.result_type(a, b)))
 
 
-@elementwise("(in0 == 0 ? in1 : ({T})(in0 > 0))", _np_heaviside, inplace=True)
+def _no_heaviside_derivative(grad):
+    # PyTorch records the node and refuses at backward: it has no formula
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+@elementwise(
+    "(in0 == 0 ? in1 : ({T})(in0 > 0))",
+    _np_heaviside,
+    grad=(_no_heaviside_derivative, _no_heaviside_derivative),
+    inplace=True,
+)
 def heaviside(apply, input: Tensor, values: Tensor) -> Tensor:
     """The step function: 0 where ``input < 0`` (and NaN), 1 where ``input > 0``, ``values``
     where it is 0; both tensors of one dtype, as PyTorch.

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, wrap_dim
 from .core import int_dim
 from .creation import tensor
@@ -411,8 +412,27 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return Tensor._from_numpy(counts.astype(dt.np), dt, input.device)
 
 
-def _unique_result(input, values, inverse, counts, return_inverse, return_counts, inv_shape):
+class _NoDerivative(Function):
+    """A result torch records without a formula (unique's values): its backward raises."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, input, value, op):
+        ctx.op = op
+        return value
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError(f"the derivative for '{ctx.op}' is not implemented.")
+
+
+def _unique_result(
+    input, values, inverse, counts, return_inverse, return_counts, inv_shape, op="_unique2"
+):
     out = [Tensor._from_numpy(np.ascontiguousarray(values), input.dtype, input.device)]
+    if input.requires_grad and is_grad_enabled():
+        out[0] = _NoDerivative.apply(input, out[0], op)
     if return_inverse:
         inv = np.asarray(inverse, dtype=np.int64).reshape(inv_shape)
         out.append(Tensor._from_numpy(inv, D.int64, input.device))
@@ -447,7 +467,7 @@ def unique(
     d = wrap_dim(dim, input.ndim)
     values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
     return _unique_result(
-        input, values, inverse, counts, return_inverse, return_counts, (a.shape[d],)
+        input, values, inverse, counts, return_inverse, return_counts, (a.shape[d],), "unique_dim"
     )
 
 
@@ -477,7 +497,9 @@ def unique_consecutive(
     if dim is not None:
         values = np.moveaxis(values, 0, d)
     shape = a.shape if dim is None else (n,)
-    return _unique_result(input, values, inverse, counts, return_inverse, return_counts, shape)
+    return _unique_result(
+        input, values, inverse, counts, return_inverse, return_counts, shape, "unique_consecutive"
+    )
 
 
 mode_result = namedtuple("mode", ["values", "indices"])
