@@ -32,7 +32,7 @@ class Mm(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        _save_operands(ctx, a, b, 0)
         if len(a._shape) == 2 and len(b._shape) == 2:
             return _mm2(a, b)
         batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
@@ -49,19 +49,30 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return _product_grads(ctx.needs_input_grad, g, a, b)
+        return _product_grads(ctx.needs_input_grad, g, a, b, ctx.layouts)
 
 
-def _product_grads(needs, g, a, b):
+def _save_operands(ctx, a, b, first):
+    """Saves each operand of ``a @ b`` only where the other one's gradient reads it, as
+    PyTorch's mm (a write into an operand whose partner needs no gradient is then not refused
+    at backward); what the gradients need of the operands' layouts is kept instead.
+    ``first``: the index of ``a`` among the Function's arguments."""
+    needs = ctx.needs_input_grad[first:] if ctx.recording else (True, True)
+    ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
+    ctx.layouts = (a._shape, _column_major(a), b._shape, _column_major(b))
+
+
+def _product_grads(needs, g, a, b, layouts):
     """The gradients of ``a @ b`` for the operands ``needs`` says, each in its operand's
     layout, as PyTorch's mm_mat1/mat2_backward: for a column-major operand (a Linear weight,
     seen as weight.mT) the transpose of a row-major product, so the weight's own gradient is
     contiguous (no copy into .grad)."""
+    a_shape, a_column_major, b_shape, b_column_major = layouts
     ga = gb = None
     if needs[0]:
-        ga = sum_to((b @ g.mT).mT if _column_major(a) else g @ b.mT, a.shape)
+        ga = sum_to((b @ g.mT).mT if a_column_major else g @ b.mT, a_shape)
     if needs[1]:
-        gb = sum_to((g.mT @ a).mT if _column_major(b) else a.mT @ g, b.shape)
+        gb = sum_to((g.mT @ a).mT if b_column_major else a.mT @ g, b_shape)
     return ga, gb
 
 
@@ -72,7 +83,7 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, a, b):
-        ctx.save_for_backward(a, b)
+        _save_operands(ctx, a, b, 1)
         ctx.bias_shape = bias._shape
         return _addmm2(bias, a, b)
 
@@ -81,7 +92,7 @@ class Addmm(Function):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
         g_bias = sum_to(g, ctx.bias_shape) if needs[0] else None
-        return (g_bias, *_product_grads(needs[1:], g, a, b))
+        return (g_bias, *_product_grads(needs[1:], g, a, b, ctx.layouts))
 
 
 def _addmm2(bias, a, b):

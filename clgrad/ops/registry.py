@@ -102,6 +102,16 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+def _any_needs(operands, indices) -> bool:
+    """Whether one of ``operands[indices]`` (within the operands given) needs a gradient."""
+    for j in indices:
+        if j < len(operands):
+            x = operands[j]
+            if isinstance(x, Tensor) and x.requires_grad:
+                return True
+    return False
+
+
 def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
@@ -428,6 +438,13 @@ class ElementwiseOp:
             if g is not None:
                 reads.update(g[1])
         saved = tuple(i for i, n in enumerate(names) if n in reads)
+        # the operands whose formulas read each saved one: it is saved only when one of them
+        # needs a gradient, as PyTorch's (x * w with w needing none saves w alone, so writing
+        # into x afterwards is fine)
+        saved_readers = tuple(
+            tuple(j for j, g in enumerate(self.grads) if g is not None and names[i] in g[1])
+            for i in saved
+        )
         # the operands whose formula reads the result: it is saved only when one of them needs
         # a gradient (pow's exponent does; x ** 2 saves x alone, as PyTorch, so writing into
         # the power afterwards is fine)
@@ -448,7 +465,10 @@ class ElementwiseOp:
                         metas.append(None)
                         numbers.append(x)
                 ctx.metas, ctx.numbers = metas, numbers
-                kept = [operands[i] if _is_tensor(operands[i]) else None for i in saved]
+                kept = [
+                    operands[i] if _is_tensor(operands[i]) and _any_needs(operands, js) else None
+                    for i, js in zip(saved, saved_readers)
+                ]
                 saves_result = False
                 for i in result_readers:
                     x = operands[i]

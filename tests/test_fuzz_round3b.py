@@ -1,0 +1,76 @@
+"""Families a third differential-fuzzing round found (random programs over binary and
+in-place ops, small dtypes, shape ops, convolutions and pooling, run in torch and clgrad), each
+checked against torch on every device."""
+
+import numpy as np
+import pytest
+from test_fuzz_families import both
+
+_A = np.array([[1.5, -2.0], [0.5, 3.0]], dtype=np.float32)
+_B = np.array([[2.0, 1.0], [-1.0, 4.0]], dtype=np.float32)
+
+# ops whose gradient for one operand reads only the other: PyTorch saves an operand only for
+# its partner's gradient, so writing into it afterwards (its partner needing none) is fine
+_PRODUCTS = {
+    "mul": lambda lib, a, b: a * b,
+    "div by": lambda lib, a, b: a / b,
+    "addcmul": lambda lib, a, b: lib.addcmul(a, a, b),
+    "lerp": lambda lib, a, b: lib.lerp(a, b, 0.3),
+    "matmul": lambda lib, a, b: a @ b,
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "batched": lambda lib, a, b: a.unsqueeze(0) @ b.unsqueeze(0),
+    "mv": lambda lib, a, b: lib.mv(a, b[:, 0]),
+    "dot": lambda lib, a, b: lib.dot(a[0], b[0]),
+    "outer": lambda lib, a, b: lib.outer(a[0], b[0]),
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b),
+    "linear, bias": lambda lib, a, b: lib.nn.functional.linear(b, a, a[0]),
+    "addmm": lambda lib, a, b: lib.addmm(a, a, b),
+    "baddbmm": lambda lib, a, b: lib.baddbmm(a[None], a[None], b[None]),
+    "einsum": lambda lib, a, b: lib.einsum("ij,jk->ik", a, b),
+    "kron": lambda lib, a, b: lib.kron(a, b),
+    "bicubic": lambda lib, a, b: lib.nn.functional.interpolate(
+        a[None, None], size=(3, 5), mode="bicubic", align_corners=True
+    ),
+}
+
+
+@pytest.mark.parametrize("op", list(_PRODUCTS))
+@pytest.mark.parametrize("written", ["first", "second"])
+def test_writing_an_operand_whose_partner_needs_no_gradient(device, op, written):
+    """The operand that needs a gradient is written in place after the op; backward does not
+    refuse it (its partner needs no gradient, so nothing saved it), as PyTorch's."""
+    if op == "div by" and written == "second":
+        pytest.skip("b's gradient reads b itself: torch refuses it too (checked by 'first')")
+    if op == "bicubic" and written == "second":
+        pytest.skip("one operand")
+
+    def case(lib, dev):
+        a0 = lib.tensor(_A, device=dev, requires_grad=True)
+        b0 = lib.tensor(_B, device=dev, requires_grad=True)
+        a, b = a0 * 1, b0 * 1  # non-leaves: writable in place
+        if written == "first":
+            y = _PRODUCTS[op](lib, a, b.detach().clone())
+            a.add_(1)
+        else:
+            y = _PRODUCTS[op](lib, a.detach().clone(), b)
+            b.add_(1)
+        (y * lib.arange(y.numel(), device=dev).reshape(y.shape)).sum().backward()
+        return [y, a0.grad, b0.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("op", ["mul", "matmul", "linear"])
+def test_writing_a_saved_operand_is_still_refused(device, op):
+    """An operand the other one's gradient reads is saved: writing into it is refused at
+    backward, as PyTorch's."""
+
+    def case(lib, dev):
+        a = lib.tensor(_A, device=dev, requires_grad=True)
+        b = lib.tensor(_B, device=dev) * 1
+        y = _PRODUCTS[op](lib, a, b)
+        b.add_(1)
+        y.sum().backward()
+        return a.grad
+
+    both(device, case)
