@@ -74,3 +74,17 @@ def test_writing_a_saved_operand_is_still_refused(device, op):
         return a.grad
 
     both(device, case)
+
+
+@pytest.mark.parametrize("shape, chunks, dim", [((0, 4), 4, 0), ((3, 0), 2, -1), ((0,), 1, 0)])
+def test_chunk_of_an_empty_dim(device, shape, chunks, dim):
+    """``chunk`` along a dim of size 0 gives ``chunks`` empty pieces (ATen's
+    split_with_sizes), not split's one."""
+
+    def case(lib, dev):
+        x = lib.zeros(shape, device=dev)
+        pieces = x.chunk(chunks, dim)
+        unsafe = lib.unsafe_chunk(x, chunks, dim)
+        return [len(pieces), [tuple(p.shape) for p in pieces], len(unsafe)]
+
+    both(device, case)

@@ -529,7 +529,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     n = x._shape[wrap_dim(dim, x.ndim)]
-    return _multi_output(split(x, max(1, -(-n // chunks)), dim), "Split")
+    if n == 0:  # as ATen: `chunks` empty pieces, not split's one
+        return _multi_output(split(x, [0] * chunks, dim), "SplitWithSizes")
+    return _multi_output(split(x, -(-n // chunks), dim), "Split")
 
 
 def unsafe_split(
