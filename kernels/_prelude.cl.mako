@@ -309,8 +309,15 @@ CG_LIBM_HELPERS(double)
 // cancellation where erf nears -1 (for x < -3 that form keeps few correct digits).
 // pow: the exponents of x**2, x**3 and their gradients multiply, as PyTorch's CPU kernels do
 // (the same values: pow rounds no better, and costs 30x a product on PoCL)
+// floordiv: ATen's div_floor_floating (Python's float //): the quotient of a - fmod(a, b),
+// not floor(a / b), which rounds up where a / b rounds to a whole number (1.0 // 0.001 is 999)
 #define CG_FLOAT_HELPERS(T) \
-  CG_INLINE T cg_floordiv_##T(T a, T b) { return cg_floor_##T(a / b); } \
+  CG_INLINE T cg_floordiv_##T(T a, T b) { \
+    if (b == (T)0) return a / b; \
+    T m = fmod(a, b), d = (a - m) / b; \
+    if (m != (T)0 && ((b < (T)0) != (m < (T)0))) d -= (T)1; \
+    if (d == (T)0) return copysign((T)0, a / b); \
+    T f = cg_floor_##T(d); return d - f > (T)0.5 ? f + (T)1 : f; } \
   CG_INLINE T cg_mod_##T(T a, T b) { T r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; } \
   CG_INLINE T cg_pow_##T(T a, T b) { \
     if (b == (T)2) return a * a; \

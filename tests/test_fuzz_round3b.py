@@ -4,7 +4,10 @@ checked against torch on every device."""
 
 import numpy as np
 import pytest
+from conftest import supports
 from test_fuzz_families import both
+
+import clgrad
 
 _A = np.array([[1.5, -2.0], [0.5, 3.0]], dtype=np.float32)
 _B = np.array([[2.0, 1.0], [-1.0, 4.0]], dtype=np.float32)
@@ -86,5 +89,22 @@ def test_chunk_of_an_empty_dim(device, shape, chunks, dim):
         pieces = x.chunk(chunks, dim)
         unsafe = lib.unsafe_chunk(x, chunks, dim)
         return [len(pieces), [tuple(p.shape) for p in pieces], len(unsafe)]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_float_floor_divide_is_atens(device, dtype):
+    """Floating ``//`` is ATen's div_floor_floating (Python's): the quotient of
+    ``a - fmod(a, b)``, so 1.0 // 0.001 is 999 and inf // x is nan, not floor(a / b)."""
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    a = [1.0, float("inf"), -1.0, 7.5, -7.5, 0.0, -0.0, 1.0, 5.0, -5.0, 0.3, -0.3, 0.7]
+    b = [1e-3, 1e-3, 1e-3, -2.0, 2.0, -3.0, 3.0, 0.0, float("inf"), float("inf"), 0.1, 0.1, 0.1]
+
+    def case(lib, dev):
+        dt = getattr(lib, dtype)
+        x, y = lib.tensor(a, dtype=dt, device=dev), lib.tensor(b, dtype=dt, device=dev)
+        return [x // y, lib.div(x, y, rounding_mode="floor"), x // 0.1, 1.0 // y]
 
     both(device, case)

@@ -47,7 +47,18 @@ def _np_floordiv(a, b):
         b = np.asarray(b)
         safe = np.where(b == 0, 1, b)
         return np.where(b == 0, 0, np.floor_divide(a, safe))
-    return np.floor(np.true_divide(a, b))
+    # ATen's div_floor_floating (Python's float //), as the kernels: see _prelude.cl.mako
+    dt = np.result_type(a, b)
+    a, b = np.asarray(a, dtype=dt), np.asarray(b, dtype=dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = a / b
+        m = np.fmod(a, b)
+        d = (a - m) / b
+        d = np.where((m != 0) & ((b < 0) != (m < 0)), d - 1, d)
+        f = np.floor(d)
+        f = np.where(d - f > 0.5, f + 1, f)
+        out = np.where(d != 0, f, np.copysign(np.zeros((), dt), q))
+        return np.where(b == 0, q, out).astype(dt, copy=False)
 
 
 def _np_mod(a, b):
