@@ -108,3 +108,27 @@ def test_float_floor_divide_is_atens(device, dtype):
         return [x // y, lib.div(x, y, rounding_mode="floor"), x // 0.1, 1.0 // y]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("op", ["%", "//", "trunc", "fmod"])
+def test_integer_division_by_zero_of_an_empty_result(device, op):
+    """An empty integer result divides nothing: no ZeroDivisionError, as PyTorch's; a
+    non-empty one still raises."""
+    f = {
+        "%": lambda lib, a, b: a % b,
+        "//": lambda lib, a, b: a // b,
+        "trunc": lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
+        "fmod": lambda lib, a, b: lib.fmod(a, b),
+    }[op]
+
+    def case(lib, dev):
+        empty = lib.zeros(0, 1, dtype=lib.int16, device=dev)
+        zeros = lib.zeros(3, dtype=lib.int64, device=dev)
+        return [f(lib, empty, 0), f(lib, empty, zeros), f(lib, zeros[:0], zeros[:0])]
+
+    both(device, case)
+
+    def nonempty(lib, dev):
+        return f(lib, lib.ones(2, dtype=lib.int64, device=dev), 0)
+
+    both(device, nonempty)
