@@ -132,3 +132,29 @@ def test_integer_division_by_zero_of_an_empty_result(device, op):
         return f(lib, lib.ones(2, dtype=lib.int64, device=dev), 0)
 
     both(device, nonempty)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("int64", "float64"),
+        ("bool", "float64"),
+        ("float16", "int64"),
+        ("float32", "float64"),
+        ("int64", "int32"),
+        ("float64", "uint8"),
+    ],
+)
+def test_ldexp_dtype(device, a, b):
+    """ldexp's result has the operands' common dtype where that is floating (float16's stays
+    float16, an integer's with a float64 exponent is float64), else the default dtype."""
+    for name in (a, b):
+        if not supports(device, getattr(clgrad, name)):
+            pytest.skip(f"{device} has no {name}")
+
+    def case(lib, dev):
+        x = lib.tensor([1, 0, 3], device=dev).to(getattr(lib, a))
+        e = lib.tensor([1, 2, 0], device=dev).to(getattr(lib, b))
+        return lib.ldexp(x, e)
+
+    both(device, case)

@@ -386,8 +386,12 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.ldexp(clgrad.tensor([1.0, 3.0]), clgrad.tensor([2, -1]))
     tensor([4.0000, 1.5000])
     """
-    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
-    return x * (2.0 ** other.to(x.dtype) if isinstance(other, Tensor) else 2.0**other)
+    # the operands' common dtype where floating (float16's stays float16), else the default
+    dt = D.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    x = input if input.dtype is dt else input.to(dt)
+    return x * (2.0 ** other.to(dt) if isinstance(other, Tensor) else 2.0**other)
 
 
 class _I1(Function):
