@@ -158,3 +158,18 @@ def test_ldexp_dtype(device, a, b):
         return lib.ldexp(x, e)
 
     both(device, case)
+
+
+@pytest.mark.parametrize("op", ["addcmul_", "addcdiv_"])
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_composite_inplace_refuses_a_float_result_into_an_integer_tensor(device, op, dtype):
+    """x.addcmul_(a, b) / x.addcdiv_(a, b) with float a, b into an integer (or bool) x raises
+    torch's "result type Float can't be cast" RuntimeError instead of truncating."""
+
+    def case(lib, dev):
+        x = lib.tensor([1, 2, 3], device=dev).to(getattr(lib, dtype))
+        a = lib.tensor([0.5, 1.5, 2.0], device=dev)
+        getattr(x, op)(a, a + 1)
+        return x
+
+    both(device, case)

@@ -28,7 +28,7 @@ from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
 from . import typed_storage
-from .core import check_no_overlap, numpy_named
+from .core import SCALAR_TYPE_NAMES, check_no_overlap, numpy_named
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -142,7 +142,13 @@ def _written_into(fn, refuse="any"):
     def method(self, *args, **kwargs):
         if refuse is not None:
             check_no_overlap(self, (*args, *kwargs.values()), full=refuse == "any")
-        return IP.copy_(self, fn(self, *args, **kwargs))
+        result = fn(self, *args, **kwargs)
+        if result.dtype.category > self.dtype.category:  # addcmul_ of floats into an int
+            raise RuntimeError(
+                f"result type {SCALAR_TYPE_NAMES[result.dtype.name]} can't be cast to the "
+                f"desired output type {SCALAR_TYPE_NAMES[self.dtype.name]}"
+            )
+        return IP.copy_(self, result)
 
     method.__name__ = f"{fn.__name__}_"
     return method
