@@ -173,3 +173,31 @@ def test_composite_inplace_refuses_a_float_result_into_an_integer_tensor(device,
         return x
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda lib, dev: lib.gcd(
+            lib.tensor([1.0, 2.0], device=dev), lib.tensor([2.0, 4.0], device=dev)
+        ),
+        lambda lib, dev: lib.lcm(
+            lib.tensor([1, 2], device=dev), lib.tensor([2.0, 4.0], device=dev)
+        ),
+        lambda lib, dev: lib.gcd(lib.tensor([True], device=dev), lib.tensor([True], device=dev)),
+        lambda lib, dev: lib.gcd(
+            lib.tensor([True, False], device=dev), lib.tensor([2, 3], device=dev)
+        ),
+        lambda lib, dev: lib.lerp(
+            lib.tensor([1, 2], device=dev), lib.tensor([2, 4], device=dev), 0.5
+        ),
+        lambda lib, dev: lib.tensor([1, 2], dtype=lib.int8, device=dev).lerp(
+            lib.tensor([2, 4], dtype=lib.int8, device=dev), 0.5
+        ),
+    ],
+    ids=["gcd float", "lcm int float", "gcd bool", "gcd bool int", "lerp long", "lerp int8"],
+)
+def test_integer_only_and_float_only_ops_raise_not_implemented(device, f):
+    """gcd/lcm of a floating (or bool) common dtype and lerp of integers raise
+    NotImplementedError, as ATen's kernels' dispatch; bool with int is int."""
+    both(device, f)

@@ -1318,6 +1318,10 @@ def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
             raise RuntimeError(
                 f"expected dtype {input.dtype.name} for `{what}` but got dtype {x.dtype.name}"
             )
+    if not input.dtype.is_floating_point:  # ATen's kernels are floating-only
+        kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"
+        name = SCALAR_TYPE_NAMES[input.dtype.name]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return apply(input, end, weight)
 
 

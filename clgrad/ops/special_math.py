@@ -299,8 +299,11 @@ def _integral(name, *xs):
                 f"{name}(): argument '{which}' (position {position}) must be Tensor, not "
                 f"{type(x).__name__}"
             )
-        if x.dtype.is_floating_point or x.dtype is D.bool_:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(x.dtype)}'")
+    # the operands' common dtype decides, as ATen's kernels' dispatch (bool with int is int)
+    dt = D.result_type(*xs)
+    if dt.is_floating_point or dt is D.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_torch_name(dt)}'")
+    return [x if x.dtype is dt else x.to(dt) for x in xs]
 
 
 def _torch_name(dt):
@@ -317,7 +320,7 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.gcd(clgrad.tensor([12, -9, 0]), clgrad.tensor([18, 6, 0]))
     tensor([6, 3, 0])
     """
-    _integral("gcd", input, other)
+    input, other = _integral("gcd", input, other)
     a, b = input.abs(), other.abs()
     a, b = a + b * 0, b + a * 0  # broadcast and promote both alike
     while bool((b != 0).any()):
@@ -334,7 +337,7 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.lcm(clgrad.tensor([4, -6, 0]), clgrad.tensor([6, 4, 5]))
     tensor([12, 12,  0])
     """
-    _integral("lcm", input, other)
+    input, other = _integral("lcm", input, other)
     g = gcd(input, other)
     return where(g == 0, g, (input // where(g == 0, 1, g) * other).abs())
 
