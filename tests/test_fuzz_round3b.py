@@ -201,3 +201,16 @@ def test_integer_only_and_float_only_ops_raise_not_implemented(device, f):
     """gcd/lcm of a floating (or bool) common dtype and lerp of integers raise
     NotImplementedError, as ATen's kernels' dispatch; bool with int is int."""
     both(device, f)
+
+
+@pytest.mark.parametrize(
+    "shape, dim", [((2, 3, 4), 2), ((2, 3, 4), -1), ((2, 3, 4), 1), ((2, 3), 0), ((3,), 0)]
+)
+def test_index_select_out_of_range_error_class(device, shape, dim):
+    """An index out of range raises RuntimeError along dim 1 (ATen's dim-1 kernel) and
+    IndexError along any other dim, as torch's."""
+
+    def case(lib, dev):
+        return lib.index_select(lib.zeros(shape, device=dev), dim, lib.tensor([5], device=dev))
+
+    both(device, case)

@@ -586,10 +586,10 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
     flat = x.reshape(1) if x.ndim == 0 else x
-    # PyTorch's CPU kernel: IndexError along dim 0 (or of a 1-d tensor), RuntimeError otherwise
+    # PyTorch's CPU kernels: RuntimeError along dim 1 (its dim-1 kernel), else IndexError
     error = (
         (IndexError, "index out of range in self")
-        if d == 0 or x.ndim <= 1
+        if d != 1 or x.ndim <= 1
         else (RuntimeError, "INDICES element is out of DATA bounds, id={index} axis_dim={size}")
     )
     index = _checked(index.reshape(-1), flat._shape[d], d, False, error)
