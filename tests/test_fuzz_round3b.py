@@ -214,3 +214,23 @@ def test_index_select_out_of_range_error_class(device, shape, dim):
         return lib.index_select(lib.zeros(shape, device=dev), dim, lib.tensor([5], device=dev))
 
     both(device, case)
+
+
+@pytest.mark.parametrize("index", [[-1], [5], [0, -3]])
+@pytest.mark.parametrize("shape, dim", [((3, 2), 0), ((3, 2), 1), ((3,), 0)])
+def test_index_add_out_of_range_error_class(device, index, shape, dim):
+    """index_add_ of an out-of-range (or negative) index: torch's RuntimeError naming it past
+    1-d, IndexError of a 1-d tensor (what torch wrote before it met the index is not
+    compared)."""
+
+    def case(lib, dev):
+        x = lib.zeros(shape, device=dev)
+        src_shape = list(shape)
+        src_shape[dim] = len(index)
+        try:
+            x.index_add_(dim, lib.tensor(index, device=dev), lib.ones(src_shape, device=dev))
+        except (IndexError, RuntimeError) as e:
+            return type(e).__name__
+        return x
+
+    both(device, case)
