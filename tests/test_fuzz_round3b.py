@@ -234,3 +234,28 @@ def test_index_add_out_of_range_error_class(device, index, shape, dim):
         return x
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [{"min": "t"}, {"max": "t"}, {"min": "t", "max": "t"}, {"min": True}, {"min": "i"}],
+    ids=["min tensor", "max tensor", "both tensors", "min number", "min int tensor"],
+)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_clamp_of_bools(device, bounds, inplace):
+    """clamp of a bool tensor by one bool tensor bound is maximum/minimum (ATen's clamp_min /
+    clamp_max take bool); two bounds or a number bound raise NotImplementedError."""
+
+    def case(lib, dev):
+        x = lib.tensor([True, False, False], device=dev)
+        t = lib.tensor([False, True, False], device=dev)
+        i = lib.tensor([0, 2, -1], device=dev)
+        kw = {k: {"t": t, "i": i}.get(v, v) if isinstance(v, str) else v for k, v in bounds.items()}
+        if inplace:
+            if "i" in bounds.values():
+                return x.clamp(**kw)  # (an int result is not written into bools)
+            x.clamp_(**kw)
+            return x
+        return x.clamp(**kw)
+
+    both(device, case)

@@ -458,6 +458,13 @@ def _clamp_grads():
     )
 
 
+def _bool_clamp_by_a_tensor(input, min, max):
+    """Whether ``clamp`` of bools has one bound, a tensor: ATen's clamp_min/clamp_max then,
+    whose kernels (maximum's, minimum's) take bool."""
+    bound = min if max is None else max if min is None else None
+    return is_tensor(bound) and D.result_type(input, bound) is D.bool_
+
+
 @elementwise(
     "((in0 != in0 || in1 != in1 || in2 != in2) ? in0 + in1 + in2 "
     ": ((in0 < in1 ? in1 : in0) > in2 ? in2 : (in0 < in1 ? in1 : in0)))",
@@ -466,6 +473,7 @@ def _clamp_grads():
     inplace=True,
     dtypes=NUMERIC_DTYPES,
     exact=("min", "max"),
+    shortcut=lambda input, min=None, max=None: _bool_clamp_by_a_tensor(input, min, max),
 )
 def clamp(
     apply, input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None
@@ -480,6 +488,8 @@ def clamp(
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if _bool_clamp_by_a_tensor(input, min, max):
+        return maximum(input, min) if max is None else minimum(input, max)
     dt = D.result_type(input, *(b for b in (min, max) if b is not None))
     if dt.is_floating_point:
         lowest, highest = -math.inf, math.inf
