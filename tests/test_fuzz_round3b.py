@@ -259,3 +259,35 @@ def test_clamp_of_bools(device, bounds, inplace):
         return x.clamp(**kw)
 
     both(device, case)
+
+
+@pytest.mark.parametrize("op", ["clamp_", "add_", "zero_", "fill_", "mul_", "copy_"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_inplace_into_an_empty_expanded_tensor(device, op, grad):
+    """An empty view of an expanded tensor writes nothing: no internal-overlap error, as
+    PyTorch's; a non-empty one still raises."""
+    f = {
+        "clamp_": lambda v: v.clamp_(min=0),
+        "add_": lambda v: v.add_(2),
+        "zero_": lambda v: v.zero_(),
+        "fill_": lambda v: v.fill_(1),
+        "mul_": lambda v: v.mul_(2),
+        "copy_": lambda v: v.copy_(v * 0),
+    }[op]
+
+    def case(lib, dev):
+        base = lib.zeros(1, 4, device=dev, requires_grad=grad) * 1
+        x = base.expand(3, 4)
+        out = []
+        for v in (x[:, :0], x[:0], x[:2, 1:1]):
+            f(v)
+            out.append(tuple(v.shape))
+        return out
+
+    both(device, case)
+
+    def nonempty(lib, dev):
+        return f(lib.zeros(1, 4, device=dev).expand(3, 4))
+
+    if op not in ("zero_", "fill_"):  # (which torch lets write one value over the overlap)
+        both(device, nonempty)

@@ -373,7 +373,8 @@ def _check_writable(out, shape, operands):
                 f"output with shape {list(out._shape)} doesn't match the broadcast shape "
                 f"{list(shape)}"
             )
-    if any(s == 0 and n > 1 for n, s in zip(out._shape, out._stride)):
+    # (an empty tensor writes nothing: no overlap, as PyTorch's)
+    if any(s == 0 and n > 1 for n, s in zip(out._shape, out._stride)) and 0 not in out._shape:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."

@@ -56,7 +56,7 @@ def inplace(x, functional, direct, *others):
     if not recording(x, *others):
         direct()
         return x
-    if any(s == 0 and n > 1 for n, s in zip(x._shape, x._stride)):
+    if any(s == 0 and n > 1 for n, s in zip(x._shape, x._stride)) and 0 not in x._shape:
         raise RuntimeError(OVERLAP_ERROR)
     if x._base is not None:
         return _inplace_view(x, functional)
