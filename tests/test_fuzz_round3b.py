@@ -291,3 +291,19 @@ def test_inplace_into_an_empty_expanded_tensor(device, op, grad):
 
     if op not in ("zero_", "fill_"):  # (which torch lets write one value over the overlap)
         both(device, nonempty)
+
+
+@pytest.mark.parametrize("op", ["zero_", "fill_"])
+def test_fill_of_an_expanded_tensor(device, op):
+    """fill_/zero_ of an expanded tensor writes its one value over the shared memory, as
+    torch's (which refuses no overlap there), where nothing records it."""
+
+    def case(lib, dev):
+        base = lib.zeros(2, 1, 3, device=dev)
+        x = base.expand(2, 5, 3)
+        getattr(x, op)(*(() if op == "zero_" else (7,)))
+        y = lib.ones(1, device=dev).expand(4)[::2]
+        getattr(y, op)(*(() if op == "zero_" else (-1,)))
+        return [x, base, y]
+
+    both(device, case)

@@ -326,10 +326,20 @@ def fill_(x, value):
         return copy_(x, value)
 
     def direct():
-        launch(FILL, [value], x.dtype, x.dtype, out=x)
+        launch(FILL, [value], x.dtype, x.dtype, out=_distinct_elements(x))
         x._bump_version()
 
     return inplace(x, lambda old: _Overwrite.apply(old, value), direct)
+
+
+def _distinct_elements(x):
+    """``x``, or where a dim of stride 0 makes elements share memory (an expanded tensor),
+    the view of its distinct elements: one value written over them all is PyTorch's fill_,
+    which refuses no overlap."""
+    if 0 not in x._stride:  # (the common case, one check)
+        return x
+    shape = tuple(1 if s == 0 else n for n, s in zip(x._shape, x._stride))
+    return x._view(shape, x._stride, x._offset)
 
 
 def zero_(x):
