@@ -307,3 +307,16 @@ def test_fill_of_an_expanded_tensor(device, op):
         return [x, base, y]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("shape, dim", [((2, 0), -1), ((0, 2), -1), ((3, 0, 2), 1)])
+def test_glu_of_an_empty_halving_dim(device, shape, dim):
+    """glu over a dim of size 0 gives two empty halves (as torch's chunk), not a crash."""
+
+    def case(lib, dev):
+        x = lib.zeros(shape, device=dev, requires_grad=True)
+        y = lib.nn.functional.glu(x, dim)
+        y.sum().backward()
+        return [y, x.grad]
+
+    both(device, case)

@@ -2610,7 +2610,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}"
         )
-    a, b = input.split(n // 2, dim)
+    a, b = input.split([n // 2, n // 2], dim)  # (two halves of a size-0 dim too)
     return a * _E.sigmoid(b)
 
 
