@@ -4,7 +4,10 @@ torch and clgrad), each checked against torch on every device."""
 
 import numpy as np
 import pytest
+import torch
 from test_fuzz_families import both
+
+import clgrad
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
@@ -162,3 +165,20 @@ def test_no_derivative_ops_record_and_refuse_at_backward(device, op):
         return [quiet, quiet.requires_grad, y, y.requires_grad, refused]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4), (2, 3, 0), (1, 3), (1, 3, 1), (1, 3, 2)])
+def test_batch_norm_training_batch_sizes(device, shape):
+    """torch's _verify_batch_size: one value per channel over the batch and spatial dims is a
+    ValueError; an empty batch gives an empty result and leaves the statistics alone."""
+
+    def run(lib, dev):
+        x = lib.ones(*shape, device=dev)
+        stats = lib.zeros(3, device=dev), lib.ones(3, device=dev)
+        try:
+            out = lib.nn.functional.batch_norm(x, *stats, lib.ones(3, device=dev), None, True)
+        except ValueError:
+            return "ValueError", [s.tolist() for s in stats]
+        return tuple(out.shape), [s.tolist() for s in stats]
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -2100,12 +2100,15 @@ def batch_norm(
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
     _floating_input("batch_norm", input, weight, bias, running_mean, running_var)
     if training:
-        n = input.numel() // c
-        if n <= 1:
+        if input.shape[0] * math.prod(input.shape[2:]) == 1:  # (torch's _verify_batch_size)
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
             )
+        if input.numel() == 0:  # an empty batch: an empty result, the statistics untouched
+            out = input if weight is None else input * weight.reshape(bshape)
+            out = out if bias is None else out + bias.reshape(bshape)
+            return out.clone() if out is input else out
         _same_device(input, weight, bias, running_mean, running_var)
         dims = (0,) + tuple(range(2, input.ndim))
         running = None
