@@ -159,6 +159,13 @@ class Device:
     def synchronize(self) -> None:
         """Waits for the work queued on this device."""
 
+    def flush(self) -> None:
+        """Queues the work this device holds back (deferred elementwise launches, fused at
+        this point), without waiting for it.
+
+        >>> clgrad.device("cpu").flush()
+        """
+
 
 # ---- the registry ------------------------------------------------------------------------------
 _lock = threading.Lock()

@@ -203,6 +203,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
             in_grads = g = buf = None  # the buffers hold them now (see _owned)
     finally:
         _set(prev)
+    # the end of a backward pass ends a training step's launches: queued now, a step's
+    # deferred launches are the same list each step, whose fused plan the runtime keeps
+    # (cut wherever the deferred list filled up, they would make a new plan most steps)
+    for device in {t._storage.device for t in tensors}:
+        device.flush()
     return captured
 
 

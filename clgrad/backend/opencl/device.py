@@ -99,6 +99,10 @@ class OpenCLDevice(Device):
         if "runtime" in self.__dict__:  # a device never used has nothing queued
             self.runtime.synchronize()
 
+    def flush(self) -> None:
+        if "runtime" in self.__dict__:
+            self.runtime.flush()
+
 
 def opencl_devices(first: int) -> list[Device]:
     """Every OpenCL device on every platform, in one stable order (platform name, then index)."""
