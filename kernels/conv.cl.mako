@@ -24,11 +24,13 @@
 I = index_t
 raw = "ushort" if st == "half" else st
 %>
-## Work-item per ``span1`` output rows (n, c, k0, k1, k2, o0, o1..): each row's O2 elements
-## are three runs, the left padding, the copied span and the right padding, so the copy loop
-## has no branch and the divisions are paid per work-item, not per element. GPUs take one row
-## per work-item (span1 = 1: many work-items); CPU devices a whole (o1, o2) plane (a 32-wide
-## row per work-item spent more on the work-item than on its copy).
+## Work-item per ``span1`` output rows (n, c, k0, k1, k2, o0, o1..), and of each row the
+## ``span2`` elements from o2 = q2 * span2: they are three runs, the left padding, the copied
+## span and the right padding, so the copy loop has no branch and the divisions are paid per
+## work-item, not per element. GPUs take one row per work-item (span1 = 1: many work-items);
+## CPU devices a whole (o1, o2) plane (a 32-wide row per work-item spent more on the work-item
+## than on its copy). span2 is the whole row but where a driver limits a work-item's loop
+## iterations (llvmpipe: ``Runtime.loop_limit``).
 __kernel void cg_conv_unfold(
     __global ${raw} *restrict out, const ${I} out_off,
     __global const ${raw} *restrict x, const ${I} x_off, const ${I} xs_n, const ${I} xs_c,
@@ -39,12 +41,14 @@ __kernel void cg_conv_unfold(
     const ${I} s0, const ${I} s1, const ${I} s2,
     const ${I} d0, const ${I} d1, const ${I} d2,
     const ${I} p0, const ${I} p1, const ${I} p2,
-    const ${I} block, const ${I} span1, const ${I} items)
+    const ${I} block, const ${I} span1, const ${I} span2, const ${I} items)
 {
   if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} item = get_global_id(0);
-  const ${I} Q1 = (O1 + span1 - 1) / span1;  // work-items per (n, c, k0, k1, k2, o0)
+  const ${I} Q1 = (O1 + span1 - 1) / span1;  // work-items per (n, c, k0, k1, k2, o0) and row
+  const ${I} Q2 = (O2 + span2 - 1) / span2;  // chunk
   ${I} r = item;
+  const ${I} q2 = r % Q2; r /= Q2;
   const ${I} q1 = r % Q1; r /= Q1;
   const ${I} o0 = r % O0; r /= O0;
   // out's (n, c, k0, k1, k2) blocks of O0 * O1 * O2 elements lie ``block`` apart
@@ -64,12 +68,14 @@ __kernel void cg_conv_unfold(
   lo2 = min(lo2, hi2);
   const ${I} step = s2 * xs2;
   const ${I} o1_end = min(O1, (q1 + 1) * span1);
+  const ${I} c0 = q2 * span2, c1 = min(O2, c0 + span2);  // this work-item's part of a row
   for (${I} o1 = q1 * span1; o1 < o1_end; ++o1) {
     const ${I} i1 = o1 * s1 - p1 + k1 * d1;
     const bool inside = i1 >= 0 && i1 < W1;
-    const ${I} hi = inside ? hi2 : 0, lo = inside ? lo2 : 0;
+    // the row's runs clipped to [c0, c1): zeros [c0, lo), the copy [lo, hi), zeros [hi, c1)
+    const ${I} hi = clamp(inside ? hi2 : 0, c0, c1), lo = clamp(inside ? lo2 : 0, c0, hi);
     __global ${raw} *dst = out_block + o1 * O2;
-    for (${I} o = 0; o < lo; ++o) dst[o] = 0;
+    for (${I} o = c0; o < lo; ++o) dst[o] = 0;
     if (lo < hi) {
       __global const ${raw} *src =
           x + x_off + n * xs_n + c * xs_c + i0 * xs0 + i1 * xs1 + off * xs2;
@@ -79,7 +85,7 @@ __kernel void cg_conv_unfold(
         for (${I} o = lo; o < hi; ++o) dst[o] = src[o * step];
       }
     }
-    for (${I} o = hi; o < O2; ++o) dst[o] = 0;
+    for (${I} o = hi; o < c1; ++o) dst[o] = 0;
   }
 }
 

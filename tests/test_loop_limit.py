@@ -2,7 +2,8 @@
 any work-item's loops after 65535 iterations in all, silently, so a product over a longer K or
 a norm over a bigger group gave zeros and wrong numbers there. Products then add up slices of
 K (``Backend.matmul_max_k``), norms take a work-group per group or Tensor ops
-(``Backend.norm_fits``).
+(``Backend.norm_fits``), and a convolution's column matrix (unfold) splits its rows among
+work-items.
 
 Every OpenCL device runs these paths with a small limit set on its runtime; a device that has
 the limit (llvmpipe) also runs sizes past its own, compared with PyTorch.
@@ -96,6 +97,38 @@ def test_batch_norm_over_limit(limited, shape):
         assert_close(c, t.numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "shape, kwargs",
+    [
+        ((2, 3, 150), dict(kernel_size=3)),  # rows of 148 > 64: split among work-items
+        ((1, 2, 140), dict(kernel_size=5, stride=2, padding=3, dilation=2)),
+        ((2, 2, 12, 70), dict(kernel_size=3, padding=1)),  # planes of 12 rows of 70
+        ((1, 3, 9, 9), dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0))),
+        ((1, 1, 3, 4, 40), dict(kernel_size=2, padding=1)),
+    ],
+)
+def test_conv_over_limit(limited, shape, kwargs):
+    rng = np.random.default_rng(5)
+    conv = {3: torch.nn.Conv1d, 4: torch.nn.Conv2d, 5: torch.nn.Conv3d}[len(shape)]
+    torch.manual_seed(0)
+    ref = conv(shape[1], 2, **kwargs)
+    ours = getattr(clgrad.nn, conv.__name__)(shape[1], 2, **kwargs)
+    ours.load_state_dict(
+        {k: clgrad.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()}
+    )
+    ours = ours.to(limited)
+    x = rng.standard_normal(shape).astype(np.float32)
+    cx = clgrad.tensor(x, device=limited, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    cy, ty = ours(cx), ref(tx)
+    g = rng.standard_normal(ty.shape).astype(np.float32)
+    (cy * clgrad.tensor(g, device=limited)).sum().backward()
+    (ty * torch.tensor(g)).sum().backward()
+    assert_close(cy, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert_close(cx.grad, tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    assert_close(ours.weight.grad, ref.weight.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
 def test_past_the_devices_own_limit(cl_device):
     """Sizes past llvmpipe's real limit, where a device has one."""
     d = clgrad.device(cl_device)
@@ -109,3 +142,14 @@ def test_past_the_devices_own_limit(cl_device):
     got = F.batch_norm(clgrad.tensor(x, device=d), None, None, training=True)
     ref = torch.nn.functional.batch_norm(torch.from_numpy(x), None, None, training=True)
     assert_close(got, ref.numpy(), rtol=1e-4, atol=1e-4)
+    # a column matrix of 300 x 300 positions (a plane per work-item on CPU devices) and of a
+    # row of 70,000
+    for shape in ((1, 1, 300, 300), (1, 1, 70_000)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal((2, 1) + (3,) * (len(shape) - 2)).astype(np.float32)
+        conv = F.conv2d if len(shape) == 4 else F.conv1d
+        tconv = getattr(torch.nn.functional, conv.__name__)
+        got = conv(clgrad.tensor(x, device=d), clgrad.tensor(w, device=d))
+        assert_close(
+            got, tconv(torch.from_numpy(x), torch.from_numpy(w)).numpy(), rtol=1e-4, atol=1e-4
+        )

@@ -81,10 +81,17 @@ def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
     rows = out.numel() // o2 if o2 else 0
     if rows == 0:
         return
-    # o1 rows per work-item (the kernel's comment): one on GPUs, a whole plane on CPU devices
+    # o1 rows per work-item (the kernel's comment): one on GPUs, a whole plane on CPU devices;
+    # of each row o2 elements, all but where the driver limits a work-item's loop iterations
+    # (half of the limit: the row loop's iterations count too)
     o1 = outs[-2] if nd > 1 else 1
     span1 = 1 if rt.is_gpu else o1
-    items = rows // o1 * -(-o1 // span1)
+    span2 = o2
+    if rt.loop_limit is not None:
+        budget = rt.loop_limit // 2
+        span2 = min(o2, budget)
+        span1 = max(1, min(span1, budget // span2))
+    items = rows // o1 * -(-o1 // span1) * -(-o2 // span2)
     itype = index_type(extent(out), extent(x))
     I = INDEX_NP[itype]
     xs = (0,) * (SPATIAL - nd) + tuple(x.strides[2:])
@@ -100,6 +107,7 @@ def unfold(rt, out: View, x: View, stride, dilation, padding) -> None:
         *map(I, _geometry(x.shape[2:], kernel, outs, stride, dilation, padding)),
         I(out.strides[1 + nd]),  # the stride of the last kernel dim: one block of outs
         I(span1),
+        I(span2),
         I(items),
     ]
     _launch(rt, _kernel(rt, "cg_conv_unfold", x.dtype, itype), items, args)
