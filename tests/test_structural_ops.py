@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from torch_helper import Input, compare
+from torch_helper import DEVICES, Input, compare
+
+import clgrad
 
 NAN = float("nan")
 # distinct values (ties make the order of equal elements matter only where a test says so)
@@ -66,6 +68,38 @@ def test_sort_dtypes(dtype):
 )
 def test_sorting_edges(fn, x):
     compare(fn, x)
+
+
+# mode: rows of up to 16 elements, where PyTorch's sort (an insertion sort there) keeps equal
+# elements in order, so its index is the last occurrence, as clgrad's always is
+MODE_ROWS = Input(values=np.array([[2, 1, 2, 1, 3, 1, 0], [5, 4, 4, 5, 9, 9, 4]], "float32"))
+
+
+@pytest.mark.parametrize(
+    "fn, x",
+    [
+        (lambda x: x.mode(), MODE_ROWS),
+        (lambda t, x: t.mode(x, 0, keepdim=True), MODE_ROWS),
+        (lambda x: x.mode(), TIES),
+        (lambda x: x.mode(), Input(values=np.array([NAN, NAN], "float32"))),
+        (lambda x: x.mode(), Input(values=np.array([1.0, NAN, 2.0, 2.0], "float32"))),
+        (lambda x: x.mode(), Input(())),
+        (lambda x: x.mode(dim=1), Input((2, 0))),
+    ],
+)
+def test_mode(fn, x):
+    compare(fn, x)
+
+
+def test_mode_long_rows():
+    """Rows of 20,000 (every pair of elements compared took 3 GB before, 10 GB at 70,000): the
+    values against torch's, and each index names an occurrence of the value."""
+    values = np.random.default_rng(3).integers(-9, 10, (2, 20_000)).astype("float32")
+    compare(lambda x: x.mode().values, Input(values=values), grad=False)
+    for device in DEVICES:
+        got = clgrad.tensor(values, device=device).mode(1)
+        picked = np.take_along_axis(values, got.indices.cpu().numpy()[:, None], 1)[:, 0]
+        np.testing.assert_array_equal(picked, got.values.cpu().numpy())
 
 
 # ---- running ops -------------------------------------------------------------------------------

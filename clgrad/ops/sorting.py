@@ -18,9 +18,10 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, wrap_dim
 from .core import int_dim
-from .creation import tensor
+from .creation import arange, ones, tensor
 from .elementwise import where
 from .indexing import ScatterAdd
+from .movement import cat
 from .registry import SCALAR_TYPE_NAMES
 
 # torch.return_types' names: ``values, indices = x.sort()`` and ``.values`` / ``.indices`` work
@@ -628,8 +629,9 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
-    tied) and the last index where it occurs, like ``torch.mode``; every pair along the dim
-    is compared on the device.
+    tied) and the last index where it occurs, like ``torch.mode``: a stable sort makes each
+    value a run, the longest run wins (each NaN is a run of its own: NaN equals nothing), and
+    the run's last element came last in the input.
 
     >>> clgrad.mode(clgrad.tensor([1, 2, 2, 3, 3]))
     mode(values=tensor(2), indices=tensor(2))
@@ -639,17 +641,19 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     n = x.shape[-1]
     if n == 0:
         raise IndexError("mode(): Expected reduction dim 0 to have non-zero size.")
-    count = (x.unsqueeze(-1) == x.unsqueeze(-2)).sum(-1)
-    best = count.amax(-1, keepdim=True)
-    candidate = count == best
-    values = sort(x.detach(), -1).values
-    # the smallest value among the most frequent: the first sorted one whose count is best
-    sorted_count = (values.unsqueeze(-1) == x.detach().unsqueeze(-2)).sum(-1)
-    first = (sorted_count == best).long().argmax(-1, keepdim=True)
-    value = values.gather(-1, first)
-    position = tensor(list(range(n)), device=input.device)
-    hit = candidate & (x.detach() == value)
-    index = where(hit, position, -1).amax(-1, keepdim=True)
+    values, order = sort(x.detach(), -1, stable=True)
+    position = arange(n, device=input.device).expand(values.shape)
+    differs = values[..., 1:] != values[..., :-1]
+    edge = ones(values.shape[:-1] + (1,), dtype=D.bool_, device=input.device)
+    starts = cat([edge, differs], -1)  # where a run starts, and where one ends
+    ends = cat([differs, edge], -1)
+    start = where(starts, position, 0).cummax(-1).values
+    end = where(ends, position, n).flip(-1).cummin(-1).values.flip(-1)
+    length = end - start + 1
+    best = length.amax(-1, keepdim=True)
+    # the first longest run holds the smallest value tied: its first position, then its last
+    first = (length == best).long().argmax(-1, keepdim=True)
+    index = order.gather(-1, first + best - 1)
     out = x.gather(-1, index)  # from x: the gradient reaches the element picked
     if keepdim and input.ndim:
         out, index = out.movedim(-1, d), index.movedim(-1, d)
