@@ -2,7 +2,8 @@
 any work-item's loops after 65535 iterations in all, silently, so a product over a longer K or
 a norm over a bigger group gave zeros and wrong numbers there. Products then add up slices of
 K (``Backend.matmul_max_k``), norms take a work-group per group or Tensor ops
-(``Backend.norm_fits``), and a convolution's column matrix (unfold) splits its rows among
+(``Backend.norm_fits``), softmax over rows too long for its kernels' walks takes Tensor ops
+(``Backend.softmax_fits``), and a convolution's column matrix (unfold) splits its rows among
 work-items.
 
 Every OpenCL device runs these paths with a small limit set on its runtime; a device that has
@@ -129,6 +130,44 @@ def test_conv_over_limit(limited, shape, kwargs):
     assert_close(ours.weight.grad, ref.weight.grad.numpy(), rtol=1e-4, atol=1e-3)
 
 
+INF, NAN = float("inf"), float("nan")
+SPECIAL_ROWS = [
+    [1, 2, 3],
+    [INF, 1, 2],
+    [-INF, -INF, -INF],
+    [INF, INF, 1],
+    [NAN, 1, 2],
+    [-INF, 0, 1],
+]
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize(
+    "values, dim",
+    [
+        (np.random.default_rng(6).standard_normal((30, 4)), 0),  # a work-item per row
+        (np.random.default_rng(7).standard_normal((3, 3000)), 1),  # a work-group per row
+        (np.random.default_rng(8).standard_normal((2, 25, 3)), 1),
+        (np.array(SPECIAL_ROWS), 1),
+        (np.array(SPECIAL_ROWS), 0),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_softmax_over_limit(limited, name, values, dim, dtype):
+    x = values.astype(dtype)
+    g = np.random.default_rng(9).standard_normal(x.shape).astype(dtype)
+    cx = clgrad.tensor(x, device=limited, requires_grad=True)
+    tx = torch.tensor(x.astype(np.float32), requires_grad=True)
+    cy = getattr(clgrad, name)(cx, dim)
+    ty = getattr(torch, name)(tx, dim)
+    (cy * clgrad.tensor(g, device=limited)).sum().backward()
+    (ty * torch.tensor(g.astype(np.float32))).sum().backward()
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=2e-2, atol=2e-2)
+    assert cy.dtype == getattr(clgrad, dtype)
+    np.testing.assert_allclose(cy.detach().cpu().numpy().astype(np.float32), ty.detach(), **tol)
+    np.testing.assert_allclose(cx.grad.cpu().numpy().astype(np.float32), tx.grad, **tol)
+
+
 def test_past_the_devices_own_limit(cl_device):
     """Sizes past llvmpipe's real limit, where a device has one."""
     d = clgrad.device(cl_device)
@@ -153,3 +192,9 @@ def test_past_the_devices_own_limit(cl_device):
         assert_close(
             got, tconv(torch.from_numpy(x), torch.from_numpy(w)).numpy(), rtol=1e-4, atol=1e-4
         )
+    # softmax along a dim of 70,000 rows: a work-item per row walks it three times
+    x = rng.standard_normal((70_000, 2)).astype(np.float32)
+    for name in ("softmax", "log_softmax"):
+        got = getattr(clgrad, name)(clgrad.tensor(x, device=d), 0)
+        ref = getattr(torch, name)(torch.from_numpy(x), 0)
+        assert_close(got, ref.numpy(), rtol=1e-4, atol=1e-6)

@@ -336,6 +336,11 @@ class Backend:
         ``grad``, the others 0 (``grad`` and ``indices``: (N, C, *outs), contiguous)."""
         raise NotImplementedError
 
+    def softmax_fits(self, n: int, inner: int) -> bool:
+        """Whether ``softmax`` and ``softmax_backward`` take rows of ``n`` elements ``inner``
+        apart on this device (else Tensor ops compute them)."""
+        return True
+
     def softmax(self, out: View, x: View, dim: int, log: bool, acc) -> None:
         """``out`` = softmax (``log``: log_softmax) of x along ``dim``, computed in dtype
         ``acc``; x and out are contiguous, of one shape, with at least one element."""

@@ -553,14 +553,30 @@ def _softmax_kernel(x, dim, log, g=None):
     contiguous tensor (x has at least one dim and one element); with ``g``, its gradient from
     its output x (each row read twice: no sum kernel, no elementwise kernel after it)."""
     x = x.contiguous()
-    out = Tensor._empty(x._shape, x.dtype, x.device)
     acc = D.accumulation(x.dtype)
+    n = x._shape[dim]
+    if not x.device.backend.softmax_fits(n, math.prod(x._shape[dim + 1 :])):
+        return _softmax_ops(x, dim, log, g, acc)
+    out = Tensor._empty(x._shape, x.dtype, x.device)
     if g is None:
         x.device.backend.softmax(out._record(), x._record(), dim, log, acc)
     else:
         g = g.contiguous()  # held until the launch
         x.device.backend.softmax_backward(out._record(), x._record(), g._record(), dim, log, acc)
     return out
+
+
+def _softmax_ops(x, dim, log, g, acc):
+    """``_softmax_kernel`` by Tensor ops, in ``acc``: for rows the device's kernels cannot walk
+    (a driver's loop limit: ``Backend.softmax_fits``)."""
+    y = x.to(acc)
+    if g is not None:
+        g = g.to(acc)
+        out = g - y.exp() * g.sum(dim, keepdim=True) if log else y * (g - (g * y).sum(dim, True))
+        return out.to(x.dtype)
+    shifted = y - y.amax(dim, keepdim=True)  # (an infinite maximum: NaN, as torch's kernel)
+    total = shifted.exp().sum(dim, keepdim=True)
+    return (shifted - total.log() if log else shifted.exp() / total).to(x.dtype)
 
 
 class Softmax(Function):

@@ -418,6 +418,11 @@ class OpenCLBackend(Backend):
     def window_put(self, out, grad, indices, win):
         conv_family.window_put(self.rt, out, grad, indices, win)
 
+    def softmax_fits(self, n, inner):
+        from . import softmax as softmax_family
+
+        return softmax_family.fits(self.rt, n, inner)
+
     def softmax(self, out, x, dim, log, acc):
         from . import softmax as softmax_family  # the family loads on first use
 

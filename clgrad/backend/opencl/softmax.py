@@ -18,6 +18,24 @@ GROUP_ROW = 512
 SPLIT = None
 
 
+# the passes a work-item makes over its part of a row (max, sum, write)
+PASSES = 3
+
+
+def _grouped(n: int, inner: int) -> bool:
+    """Whether rows of ``n`` elements ``inner`` apart get a work-group each."""
+    return inner == 1 and n >= GROUP_ROW
+
+
+def fits(rt, n: int, inner: int) -> bool:
+    """Whether the kernels take rows of ``n`` elements ``inner`` apart on ``rt``'s device:
+    where loops are limited (``Runtime.loop_limit``), a work-item walks its row, or its part
+    of a work-group's row, ``PASSES`` times."""
+    limit = rt.loop_limit
+    walk = -(-n // rt.local_size) if _grouped(n, inner) else n
+    return limit is None or PASSES * walk <= limit
+
+
 def softmax(rt, out: View, x: View, dim: int, log: bool, acc, g: View | None = None) -> None:
     """out = (log_)softmax of x along ``dim``; with ``g``, out = its gradient for the
     incoming ``g`` where x is the (log_)softmax's output. x, g and out are contiguous, alike in
@@ -28,7 +46,7 @@ def softmax(rt, out: View, x: View, dim: int, log: bool, acc, g: View | None = N
     for s in shape[dim + 1 :]:
         inner *= s
     rows = x.numel() // n
-    grouped = inner == 1 and n >= GROUP_ROW
+    grouped = _grouped(n, inner)
     ls = rt.local_size
     views = (x, out) if g is None else (x, g, out)
     itype = index_type(*map(extent, views), rows * n + ls)
