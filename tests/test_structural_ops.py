@@ -11,6 +11,7 @@ from torch_helper import DEVICES, Input, compare
 import clgrad
 
 NAN = float("nan")
+INF = float("inf")
 # distinct values (ties make the order of equal elements matter only where a test says so)
 DISTINCT = Input(values=np.random.default_rng(1).permutation(20).reshape(4, 5).astype("float32"))
 WITH_NAN = Input(values=np.array([[3.0, NAN, 1.0, 2.0, 1.0], [NAN, 0.0, NAN, 5.0, 5.0]], "float32"))
@@ -100,6 +101,54 @@ def test_mode_long_rows():
         got = clgrad.tensor(values, device=device).mode(1)
         picked = np.take_along_axis(values, got.indices.cpu().numpy()[:, None], 1)[:, 0]
         np.testing.assert_array_equal(picked, got.values.cpu().numpy())
+
+
+SEARCHES = [
+    # (sorted sequence, values): NaN on either side goes where torch's binary search puts it
+    ([1.0, 2.0, 2.0, 2.0, 3.0], [2.0, 0.0, 4.0, NAN, 2.5]),
+    ([1.0, 5.0, NAN, NAN, NAN], [3.0, NAN, 5.0, 0.0]),
+    ([1.0, 2.0, NAN], [[NAN, 1.0], [3.0, 2.0]]),
+    ([-INF, 0.0, INF], [-INF, INF, 0.0, NAN]),
+    ([5.0], 5.0),
+    ([[1.0, 3.0, 5.0], [0.0, 0.0, 9.0]], [[3.0, 6.0], [0.0, 10.0]]),  # a sequence per row
+]
+
+
+@pytest.mark.parametrize("seq, values", SEARCHES)
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted(seq, values, right):
+    seq, values = np.array(seq, "float32"), np.array(values, "float32")
+    compare(
+        lambda t, s, v: t.searchsorted(s, v, right=right),
+        Input(values=seq),
+        Input(values=values),
+        grad=False,
+        layouts=["contiguous"],
+    )
+    if seq.ndim == 1 and values.ndim:
+        compare(
+            lambda t, v, s: t.bucketize(v, s, right=right, out_int32=True),
+            Input(values=values),
+            Input(values=seq),
+            grad=False,
+            layouts=["contiguous"],
+        )
+
+
+def test_search_large():
+    """200,000 values in a table of 20,000 (every pair compared took 4 GB before): a binary
+    search, and isin through one."""
+    rng = np.random.default_rng(4)
+    table = np.sort(rng.integers(0, 10**6, 20_000))
+    values = rng.integers(0, 10**6, 200_000)
+    expected = np.searchsorted(table, values)
+    for device in DEVICES:
+        got = clgrad.searchsorted(
+            clgrad.tensor(table, device=device), clgrad.tensor(values, device=device)
+        )
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+        hit = clgrad.isin(clgrad.tensor(values, device=device), clgrad.tensor(table, device=device))
+        np.testing.assert_array_equal(hit.cpu().numpy(), np.isin(values, table))
 
 
 # ---- running ops -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, wrap_dim
 from .core import int_dim
-from .creation import arange, ones, tensor
+from .creation import arange, full, ones, tensor, zeros
 from .elementwise import where
 from .indexing import ScatterAdd
 from .movement import cat
@@ -244,6 +244,11 @@ def _host(t):
     return t.detach().cpu()._numpy()
 
 
+# isin compares every pair up to this many pairs (one kernel), else searches the sorted test
+# elements (memory for the inputs only)
+PAIRS = 1 << 20
+
+
 def searchsorted(
     sorted_sequence: Tensor,
     input: Tensor | float,
@@ -255,8 +260,7 @@ def searchsorted(
 ) -> Tensor:
     """The indices where the values of ``input`` would be inserted into the innermost dim of
     ``sorted_sequence`` to keep it sorted (the first such place, the last with ``right`` or
-    ``side="right"``), like ``torch.searchsorted``; computed on the device as a count of the
-    smaller (or not larger) elements.
+    ``side="right"``), like ``torch.searchsorted``: its binary search, on the device.
 
     >>> clgrad.searchsorted(clgrad.tensor([1, 3, 5, 7]), clgrad.tensor([3, 6]))
     tensor([1, 3])
@@ -286,11 +290,26 @@ def searchsorted(
             f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
             f"{list(values.shape)}"
         )
-    seq = sorted_sequence.detach()
-    v = values.detach().unsqueeze(-1)
-    seq = seq.unsqueeze(-2) if seq.ndim > 1 else seq
-    below = (seq <= v) if right else (seq < v)
-    return below.sum(-1, dtype=D.int32 if out_int32 else D.int64)
+    seq, v = sorted_sequence.detach(), values.detach()
+    return _binary_search(seq, v, right).to(D.int32 if out_int32 else D.int64)
+
+
+def _binary_search(seq, v, right):
+    """torch's binary search of every value at once: log2(n) steps of a gather and a
+    comparison. Its test, ``not seq[mid] >= v`` (``>`` with ``right``), moves right past a
+    NaN on either side, so a NaN lands where torch's lands, sorted sequence or not."""
+    n = seq.shape[-1]
+    lo = zeros(tuple(v.shape), dtype=D.int64, device=v.device)
+    hi = full(tuple(v.shape), n, dtype=D.int64, device=v.device)
+    for _ in range(n.bit_length()):  # each step halves [lo, hi)
+        mid = lo + (hi - lo).div_(2, rounding_mode="floor")
+        at = mid.clamp(max=max(n - 1, 0))  # (where lo == hi == n: not used)
+        probe = seq.gather(-1, at) if seq.ndim > 1 else seq[at]
+        after = ~((probe > v) if right else (probe >= v))
+        searching = lo < hi
+        lo = where(searching & after, mid + 1, lo)
+        hi = where(searching & ~after, mid, hi)
+    return lo
 
 
 def bucketize(
@@ -508,7 +527,8 @@ mode_result = namedtuple("mode", ["values", "indices"])
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
     """Whether each of ``elements`` is among ``test_elements`` (either may be a number), like
-    ``torch.isin``: every pair compared on the device.
+    ``torch.isin``: every pair compared on the device where there are few pairs, else a binary
+    search of each element in the sorted test elements (memory for the inputs only).
 
     >>> clgrad.isin(clgrad.tensor([1, 2, 3]), clgrad.tensor([2, 5]))
     tensor([False,  True, False])
@@ -523,7 +543,13 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     if flat.numel() == 0:
         hit = (elements.reshape(-1)[:0].sum() != 0).expand(tuple(elements.shape))
         return ~hit if invert else hit.clone()
-    hit = (elements.unsqueeze(-1) == flat).any(-1)
+    if elements.numel() * flat.numel() <= PAIRS:
+        hit = (elements.unsqueeze(-1) == flat).any(-1)
+    else:
+        common = D.result_type(elements, flat)
+        x, table = elements.to(common), sort(flat.to(common)).values
+        at = searchsorted(table, x.reshape(-1)).clamp_(max=table.numel() - 1)
+        hit = (table[at] == x.reshape(-1)).reshape(tuple(elements.shape))
     return ~hit if invert else hit
 
 
