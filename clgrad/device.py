@@ -122,6 +122,21 @@ class Device:
     def __reduce__(self):
         return (resolve, (str(self),))
 
+    def __enter__(self) -> Device:
+        """``with clgrad.device("cl:0"):`` makes this the device that tensors created inside
+        without a ``device=`` go to (modules' parameters too), in this thread, as
+        ``torch.device``'s context manager.
+
+        >>> with clgrad.device("cpu"):
+        ...     clgrad.zeros(1).device
+        device(type='cpu')
+        """
+        _scoped.__dict__.setdefault("devices", []).append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _scoped.devices.pop()
+
     # ---- what a backend's device provides ------------------------------------------------
     name = "device"
     platform = ""
@@ -297,14 +312,20 @@ def device(spec="cpu", index=None) -> Device:
 
 
 _default: Device | None = None
+# the devices of the enclosing ``with device:`` blocks (``Device.__enter__``), per thread
+_scoped = threading.local()
 
 
 def default_device() -> Device:
-    """Where tensors are created when no ``device=`` is given: CLGRAD_DEVICE, else ``cpu``.
+    """Where tensors are created when no ``device=`` is given: the device of the innermost
+    ``with device:`` block, else ``set_default_device``'s, else CLGRAD_DEVICE's, else ``cpu``.
 
     >>> clgrad.default_device() in clgrad.devices()
     True
     """
+    scoped = getattr(_scoped, "devices", None)
+    if scoped:
+        return scoped[-1]
     global _default
     if _default is None:
         env = os.environ.get("CLGRAD_DEVICE", "").strip()

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -108,6 +109,33 @@ def test_default_device():
         assert clgrad.zeros(1).device == "cpu" and clgrad.get_default_device() == "cpu"
     finally:
         clgrad.set_default_device(before)
+
+
+def test_device_as_a_context_manager(device):
+    """``with torch.device(d):`` sends the tensors created inside without a device (and a
+    module's parameters) to ``d``, innermost block first, in this thread only."""
+    outside = clgrad.default_device()
+    with clgrad.device(device) as d:
+        assert d == device
+        made = [
+            clgrad.zeros(2),
+            clgrad.tensor([1.0]),
+            clgrad.arange(3),
+            clgrad.nn.Linear(2, 2).weight,
+        ]
+        assert all(t.device == device for t in made)
+        assert clgrad.ones(1, device="cpu").device == "cpu"  # an explicit device wins
+        with clgrad.device("cpu"):
+            assert clgrad.ones(1).device == "cpu"
+        assert clgrad.ones(1).device == device
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append(clgrad.ones(1).device))
+        thread.start()
+        thread.join()
+        assert seen == [outside]
+    assert clgrad.default_device() == outside
+    with torch.device("cpu"):  # PyTorch's, for comparison
+        assert torch.zeros(1).device.type == "cpu"
 
 
 def _grad_mode_answers(lib):
