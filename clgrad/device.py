@@ -40,17 +40,20 @@ class DeviceType(enum.Enum):
     GPU = "opencl gpu"
     CPU = "opencl cpu"
     ACCELERATOR = "opencl accelerator"
+    META = "meta: shapes and dtypes, no data"
 
     def __eq__(self, other):
         if isinstance(other, str):
-            return other == ("cpu" if self is DeviceType.HOST else "cl")
+            return other == str(self)
         return self is other
 
     def __hash__(self):  # as the string it equals: {"cpu": ...}[x.device.type] finds it
         return hash(str(self))
 
     def __str__(self):
-        return "cpu" if self is DeviceType.HOST else "cl"
+        if self is DeviceType.HOST:
+            return "cpu"
+        return "meta" if self is DeviceType.META else "cl"
 
     def __format__(self, spec):
         return format(str(self), spec)
@@ -94,12 +97,14 @@ class Device:
         return self
 
     def __repr__(self):
-        if self.kind == "cpu":
-            return "device(type='cpu')"
+        if self.index is None or self.kind == "cpu":  # one device of its kind: no index
+            return f"device(type='{self.kind}')"
         return f"device(type='{self.kind}', index={self.index})"
 
     def __str__(self):
-        return self.kind if self.kind == "cpu" else f"{self.kind}:{self.index}"
+        if self.index is None or self.kind == "cpu":
+            return self.kind
+        return f"{self.kind}:{self.index}"
 
     def __eq__(self, other):
         if other is self:  # devices are singletons: the common case is one compare
@@ -187,6 +192,7 @@ _lock = threading.Lock()
 _host: Device | None = None
 _enumerators: list[Callable[[int], list[Device]]] = []
 _registry: list[Device] | None = None
+_named: dict[str, Device] = {}  # devices a backend names once (``meta``), not among devices()
 errors: list[str] = []  # why a registered kind found no device (shown by `clgrad info`)
 
 
@@ -200,6 +206,12 @@ def register_kind(enumerate_devices: Callable[[int], list[Device]], host: bool =
         else:
             _enumerators.append(enumerate_devices)
             _registry = None
+
+
+def register_named(name: str, device: Device) -> None:
+    """A backend's one device of a kind that is not a place to compute (``meta``): found by
+    ``name``, and not listed by ``devices()``."""
+    _named[name] = device
 
 
 def accelerators() -> list[Device]:
@@ -248,9 +260,11 @@ def _best() -> Device:
 
 def _parse(spec: str) -> Device:
     s = spec.strip().lower()
-    found = accelerators()
     if s == "cpu":
         return host()
+    if s in _named:
+        return _named[s]
+    found = accelerators()
     m = re.fullmatch(r"cuda(?::(\d+))?", s)
     if m:
         pool = cuda_devices()

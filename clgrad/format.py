@@ -157,7 +157,9 @@ def _with_suffixes(text, suffixes, indent):
 def tensor_repr(t) -> str:
     prefix = "tensor("
     indent = len(prefix)
-    if t.numel() == 0:
+    if t.is_meta:  # no elements to show: PyTorch's "...", and the size always
+        body = "..."
+    elif t.numel() == 0:
         body = "[]"
     else:
         arr = np.asarray(t._numpy())
@@ -174,9 +176,14 @@ def tensor_repr(t) -> str:
         if t.dtype.is_floating_point
         else (D.int64 if t.dtype.category == 1 else D.bool_)
     )
-    if t.dtype is not default or (t.numel() == 0 and t.dtype is not D.get_default_dtype()):
+    # (no elements, or none to show: any dtype but the default float one is named)
+    if t.dtype is not default or (
+        (t.numel() == 0 or t.is_meta) and t.dtype is not D.get_default_dtype()
+    ):
         extras.append(f"dtype={t.dtype!r}")
-    if t.numel() == 0 and t.ndim != 1:
+    if t.is_meta:  # after the device
+        extras.insert(1, f"size={tuple(t.shape)}")
+    elif t.numel() == 0 and t.ndim != 1:
         extras.insert(0, f"size={tuple(t.shape)}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -292,9 +292,14 @@ class Tensor:
         return False  # clgrad has no complex dtypes
 
     # what PyTorch's other tensor kinds would answer: clgrad's tensors are dense and strided,
-    # never sparse, quantized, nested or on the meta device
+    # never sparse, quantized or nested
     layout = D.strided
-    is_sparse = is_sparse_csr = is_quantized = is_nested = is_meta = is_mkldnn = False
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether the tensor is on the ``meta`` device (a shape and a dtype, no data)."""
+        return self._storage.device.kind == "meta"
 
     @property
     def output_nr(self) -> int:
@@ -494,6 +499,8 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"

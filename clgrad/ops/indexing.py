@@ -236,7 +236,7 @@ def _checked(idx, n, dim, wrap=True, error=None):
     """
     if idx.dtype is not D.int64:
         idx = idx.to(D.int64)
-    if idx.numel():
+    if idx.numel() and not idx.is_meta:  # (a meta tensor has no index to check)
         lo, hi = stack([idx.amin(), idx.amax()]).tolist()
         low = -n if wrap else 0
         if lo < low or hi >= n:

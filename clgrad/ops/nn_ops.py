@@ -866,7 +866,7 @@ def check_index_range(idx, n, what="index out of range in self"):
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {idx.type_name()} instead"
         )
-    if idx.numel() and bool(((idx < 0) | (idx >= n)).any().item()):
+    if idx.numel() and not idx.is_meta and bool(((idx < 0) | (idx >= n)).any().item()):
         raise IndexError(what)
 
 

@@ -14,7 +14,7 @@ from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...device import Device, cuda_device, resolve
 from ...hooks import RemovableHandle
-from ...ops.creation import check_option, zeros
+from ...ops.creation import check_option, empty_like, zeros
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, UninitializedBuffer
 
@@ -981,6 +981,30 @@ class Module:
             return t
 
         return self._apply(convert)
+
+    def to_empty(self: _M, *, device, recurse: bool = True) -> _M:
+        """Gives every parameter and buffer new, uninitialized storage on ``device`` (same
+        shapes and dtypes) and returns the module, as ``torch.nn.Module.to_empty``: the step
+        from a model built on the ``meta`` device to one whose values ``load_state_dict`` or
+        an init then fills. ``recurse=False``: this module's own tensors only.
+
+        >>> with clgrad.device("meta"):
+        ...     layer = clgrad.nn.Linear(2, 3)
+        >>> layer.to_empty(device="cpu").weight.device, layer.weight.shape
+        (device(type='cpu'), clgrad.Size([3, 2]))
+        """
+        device = resolve(device)
+        with no_grad():
+            for m in self.modules() if recurse else [self]:
+                for p in m._parameters.values():
+                    if p is not None:
+                        p.data = empty_like(p, device=device)
+                        if p._grad is not None:
+                            p._grad = empty_like(p._grad, device=device)
+                for name, b in m._buffers.items():
+                    if b is not None:
+                        m._buffers[name] = empty_like(b, device=device)
+        return self
 
     def cpu(self: _M) -> _M:
         """Moves every parameter and buffer to the host device ``cpu`` in place and returns the
