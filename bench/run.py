@@ -441,12 +441,15 @@ def merged(previous, result, groups):
     same device: the other groups' rows are kept, so that a quick run of one group doesn't
     drop the rest of a committed table.
 
-    >>> old = {"results": [{"group": "matmul", "clgrad": 1.0}, {"group": "dispatch", "clgrad": 9}]}
-    >>> new = {"results": [{"group": "dispatch", "clgrad": 8.0}]}
-    >>> [(r["group"], r["clgrad"]) for r in merged(old, new, ["dispatch"])["results"]]
-    [('matmul', 1.0), ('dispatch', 8.0)]
+    >>> old = {"results": [{"group": "matmul", "clgrad": 1.0}, {"group": "main job", "clgrad": 9}]}
+    >>> new = {"results": [{"group": "main job", "clgrad": 8.0}]}
+    >>> [(r["group"], r["clgrad"]) for r in merged(old, new, ["main_job"])["results"]]
+    [('matmul', 1.0), ('main job', 8.0)]
     """
-    rows = [r for r in previous.get("results", []) if r["group"] not in groups]
+    # the groups this run measured, by the names its rows carry ("main job" for --only
+    # main_job): their previous rows are replaced, not kept beside the new ones
+    ran = {r["group"] for r in result["results"]}
+    rows = [r for r in previous.get("results", []) if r["group"] not in ran]
     rows += result["results"]
     order = {g: i for i, g in enumerate(GROUPS)}
     rows.sort(key=lambda r: order.get(r["group"], len(order)))  # stable: within a group as run
