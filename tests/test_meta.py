@@ -58,6 +58,18 @@ OPS = [
         lambda m: m.nn.TransformerEncoderLayer(8, 2, batch_first=True)(m.ones(2, 3, 8)),
     ),
     ("lstm", lambda m: m.nn.LSTM(4, 5, batch_first=True)(m.ones(2, 3, 4))[0]),
+    ("gru", lambda m: m.nn.GRU(3, 4, 2, batch_first=True)(m.ones(2, 5, 3))[1]),
+    ("conv_transpose2d", lambda m: m.nn.ConvTranspose2d(2, 3, 3, stride=2)(m.ones(1, 2, 5, 5))),
+    ("group_norm", lambda m: m.nn.GroupNorm(2, 4)(m.ones(2, 4, 3))),
+    ("adaptive_avg_pool", lambda m: m.nn.AdaptiveAvgPool2d((2, 3))(m.ones(1, 2, 7, 9))),
+    ("reflection_pad", lambda m: m.nn.ReflectionPad1d(1)(m.ones(1, 1, 4))),
+    ("fold", lambda m: m.nn.Fold((4, 4), 2)(m.ones(1, 4, 9))),
+    ("mse_loss", lambda m: m.nn.MSELoss()(m.ones(3, 4), m.ones(3, 4))),
+    ("kl_div", lambda m: m.nn.KLDivLoss(reduction="batchmean")(m.ones(3, 4), m.ones(3, 4))),
+    (
+        "triplet_margin",
+        lambda m: m.nn.TripletMarginLoss()(m.ones(3, 4), m.ones(3, 4), m.ones(3, 4)),
+    ),
 ]
 
 
