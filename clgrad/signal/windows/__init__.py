@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numpy as np
-
 from ... import dtypes as _D
 from ... import functional as _F
 from ...ops import creation as _C
@@ -54,18 +52,6 @@ def _filled(M, dtype, device, requires_grad):
     return make((M,), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def _linspace(start, end, M, dtype, device, requires_grad):
-    """``torch.linspace`` as ATen computes it, in ``dtype``: the first half counts up from
-    ``start``, the second down from ``end``, so the last point is ``end`` exactly (kaiser takes
-    a square root of ``beta^2 - end^2``, which must not go below zero)."""
-    t = dtype.np.type
-    start, end = t(float(start)), t(float(end))
-    i = np.arange(M)
-    step = (end - start) / t(max(M - 1, 1))
-    vals = np.where(i < M // 2, start + step * i.astype(dtype.np), end - step * (M - 1 - i))
-    return _C.tensor(vals.astype(dtype.np), dtype=dtype, device=device, requires_grad=requires_grad)
-
-
 def exponential(
     M: int,
     *,
@@ -93,8 +79,13 @@ def exponential(
     if center is None:
         center = (M if not sym and M > 1 else M - 1) / 2.0
     constant = 1 / tau
-    k = _linspace(
-        -center * constant, (-center + (M - 1)) * constant, M, dtype, device, requires_grad
+    k = _C.linspace(
+        -center * constant,
+        (-center + (M - 1)) * constant,
+        M,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
     )
     return _F.exp(-_F.abs(k))
 
@@ -118,7 +109,14 @@ def cosine(
         return _filled(M, dtype, device, requires_grad)
     start = 0.5
     constant = math.pi / (M + 1 if not sym and M > 1 else M)
-    k = _linspace(start * constant, (start + (M - 1)) * constant, M, dtype, device, requires_grad)
+    k = _C.linspace(
+        start * constant,
+        (start + (M - 1)) * constant,
+        M,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
     return _F.sin(k)
 
 
@@ -145,7 +143,14 @@ def gaussian(
         return _filled(M, dtype, device, requires_grad)
     start = -(M if not sym and M > 1 else M - 1) / 2.0
     constant = 1 / (std * math.sqrt(2))
-    k = _linspace(start * constant, (start + (M - 1)) * constant, M, dtype, device, requires_grad)
+    k = _C.linspace(
+        start * constant,
+        (start + (M - 1)) * constant,
+        M,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
     return _F.exp(-(k**2))
 
 
@@ -175,7 +180,7 @@ def kaiser(
     start = -beta
     constant = 2.0 * beta / (M if not sym else M - 1)
     end = _F.minimum(beta, start + (M - 1) * constant)
-    k = _linspace(start, end, M, dtype, device, requires_grad)
+    k = _C.linspace(start, end, M, dtype=dtype, device=device, requires_grad=requires_grad)
     return _F.i0(_F.sqrt(beta * beta - _F.pow(k, 2))) / _F.i0(beta)
 
 
@@ -203,7 +208,9 @@ def general_cosine(
     if not a:
         raise ValueError("Coefficients cannot be empty")
     constant = 2 * math.pi / (M if not sym else M - 1)
-    k = _linspace(0, (M - 1) * constant, M, dtype, device, requires_grad)
+    k = _C.linspace(
+        0, (M - 1) * constant, M, dtype=dtype, device=device, requires_grad=requires_grad
+    )
     a_i = _C.tensor(
         [(-1) ** i * w for i, w in enumerate(a)],
         device=device,
@@ -333,7 +340,14 @@ def bartlett(
         return _filled(M, dtype, device, requires_grad)
     start = -1
     constant = 2 / (M if not sym else M - 1)
-    k = _linspace(start, start + (M - 1) * constant, M, dtype, device, requires_grad)
+    k = _C.linspace(
+        start,
+        start + (M - 1) * constant,
+        M,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
     return 1 - _F.abs(k)
 
 
