@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from . import capture
 from .autograd.grad_mode import is_grad_enabled, no_grad
+from .backend.opencl import replay
 from .backend.opencl import runtime as cl_runtime
 from .nn import Module
 from .optim.lr_scheduler import LRScheduler
@@ -355,7 +356,7 @@ class _Graph:
         # A patched launch sets them all at each replay, through pyopencl's typed invoker (one
         # by one, set_arg costs 6 us each).
         patched = {p.index for p in self.patches}
-        self.bound = [_bind(*r, i in patched) for i, r in enumerate(self.launches)]
+        self.bound = [replay.bind(*r, i in patched) for i, r in enumerate(self.launches)]
         # every buffer the launches name, and which were allocated by the capture
         self.buffers = {}
         for r in self.launches:
@@ -373,7 +374,7 @@ class _Graph:
         for rt in self.runtimes:
             rt.allocator.pin(ptrs)
             self.pins.append((rt.allocator, ptrs))
-        self._finalizer = weakref.finalize(self, _unpin, self.pins)
+        self._finalizer = weakref.finalize(self, replay.unpin, self.pins)
         self._finalizer.atexit = False  # at exit the contexts go away with their buffers
         self.guards = self.guard()
 
@@ -416,7 +417,7 @@ class _Graph:
             with rt.launch_lock:  # behind one gate (CPU devices): the device's threads wake once
                 rt.close_gate()
                 for bound in self.bound:
-                    _enqueue_bound(*bound)
+                    replay.enqueue_bound(*bound)
                 rt.open_gate()
         else:
             for bound in self.bound:
@@ -424,7 +425,7 @@ class _Graph:
                 rt.flush()
                 with rt.launch_lock:
                     rt.open_gate()
-                    _enqueue_bound(*bound)
+                    replay.enqueue_bound(*bound)
         for ref in self.written:
             s = ref()
             if s is not None:
@@ -508,33 +509,6 @@ def _watched(inputs, allocated):
     if any(s.data.int_ptr in allocated for s in storages):
         return None
     return storages
-
-
-def _bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
-    """(runtime, queue, a new kernel object of ``kernel``'s, sizes, None or the argument list
-    a ``patched`` launch sets at each replay): its arguments set now, in the types the runtime
-    gave ``kernel`` (None: a buffer, or a NumPy scalar that carries its type)."""
-    types = rt.typed.get(kernel) or (None,) * len(args)
-    bound = cl.Kernel(kernel.program, kernel.function_name)
-    if patched:
-        bound.set_scalar_arg_dtypes(types)
-        return rt, rt.queue, bound, global_size, local_size, list(args)
-    for i, (a, t) in enumerate(zip(args, types)):
-        bound.set_arg(i, a if t is None or type(a) is t else t(a))
-    return rt, rt.queue, bound, global_size, local_size, None
-
-
-def _enqueue_bound(rt, queue, kernel, global_size, local_size, args) -> None:
-    """Enqueues a ``_bind`` launch: as bound, or with its patched argument list."""
-    if args is None:
-        cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
-    else:
-        kernel(queue, global_size, local_size, *args)
-
-
-def _unpin(pins):
-    for allocator, ptrs in pins:
-        allocator.unpin(ptrs)
 
 
 def _fuse_now() -> list:

@@ -35,6 +35,7 @@ import pyopencl as cl
 from .. import capture
 from ..autograd.engine import grad as autograd_grad
 from ..autograd.function import Function, once_differentiable
+from ..backend.opencl import replay
 from ..device import accelerators, cuda_device
 from ..nn import Module
 from ..ops.creation import zeros_like
@@ -84,32 +85,6 @@ def _flush_all() -> None:
     a capture is not part of it, and what the capture deferred is."""
     for rt in _runtimes():
         rt.flush()
-
-
-def _bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
-    """A recorded launch made ready to enqueue: a kernel object of its own with its arguments
-    set once (a patched launch sets them at each replay), as ``clgrad.compile``'s graphs do.
-    (clgrad.compile sits above this module: its helper cannot be imported here.)"""
-    types = rt.typed.get(kernel) or (None,) * len(args)
-    bound = cl.Kernel(kernel.program, kernel.function_name)
-    if patched:
-        bound.set_scalar_arg_dtypes(types)
-        return rt, rt.queue, bound, global_size, local_size, list(args)
-    for i, (a, t) in enumerate(zip(args, types)):
-        bound.set_arg(i, a if t is None or type(a) is t else t(a))
-    return rt, rt.queue, bound, global_size, local_size, None
-
-
-def _enqueue(rt, queue, kernel, global_size, local_size, args) -> None:
-    if args is None:
-        cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
-    else:
-        kernel(queue, global_size, local_size, *args)
-
-
-def _unpin(pins) -> None:
-    for allocator, ptrs in pins:
-        allocator.unpin(ptrs)
 
 
 class CUDAGraph:
@@ -205,7 +180,7 @@ class CUDAGraph:
                 2,
             )
         patched = {p.index for p in rec.patches}
-        self._bound = [_bind(*r, i in patched) for i, r in enumerate(rec.launches)]
+        self._bound = [replay.bind(*r, i in patched) for i, r in enumerate(rec.launches)]
         self._patches = rec.patches
         # the storages the work writes in place: a replay counts their versions up, as the ops
         # would (caches keyed by a storage's version, such as clgrad.compile's inputs, see it)
@@ -220,7 +195,7 @@ class CUDAGraph:
             rt.allocator.pin(ptrs)
             pins.append((rt.allocator, ptrs))
         self._single = next(iter(runtimes.values())) if len(runtimes) == 1 else None
-        self._finalizer = weakref.finalize(self, _unpin, pins)
+        self._finalizer = weakref.finalize(self, replay.unpin, pins)
         self._finalizer.atexit = False  # at exit the contexts go away with their buffers
 
     def instantiate(self) -> None:
@@ -244,13 +219,13 @@ class CUDAGraph:
             with rt.launch_lock:  # behind one gate (CPU devices): the device's threads wake once
                 rt.close_gate()
                 for bound in self._bound:
-                    _enqueue(*bound)
+                    replay.enqueue_bound(*bound)
                 rt.open_gate()
         else:
             for bound in self._bound:
                 with bound[0].launch_lock:
                     bound[0].open_gate()
-                    _enqueue(*bound)
+                    replay.enqueue_bound(*bound)
         for ref in self._written:
             s = ref()
             if s is not None:
