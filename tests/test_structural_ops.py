@@ -151,6 +151,22 @@ def test_search_large():
         np.testing.assert_array_equal(hit.cpu().numpy(), np.isin(values, table))
 
 
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        # dims past either operand's rank: torch's RuntimeError (an IndexError before)
+        (lambda t, a, b: t.tensordot(a, b, dims=3), [Input((2, 3)), Input((3, 2))]),
+        (lambda t, a, b: t.tensordot(a, b, dims=2), [Input((2, 3)), Input((3,))]),
+        (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((3,)), Input((3,))]),
+        # an empty input: torch's RuntimeError (an IndexError before)
+        (lambda t, x: t.quantile(x, 0.5), [Input((0,))]),
+        (lambda t, x: t.nanquantile(x, 0.5, dim=0), [Input((0, 3))]),
+    ],
+)
+def test_tensordot_and_quantile_refusals(fn, inputs):
+    compare(fn, *inputs)
+
+
 # ---- running ops -------------------------------------------------------------------------------
 RUNNING = {
     "cumprod": lambda x: x.cumprod(1),

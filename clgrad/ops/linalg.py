@@ -463,6 +463,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = dims

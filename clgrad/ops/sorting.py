@@ -579,7 +579,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     if bad:
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if input.numel() == 0:
-        raise IndexError(f"{name}() input tensor must be non-empty")
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
     if dim is None:
         x = input.reshape(-1)
         d = 0
