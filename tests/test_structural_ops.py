@@ -167,6 +167,30 @@ def test_tensordot_and_quantile_refusals(fn, inputs):
     compare(fn, *inputs)
 
 
+@pytest.mark.parametrize(
+    "fn, inputs, grad",
+    [
+        # indices naming slices of no element are not checked, as PyTorch's (whose backward
+        # of index_add and index_copy then checks: the forward alone is compared)
+        (lambda t, x: x[t.tensor([5])], [Input((2, 0))], True),
+        (lambda t, x: x[t.tensor([5]), t.tensor([1])], [Input((2, 3, 0))], True),
+        (lambda t, x, s: x.index_add(0, _at(t, x, 5), s), [Input((2, 0)), Input((1, 0))], False),
+        (lambda t, x, s: x.index_copy(0, _at(t, x, 5), s), [Input((2, 0)), Input((1, 0))], False),
+        (lambda t, x: x.index_fill(0, _at(t, x, 5), 1.0), [Input((2, 0))], True),
+        # where a slice holds elements they are
+        (lambda t, x: x[t.tensor([5])], [Input((0, 3))], True),
+        (lambda t, x, s: x.index_add(0, _at(t, x, 5), s), [Input((2, 3)), Input((1, 3))], True),
+    ],
+)
+def test_indices_of_empty_slices(fn, inputs, grad):
+    compare(fn, *inputs, grad=grad)
+
+
+def _at(lib, x, i):
+    """An index tensor holding ``i`` on x's device."""
+    return lib.tensor([i], device=x.device)
+
+
 # ---- running ops -------------------------------------------------------------------------------
 RUNNING = {
     "cumprod": lambda x: x.cumprod(1),

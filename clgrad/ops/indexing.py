@@ -8,6 +8,7 @@ the kernels clamp besides, so no input can reach outside a storage.
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Number
 from typing import Any
@@ -226,17 +227,18 @@ def _scalar_mask(k):
 
 
 # ---- offsets -----------------------------------------------------------------------------------
-def _checked(idx, n, dim, wrap=True, error=None):
+def _checked(idx, n, dim, wrap=True, error=None, touches=True):
     """Index tensor as int64 in [0, n), negatives wrapped (``wrap``; else a negative index is
     out of range, as for gather and scatter); IndexError if any is out of range, or ``error``:
-    (exception class, message) to raise instead.
+    (exception class, message) to raise instead. ``touches`` False: each index names a slice
+    of no element, which PyTorch reads and writes without a check (``x[i]`` of a (2, 0) x).
 
     Reads the smallest and largest index (one wait for the device): the shape of what follows
     does not depend on them, but an error must be raised here, not inside a kernel.
     """
     if idx.dtype is not D.int64:
         idx = idx.to(D.int64)
-    if idx.numel() and not idx.is_meta:  # (a meta tensor has no index to check)
+    if idx.numel() and touches and not idx.is_meta:  # (a meta tensor has no index to check)
         lo, hi = stack([idx.amin(), idx.amax()]).tolist()
         low = -n if wrap else 0
         if lo < low or hi >= n:
@@ -259,7 +261,9 @@ _SCATTER_RANGE = (
 def check_advanced(v, advanced):
     """The advanced indices of a key, checked against v's shape once (forward), so that the
     backward reuses them without reading the device again."""
-    return [(d, _checked(i, v._shape[d], d)) for d, i in advanced]
+    dims = {d for d, _ in advanced}
+    touches = math.prod(n for k, n in enumerate(v._shape) if k not in dims) != 0
+    return [(d, _checked(i, v._shape[d], d, touches=touches)) for d, i in advanced]
 
 
 def _arange_along(n, stride, pos, ndim, device):
@@ -913,7 +917,9 @@ def _index_args(name, x, dim, index, wrap, error=None):
     if index.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     n = x._shape[d] if x.ndim else 1
-    return d, _checked(index.reshape(-1), n, d, wrap, error)
+    # (index_select checks even where the slices hold nothing, as PyTorch's)
+    touches = name == "index_select" or math.prod(x._shape[:d] + x._shape[d + 1 :]) != 0
+    return d, _checked(index.reshape(-1), n, d, wrap, error, touches)
 
 
 def _index_write(x, d, index, values, accumulate):
