@@ -4,6 +4,7 @@ from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
 from .adaptive import ASGD, Adadelta, Adafactor, Adagrad, Adamax, NAdam, RAdam, Rprop
 from .lbfgs import LBFGS
+from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -23,6 +24,7 @@ __all__ = [
     "Rprop",
     "Adafactor",
     "LBFGS",
+    "Muon",
     "lr_scheduler",
     "swa_utils",
 ]
