@@ -3154,6 +3154,71 @@ def nll_loss(
     return _nll(input, target, weight, ignore_index, reduction, cdim)
 
 
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: _Reduction = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``, as
+    ``torch.nn.functional.linear_cross_entropy``: ``input`` (N, in) or (in,), ``linear_weight``
+    (C, *out_features, in) (a K-dimensional loss with out_features), ``target`` class indices
+    (``ignore_index`` None means -100) or probabilities. ``options``
+    (``LinearCrossEntropyOptions``) are checked as PyTorch checks them; the loss is computed
+    in one piece, which PyTorch's chunked path equals.
+
+    >>> import clgrad.nn.functional as F
+    >>> x, w = clgrad.tensor([[1.0, 2.0]]), clgrad.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> F.linear_cross_entropy(x, w, clgrad.tensor([1]))
+    tensor(0.3133)
+    """
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{in_features} and {linear_weight.shape[-1]}, respectively"
+        )
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(num_classes, *out_features)}, got "
+            f"{tuple(linear_bias.shape)}"
+        )
+    if out_features and not batch:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batch, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if options is not None:
+        options.check()
+    flat_bias = linear_bias.reshape(-1) if linear_bias is not None else None
+    logits = linear(input, linear_weight.reshape(-1, in_features), flat_bias)
+    return cross_entropy(
+        logits.reshape(logits_shape),
+        target,
+        weight,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
+
+
 @autocast_op
 def cross_entropy(
     input: Tensor,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Literal
 
 from .. import functional as F
+from .linear import Linear
 from .module import Module
 
 if TYPE_CHECKING:
@@ -35,6 +37,79 @@ class _WeightedLoss(_Loss):
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A linear layer and the cross entropy of its scores, as
+    ``torch.nn.LinearCrossEntropyLoss``: ``linear`` (``in_features`` to ``num_classes`` times
+    the ``out_features`` dims, a K-dimensional loss) holds the weights, and ``forward(input,
+    target)`` is ``F.linear_cross_entropy`` of them with this module's ``weight``,
+    ``reduction``, ``ignore_index``, ``label_smoothing`` and ``options``.
+
+    >>> loss = clgrad.nn.LinearCrossEntropyLoss(4, 3)
+    >>> loss(clgrad.ones(2, 4), clgrad.tensor([0, 2])).shape
+    clgrad.Size([])
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device=None,
+        dtype=None,
+        reduction: _Reduction = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options=None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        # Linear's weight is 2-D: the (C, *out_features, in) weight is a reshape of it
+        self.linear = Linear(
+            in_features,
+            math.prod(out_features, start=num_classes),
+            bias=bias,
+            device=device,
+            dtype=dtype,
+        )
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """``F.linear_cross_entropy`` of ``linear``'s weights with this module's options."""
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight.reshape((*shape, self.linear.in_features)),
+            target,
+            linear_bias=bias.reshape(shape) if bias is not None else None,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
+        )
 
 
 class CrossEntropyLoss(_WeightedLoss):
