@@ -36,6 +36,7 @@ from . import (
     utils,
 )
 from .amp import (
+    GradScaler,
     autocast,
     clear_autocast_cache,
     get_autocast_cpu_dtype,

@@ -271,3 +271,9 @@ def test_custom_fwd_bwd_match_torch(device, cast_inputs):
     assert found[1] == found[0]
     with pytest.raises(ValueError):
         clgrad.amp.custom_fwd(device_type=None)
+
+
+def test_top_level_grad_scaler():
+    """``torch.GradScaler`` is ``torch.amp.GradScaler`` (PyTorch 2.3+)."""
+    assert clgrad.GradScaler is clgrad.amp.GradScaler
+    assert torch.GradScaler is torch.amp.GradScaler
