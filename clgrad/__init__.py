@@ -132,6 +132,7 @@ from .ops.typed_storage import LEGACY_STORAGES as _LEGACY_STORAGES
 from .ops.typed_storage import TypedStorage
 from .serialization import load, save
 from .storage import UntypedStorage
+from .streams import Event, Stream
 from .tensor import Size, Tensor
 
 half, float, double = float16, float32, float64
