@@ -918,6 +918,23 @@ def grid_sampler(
     )  # fmt: skip
 
 
+def grid_sampler_2d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """``torch.grid_sampler_2d``: ``grid_sampler`` of a 4-D ``input`` and ``grid``, with
+    ATen's RuntimeError for any other rank.
+
+    >>> clgrad.grid_sampler_2d(clgrad.ones(1, 1, 2, 2), clgrad.zeros(1, 1, 1, 2), 0, 0, False)
+    tensor([[[[1.]]]])
+    """
+    if input.dim() != 4 or grid.dim() != 4:
+        raise RuntimeError(
+            "grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+            f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     """``torch.affine_grid_generator``: ``F.affine_grid(theta, size, align_corners)``.
 
@@ -935,6 +952,7 @@ __all__ += [
     "empty_permuted",
     "frobenius_norm",
     "grid_sampler",
+    "grid_sampler_2d",
     "gru_cell",
     "index_put_",
     "lstm_cell",

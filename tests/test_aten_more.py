@@ -276,6 +276,7 @@ MORE_CASES = {
     "grid_sampler": (_a(1, 2, 4, 5), _a(1, 3, 2, 2) / 2, 0, 0, False),
     "grid_sampler-nearest-border": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 1, 1, True),
     "grid_sampler-reflection": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 0, 2, False),
+    "grid_sampler_2d": (_a(1, 2, 4, 5), _a(1, 3, 2, 2) / 2, 0, 1, True),
     "affine_grid_generator": (_a(2, 2, 3), [2, 1, 3, 4], False),
 }
 
@@ -556,3 +557,13 @@ def test_histogramdd_errors(device):
             lib.histogramdd(lib.ones(3, 2, device=dev), bins=2, range=[1.0, 0.0, 0.0, 1.0])
         with pytest.raises(NotImplementedError):
             lib.histogramdd(lib.ones(3, 2, dtype=lib.int64, device=dev), bins=2)
+
+
+def test_grid_sampler_2d_refuses_other_ranks(device):
+    messages = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        volume, grid = lib.ones(1, 1, 2, 2, 2, device=dev), lib.zeros(1, 1, 1, 1, 3, device=dev)
+        with pytest.raises(RuntimeError) as caught:
+            lib.grid_sampler_2d(volume, grid, 0, 0, False)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
