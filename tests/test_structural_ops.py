@@ -191,6 +191,21 @@ def _at(lib, x, i):
     return lib.tensor([i], device=x.device)
 
 
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        # fuzzing round 4: torch's errors, where clgrad computed
+        (lambda t, x: x.repeat_interleave(2, 0), [Input(())]),
+        (lambda t, x: x.repeat_interleave(2, -1), [Input(())]),
+        (lambda t, x: x.repeat_interleave(2), [Input(())]),
+        (lambda t, x: (x > 0).addcmul(x > 1, x > 2), [Input((3,))]),
+        (lambda t, x: x.cumsum(-3, dtype=t.int32), [Input((2, 3))]),  # the dim checked first
+    ],
+)
+def test_round4_refusals(fn, inputs):
+    compare(fn, *inputs)
+
+
 # ---- running ops -------------------------------------------------------------------------------
 RUNNING = {
     "cumprod": lambda x: x.cumprod(1),

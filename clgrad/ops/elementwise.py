@@ -1577,6 +1577,8 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     >>> clgrad.addcmul(clgrad.tensor([1.0]), clgrad.tensor([2.0]), clgrad.tensor([3.0]), value=0.5)
     tensor([4.])
     """
+    if D.result_type(input, tensor1, tensor2) is D.bool_:  # ATen's kernel has no bool case
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     return add(input, mul(tensor1, tensor2), alpha=value)
 
 

@@ -1040,8 +1040,10 @@ def repeat_interleave(
         x, d = reshape(input, -1), 0
     else:
         d = wrap_dim(dim, input.ndim)
-        if x.ndim == 0:
-            x = reshape(x, 1)
+        if x.ndim == 0:  # PyTorch's kernel looks past a 0-d input's one dim
+            raise IndexError(
+                "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+            )
     n = x._shape[d]
     if isinstance(repeats, Tensor) and repeats.ndim == 0:
         repeats = int(repeats.item())

@@ -677,9 +677,10 @@ def cumsum(input, dim, *, dtype=None):
         if dtype is not None
         else (D.int64 if input.dtype.category < 2 else input.dtype)
     )
+    d = wrap_dim(dim, input.ndim)  # (a bad dim is PyTorch's first error)
     if dtype is not None and needs_recording((input,)):
         refuse_integral_output(dt)
-    return Cumsum.apply(input, wrap_dim(dim, input.ndim), dt)
+    return Cumsum.apply(input, d, dt)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
