@@ -194,12 +194,17 @@ def _at(lib, x, i):
 @pytest.mark.parametrize(
     "fn, inputs",
     [
-        # fuzzing round 4: torch's errors, where clgrad computed
+        # fuzzing round 4: torch's errors, where clgrad computed or raised another
         (lambda t, x: x.repeat_interleave(2, 0), [Input(())]),
         (lambda t, x: x.repeat_interleave(2, -1), [Input(())]),
         (lambda t, x: x.repeat_interleave(2), [Input(())]),
         (lambda t, x: (x > 0).addcmul(x > 1, x > 2), [Input((3,))]),
         (lambda t, x: x.cumsum(-3, dtype=t.int32), [Input((2, 3))]),  # the dim checked first
+        # a contracted dim of size 1 broadcasts; an empty contraction gives zeros
+        (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((2, 3)), Input((1, 4))]),
+        (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((2, 1)), Input((3, 4))]),
+        (lambda t, a, b: t.tensordot(a, b, dims=([2], [0])), [Input((2, 3, 1)), Input((5, 3))]),
+        (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((2, 0)), Input((0, 4))]),
     ],
 )
 def test_round4_refusals(fn, inputs):

@@ -3,6 +3,8 @@ it: mv, outer, the addmm family, kron, cross, tensordot and einsum."""
 
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
@@ -475,19 +477,24 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     da = [wrap_dim(d, a.ndim) for d in da]
     db = [wrap_dim(d, b.ndim) for d in db]
     for x, y in zip(da, db):
-        if a._shape[x] != b._shape[y]:
+        # a contracted dim of size 1 broadcasts against the other (ATen's): the other's dim
+        # is summed first
+        if a._shape[x] == 1 and b._shape[y] != 1:
+            b = b.sum(y, keepdim=True)
+        elif b._shape[y] == 1 and a._shape[x] != 1:
+            a = a.sum(x, keepdim=True)
+        elif a._shape[x] != b._shape[y]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a._shape[x]} in dim "
                 f"{x} and second has size {b._shape[y]} in dim {y}"
             )
     ra = [d for d in range(a.ndim) if d not in da]
     rb = [d for d in range(b.ndim) if d not in db]
-    k = 1
-    for d in da:
-        k *= a._shape[d]
-    am = a.permute(ra + da).reshape(-1, k)
-    bm = b.permute(db + rb).reshape(k, -1)
-    return matmul(am, bm).reshape([a._shape[d] for d in ra] + [b._shape[d] for d in rb])
+    k = math.prod(a._shape[d] for d in da)
+    out_shape = [a._shape[d] for d in ra] + [b._shape[d] for d in rb]
+    am = a.permute(ra + da).reshape(math.prod(out_shape[: len(ra)]), k)
+    bm = b.permute(db + rb).reshape(k, math.prod(out_shape[len(ra) :]))
+    return matmul(am, bm).reshape(out_shape)
 
 
 # ---- einsum ------------------------------------------------------------------------------------
