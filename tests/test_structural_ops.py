@@ -205,6 +205,13 @@ def _at(lib, x, i):
         (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((2, 1)), Input((3, 4))]),
         (lambda t, a, b: t.tensordot(a, b, dims=([2], [0])), [Input((2, 3, 1)), Input((5, 3))]),
         (lambda t, a, b: t.tensordot(a, b, dims=1), [Input((2, 0)), Input((0, 4))]),
+        # index_put's values broadcast as they are (x[i] = v drops leading ones; it does not)
+        (
+            lambda t, x, v: x.index_put((t.tensor([0, 1, 2, 3]),), v),
+            [Input((4, 4)), Input((1, 4, 4))],
+        ),
+        (lambda t, x, v: x.index_put((t.tensor([0, 1]),), v), [Input((4,)), Input((3,))]),
+        (lambda t, x, v: x.index_put((t.tensor([0, 2]),), v), [Input((3, 4)), Input((4,))]),
     ],
 )
 def test_round4_refusals(fn, inputs):

@@ -272,6 +272,21 @@ def _arange_along(n, stride, pos, ndim, device):
     return r.reshape((1,) * pos + (n,) + (1,) * (ndim - pos - 1))
 
 
+def _index_geometry(v, advanced):
+    """(the indices' broadcast shape, v's dims before them in the result, those after, the
+    result's shape) of v[advanced]: the indices' dims in place where they are adjacent, else
+    first (NumPy's and PyTorch's rule)."""
+    dims = [d for d, _ in advanced]
+    bshape = broadcast_shapes(*(i._shape for _, i in advanced))
+    rest = [d for d in range(v.ndim) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    first = dims[0] if adjacent else 0
+    before = [d for d in rest if d < first] if adjacent else []
+    after = [d for d in rest if d not in before]
+    out_shape = tuple(v._shape[d] for d in before) + bshape + tuple(v._shape[d] for d in after)
+    return bshape, before, after, out_shape
+
+
 def _offsets(v, advanced):
     """int64 offsets into v's storage of every element of v[advanced], and the result's shape.
 
@@ -279,13 +294,7 @@ def _offsets(v, advanced):
     """
     dims = [d for d, _ in advanced]
     idxs = [i for _, i in advanced]
-    bshape = broadcast_shapes(*(i._shape for i in idxs))
-    rest = [d for d in range(v.ndim) if d not in dims]
-    adjacent = dims == list(range(dims[0], dims[-1] + 1))
-    first = dims[0] if adjacent else 0
-    before = [d for d in rest if d < first] if adjacent else []
-    after = [d for d in rest if d not in before]
-    out_shape = tuple(v._shape[d] for d in before) + bshape + tuple(v._shape[d] for d in after)
+    bshape, before, after, out_shape = _index_geometry(v, advanced)
     nd = len(out_shape)
     lead = len(before)
     off = None
@@ -1053,6 +1062,19 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
     """
     shape, _, _, basic_key, advanced = _parse(input, tuple(indices))
     advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+    if advanced and isinstance(values, Tensor):
+        # values broadcast to the indexed shape as they are: index_put takes no leading ones
+        # away (``x[i] = v`` does)
+        result = _index_geometry(basic_view(input, basic_key), advanced)[3]
+        try:
+            fits = broadcast_shapes(result, values._shape) == result
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(values._shape)} cannot be "
+                f"broadcast to indexing result of shape {list(result)}"
+            )
     return IndexPut.apply(input, values, basic_key, advanced, accumulate)
 
 
