@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from torch_helper import DEVICES, Input, compare
 
 import clgrad
@@ -216,6 +217,17 @@ def _at(lib, x, i):
 )
 def test_round4_refusals(fn, inputs):
     compare(fn, *inputs)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "bool", "float16", "float32"])
+def test_median_of_nothing(device, name, dtype):
+    """PyTorch's NaN as C converts it into the dtype (integer medians of no element raised a
+    ValueError on cpu and a driver argument error on OpenCL)."""
+    expected = getattr(torch.zeros((0, 3), dtype=getattr(torch, dtype)), name)()
+    got = getattr(clgrad.zeros((0, 3), dtype=getattr(clgrad, dtype), device=device), name)()
+    assert str(got.dtype).rpartition(".")[2] == str(expected.dtype).rpartition(".")[2]
+    assert str(got.item()) == str(expected.item())
 
 
 # ---- running ops -------------------------------------------------------------------------------

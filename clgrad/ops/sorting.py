@@ -187,15 +187,23 @@ def _refuse_bool(input, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+# C's conversion of NaN (x86's "integer indefinite"), which an empty median's NaN goes through
+_NAN_AS = {"int32": -(2**31), "int64": -(2**63), "bool": True}
+
+
 def _median(input, dim, keepdim, skip_nan, name, result):
+    if dim is None and input.numel() == 0:
+        # PyTorch's NaN, converted as C converts it into the dtype (its kernel never runs, so
+        # bool passes): int32 / int64 hold their smallest value, narrower ints 0, bool True
+        dt = input.dtype
+        nan = float("nan") if dt.is_floating_point else _NAN_AS.get(dt.name, 0)
+        value = Tensor._full((), nan, dt, input.device)
+        return EvenlyDistributed.apply(input, value)
     _refuse_bool(input, "median_cpu" if dim is None else "median_out")
     x = input
     if dim is None:  # over every element: the value only
         x = input.reshape(-1)
-        if x.numel() == 0:
-            value = Tensor._full((), float("nan"), input.dtype, input.device)
-        else:
-            value = _median(x.detach(), 0, False, skip_nan, name, result).values
+        value = _median(x.detach(), 0, False, skip_nan, name, result).values
         return EvenlyDistributed.apply(input, value)
     d = wrap_dim(int_dim(name, dim), input.ndim)
     if input.ndim == 0:
