@@ -240,17 +240,13 @@ class CompiledFunction:
         modules, optimizers, schedulers = _reachable(self.fn, (args, kwargs))
         before = _snapshot(modules, optimizers, schedulers)
         versions = [t._storage.version for t in static_in]
-        _flush()
         self.counts["capture"] += 1
-        rec = capture.start()
+        rec, fusing = replay.start_capture()
         rec.first_optimizer = functools.partial(_add_snapshot, before)
-        fusing = _fuse_now()
         try:
             out = self.fn(*s_args, **s_kwargs)
-            _flush()  # work deferred by the step is part of it
         finally:
-            capture.stop()
-            _restore_fusion(fusing)
+            replay.stop_capture(rec, fusing)  # work deferred by the step is part of it
         # arguments the step wrote in place: the caller's tensors get what it wrote (a replay
         # writes the captured copies, then these too)
         mutated = [i for i, t in enumerate(static_in) if t._storage.version != versions[i]]
@@ -407,7 +403,7 @@ class _Graph:
                 if last is None or last[0]() is not s or last[1] != seen:
                     static.copy_(t)
                     self.sources[i] = (weakref.ref(s), seen)
-        _flush()
+        replay.flush_deferred()
         for p in self.patches:
             args = self.bound[p.index][5]
             for pos, v in zip(p.positions, p.convert(*p.source())):
@@ -509,43 +505,6 @@ def _watched(inputs, allocated):
     if any(s.data.int_ptr in allocated for s in storages):
         return None
     return storages
-
-
-def _fuse_now() -> list:
-    """Makes each runtime's fuser build the kernel of every group it meets now, in this thread:
-    a capture happens once, and what it records is replayed every step, so its groups should
-    run fused rather than one launch at a time while their kernels build in the background.
-    Returns what ``_restore_fusion`` puts back."""
-    saved = []
-    for rt in list(cl_runtime._runtimes):
-        fuser = getattr(rt, "fuser", None)
-        if fuser is not None:
-            backend = rt.device.backend
-            saved.append(
-                (fuser, fuser.wait, fuser.fuse_after, fuser.min_launches, backend, backend.fuse)
-            )
-            # every group of two or more, at once: a replay runs it each step
-            fuser.wait, fuser.fuse_after, fuser.min_launches = True, 1, 2
-            # On GPUs a captured CNN step replayed with deferred launches diverged from eager
-            # (NVIDIA's driver, H100; PoCL and Mesa agree): until that is understood, a GPU's
-            # capture launches each op as it comes.
-            if rt.is_gpu:
-                backend.fuse = False
-    return saved
-
-
-def _restore_fusion(saved):
-    for fuser, wait, fuse_after, min_launches, backend, fuse in saved:
-        fuser.wait, fuser.fuse_after, fuser.min_launches = wait, fuse_after, min_launches
-        backend.fuse = fuse
-
-
-def _flush():
-    """Enqueues the work the runtimes defer (lazy elementwise fusion), where they do."""
-    for rt in list(cl_runtime._runtimes):
-        flush = getattr(rt, "flush", None)
-        if flush is not None:
-            flush()
 
 
 def _name(fn) -> str:

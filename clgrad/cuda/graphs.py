@@ -80,13 +80,6 @@ def _runtimes() -> list:
     return [rt for d in accelerators() if (rt := d.__dict__.get("runtime")) is not None]
 
 
-def _flush_all() -> None:
-    """Queues the elementwise launches every runtime defers (fusion): what was queued before
-    a capture is not part of it, and what the capture deferred is."""
-    for rt in _runtimes():
-        rt.flush()
-
-
 class CUDAGraph:
     """Kernel launches captured once and replayed, as ``torch.cuda.CUDAGraph`` (see the
     module's docstring). ``keep_graph`` is accepted: the launches are ready to replay at
@@ -129,27 +122,15 @@ class CUDAGraph:
         if capture.active is not None:
             raise RuntimeError("a capture is already underway (one capture at a time)")
         cuda_device()  # raises, naming the devices, where there is no cuda device
-        _flush_all()
-        # as clgrad.compile's captures: a GPU's launches unfused while capturing (a replay with
-        # fused launches diverged from eager on NVIDIA's driver)
-        self._fusion = []
-        for rt in _runtimes():
-            if rt.is_gpu:
-                self._fusion.append((rt.device.backend, rt.device.backend.fuse))
-                rt.device.backend.fuse = False
-        self._recording = capture.start()
+        # clgrad.compile's capture: the work queued before is not part of it, and the
+        # runtimes fuse as for a step replayed many times
+        self._recording, self._fusion = replay.start_capture()
 
     def _stop(self) -> capture.Recording | None:
-        rec = self._recording
-        self._recording = None
-        if rec is not None and capture.active is rec:
-            try:
-                _flush_all()  # the launches the capture deferred are part of it
-            finally:
-                capture.stop()
-        for backend, fuse in self._fusion:
-            backend.fuse = fuse
-        self._fusion = []
+        rec, fusing = self._recording, self._fusion
+        self._recording, self._fusion = None, []
+        if rec is not None:
+            replay.stop_capture(rec, fusing)  # the launches the capture deferred are part of it
         return rec
 
     def capture_end(self) -> None:
@@ -209,7 +190,7 @@ class CUDAGraph:
         the work queued before, without waiting for it."""
         if self._bound is None:
             raise RuntimeError("Called CUDAGraph::replay without a preceding successful capture.")
-        _flush_all()
+        replay.flush_deferred()
         for p in self._patches:
             args = self._bound[p.index][5]
             for pos, v in zip(p.positions, p.convert(*p.source())):

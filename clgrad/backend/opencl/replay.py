@@ -1,5 +1,8 @@
-"""Recorded launches made ready to replay, for the two kinds of captured step that replay them:
-``clgrad.compile``'s graphs and ``clgrad.cuda.CUDAGraph``.
+"""Kernel launches captured and replayed, the machinery of the two kinds of captured step:
+``clgrad.compile``'s graphs and ``clgrad.cuda.CUDAGraph`` (compile sits above cuda, so it is
+here, below both). ``start_capture`` and ``stop_capture`` bracket a capture: the work the
+runtimes deferred before it is queued first, the work deferred inside it is part of it, and
+the runtimes fuse as a replayed step wants while it lasts.
 
 A launch is bound to a kernel object of its own, its arguments set once, so that a replay is
 only the enqueue; a *patched* launch (one whose arguments change from replay to replay: a
@@ -9,6 +12,71 @@ Python number fed in, a step counter) keeps its argument list and sets it at eac
 from __future__ import annotations
 
 import pyopencl as cl
+
+from ... import capture
+from . import runtime as cl_runtime
+
+
+def flush_deferred() -> None:
+    """Enqueues the elementwise launches every runtime defers (lazy fusion).
+
+    >>> flush_deferred()
+    """
+    for rt in list(cl_runtime._runtimes):
+        rt.flush()
+
+
+def start_capture() -> tuple[capture.Recording, list]:
+    """Starts recording the kernels launched on every runtime: (the recording, what
+    ``stop_capture`` puts back). The work deferred until now is queued first, so it is not
+    part of the capture.
+
+    >>> recording, fusing = start_capture()
+    >>> stop_capture(recording, fusing)
+    >>> recording.launches
+    []
+    """
+    flush_deferred()
+    recording = capture.start()
+    return recording, _fuse_now()
+
+
+def stop_capture(recording: capture.Recording, fusing: list) -> None:
+    """Ends ``recording``, where it is still the capture underway (the work it deferred is
+    queued into it first), and puts back the fusion settings ``start_capture`` changed."""
+    try:
+        if capture.active is recording:
+            try:
+                flush_deferred()
+            finally:
+                capture.stop()
+    finally:
+        for fuser, wait, fuse_after, min_launches, backend, fuse in fusing:
+            fuser.wait, fuser.fuse_after, fuser.min_launches = wait, fuse_after, min_launches
+            backend.fuse = fuse
+
+
+def _fuse_now() -> list:
+    """Makes each runtime's fuser build the kernel of every group it meets now, in this thread:
+    a capture happens once, and what it records is replayed every step, so its groups should
+    run fused rather than one launch at a time while their kernels build in the background.
+    Returns what ``stop_capture`` puts back."""
+    saved = []
+    for rt in list(cl_runtime._runtimes):
+        fuser = rt.fuser
+        if fuser is not None:
+            backend = rt.device.backend
+            saved.append(
+                (fuser, fuser.wait, fuser.fuse_after, fuser.min_launches, backend, backend.fuse)
+            )
+            # every group of two or more, at once: a replay runs it each step
+            fuser.wait, fuser.fuse_after, fuser.min_launches = True, 1, 2
+            # On GPUs a captured CNN step replayed with deferred launches diverged from eager
+            # (NVIDIA's driver, H100; PoCL and Mesa agree): until that is understood, a GPU's
+            # capture launches each op as it comes.
+            if rt.is_gpu:
+                backend.fuse = False
+    return saved
 
 
 def bind(rt, kernel, global_size, local_size, args, patched) -> tuple:
