@@ -318,17 +318,12 @@ class _Graph:
     while it lives), its static inputs and outputs, and the Python state a replay restores."""
 
     def __init__(self, rec, static_in, static_out, spec, modules, optimizers):
-        self.launches = rec.launches
-        self.patches = rec.patches
         self.claims = rec.claims
         # (flag, fail, the storages it depends on alone or None) and, per check, their
         # versions when it last passed
         self.checks = [
             (flag, fail, _watched(inputs, rec.allocated)) for flag, fail, inputs in rec.checks
         ]
-        # the storages the step writes in place: a replay counts their versions up, as the
-        # ops it replays would have (autograd's checks, and input checks, see the writes)
-        self.written = list(rec.written.values())
         # the capture read every check: as passed at the versions it left
         self.checked = [
             None if w is None else tuple(s.version for s in w) for _, _, w in self.checks
@@ -345,37 +340,18 @@ class _Graph:
             (leaf, leaf._grad, entry if how == "accumulate" else _MISSING)
             for leaf, entry, how in rec.leaves.values()
         ]
-        self.runtimes = list({id(r[0]): r[0] for r in self.launches}.values())
-        self.single = self.runtimes[0] if len(self.runtimes) == 1 else None
-        # A kernel object per launch with its arguments set once: a replay only enqueues
-        # (setting a kernel's arguments cost as much as its enqueue; a fused kernel has dozens).
-        # A patched launch sets them all at each replay, through pyopencl's typed invoker (one
-        # by one, set_arg costs 6 us each).
-        patched = {p.index for p in self.patches}
-        self.bound = [replay.bind(*r, i in patched) for i, r in enumerate(self.launches)]
-        # every buffer the launches name, and which were allocated by the capture
-        self.buffers = {}
-        for r in self.launches:
-            for a in r[4]:
-                if isinstance(a, cl.MemoryObjectHolder):
-                    self.buffers[a.int_ptr] = (r[0], a)
+        self.launches_bound = replay.BoundLaunches(rec)
         # what the step reads and writes beyond its own memory and its inputs (the parameters,
         # the optimizer's state): what check mode compares
         inputs = {t._storage.data.int_ptr for t in static_in}
+        self.buffers = self.launches_bound.buffers
         self.external = [
             v for p, v in self.buffers.items() if p not in rec.allocated and p not in inputs
         ]
-        ptrs = set(self.buffers) | rec.allocated
-        self.pins = []
-        for rt in self.runtimes:
-            rt.allocator.pin(ptrs)
-            self.pins.append((rt.allocator, ptrs))
-        self._finalizer = weakref.finalize(self, replay.unpin, self.pins)
-        self._finalizer.atexit = False  # at exit the contexts go away with their buffers
         self.guards = self.guard()
 
     def close(self):
-        self._finalizer()
+        self.launches_bound.release()
 
     def guard(self) -> tuple:
         """What must be as at the capture for a replay to be right (see ``compile``)."""
@@ -403,29 +379,7 @@ class _Graph:
                 if last is None or last[0]() is not s or last[1] != seen:
                     static.copy_(t)
                     self.sources[i] = (weakref.ref(s), seen)
-        replay.flush_deferred()
-        for p in self.patches:
-            args = self.bound[p.index][5]
-            for pos, v in zip(p.positions, p.convert(*p.source())):
-                args[pos] = v
-        rt = self.single
-        if rt is not None:
-            with rt.launch_lock:  # behind one gate (CPU devices): the device's threads wake once
-                rt.close_gate()
-                for bound in self.bound:
-                    replay.enqueue_bound(*bound)
-                rt.open_gate()
-        else:
-            for bound in self.bound:
-                rt = bound[0]
-                rt.flush()
-                with rt.launch_lock:
-                    rt.open_gate()
-                    replay.enqueue_bound(*bound)
-        for ref in self.written:
-            s = ref()
-            if s is not None:
-                s._version += 1
+        self.launches_bound.replay()
         for leaf, final, _ in self.leaves:
             leaf._grad = final
         if self.mutated:
@@ -434,7 +388,7 @@ class _Graph:
                     tensors[i].copy_(self.static_in[i])
         self.run_checks()
         if cl_runtime.DEBUG:
-            log.debug("compile: replayed %d launches", len(self.bound))
+            log.debug("compile: replayed %d launches", len(self.launches_bound.bound))
         return self.outputs()
 
     def run_checks(self):

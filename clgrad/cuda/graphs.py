@@ -28,9 +28,6 @@ from __future__ import annotations
 
 import itertools
 import warnings
-import weakref
-
-import pyopencl as cl
 
 from .. import capture
 from ..autograd.engine import grad as autograd_grad
@@ -95,13 +92,10 @@ class CUDAGraph:
     def __init__(self, keep_graph: bool = False) -> None:
         self.keep_graph = keep_graph
         self._recording: capture.Recording | None = None
-        self._bound: list | None = None
-        self._patches: list = []
-        self._written: list = []
+        self._launches: replay.BoundLaunches | None = None  # the captured launches
         self._fusion: list = []
         self._pool = graph_pool_handle()
         self._debug = False
-        self._finalizer = None
 
     def capture_begin(
         self, pool=None, capture_error_mode: str = "global", check_input_liveness: bool = False
@@ -109,7 +103,7 @@ class CUDAGraph:
         """Starts recording the kernels launched on the cuda devices, as
         ``torch.cuda.CUDAGraph.capture_begin`` (``torch.cuda.graph`` calls it); ``pool`` is
         accepted and ignored."""
-        if self._bound is not None:
+        if self._launches is not None:
             raise RuntimeError(
                 "This CUDAGraph instance already owns a captured graph. To capture a new graph, "
                 "create a new instance."
@@ -160,57 +154,20 @@ class CUDAGraph:
                 UserWarning,
                 2,
             )
-        patched = {p.index for p in rec.patches}
-        self._bound = [replay.bind(*r, i in patched) for i, r in enumerate(rec.launches)]
-        self._patches = rec.patches
-        # the storages the work writes in place: a replay counts their versions up, as the ops
-        # would (caches keyed by a storage's version, such as clgrad.compile's inputs, see it)
-        self._written = list(rec.written.values())
-        ptrs = set(rec.allocated)
-        runtimes = {}
-        for r in rec.launches:
-            runtimes[id(r[0])] = r[0]
-            ptrs.update(a.int_ptr for a in r[4] if isinstance(a, cl.MemoryObjectHolder))
-        pins = []
-        for rt in runtimes.values():
-            rt.allocator.pin(ptrs)
-            pins.append((rt.allocator, ptrs))
-        self._single = next(iter(runtimes.values())) if len(runtimes) == 1 else None
-        self._finalizer = weakref.finalize(self, replay.unpin, pins)
-        self._finalizer.atexit = False  # at exit the contexts go away with their buffers
+        self._launches = replay.BoundLaunches(rec)
 
     def instantiate(self) -> None:
         """Does nothing: the launches are ready at ``capture_end`` (PyTorch's
         ``instantiate`` builds the executable graph of a ``keep_graph`` capture)."""
-        if self._bound is None:
+        if self._launches is None:
             raise RuntimeError("instantiate() called without a preceding successful capture")
 
     def replay(self) -> None:
         """Enqueues the captured launches again, as ``torch.cuda.CUDAGraph.replay``: after
         the work queued before, without waiting for it."""
-        if self._bound is None:
+        if self._launches is None:
             raise RuntimeError("Called CUDAGraph::replay without a preceding successful capture.")
-        replay.flush_deferred()
-        for p in self._patches:
-            args = self._bound[p.index][5]
-            for pos, v in zip(p.positions, p.convert(*p.source())):
-                args[pos] = v
-        rt = self._single
-        if rt is not None:
-            with rt.launch_lock:  # behind one gate (CPU devices): the device's threads wake once
-                rt.close_gate()
-                for bound in self._bound:
-                    replay.enqueue_bound(*bound)
-                rt.open_gate()
-        else:
-            for bound in self._bound:
-                with bound[0].launch_lock:
-                    bound[0].open_gate()
-                    replay.enqueue_bound(*bound)
-        for ref in self._written:
-            s = ref()
-            if s is not None:
-                s._version += 1
+        self._launches.replay()
 
     def reset(self) -> None:
         """Drops the captured launches and gives their memory back, as
@@ -220,9 +177,9 @@ class CUDAGraph:
         """
         if self._recording is not None:
             self._stop()
-        if self._finalizer is not None:
-            self._finalizer()
-        self._bound, self._patches, self._written, self._finalizer = None, [], [], None
+        if self._launches is not None:
+            self._launches.release()
+        self._launches = None
 
     def pool(self) -> tuple[int, int]:
         """This graph's memory pool token, as ``torch.cuda.CUDAGraph.pool``.
@@ -248,7 +205,8 @@ class CUDAGraph:
             )
             return
         with open(debug_path, "w") as f:
-            for _, _, kernel, global_size, local_size, _ in self._bound or ():
+            bound = self._launches.bound if self._launches is not None else ()
+            for _, _, kernel, global_size, local_size, _ in bound:
                 f.write(f"{kernel.function_name} global={global_size} local={local_size}\n")
 
 
