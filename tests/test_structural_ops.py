@@ -230,6 +230,35 @@ def test_median_of_nothing(device, name, dtype):
     assert str(got.item()) == str(expected.item())
 
 
+@pytest.mark.parametrize(
+    "fn, inputs, grad",
+    [
+        # weights broadcasting past the input: PyTorch writes them into a loss of its shape
+        (lambda t, x, w: _bce_logits(t, x, weight=w), [Input(()), Input((2,))], False),
+        (lambda t, x, w: _bce_logits(t, x, pos_weight=w), [Input((2, 2)), Input((2, 2, 2))], False),
+        (
+            lambda t, x, w: _bce_logits(t, x, weight=w, pos_weight=w),
+            [Input((2, 3)), Input((3,))],
+            False,
+        ),
+        # weights that require grad: PyTorch has no derivative for them
+        (lambda t, x, w: _bce_logits(t, x, weight=w), [Input((2, 3)), Input((3,))], True),
+        (lambda t, x, w: _bce_logits(t, x, pos_weight=w), [Input((2, 3)), Input((3,))], True),
+        (
+            lambda t, x, w: t.nn.functional.multi_margin_loss(x, t.tensor([0, 2]), weight=w),
+            [Input((2, 3)), Input((3,))],
+            True,
+        ),
+    ],
+)
+def test_loss_weights(fn, inputs, grad):
+    compare(fn, *inputs, grad=grad)
+
+
+def _bce_logits(lib, x, **weights):
+    return lib.nn.functional.binary_cross_entropy_with_logits(x, x.detach().sigmoid(), **weights)
+
+
 # ---- running ops -------------------------------------------------------------------------------
 RUNNING = {
     "cumprod": lambda x: x.cumprod(1),

@@ -24,6 +24,7 @@ from ..ops import nn_ops as _N
 from ..ops import reduction as _R
 from ..ops.autocast import autocast_op
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..ops.core import broadcast_shapes as _broadcast_shapes
 from ..ops.core import check_out as _check_out
 from ..ops.core import same_device as _same_device
 from ..ops.core import write_out as _write_out
@@ -2936,6 +2937,16 @@ def smooth_l1_loss(
 
 
 @autocast_op
+def _refuse_grad(function: str, argument: str, t: Tensor | None) -> None:
+    """PyTorch's RuntimeError for an argument its function has no derivative for (a loss's
+    weights, a target) that requires grad while grad mode records."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{function}' is not differentiable with respect to argument "
+            f"'{argument}'. This input cannot have requires_grad True."
+        )
+
+
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -2963,11 +2974,7 @@ def binary_cross_entropy(
             f"Found dtype {_SCALAR_TYPE_NAMES[target.dtype.name]} but expected "
             f"{_SCALAR_TYPE_NAMES[input.dtype.name]}"
         )
-    if weight is not None and weight.requires_grad and is_grad_enabled():
-        raise RuntimeError(
-            "The function 'binary_cross_entropy' is not differentiable with respect to "
-            "argument 'weight'. This input cannot have requires_grad True."
-        )
+    _refuse_grad("binary_cross_entropy", "weight", weight)
     return _reduce(_N.BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
@@ -3000,6 +3007,16 @@ def binary_cross_entropy_with_logits(
             f"result type {_SCALAR_TYPE_NAMES[input.dtype.name]} can't be cast to the desired "
             f"output type {_SCALAR_TYPE_NAMES[target.dtype.name]}"
         )
+    _refuse_grad("binary_cross_entropy_with_logits", "weight", weight)
+    _refuse_grad("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    for extra in (pos_weight, weight):  # PyTorch writes them into a loss of input's shape
+        if extra is not None:
+            full = _broadcast_shapes(tuple(input.shape), tuple(extra.shape))
+            if full != tuple(input.shape):
+                raise RuntimeError(
+                    f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                    f"{list(full)}"
+                )
     sp = _E.softplus(-input)
     if pos_weight is not None:
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
@@ -3109,11 +3126,7 @@ def _nll(logp, target, weight, ignore_index, reduction, cdim):
                 f"expected scalar type {_SCALAR_TYPE_NAMES[logp.dtype.name]} but found "
                 f"{_SCALAR_TYPE_NAMES[weight.dtype.name]}"
             )
-        if weight.requires_grad and is_grad_enabled():
-            raise RuntimeError(
-                "The function 'nll_loss_forward' is not differentiable with respect to argument "
-                "'weight'. This input cannot have requires_grad True."
-            )
+        _refuse_grad("nll_loss_forward", "weight", weight)
     if target.numel():
 
         def bad():
@@ -3362,11 +3375,7 @@ def soft_margin_loss(
     >>> clgrad.nn.functional.soft_margin_loss(clgrad.tensor([0.0, 2.0]), clgrad.tensor([1.0, -1.0]))
     tensor(1.4100)
     """
-    if target.requires_grad and is_grad_enabled():  # ATen's has no target derivative
-        raise RuntimeError(
-            "The function 'soft_margin_loss' is not differentiable with respect to argument "
-            "'target'. This input cannot have requires_grad True."
-        )
+    _refuse_grad("soft_margin_loss", "target", target)  # ATen's has no target derivative
     try:
         shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
     except ValueError:  # (the product below raises torch's error)
@@ -3473,6 +3482,7 @@ def multi_margin_loss(
     """
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    _refuse_grad("multi_margin_loss", "weight", weight)
     x, t, batched = _margin_input("multi_margin_loss", input, target)
     n, c = x.shape
     if t.numel() != n:
