@@ -181,3 +181,21 @@ def test_no_import_cycles():
     assert not found, "import cycles among clgrad's modules:\n" + "\n".join(
         "  " + describe(graph, c) for c in found
     )
+
+
+def test_every_module_of_utils_is_in_a_layer():
+    # the contract lists clgrad.utils module by module (its model_zoo sits above clgrad.hub, the
+    # rest low), so a module left out of it would go unchecked
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        contracts = tomllib.load(f)["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    layered = {m.strip() for layer in layers for m in layer.replace(":", "|").split("|")}
+    utils = PACKAGE / "utils"
+    modules = {
+        f"clgrad.utils.{p.stem}"
+        for p in utils.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert "clgrad.utils.model_zoo" in modules
+    assert modules <= layered, f"not in a layer of pyproject.toml: {sorted(modules - layered)}"
