@@ -1568,11 +1568,15 @@ def test_bce_with_logits(device):
     need64(device)
     tgt = clgrad.tensor(RNG.random(4), dtype=clgrad.float64, device=device)
     pwt = clgrad.tensor(pw, dtype=clgrad.float64, device=device)
+    wt = clgrad.tensor(RNG.random(4), dtype=clgrad.float64, device=device)
     check_grad(
-        lambda a, wt: F.binary_cross_entropy_with_logits(a, tgt, wt, pos_weight=pwt),
-        [randn(4), RNG.random(4)],
+        lambda a: F.binary_cross_entropy_with_logits(a, tgt, wt, pos_weight=pwt),
+        [randn(4)],
         device,
     )
+    # no derivative for the weights, as PyTorch's
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.binary_cross_entropy_with_logits(tgt, tgt, wt.clone().requires_grad_())
 
 
 # ---- pad, one_hot ----------------------------------------------------------------------------

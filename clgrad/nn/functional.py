@@ -2936,7 +2936,6 @@ def smooth_l1_loss(
     return _reduce(_E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
-@autocast_op
 def _refuse_grad(function: str, argument: str, t: Tensor | None) -> None:
     """PyTorch's RuntimeError for an argument its function has no derivative for (a loss's
     weights, a target) that requires grad while grad mode records."""
@@ -2947,6 +2946,7 @@ def _refuse_grad(function: str, argument: str, t: Tensor | None) -> None:
         )
 
 
+@autocast_op
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
