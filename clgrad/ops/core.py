@@ -79,6 +79,21 @@ SCALAR_TYPE_NAMES = {
     "bool": "Bool",
 }
 
+# how ATen's messages print a tensor's dtype() (caffe2::TypeMeta's names: "expected dtype float
+# for `end` but got dtype long int")
+TYPE_META_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
 # PyTorch's C names in "value cannot be converted to type ... without overflow"
 _C_NAMES = {
     "uint8": "uint8_t",

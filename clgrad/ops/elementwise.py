@@ -16,13 +16,14 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor
-from .core import is_tensor, launch, overflow_error, overflows
+from .core import TYPE_META_NAMES, is_tensor, launch, overflow_error, overflows
 from .registry import (
     ALL_DTYPES,
     FLOAT_DTYPES,
     INTEGRAL_DTYPES,
     NUMERIC_DTYPES,
     SCALAR_TYPE_NAMES,
+    check_cast,
     elementwise,
     floating,
     integral,
@@ -1301,6 +1302,28 @@ def _np_lerp(a, b, w):
     return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
+def _lerp_dtypes(input, end, weight, out=None) -> None:
+    """ATen's lerp: ``end`` (and a ``weight`` tensor of any dims) of ``input``'s dtype; the
+    tensors' common dtype (a 0-d weight promotes as 0-d tensors do: int64 tensors with a float64
+    one lerp in float64) castable into ``out``, then one its kernels take (floating). A number
+    weight takes no part: an int tensor is not made float by 0.5 (NotImplementedError, not in
+    place "can't be cast")."""
+    for what, x in (("end", end), ("weight", weight)):
+        if is_tensor(x) and x.dtype is not input.dtype and (what == "end" or x.ndim):
+            raise RuntimeError(
+                f"expected dtype {TYPE_META_NAMES[input.dtype.name]} for `{what}` but got dtype "
+                f"{TYPE_META_NAMES[x.dtype.name]}"
+            )
+    tensors = (input, end, weight) if is_tensor(weight) else (input, end)
+    common = D.result_type(*tensors)
+    if out is not None:
+        check_cast(common, out.dtype)
+    if not common.is_floating_point:
+        kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"
+        name = SCALAR_TYPE_NAMES[common.name]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
 @elementwise(
     # PyTorch's two-sided form: exact at weight 0 and at weight 1
     "((in2 < ({T})0.5 && in2 > ({T})-0.5) ? in0 + in2 * (in1 - in0)"
@@ -1314,6 +1337,7 @@ def _np_lerp(a, b, w):
     inplace=True,
     dtypes=FLOAT_DTYPES,
     tensors=("input", "end"),
+    dtype_check=_lerp_dtypes,
 )
 def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     """``input + weight * (end - input)``; ``end`` (and a tensor ``weight``) of ``input``'s
@@ -1322,16 +1346,6 @@ def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     >>> clgrad.lerp(clgrad.tensor([0.0, 10.0]), clgrad.tensor([10.0, 20.0]), 0.5)
     tensor([ 5., 15.])
     """
-    _require_tensors("lerp", input, end)
-    for what, x in (("end", end), ("weight", weight)):
-        if is_tensor(x) and x.dtype is not input.dtype:
-            raise RuntimeError(
-                f"expected dtype {input.dtype.name} for `{what}` but got dtype {x.dtype.name}"
-            )
-    if not input.dtype.is_floating_point:  # ATen's kernels are floating-only
-        kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"
-        name = SCALAR_TYPE_NAMES[input.dtype.name]
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
     return apply(input, end, weight)
 
 

@@ -28,7 +28,7 @@ from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
 from . import typed_storage
-from .core import SCALAR_TYPE_NAMES, check_no_overlap, numpy_named
+from .core import SCALAR_TYPE_NAMES, TYPE_META_NAMES, check_no_overlap, numpy_named
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -1101,8 +1101,8 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     elif isinstance(source, Tensor):
         if source.dtype is not self.dtype:
             raise RuntimeError(
-                f"Could not set tensor of type {_C_TYPE_NAMES.get(source.dtype.name)} to a tensor "
-                f"of type {_C_TYPE_NAMES.get(self.dtype.name)}"
+                f"Could not set tensor of type {TYPE_META_NAMES.get(source.dtype.name)} to a "
+                f"tensor of type {TYPE_META_NAMES.get(self.dtype.name)}"
             )
         storage = source._storage
         if size is None:
@@ -1181,20 +1181,6 @@ class _SetBackward(Function):
     @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError("derivative for set_ is not implemented")
-
-
-# C type names in PyTorch's set_ message
-_C_TYPE_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
 
 
 def is_set_to(self, tensor) -> bool:

@@ -211,7 +211,7 @@ class ElementwiseOp:
         variants=None,
         takes_out=True,
     ):
-        exact, scalar_type, refuse, scalars, tensors, shortcut = checks
+        exact, scalar_type, refuse, scalars, tensors, shortcut, dtype_check = checks
         self.name = body.__name__
         self.kernel = kernel
         # operand 1's Python number -> the kernel that replaces ``kernel`` for it (``kernel_for``)
@@ -226,6 +226,7 @@ class ElementwiseOp:
         self.inplace = inplace
         self.mask_first = mask_first
         self.refuse = refuse
+        self.dtype_check = dtype_check
         params = [
             p
             for p in list(inspect.signature(body).parameters.values())[1:]
@@ -253,7 +254,7 @@ class ElementwiseOp:
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
         self.apply = self.function.apply if self.differentiable else self.run
-        checked = self.restricted is not None or bool(exact) or bool(tensors)
+        checked = self.restricted is not None or bool(exact) or bool(tensors) or bool(dtype_check)
         if self.arity == 1:
             check = self._check_unary
         else:
@@ -335,9 +336,13 @@ class ElementwiseOp:
                     f"output with shape {list(out._shape)} doesn't match the broadcast shape "
                     f"{list(shape)}"
                 )
-            _check_cast(dt, out.dtype)  # PyTorch's common dtype, before its kernel's
-        if self.restricted is not None and not (self.shortcut and self.shortcut(*named)):
-            self._check_dtype(dt)
+        if self.dtype_check is not None:  # the op's own, in place of these two
+            self.dtype_check(*named, out=out)
+        else:
+            if out is not None:
+                check_cast(dt, out.dtype)  # PyTorch's common dtype, before its kernel's
+            if self.restricted is not None and not (self.shortcut and self.shortcut(*named)):
+                self._check_dtype(dt)
         if self.exact:
             self._check_exact(named, dt)
         if key is not None:
@@ -513,7 +518,7 @@ class ElementwiseOp:
         return function
 
 
-def _check_cast(result, out):
+def check_cast(result, out):
     """An in-place op's result must be castable to its tensor's dtype (no float into int)."""
     if result.category > out.category:
         raise RuntimeError(
@@ -598,7 +603,7 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
 
     def apply_(x, *others):
         out_dt, ct = op.dtypes_of((x, *others))
-        _check_cast(out_dt, x.dtype)
+        check_cast(out_dt, x.dtype)
         operands = (x, *others)
         if not recording(x, *others):  # inplace's direct write, without making its closures
             _write_into(op, operands, ct)
@@ -615,7 +620,7 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
             return self
         # a body that computes out of place (round to decimals, integer passthrough, a floor
         # division): its result must still be castable to this tensor's dtype
-        _check_cast(result.dtype, self.dtype)
+        check_cast(result.dtype, self.dtype)
         return self.copy_(result)
 
     method.__name__ = method.__qualname__ = op.name + "_"
@@ -643,6 +648,7 @@ def elementwise(
     shortcut: Callable | None = None,
     variants: dict | None = None,
     out: bool = True,
+    dtype_check: Callable | None = None,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -670,6 +676,10 @@ def elementwise(
     leaves it scalar, even where a branch skips it; 0.5 and -0.5 as sqrt and rsqrt, which
     PyTorch takes for float and double only). Same gradient. ``out``: the function takes
     PyTorch's ``out=`` (``torch.relu``, ``torch.isnan`` and a few others take none: TypeError).
+    ``dtype_check(*operands, out=)``: the op's own dtype checks in ATen's order, in place of the
+    common dtype's castability into an in-place op's ``out`` and of the kernels' dtypes (lerp's:
+    its meta function's, and a common dtype its number weight takes no part in); run after the
+    shapes' checks.
     """
 
     def declare(body: Callable) -> Callable:
@@ -686,7 +696,7 @@ def elementwise(
             dtypes,
             domain,
             mask_first,
-            (exact, scalar_type, refuse, scalars, tensors, shortcut),
+            (exact, scalar_type, refuse, scalars, tensors, shortcut, dtype_check),
             {k: _variant(name, k, e, numpy) for k, e in (variants or {}).items()},
             out,
         )
