@@ -47,11 +47,12 @@ class Sort(Function):
             x.device.backend.sort(
                 values._record(), indices._record(), src._record(), bool(descending)
             )
-        if dim != last:  # the sorted rows laid back along dim (a transposed layout, no copy)
+        if dim != last:  # the sorted rows laid back along dim, row-major as PyTorch's results
+            # (a transposed layout would refuse the .view() that PyTorch's takes)
             stride = list(values._stride)
             stride[dim], stride[last] = stride[last], stride[dim]
-            values = Tensor._make(values._storage, x._shape, stride, 0, values.dtype)
-            indices = Tensor._make(indices._storage, x._shape, stride, 0, D.int64)
+            values = Tensor._make(values._storage, x._shape, stride, 0, values.dtype).contiguous()
+            indices = Tensor._make(indices._storage, x._shape, stride, 0, D.int64).contiguous()
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
         ctx.shape, ctx.dim = x._shape, dim
