@@ -22,6 +22,7 @@ from ..tensor import Tensor, wrap_dim
 from .core import (
     broadcast_shapes,
     check_no_overlap,
+    copy_into,
     launch,
     overflow_error,
     overflows,
@@ -30,7 +31,7 @@ from .core import (
 )
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
-from .inplace import inplace
+from .inplace import copy_, distinct_elements, inplace, shared_dims, warn_expanded
 from .movement import Slice, cat, stack
 from .registry import SCALAR_TYPE_NAMES
 
@@ -442,17 +443,25 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return Index.apply(v, check_advanced(v, advanced)) if advanced else v
 
 
-def _check_byte_mask_fill(key, value):
-    """PyTorch writes one value through a lone mask with ``masked_fill_``, which takes bool
-    masks only: a uint8 mask (still a mask when reading) is a RuntimeError there."""
+def _lone_mask(key, value) -> Tensor | None:
+    """The index tensor PyTorch writes one value through with ``masked_fill_`` (where it is a
+    mask): a key of one index tensor, a value of one element."""
     items = key if isinstance(key, tuple) else tuple(key) if _sequence_as_tuple(key) else (key,)
     advanced = [k for k in items if isinstance(k, (Tensor, list, tuple, np.ndarray))]
     one_value = not isinstance(value, Tensor) or value.numel() == 1
     if len(advanced) == 1 and isinstance(advanced[0], Tensor) and one_value:
-        if advanced[0].dtype is D.uint8:
-            raise RuntimeError(
-                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
-            )
+        return advanced[0]
+    return None
+
+
+def _check_byte_mask_fill(key, value):
+    """``masked_fill_`` takes bool masks only: a uint8 mask (still a mask when reading) is a
+    RuntimeError there."""
+    mask = _lone_mask(key, value)
+    if mask is not None and mask.dtype is D.uint8:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+        )
 
 
 def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
@@ -467,6 +476,11 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     _check_byte_mask_fill(key, value)
     if advanced:
         advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+        if shared_dims(x):  # PyTorch's index_put_ (and masked_fill_) warnings; then written
+            warn_expanded("index_put_", "tensor[indices] = tensor")
+            mask = _lone_mask(key, value)
+            if mask is not None and mask.dtype is D.bool_:
+                warn_expanded("masked_fill_", "tensor[mask] = scalar")
         if isinstance(value, Tensor) and value._storage is x._storage:  # index_put_'s check
             check_no_overlap(basic_view(x, basic_key), (value,))
     inplace(
@@ -637,6 +651,31 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         value = bool(value)
     out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
     return out if out.dtype is x.dtype else out.to(x.dtype)
+
+
+def fill_shared(x: Tensor, written: Tensor, value, warn: str | None = None) -> Tensor:
+    """``x[written] = value`` in place for ``x`` whose elements share memory (``shared_dims``,
+    an expanded tensor's, which PyTorch's masked_fill_, index_fill_, tril_ and triu_ write one
+    element after the other): each memory location takes ``value`` where ``written`` holds for
+    any of its elements. ``warn``: the op PyTorch warns about, first. A write autograd records
+    raises (``inplace``'s refusal), as every other write into such a tensor."""
+    if warn is not None:
+        warn_expanded(warn, "tensor[mask] = scalar")
+    distinct = distinct_elements(x)
+    once = written.expand(x._shape).any(shared_dims(x), keepdim=True)
+    return inplace(
+        x,
+        lambda old: masked_fill(old, written, value),
+        lambda: copy_into(distinct, masked_fill(distinct, once, value)),
+    )
+
+
+def masked_fill_(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
+    """In-place ``masked_fill``; into an expanded tensor too, with PyTorch's warning."""
+    result = masked_fill(x, mask, value)  # (its checks)
+    if not shared_dims(x) or result._shape != x._shape:  # (copy_ raises for the latter)
+        return copy_(x, result)
+    return fill_shared(x, mask, value, "masked_fill_")
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
@@ -1053,6 +1092,15 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return _index_write(input, d, index, value, False)
 
 
+def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """In-place ``index_fill``; into an expanded tensor too, with PyTorch's warning."""
+    result = index_fill(input, dim, index, value)  # (its checks)
+    if not shared_dims(input):
+        return copy_(input, result)
+    written = index_fill(zeros(input._shape, dtype=D.bool_, device=input.device), dim, index, 1)
+    return fill_shared(input, written, value, "index_fill_")
+
+
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` written (or added, ``accumulate``) at
     ``input[indices]``, ``indices`` a tuple of index tensors, like ``torch.index_put``.
@@ -1076,6 +1124,29 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
                 f"broadcast to indexing result of shape {list(result)}"
             )
     return IndexPut.apply(input, values, basic_key, advanced, accumulate)
+
+
+def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """In-place ``index_put``; into an expanded tensor too, with PyTorch's warning: each
+    element written in turn through its memory offset (``x[i] = v``'s write), so an element
+    sharing memory with others takes the value written last, or with ``accumulate`` the sum of
+    them all."""
+    check_no_overlap(input, (indices, values))
+    result = index_put(input, indices, values, accumulate)  # (its checks)
+    if not shared_dims(input):
+        return copy_(input, result)
+    warn_expanded("index_put_", "tensor[indices] = tensor")
+    mask = _lone_mask(tuple(indices), values)
+    if mask is not None and mask.dtype is D.bool_:  # PyTorch's write: masked_fill_
+        warn_expanded("masked_fill_", "tensor[mask] = scalar")
+    shape, _, _, basic_key, advanced = _parse(input, tuple(indices))
+    advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+    return inplace(
+        input,
+        lambda old: IndexPut.apply(old, values, basic_key, advanced, accumulate),
+        lambda: write(input, basic_key, advanced, values, accumulate),
+        values,
+    )
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:

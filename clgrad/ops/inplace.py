@@ -9,6 +9,7 @@ their new history when next used (``Tensor.grad_fn``).
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -326,13 +327,13 @@ def fill_(x, value):
         return copy_(x, value)
 
     def direct():
-        launch(FILL, [value], x.dtype, x.dtype, out=_distinct_elements(x))
+        launch(FILL, [value], x.dtype, x.dtype, out=distinct_elements(x))
         x._bump_version()
 
     return inplace(x, lambda old: _Overwrite.apply(old, value), direct)
 
 
-def _distinct_elements(x):
+def distinct_elements(x):
     """``x``, or where a dim of stride 0 makes elements share memory (an expanded tensor),
     the view of its distinct elements: one value written over them all is PyTorch's fill_,
     which refuses no overlap."""
@@ -340,6 +341,26 @@ def _distinct_elements(x):
         return x
     shape = tuple(1 if s == 0 else n for n, s in zip(x._shape, x._stride))
     return x._view(shape, x._stride, x._offset)
+
+
+def shared_dims(x) -> tuple:
+    """The dims along which ``x``'s elements share memory (stride 0 over more than one
+    element: an expanded tensor's), none where it has no element; where there are some,
+    PyTorch's ``has_internal_overlap`` says Yes."""
+    if 0 not in x._stride or 0 in x._shape:  # (the common case, one check)
+        return ()
+    return tuple(d for d, (n, s) in enumerate(zip(x._shape, x._stride)) if s == 0 and n > 1)
+
+
+def warn_expanded(op: str, example: str) -> None:
+    """PyTorch's warning for the writes it still lets into an expanded tensor (masked_fill_,
+    index_fill_, index_put_), each element after the other."""
+    warnings.warn(
+        f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before "
+        f"performing this operation. This also applies to advanced indexing e.g. {example}",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def zero_(x):

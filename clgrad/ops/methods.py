@@ -154,6 +154,16 @@ def _written_into(fn, refuse="any"):
     return method
 
 
+def _triangle_(triangle, self, diagonal):
+    """``tril_`` / ``triu_``: into an expanded tensor too, as PyTorch's (with no warning): a
+    memory location several elements share is zeroed where any of them is."""
+    result = triangle(self, diagonal)
+    if not IP.shared_dims(self):
+        return IP.copy_(self, result)
+    ones = C.ones(self.shape, dtype=D.bool_, device=self.device)
+    return I.fill_shared(self, ~triangle(ones, diagonal), 0)
+
+
 def _inplace_of(fn):
     """``x.fn_(...)`` for an out-of-place ``fn(x, ...)`` that may save ``x`` for its gradient:
     through ``inplace``, which hands ``fn`` a copy of the old value."""
@@ -630,8 +640,8 @@ def _attach():
         "as_strided": M.as_strided,
         "tril": M.tril,
         "triu": M.triu,
-        "tril_": lambda self, diagonal=0: self.copy_(M.tril(self, diagonal)),
-        "triu_": lambda self, diagonal=0: self.copy_(M.triu(self, diagonal)),
+        "tril_": lambda self, diagonal=0: _triangle_(M.tril, self, diagonal),
+        "triu_": lambda self, diagonal=0: _triangle_(M.triu, self, diagonal),
         "diag": M.diag,
         "diagonal": M.diagonal,
         "diag_embed": M.diag_embed,
@@ -650,7 +660,7 @@ def _attach():
         "scatter_add": I.scatter_add,
         "index_select": I.index_select,
         "masked_fill": I.masked_fill,
-        "masked_fill_": lambda self, mask, value: self.copy_(I.masked_fill(self, mask, value)),
+        "masked_fill_": I.masked_fill_,
         "masked_select": I.masked_select,
         "nonzero": I.nonzero,
         "nonzero_static": I.nonzero_static,
@@ -671,8 +681,8 @@ def _attach():
         "index_add_": _written_into(I.index_add),
         "index_copy_": _written_into(I.index_copy),
         "index_reduce_": _written_into(I.index_reduce),
-        "index_fill_": _written_into(I.index_fill, refuse=None),
-        "index_put_": _written_into(I.index_put),
+        "index_fill_": I.index_fill_,
+        "index_put_": I.index_put_,
         "masked_scatter_": _written_into(I.masked_scatter, refuse=None),
         "put_": _written_into(I.put_elements),
         # writes
@@ -851,10 +861,11 @@ def sum_to_size(self, *size):
 
 
 def resize_(self, *sizes, memory_format=None):
-    """Gives ``self`` the shape ``sizes``, like ``Tensor.resize_``: the same number of
-    elements keeps the data (row-major; a strided tensor is copied into row-major memory),
-    another number gives new memory holding the old elements first (a tensor that is a view
-    refuses: its storage is shared). A tensor that requires grad refuses, as PyTorch's does.
+    """Gives ``self`` the shape ``sizes``, like ``Tensor.resize_``: its own shape changes
+    nothing (an expanded or strided tensor stays as it is); another is row-major over the same
+    memory from the same offset (a strided tensor's memory read anew, not its elements), which
+    grows where it is too short, keeping what it held (a tensor that is a view refuses that:
+    its storage is shared). A tensor that requires grad refuses, as PyTorch's does.
 
     >>> clgrad.arange(6).resize_(2, 3)
     tensor([[0, 1, 2],
@@ -865,19 +876,22 @@ def resize_(self, *sizes, memory_format=None):
     sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
     if any(n < 0 for n in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
-    new = C.empty(sizes, dtype=self.dtype, device=self.device)
-    n = min(new.numel(), self.numel())
-    if new.numel() == self.numel() and self.is_contiguous():
-        self._shape, self._stride = new._shape, new._stride
+    sizes = tuple(int(n) for n in sizes)
+    if sizes == self._shape:
         return self
-    if self._base is not None:
-        raise RuntimeError(
-            "resize_: clgrad does not resize a view to a new size (its memory is shared)"
-        )
-    if n:
-        new.view(-1)[:n].copy_(self.reshape(-1)[:n])
-    self._storage, self._shape, self._stride = new._storage, new._shape, new._stride
-    self._offset = 0
+    itemsize = self.dtype.itemsize
+    held = self._storage.nbytes // itemsize
+    needed = self._offset + math.prod(sizes)
+    if needed > held:
+        if self._base is not None:
+            raise RuntimeError(
+                "resize_: clgrad does not grow a view's memory (its storage is shared)"
+            )
+        grown = C.empty((needed,), dtype=self.dtype, device=self.device)
+        if held:
+            grown[:held].copy_(self._view((held,), (1,), 0))
+        self._storage = grown._storage
+    self._shape, self._stride = sizes, contiguous_strides(sizes)
     return self
 
 
