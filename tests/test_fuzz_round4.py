@@ -134,3 +134,92 @@ def test_resize_keeps_memory(device, resize):
         return [x, list(x.stride()), x.storage_offset()]
 
     both(device, case)
+
+
+def _index_along(lib, index, dim, ndim):
+    """``index`` shaped to run along ``dim`` of an ``ndim``-d tensor (one per slice)."""
+    return index.reshape([1] * dim + [-1] + [1] * (ndim - dim - 1))
+
+
+_EMPTY_INDEXED = {
+    "index_add_": lambda lib, x, d, i, s: x.index_add_(d, i, s),
+    "index_reduce_": lambda lib, x, d, i, s: x.index_reduce_(d, i, s, "prod"),
+    "index_select": lambda lib, x, d, i, s: x.index_select(d, i),
+    "index_put_": lambda lib, x, d, i, s: x.index_put_((i,), lib.tensor(1.0, device=x.device)),
+    "x[i]": lambda lib, x, d, i, s: x[(slice(None),) * d + (i,)],
+    "x[i] = 1": lambda lib, x, d, i, s: x.__setitem__((slice(None),) * d + (i,), 1.0),
+    "gather": lambda lib, x, d, i, s: x.gather(d, _index_along(lib, i, d, x.ndim)),
+    "scatter_add_": lambda lib, x, d, i, s: x.scatter_add_(
+        d, _index_along(lib, i, d, x.ndim).expand(s.shape), s
+    ),
+    "take_along_dim": lambda lib, x, d, i, s: lib.take_along_dim(
+        x, _index_along(lib, i, d, x.ndim), d
+    ),
+}
+
+
+@pytest.mark.parametrize("index", [[5], [0], [-1]])
+@pytest.mark.parametrize(
+    "shape, dim", [((0, 3), 0), ((0, 3), 1), ((2, 0), 0), ((2, 0), 1), ((0, 0), 1)]
+)
+@pytest.mark.parametrize("op", list(_EMPTY_INDEXED))
+def test_indexing_a_tensor_of_no_element(device, op, shape, dim, index):
+    """PyTorch's checks of indices into a tensor of no element: index_add_ (past 1-d) checks
+    none; index_reduce_ checks each; index_select raises RuntimeError ('self indexing axis dim
+    should be positive' along an empty dim); advanced indexing raises IndexError for an index
+    along an empty dim and checks the others only where the result has elements."""
+
+    def case(lib, dev):
+        x = lib.zeros(shape, device=dev)
+        source_shape = list(shape)
+        source_shape[dim] = len(index)
+        source = lib.ones(source_shape, device=dev)
+        i = lib.tensor(index, device=dev)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (index_reduce is in beta: torch's warning)
+            result = _EMPTY_INDEXED[op](lib, x, dim, i, source)
+        return [result, x]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize(
+    "x, q, dim, interpolation",
+    [
+        ("empty", "0.5", None, "linear"),
+        ("empty", "0.5", 0, "linear"),
+        ("empty", "0.5", 5, "linear"),
+        ("int empty", "2.0", None, "nope"),  # the number's range first
+        ("empty", "0.5", None, "nope"),  # then the interpolation (RuntimeError)
+        ("int empty", "tensor 2-d", None, "linear"),  # then no element
+        ("int", "tensor 2-d", None, "linear"),
+        ("int", "float64 tensor", None, "linear"),
+        ("float", "tensor out of range", 5, "linear"),  # the dim before the values
+        ("float", "tensor out of range", 0, "linear"),
+        ("float", "0.5", 1, "nearest"),
+    ],
+)
+def test_quantile_checks(device, name, x, q, dim, interpolation):
+    """ATen's quantile checks in its order, all RuntimeError (an unknown interpolation too, not
+    ValueError), nanquantile's naming quantile() as well."""
+    if x == "int" and q == "float64 tensor" and not supports(device, clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+
+    def case(lib, dev):
+        inputs = {
+            "float": lib.arange(6.0, device=dev).reshape(2, 3),
+            "empty": lib.ones(0, device=dev),
+            "int": lib.ones(3, dtype=lib.int64, device=dev),
+            "int empty": lib.ones(0, dtype=lib.int64, device=dev),
+        }
+        qs = {
+            "0.5": 0.5,
+            "2.0": 2.0,
+            "tensor 2-d": lib.full((2, 2), 0.5, device=dev),
+            "float64 tensor": lib.tensor([0.5], dtype=lib.float64, device=dev),
+            "tensor out of range": lib.tensor([0.5, 2.0], device=dev),
+        }
+        return getattr(lib, name)(inputs[x], qs[q], dim=dim, interpolation=interpolation)
+
+    both(device, case)

@@ -263,6 +263,9 @@ def check_advanced(v, advanced):
     """The advanced indices of a key, checked against v's shape once (forward), so that the
     backward reuses them without reading the device again."""
     dims = {d for d, _ in advanced}
+    for d, i in advanced:  # ATen's AdvancedIndex: checked whatever the result holds
+        if not v._shape[d] and i.numel():
+            raise IndexError("index is out of bounds for dimension with size 0")
     touches = math.prod(n for k, n in enumerate(v._shape) if k not in dims) != 0
     return [(d, _checked(i, v._shape[d], d, touches=touches)) for d, i in advanced]
 
@@ -475,7 +478,7 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
             value = value.to(x.device)
     _check_byte_mask_fill(key, value)
     if advanced:
-        advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+        advanced = check_advanced(basic_view(x, basic_key), advanced)
         if shared_dims(x):  # PyTorch's index_put_ (and masked_fill_) warnings; then written
             warn_expanded("index_put_", "tensor[indices] = tensor")
             mask = _lone_mask(key, value)
@@ -613,12 +616,15 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
     flat = x.reshape(1) if x.ndim == 0 else x
-    # PyTorch's CPU kernels: RuntimeError along dim 1 (its dim-1 kernel), else IndexError
+    # PyTorch's CPU kernels: RuntimeError along dim 1 (its dim-1 kernel), else IndexError; an x
+    # of no element (past 1-d) is checked by its own loop, a RuntimeError along any dim
     error = (
         (IndexError, "index out of range in self")
-        if d != 1 or x.ndim <= 1
+        if (d != 1 or x.ndim <= 1) and (x.numel() or x.ndim <= 1)
         else (RuntimeError, "INDICES element is out of DATA bounds, id={index} axis_dim={size}")
     )
+    if x.ndim > 1 and not x.numel() and index.numel() and not x._shape[d]:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     index = _checked(index.reshape(-1), flat._shape[d], d, False, error)
     if x.ndim == 0:
         return getitem(flat, index).reshape(())
@@ -965,8 +971,12 @@ def _index_args(name, x, dim, index, wrap, error=None):
     if index.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     n = x._shape[d] if x.ndim else 1
-    # (index_select checks even where the slices hold nothing, as PyTorch's)
-    touches = name == "index_select" or math.prod(x._shape[:d] + x._shape[d + 1 :]) != 0
+    if name == "index_reduce":  # (checked even where the slices hold nothing, as PyTorch's)
+        touches = True
+    elif name == "index_add" and x.ndim > 1:  # ATen's returns first where x holds nothing
+        touches = x.numel() != 0
+    else:
+        touches = math.prod(x._shape[:d] + x._shape[d + 1 :]) != 0
     return d, _checked(index.reshape(-1), n, d, wrap, error, touches)
 
 
@@ -1014,6 +1024,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     error = _SCATTER_RANGE if input.ndim > 1 else (IndexError, "index out of range in self")
     d, index = _index_args("index_add", input, dim, index, False, error)
     source = _check_source("index_add", input, d, index, source)
+    if not input.numel():  # nowhere to add (an index there, unchecked, has no offset to take)
+        return input.clone()
     return _index_write(input, d, index, source if alpha == 1 else source * alpha, True)
 
 
@@ -1108,8 +1120,8 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
     >>> clgrad.zeros(3).index_put((clgrad.tensor([0, 0]),), clgrad.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
-    shape, _, _, basic_key, advanced = _parse(input, tuple(indices))
-    advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+    _, _, _, basic_key, advanced = _parse(input, tuple(indices))
+    advanced = check_advanced(basic_view(input, basic_key), advanced)
     if advanced and isinstance(values, Tensor):
         # values broadcast to the indexed shape as they are: index_put takes no leading ones
         # away (``x[i] = v`` does)
@@ -1139,8 +1151,8 @@ def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tens
     mask = _lone_mask(tuple(indices), values)
     if mask is not None and mask.dtype is D.bool_:  # PyTorch's write: masked_fill_
         warn_expanded("masked_fill_", "tensor[mask] = scalar")
-    shape, _, _, basic_key, advanced = _parse(input, tuple(indices))
-    advanced = [(d, _checked(i, shape[d], d)) for d, i in advanced]
+    _, _, _, basic_key, advanced = _parse(input, tuple(indices))
+    advanced = check_advanced(basic_view(input, basic_key), advanced)
     return inplace(
         input,
         lambda old: IndexPut.apply(old, values, basic_key, advanced, accumulate),

@@ -565,30 +565,33 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    if interpolation not in _INTERPOLATIONS:
-        raise ValueError(
-            f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
-            f"nearest. Got {interpolation}"
-        )
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    # ATen's checks in its order, each naming quantile() (nanquantile's too)
     scalar_q = not isinstance(q, Tensor)
-    if isinstance(q, Tensor):
-        if q.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if scalar_q and not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest, but got {interpolation}"
+        )
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if not scalar_q and q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if scalar_q:
+        qs = tensor([float(q)], dtype=input.dtype, device=input.device)
+    else:
         if q.dtype is not input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         scalar_q = q.ndim == 0
         qs = q.detach().reshape(-1)
-        bad = bool(((qs < 0) | (qs > 1)).any())
-    else:
-        bad = not 0 <= q <= 1
-        qs = tensor([float(q)], dtype=input.dtype, device=input.device)
-    if bad:
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    if input.numel() == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if dim is not None:
+        wrap_dim(dim, input.ndim)  # (its IndexError before the values' check)
+    if bool(((qs < 0) | (qs > 1)).any()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
     if dim is None:
         x = input.reshape(-1)
         d = 0
@@ -648,7 +651,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> clgrad.quantile(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
     tensor(2.5000)
     """
-    r = _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    r = _quantile(input, q, dim, keepdim, interpolation, False)
     return r if out is None else out.copy_(r)
 
 
@@ -658,7 +661,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     >>> clgrad.nanquantile(clgrad.tensor([1.0, float("nan"), 3.0]), 0.5)
     tensor(2.)
     """
-    r = _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    r = _quantile(input, q, dim, keepdim, interpolation, True)
     return r if out is None else out.copy_(r)
 
 
