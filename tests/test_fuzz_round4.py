@@ -223,3 +223,45 @@ def test_quantile_checks(device, name, x, q, dim, interpolation):
         return getattr(lib, name)(inputs[x], qs[q], dim=dim, interpolation=interpolation)
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, dev: lib.arange(3, dtype=lib.bool, device=dev),
+        lambda lib, dev: lib.arange(0, dtype=lib.bool, device=dev),
+        lambda lib, dev: lib.arange(float("inf"), dtype=lib.bool, device=dev),  # dtype first
+        lambda lib, dev: lib.range(0, 2, dtype=lib.bool, device=dev),
+        lambda lib, dev: lib.arange(3, dtype=lib.uint8, device=dev),
+    ],
+    ids=["arange", "arange empty", "arange inf", "range", "arange uint8"],
+)
+def test_ranges_refuse_bool(device, make):
+    """ATen's arange / range kernels take no bool (NotImplementedError, before the bounds)."""
+
+    def case(lib, dev):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch.range's deprecation)
+            return make(lib, dev)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x, out: lib.mul(x, 2, out=out),
+        lambda lib, x, out: lib.exp(x, out=out),
+        lambda lib, x, out: lib.add(x.expand(2, 3), 1, out=out),
+    ],
+    ids=["mul", "exp", "same shape"],
+)
+def test_out_of_shared_memory_refused_before_a_resize(device, op):
+    """An ``out=`` whose elements share memory (expanded) is refused by PyTorch's overlap check
+    before its resize to the result's shape (it was resized into new memory)."""
+
+    def case(lib, dev):
+        out = lib.zeros(1, 3, device=dev).expand(2, 3)
+        return op(lib, lib.ones(3, device=dev), out)
+
+    both(device, case)

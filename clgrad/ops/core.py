@@ -388,7 +388,12 @@ def _check_writable(out, shape, operands):
                 f"output with shape {list(out._shape)} doesn't match the broadcast shape "
                 f"{list(shape)}"
             )
-    # (an empty tensor writes nothing: no overlap, as PyTorch's)
+    check_internal_overlap(out)
+
+
+def check_internal_overlap(out) -> None:
+    """PyTorch's refusal to write into a tensor whose elements share memory (an expanded one);
+    an empty tensor writes nothing: no overlap, as PyTorch's."""
     if any(s == 0 and n > 1 for n, s in zip(out._shape, out._stride)) and 0 not in out._shape:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -626,6 +631,7 @@ def write_out(out, result, cast_error: type | None = RuntimeError):
             f"Expected out tensor to have device {result.device}, but got {out.device} instead"
         )
     if out._shape != result._shape:
+        check_internal_overlap(out)  # (PyTorch's, before it resizes)
         if out.numel():
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "

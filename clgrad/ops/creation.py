@@ -496,6 +496,13 @@ def full_like(
     )
 
 
+def _refuse_bool_range(name: str, dt) -> None:
+    """ATen's arange / range kernels take no bool dtype (their dispatch, before any check of
+    the bounds)."""
+    if dt is D.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+
+
 @_tensor_options()
 def arange(
     start: Number | None = None,
@@ -528,6 +535,7 @@ def arange(
         is_float = any(isinstance(v, float) for v in vals)
         dtype = D.get_default_dtype() if is_float else D.int64
     dt = D.as_dtype(dtype)
+    _refuse_bool_range("arange", dt)
     if not all(math.isfinite(v) for v in vals):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
@@ -1326,6 +1334,8 @@ def range_inclusive(
         UserWarning,
         stacklevel=3,  # through factory_out
     )
+    if dtype is not None:
+        _refuse_bool_range("range", D.as_dtype(dtype))
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
