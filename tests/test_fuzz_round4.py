@@ -265,3 +265,94 @@ def test_out_of_shared_memory_refused_before_a_resize(device, op):
         return op(lib, lib.ones(3, device=dev), out)
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, dev: lib.trace(lib.ones(2, 2, 2, dtype=lib.bool, device=dev)),
+        lambda lib, dev: lib.kthvalue(lib.ones(2, 0, dtype=lib.bool, device=dev), 1, -1),
+        lambda lib, dev: lib.kthvalue(lib.ones(2, 3, dtype=lib.bool, device=dev), 5, -1),
+        lambda lib, dev: lib.kthvalue(lib.ones(2, 3, dtype=lib.bool, device=dev), 1, 1),
+        lambda lib, dev: lib.kthvalue(lib.ones((), dtype=lib.bool, device=dev), 1),
+        lambda lib, dev: lib.topk(lib.ones(2, 2, 2, dtype=lib.bool, device=dev), 1, 3),
+        lambda lib, dev: lib.topk(lib.ones(2, 3, dtype=lib.bool, device=dev), 5),
+        lambda lib, dev: lib.zeros(3, dtype=lib.bool, device=dev).index_reduce(
+            0,
+            lib.tensor([5], device=dev),
+            lib.ones(1, dtype=lib.bool, device=dev),
+            "amin",
+            include_self=False,
+        ),
+        lambda lib, dev: lib.zeros(3, dtype=lib.bool, device=dev).index_reduce(
+            0, lib.tensor([5], device=dev), lib.ones(2, dtype=lib.bool, device=dev), "prod"
+        ),
+        lambda lib, dev: lib.zeros(0, dtype=lib.bool, device=dev).scatter_reduce(
+            0, lib.tensor([0], device=dev), lib.ones(1, dtype=lib.bool, device=dev), "mean"
+        ),
+        lambda lib, dev: lib.zeros(2, dtype=lib.bool, device=dev).scatter_reduce(
+            0, lib.tensor([0], device=dev), lib.ones(1, dtype=lib.bool, device=dev), "mean"
+        ),
+    ],
+    ids=[
+        "trace 3-d",
+        "kthvalue empty dim",
+        "kthvalue k",
+        "kthvalue",
+        "kthvalue 0-d",
+        "topk dim",
+        "topk k",
+        "index_reduce range",
+        "index_reduce source",
+        "scatter_reduce mean range",
+        "scatter_reduce mean",
+    ],
+)
+def test_bool_refusals_in_atens_order(device, op):
+    """Where ATen's kernels take no bool, its dtype dispatch comes where ATen's does: trace's
+    before the rank; kthvalue's and topk's after the dim and k (a 0-d kthvalue takes bool);
+    index_reduce's and scatter_reduce mean's after the arguments' checks, before the indices'
+    range."""
+
+    def case(lib, dev):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (index_reduce is in beta: torch's warning)
+            return op(lib, dev)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("widths", [(-3, 1), (-2, 0), (-3, 5), (1, -3), (-1, -1), (0, 0, -3, 1)])
+def test_constant_pad_crops_first(device, widths):
+    """Negative widths crop before the padding: a crop past the input raises ATen's narrow()
+    RuntimeError, even where the padding would make the size positive again."""
+
+    def case(lib, dev):
+        x = lib.ones(2, device=dev) if len(widths) == 2 else lib.ones(2, 2, device=dev)
+        return lib.nn.functional.pad(x, widths)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "shape, dim, sizes",
+    [
+        ((), 0, (1, -1)),
+        ((), 0, ()),
+        ((), 1, (1,)),
+        ((3,), 0, (2, -1)),
+        ((3,), 0, (0, -1)),
+        ((0,), 0, (0, -1)),
+        ((4,), 0, (-2, 2)),
+        ((3,), 0, (-1, -1)),
+        ((2, 6), -1, (3, -1)),
+    ],
+)
+def test_unflatten_errors(device, shape, dim, sizes):
+    """ATen's unflatten: sizes non-empty, the dim (0-d: a RuntimeError, not IndexError), the
+    sizes' product, any other error passed on as RuntimeError."""
+
+    def case(lib, dev):
+        return lib.ones(shape, device=dev).unflatten(dim, sizes)
+
+    both(device, case)

@@ -768,9 +768,17 @@ class Scatter(Function):
         return gx, None, None, gs
 
 
-def _scatter_args(name, x, dim, index, src):
+def _refuse_bool(x, kernel: str | None) -> None:
+    """An ATen CPU kernel (``kernel``, where it takes no bool) refusing a bool ``x``: its dtype
+    dispatch, before the kernel checks the indices' range."""
+    if kernel is not None and x.dtype is D.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _scatter_args(name, x, dim, index, src, bool_kernel=None):
     """dim wrapped and index checked (a RuntimeError out of range, no wrapping), as PyTorch's
-    scatter family; src a tensor of x's dtype or a number."""
+    scatter family; src a tensor of x's dtype or a number; ``_refuse_bool(x, bool_kernel)``
+    between the two."""
     if isinstance(src, Tensor):
         same_device(x, index, src)
         if src.dtype is not x.dtype:
@@ -779,6 +787,7 @@ def _scatter_args(name, x, dim, index, src):
         same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     _check_gather(name, x, d, index, src if isinstance(src, Tensor) else None)
+    _refuse_bool(x, bool_kernel)
     return d, _checked(index, x._shape[d] if x.ndim else 1, d, False, _SCATTER_RANGE)
 
 
@@ -935,7 +944,8 @@ def scatter_reduce(
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
-    d, index = _scatter_args("scatter_reduce", input, dim, index, src)
+    mean = "scatter_gather_tensor_cpu_reduce_mean" if reduce == "mean" else None
+    d, index = _scatter_args("scatter_reduce", input, dim, index, src, mean)
     if input.ndim == 0 or index.ndim == 0:
         return _flat_if_scalar(
             input,
@@ -961,9 +971,11 @@ def scatter_reduce(
     return total.div(count, rounding_mode="floor")
 
 
-def _index_args(name, x, dim, index, wrap, error=None):
+def _index_args(name, x, dim, index, wrap, error=None, source=None, bool_kernel=None):
     """dim wrapped, index (1-d, int64/int32) checked against x's size along dim (negatives
-    wrapped where ``wrap``; ``error``: what an index out of range raises)."""
+    wrapped where ``wrap``; ``error``: what an index out of range raises); before that range,
+    ``source`` checked (``_check_source``, returned too where given) and
+    ``_refuse_bool(x, bool_kernel)``."""
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     if index.ndim > 1:
@@ -977,7 +989,11 @@ def _index_args(name, x, dim, index, wrap, error=None):
         touches = x.numel() != 0
     else:
         touches = math.prod(x._shape[:d] + x._shape[d + 1 :]) != 0
-    return d, _checked(index.reshape(-1), n, d, wrap, error, touches)
+    if source is not None:
+        source = _check_source(name, x, d, index, source)
+    _refuse_bool(x, bool_kernel)
+    index = _checked(index.reshape(-1), n, d, wrap, error, touches)
+    return (d, index) if source is None else (d, index, source)
 
 
 def _index_write(x, d, index, values, accumulate):
@@ -1046,13 +1062,16 @@ def index_reduce(
             f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
             f"{reduce}."
         )
-    d, index = _index_args(
-        "index_reduce", input, dim, index, False, (IndexError, "index out of range in self")
+    d, index, source = _index_args(
+        "index_reduce",
+        input,
+        dim,
+        index,
+        False,
+        (IndexError, "index out of range in self"),
+        source,
+        "index_func_" if include_self else "index_reduce_func_exclude_input_init",
     )
-    source = _check_source("index_reduce", input, d, index, source)
-    if input.dtype is D.bool_:  # (ATen's CPU kernels take no bool)
-        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if input.ndim == 0:
         return scatter_reduce(
             input, 0, index, source.reshape(-1), reduce, include_self=include_self

@@ -167,8 +167,26 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     >>> clgrad.zeros(2, 12).unflatten(1, (3, -1)).shape
     clgrad.Size([2, 3, 4])
     """
+    sizes = tuple(int(n) for n in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
     d = wrap_dim(dim, x.ndim)
-    sizes = infer_shape(sizes, x._shape[d])
+    # ATen's: the sizes' product checked, any other error passed on as "unexpected"
+    if x.ndim == 0:
+        raise RuntimeError(
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+            "dimensions"
+        )
+    n = x._shape[d]
+    try:
+        sizes = infer_shape(sizes, n)
+    except RuntimeError as e:
+        if n and min(sizes) >= -1 and sizes.count(-1) <= 1:
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                f"{d} ({n}) in the input tensor"
+            ) from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
     return view(x, x._shape[:d] + tuple(sizes) + x._shape[d + 1 :])
 
 
@@ -918,10 +936,10 @@ def trace(input: Tensor) -> Tensor:
     >>> clgrad.trace(clgrad.arange(9).reshape(3, 3))
     tensor(12)
     """
+    if input.dtype is D.bool_:  # (before the rank's check, as ATen's)
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input.dtype is D.bool_:
-        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return diagonal(input).sum()
 
 

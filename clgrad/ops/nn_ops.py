@@ -83,6 +83,9 @@ class Pad(Function):
 
 def pad_constant(x, pads, value=0.0):
     """``pads`` as (lo, hi) for every dim of x."""
+    for n, (lo, hi) in zip(x._shape, pads):  # ATen's crops the negative widths first
+        if n + min(lo, 0) + min(hi, 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
     if all(lo == 0 and hi == 0 for lo, hi in pads):
         return x.clone()  # a new tensor, as PyTorch's: never the input itself
     return Pad.apply(x, tuple(pads), value)

@@ -119,12 +119,12 @@ def topk(
     >>> clgrad.topk(clgrad.tensor([1.0, 4.0, 2.0, 3.0]), 2)
     topk(values=tensor([4., 3.]), indices=tensor([1, 3]))
     """
-    if input.dtype is D.bool_:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(int_dim("topk", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input.dtype is D.bool_:  # (after the dim's and k's checks, as ATen's)
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     values, indices = _sorted(input, d, largest)
     if input.ndim == 0:
         return topk_result(values, indices)
@@ -150,13 +150,14 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     >>> clgrad.kthvalue(clgrad.tensor([4.0, 1.0, 3.0, 2.0]), 2)
     kthvalue(values=tensor(2.), indices=tensor(3))
     """
-    _refuse_bool(input, "kthvalue_cpu")
     d = wrap_dim(int_dim("kthvalue", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
     if n == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim:  # (after the checks of dim and k; a 0-d input is its own answer, as ATen's)
+        _refuse_bool(input, "kthvalue_cpu")
     values, indices = _sorted(input, d, False)
     if input.ndim == 0:
         return kthvalue_result(values, indices)
