@@ -356,3 +356,32 @@ def test_unflatten_errors(device, shape, dim, sizes):
         return lib.ones(shape, device=dev).unflatten(dim, sizes)
 
     both(device, case)
+
+
+_RESULT_READERS = {
+    "reciprocal": lambda lib, x: x.reciprocal(),
+    "prod": lambda lib, x: x.prod(),
+    "prod dim": lambda lib, x: x.prod(0),
+    "logsumexp": lambda lib, x: x.logsumexp(0),
+    "logsumexp keepdim": lambda lib, x: x.logsumexp((0,), keepdim=True),
+    "logcumsumexp": lambda lib, x: lib.logcumsumexp(x, 0),
+    "erfinv": lambda lib, x: (x / 10).erfinv(),  # PyTorch's reads its input: allowed
+}
+
+
+@pytest.mark.parametrize("written", [False, True], ids=["as is", "written in place"])
+@pytest.mark.parametrize("op", list(_RESULT_READERS))
+def test_gradients_that_read_the_result(device, op, written):
+    """Ops whose PyTorch gradient reads their result save it: written in place before
+    backward, it raises torch's RuntimeError (an op whose gradient reads its input does not);
+    the gradients equal torch's."""
+
+    def case(lib, dev):
+        x = lib.tensor([0.5, -1.0, 2.0], device=dev, requires_grad=True)
+        y = _RESULT_READERS[op](lib, x)
+        if written:
+            y.mul_(2)
+        (y * lib.tensor(1.5, device=dev)).sum().backward()
+        return x.grad
+
+    both(device, case)

@@ -566,6 +566,12 @@ sqrt = _float_unary(
     "sqrt", "cg_sqrt_{T}(in0)", np.sqrt, lambda grad, result: grad / (2 * result), "[4.0, 9.0]",
     "tensor([2., 3.])", domain=(0.1, 4),
 )  # fmt: skip
+# its gradient reads the result, as PyTorch's (which refuses it written in place before backward)
+reciprocal = _float_unary(
+    "reciprocal", "(({T})1 / in0)", lambda a: 1 / a,
+    lambda grad, result: -grad * result * result, "[2.0, 4.0]", "tensor([0.5000, 0.2500])",
+    domain=(0.1, 4),
+)  # fmt: skip
 rsqrt = _float_unary(
     "rsqrt", "cg_rsqrt_{T}(in0)", lambda a: 1 / np.sqrt(a),
     lambda grad, result: -0.5 * grad * result * result * result, "[4.0, 0.25]",
@@ -934,15 +940,6 @@ def square(input):
     tensor([1, 0])
     """
     return pow(input, 2)
-
-
-def reciprocal(input):
-    """``1 / input`` (a float result).
-
-    >>> clgrad.reciprocal(clgrad.tensor([2.0, 4.0]))
-    tensor([0.5000, 0.2500])
-    """
-    return div(1.0, input)
 
 
 # ---- trigonometric, hyperbolic, logarithms and powers ------------------------------------------

@@ -985,7 +985,6 @@ def _attach_more():
         "dim_order": dim_order,
         "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
         "logical_not_": lambda self: self.copy_(self.logical_not()),
-        "reciprocal_": lambda self: self.copy_(E.reciprocal(self)),
         "true_divide_": Tensor.div_,
         # complex numbers' API on real tensors (clgrad has no complex dtypes): as PyTorch's
         "conj": lambda self: self,

@@ -36,7 +36,8 @@ from .scans import cumprod
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
-def _prod_grad(grad, input, dim):
+def _prod_grad(grad, input, result, dim):
+    # the result read (and saved), as PyTorch's: written in place before backward, it raises
     if is_grad_enabled():  # create_graph: a formula whose own gradient is right with zeros
         return grad * _product_of_others(input, dim)
     # exact with zeros: one zero gets the product of the others, two or more give 0
@@ -44,7 +45,7 @@ def _prod_grad(grad, input, dim):
     zeros = is_zero.sum(dim=dim, keepdim=True)
     nonzero = input.masked_fill(is_zero, 1)
     p = REDUCTIONS["prod"].apply(nonzero, dim, True)  # over several dims: no public form
-    return grad * where(zeros == 0, p / nonzero, where(is_zero & (zeros == 1), p, 0.0))
+    return grad * where(zeros == 0, result / nonzero, where(is_zero & (zeros == 1), p, 0.0))
 
 
 def _product_of_others(x, dims):
@@ -542,10 +543,27 @@ def logsumexp(input, dim, keepdim=False):
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
     dims = normalize_dims(dim, x.ndim, name="logsumexp")
-    m = amax(x.detach(), dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True).detach()
-    m = m.masked_fill(m.isinf(), 0.0)
-    out = (x - m).exp().sum(dims, keepdim=True).log() + m
-    return out if keepdim else out.squeeze(dims) if dims else out
+    return Logsumexp.apply(x, dims, keepdim)
+
+
+class Logsumexp(Function):
+    """logsumexp over ``dims``; its gradient ``grad * exp(input - result)`` reads the result,
+    as PyTorch's (which refuses it written in place before backward)."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        m = amax(x, dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True)
+        m = m.masked_fill(m.isinf(), 0.0)  # (shifted by the largest: no overflow)
+        out = (x - m).exp().sum(dims, keepdim=True).log() + m
+        ctx.kept = out.shape
+        out = out if keepdim or not dims else out.squeeze(dims)
+        ctx.save_for_backward(x, out)  # (the output itself: its own gradient flows back)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return grad.reshape(ctx.kept) * (x - out.reshape(ctx.kept)).exp(), None, None
 
 
 def _softmax_kernel(x, dim, log, g=None):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..autograd.grad_mode import no_grad
@@ -80,14 +82,39 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         )
     if input.ndim == 0:
         return input.clone()
+    return Logcumsumexp.apply(input, d)
 
-    def logaddexp(a, b):
-        # shifted by the larger (not differentiated: it cancels); an infinite one by 0
-        m = maximum(a[0], b[0]).detach()
-        m = where(m.isinf(), 0.0, m)
-        return (((a[0] - m).exp() + (b[0] - m).exp()).log() + m,)
 
-    return _scan((input,), d, logaddexp)[0]
+def _logaddexp(a, b):
+    # shifted by the larger; an infinite one by 0
+    m = maximum(a[0], b[0])
+    m = where(m.isinf(), 0.0, m)
+    return (((a[0] - m).exp() + (b[0] - m).exp()).log() + m,)
+
+
+class Logcumsumexp(Function):
+    """logcumsumexp along ``dim``; its gradient reads the result, as PyTorch's (which refuses
+    it written in place before backward), by PyTorch's formula: the reversed logcumsumexp of
+    log |grad| - result, the positive and the negative parts apart."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _scan((x,), dim, _logaddexp)[0]
+        ctx.save_for_backward(x, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        d = ctx.dim
+        lowest = float(np.finfo(grad.dtype.np).min)
+        log_abs = grad.abs().log()
+        parts = []
+        for part in (where(grad > 0, log_abs, lowest), where(grad < 0, log_abs, lowest)):
+            reversed_sum = logcumsumexp((part - out).flip(d), d).flip(d)
+            parts.append((reversed_sum + x).exp())
+        return parts[0] - parts[1], None
 
 
 class CumExtreme(Function):

@@ -200,15 +200,17 @@ def _erfinv_values(x):
 
 
 class _Erfinv(Function):
+    # the input saved, its erfinv computed again in backward, as PyTorch's: the result may be
+    # written in place before backward
     @staticmethod
     def forward(ctx, x):
-        out = _erfinv_values(x)
-        ctx.save_for_backward(out)
-        return out
+        ctx.save_for_backward(x)
+        return _erfinv_values(x)
 
     @staticmethod
     def backward(ctx, g):
-        (r,) = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
+        r = _erfinv_values(x)
         return g * (math.sqrt(math.pi) / 2) * (r * r).exp()
 
 
