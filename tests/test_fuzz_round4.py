@@ -385,3 +385,30 @@ def test_gradients_that_read_the_result(device, op, written):
         return x.grad
 
     both(device, case)
+
+
+@pytest.mark.parametrize("alpha", [1, 1.0, 2, True])
+@pytest.mark.parametrize("index", [[5], [-2]])
+def test_index_add_range_error_follows_alpha(device, alpha, index):
+    """Past 1-d, an index out of range is ATen's RuntimeError naming it where alpha is 1 (its
+    scatter_add path) and IndexError otherwise (its loop; a bool alpha is not 1 there)."""
+
+    def case(lib, dev):
+        x = lib.zeros(3, 4, device=dev)
+        i = lib.tensor(index, device=dev)
+        return x.index_add_(1, i, lib.ones(3, 1, device=dev), alpha=alpha)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "float32"])
+@pytest.mark.parametrize("shapes", [((2, 1), (3, 2)), ((2, 3), (1, 2))])
+def test_tensordot_broadcast_contraction_keeps_dtype(device, dtype, shapes):
+    """A contracted dim of size 1 sums the other operand's dim in its own dtype, as ATen's
+    (int32 stayed int64 and refused the product; bool reaches the product's refusal)."""
+
+    def case(lib, dev):
+        a, b = (lib.ones(s, dtype=getattr(lib, dtype), device=dev) for s in shapes)
+        return lib.tensordot(a, b, dims=1)
+
+    both(device, case)

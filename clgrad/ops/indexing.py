@@ -1036,8 +1036,14 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     >>> clgrad.zeros(3).index_add(0, clgrad.tensor([0, 2, 0]), clgrad.tensor([1.0, 2.0, 3.0]))
     tensor([4., 0., 2.])
     """
-    # PyTorch's CPU kernels: a RuntimeError naming the index past 1-d, IndexError of a vector
-    error = _SCATTER_RANGE if input.ndim > 1 else (IndexError, "index out of range in self")
+    # PyTorch's CPU kernels: a RuntimeError naming the index past 1-d where alpha is 1 (its
+    # scatter_add path), IndexError otherwise (its loop; a bool alpha is no 1 there)
+    unscaled = type(alpha) is not bool and alpha == 1
+    error = (
+        _SCATTER_RANGE
+        if input.ndim > 1 and unscaled
+        else (IndexError, "index out of range in self")
+    )
     d, index = _index_args("index_add", input, dim, index, False, error)
     source = _check_source("index_add", input, d, index, source)
     if not input.numel():  # nowhere to add (an index there, unchecked, has no offset to take)

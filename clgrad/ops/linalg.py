@@ -478,11 +478,11 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     db = [wrap_dim(d, b.ndim) for d in db]
     for x, y in zip(da, db):
         # a contracted dim of size 1 broadcasts against the other (ATen's): the other's dim
-        # is summed first
+        # is summed first, in its own dtype (int32 stays int32 for the product)
         if a._shape[x] == 1 and b._shape[y] != 1:
-            b = b.sum(y, keepdim=True)
+            b = b.sum(y, keepdim=True, dtype=b.dtype)
         elif b._shape[y] == 1 and a._shape[x] != 1:
-            a = a.sum(x, keepdim=True)
+            a = a.sum(x, keepdim=True, dtype=a.dtype)
         elif a._shape[x] != b._shape[y]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a._shape[x]} in dim "
