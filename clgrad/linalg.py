@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as _D
 from .errors import LinAlgError
 from .ops import decomp as _DC
 from .ops import elementwise as _E
@@ -155,6 +156,10 @@ def vander(x, *, N=None):
     tensor([[1, 2],
             [1, 3]])
     """
+    if x.dtype is _D.bool_:  # (before any other check, as PyTorch's)
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     if N is not None and N <= 1:

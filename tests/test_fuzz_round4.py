@@ -412,3 +412,39 @@ def test_tensordot_broadcast_contraction_keeps_dtype(device, dtype, shapes):
         return lib.tensordot(a, b, dims=1)
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, dev: lib.nansum(lib.tensor(float("nan"), device=dev)),
+        lambda lib, dev: lib.nansum(lib.tensor(float("nan"), device=dev), -1),
+        lambda lib, dev: lib.nansum(lib.tensor(float("nan"), device=dev), 0, keepdim=True),
+        lambda lib, dev: lib.nanmean(lib.tensor(float("nan"), device=dev)),
+        lambda lib, dev: lib.nansum(lib.tensor(3, dtype=lib.int32, device=dev)),
+    ],
+    ids=["nansum", "nansum dim", "nansum keepdim", "nanmean", "nansum int"],
+)
+def test_nan_reductions_of_a_0d_tensor(device, op):
+    """A 0-d input's one element goes through the reduction's mapping (NaN counted as 0), where
+    it was copied as it was."""
+    both(device, lambda lib, dev: op(lib, dev))
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, dev: lib.vander(lib.tensor([], dtype=lib.int32, device=dev)),
+        lambda lib, dev: lib.vander(lib.tensor([1], dtype=lib.int32, device=dev), N=0),
+        lambda lib, dev: lib.vander(lib.tensor([2], dtype=lib.int16, device=dev), N=1),
+        lambda lib, dev: lib.vander(lib.tensor([2, 3], dtype=lib.int32, device=dev)),
+        lambda lib, dev: lib.linalg.vander(lib.tensor([True], device=dev), N=1),
+        lambda lib, dev: lib.linalg.vander(lib.tensor(True, device=dev)),
+        lambda lib, dev: lib.linalg.vander(lib.tensor([1, 2], dtype=lib.uint8, device=dev)),
+    ],
+    ids=["empty", "N=0", "N=1", "int32", "linalg bool", "linalg bool 0-d", "linalg uint8"],
+)
+def test_vander_integers_in_int64(device, op):
+    """Integer inputs give int64 for every N (short ones kept their dtype); linalg.vander
+    refuses bool before its other checks."""
+    both(device, lambda lib, dev: op(lib, dev))

@@ -1657,10 +1657,11 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 
 def _powers(x, n):
-    """``x[..., None] ** arange(n)`` as a cumulative product (int stays int, bool to int64)."""
+    """``x[..., None] ** arange(n)`` as a cumulative product (integers and bool in int64, as
+    PyTorch's, for any ``n``)."""
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    if x.dtype is D.bool_:
+    if not x.dtype.is_floating_point:
         x = x.to(D.int64)
     col = x.unsqueeze(-1)
     if n == 0:

@@ -763,6 +763,8 @@ def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
     out = Tensor._empty(reduced_shape(x._shape, dims, False), out_dt, x.device)
     if kernel.arg and x.ndim == 0:  # the one element's index
         launch(FILL, [0], out_dt, out_dt, out=out)
+    elif x.ndim == 0 and kernel.map_expr != "x":  # its one element mapped still (nansum's NaN)
+        x.device.backend.reduce(kernel, out._record(), x.reshape(1)._record(), (0,), acc)
     elif x.ndim == 0 or not dims:  # nothing to reduce: a copy in the result's dtype
         launch(COPY, [x], out_dt, acc or x.dtype, out=out)
     elif out.numel():
