@@ -448,3 +448,30 @@ def test_vander_integers_in_int64(device, op):
     """Integer inputs give int64 for every N (short ones kept their dtype); linalg.vander
     refuses bool before its other checks."""
     both(device, lambda lib, dev: op(lib, dev))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize(
+    "shape, kwargs",
+    [
+        ((1,), {}),
+        ((3,), {"correction": 3}),
+        ((0,), {}),
+        ((2, 0), {"dim": 0}),
+        ((), {"dim": -1}),
+        ((1,), {"correction": 0}),  # (a degree of freedom left: no warning)
+        ((2, 3), {"dim": 1}),
+    ],
+)
+def test_variance_warns_without_degrees_of_freedom(device, name, shape, kwargs):
+    """PyTorch's UserWarning naming the function where the correction leaves no degree of
+    freedom (ATen's reduction factor: input numel over output numel)."""
+
+    def case(lib, dev):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = getattr(lib, name)(lib.ones(shape, device=dev), **kwargs)
+        # (torch's own text ends with where in ATen it was triggered)
+        return [result, [str(w.message).split(" (Triggered")[0] for w in caught]]
+
+    both(device, case)

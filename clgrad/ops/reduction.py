@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -260,10 +261,24 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=0)
     tensor(1.2500)
     """
-    dim, correction = _var_args("var", input, dim, unbiased, correction)
+    return _variance("var", input, dim, unbiased, keepdim, correction)
+
+
+def _variance(name, input, dim, unbiased, keepdim, correction):
+    """``var``, with PyTorch's warning (naming ``name``: var, std, var_mean or std_mean) where
+    the correction leaves no degree of freedom."""
+    dim, correction = _var_args(name, input, dim, unbiased, correction)
     dims = normalize_dims(dim, input.ndim)
     centered = input - mean(input, dims, keepdim=True)
     n = _count(input, dims)
+    kept = math.prod(s for d, s in enumerate(input.shape) if d not in dims)
+    if input.numel() // builtins.max(kept, 1) - correction <= 0:  # (ATen's reduction factor)
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
     return sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
 
 
@@ -273,7 +288,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
     tensor(1.4142)
     """
-    return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
+    return StdFromVar.apply(_variance("std", input, dim, unbiased, keepdim, correction))
 
 
 class StdFromVar(Function):
@@ -298,9 +313,13 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.var_mean(clgrad.tensor([1.0, 3.0]))
     (tensor(2.), tensor(2.))
     """
+    return _variance_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def _variance_mean(name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = _variance(name, input, dim, unbiased, keepdim, correction)
     return v, mean(input, dim, keepdim)
 
 
@@ -310,7 +329,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std_mean(clgrad.tensor([1.0, 3.0]))
     (tensor(1.4142), tensor(2.))
     """
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    v, m = _variance_mean("std_mean", input, dim, unbiased, keepdim, correction)
     return StdFromVar.apply(v), m
 
 
