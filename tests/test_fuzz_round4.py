@@ -475,3 +475,69 @@ def test_variance_warns_without_degrees_of_freedom(device, name, shape, kwargs):
         return [result, [str(w.message).split(" (Triggered")[0] for w in caught]]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_of_nothing_is_a_new_tensor(device, mode):
+    """Non-constant padding of zero widths gives a new tensor (it returned the input: writing
+    into the result wrote into a leaf)."""
+
+    def case(lib, dev):
+        x = lib.ones(2, 3, device=dev, requires_grad=True)
+        y = lib.nn.functional.pad(x, (0, 0), mode=mode)
+        y.view(-1).add_(1)
+        y.sum().backward()
+        return [y is x, y.grad_fn is not None, x, x.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "var_shape", [(1, 4, 3), (3, 1, 3), (3, 4, 1), (3, 4), (1, 1, 3), (3, 2, 3), (4, 3), (1,)]
+)
+def test_gaussian_nll_loss_var_shapes(device, var_shape):
+    """A var of the input's rank differing from it in one dim, of size 1 there (any dim), is
+    taken, as PyTorch's; var one dim short gets it appended; others are ValueError."""
+
+    def case(lib, dev):
+        x = lib.arange(36.0, device=dev).reshape(3, 4, 3) / 10
+        return lib.nn.functional.gaussian_nll_loss(
+            x, lib.ones(3, 4, 3, device=dev), lib.full(var_shape, 2.0, device=dev), reduction="none"
+        )
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 3, 0), (2, 3, 0), (0, 3, 2), (1, 3, 1, 1)])
+def test_instance_norm_of_no_spatial_element(device, shape):
+    """No spatial element is no error (one is: PyTorch's ValueError) and leaves the running
+    statistics as they are; no sample makes them NaN, as PyTorch's."""
+
+    def case(lib, dev):
+        running_mean, running_var = lib.zeros(3, device=dev), lib.ones(3, device=dev)
+        y = lib.nn.functional.instance_norm(
+            lib.ones(shape, device=dev), running_mean=running_mean, running_var=running_var
+        )
+        return [y, running_mean, running_var]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "shape, samples, replacement",
+    [
+        ((0,), 1, False),
+        ((2, 0), 1, False),
+        ((0, 2), 2, True),
+        ((0, 0), 1, True),
+        ((0, 3), 2, False),
+    ],
+)
+def test_multinomial_of_no_distribution_or_category(device, shape, samples, replacement):
+    """A distribution over no category refuses as PyTorch's (RuntimeError, not NumPy's
+    ValueError); no distribution gives an empty (0, num_samples) result."""
+
+    def case(lib, dev):
+        return lib.ones(shape, device=dev).multinomial(samples, replacement=replacement)
+
+    both(device, case)

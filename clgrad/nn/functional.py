@@ -2332,7 +2332,7 @@ def pad(
             lo, hi = max(lo, 0), max(hi, 0)
         if lo or hi:  # (negative widths crop: the positions start or end inside)
             out = _index_pad(out, dim, lo, hi, mode)
-    return out
+    return out.clone() if out is input else out  # a new tensor, as PyTorch's: never the input
 
 
 # ---- other layers ----------------------------------------------------------------------------
@@ -2363,12 +2363,14 @@ def instance_norm(
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[0], input.shape[1]
     m = math.prod(input.shape[2:])
-    if m <= 1:
+    if m == 1:  # (none at all passes, as PyTorch's: an empty result)
         raise ValueError(
             f"Expected more than 1 spatial element when training, got input size {input.shape}"
         )
     y, _, mean, var = _N.normalized(input, tuple(range(2, input.ndim)), eps)
-    if running_mean is not None or running_var is not None:
+    # (no spatial element leaves the running statistics as they are, as PyTorch's; no sample
+    # makes them NaN, as its)
+    if (running_mean is not None or running_var is not None) and m:
         with no_grad():
             if running_mean is not None:
                 batch_mean = mean.reshape(n, c).mean(0).to(running_mean.dtype)
@@ -3701,8 +3703,10 @@ def gaussian_nll_loss(
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif not (
-            tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and var.shape[-1] == 1
+        # one variance for a whole dim (of size 1 there, any one dim: (4, 1, 32, 32) for
+        # (4, 3, 32, 32)), as PyTorch's: the sizes where var differs add up to 1
+        elif input.ndim != var.ndim or (
+            sum(v for i, v in zip(input.shape, var.shape) if i != v) != 1
         ):
             raise ValueError("var is of incorrect size")
     if reduction not in ("mean", "sum", "none"):

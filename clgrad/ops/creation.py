@@ -1070,7 +1070,8 @@ def multinomial(
         )
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    w = _as_host(input).reshape(-1, input.shape[-1])
+    # (the rows named: a distribution over no category has no -1 to infer)
+    w = _as_host(input).reshape(input.shape[0] if input.ndim == 2 else 1, input.shape[-1])
     k = w.shape[1]
     if not replacement and num_samples > k:
         raise RuntimeError(
@@ -1081,7 +1082,9 @@ def multinomial(
     if (w.sum(1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = w.shape[0]
-    if replacement:
+    if not rows:  # no distribution: no draw
+        out = np.zeros((0, num_samples), np.int64)
+    elif replacement:
         u = _as_host(rand(rows, num_samples, dtype=D.float64, device="cpu", generator=generator))
         cdf = np.cumsum(w, axis=1)
         cdf /= cdf[:, -1:]
