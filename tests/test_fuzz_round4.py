@@ -541,3 +541,30 @@ def test_multinomial_of_no_distribution_or_category(device, shape, samples, repl
         return lib.ones(shape, device=dev).multinomial(samples, replacement=replacement)
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        lambda F, x: F.adaptive_avg_pool2d(x, (8, 0)),
+        lambda F, x: F.adaptive_avg_pool2d(x[0], (0, 1)),
+        lambda F, x: F.adaptive_avg_pool3d(x.unsqueeze(-1), (1, 0, 1)),
+        lambda F, x: F.adaptive_max_pool2d(x, (2, 0)),
+        lambda F, x: F.adaptive_max_pool2d(x, (2, 0), return_indices=True)[1],
+        lambda F, x: F.interpolate(x, mode="area", scale_factor=(2, 0.75)),
+    ],
+    ids=["avg", "avg unbatched", "avg 3d", "max", "max indices", "area"],
+)
+@pytest.mark.parametrize("backward", [False, True])
+def test_adaptive_pooling_to_no_element(device, pool, backward):
+    """An output size of 0 gives the empty result; its backward raises PyTorch's RuntimeError
+    (no error before; adaptive max pooling raised NumPy's ValueError)."""
+
+    def case(lib, dev):
+        x = lib.ones(1, 2, 4, 1, device=dev, requires_grad=True)
+        y = pool(lib.nn.functional, x)
+        if backward and y.requires_grad:
+            y.sum().backward()
+        return [y, x.grad]
+
+    both(device, case)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import capture
 from .. import dtypes as _D
+from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..ops import activation as _A
 from ..ops import elementwise as _E
@@ -1319,8 +1320,36 @@ def _adaptive_sizes(name, nd, input, output_size):
     return spatial, (int(output_size),) * nd
 
 
+class _EmptyPool(Function):
+    """An adaptive pooling's result of no element (an output size of 0): PyTorch's forward
+    gives it, its backward refuses the gradient of no element."""
+
+    @staticmethod
+    def forward(ctx, x, shape, name, nd):
+        ctx.name, ctx.nd = name, nd
+        return x.new_zeros(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the first empty dim past the batch dim (an unbatched input has none)
+        first = 1 if grad.ndim > ctx.nd + 1 else 0
+        empty = next(d for d in range(first, grad.ndim) if grad.shape[d] == 0)
+        raise RuntimeError(
+            f"{ctx.name}_backward(): Expected grad_output to have non-zero size for non-batch "
+            f"dimensions, but grad_output has sizes {list(grad.shape)} with dimension {empty} "
+            "being empty"
+        )
+
+
+def _empty_pool(name, input, outs):
+    nd = len(outs)
+    return _EmptyPool.apply(input, tuple(input.shape[: input.ndim - nd]) + outs, name, nd)
+
+
 def _adaptive_avg_poolnd(name, nd, input, output_size):
     spatial, outs = _adaptive_sizes(name, nd, input, output_size)
+    if 0 in outs:
+        return _empty_pool(name, input, outs)
     dims = tuple(range(-nd, 0))
     if all(o == 1 for o in outs):
         return input.mean(dims, keepdim=True)
@@ -1376,6 +1405,9 @@ def _adaptive_max_poolnd(name, nd, input, output_size, return_indices):
     """Gathers every (possibly shorter) window, padded to the longest by repeating its last
     element (a repeat changes neither the max nor which element is first), then ``MaxLast``."""
     spatial, outs = _adaptive_sizes(name, nd, input, output_size)
+    if 0 in outs:
+        values = _empty_pool(name, input, outs)
+        return (values, values.detach().long()) if return_indices else values
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     widths, bounds = [], []
