@@ -568,3 +568,17 @@ def test_adaptive_pooling_to_no_element(device, pool, backward):
         return [y, x.grad]
 
     both(device, case)
+
+
+@pytest.mark.parametrize(
+    "dtypes", [("bool", "bool"), ("bool", "int64"), ("int64", "float32"), ("float32", "int64")]
+)
+def test_cross_dtypes(device, dtypes):
+    """ATen's cross kernel dispatches on input's dtype (no bool: NotImplementedError) and takes
+    other of the same dtype only (RuntimeError; it promoted)."""
+
+    def case(lib, dev):
+        a, b = (lib.ones(2, 3, dtype=getattr(lib, d), device=dev) for d in dtypes)
+        return lib.linalg.cross(a, b)
+
+    both(device, case)

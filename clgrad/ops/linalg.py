@@ -9,7 +9,7 @@ from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
 from .autocast import autocast_op
-from .core import broadcast_shapes, same_device, sum_to
+from .core import SCALAR_TYPE_NAMES, broadcast_shapes, same_device, sum_to
 from .creation import triu_indices
 from .elementwise import add, where
 from .movement import cat, view_strides
@@ -446,6 +446,14 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
                 f"linalg.cross: inputs dimension {d} must have length 3. Got {input._shape[d]} "
                 f"and {other._shape[d]}"
             )
+    # ATen's kernel: dispatched on input's dtype (no bool), other of the same (no promotion)
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if other.dtype is not input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+            f"{SCALAR_TYPE_NAMES[other.dtype.name]}"
+        )
     a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
     b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
     return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
