@@ -1,6 +1,7 @@
 """Families a fourth differential-fuzzing round found (random programs run in torch and clgrad,
 and the siblings of known mismatches), each checked against torch on every device."""
 
+import math
 import warnings
 
 import pytest
@@ -580,5 +581,25 @@ def test_cross_dtypes(device, dtypes):
     def case(lib, dev):
         a, b = (lib.ones(2, 3, dtype=getattr(lib, d), device=dev) for d in dtypes)
         return lib.linalg.cross(a, b)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("shape, dim", [((1, 1), 0), ((3, 2), 0), ((3, 2), 1), ((3,), 0)])
+def test_index_reduce_of_bool_past_1d(device, reduce, include_self, shape, dim):
+    """Past 1-d, ATen's CPU index_reduce takes bool where the input's values are included (it
+    refuses it in 1-d, and without them: NotImplementedError)."""
+
+    def case(lib, dev):
+        x = (lib.arange(math.prod(shape), device=dev) % 2 == 0).reshape(shape)
+        source_shape = list(shape)
+        source_shape[dim] = 2
+        source = (lib.arange(math.prod(source_shape), device=dev) % 3 == 0).reshape(source_shape)
+        index = lib.tensor([0, 0], device=dev)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (index_reduce is in beta: torch's warning)
+            return x.index_reduce(dim, index, source, reduce, include_self=include_self)
 
     both(device, case)

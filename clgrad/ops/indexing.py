@@ -1076,7 +1076,12 @@ def index_reduce(
         False,
         (IndexError, "index out of range in self"),
         source,
-        "index_func_" if include_self else "index_reduce_func_exclude_input_init",
+        # (past 1-d, ATen's CPU kernel takes bool where the input's values are included)
+        "index_reduce_func_exclude_input_init"
+        if not include_self
+        else "index_func_"
+        if input.ndim <= 1
+        else None,
     )
     if input.ndim == 0:
         return scatter_reduce(
