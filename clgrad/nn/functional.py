@@ -25,6 +25,7 @@ from ..ops import nn_ops as _N
 from ..ops import reduction as _R
 from ..ops.autocast import autocast_op
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..ops.core import TYPE_META_NAMES as _TYPE_META_NAMES
 from ..ops.core import broadcast_shapes as _broadcast_shapes
 from ..ops.core import check_out as _check_out
 from ..ops.core import same_device as _same_device
@@ -663,12 +664,6 @@ def _conv_input(name, input, weight, nd):
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
-# what PyTorch's convolution errors call a dtype (c10's names)
-_C_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
-_C_NAMES.update(float64="double", int64="long int", int32="int", int16="short int")
-_C_NAMES.update(int8="signed char", uint8="unsigned char", bool="bool")
-
-
 def _check_groups(weight, groups):
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
@@ -712,8 +707,8 @@ def _convnd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     if bias is not None:
         if bias.dtype is not input.dtype:
             raise RuntimeError(
-                f"Input type ({_C_NAMES[input.dtype.name]}) and bias type "
-                f"({_C_NAMES[bias.dtype.name]}) should be the same"
+                f"Input type ({_TYPE_META_NAMES[input.dtype.name]}) and bias type "
+                f"({_TYPE_META_NAMES[bias.dtype.name]}) should be the same"
             )
         if tuple(bias.shape) != (out_c,):
             raise RuntimeError(

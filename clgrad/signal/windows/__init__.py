@@ -52,6 +52,19 @@ def _filled(M, dtype, device, requires_grad):
     return make((M,), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def _points(start, constant, M, dtype, device, requires_grad):
+    """The M points ``(start + n) * constant``, n = 0 .. M - 1, as torch's windows make them:
+    ``linspace`` between the two ends (ATen's arithmetic: the ends exact)."""
+    return _C.linspace(
+        start * constant,
+        (start + (M - 1)) * constant,
+        M,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
+
+
 def exponential(
     M: int,
     *,
@@ -79,14 +92,7 @@ def exponential(
     if center is None:
         center = (M if not sym and M > 1 else M - 1) / 2.0
     constant = 1 / tau
-    k = _C.linspace(
-        -center * constant,
-        (-center + (M - 1)) * constant,
-        M,
-        dtype=dtype,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    k = _points(-center, constant, M, dtype, device, requires_grad)
     return _F.exp(-_F.abs(k))
 
 
@@ -109,14 +115,7 @@ def cosine(
         return _filled(M, dtype, device, requires_grad)
     start = 0.5
     constant = math.pi / (M + 1 if not sym and M > 1 else M)
-    k = _C.linspace(
-        start * constant,
-        (start + (M - 1)) * constant,
-        M,
-        dtype=dtype,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    k = _points(start, constant, M, dtype, device, requires_grad)
     return _F.sin(k)
 
 
@@ -143,14 +142,7 @@ def gaussian(
         return _filled(M, dtype, device, requires_grad)
     start = -(M if not sym and M > 1 else M - 1) / 2.0
     constant = 1 / (std * math.sqrt(2))
-    k = _C.linspace(
-        start * constant,
-        (start + (M - 1)) * constant,
-        M,
-        dtype=dtype,
-        device=device,
-        requires_grad=requires_grad,
-    )
+    k = _points(start, constant, M, dtype, device, requires_grad)
     return _F.exp(-(k**2))
 
 
@@ -208,9 +200,7 @@ def general_cosine(
     if not a:
         raise ValueError("Coefficients cannot be empty")
     constant = 2 * math.pi / (M if not sym else M - 1)
-    k = _C.linspace(
-        0, (M - 1) * constant, M, dtype=dtype, device=device, requires_grad=requires_grad
-    )
+    k = _points(0, constant, M, dtype, device, requires_grad)
     a_i = _C.tensor(
         [(-1) ** i * w for i, w in enumerate(a)],
         device=device,
