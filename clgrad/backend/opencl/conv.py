@@ -12,8 +12,18 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..base import View
-from .launch import INDEX_NP, dims_args, dims_types, extent, index_type, merge_dims
+from .launch import (
+    INDEX_NP,
+    dims_args,
+    dims_types,
+    divisor,
+    extent,
+    index_type,
+    merge_dims,
+)
 
 TEMPLATE = "conv.cl.mako"
 SPATIAL = 3  # the kernels' spatial dims
@@ -46,13 +56,13 @@ def _geometry(spatial, kernel, outs, stride, dilation, padding):
     ]
 
 
-def _kernel(rt, function, dt, itype, window=None, dims=1):
+def _kernel(rt, function, dt, itype, window=None, dims=1, taps=None):
     """``function`` of the template for dtype ``dt`` (one program per dtype, index type,
-    ``window``, the pooling window whose walk unrolls, or None, and ``dims``, the pooling
-    windows' merged position dims)."""
+    ``window``, the pooling window whose walk unrolls, or None, ``dims``, the pooling
+    windows' merged position dims, and ``taps``, fold's unrolled kernel window, or None)."""
     ct = dt.compute_ctype
     return rt.cached(
-        ("conv", function, dt, itype, window, dims),
+        ("conv", function, dt, itype, window, dims, taps),
         TEMPLATE,
         function,
         st=dt.ctype,
@@ -61,6 +71,7 @@ def _kernel(rt, function, dt, itype, window=None, dims=1):
         CH=FOLD_CHUNK,
         window=window,
         dims=dims,
+        taps=taps,
         fp64=dt.name == "float64",
     )
 
@@ -123,6 +134,22 @@ def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
     rows = out.numel() // w2 if w2 else 0
     if rows == 0:
         return
+    geometry = _geometry(spatial, kernel, outs, stride, dilation, padding)
+    taps = (1,) * (SPATIAL - nd) + tuple(kernel)
+    if all(s == 1 for s in stride) and math.prod(taps) <= UNROLL_WINDOW and cols.numel():
+        # a work-item per element, the window unrolled (the kernel's comment); geometry[6:9]
+        # are the outs, [12:18] the dilations and paddings
+        items = out.numel()
+        itype = index_type(extent(out), extent(cols), items)
+        I = INDEX_NP[itype]
+        sizes = (spatial[-1], spatial[-2] if nd > 1 else 1, spatial[-3] if nd > 2 else 1)
+        args = [out.buffer, I(out.offset), cols.buffer, I(cols.offset)]
+        for size in sizes:
+            args += [I(size), *map(np.uint32, divisor(size))]
+        args += [*map(I, geometry[6:9]), *map(I, geometry[12:18]), I(items)]
+        cl_kernel = _kernel(rt, "cg_conv_fold_taps", out.dtype, itype, taps=taps)
+        _launch(rt, cl_kernel, items, args)
+        return
     chunks = -(-w2 // FOLD_CHUNK)
     items = rows * chunks
     itype = index_type(extent(out), extent(cols), items)
@@ -132,7 +159,7 @@ def fold(rt, out: View, cols: View, stride, dilation, padding) -> None:
         I(out.offset),
         cols.buffer,
         I(cols.offset),
-        *map(I, _geometry(spatial, kernel, outs, stride, dilation, padding)),
+        *map(I, geometry),
         I(chunks),
         I(items),
     ]
