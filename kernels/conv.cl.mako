@@ -8,6 +8,8 @@
 ##   cg_conv_fold:   out[n, c, i0, i1, i2] = the sum of every cols element unfold would have
 ##                   copied from there: a gather per output element (each is written by one
 ##                   work-item, once), so no atomics and one rounding for half.
+##   cg_conv_fold_taps: the same sums at unit stride with a small kernel window: a work-item
+##                   per output element, its window unrolled (vectorized by PoCL).
 ##   cg_window_max:  max pooling's forward: the largest element of every window of a window
 ##                   view (N, C, O0, O1, O2, K0, K1, K2; any strides) and its index in the
 ##                   window, in one pass over the input (no copy of the windows).
