@@ -265,11 +265,18 @@ class BackwardNode(Node):
             if g is None or meta is None:
                 continue
             shape, dt = meta
-            if g._shape != shape and not (g.numel() == 1 or _broadcasts_to(shape, tuple(g.shape))):
-                raise RuntimeError(
-                    f"Function {self.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
-                )
+            if g._shape != shape:
+                # PyTorch's engine (validate_outputs) takes a gradient that its input expands
+                # to, summed back to the input's shape (a backward that leaves a broadcast
+                # undone), and refuses any other shape
+                if not _broadcasts_to(g._shape, shape):
+                    raise RuntimeError(
+                        f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                        f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                    )
+                if cast is None:
+                    cast = list(result)
+                g = cast[i] = g.sum_to_size(shape)
             # A gradient has its input's dtype, as PyTorch's engine makes it (validate_outputs):
             # a backward that works in the promoted dtype (cat, where, matmul, index ops of
             # mixed dtypes; a user's Function) needn't cast each gradient back itself.

@@ -1,0 +1,55 @@
+"""Patterns of tutorial and course programs that clgrad ran differently from PyTorch, each run
+with both libraries on every device: the same shapes, dtypes, values and exceptions."""
+
+import numpy as np
+import pytest
+
+import clgrad
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    """What ``fn()`` gives: its result as NumPy values, or the class of what it raised."""
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the class is compared with torch's
+        return type(e).__name__
+    return r
+
+
+@pytest.mark.parametrize(
+    "in_shape, grad_shape",
+    [((), (5, 1)), ((3,), (2, 3)), ((3, 1), (3, 4)), ((1,), (3,)), ((1,), (1, 1))]
+    + [((3,), ()), ((3,), (1,)), ((2, 3), (3,)), ((3,), (4,))],
+)
+def test_function_gradient_of_a_broadcast_shape(device, in_shape, grad_shape):
+    # a backward that leaves a broadcast undone (an input scale times a batch) hands back the
+    # batch's shape: PyTorch's engine sums it to the input's shape, any other shape is refused
+    def run(lib, dev):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, s):
+                ctx.save_for_backward(x, s)
+                return x * s
+
+            @staticmethod
+            def backward(ctx, g):
+                x, s = ctx.saved_tensors
+                return (g * s).expand(grad_shape) * 2, None
+
+        x = lib.ones(in_shape, device=dev, requires_grad=True)
+        s = lib.full((), 1.5, device=dev)
+
+        def go():
+            Scale.apply(x, s).sum().backward()
+            return x.grad.cpu().numpy()
+
+        return _outcome(go)
+
+    got, want = run(clgrad, device), run(torch, "cpu")
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_allclose(got, want)
+        assert got.shape == want.shape
