@@ -53,3 +53,28 @@ def test_function_gradient_of_a_broadcast_shape(device, in_shape, grad_shape):
     else:
         np.testing.assert_allclose(got, want)
         assert got.shape == want.shape
+
+
+def test_deepcopy_of_a_trained_model(device):
+    # keeping the best model with copy.deepcopy: PyTorch's Parameter copies its data and
+    # requires_grad, in its own class, and leaves .grad behind (a plain tensor keeps it)
+    import copy
+
+    def run(lib, dev):
+        class Scaled(lib.nn.Parameter):
+            pass
+
+        m = lib.nn.Linear(3, 2).to(dev)
+        m.scale = Scaled(lib.ones(2, device=dev))
+        t = lib.ones(2, device=dev, requires_grad=True)
+        (m(lib.ones(1, 3, device=dev)) * m.scale * t).sum().backward()
+        twin, t2 = copy.deepcopy((m, t))
+        return (
+            [p.grad is None for p in twin.parameters()],
+            type(twin.scale).__name__,
+            twin.weight.requires_grad,
+            t2.grad is not None,
+            m.weight.grad is not None,
+        )
+
+    assert run(clgrad, device) == run(torch, "cpu")

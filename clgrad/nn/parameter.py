@@ -46,9 +46,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        p = Parameter(self.detach().clone(), self.requires_grad)
-        if self._grad is not None:
-            p._grad = self._grad.clone()
+        # a copy of the data alone, in the parameter's own class, as PyTorch's: its .grad is
+        # not copied (a deep-copied model, e.g. the best one kept while training, has none)
+        p = type(self)(self.detach().clone(), self.requires_grad)
         memo[id(self)] = p
         return p
 
