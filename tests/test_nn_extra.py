@@ -186,17 +186,72 @@ def test_layers(fn, inputs):
     compare(fn, *inputs, layouts=C)
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sample(mode, padding_mode, align_corners):
-    grid = Input((2, 3, 2, 2), low=-1.4, high=1.4, grad=mode == "bilinear")
+    # nearest's grid gradient is zeros, but the grid is in the graph (torch's is one op)
+    grid = Input((2, 3, 2, 2), low=-1.4, high=1.4)
     compare(
         lambda t, x, g: t.nn.functional.grid_sample(x, g, mode, padding_mode, align_corners),
         (2, 2, 4, 3),
         grid,
         layouts=C,
     )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_volume(mode, padding_mode):
+    # a 3-d spatial transformer: (x, y, z) of a (N, D, H, W, 3) grid sample (N, C, D, H, W)
+    compare(
+        lambda t, x, g: t.nn.functional.grid_sample(x, g, mode, padding_mode, False),
+        (2, 2, 3, 4, 3),
+        Input((2, 2, 3, 2, 3), low=-1.4, high=1.4),
+        layouts=C,
+    )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_on_the_border(mode, padding_mode, align_corners):
+    # the identity grid of a spatial transformer's initial state puts points on the image's
+    # border (+-1 with align_corners, +-0.75 without, in a 4 x 4 image), where the padding's
+    # clipping passes no gradient to the grid (ATen's clip_coordinates_set_grad); and past it
+    ends = [-1.2, -1.0, -0.75, -0.5, 0.0, 0.5, 0.75, 1.0, 1.2]
+    grid = np.array(np.meshgrid(ends, ends[::-1]), dtype="float32").transpose(1, 2, 0)
+    compare(
+        lambda t, x, g: t.nn.functional.grid_sample(x, g, mode, padding_mode, align_corners),
+        (1, 2, 4, 4),
+        Input(values=grid[None]),
+        layouts=C,
+    )
+
+
+def test_grid_sample_checks():
+    F = "t.nn.functional.grid_sample"
+    for x, g, mode in [
+        ((1, 1, 2, 2, 2), (1, 1, 1, 1, 3), "bicubic"),
+        ((1, 1, 2, 2), (1, 1, 1, 3), "bilinear"),
+        ((1, 1, 2, 2), (2, 1, 1, 2), "bilinear"),
+        ((1, 1, 2, 2), (1, 1, 1, 1, 2), "bilinear"),
+        ((1, 1, 0, 2), (1, 1, 1, 2), "bilinear"),
+        ((1, 1, 2), (1, 1, 1), "bilinear"),
+        ((0, 1, 2, 2), (0, 3, 1, 2), "nearest"),
+    ]:
+        compare(
+            eval(f"lambda t, x, g: {F}(x, g, {mode!r}, align_corners=False)"),
+            x,
+            g,
+            grad=False,
+            layouts=C,
+        )
+    for lib in (torch, clgrad):
+        with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+            lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 1, 2))
+        with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+            lib.nn.functional.affine_grid(lib.eye(2, 3)[None], (1, 1, 2, 2))
 
 
 @pytest.mark.parametrize(

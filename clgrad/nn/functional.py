@@ -6,6 +6,7 @@ the sliding-window view of ``clgrad.ops.nn_ops`` (im2col: one strided copy and o
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 import weakref
@@ -3888,6 +3889,13 @@ def gumbel_softmax(
 
 
 # ---- spatial transformers --------------------------------------------------------------------
+_ALIGN_CORNERS_DEFAULT = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+
+
 def _grid_coords(n, align_corners, device, dtype):
     if n <= 1:
         return _tensor([0.0] * n, dtype=dtype, device=device)
@@ -3906,6 +3914,8 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     tensor([[[[-1.,  0.],
               [ 1.,  0.]]]])
     """
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
     align_corners = bool(align_corners)
     size = tuple(size)
     if not theta.dtype.is_floating_point:
@@ -3957,18 +3967,68 @@ def _reflect(x, lo2, hi2):
     return _E.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
 
 
+def _pad_coordinate(x, size, padding_mode, align_corners):
+    """ATen's compute_coordinates: a pixel coordinate clipped or reflected into the image by
+    the padding mode ("zeros" leaves it, its samples outside being 0)."""
+    if padding_mode == "zeros":
+        return x
+    if padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+    # ATen's clip_coordinates_set_grad: a coordinate on the border counts as outside, its
+    # gradient 0 (clamp's passes it; an identity grid with align_corners puts points there)
+    inside = (x > 0) & (x < size - 1)
+    return _E.where(inside, x, x.detach().clamp(0, size - 1))
+
+
 def _source_index(coord, size, padding_mode, align_corners):
     """Normalized grid coordinates to pixel coordinates, with the padding mode's clipping."""
     if align_corners:
         x = (coord + 1) / 2 * (size - 1)
     else:
         x = ((coord + 1) * size - 1) / 2
-    if padding_mode == "border":
-        x = x.clamp(0, size - 1)
-    elif padding_mode == "reflection":
-        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
-        x = x.clamp(0, size - 1)
-    return x
+    return _pad_coordinate(x, size, padding_mode, align_corners)
+
+
+def _cubic_weights(t):
+    """ATen's get_cubic_upsample_coefficients (A = -0.75): the weights of the taps at -1, 0,
+    1 and 2 from a fractional position ``t``."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _check_grid_sample(input, grid, mode):
+    # ATen's check_grid_sampler_common, then its 2-d / 3-d checks, in their order
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(
+            "grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, "
+            f"but got grid with sizes {list(grid.shape)}"
+        )
+    for i in range(2, input.ndim):
+        if input.shape[i] <= 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+    rank = 4 if input.ndim == 4 else 5
+    if input.ndim != rank or grid.ndim != rank:
+        raise RuntimeError(
+            f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, "
+            f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
+    if rank == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
 def grid_sample(
@@ -3978,10 +4038,12 @@ def grid_sample(
     padding_mode: str = "zeros",
     align_corners: bool | None = None,
 ) -> Tensor:
-    """Samples the 4-d ``input`` ``(N, C, H, W)`` at the normalized (x, y) locations of
-    ``grid`` ``(N, H_out, W_out, 2)``, as ``torch.nn.functional.grid_sample``: ``mode``
-    "bilinear" or "nearest", ``padding_mode`` "zeros", "border" or "reflection". Gradients
-    reach both ``input`` and ``grid`` (bilinear). 5-d inputs and "bicubic" are not supported.
+    """Samples ``input`` at the normalized locations of ``grid``, as
+    ``torch.nn.functional.grid_sample``: a 4-d ``input`` ``(N, C, H, W)`` at the (x, y) of a
+    grid ``(N, H_out, W_out, 2)``, a 5-d one ``(N, C, D, H, W)`` at the (x, y, z) of a grid
+    ``(N, D_out, H_out, W_out, 3)``. ``mode`` "bilinear" (trilinear in 5-d), "nearest" or
+    "bicubic" (4-d), ``padding_mode`` "zeros", "border" or "reflection". Gradients reach both
+    ``input`` and ``grid`` (nearest's grid gradient is zeros).
 
     >>> img = clgrad.arange(4.0).reshape(1, 1, 2, 2)
     >>> grid = clgrad.tensor([[[[0.0, 0.0], [-1.0, -1.0]]]])
@@ -3998,43 +4060,59 @@ def grid_sample(
             f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'"
         )
-    if input.ndim != 4 or mode == "bicubic":
-        raise NotImplementedError("grid_sample: only 4-d inputs in bilinear or nearest mode")
-    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid of shape (N, H_out, W_out, 2) with N = "
-            f"{input.shape[0]}, got {list(grid.shape)}"
-        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
     align_corners = bool(align_corners)
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    ix = _source_index(grid[..., 0], w, padding_mode, align_corners).reshape(n, 1, ho * wo)
-    iy = _source_index(grid[..., 1], h, padding_mode, align_corners).reshape(n, 1, ho * wo)
-    flat = input.reshape(n, c, h * w)
+    _check_grid_sample(input, grid, mode)
+    n, c, *spatial = input.shape
+    k = len(spatial)
+    points = grid.shape[1:-1]
+    count = math.prod(points)
+    flat = input.reshape(n, c, math.prod(spatial))
+    # bicubic pads each tap's coordinate (ATen's get_value_bounded), the others the point's
+    pad = "zeros" if mode == "bicubic" else padding_mode
+    # the pixel coordinate along each spatial dim (D, H, W): grid's last component is x (W)
+    pos = [
+        _source_index(grid[..., k - 1 - d], spatial[d], pad, align_corners).reshape(n, 1, count)
+        for d in range(k)
+    ]
 
-    def tap(xi, yi):
-        # the pixel at integer coordinates (xi, yi), 0 outside the image
-        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).to(_D.int64)
-        vals = flat.gather(2, idx.expand(n, c, ho * wo))
-        return vals, inside.to(input.dtype)
+    def tap(at):
+        # the pixels at integer coordinates ``at`` (one per spatial dim), 0 outside the image
+        inside, idx = None, None
+        for x, size in zip(at, spatial):
+            if mode == "bicubic":
+                x = _pad_coordinate(x, size, padding_mode, align_corners)
+            ok = (x >= 0) & (x <= size - 1)
+            inside = ok if inside is None else inside & ok
+            x = x.clamp(0, size - 1)
+            idx = x if idx is None else idx * size + x
+        vals = flat.gather(2, idx.to(_D.int64).expand(n, c, count))
+        return _E.where(inside, vals, 0.0)
 
     if mode == "nearest":
-        v, m = tap(ix.round(), iy.round())
-        out = v * m
+        near = [x.round() for x in pos]  # round half to even, as ATen's nearbyint
+        # ATen's sampler is one op whose grid gradient is zeros in this mode: the grid stays in
+        # the graph through round's zero gradient (autograd.grad of it is zeros, not unused)
+        everywhere = _tensor(True, device=input.device)
+        out = _E.where(everywhere, tap(near), near[0])
     else:
-        x0, y0 = ix.floor(), iy.floor()
-        fx, fy = ix - x0, iy - y0
+        base = [x.floor() for x in pos]
+        frac = [x - b for x, b in zip(pos, base)]
+        if mode == "bicubic":
+            weights = [_cubic_weights(f) for f in frac]
+            offsets = range(-1, 3)
+        else:
+            weights = [(1 - f, f) for f in frac]
+            offsets = range(2)
         out = 0.0
-        for dx, dy, wt in (
-            (0, 0, (1 - fx) * (1 - fy)),
-            (1, 0, fx * (1 - fy)),
-            (0, 1, (1 - fx) * fy),
-            (1, 1, fx * fy),
-        ):
-            v, m = tap(x0 + dx, y0 + dy)
-            out = out + v * (wt * m)
-    return out.reshape(n, c, ho, wo)
+        for corner in itertools.product(range(len(offsets)), repeat=k):
+            wt = weights[0][corner[0]]
+            for d in range(1, k):
+                wt = wt * weights[d][corner[d]]
+            at = [b + offsets[j] for b, j in zip(base, corner)]
+            out = out + tap(at) * wt
+    return out.reshape(n, c, *points)
 
 
 # ---- embedding_bag ---------------------------------------------------------------------------
