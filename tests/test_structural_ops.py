@@ -45,7 +45,9 @@ def test_sorting(op, x):
 def test_sort_results_are_row_major(device, dim):
     """As PyTorch's for a row-major input: ``.view()`` of a sort along any dim works (the rows
     sorted along dim 0 came back in a transposed layout, which refused it)."""
-    x = clgrad.tensor(np.random.default_rng(5).standard_normal((3, 4, 2)), device=device)
+    x = clgrad.tensor(
+        np.random.default_rng(5).standard_normal((3, 4, 2)).astype(np.float32), device=device
+    )
     values, indices = x.sort(dim)
     for t in (values, indices, clgrad.msort(x)):
         assert t.is_contiguous() and t.view(-1).shape == (24,)
