@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from conftest import assert_close
 
 import clgrad
@@ -393,12 +394,38 @@ def test_data_has_a_version_counter_of_its_own(device):
 def test_inplace_on_non_leaf_is_recorded(device):
     x = leaf([-1.0, 2.0, 3.0], device)
     y = x * 2
-    y.relu_()
+    y.abs_()  # (relu_ saves its result, which mul_ would then overwrite: torch refuses that)
     y.mul_(x)
     y[0] = 5.0
     y.sum().backward()
-    # y = relu(2x) * x with y[0] overwritten: d/dx = 4x where x > 0, 0 at index 0
+    # y = |2x| * x with y[0] overwritten: d/dx = 4x where x > 0, 0 at index 0
     assert x.grad.tolist() == [0.0, 8.0, 12.0]
+
+
+@pytest.mark.parametrize("op", ["exp_", "tanh_", "sigmoid_", "relu_", "sqrt_"])
+@pytest.mark.parametrize("where", ["tensor", "view"])
+def test_inplace_op_saves_the_written_tensor(device, op, where):
+    """An in-place op whose gradient reads its result saves the tensor it wrote (as PyTorch's
+    saves self): writing into it again before backward fails that backward, as torch's;
+    untouched, the gradient is torch's."""
+
+    def run(lib, dev, write_again):
+        x = lib.tensor([0.5, 1.0, 2.0], device=dev, requires_grad=True)
+        b = x * 1
+        t = b if where == "tensor" else b[1:]
+        getattr(t, op)()
+        if write_again:
+            b.mul_(2)
+        (b * lib.tensor([1.0, 2.0, 3.0], device=dev)).sum().backward()
+        return x.grad
+
+    np.testing.assert_allclose(
+        run(clgrad, device, False).cpu().numpy(), run(torch, "cpu", False).numpy(), rtol=1e-6
+    )
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run(torch, "cpu", True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run(clgrad, device, True)
 
 
 def test_hooks(device):

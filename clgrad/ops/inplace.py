@@ -67,7 +67,26 @@ def inplace(x, functional, direct, *others):
     with no_grad():
         copy_into(x, new)
     _take_history(x, new)
+    _saves_written(x, new)
     return x
+
+
+def _saves_written(x, new):
+    """The op's node keeps ``x`` where it saved its output ``new`` (exp_, tanh_, sigmoid_ and
+    the other ops whose gradient reads their result), at x's version after the write, as
+    PyTorch's in-place op saves self: a later in-place write into x then fails the backward
+    that needs the old value, where the copy ``new`` kept it silently right (and alive)."""
+    node = new._grad_fn
+    ctx = getattr(node, "ctx", None)
+    for saved in getattr(ctx, "_saved", None) or ():
+        if (
+            saved is not None
+            and saved.output_nr is not None
+            and saved.unpack_hook is None
+            and saved.tensor._storage is new._storage
+        ):
+            saved.tensor = x.detach()
+            saved.version = x._version
 
 
 def _take_history(t, src):
@@ -108,6 +127,7 @@ def _inplace_view(x, functional):
     out = CopySlices.apply(base, new, geom)  # writes the region, records the base's history
     _take_history(base, out)
     _as_view_of_base(x)
+    _saves_written(x, new)
     return x
 
 
