@@ -78,3 +78,34 @@ def test_deepcopy_of_a_trained_model(device):
         )
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+_KEYS = [
+    "0", "-1", "(slice(None), 1)", "slice(0, 2)", "slice(None)", "(0, slice(1, 3))",
+    "(slice(1, 3), 0)", "None", "(0, None)", "(None, 0)", "Ellipsis", "()", "(Ellipsis, 0)",
+    "(slice(None), slice(None))", "(slice(0, 2), slice(None, 10))",
+    "(slice(None), slice(-3, None))",
+    "(slice(None), slice(0, 3, 1))", "(slice(None), slice(None, -1))", "(Ellipsis, None)",
+    "(slice(0, 2), None, slice(None))", "(1, 1)", "lib.tensor(1)", "(0, lib.tensor([0, 1]))",
+    "(lib.tensor([True, False]),)",
+]  # fmt: skip
+
+_REDUCTIONS = [
+    "x.sum()", "x.sum(1)", "x.sum((0, 1))", "lib.sum(x, -1, keepdim=True)", "x.nansum(1)",
+    "x.prod()", "x.prod(1)", "x.max()", "x.max(1)[0]", "x.min()", "x.min(1).values", "x.amax()",
+    "x.amin(1)", "lib.max(x)", "x.mean()", "x.mean(0)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("expr", [f"x[{k}]" for k in _KEYS] + _REDUCTIONS)
+def test_printed_grad_fn(device, expr):
+    # a notebook prints its tensors with their grad_fn (tensor(..., grad_fn=<SumBackward1>)):
+    # the node PyTorch's op ends on, an indexing's last op in the key's order, one overload of
+    # a reduction (with dims or not, max() or amax()) or another; the gradients stay the same
+    def run(lib, dev):
+        x = lib.tensor([[1.0, 3.0, 3.0], [0.0, 2.0, 5.0]], device=dev).requires_grad_()
+        y = eval(expr, {"x": x, "lib": lib})
+        y.backward(lib.ones_like(y))
+        return y.grad_fn.name(), repr(y.detach().cpu()), x.grad.cpu().tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -9,6 +9,7 @@ the kernels clamp besides, so no input can reach outside a storage.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from numbers import Number
 from typing import Any
@@ -32,7 +33,7 @@ from .core import (
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
 from .inplace import copy_, distinct_elements, inplace, shared_dims, warn_expanded
-from .movement import Slice, cat, stack
+from .movement import Select, Slice, cat, stack
 from .registry import SCALAR_TYPE_NAMES
 
 # ---- keys --------------------------------------------------------------------------------------
@@ -431,6 +432,46 @@ def index_parsed(x, basic_key, advanced):
     return Index.apply(v, advanced) if advanced else v
 
 
+# the nodes of the views x[key] ends on besides Slice and Select (they are Slice's view)
+Alias = type("Alias", (Slice,), {"__module__": __name__})
+UnsqueezeView = type(
+    "UnsqueezeView", (Slice,), {"__module__": __name__, "node_name": "UnsqueezeBackward0"}
+)
+
+
+def _whole(k, n):
+    """Whether slice ``k`` is one PyTorch's indexing skips along a dim of size ``n``: from 0
+    (as written: -n is sliced), step 1, to n or past it."""
+    try:
+        start = 0 if k.start is None else operator.index(k.start)
+        stop = n if k.stop is None else operator.index(k.stop)
+        step = 1 if k.step is None else operator.index(k.step)
+    except TypeError:
+        return False
+    return start == 0 and step == 1 and stop >= n
+
+
+def _view_node(x, key, basic_key):
+    """The node of the view ``x[key]`` (no tensor index): PyTorch's indexing runs an op per
+    item in the key's order and the last one is the result's grad_fn, printed with it:
+    ``x[0]`` SelectBackward0, ``x[None]`` UnsqueezeBackward0, ``x[1:]`` SliceBackward0; a lone
+    slice is always sliced, a slice of a tuple that keeps the whole dim is skipped, and a key
+    that runs no op (``x[...]``, ``x[:, :]``) gives an alias (AliasBackward0)."""
+    if isinstance(key, slice):
+        return Slice
+    node, d = Alias, 0
+    for k in basic_key:
+        if k is None:
+            node = UnsqueezeView
+            continue
+        if not isinstance(k, slice):
+            node = Select
+        elif not _whole(k, x._shape[d]):
+            node = Slice
+        d += 1
+    return node
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: a view for ints, slices, None and ``...``; a copy for tensor and mask keys."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
@@ -442,7 +483,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     ):
         v = x
     else:
-        v = Slice.apply(x, shape, stride, offset, basic_key)
+        node = Slice if advanced else _view_node(x, key, basic_key)
+        v = node.apply(x, shape, stride, offset, basic_key)
     return Index.apply(v, check_advanced(v, advanced)) if advanced else v
 
 

@@ -76,7 +76,7 @@ def _extreme_grad(grad, input, result, dim):
 
 # (the gradient is expanded to the input's shape, which the node keeps: the input itself is not
 # saved, so writing into it after the sum is fine, as in PyTorch; mean is a sum too)
-@reduction("0", "a + b", np.sum, grad=lambda grad: grad)
+@reduction("0", "a + b", np.sum, grad=lambda grad: grad, dims_node="SumBackward1")
 def sum(
     apply,
     input: Tensor,
@@ -117,7 +117,7 @@ def nansum(
     return apply(input, dim, keepdim, dtype)
 
 
-@reduction("1", "a * b", np.prod, grad=_prod_grad)
+@reduction("1", "a * b", np.prod, grad=_prod_grad, dims_node="ProdBackward1")
 def prod(
     apply,
     input: Tensor,
@@ -461,6 +461,11 @@ class ExtremeDim(Function):
 
     node_name = "MaxBackward0"
 
+    @classmethod
+    def of(cls, name):
+        """The node of max(x, dim) or of min(x, dim) (``name``), as PyTorch names them."""
+        return cls if name == "max" else MinDim
+
     @staticmethod
     def forward(ctx, x, dim, keepdim, name):
         values = run_reduce(REDUCE_KERNELS["a" + name], x, (dim,), keepdim, x.dtype)
@@ -481,17 +486,21 @@ class ExtremeDim(Function):
         return ScatterAdd.apply(z, ctx.dim, indices, g), None, None, None
 
 
+class MinDim(ExtremeDim):
+    node_name = "MinBackward0"
+
+
 def _max_min(name, x, dim, keepdim, other):
     if isinstance(dim, Tensor):  # max(x, other), as PyTorch's overloads take it
         dim, other = EVERY_DIM, dim
     if other is not None:
         return (maximum if name == "max" else minimum)(x, other)
-    if dim is EVERY_DIM:
-        return (amax if name == "max" else amin)(x)
+    if dim is EVERY_DIM:  # amax's / amin's reduction in PyTorch's node of max() / min()
+        return REDUCTIONS["a" + name].apply(x, node=f"{name.capitalize()}Backward1")
     d = wrap_dim(int_dim(name, dim), x.ndim)
     if x.ndim and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return values_indices(*ExtremeDim.apply(x, d, keepdim, name))
+    return values_indices(*ExtremeDim.of(name).apply(x, d, keepdim, name))
 
 
 def max(input, dim=EVERY_DIM, keepdim=False, other=None):

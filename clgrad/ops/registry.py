@@ -134,10 +134,12 @@ def _formula(fn: Callable | None, names: tuple) -> tuple | None:
     return fn, wanted
 
 
-def _function_class(name: str, forward: Callable, backward: Callable, operands=0) -> type:
-    """The autograd ``Function`` of a declared op (its node is ``<Name>Backward0``); its first
-    ``operands`` arguments have an edge in the graph even as Python numbers (PyTorch's wrapped
-    scalars: ``x * 2`` has two)."""
+def _function_class(
+    name: str, forward: Callable, backward: Callable, operands=0, node_name=None
+) -> type:
+    """The autograd ``Function`` of a declared op (its node is ``<Name>Backward0``, or
+    ``node_name``); its first ``operands`` arguments have an edge in the graph even as Python
+    numbers (PyTorch's wrapped scalars: ``x * 2`` has two)."""
     return type(
         _camel(name),
         (Function,),
@@ -145,6 +147,7 @@ def _function_class(name: str, forward: Callable, backward: Callable, operands=0
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
             "number_edges": operands,
+            "node_name": node_name,
             "__module__": __name__,
             "__qualname__": _camel(name),
         },
@@ -435,7 +438,7 @@ class ElementwiseOp:
             return kernel
         return self.kernel
 
-    def _function(self) -> type:
+    def _function(self, node_name=None) -> type:
         op = self
         names = self.params + self.scalars
         reads = set()
@@ -785,7 +788,7 @@ def refuse_integral_output(dt) -> None:
 class ReductionOp:
     """A declared reduction; see ``reduction``."""
 
-    def __init__(self, body, kernel, result, grad):
+    def __init__(self, body, kernel, result, grad, dims_node=None):
         self.name = body.__name__
         self.kernel = kernel
         self.result = result
@@ -797,12 +800,15 @@ class ReductionOp:
         self.grad = _formula(grad, ("input", "dim"))
         self.differentiable = grad is not None
         self.function = self._function() if self.differentiable else None
+        self._variants = {}
+        self.dims_node = dims_node
         self.public = _public(body, self.apply, out=True)
         self.method = _public(body, self.apply)
         self.inplace_method = None
 
-    def apply(self, x, dim=None, keepdim=False, dtype=None):
-        """Normalizes the arguments and runs the reduction (recorded when differentiable)."""
+    def apply(self, x, dim=None, keepdim=False, dtype=None, node=None):
+        """Normalizes the arguments and runs the reduction (recorded when differentiable, in a
+        node named ``node`` where given: another op's overload, as max() is amax's)."""
         if self.arg:
             return self._arg(x, dim, keepdim)
         dims = normalize_dims(dim, x.ndim)
@@ -811,8 +817,19 @@ class ReductionOp:
         dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
         if self.function is not None and needs_recording((x,)):
             refuse_integral_output(dt)
-            return self.function.apply(x, dims, keepdim, dt)
+            if node is None and dim is not None:
+                node = self.dims_node
+            return self.variant(node).apply(x, dims, keepdim, dt)
         return run_reduce(self.kernel, x, dims, keepdim, dt, D.accumulation(dt))
+
+    def variant(self, node_name):
+        """The reduction's Function whose node PyTorch names ``node_name`` (one op, several
+        overloads: ``x.sum()`` is SumBackward0, ``x.sum(1)`` SumBackward1); None: its own."""
+        if node_name is None:
+            return self.function
+        if node_name not in self._variants:
+            self._variants[node_name] = self._function(node_name)
+        return self._variants[node_name]
 
     def _arg(self, x, dim, keepdim):
         if x.dtype is D.bool_:
@@ -829,7 +846,7 @@ class ReductionOp:
             raise IndexError(f"{self.name}(): Expected reduction dim {d} to have non-zero size.")
         return run_reduce(self.kernel, x, (d,) if x.ndim else (), keepdim, D.int64)
 
-    def _function(self) -> type:
+    def _function(self, node_name=None) -> type:
         op = self
         fn, wanted = self.grad
 
@@ -858,7 +875,7 @@ class ReductionOp:
                 g = g.expand(shape)
             return (g if g.dtype is dt else g.to(dt)), None, None, None
 
-        function = _function_class(self.name, forward, backward)
+        function = _function_class(self.name, forward, backward, node_name=node_name)
         generic = function.apply
 
         def apply(x, dims, keepdim, dt):
@@ -894,13 +911,15 @@ def reduction(
     grad: Callable | None = None,
     arg: bool = False,
     better: str = "",
+    dims_node: str | None = None,
 ) -> Callable:
     """Declares the decorated function as a reduction, as pyopencl's ``ReductionKernel`` takes
     one: each element mapped by ``map_expr`` (C over ``x``), combined by ``reduce_expr`` (C over
     ``a``, ``b``) from ``neutral``; or, with ``arg=True``, the index of the first element for
     which ``better`` (C over ``v``, ``s``) holds. ``numpy(array, axis=...)`` is the reference,
     ``result`` the dtype rule, ``grad`` the gradient over ``grad``, ``result``, ``input`` and
-    ``dim`` (the reduced dims; ``grad`` and ``result`` come with them kept as size 1).
+    ``dim`` (the reduced dims; ``grad`` and ``result`` come with them kept as size 1);
+    ``dims_node`` the node's name where ``dim`` is given (PyTorch's overload with dims).
     """
 
     def declare(body: Callable) -> Callable:
@@ -908,7 +927,7 @@ def reduction(
         if name in REDUCTIONS:
             raise ValueError(f"reduction {name!r} is declared twice")
         kernel = ReduceKernel(name, neutral, reduce_expr, numpy, map_expr, arg, better)
-        op = ReductionOp(body, kernel, index_dtype if arg else result, grad)
+        op = ReductionOp(body, kernel, index_dtype if arg else result, grad, dims_node)
         REDUCTIONS[name] = op
         bundle(("reduce", arg), kernel)  # its C is written for every type
         op.public.op = op
