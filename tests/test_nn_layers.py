@@ -219,6 +219,30 @@ def test_interpolate(mode, shape):
         )
 
 
+@pytest.mark.parametrize("mode, shape", [("linear", (1, 2, 4)), ("bilinear", (1, 2, 4, 3))])
+@pytest.mark.parametrize("resize", ["size kept", "scale 1.2 kept", "halved", "bicubic kept"])
+def test_interpolate_infinities_and_kept_sizes(device, mode, shape, resize):
+    """Each output is its taps' products added, as PyTorch's kernels: an infinite neighbour
+    gives inf (a dense interpolation matrix's zero weights made NaN), a linear dim of unchanged
+    size is ATen's copy (the element twice, weighed 1 and 0: NaN where it is infinite, whatever
+    the scale factor), and bicubic keeps its taps there too."""
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    x.flat[1], x.flat[5] = np.inf, -np.inf
+    kw = {
+        "size kept": dict(size=shape[2:]),
+        "scale 1.2 kept": dict(scale_factor=1.2),
+        "halved": dict(scale_factor=0.5, recompute_scale_factor=True),
+        "bicubic kept": dict(size=shape[2:]),
+    }[resize]
+    if resize == "bicubic kept":
+        if mode != "bilinear":
+            pytest.skip("bicubic is 2-d")
+        mode = "bicubic"
+    want = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kw).numpy()
+    got = cnn.functional.interpolate(clgrad.tensor(x, device=device), mode=mode, **kw)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
+
+
 def test_interpolate_errors():
     x = (1, 1, 4, 4)
     compare(lambda t, x: t.nn.functional.interpolate(x, scale_factor=2, mode="linear"), x)

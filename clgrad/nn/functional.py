@@ -1851,10 +1851,13 @@ def _nearest_index(n_in, n_out, scale, exact, ft):
     return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
 
 
-def _interp_matrix(mode, n_in, n_out, align_corners, scale, ft):
-    """The (n_out, n_in) matrix of one dim of a separable linear or cubic interpolation."""
-    m = np.zeros((n_out, n_in), dtype=np.float64)
-    rows = np.arange(n_out)
+def _interp_taps(mode, n_in, n_out, align_corners, scale, ft):
+    """The taps of one dim of a separable linear or cubic interpolation: (index, weight) pairs
+    of length ``n_out``, output position i being the sum of ``x[index[i]] * weight[i]`` over
+    them in order, as PyTorch's kernels add their neighbours (each tap a product: an infinite
+    neighbour gives an infinite result, where a dense matrix's zeros made it NaN). A linear
+    dim of unchanged size is ATen's copy: the element itself twice, weighed 1 and 0, whatever
+    the scale (so an infinite element gives NaN there, as in PyTorch)."""
     if mode == "cubic":
         src = _source_coords(n_in, n_out, align_corners, scale, ft, cubic=True)
         base = np.floor(src)
@@ -1868,17 +1871,15 @@ def _interp_matrix(mode, n_in, n_out, align_corners, scale, ft):
             return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
         coeffs = (far(t + 1), near(t), near(1 - t), far(2 - t))
-        for j, w in enumerate(coeffs):
-            idx = np.clip(base.astype(np.int64) - 1 + j, 0, n_in - 1)
-            np.add.at(m, (rows, idx), w)
-        return m
+        first = base.astype(np.int64) - 1
+        return [(np.clip(first + j, 0, n_in - 1), w) for j, w in enumerate(coeffs)]
+    if n_in == n_out:
+        same = np.arange(n_out)
+        return [(same, np.ones(n_out, ft)), (same, np.zeros(n_out, ft))]
     src = _source_coords(n_in, n_out, align_corners, scale, ft)
     i0 = src.astype(np.int64)
-    i1 = i0 + (i0 < n_in - 1)
     lam = np.clip(src - i0.astype(ft), 0, 1).astype(ft)
-    np.add.at(m, (rows, i0), ft(1) - lam)
-    np.add.at(m, (rows, i1), lam)
-    return m
+    return [(i0, ft(1) - lam), (i0 + (i0 < n_in - 1), lam)]
 
 
 def _interp_per_dim(value, nd, convert, mismatch_message):
@@ -1984,12 +1985,18 @@ def interpolate(
     ft = np.float64 if input.dtype is _D.float64 else np.float32
     kind = "cubic" if mode == "bicubic" else "linear"
     out = input
-    for i, (n, m, s) in enumerate(zip(spatial, outs, scales)):
-        mat = _interp_matrix(kind, n, m, align_corners, s, ft)
-        if n == m and np.array_equal(mat, np.eye(n)):
-            continue
-        w = _tensor(mat, dtype=input.dtype, device=input.device)
-        out = (out.movedim(2 + i, -1) @ w.mT).movedim(-1, 2 + i)
+    # the last dim first: PyTorch's kernels interpolate along W inside H inside D
+    for i in reversed(range(nd)):
+        taps = _interp_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
+        along = [1] * out.ndim
+        along[2 + i] = outs[i]
+        total = None
+        for idx, w in taps:
+            index = _tensor(idx, dtype=_D.int64, device=input.device)
+            weight = _tensor(w, dtype=input.dtype, device=input.device).reshape(along)
+            term = out.index_select(2 + i, index) * weight
+            total = term if total is None else total + term
+        out = total
     return out
 
 
