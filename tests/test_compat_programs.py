@@ -109,3 +109,39 @@ def test_printed_grad_fn(device, expr):
         return y.grad_fn.name(), repr(y.detach().cpu()), x.grad.cpu().tolist()
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+def _names(fn):
+    """A node's name and its next functions' names (None for an edge without one)."""
+    return fn.name(), [None if f is None else f.name() for f, _ in fn.next_functions]
+
+
+_OVERLOADS = [
+    "x ** 2", "x.pow(2.5)", "x ** x", "2 ** x", "x ** lib.tensor(2.0)", "x.square()",
+    "x.clamp(0, 1)", "x.clamp(min=0.5)", "lib.clip(x, max=0.5)", "x.clamp(lo)",
+    "x.clamp(lo, hi)", "x.clamp(None, hi)", "x.clamp_min(0.5)", "x.clamp_max(0.5)",
+    "x.clamp_min(lo)", "lib.clamp_max(x, hi)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("expr", _OVERLOADS)
+def test_printed_grad_fn_of_an_overload(device, expr):
+    # one op, several overloads, each its node in PyTorch (a tutorial prints y.grad_fn and
+    # its next_functions): x ** 2 PowBackward0, whose number exponent has no edge, x ** x
+    # PowBackward1; clamp with numbers ClampBackward1, with tensors ClampBackward0; the
+    # gradients, of each operand, stay the same
+    def run(lib, dev):
+        x = lib.tensor([[0.1, 0.5, 0.9], [0.3, 2.0, 1.5]], device=dev).requires_grad_()
+        lo = lib.full((2, 3), 0.2, device=dev).requires_grad_()
+        hi = lib.full((2, 3), 0.8, device=dev).requires_grad_()
+        y = eval(expr, {"x": x, "lo": lo, "hi": hi, "lib": lib})
+        y.backward(lib.ones_like(y))
+        values = [y] + [t.grad for t in (x, lo, hi)]
+        return _names(y.grad_fn), [None if t is None else t.detach().cpu().numpy() for t in values]
+
+    (names, values), (want_names, want) = run(clgrad, device), run(torch, "cpu")
+    assert names == want_names
+    for got, expected in zip(values, want):
+        assert (got is None) == (expected is None)
+        if got is not None:
+            np.testing.assert_allclose(got, expected, rtol=1e-5)

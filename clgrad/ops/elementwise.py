@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .core import TYPE_META_NAMES, is_tensor, launch, overflow_error, overflows
 from .registry import (
     ALL_DTYPES,
+    ELEMENTWISE,
     FLOAT_DTYPES,
     INTEGRAL_DTYPES,
     NUMERIC_DTYPES,
@@ -31,6 +32,14 @@ from .registry import (
 )
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _overload(name, node_name, edges=None):
+    """The apply of op ``name`` recording PyTorch's node of one of its overloads (see
+    ``ElementwiseOp.variant``)."""
+    return ELEMENTWISE[name].variant(node_name, edges).apply
+
+
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 
@@ -345,6 +354,14 @@ def _pow_grad_exponent(grad, input, exponent, result):
     return where((input == 0) & (exponent >= 0), 0.0, grad * result * input.log())
 
 
+def _pow_nodes(input, exponent):
+    # PyTorch's overloads: pow(Tensor, Scalar) PowBackward0, pow(Tensor, Tensor) PowBackward1,
+    # pow(Scalar, Tensor) PowBackward2; a Scalar has no edge in the node
+    if not is_tensor(exponent):
+        return "PowBackward0", 1
+    return ("PowBackward1", None) if is_tensor(input) else ("PowBackward2", 0)
+
+
 def _pow_exponent_type(dt):
     # PyTorch's float and double pow kernels take a number exponent as a double
     return D.float64 if dt in (D.float32, D.float64) else dt
@@ -366,6 +383,7 @@ def _pow_exponent_type(dt):
     variants={2: "(in0 * in0)", 3: "(in0 * in0 * in0)"}
     | {0.5: ("cg_sqrt_{T}(in0)", _np_sqrt, _SQRT_DTYPES)}
     | {-0.5: ("cg_rsqrt_{T}(in0)", _np_rsqrt, _SQRT_DTYPES)},
+    nodes=_pow_nodes,
 )
 def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent``; a bool tensor to a Python bool is the tensor itself (``True``) or
@@ -459,6 +477,12 @@ def _clamp_grads():
     )
 
 
+def _clamp_nodes(input, min, max):
+    # PyTorch's overloads: clamp(Tensor, Scalar?, Scalar?) ClampBackward1, whose node has the
+    # input's edge alone; clamp(Tensor, Tensor?, Tensor?) the op's own ClampBackward0
+    return None if is_tensor(min) or is_tensor(max) else ("ClampBackward1", 1)
+
+
 def _bool_clamp_by_a_tensor(input, min, max):
     """Whether ``clamp`` of bools has one bound, a tensor: ATen's clamp_min/clamp_max then,
     whose kernels (maximum's, minimum's) take bool."""
@@ -475,6 +499,7 @@ def _bool_clamp_by_a_tensor(input, min, max):
     dtypes=NUMERIC_DTYPES,
     exact=("min", "max"),
     shortcut=lambda input, min=None, max=None: _bool_clamp_by_a_tensor(input, min, max),
+    nodes=_clamp_nodes,
 )
 def clamp(
     apply, input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None
@@ -487,6 +512,11 @@ def clamp(
     >>> clgrad.tensor([1, 5, 9]).clamp(max=6)
     tensor([1, 5, 6])
     """
+    return _clamp(apply, input, min, max)
+
+
+def _clamp(apply, input, min, max):
+    """``clamp``'s work, run by ``apply`` (clamp_min and clamp_max pass theirs)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if _bool_clamp_by_a_tensor(input, min, max):
@@ -498,6 +528,14 @@ def clamp(
         info = np.iinfo(dt.np)
         lowest, highest = int(info.min), int(info.max)
     return apply(input, lowest if min is None else min, highest if max is None else max)
+
+
+def _one_bound(name, input, min, max):
+    """clamp_min or clamp_max (``name``), in PyTorch's node of each: ClampMinBackward0 for a
+    number bound, ClampMinBackward1 for a tensor, the input's edge and a tensor bound's."""
+    ELEMENTWISE["clamp"]._check_operands((input, min, max))
+    node = f"{name}Backward{int(is_tensor(min) or is_tensor(max))}"
+    return _clamp(_overload("clamp", node, 1), input, min, max)
 
 
 def clip(input, min=None, max=None):
@@ -515,7 +553,7 @@ def clamp_min(input, min):
     >>> clgrad.clamp_min(clgrad.tensor([-1.0, 2.0]), 0.0)
     tensor([0., 2.])
     """
-    return clamp(input, min, None)
+    return _one_bound("ClampMin", input, min, None)
 
 
 def clamp_max(input, max):
@@ -524,7 +562,7 @@ def clamp_max(input, max):
     >>> clgrad.clamp_max(clgrad.tensor([-1.0, 2.0]), 0.0)
     tensor([-1.,  0.])
     """
-    return clamp(input, None, max)
+    return _one_bound("ClampMax", input, None, max)
 
 
 # ---- unary math -------------------------------------------------------------------------------

@@ -213,6 +213,7 @@ class ElementwiseOp:
         checks,
         variants=None,
         takes_out=True,
+        nodes=None,
     ):
         exact, scalar_type, refuse, scalars, tensors, shortcut, dtype_check = checks
         self.name = body.__name__
@@ -256,7 +257,10 @@ class ElementwiseOp:
         )
         self.differentiable = grads is not None
         self.function = self._function() if self.differentiable else None
+        self._variants = {}
         self.apply = self.function.apply if self.differentiable else self.run
+        if nodes is not None and self.differentiable:
+            self.apply = self._overloads(nodes)
         checked = self.restricted is not None or bool(exact) or bool(tensors) or bool(dtype_check)
         if self.arity == 1:
             check = self._check_unary
@@ -438,7 +442,32 @@ class ElementwiseOp:
             return kernel
         return self.kernel
 
-    def _function(self, node_name=None) -> type:
+    def variant(self, node_name, edges=None):
+        """The op's Function whose node PyTorch names ``node_name`` (one op, several
+        overloads: ``x ** 2`` is PowBackward0, ``x ** y`` PowBackward1), with an edge for
+        each of its first ``edges`` operands (all by default) even as Python numbers and for
+        every tensor (PyTorch's Scalar arguments have none: ``x ** 2``'s node has one edge)."""
+        key = (node_name, edges)
+        if key not in self._variants:
+            self._variants[key] = self._function(node_name, edges)
+        return self._variants[key]
+
+    def _overloads(self, nodes):
+        """The apply that records each call in the node of PyTorch's overload its operands
+        take (``nodes(*operands)``: ``(node name, edges)`` for ``variant``, None for the op's
+        own node); in-place forms record through it too, as PyTorch's x.pow_(2) is
+        PowBackward0."""
+        own = self.function.apply
+
+        def apply(*operands):
+            node = nodes(*operands)
+            if node is None:
+                return own(*operands)
+            return self.variant(*node).apply(*operands)
+
+        return apply
+
+    def _function(self, node_name=None, edges=None) -> type:
         op = self
         names = self.params + self.scalars
         reads = set()
@@ -503,19 +532,25 @@ class ElementwiseOp:
                 grads.append(_grad_for(ctx.metas[i], g))
             return tuple(grads) + (None,) * (len(names) - len(grads))
 
-        function = _function_class(self.name, forward, backward, self.arity)
+        n = self.arity if edges is None else edges
+        function = _function_class(self.name, forward, backward, n, node_name)
         generic = function.apply
         arity = -1 if self.scalars else self.arity
 
         def apply(*operands):
             """Function.apply made short: straight to ``run`` where nothing records, and the
             node made directly where every argument is an operand (a number among ``scalars``
-            has no edge: the generic path knows)."""
+            has no edge: the generic path knows, as it knows a tensor past ``edges``)."""
             if not needs_recording(operands):
                 return op.run(*operands)
             if len(operands) != arity:
                 return generic(*operands)
-            return apply_new_output(function, operands)
+            if edges is None:
+                return apply_new_output(function, operands)
+            for x in operands[n:]:
+                if isinstance(x, Tensor):
+                    return generic(*operands)
+            return apply_new_output(function, operands, n)
 
         function.apply = staticmethod(apply)
         return function
@@ -652,6 +687,7 @@ def elementwise(
     variants: dict | None = None,
     out: bool = True,
     dtype_check: Callable | None = None,
+    nodes: Callable | None = None,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -682,7 +718,9 @@ def elementwise(
     ``dtype_check(*operands, out=)``: the op's own dtype checks in ATen's order, in place of the
     common dtype's castability into an in-place op's ``out`` and of the kernels' dtypes (lerp's:
     its meta function's, and a common dtype its number weight takes no part in); run after the
-    shapes' checks.
+    shapes' checks. ``nodes(*operands)``: ``(node name, edges)`` of PyTorch's overload for
+    these operands (``ElementwiseOp.variant``; pow's with a number exponent is PowBackward0,
+    its node without the exponent's edge), None for the op's own ``<Name>Backward0``.
     """
 
     def declare(body: Callable) -> Callable:
@@ -702,6 +740,7 @@ def elementwise(
             (exact, scalar_type, refuse, scalars, tensors, shortcut, dtype_check),
             {k: _variant(name, k, e, numpy) for k, e in (variants or {}).items()},
             out,
+            nodes,
         )
         ELEMENTWISE[name] = op
         op.public.op = op
