@@ -201,19 +201,21 @@ def _median(input, dim, keepdim, skip_nan, name, result):
         nan = float("nan") if dt.is_floating_point else _NAN_AS.get(dt.name, 0)
         value = Tensor._full((), nan, dt, input.device)
         return EvenlyDistributed.apply(input, value)
+    if dim is not None:  # ATen's order: the dim, an empty reduction (named median() by
+        # nanmedian too), then the dtype
+        d = wrap_dim(int_dim(name, dim), input.ndim)
+        if input.ndim and input._shape[d] == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     _refuse_bool(input, "median_cpu" if dim is None else "median_out")
     x = input
     if dim is None:  # over every element: the value only
         x = input.reshape(-1)
         value = _median(x.detach(), 0, False, skip_nan, name, result).values
         return EvenlyDistributed.apply(input, value)
-    d = wrap_dim(int_dim(name, dim), input.ndim)
     if input.ndim == 0:
         values, indices = _sorted(input, 0, False)
         return result(values, indices)
     n = x._shape[d]
-    if n == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     values, indices = _sorted(x, d, False)
     if not x.dtype.is_floating_point:
         return _pick(values, indices, d, (n - 1) // 2, keepdim, result)
