@@ -243,6 +243,47 @@ def test_interpolate_infinities_and_kept_sizes(device, mode, shape, resize):
     np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("nd, out", [(1, (3,)), (2, (2, 3)), (3, (2, 1, 2))])
+def test_adaptive_avg_pool_infinities(device, nd, out):
+    """Each window's elements added and divided by its width, as PyTorch's: an infinite
+    element makes only its windows infinite (a dense averaging matrix's zero weights made the
+    others NaN)."""
+    shape = (1, 2) + (5, 4, 3)[:nd]
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    x.flat[0], x.flat[7] = np.inf, -np.inf
+    fn = f"adaptive_avg_pool{nd}d"
+    want = getattr(torch.nn.functional, fn)(torch.tensor(x), out).numpy()
+    got = getattr(cnn.functional, fn)(clgrad.tensor(x, device=device), out)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.nn.functional.interpolate(t.zeros(8, 0, 1), size=(2,)),
+        lambda t: t.nn.functional.interpolate(t.zeros(2, 0, 3, 3), size=2, mode="bilinear"),
+        lambda t: t.nn.functional.interpolate(t.zeros(0, 2, 3), size=2, mode="linear"),
+        lambda t: t.nn.functional.interpolate(t.zeros(2, 2, 0, 3), size=2, mode="bilinear"),
+        lambda t: t.nn.functional.pad(t.zeros(0, 4, 2), (1, 1, 0, 1), mode="replicate"),
+        lambda t: t.nn.functional.pad(t.zeros(2, 0, 2), (1, 1), mode="reflect"),
+        lambda t: t.nn.functional.pad(t.zeros(0, 4, 3), (1, 1), mode="replicate"),
+        lambda t: t.nn.functional.pad(t.zeros(0, 4, 2), (1, 1), mode="circular"),
+        lambda t: t.nn.functional.adaptive_avg_pool2d(t.zeros(2, 2, 0, 3), 2),
+        lambda t: t.nn.functional.adaptive_avg_pool2d(t.zeros(2, 0, 3, 3), 2),
+    ],
+)
+def test_empty_dims_of_interpolate_pad_and_pooling(call):
+    """ATen's checks: an empty batch passes, an empty channel or spatial dim is a RuntimeError
+    with its message (circular padding and adaptive pooling take an empty channel dim)."""
+    results = []
+    for lib in (torch, clgrad):
+        try:
+            results.append(tuple(call(lib).shape))
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]
+
+
 def test_interpolate_errors():
     x = (1, 1, 4, 4)
     compare(lambda t, x: t.nn.functional.interpolate(x, scale_factor=2, mode="linear"), x)

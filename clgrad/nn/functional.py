@@ -1295,19 +1295,37 @@ def _adaptive_bounds(n, m):
     return lo, hi
 
 
-def _adaptive_matrix(n, m, dt, device):
-    """(m, n) matrix of adaptive average pooling: row i averages window i."""
-    a = np.zeros((m, n))
-    for i, (lo, hi) in enumerate(zip(*_adaptive_bounds(n, m))):
-        a[i, lo:hi] = 1.0 / (hi - lo)
-    return _tensor(a, dtype=dt, device=device)
+def _adaptive_average(x, dim, n, m):
+    """Adaptive average pooling of ``x`` along ``dim`` from ``n`` to ``m`` positions: each
+    window's elements added (tap k of every window, masked where a window is shorter: no
+    zero weight meets an infinite element, as a dense averaging matrix's did, which made NaN)
+    and divided by its width."""
+    lo, hi = _adaptive_bounds(n, m)
+    width = hi - lo
+    along = [1] * x.ndim
+    along[dim] = m
+    total = None
+    for k in range(int(width.max())):
+        index = _tensor(np.minimum(lo + k, hi - 1), dtype=_D.int64, device=x.device)
+        term = x.index_select(dim, index)
+        if k >= width.min():
+            inside = _tensor(k < width, device=x.device).reshape(along)
+            term = _E.where(inside, term, 0.0)
+        total = term if total is None else total + term
+    return total / _tensor(width, dtype=x.dtype, device=x.device).reshape(along)
 
 
 def _adaptive_sizes(name, nd, input, output_size):
-    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd:]):
+    if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
         )
+    for d in range(input.ndim - nd, input.ndim):  # an empty batch or channel dim passes
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {d} being empty"
+            )
     spatial = tuple(input.shape[-nd:])
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != nd:
@@ -1354,9 +1372,8 @@ def _adaptive_avg_poolnd(name, nd, input, output_size):
         return _avg_poolnd(name, nd, input, k, k, 0, False, True, None)
     out = input
     for i, (n, m) in enumerate(zip(spatial, outs)):
-        if n != m:  # one matmul per dim, on the dim moved last
-            mat = _adaptive_matrix(n, m, input.dtype, input.device)
-            out = (out.movedim(i - nd, -1) @ mat.mT).movedim(-1, i - nd)
+        if n != m:
+            out = _adaptive_average(out, out.ndim - nd + i, n, m)
     return out
 
 
@@ -1966,9 +1983,15 @@ def interpolate(
         names = "DHW"[3 - nd :]
         given = ", ".join(f"{k}: {n}" for k, n in zip(names, spatial))
         wanted = ", ".join(f"{k}: {n}" for k, n in zip(names, outs))
+        joint = " and " if nd == 1 else " "  # (ATen's 2-d and 3-d messages have no "and")
         raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input ({given}) and "
+            f"Input and output sizes should be greater than 0, but got input ({given}){joint}"
             f"output ({wanted})"
+        )
+    if input.numel() == 0 and math.prod(input.shape[1:]) == 0:  # an empty batch passes
+        raise RuntimeError(
+            f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+            f"{list(input.shape)}"
         )
     if mode.startswith("nearest"):
         ft = np.float64 if input.dtype is _D.float64 else np.float32
@@ -2360,6 +2383,14 @@ def pad(
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode != "circular":  # ATen's check_valid_input for reflection and replication: an
+        # empty batch passes, an empty channel or spatial dim does not
+        rest = input.shape[1:] if input.ndim == k + 2 else input.shape
+        if 0 in rest:
+            raise RuntimeError(
+                f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size "
+                f"and other non-zero dimensions for input, but got: {list(input.shape)}"
+            )
     out = input
     for dim, (lo, hi) in enumerate(pairs):
         if mode == "circular" and (lo < 0 or hi < 0):  # ATen's crops first, then wraps
