@@ -121,15 +121,27 @@ _OVERLOADS = [
     "x.clamp(0, 1)", "x.clamp(min=0.5)", "lib.clip(x, max=0.5)", "x.clamp(lo)",
     "x.clamp(lo, hi)", "x.clamp(None, hi)", "x.clamp_min(0.5)", "x.clamp_max(0.5)",
     "x.clamp_min(lo)", "lib.clamp_max(x, hi)",
+    "x[None].squeeze()", "x[None].squeeze(0)", "x[None].squeeze((0, 1))",
+    "x.unsqueeze(1).squeeze([1])",
+]  # fmt: skip
+
+# ops that return several views, and stack: each its node in PyTorch, not their slices' and cat's
+_MULTI_VIEWS = [
+    "x.split(1)[0]", "x.split(2, 1)[1]", "x.split([1, 2], 1)[1]",
+    "x.split_with_sizes([2, 1], 1)[0]", "x.chunk(2)[1]", "x.chunk(3, 1)[2]", "lib.chunk(x, 2)[0]",
+    "x.tensor_split(2, 1)[0]",
+    "x.unbind()[1]", "x.unbind(1)[0]", "lib.unbind(x)[0]", "lib.stack([x, lo])",
+    "lib.stack([x, hi * 2], 1)", "lib.stack([x, x.detach()], -1)", "lib.hstack([x, x])",
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("expr", _OVERLOADS)
-def test_printed_grad_fn_of_an_overload(device, expr):
-    # one op, several overloads, each its node in PyTorch (a tutorial prints y.grad_fn and
-    # its next_functions): x ** 2 PowBackward0, whose number exponent has no edge, x ** x
-    # PowBackward1; clamp with numbers ClampBackward1, with tensors ClampBackward0; the
-    # gradients, of each operand, stay the same
+@pytest.mark.parametrize("expr", _OVERLOADS + _MULTI_VIEWS)
+def test_printed_grad_fn_of_an_op(device, expr):
+    # the node PyTorch's op records, as a tutorial prints it (y.grad_fn, its next_functions):
+    # one op's overloads, each its node (x ** 2 PowBackward0, whose number exponent has no
+    # edge, x ** x PowBackward1; clamp with numbers ClampBackward1, with tensors
+    # ClampBackward0), an op's own node where clgrad composes it of others; the gradients,
+    # of each operand, stay the same
     def run(lib, dev):
         x = lib.tensor([[0.1, 0.5, 0.9], [0.3, 2.0, 1.5]], device=dev).requires_grad_()
         lo = lib.full((2, 3), 0.2, device=dev).requires_grad_()

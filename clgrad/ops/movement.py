@@ -78,6 +78,13 @@ class _Reshaping(Function):
 
 View = type("View", (_Reshaping,), {"__module__": __name__})
 Squeeze = type("Squeeze", (_Reshaping,), {"__module__": __name__})
+# squeeze's overloads with dims, each its node in PyTorch: squeeze(int), squeeze(tuple)
+SqueezeDim = type(
+    "SqueezeDim", (_Reshaping,), {"__module__": __name__, "node_name": "SqueezeBackward1"}
+)
+SqueezeDims = type(
+    "SqueezeDims", (_Reshaping,), {"__module__": __name__, "node_name": "SqueezeBackward2"}
+)
 Unsqueeze = type("Unsqueeze", (_Reshaping,), {"__module__": __name__})
 UnsafeView = type("UnsafeView", (_Reshaping,), {"__module__": __name__})
 
@@ -200,7 +207,8 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """
     dims = normalize_dims(dim, x.ndim)
     keep = [i for i in range(x.ndim) if not (i in dims and x._shape[i] == 1)]
-    return Squeeze.apply(x, tuple(x._shape[i] for i in keep), tuple(x._stride[i] for i in keep))
+    node = Squeeze if dim is None else SqueezeDims if isinstance(dim, (tuple, list)) else SqueezeDim
+    return node.apply(x, tuple(x._shape[i] for i in keep), tuple(x._stride[i] for i in keep))
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
@@ -437,6 +445,11 @@ class Slice(Function):
 
 
 Select = type("Select", (Slice,), {"__module__": __name__})
+# the views of ops that return several, each their node in PyTorch (one per piece here, as
+# the slices they are: the same gradients)
+Split = type("Split", (Slice,), {"__module__": __name__})
+SplitWithSizes = type("SplitWithSizes", (Slice,), {"__module__": __name__})
+Unbind = type("Unbind", (Slice,), {"__module__": __name__})
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -452,6 +465,11 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    return _narrow(x, dim, start, length, Slice)
+
+
+def _narrow(x, dim, start, length, node):
+    """``narrow``, recorded in ``node`` (Slice's, or a split's)."""
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     start = start + n if start < 0 else start
@@ -461,7 +479,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
     empty = any(s == 0 for s in shape)  # an empty view stays at its base's offset
     offset = x._offset + (0 if empty else start * x._stride[d])
-    return Slice.apply(x, shape, x._stride, offset, key)
+    return node.apply(x, shape, x._stride, offset, key)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -472,13 +490,18 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     >>> x.select(1, 0), x.select(0, -1)
     (tensor([1, 4]), tensor([4, 5, 6]))
     """
+    return _select(x, dim, index, Select)
+
+
+def _select(x, dim, index, node):
+    """``select``, recorded in ``node`` (Select's, or unbind's)."""
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
     index %= n
     key = (slice(None),) * d + (index,)
-    return Select.apply(
+    return node.apply(
         x,
         x._shape[:d] + x._shape[d + 1 :],
         x._stride[:d] + x._stride[d + 1 :],
@@ -517,11 +540,12 @@ def split(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
+    node = Split if isinstance(split_size_or_sections, int) else SplitWithSizes
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(x, d, start, s))
+        out.append(_narrow(x, d, start, s, node))
         start += s
-    _multi_output(out, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
+    _multi_output(out, node.__name__)
     return tuple(out)
 
 
@@ -589,7 +613,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     (tensor([1, 3]), tensor([2, 4]))
     """
     d = wrap_dim(dim, x.ndim)
-    return _multi_output(tuple(select(x, d, i) for i in range(x._shape[d])), "Unbind")
+    return _multi_output(tuple(_select(x, d, i, Unbind) for i in range(x._shape[d])), "Unbind")
 
 
 class Cat(Function):
@@ -698,7 +722,21 @@ def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
                 f"at entry 0 and {list(x._shape)} at entry {i}"
             )
     d = wrap_dim(dim, tensors[0].ndim + 1)
-    return cat([unsqueeze(x, d) for x in tensors], d)
+    return Stack.apply(d, *tensors)
+
+
+class Stack(Function):
+    """``stack``'s node: PyTorch's StackBackward0, an edge per input (not per unsqueezed
+    view of it); each gradient is the result's slice at its place."""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        ctx.dim = dim
+        return cat([unsqueeze(x, dim) for x in xs], dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None, *unbind(g, ctx.dim))
 
 
 class Repeat(Function):
