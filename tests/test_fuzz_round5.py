@@ -1,6 +1,7 @@
 """Differences from torch that the differential fuzzer's fifth round found (seeds 70000+),
 each checked against torch on every device."""
 
+import numpy as np
 import pytest
 from test_fuzz_families import both
 
@@ -16,5 +17,37 @@ def test_median_checks_in_atens_order(device, fn, dtype, shape, dim):
 
     def case(lib, dev):
         return getattr(lib.zeros(shape, dtype=getattr(lib, dtype), device=dev), fn)(dim)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("fn", ["cdist", "pdist"])
+def test_distance_gradients_with_ties_and_equal_coordinates(device, p, fn):
+    """PyTorch's _cdist_backward: a zero distance passes no gradient, p < 1 none through an
+    equal coordinate (NaN before), p = inf all of it to every coordinate tied at the largest
+    difference (split among them before)."""
+    a = np.array([[1.0, 0.0, 2.0], [2.0, 1.0, 2.0], [1.0, 0.0, 2.0], [0.0, 1.0, 1.0]], np.float32)
+    b = np.array([[1.0, 0.0, 1.0], [2.5, 1.0, 2.0]], np.float32)
+
+    def case(lib, dev):
+        x = lib.tensor(a, device=dev, requires_grad=True)
+        y = lib.tensor(b, device=dev, requires_grad=True)
+        d = lib.cdist(x, y, p=p) if fn == "cdist" else lib.pdist(x, p)
+        w = lib.arange(1.0, d.numel() + 1, device=dev).reshape(d.shape)
+        (d * w).sum().backward()
+        return [d, x.grad] + ([y.grad] if fn == "cdist" else [])
+
+    both(device, case)
+
+
+def test_cdist_saves_its_result(device):
+    """Writing into cdist's result before backward fails it, as PyTorch's (which saves it)."""
+
+    def case(lib, dev):
+        x = lib.tensor([[1.0, 2.0]], device=dev, requires_grad=True)
+        d = lib.cdist(x, lib.tensor([[0.0, 0.0]], device=dev))
+        d.mul_(2)
+        d.sum().backward()
 
     both(device, case)

@@ -747,8 +747,8 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
 @autocast_op
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` (…, P, M) and each row of ``x2``
-    (…, R, M): (…, P, R), like ``torch.cdist``; computed from the broadcast differences (a
-    zero distance has gradient 0, as PyTorch's).
+    (…, R, M): (…, P, R), like ``torch.cdist``; computed from the broadcast differences, with
+    PyTorch's gradient (``Cdist``).
 
     >>> clgrad.cdist(clgrad.tensor([[0.0, 0.0]]), clgrad.tensor([[3.0, 4.0], [0.0, 1.0]]))
     tensor([[5., 1.]])
@@ -767,20 +767,62 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.name}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return Cdist.apply(x1, x2, float(p))
+
+
+def _distances(diff, p):
+    """The ``p``-norm over the last dim of the differences ``diff``."""
     if p == 0:
         return (diff != 0).sum(-1).to(diff.dtype)
-    if p == float("inf"):
-        return diff.abs().amax(-1)
     a = diff.abs()
+    if p == float("inf"):
+        return a.amax(-1)
     if p == 1:
         return a.sum(-1)
-    # |d|^p summed, then the p-th root; where the distance is 0 the root's gradient is
-    # replaced by 0 (PyTorch's choice) instead of 0 * inf
-    s = (a**p).sum(-1)
-    zero = s == 0
-    safe = where(zero, 1.0, s)
-    return where(zero, 0.0, safe ** (1.0 / p))
+    return (a**p).sum(-1) ** (1.0 / p)
+
+
+class Cdist(Function):
+    """``cdist``'s distances, (..., P, R) from x1 (..., P, M) and x2 (..., R, M), with
+    PyTorch's gradient (``_cdist_backward``), written with Tensor ops so that it has one too:
+    per pair, a zero distance passes none, p < 1 none through an equal coordinate (the chain
+    rule's 0 * inf there), p = inf all of it to every coordinate at the largest difference
+    (amax's rule would split it among ties). x2's gradient is the negated sum over x1's rows."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, p):
+        out = _distances(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
+        # the result too, as PyTorch's (writing into it before backward fails there)
+        ctx.save_for_backward(x1, x2, out)
+        ctx.p = p
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x1, x2, out = ctx.saved_tensors
+        p = ctx.p
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+        g = grad.unsqueeze(-1)
+        dist = out.unsqueeze(-1)
+        if p == 0:
+            per = diff * 0
+        elif p == 1:
+            per = diff.sign() * g
+        elif p == float("inf"):
+            per = diff.sign() * (diff.abs() == dist) * g
+        else:
+            none = dist == 0
+            if p < 1:
+                none = none | (diff == 0)
+            safe = where(none, 1.0, dist)
+            if p == 2:
+                per = diff * g / safe
+            elif p < 2:
+                per = diff.sign() * where(none, 1.0, diff.abs()) ** (p - 1) * g / safe ** (p - 1)
+            else:
+                per = diff * diff.abs() ** (p - 2) * g / safe ** (p - 1)
+            per = where(none, 0.0, per)
+        return sum_to(per.sum(-2), x1.shape), sum_to(-per.sum(-3), x2.shape), None
 
 
 @autocast_op
