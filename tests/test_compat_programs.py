@@ -134,8 +134,15 @@ _MULTI_VIEWS = [
     "lib.stack([x, hi * 2], 1)", "lib.stack([x, x.detach()], -1)", "lib.hstack([x, x])",
 ]  # fmt: skip
 
+# composed ops recorded in one node of their own, as PyTorch's
+_COMPOSED = [
+    "x.var()", "x.var(1)", "x.var(0, keepdim=True, correction=0)", "x.std()", "x.std(1)",
+    "lib.std(x, (0, 1), unbiased=False)", "lib.var_mean(x, 1)[0]", "lib.var_mean(x)[1]",
+    "lib.std_mean(x, 0)[0]", "sum(lib.std_mean(x, 1, keepdim=True))",
+]  # fmt: skip
 
-@pytest.mark.parametrize("expr", _OVERLOADS + _MULTI_VIEWS)
+
+@pytest.mark.parametrize("expr", _OVERLOADS + _MULTI_VIEWS + _COMPOSED)
 def test_printed_grad_fn_of_an_op(device, expr):
     # the node PyTorch's op records, as a tutorial prints it (y.grad_fn, its next_functions):
     # one op's overloads, each its node (x ** 2 PowBackward0, whose number exponent has no

@@ -261,16 +261,15 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=0)
     tensor(1.2500)
     """
-    return _variance("var", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, *_variance("var", input, dim, unbiased, correction), keepdim)
 
 
-def _variance(name, input, dim, unbiased, keepdim, correction):
-    """``var``, with PyTorch's warning (naming ``name``: var, std, var_mean or std_mean) where
-    the correction leaves no degree of freedom."""
+def _variance(name, input, dim, unbiased, correction):
+    """The reduced dims and the correction of a ``var``, with PyTorch's warning (naming
+    ``name``: var, std, var_mean or std_mean) where the correction leaves no degree of
+    freedom."""
     dim, correction = _var_args(name, input, dim, unbiased, correction)
     dims = normalize_dims(dim, input.ndim)
-    centered = input - mean(input, dims, keepdim=True)
-    n = _count(input, dims)
     kept = math.prod(s for d, s in enumerate(input.shape) if d not in dims)
     if input.numel() // builtins.max(kept, 1) - correction <= 0:  # (ATen's reduction factor)
         warnings.warn(
@@ -279,7 +278,60 @@ def _variance(name, input, dim, unbiased, keepdim, correction):
             UserWarning,
             stacklevel=3,
         )
+    return dims, correction
+
+
+def _var_of(input, dims, correction, keepdim):
+    """The variance's value: the squared deviations from the mean, summed and divided."""
+    centered = input - mean(input, dims, keepdim=True)
+    n = _count(input, dims)
     return sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
+
+
+def _var_grad(grad, input, dims, correction, keepdim):
+    """PyTorch's var_backward, in Tensor ops (so differentiable again): ``grad * 2 / (N -
+    correction) * (input - mean)``."""
+    if not keepdim:
+        grad = grad.reshape(reduced_shape(input._shape, dims, True))
+    n = builtins.max(_count(input, dims) - correction, 0)
+    return (2.0 / n if n else math.inf) * grad * (input - mean(input, dims, keepdim=True))
+
+
+class Var(Function):
+    """``var``'s one node (PyTorch's VarBackward0), the ops it runs recording none."""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.save_for_backward(x)
+        ctx.args = dims, correction, keepdim
+        return _var_of(x, dims, correction, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _var_grad(grad, x, *ctx.args), None, None, None
+
+
+def _std_grad(grad, result):
+    # sqrt's gradient, 0 where the deviation is 0 (a constant slice), where sqrt's own would
+    # be 0 * inf = NaN (PyTorch's std_backward)
+    return (grad / (2 * result)).masked_fill(result == 0, 0)
+
+
+class Std(Function):
+    """``std``'s one node (PyTorch's StdBackward0): ``sqrt(var)``."""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        result = _var_of(x, dims, correction, keepdim).sqrt()
+        ctx.save_for_backward(x, result)
+        ctx.args = dims, correction, keepdim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        return _var_grad(_std_grad(grad, result), x, *ctx.args), None, None, None
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -288,23 +340,58 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
     tensor(1.4142)
     """
-    return StdFromVar.apply(_variance("std", input, dim, unbiased, keepdim, correction))
+    return Std.apply(input, *_variance("std", input, dim, unbiased, correction), keepdim)
 
 
-class StdFromVar(Function):
-    """``sqrt(var)`` with PyTorch's std gradient: 0 where the deviation is 0 (a constant
-    slice), where sqrt's own would be 0 * inf = NaN."""
-
-    @staticmethod
-    def forward(ctx, v):
-        result = v.sqrt()
-        ctx.save_for_backward(result)
-        return result
+class VarMean(Function):
+    """``var_mean``'s node (PyTorch's VarMeanBackward0), whose outputs are both its own; an
+    output the backward leaves out adds nothing, as in PyTorch (a zero gradient would read the
+    input: the gradient of the mean alone would need a second order)."""
 
     @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return (grad / (2 * result)).masked_fill(result == 0, 0)
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        ctx.args = dims, correction, keepdim
+        return _var_of(x, dims, correction, keepdim), mean(x, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_var, grad_mean):
+        (x,) = ctx.saved_tensors
+        grad = None if grad_var is None else _var_grad(grad_var, x, *ctx.args)
+        return _plus_mean_grad(grad, grad_mean, x, ctx.args), None, None, None
+
+
+class StdMean(Function):
+    """``std_mean``'s node (PyTorch's StdMeanBackward0)."""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.set_materialize_grads(False)
+        result = _var_of(x, dims, correction, keepdim).sqrt()
+        ctx.save_for_backward(x, result)
+        ctx.args = dims, correction, keepdim
+        return result, mean(x, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_std, grad_mean):
+        x, result = ctx.saved_tensors
+        grad = None
+        if grad_std is not None:
+            grad = _var_grad(_std_grad(grad_std, result), x, *ctx.args)
+        return _plus_mean_grad(grad, grad_mean, x, ctx.args), None, None, None
+
+
+def _plus_mean_grad(grad, grad_mean, input, args):
+    """``grad`` (None: none) plus mean's gradient (``Mean.backward``'s, in Tensor ops) of
+    ``grad_mean`` over the dims of ``args`` (var's dims, correction, keepdim)."""
+    if grad_mean is None:
+        return grad
+    dims, _, keepdim = args
+    if not keepdim:
+        grad_mean = grad_mean.reshape(reduced_shape(input._shape, dims, True))
+    g = (grad_mean / _count(input, dims)).expand(input._shape)
+    return g if grad is None else grad + g
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -313,14 +400,13 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.var_mean(clgrad.tensor([1.0, 3.0]))
     (tensor(2.), tensor(2.))
     """
-    return _variance_mean("var_mean", input, dim, unbiased, keepdim, correction)
+    return _variance_mean(VarMean, "var_mean", input, dim, unbiased, keepdim, correction)
 
 
-def _variance_mean(name, input, dim, unbiased, keepdim, correction):
+def _variance_mean(function, name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    v = _variance(name, input, dim, unbiased, keepdim, correction)
-    return v, mean(input, dim, keepdim)
+    return function.apply(input, *_variance(name, input, dim, unbiased, correction), keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -329,8 +415,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std_mean(clgrad.tensor([1.0, 3.0]))
     (tensor(1.4142), tensor(2.))
     """
-    v, m = _variance_mean("std_mean", input, dim, unbiased, keepdim, correction)
-    return StdFromVar.apply(v), m
+    return _variance_mean(StdMean, "std_mean", input, dim, unbiased, keepdim, correction)
 
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
@@ -661,7 +746,8 @@ def _softmax_input(x, dim, dtype):
     d = wrap_dim(dim, x.ndim)  # the dim first, as PyTorch checks it
     if dtype is not None:
         x = x.to(dtype)
-    if not x.dtype.is_floating_point:
+    # an empty tensor of any dtype passes: ATen's kernel, which refuses the others, never runs
+    if not x.dtype.is_floating_point and x.numel():
         raise NotImplementedError(f"softmax is only defined for floating types, got {x.dtype}")
     return x, d
 
@@ -674,6 +760,8 @@ def softmax(input, dim, dtype=None):
     tensor([0.5000, 0.5000])
     """
     x, d = _softmax_input(input, dim, dtype)
+    if not x.dtype.is_floating_point:  # (empty)
+        return x.clone()
     if x.ndim == 0 or x.numel() == 0:
         return x.exp() / x.exp()
     return Softmax.apply(x, d)
@@ -687,6 +775,8 @@ def log_softmax(input, dim, dtype=None):
     tensor([-0.6931, -0.6931])
     """
     x, d = _softmax_input(input, dim, dtype)
+    if not x.dtype.is_floating_point:  # (empty)
+        return x.clone()
     if x.ndim == 0 or x.numel() == 0:
         return x - x
     return LogSoftmax.apply(x, d)
