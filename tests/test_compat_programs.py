@@ -139,6 +139,10 @@ _COMPOSED = [
     "x.var()", "x.var(1)", "x.var(0, keepdim=True, correction=0)", "x.std()", "x.std(1)",
     "lib.std(x, (0, 1), unbiased=False)", "lib.var_mean(x, 1)[0]", "lib.var_mean(x)[1]",
     "lib.std_mean(x, 0)[0]", "sum(lib.std_mean(x, 1, keepdim=True))",
+    "x.index_select(1, lib.tensor([2, 0, 2], device=x.device))",
+    "lib.index_select(x, 0, lib.tensor([1], device=x.device))", "x.masked_fill(x > 0.4, 0.0)",
+    "x.masked_fill(x > 0.4, lo[0, 1])", "x.masked_fill(x > 0.4, lib.tensor(1.0, device=x.device))",
+    "x[0].masked_fill(x > 0.4, -1.0)",
 ]  # fmt: skip
 
 

@@ -474,6 +474,15 @@ def _view_node(x, key, basic_key):
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: a view for ints, slices, None and ``...``; a copy for tensor and mask keys."""
+    return _getitem(x, key, Index)
+
+
+# index_select's node: x[:, index]'s gather, in PyTorch's name for it
+IndexSelect = type("IndexSelect", (Index,), {"__module__": __name__})
+
+
+def _getitem(x, key, gather):
+    """``x[key]``, its tensor indices gathered by ``gather`` (Index, or IndexSelect)."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
 
     if (
@@ -485,7 +494,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     else:
         node = Slice if advanced else _view_node(x, key, basic_key)
         v = node.apply(x, shape, stride, offset, basic_key)
-    return Index.apply(v, check_advanced(v, advanced)) if advanced else v
+    return gather.apply(v, check_advanced(v, advanced)) if advanced else v
 
 
 def _lone_mask(key, value) -> Tensor | None:
@@ -670,7 +679,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     index = _checked(index.reshape(-1), flat._shape[d], d, False, error)
     if x.ndim == 0:
         return getitem(flat, index).reshape(())
-    return getitem(x, (slice(None),) * d + (index,))
+    return _getitem(x, (slice(None),) * d + (index,), IndexSelect)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
@@ -697,8 +706,32 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         raise overflow_error(x.dtype)
     elif x.dtype is D.bool_:  # stored as a bool: where would promote a number past bool's
         value = bool(value)
-    out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
-    return out if out.dtype is x.dtype else out.to(x.dtype)
+    return (MaskedFillValue if isinstance(value, Tensor) else MaskedFill).apply(x, value, (mask,))
+
+
+class MaskedFill(Function):
+    """``masked_fill``'s node, PyTorch's: MaskedFillBackward0 for a number value (the input's
+    edge alone), MaskedFillBackward1 for a tensor (its edge too; the gradient where the mask
+    holds, summed). The mask comes in a tuple: it has no edge, as in PyTorch."""
+
+    @staticmethod
+    def forward(ctx, x, value, masks):
+        (mask,) = masks
+        ctx.save_for_backward(mask)
+        out = where(mask, value, x)  # broadcast with the mask, as PyTorch's out-of-place form
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grad_x = where(mask, 0.0, g) if needs[0] else None
+        return grad_x, where(mask, g, 0.0).sum() if needs[1] else None, None
+
+
+MaskedFillValue = type(
+    "MaskedFillValue", (MaskedFill,), {"__module__": __name__, "node_name": "MaskedFillBackward1"}
+)
 
 
 def fill_shared(x: Tensor, written: Tensor, value, warn: str | None = None) -> Tensor:
