@@ -142,7 +142,8 @@ _COMPOSED = [
     "x.index_select(1, lib.tensor([2, 0, 2], device=x.device))",
     "lib.index_select(x, 0, lib.tensor([1], device=x.device))", "x.masked_fill(x > 0.4, 0.0)",
     "x.masked_fill(x > 0.4, lo[0, 1])", "x.masked_fill(x > 0.4, lib.tensor(1.0, device=x.device))",
-    "x[0].masked_fill(x > 0.4, -1.0)",
+    "x[0].masked_fill(x > 0.4, -1.0)", "x.topk(2)[0]", "x.topk(1, 0).values",
+    "lib.topk(x, 2, largest=False)[0]",
 ]  # fmt: skip
 
 

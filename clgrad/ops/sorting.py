@@ -65,6 +65,24 @@ class Sort(Function):
         return ScatterAdd.apply(z, ctx.dim, indices, g), None, None
 
 
+class Topk(Sort):
+    """The first ``k`` of ``Sort`` along ``dim`` (``largest``: descending), in one node as
+    PyTorch's TopkBackward0: the gradient goes to their places (as the sort's node scattering
+    a slice's gradient, zeros past ``k``, did)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, largest, k):
+        values, indices = Sort.forward(ctx, x, dim, largest)
+        values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g, _):
+        return *Sort.backward(ctx, g, _), None
+
+
 def _sorted(x, dim, descending):
     """(values, indices) of ``x`` sorted along ``dim``; a 0-d tensor is its own sort."""
     d = wrap_dim(int_dim("sort", dim), x.ndim)
@@ -125,10 +143,9 @@ def topk(
         raise RuntimeError("selected index k out of range")
     if input.dtype is D.bool_:  # (after the dim's and k's checks, as ATen's)
         raise RuntimeError("topk does not support bool dtypes on CPU")
-    values, indices = _sorted(input, d, largest)
     if input.ndim == 0:
-        return topk_result(values, indices)
-    return topk_result(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+        return topk_result(*_sorted(input, d, largest))
+    return topk_result(*Topk.apply(input, d, largest, k))
 
 
 def _pick(values, indices, d, pos, keepdim, result):
