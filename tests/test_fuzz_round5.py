@@ -51,3 +51,30 @@ def test_cdist_saves_its_result(device):
         d.sum().backward()
 
     both(device, case)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(3, 0), (0,), (2, 3), ()])
+def test_softmax_of_an_empty_tensor_takes_any_dtype(device, dtype, fn, shape):
+    """ATen's kernel refuses integer and bool inputs, but never runs on an empty one: that
+    comes back empty, of its own dtype."""
+
+    def case(lib, dev):
+        return getattr(lib.zeros(shape, dtype=getattr(lib, dtype), device=dev), fn)(0)
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("n", [None, 0, 1, 2, 3])
+@pytest.mark.parametrize("rows", [0, 1, 2])
+def test_vander_records_as_torch(device, n, rows):
+    """N <= 1 gives ATen's ones or empty columns, outside x's graph; more columns are powers
+    of x, in it (an empty x too)."""
+
+    def case(lib, dev):
+        x = lib.tensor([1.5, 2.0], device=dev, requires_grad=True)[:rows]
+        v = lib.vander(x, N=n)
+        return [v, v.requires_grad]
+
+    both(device, case)

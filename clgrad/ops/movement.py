@@ -1690,7 +1690,10 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
-    out = _powers(x, x.shape[0] if N is None else N)
+    n = x.shape[0] if N is None else N
+    out = _powers(x, n)
+    if n <= 1:  # ATen's ones or empty columns: outside x's graph
+        out = out.detach()
     return out if increasing else flip(out, (-1,))
 
 
