@@ -78,3 +78,37 @@ def test_vander_records_as_torch(device, n, rows):
         return [v, v.requires_grad]
 
     both(device, case)
+
+
+_REFLECTED = {
+    "2 + x": lambda x, b, i: 2 + x,
+    "2 * x": lambda x, b, i: 2 * x,
+    "1 - x": lambda x, b, i: 1 - x,
+    "3.3 / x": lambda x, b, i: 3.3 / x,
+    "2 ** x": lambda x, b, i: 2**x,
+    "x - 2": lambda x, b, i: x - 2,
+    "True & b": lambda x, b, i: True & b,
+    "5 | i": lambda x, b, i: 5 | i,
+    "6 ^ i": lambda x, b, i: 6 ^ i,
+}
+
+
+@pytest.mark.parametrize("expr", list(_REFLECTED))
+def test_reflected_operators_as_torch(device, expr):
+    """PyTorch's reflected operators: ``2 + x`` and ``2 * x`` (and the bitwise ones) are
+    ``x + 2`` (self first: the number has no edge after x's), ``1 - x`` is rsub's
+    RsubBackward1, ``3.3 / x`` is ``x.reciprocal() * 3.3`` (its rounding, bit for bit)."""
+
+    def case(lib, dev):
+        x = lib.tensor([0.7, -3.0, 11.0], device=dev, requires_grad=True)
+        b = lib.tensor([True, False, True], device=dev)
+        i = lib.tensor([3, 12, -7], device=dev)
+        y = _REFLECTED[expr](x, b, i)
+        node = y.grad_fn
+        names = None
+        if node is not None:
+            edges = [type(n).__name__ if n is not None else None for n, _ in node.next_functions]
+            names = [type(node).__name__, edges]
+        return [y, names]
+
+    both(device, case)

@@ -186,7 +186,18 @@ def add(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number 
     return apply(input, _scaled(input, other, alpha))
 
 
-@elementwise("in0 - in1", np.subtract, grad=(lambda grad: grad, lambda grad: -grad), inplace=True)
+def _sub_nodes(input, other):
+    # PyTorch's rsub(Tensor, Scalar), the node of ``1 - x``: RsubBackward1, x's edge alone
+    return ("RsubBackward1", 0) if not is_tensor(input) and is_tensor(other) else None
+
+
+@elementwise(
+    "in0 - in1",
+    np.subtract,
+    grad=(lambda grad: grad, lambda grad: -grad),
+    inplace=True,
+    nodes=_sub_nodes,
+)
 def sub(apply, input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``input - alpha * other``.
 

@@ -42,6 +42,16 @@ def _reflected(fn):
     return method
 
 
+def rtruediv(self, other):
+    """``other / self`` as PyTorch's ``Tensor.__rtruediv__`` computes it: ``self.reciprocal()
+    * other`` (its rounding, and its MulBackward0 over ReciprocalBackward0).
+
+    >>> 2 / clgrad.tensor([4.0, 0.5])
+    tensor([0.5000, 4.0000])
+    """
+    return self.reciprocal() * other
+
+
 def _comparison(fn, arrays=False):
     """A comparison operator: ``NotImplemented`` for what is no tensor or number, so Python
     falls back as PyTorch's do (``x == None`` is False, ``x < None`` a TypeError). With
@@ -512,13 +522,13 @@ def _attach():
         "__deepcopy__": deepcopy,
         # operators
         "__add__": ELEMENTWISE["add"].operator,
-        "__radd__": _reflected(E.add),
+        "__radd__": ELEMENTWISE["add"].operator,  # self first, as PyTorch's
         "__sub__": ELEMENTWISE["sub"].operator,
         "__rsub__": _reflected(E.sub),
         "__mul__": ELEMENTWISE["mul"].operator,
-        "__rmul__": _reflected(E.mul),
+        "__rmul__": ELEMENTWISE["mul"].operator,
         "__truediv__": ELEMENTWISE["div"].operator,
-        "__rtruediv__": _reflected(E.div),
+        "__rtruediv__": rtruediv,
         "__floordiv__": ELEMENTWISE["floor_divide"].operator,
         "__rfloordiv__": _reflected(E.floor_divide),
         "__mod__": ELEMENTWISE["remainder"].operator,
@@ -532,11 +542,11 @@ def _attach():
         "__abs__": E.abs,
         "__invert__": invert,
         "__and__": ELEMENTWISE["bitwise_and"].operator,
-        "__rand__": _reflected(E.bitwise_and),
+        "__rand__": ELEMENTWISE["bitwise_and"].operator,
         "__or__": ELEMENTWISE["bitwise_or"].operator,
-        "__ror__": _reflected(E.bitwise_or),
+        "__ror__": ELEMENTWISE["bitwise_or"].operator,
         "__xor__": ELEMENTWISE["bitwise_xor"].operator,
-        "__rxor__": _reflected(E.bitwise_xor),
+        "__rxor__": ELEMENTWISE["bitwise_xor"].operator,
         "__lshift__": ELEMENTWISE["bitwise_left_shift"].operator,
         "__rlshift__": _reflected(E.bitwise_left_shift),
         "__rshift__": ELEMENTWISE["bitwise_right_shift"].operator,
