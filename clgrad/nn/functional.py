@@ -1295,24 +1295,37 @@ def _adaptive_bounds(n, m):
     return lo, hi
 
 
+def _taps_total(x, dim, taps):
+    """The sum over ``taps`` of x's elements at ``index`` along ``dim`` (one per output
+    position), each times its ``weight`` and 0 where not ``inside`` (either None: 1, everywhere
+    inside), in order: the separable linear, cubic and averaging kernels' sums, a product per
+    tap as PyTorch's (a dense matrix's zero weights made NaN of an infinite element)."""
+    along = [1] * x.ndim
+    along[dim] = len(taps[0][0])
+    total = None
+    for index, weight, inside in taps:
+        term = x.index_select(dim, _tensor(index, dtype=_D.int64, device=x.device))
+        if weight is not None:
+            term = term * _tensor(weight, dtype=x.dtype, device=x.device).reshape(along)
+        if inside is not None:
+            term = _E.where(_tensor(inside, device=x.device).reshape(along), term, 0.0)
+        total = term if total is None else total + term
+    return total
+
+
 def _adaptive_average(x, dim, n, m):
     """Adaptive average pooling of ``x`` along ``dim`` from ``n`` to ``m`` positions: each
-    window's elements added (tap k of every window, masked where a window is shorter: no
-    zero weight meets an infinite element, as a dense averaging matrix's did, which made NaN)
-    and divided by its width."""
+    window's elements added (tap k of every window, masked where a window is shorter) and
+    divided by its width."""
     lo, hi = _adaptive_bounds(n, m)
     width = hi - lo
+    taps = [
+        (np.minimum(lo + k, hi - 1), None, None if k < width.min() else k < width)
+        for k in range(int(width.max()))
+    ]
     along = [1] * x.ndim
     along[dim] = m
-    total = None
-    for k in range(int(width.max())):
-        index = _tensor(np.minimum(lo + k, hi - 1), dtype=_D.int64, device=x.device)
-        term = x.index_select(dim, index)
-        if k >= width.min():
-            inside = _tensor(k < width, device=x.device).reshape(along)
-            term = _E.where(inside, term, 0.0)
-        total = term if total is None else total + term
-    return total / _tensor(width, dtype=x.dtype, device=x.device).reshape(along)
+    return _taps_total(x, dim, taps) / _tensor(width, dtype=x.dtype, device=x.device).reshape(along)
 
 
 def _adaptive_sizes(name, nd, input, output_size):
@@ -1871,8 +1884,7 @@ def _nearest_index(n_in, n_out, scale, exact, ft):
 def _interp_taps(mode, n_in, n_out, align_corners, scale, ft):
     """The taps of one dim of a separable linear or cubic interpolation: (index, weight) pairs
     of length ``n_out``, output position i being the sum of ``x[index[i]] * weight[i]`` over
-    them in order, as PyTorch's kernels add their neighbours (each tap a product: an infinite
-    neighbour gives an infinite result, where a dense matrix's zeros made it NaN). A linear
+    them in order, as PyTorch's kernels add their neighbours (``_taps_total``). A linear
     dim of unchanged size is ATen's copy: the element itself twice, weighed 1 and 0, whatever
     the scale (so an infinite element gives NaN there, as in PyTorch)."""
     if mode == "cubic":
@@ -2011,15 +2023,7 @@ def interpolate(
     # the last dim first: PyTorch's kernels interpolate along W inside H inside D
     for i in reversed(range(nd)):
         taps = _interp_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
-        along = [1] * out.ndim
-        along[2 + i] = outs[i]
-        total = None
-        for idx, w in taps:
-            index = _tensor(idx, dtype=_D.int64, device=input.device)
-            weight = _tensor(w, dtype=input.dtype, device=input.device).reshape(along)
-            term = out.index_select(2 + i, index) * weight
-            total = term if total is None else total + term
-        out = total
+        out = _taps_total(out, 2 + i, [(index, weight, None) for index, weight in taps])
     return out
 
 
