@@ -1890,16 +1890,7 @@ def _interp_taps(mode, n_in, n_out, align_corners, scale, ft):
     if mode == "cubic":
         src = _source_coords(n_in, n_out, align_corners, scale, ft, cubic=True)
         base = np.floor(src)
-        t = (src - base).astype(ft)
-        a = ft(-0.75)
-
-        def near(x):  # |x| <= 1
-            return ((a + 2) * x - (a + 3)) * x * x + 1
-
-        def far(x):  # 1 < |x| < 2
-            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-        coeffs = (far(t + 1), near(t), near(1 - t), far(2 - t))
+        coeffs = _cubic_weights((src - base).astype(ft))
         first = base.astype(np.int64) - 1
         return [(np.clip(first + j, 0, n_in - 1), w) for j, w in enumerate(coeffs)]
     if n_in == n_out:

@@ -108,6 +108,18 @@ _C_NAMES = {
 _FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
 
 
+def refuse_bool(x, kernel: str | None) -> None:
+    """An ATen CPU kernel (``kernel``; None: one that takes bool) refusing a bool ``x``, as
+    its dtype dispatch does, with its message.
+
+    >>> refuse_bool(clgrad.tensor([True]), "median_out")
+    Traceback (most recent call last):
+    NotImplementedError: "median_out" not implemented for 'Bool'
+    """
+    if kernel is not None and x.dtype is D.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def overflows(value, dt) -> bool:
     """Whether ``dt`` cannot hold the Python number ``value`` (c10::overflows: NaN and inf fit
     a floating dtype; an unsigned dtype takes negatives down to -max, which wrap)."""

@@ -27,6 +27,7 @@ from .core import (
     launch,
     overflow_error,
     overflows,
+    refuse_bool,
     same_device,
     sum_to,
 )
@@ -843,16 +844,9 @@ class Scatter(Function):
         return gx, None, None, gs
 
 
-def _refuse_bool(x, kernel: str | None) -> None:
-    """An ATen CPU kernel (``kernel``, where it takes no bool) refusing a bool ``x``: its dtype
-    dispatch, before the kernel checks the indices' range."""
-    if kernel is not None and x.dtype is D.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-
-
 def _scatter_args(name, x, dim, index, src, bool_kernel=None):
     """dim wrapped and index checked (a RuntimeError out of range, no wrapping), as PyTorch's
-    scatter family; src a tensor of x's dtype or a number; ``_refuse_bool(x, bool_kernel)``
+    scatter family; src a tensor of x's dtype or a number; ``refuse_bool(x, bool_kernel)``
     between the two."""
     if isinstance(src, Tensor):
         same_device(x, index, src)
@@ -862,7 +856,7 @@ def _scatter_args(name, x, dim, index, src, bool_kernel=None):
         same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     _check_gather(name, x, d, index, src if isinstance(src, Tensor) else None)
-    _refuse_bool(x, bool_kernel)
+    refuse_bool(x, bool_kernel)
     return d, _checked(index, x._shape[d] if x.ndim else 1, d, False, _SCATTER_RANGE)
 
 
@@ -1050,7 +1044,7 @@ def _index_args(name, x, dim, index, wrap, error=None, source=None, bool_kernel=
     """dim wrapped, index (1-d, int64/int32) checked against x's size along dim (negatives
     wrapped where ``wrap``; ``error``: what an index out of range raises); before that range,
     ``source`` checked (``_check_source``, returned too where given) and
-    ``_refuse_bool(x, bool_kernel)``."""
+    ``refuse_bool(x, bool_kernel)``."""
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     if index.ndim > 1:
@@ -1066,7 +1060,7 @@ def _index_args(name, x, dim, index, wrap, error=None, source=None, bool_kernel=
         touches = math.prod(x._shape[:d] + x._shape[d + 1 :]) != 0
     if source is not None:
         source = _check_source(name, x, d, index, source)
-    _refuse_bool(x, bool_kernel)
+    refuse_bool(x, bool_kernel)
     index = _checked(index.reshape(-1), n, d, wrap, error, touches)
     return (d, index) if source is None else (d, index, source)
 

@@ -17,7 +17,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, wrap_dim
-from .core import int_dim
+from .core import int_dim, refuse_bool
 from .creation import arange, full, ones, tensor, zeros
 from .elementwise import where
 from .indexing import ScatterAdd
@@ -174,7 +174,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim:  # (after the checks of dim and k; a 0-d input is its own answer, as ATen's)
-        _refuse_bool(input, "kthvalue_cpu")
+        refuse_bool(input, "kthvalue_cpu")
     values, indices = _sorted(input, d, False)
     if input.ndim == 0:
         return kthvalue_result(values, indices)
@@ -200,12 +200,6 @@ class EvenlyDistributed(Function):
         return mask * (g / mask.sum()), None
 
 
-def _refuse_bool(input, kernel):
-    """ATen's CPU kernels that take no bool (sorting's selections)."""
-    if input.dtype is D.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-
-
 # C's conversion of NaN (x86's "integer indefinite"), which an empty median's NaN goes through
 _NAN_AS = {"int32": -(2**31), "int64": -(2**63), "bool": True}
 
@@ -223,7 +217,7 @@ def _median(input, dim, keepdim, skip_nan, name, result):
         d = wrap_dim(int_dim(name, dim), input.ndim)
         if input.ndim and input._shape[d] == 0:
             raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    _refuse_bool(input, "median_cpu" if dim is None else "median_out")
+    refuse_bool(input, "median_cpu" if dim is None else "median_out")
     x = input
     if dim is None:  # over every element: the value only
         x = input.reshape(-1)
