@@ -523,25 +523,25 @@ class Function(metaclass=_FunctionMeta):
         return outputs[0] if single else tuple(outputs)
 
 
-def apply_new_output(cls, args, operands=None):
+def apply_new_output(cls, args, positions=None):
     """``cls.apply(*args)`` where it records, for a Function whose forward returns one new
-    tensor (no input, no view of one) and whose first ``operands`` arguments (all by default)
-    have an edge, the rest none (dims, flags): what a declared elementwise op or reduction
-    records on each call of a training step, without the generic path's searches (about half
-    of such an op's host time)."""
+    tensor (no input, no view of one) and whose arguments at ``positions`` (all by default)
+    have an edge, the others none (dims, flags, a number operand PyTorch takes as a Scalar):
+    what a declared elementwise op or reduction records on each call of a training step,
+    without the generic path's searches (about half of such an op's host time)."""
     ctx = FunctionCtx()
     ctx.recording = True
     out = cls.forward(ctx, *args)
-    n = len(args) if operands is None else operands
-    metas = [(a._shape, a.dtype) if isinstance(a, Tensor) else None for a in args[:n]]
+    edged = args if positions is None else [args[i] for i in positions]
+    metas = [(a._shape, a.dtype) if isinstance(a, Tensor) else None for a in edged]
     ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
     node = cls._node_class(
-        ctx, tuple([(None, 0) if m is None else _edge(a) for a, m in zip(args, metas)]), [out]
+        ctx, tuple([(None, 0) if m is None else _edge(a) for a, m in zip(edged, metas)]), [out]
     )
     node.input_meta = metas
     node.n_args = len(args)
-    if n < len(args):
-        node.positions = range(n)
+    if len(edged) < len(args):
+        node.positions = positions
     if out.dtype.is_floating_point:
         out._requires_grad = True
         out._grad_fn = node

@@ -207,7 +207,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     dims = normalize_dims(dim, input.ndim)
     node = MeanAll if dim is None else Mean
     if needs_recording((input,)):
-        return apply_new_output(node, (input, dims, keepdim, dt), operands=1)
+        return apply_new_output(node, (input, dims, keepdim, dt), (0,))
     return node.forward(None, input, dims, keepdim, dt)
 
 

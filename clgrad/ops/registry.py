@@ -547,10 +547,12 @@ class ElementwiseOp:
                 return generic(*operands)
             if edges is None:
                 return apply_new_output(function, operands)
-            for x in operands[n:]:
-                if isinstance(x, Tensor):
-                    return generic(*operands)
-            return apply_new_output(function, operands, n)
+            # the first n operands have an edge, and every tensor after them (1 - x: x's)
+            positions = list(range(n))
+            for i in range(n, arity):
+                if isinstance(operands[i], Tensor):
+                    positions.append(i)
+            return apply_new_output(function, operands, positions)
 
         function.apply = staticmethod(apply)
         return function
@@ -921,7 +923,7 @@ class ReductionOp:
             """Function.apply made short: the node made directly (an edge for ``x`` only)."""
             if not needs_recording((x,)):
                 return generic(x, dims, keepdim, dt)
-            return apply_new_output(function, (x, dims, keepdim, dt), operands=1)
+            return apply_new_output(function, (x, dims, keepdim, dt), (0,))
 
         function.apply = staticmethod(apply)
         return function
