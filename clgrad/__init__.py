@@ -18,6 +18,7 @@ from . import (
     backends,
     cl,
     compiler,
+    cpu,
     cuda,
     distributed,
     distributions,
@@ -25,15 +26,19 @@ from . import (
     hub,
     jit,
     linalg,
+    multiprocessing,
     nn,
     optim,
     profiler,
     quasirandom,
     random,
+    return_types,
     signal,
     special,
     testing,
+    torch_version,
     utils,
+    version,
 )
 from .amp import (
     GradScaler,
@@ -138,7 +143,7 @@ from .tensor import Size, Tensor
 half, float, double = float16, float32, float64
 globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGES.values()})  # FloatStorage...
 long, int, short = int64, int32, int16
-__version__ = "0.1.0"
+__version__ = version.__version__
 
 
 def is_tensor(obj) -> bool:

@@ -34,7 +34,9 @@ from .registry import (
 )
 from .scans import cumprod
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+# torch.return_types.max / .min: ``values, indices = x.max(0)`` and ``.values`` / ``.indices``
+max_result = namedtuple("max", ["values", "indices"])
+min_result = namedtuple("min", ["values", "indices"])
 
 
 def _prod_grad(grad, input, result, dim):
@@ -585,7 +587,8 @@ def _max_min(name, x, dim, keepdim, other):
     d = wrap_dim(int_dim(name, dim), x.ndim)
     if x.ndim and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return values_indices(*ExtremeDim.of(name).apply(x, d, keepdim, name))
+    result = max_result if name == "max" else min_result
+    return result(*ExtremeDim.of(name).apply(x, d, keepdim, name))
 
 
 def max(input, dim=EVERY_DIM, keepdim=False, other=None):
@@ -593,7 +596,7 @@ def max(input, dim=EVERY_DIM, keepdim=False, other=None):
     ``maximum``.
 
     >>> clgrad.max(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
-    values_indices(values=tensor([5, 7]), indices=tensor([1, 0]))
+    max(values=tensor([5, 7]), indices=tensor([1, 0]))
     """
     return _max_min("max", input, dim, keepdim, other)
 
