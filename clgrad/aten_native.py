@@ -441,7 +441,7 @@ def set_autocast_cpu_dtype(dtype) -> None:
     ...     clgrad.set_autocast_cpu_dtype(clgrad.float16)
     >>> clgrad.get_autocast_dtype("cpu")
     clgrad.float16
-    >>> clgrad.set_autocast_dtype("cpu", None)  # back to the default (PyTorch's bfloat16)
+    >>> clgrad.set_autocast_dtype("cpu", clgrad.bfloat16)  # back to the default
     """
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)

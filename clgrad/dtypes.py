@@ -39,18 +39,24 @@ float16 = dtype("float16", np.float16, "half", "float", 2, 1)
 float32 = dtype("float32", np.float32, "float", "float", 2, 2)
 float64 = dtype("float64", np.float64, "double", "double", 2, 3)
 
-# a name only: PyTorch programs name it (a table of dtypes, ``x.dtype == torch.bfloat16``,
-# ``finfo``), but clgrad has no kernels for it, so ``as_dtype`` refuses it and no tensor has it
-bfloat16 = dtype("bfloat16", np.uint16, "ushort", "float", 2, 1)
+# float32's sign, exponent and top 7 significand bits: stored as those 16 bits (NumPy has no
+# such type, so host arrays of it are uint16 bit patterns) and computed in float, as half is.
+# Its OpenCL storage type "bf16" is a name of its own (a ushort typedef in the kernels'
+# prelude), so that no template mistakes it for an integer.
+bfloat16 = dtype("bfloat16", np.uint16, "bf16", "float", 2, 1)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-FLOATING = (float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
 INTEGRAL = (uint8, int8, int16, int32, int64)
-_BY_NP = {d.np: d for d in ALL}
+# a NumPy array's dtype names a clgrad dtype; uint16 arrays are bfloat16's bits, not a dtype
+_BY_NP = {d.np: d for d in ALL if d is not bfloat16}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16)
 
 _default_float = float32
+
+# the dtypes stored in 16 bits and computed in float32
+_FLOAT_STORED = (float16, bfloat16)
 
 
 def _by_name(name):
@@ -73,8 +79,6 @@ def as_dtype(d) -> dtype:
     """Accepts a clgrad dtype, a NumPy dtype or type, a name, or a Python type (``float`` is
     float64, as in PyTorch, whatever the default dtype)."""
     if isinstance(d, dtype):
-        if d is bfloat16:
-            _refuse_bfloat16()
         return d
     if d is float:
         return float64
@@ -84,18 +88,51 @@ def as_dtype(d) -> dtype:
         return bool_
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
-    if d == "bfloat16":
-        _refuse_bfloat16()
     try:
         return _BY_NP[np.dtype(d)]
     except (TypeError, KeyError):
         raise TypeError(f"clgrad has no dtype for {d!r}") from None
 
 
-def _refuse_bfloat16():
-    raise TypeError(
-        "clgrad has no bfloat16 kernels: no tensor can have dtype bfloat16 (use float16 or float32)"
-    )
+def bfloat16_bits(values) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16) nearest to ``values``, as PyTorch converts: float32
+    first (a float64 rounds twice, as c10's ``BFloat16(float(x))``), then to nearest even of
+    the 16 high bits; a NaN stays a quiet NaN of the same sign, +-inf and overflow past
+    bfloat16's max give +-inf.
+
+    >>> bfloat16_bits(np.array([1.0, 1.00390625, 1.01171875, -np.inf, np.nan]))
+    array([16256, 16256, 16258, 65408, 32704], dtype=uint16)
+    """
+    with np.errstate(over="ignore"):  # a float64 past float32's range is inf, as in C
+        f = np.ascontiguousarray(values, dtype=np.float32)
+    u = f.view(np.uint32)
+    # (a NaN's pattern may wrap here: its rounded value is not taken)
+    rounded = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16
+    quiet_nan = (u >> 16) | np.uint32(0x40)
+    return np.where(np.isnan(f), quiet_nan, rounded).astype(np.uint16)
+
+
+def bfloat16_values(bits) -> np.ndarray:
+    """The float32 values of bfloat16 bit patterns (uint16): exact, each pattern's bits are
+    the high half of the float's.
+
+    >>> bfloat16_values(np.array([16256, 49216], dtype=np.uint16))
+    array([ 1., -3.], dtype=float32)
+    """
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def host_type(dt: dtype) -> np.dtype:
+    """The NumPy type of ``dt``'s numbers on the host: float32 for bfloat16 (whose ``np`` is its
+    bit patterns' uint16), ``dt.np`` for any other dtype. An array of it makes a tensor of
+    ``dt`` (``clgrad.tensor(values.astype(host_type(dt)), dtype=dt)``)."""
+    return np.dtype(np.float32) if dt is bfloat16 else dt.np
+
+
+def host_values(array: np.ndarray, dt: dtype) -> np.ndarray:
+    """A host array of ``dt``'s storage as numbers: bfloat16's bit patterns as float32, any
+    other dtype's array as it is."""
+    return bfloat16_values(array) if dt is bfloat16 else array
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -160,13 +197,13 @@ def to_float(d: dtype) -> dtype:
 
 
 def accumulation(d: dtype) -> dtype:
-    """The dtype a kernel computes ``d`` in: float32 for float16 (half storage, float
-    arithmetic), ``d`` itself otherwise.
+    """The dtype a kernel computes ``d`` in: float32 for float16 and bfloat16 (16-bit
+    storage, float arithmetic), ``d`` itself otherwise.
 
-    >>> clgrad.dtypes.accumulation(clgrad.float16)
+    >>> clgrad.dtypes.accumulation(clgrad.bfloat16)
     clgrad.float32
     """
-    return float32 if d is float16 else d
+    return float32 if d in _FLOAT_STORED else d
 
 
 def can_cast(from_, to) -> bool:

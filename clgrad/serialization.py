@@ -7,7 +7,8 @@ Format
 The file is an ordinary (uncompressed) ``.npz`` archive, ``numpy.load(f)`` opens it:
 
 - ``t0``, ``t1``, ... : one array per distinct tensor, in its dtype and shape (float16/32/64,
-  int8/16/32/64, uint8, bool). A tensor that appears several times is stored once.
+  int8/16/32/64, uint8, bool; bfloat16, which NumPy lacks, as its bit patterns in uint16: the
+  high half of each float32). A tensor that appears several times is stored once.
 - ``s0``, ``s1``, ... : where several saved tensors view one storage (``x`` and ``x[1:]``), that
   storage once, flat; each of those tensors is a view of it, and they load sharing memory.
 - ``__structure__`` : a 0-d unicode array holding UTF-8 JSON that describes the saved object.
@@ -71,7 +72,20 @@ from .device import Device, resolve
 from .tensor import Size, Tensor
 
 FORMAT, VERSION = "clgrad.npz", 1
-_SAVEABLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_SAVEABLE = (
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+)
+# the NumPy dtype of each saveable dtype's arrays in the file (bfloat16's: its bits' uint16)
+_MEMBER_TYPES = {name: D.as_dtype(name).np.name for name in _SAVEABLE}
 
 
 def save(
@@ -179,7 +193,7 @@ def _encode(obj, arrays, memo, pickling=(pickle, 2)):
             if obj.dtype.name not in _SAVEABLE:
                 raise TypeError(f"clgrad.save: cannot save a tensor of dtype {obj.dtype}")
             key = f"t{len(memo)}"
-            arrays[key] = np.array(obj._numpy(), copy=True, order="C")
+            arrays[key] = np.array(_stored(obj), copy=True, order="C")
             nodes = []
             memo[id(obj)] = (key, obj, nodes)  # keeps obj alive, so its id stays unique
         node = {
@@ -224,6 +238,11 @@ def _encode(obj, arrays, memo, pickling=(pickle, 2)):
     return _encode_pickled(obj, arrays, memo, pickling)
 
 
+def _stored(t: Tensor) -> np.ndarray:
+    """The host array a tensor is saved as: its elements, bfloat16's as their bit patterns."""
+    return t.device.backend.to_numpy(t._record())
+
+
 def _share_storages(arrays, memo) -> None:
     """Where several saved tensors view one storage (``x`` and ``x[1:]``, a weight and its
     transpose), stores that storage once, as ``s0``, ``s1``, ... and each tensor as a view of
@@ -240,7 +259,7 @@ def _share_storages(arrays, memo) -> None:
         storage, dt = first._storage, first.dtype
         skey = f"s{sum(k.startswith('s') for k in arrays)}"
         whole = Tensor._make(storage, (storage.nbytes // dt.itemsize,), (1,), 0, dt)
-        arrays[skey] = np.array(whole._numpy(), copy=True)
+        arrays[skey] = np.array(_stored(whole), copy=True)
         for key, t, nodes in entries:
             del arrays[key]
             for node in nodes:
@@ -447,7 +466,7 @@ class _Members:
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
             raise self._damaged(key, f"is not a readable array ({type(e).__name__}: {e})") from None
         if dtype.hasobject or not (
-            dtype.name in _SAVEABLE or (text and dtype.kind == "U" and not shape)
+            dtype.name in _MEMBER_TYPES.values() or (text and dtype.kind == "U" and not shape)
         ):
             raise self._damaged(key, f"holds {dtype} data, which clgrad never writes")
         nbytes = math.prod(shape) * dtype.itemsize
@@ -567,7 +586,7 @@ def _decode(node, members, cache, map_location):
 
             def array():  # read only where needed: a shared storage's once
                 a = members.array(key)
-                if a.dtype.name != dtype_name:
+                if a.dtype.name != _MEMBER_TYPES.get(dtype_name):
                     raise CheckpointError(
                         f"clgrad.load: the file is damaged: entry {key!r} holds {a.dtype} "
                         f"data, its description says {dtype_name}"
@@ -633,16 +652,20 @@ def _make_tensor(node, array, map_location, cache):
     from .ops.creation import tensor
 
     dt = D.as_dtype(node["dtype"])
+
+    def values():  # the elements as numbers (bfloat16's arrays hold its bit patterns)
+        return D.host_values(array(), dt)
+
     view = node.get("view")
     where = ("storage", node["key"], node["device"])  # one copy of a shared storage per device
     t = cache.get(where) if view is not None else None
     if t is None:
         if callable(map_location) and not isinstance(map_location, (str, Device, dict)):
-            t = map_location(tensor(array(), dtype=dt, device="cpu"), node["device"])
+            t = map_location(tensor(values(), dtype=dt, device="cpu"), node["device"])
             if not isinstance(t, Tensor):
                 raise TypeError("clgrad.load: map_location must return a Tensor")
         else:
-            t = tensor(array(), dtype=dt, device=_target_device(node["device"], map_location))
+            t = tensor(values(), dtype=dt, device=_target_device(node["device"], map_location))
         if view is not None:
             cache[where] = t
     if view is not None:

@@ -491,8 +491,9 @@ class Tensor:
     # ---- leaving clgrad --------------------------------------------------------------------
     # (``numpy()`` itself, with PyTorch's rules, is in clgrad.ops.methods: it reads the grad mode)
     def _numpy(self) -> np.ndarray:
-        """The elements on the host, whatever the device and grad: a view on cpu, a copy else."""
-        return self.device.backend.to_numpy(self._record())
+        """The elements on the host, whatever the device and grad: a view on cpu, a copy else
+        (bfloat16's as float32 numbers, a copy: NumPy has no bfloat16)."""
+        return D.host_values(self.device.backend.to_numpy(self._record()), self.dtype)
 
     def __array__(self, dtype=None, copy=None):
         a = self._numpy()
@@ -545,7 +546,10 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce__(self):
-        return (_rebuild, (self._numpy(), str(self.device), self._requires_grad))
+        return (
+            _rebuild,
+            (self._numpy(), str(self.device), self._requires_grad, self.dtype.name),
+        )
 
 
 def _out_of_bounds(shape, stride, offset, itemsize, nbytes):
@@ -564,8 +568,10 @@ def _out_of_bounds(shape, stride, offset, itemsize, nbytes):
     )
 
 
-def _rebuild(array, device, requires_grad):
-    t = Tensor._from_numpy(array, D.as_dtype(array.dtype), device)
+def _rebuild(array, device, requires_grad, dtype_name=None):
+    # (the dtype's name: a bfloat16 tensor's array holds float32 numbers)
+    dt = D.as_dtype(array.dtype if dtype_name is None else dtype_name)
+    t = Tensor._from_numpy(array, dt, device)
     return t.requires_grad_(requires_grad)
 
 

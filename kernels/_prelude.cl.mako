@@ -363,3 +363,23 @@ CG_FLOAT_HELPERS_2(float)
 % if fp64 and "double" in helper_types:
 CG_FLOAT_HELPERS_2(double)
 % endif
+// bfloat16 (storage type bf16): a float's high 16 bits, computed in float. Widening is a shift;
+// narrowing rounds to nearest even (adding 0x7FFF plus the kept part's last bit carries into
+// the kept bits exactly past half, or at half with them odd), and a NaN keeps its sign and top
+// payload with the quiet bit set (the add could carry a NaN into infinity). The typedef is
+// always there: a raw copy names the type without a helper.
+typedef ushort bf16;
+% if "bf16" in helper_types:
+CG_INLINE float cg_widen_bf16(ushort b) { return as_float((uint)b << 16); }
+CG_INLINE ushort cg_narrow_bf16(float f) {
+  const uint u = as_uint(f);
+  return (ushort)(f != f ? (u >> 16) | 0x40u : (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); }
+## (spelled out, not pasted by a macro: the lean build declares the builtins the source names)
+  % for N in (2, 4, 8, 16):
+CG_INLINE float${N} cg_widen${N}_bf16(ushort${N} b) { return as_float${N}(convert_uint${N}(b) << 16); }
+CG_INLINE ushort${N} cg_narrow${N}_bf16(float${N} f) {
+  const uint${N} u = as_uint${N}(f);
+  return convert_ushort${N}(select((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, (u >> 16) | 0x40u,
+                                as_uint${N}(f != f))); }
+  % endfor
+% endif

@@ -25,7 +25,7 @@
 ## is always a new buffer, so the compiler may vectorize the row loops without an overlap check.
 <%
 I = index_t
-raw = "ushort" if st == "half" else st
+raw = h.raw_type(st)
 %>
 ## Work-item per ``span1`` output rows (n, c, k0, k1, k2, o0, o1..), and of each row the
 ## ``span2`` elements from o2 = q2 * span2: they are three runs, the left padding, the copied

@@ -1,5 +1,5 @@
 ## take / put / put_add through int64 element offsets into a storage.
-##   ct: storage C type; raw copies move half as its 16 bits (ushort)
+##   ct: storage C type; raw copies move half and bf16 as their 16 bits (ushort)
 ##   atomic64: the device has cl_khr_int64_base_atomics (else put_add on 64-bit types runs serially)
 ##   logical: the storage holds bools (uchar 0/1): put_add ORs, as PyTorch's bool sum saturates
 ## Every offset is clamped to [0, limit): indices are checked on the host first, and the clamp
@@ -8,7 +8,7 @@
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 % endif
 <%
-raw = "ushort" if ct == "half" else ct
+raw = h.raw_type(ct)
 serial = ct in ("double", "long") and not atomic64
 %>
 static inline long cg_clamp_offset(long o, long limit) { return o < 0 ? 0 : (o >= limit ? limit - 1 : o); }
@@ -52,7 +52,7 @@ static inline void cg_atomic_add(__global ${ct} *p, const ${ct} v)
 <%
     bits = 8 * h.SIZES[ct]
 %>
-static inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "half" else ct} v)
+static inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct in h.FLOAT16_STORAGE else ct} v)
 {
   const ulong addr = (ulong)p;
   volatile __global uint *w = (volatile __global uint *)(addr & ~(ulong)3);
@@ -64,6 +64,8 @@ static inline void cg_atomic_add(__global ${ct} *p, const ${"float" if ct == "ha
   % if ct == "half":
     float sum = vload_half(0, (const __private half *)&bits) + v;
     vstore_half_rte(sum, 0, (__private half *)&bits);
+  % elif ct == "bf16":
+    bits = cg_narrow_bf16(cg_widen_bf16(bits) + v);
   % elif logical:
     bits = (uchar)(bits | (v != 0));
   % else:
@@ -87,6 +89,8 @@ __kernel void cg_index_put_add(__global ${ct} *dst, const long limit,
     __global ${ct} *p = dst + cg_clamp_offset(offsets[off_off + i], limit);
   % if ct == "half":
     cg_atomic_add(p, vload_half(val_off + i, values));
+  % elif ct == "bf16":
+    cg_atomic_add(p, cg_widen_bf16(values[val_off + i]));
   % else:
     cg_atomic_add(p, values[val_off + i]);
   % endif

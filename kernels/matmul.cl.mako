@@ -20,7 +20,8 @@
 <%
 I = index_t
 def load(ct, ptr, idx):
-    # half is stored, never computed in: vload_half widens it to float (core OpenCL 1.2)
+    # half and bf16 are stored, never computed in: vload_half and cg_widen_bf16 widen them to
+    # float
     return h.load(ct, acc, ptr, idx)
 
 def store(ptr, idx, val):
@@ -95,7 +96,7 @@ def load_row(ptr):
         return f"*(__global const {VTU} *)({ptr})"
     if b_ct == "half":
         return f"vload_half{VW}(0, {ptr})"
-    return f"convert_{VT}(vload{VW}(0, {ptr}))"
+    return h.loadv(b_ct, acc, VW, ptr, "0")
 %>
 ## Vectors are VW wide (8 floats: one AVX register): PoCL's LLVM crashes or miscompiles
 ## 16-wide vectors passed to builtins (vstore16, mad) when the target lacks AVX-512, so a
@@ -103,7 +104,7 @@ def load_row(ptr):
 typedef ${VT} ${VTU} __attribute__((aligned(${8 if acc == "double" else 4})));
 % if variant == "packed":
 
-## a in another type than the sums (half) with contiguous rows: copied to contiguous rows in
+## a in another type than the sums (half, bf16) with contiguous rows: copied to contiguous rows in
 ## the sums' type first, since the micro-kernel would otherwise convert each element once per
 ## NR columns.
 __kernel void cg_matmul_convert_a(
@@ -122,7 +123,7 @@ __kernel void cg_matmul_convert_a(
 % if a_ct == "half":
     *(__global ${VTU} *)d = vload_half${VW}(0, src);
 % else:
-    *(__global ${VTU} *)d = convert_${VT}(vload${VW}(0, src));
+    *(__global ${VTU} *)d = ${h.loadv(a_ct, acc, VW, "src", "0")};
 % endif
   } else {
     for (${I} j = 0; k0 + j < K; ++j) d[j] = ${load(a_ct, "src", "j")};
@@ -290,7 +291,7 @@ __kernel void cg_matmul_direct(
     % elif out_ct == acc:
       *(__global ${VTU} *)(o + ${i} * N + ${v * VW}) = c${i}_${v};
     % else:
-      vstore${VW}(convert_${out_ct}${VW}(c${i}_${v}), 0, o + ${i} * N + ${v * VW});
+      ${h.storev(out_ct, False, acc, VW, "o", f"{i} * N + {v * VW}", f"c{i}_{v}")};
     % endif
   % endfor
     }

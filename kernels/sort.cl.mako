@@ -12,7 +12,7 @@
 ##
 ## Params: st (storage C type), ct (compute C type), descending, fp64.
 <%
-raw = "ushort" if st == "half" else st
+raw = h.raw_type(st)
 nan = h.has_nan(ct)
 %>
 static inline ${ct} cg_key(__global const ${st} *x, const long i) { return ${h.load(st, ct, "x", "i")}; }

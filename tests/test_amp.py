@@ -149,9 +149,9 @@ def test_errors_and_disabled_regions_as_torchs():
     with pytest.raises(RuntimeError):
         clgrad.autocast("xpu2")
     a = clgrad.ones(2, 2)
-    # PyTorch's CPU default is bfloat16, which clgrad lacks: a warning, and the region is off
+    # a dtype autocast does not compute in: a warning, and the region is off
     with pytest.warns(UserWarning, match="not supported. Disabling autocast"):
-        with clgrad.autocast("cpu"):
+        with clgrad.autocast("cpu", dtype=clgrad.float64):
             assert (a @ a).dtype == clgrad.float32 and not clgrad.is_autocast_enabled("cpu")
     with pytest.warns(UserWarning, match="not supported"), torch.autocast("cpu", torch.float64):
         pass

@@ -3,9 +3,9 @@
 
 ``"cuda"`` names every OpenCL device (the device type of a tensor on ``cl:N``; available where
 there is one), ``"cpu"`` the host device.
-Autocast's lower-precision dtype is float16 (``"cuda"``'s default); PyTorch's CPU default,
-bfloat16, is a dtype clgrad lacks, so ``autocast("cpu")`` without ``dtype=float16`` warns and
-stays disabled, as PyTorch does for a dtype a device type does not support.
+Autocast's lower-precision dtype is float16 or bfloat16, by default PyTorch's: float16 for
+``"cuda"``, bfloat16 for ``"cpu"``; another dtype warns and leaves the region disabled, as
+PyTorch does for a dtype a device type does not support.
 
 >>> model = clgrad.nn.Linear(3, 2)
 >>> with clgrad.autocast("cpu", dtype=clgrad.float16):
@@ -88,11 +88,10 @@ class autocast:
             )
             self._enabled = False
         elif self.fast_dtype not in _ac.SUPPORTED_DTYPES:
-            name = "bfloat16" if self.fast_dtype is None else str(self.fast_dtype)
             warnings.warn(
                 f"In {device_type.upper()} autocast, but the target dtype is not supported. "
-                f"Disabling autocast.\nclgrad's autocast supports float16 only ({name} is "
-                "not a clgrad dtype it computes in)",
+                f"Disabling autocast.\n{device_type.upper()} Autocast only supports dtype of "
+                f"clgrad.bfloat16, clgrad.float16 currently (got {self.fast_dtype}).",
                 stacklevel=2,
             )
             self._enabled = False
@@ -151,8 +150,8 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
 
 
 def get_autocast_dtype(device_type: str):
-    """The dtype autocast casts ``device_type``'s matrix products to (None stands for PyTorch's
-    CPU default, bfloat16, which clgrad lacks).
+    """The dtype autocast casts ``device_type``'s matrix products to, as
+    ``torch.get_autocast_dtype`` (by default float16 for ``"cuda"``, bfloat16 for ``"cpu"``).
 
     >>> clgrad.get_autocast_dtype("cuda")
     clgrad.float16

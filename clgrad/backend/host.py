@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import capture
 from ..device import Device, DeviceType, register_kind
+from ..dtypes import bfloat16, bfloat16_bits, bfloat16_values
 from ..errors import OutOfMemoryError
 from .base import OPTIMIZERS, Backend, View
 from .philox import philox_uniform, philox_unit, uniform_bits
@@ -31,8 +32,29 @@ def array(v: View) -> np.ndarray:
     )
 
 
+def read(v: View, ct=None) -> np.ndarray:
+    """The view's elements as numbers, converted to the NumPy type ``ct`` where given: a
+    bfloat16 view's bit patterns become float32 (a new array), any other view's array is
+    ``array(v)`` (no copy unless converted)."""
+    a = array(v)
+    if v.dtype is bfloat16:
+        a = bfloat16_values(a)
+    return a if ct is None else a.astype(ct, copy=False)
+
+
+def write(v: View, values) -> None:
+    """Stores ``values`` (broadcast to the view's shape) into the view in its dtype: rounded to
+    nearest even for bfloat16, else NumPy's unsafe cast (float to half overflows to inf,
+    quietly)."""
+    if v.dtype is bfloat16:
+        np.copyto(array(v), bfloat16_bits(values))
+    else:
+        np.copyto(array(v), values, casting="unsafe")
+
+
 def _compute_np(dt):
-    return np.float32 if dt.name == "float16" else dt.np
+    # the 16-bit floats compute in float32 (bfloat16's NumPy type is its bits' uint16)
+    return np.float32 if dt.name in ("float16", "bfloat16") else dt.np
 
 
 class HostAllocator:
@@ -54,9 +76,7 @@ class HostBackend(Backend):
     def elementwise(self, kernel, out, operands, compute):
         fn = kernel.numpy
         args = [
-            array(x).astype(_compute_np(dt), copy=False)
-            if isinstance(x, View)
-            else np.array(x, dtype=_compute_np(dt))
+            read(x, _compute_np(dt)) if isinstance(x, View) else np.array(x, dtype=_compute_np(dt))
             for x, dt in zip(operands, compute)
         ]
         dest = array(out)
@@ -65,17 +85,17 @@ class HostBackend(Backend):
                 fn(*args, out=dest)  # straight into the output: no temporary, no second pass
                 return
             result = fn(*args)
-            np.copyto(dest, result, casting="unsafe")  # float to half overflows to inf, quietly
+            write(out, result)
 
     def arange(self, out, start, step, dt):
         with np.errstate(all="ignore"):
             values = start + np.arange(out.numel(), dtype=_compute_np(dt)) * np.array(
                 step, _compute_np(dt)
             )
-        np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
+        write(out, values.reshape(out.shape))
 
     def reduce(self, kernel, out, x, dims, acc):
-        a = array(x)
+        a = read(x)
         if acc is not None and not kernel.arg:
             a = a.astype(_compute_np(acc), copy=False)
         with np.errstate(all="ignore"):
@@ -90,18 +110,16 @@ class HostBackend(Backend):
                     r = np.where(nan.any(axis=axis), nan.argmax(axis=axis), r)
             else:
                 r = kernel.numpy(a, axis=tuple(dims))
-        np.copyto(array(out), r, casting="unsafe")
+        write(out, r)
 
     def cumsum(self, out, x, dim, acc):
-        np.copyto(
-            array(out), np.cumsum(array(x).astype(_compute_np(acc)), axis=dim), casting="unsafe"
-        )
+        write(out, np.cumsum(read(x, _compute_np(acc)), axis=dim))
 
     def matmul(self, out, a, b, acc):
         dt = _compute_np(acc)
         with np.errstate(all="ignore"):  # inf and NaN propagate silently, as in PyTorch
-            product = np.matmul(array(a).astype(dt, copy=False), array(b).astype(dt, copy=False))
-        np.copyto(array(out), product, casting="unsafe")
+            product = np.matmul(read(a, dt), read(b, dt))
+        write(out, product)
 
     def take(self, out, src, offsets):
         flat = array(View(src.buffer, 0, (src.nbytes // src.dtype.itemsize,), (1,), src.dtype, 0))
@@ -110,13 +128,15 @@ class HostBackend(Backend):
     def put(self, dst, offsets, values, accumulate):
         flat = array(View(dst.buffer, 0, (dst.nbytes // dst.dtype.itemsize,), (1,), dst.dtype, 0))
         offs, vals = array(offsets).reshape(-1), array(values).reshape(-1)
-        if accumulate:
+        if accumulate and dst.dtype is bfloat16:
+            _accumulate_bfloat16(flat, offs, bfloat16_values(vals))
+        elif accumulate:
             np.add.at(flat, offs, vals)
         else:
             flat[offs] = vals
 
     def sort(self, values, indices, x, descending):
-        a = array(x)
+        a = read(x)
         if descending:
             # stable descending: the reverse of a stable ascending sort of the reversed row
             # keeps equal elements in their order (and NaN, sorted last, comes first)
@@ -125,10 +145,11 @@ class HostBackend(Backend):
         else:
             order = np.argsort(a, axis=-1, kind="stable")
         np.copyto(array(indices), order, casting="unsafe")
-        np.copyto(array(values), np.take_along_axis(a, order, axis=-1), casting="unsafe")
+        # the elements themselves, bit for bit (bfloat16's NaN payloads too)
+        np.copyto(array(values), np.take_along_axis(array(x), order, axis=-1), casting="unsafe")
 
     def nonzero(self, x):
-        a = array(x)
+        a = read(x)  # (bfloat16's -0.0 is a nonzero pattern but zero)
         if not x.ndim:
             return np.zeros((int(bool(a)), 0), np.int64)
         return np.stack(np.nonzero(a), axis=1).astype(np.int64)
@@ -141,7 +162,7 @@ class HostBackend(Backend):
             values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
         else:
             values = philox_unit(seed, offset, n, uniform_bits(out.dtype.name))
-        np.copyto(array(out), values.reshape(out.shape), casting="unsafe")
+        write(out, values.reshape(out.shape))
 
     def optimizer_step(self, kind, flags, views, scalars):
         # the kernel's formulas (base.OPTIMIZERS) term by term in the compute dtype, each
@@ -149,8 +170,7 @@ class HostBackend(Backend):
         # back at the end (float16 storage is rounded once, there)
         spec = OPTIMIZERS[kind]
         ct = np.dtype(_compute_np(views[0].dtype)).type
-        dest = [array(v) for v in views]
-        p, g, *states = [a.astype(ct, copy=False) for a in dest]
+        p, g, *states = [read(v, ct) for v in views]
         s = dict(zip(spec.scalars, (ct(x) for x in scalars)))
         st = dict(zip(spec.state_names(flags), states))
         new = {}  # index in views -> new value
@@ -194,12 +214,14 @@ class HostBackend(Backend):
                 else:
                     new[0] = p + d / avg * s["neg_lr"]
         for i, value in new.items():
-            np.copyto(dest[i], value, casting="unsafe")
+            write(views[i], value)
 
     def to_numpy(self, x):
         return array(x)
 
     def from_numpy(self, dst, arr):
+        if dst.dtype is bfloat16 and arr.dtype != np.uint16:  # numbers, not bit patterns
+            arr = bfloat16_bits(arr)
         np.copyto(array(dst), arr, casting="unsafe")
 
     def synchronize(self):
@@ -230,7 +252,7 @@ class HostBackend(Backend):
         spatial = out.shape[2:]
         kernel, outs = cols.shape[2 : 2 + nd], cols.shape[2 + nd :]
         pads = _conv_pads(spatial, kernel, outs, stride, dilation, padding)
-        src = array(cols).astype(_compute_np(cols.dtype), copy=False)
+        src = read(cols, _compute_np(cols.dtype))
         acc = np.zeros(
             out.shape[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pads)), src.dtype
         )
@@ -243,19 +265,20 @@ class HostBackend(Backend):
                 )
                 acc[(slice(None), slice(None)) + region] += src[(slice(None), slice(None)) + k]
         crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pads))
-        np.copyto(array(out), acc[(slice(None), slice(None)) + crop], casting="unsafe")
+        write(out, acc[(slice(None), slice(None)) + crop])
 
     def window_max(self, values, indices, win):
         if not values.numel():
             return
-        flat = array(win).reshape(values.shape + (-1,))  # a copy: the windows overlap or skip
+        # a copy: the windows overlap or skip (bfloat16's compared as numbers)
+        flat = read(win).reshape(values.shape + (-1,))
         at = np.argmax(flat, axis=-1)  # the first largest ...
         if flat.dtype.kind in "fc":  # ... or the last NaN, as PyTorch's max pooling
             nan = np.isnan(flat)
             last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
             at = np.where(nan.any(axis=-1), last_nan, at)
         np.copyto(array(indices), at)
-        np.copyto(array(values), np.take_along_axis(flat, at[..., None], -1)[..., 0])
+        write(values, np.take_along_axis(flat, at[..., None], -1)[..., 0])
 
     def window_put(self, out, grad, indices, win):
         if not grad.numel():
@@ -267,58 +290,58 @@ class HostBackend(Backend):
         np.copyto(array(win), flat.reshape(win.shape))  # the windows tile out: each once
 
     def softmax(self, out, x, dim, log, acc):
-        a = array(x).astype(_compute_np(acc), copy=False)
+        a = read(x, _compute_np(acc))
         with np.errstate(all="ignore"):  # an all -inf row is NaN, as in PyTorch
             z = a - a.max(axis=dim, keepdims=True)
             e = np.exp(z)
             s = e.sum(axis=dim, keepdims=True)
             r = z - np.log(s) if log else e / s
-        np.copyto(array(out), r, casting="unsafe")
+        write(out, r)
 
     def softmax_backward(self, out, y, g, dim, log, acc):
         ct = _compute_np(acc)
-        yv, gv = array(y).astype(ct, copy=False), array(g).astype(ct, copy=False)
+        yv, gv = read(y, ct), read(g, ct)
         with np.errstate(all="ignore"):  # as the forward: NaN rows stay NaN
             if log:
                 r = gv - np.exp(yv) * gv.sum(axis=dim, keepdims=True)
             else:
                 r = yv * (gv - (gv * yv).sum(axis=dim, keepdims=True))
-        np.copyto(array(out), r, casting="unsafe")
+        write(out, r)
 
     def norm(self, y, stats, x, weight, bias, per, eps, acc):
-        a = array(x).astype(_compute_np(acc))
+        a = read(x, _compute_np(acc))
         m = a.mean(axis=(0, 2), keepdims=True)
         var = ((a - m) ** 2).mean(axis=(0, 2), keepdims=True)
         r = 1 / np.sqrt(var + eps)
         out = (a - m) * r
         shape = (1, -1, 1) if per == "c" else (1, 1, -1)
         if weight is not None:
-            out = out * array(weight).astype(out.dtype).reshape(shape)
+            out = out * read(weight, out.dtype).reshape(shape)
         if bias is not None:
-            out = out + array(bias).astype(out.dtype).reshape(shape)
-        np.copyto(array(y), out, casting="unsafe")
+            out = out + read(bias, out.dtype).reshape(shape)
+        write(y, out)
         for view, value in zip(stats, (m, var, r)):
-            np.copyto(array(view), value.reshape(-1), casting="unsafe")
+            write(view, value.reshape(-1))
 
     def norm_backward(self, dx, dw, db, x, g, weight, mean, rstd, per, acc):
         ct = _compute_np(acc)
-        m, r = array(mean).astype(ct)[None, :, None], array(rstd).astype(ct)[None, :, None]
-        xhat = (array(x).astype(ct) - m) * r
-        gv = array(g).astype(ct)
+        m, r = read(mean, ct)[None, :, None], read(rstd, ct)[None, :, None]
+        xhat = (read(x, ct) - m) * r
+        gv = read(g, ct)
         shape = (1, -1, 1) if per == "c" else (1, 1, -1)
-        hv = gv if weight is None else gv * array(weight).astype(ct).reshape(shape)
+        hv = gv if weight is None else gv * read(weight, ct).reshape(shape)
         mean_h = hv.mean(axis=(0, 2), keepdims=True)
         mean_hx = (hv * xhat).mean(axis=(0, 2), keepdims=True)
-        np.copyto(array(dx), r * (hv - mean_h - xhat * mean_hx), casting="unsafe")
+        write(dx, r * (hv - mean_h - xhat * mean_hx))
         if per == "c" and dw is not None:
-            np.copyto(array(dw), (gv * xhat).sum(axis=(0, 2)), casting="unsafe")
+            write(dw, (gv * xhat).sum(axis=(0, 2)))
         if per == "c" and db is not None:
-            np.copyto(array(db), gv.sum(axis=(0, 2)), casting="unsafe")
+            write(db, gv.sum(axis=(0, 2)))
 
     def nll(self, out, x, target, weight, ignore_index, acc):
         terms, w = _nll_terms(x, target, weight, ignore_index, acc)
         if out.ndim == 1:
-            np.copyto(array(out), terms, casting="unsafe")
+            write(out, terms)
             return
         groups = out.shape[0]
         starts = np.arange(groups) * -(-terms.size // groups)
@@ -327,15 +350,14 @@ class HostBackend(Backend):
         pairs[:, 1] = np.add.reduceat(w, starts) if terms.size else 0
 
     def nll_grad(self, out, g, target, weight, ignore_index, acc):
-        res = array(out)
-        res[...] = 0
+        res = np.zeros(out.shape, _compute_np(acc))  # (then stored in out's dtype)
         t, counts = _nll_targets(target, res.shape[1], ignore_index)
-        if not counts.any():  # also where there is no class to index
-            return
-        w = _nll_weights(weight, t, counts, acc)
-        o, i = np.divmod(np.arange(t.size), res.shape[2])
-        with np.errstate(invalid="ignore"):  # 0 * inf where an ignored element's g is inf
-            res[o, t, i] = np.where(counts, -(w * array(g).astype(_compute_np(acc))), 0)
+        if counts.any():  # (not where there is no class to index)
+            w = _nll_weights(weight, t, counts, acc)
+            o, i = np.divmod(np.arange(t.size), res.shape[2])
+            with np.errstate(invalid="ignore"):  # 0 * inf where an ignored element's g is inf
+                res[o, t, i] = np.where(counts, -(w * read(g, _compute_np(acc))), 0)
+        write(out, res)
 
 
 def _nll_targets(target, c, ignore_index):
@@ -350,13 +372,13 @@ def _nll_weights(weight, t, counts, acc):
     ct = _compute_np(acc)
     if weight is None or not counts.any():  # (no weight to index where there is no class)
         return counts.astype(ct)
-    return np.where(counts, array(weight).astype(ct)[t], 0).astype(ct)
+    return np.where(counts, read(weight, ct)[t], 0).astype(ct)
 
 
 def _nll_terms(x, target, weight, ignore_index, acc):
     """Each element's term -w[t] * x[o, t, i] and its weight w[t] (0 where it doesn't
     count), in the compute type."""
-    a = array(x)
+    a = read(x)
     t, counts = _nll_targets(target, a.shape[1], ignore_index)
     w = _nll_weights(weight, t, counts, acc)
     o, i = np.divmod(np.arange(t.size), a.shape[2])
@@ -365,6 +387,22 @@ def _nll_terms(x, target, weight, ignore_index, acc):
     else:  # also where there is no class to index
         picked = np.zeros(t.size, w.dtype)
     return np.where(counts, -(w * picked), 0).astype(w.dtype), w
+
+
+def _accumulate_bfloat16(flat, offsets, values):
+    """``flat[offsets] += values`` on bfloat16 bit patterns, each add rounded to bfloat16 in
+    the order given, as PyTorch's CPU accumulation adds a repeated offset's values one at a
+    time: the k-th occurrences of the offsets are added together, in order of k."""
+    order = np.argsort(offsets, kind="stable")
+    sorted_offsets = offsets[order]
+    first = np.r_[True, sorted_offsets[1:] != sorted_offsets[:-1]]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(order.size), 0))
+    occurrence = np.empty_like(order)
+    occurrence[order] = np.arange(order.size) - group_start  # k of each element
+    for k in range(int(occurrence.max(initial=-1)) + 1):
+        at = occurrence == k  # distinct offsets: one fancy-indexed add
+        o = offsets[at]
+        flat[o] = bfloat16_bits(bfloat16_values(flat[o]) + values[at])
 
 
 def _conv_pads(spatial, kernel, outs, stride, dilation, padding):

@@ -137,14 +137,13 @@ def is_available() -> bool:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """False: clgrad has no bfloat16 kernels on any device (``clgrad.bfloat16`` is a name
-    only), so programs that choose their dtype by ``torch.cuda.is_bf16_supported()`` take
-    float16 or float32.
+    """Whether a ``"cuda"`` device exists: every OpenCL device runs bfloat16 (stored in 16 bits,
+    computed in float, which needs no extension), as ``torch.cuda.is_bf16_supported``.
 
-    >>> clgrad.cuda.is_bf16_supported()
-    False
+    >>> clgrad.cuda.is_bf16_supported() == clgrad.cuda.is_available()
+    True
     """
-    return False
+    return is_available()
 
 
 def device_count() -> int:
@@ -362,7 +361,7 @@ def get_device_capability(device=None) -> tuple[int, int]:
     OpenCL version (3.0 is ``(3, 0)``). CUDA's compute capabilities mean CUDA hardware
     features, which an OpenCL device does not promise; programs that test for 7.0 (float16
     tensor cores) or 8.0 (bfloat16, TF32) take their portable paths, and clgrad has no
-    bfloat16 or TF32 kernels anyway.
+    TF32 kernels anyway (its bfloat16 is computed in float on any device).
 
     >>> if clgrad.cuda.is_available():
     ...     major, minor = clgrad.cuda.get_device_capability()

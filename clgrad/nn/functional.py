@@ -2099,8 +2099,8 @@ def _floating_input(kernel, x, *params):
     """PyTorch's errors for a normalization's dtypes: NotImplementedError for an integer or
     bool ``x`` (its kernel ``kernel`` takes floating dtypes only), and RuntimeError for
     ``params`` (weight, bias, running statistics; None where not given) of another dtype than
-    x, except float32 ones for a float16 x (PyTorch's mixed type: statistics in float32, the
-    output in x's dtype)."""
+    x, except float32 ones for a float16 or bfloat16 x (PyTorch's mixed type: statistics in
+    float32, the output in x's dtype)."""
     if not x.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[x.dtype.name]}'"
@@ -2109,7 +2109,7 @@ def _floating_input(kernel, x, *params):
         return
     if any(t is not None and t.dtype is not _D.float32 for t in params):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if x.dtype is not _D.float16:
+    if x.dtype not in (_D.float16, _D.bfloat16):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 

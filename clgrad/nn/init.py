@@ -95,7 +95,7 @@ def _calculate_correct_fan(tensor, mode):
 def _float_dt(tensor):
     from .. import dtypes as D
 
-    return D.float32 if tensor.dtype is D.float16 else tensor.dtype
+    return D.accumulation(tensor.dtype)
 
 
 def uniform_(

@@ -2,10 +2,10 @@
 
 Inside an enabled autocast region, an op on PyTorch's lists (``aten/src/ATen/autocast_mode.cpp``)
 casts its floating-point tensor arguments before it runs, as PyTorch's dispatcher does: the
-matrix products and convolutions to the region's lower-precision dtype (float16; float64 stays
-as it is), the ops that lose range or accuracy in float16 (exp, log, pow, the losses, the
-norms) to float32. Each cast is an ordinary ``Tensor.to``, so gradients flow back in each
-input's own dtype. The ops an op calls inside run as written: autocast applies once, at the
+matrix products and convolutions to the region's lower-precision dtype (float16 or bfloat16;
+float64 stays as it is), the ops that lose range or accuracy in 16 bits (exp, log, pow, the
+losses, the norms) to float32. Each cast is an ordinary ``Tensor.to``, so gradients flow back
+in each input's own dtype. The ops an op calls inside run as written: autocast applies once, at the
 op the program called (PyTorch excludes its autocast key below the first op the same way).
 
 Device types are PyTorch's: ``"cuda"`` is every OpenCL device (``clgrad.cuda``'s mapping),
@@ -57,9 +57,9 @@ _POLICIES = {
         "prod": FP32,
     },
 }
-# default region dtypes: None stands for bfloat16 (PyTorch's CPU default), which clgrad lacks
-DEFAULT_DTYPES = {"cuda": D.float16, "cpu": None}
-SUPPORTED_DTYPES = (D.float16,)
+# default region dtypes, PyTorch's
+DEFAULT_DTYPES = {"cuda": D.float16, "cpu": D.bfloat16}
+SUPPORTED_DTYPES = (D.float16, D.bfloat16)
 
 
 class _State(threading.local):
@@ -93,7 +93,7 @@ def _cast(x, target, device_type):
     if isinstance(x, Tensor):
         if (
             x.dtype is not target
-            and x.dtype in (D.float16, D.float32)
+            and x.dtype in (D.float16, D.bfloat16, D.float32)
             and device_type_of(x) == device_type
         ):
             return x.to(target)

@@ -71,6 +71,7 @@ SCALAR_TYPE_NAMES = {
     "float32": "Float",
     "float64": "Double",
     "float16": "Half",
+    "bfloat16": "BFloat16",
     "int64": "Long",
     "int32": "Int",
     "int16": "Short",
@@ -102,10 +103,15 @@ _C_NAMES = {
     "int32": "int",
     "int64": "int64_t",
     "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
     "float32": "float",
     "float64": "double",
 }
-_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
+_FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+}
 
 
 def refuse_bool(x, kernel: str | None) -> None:

@@ -596,7 +596,9 @@ def linspace(
     vals = np.where(i < half, up, down)
     if not dt.is_floating_point:
         vals = np.trunc(vals)
-    return tensor(vals.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+    return tensor(
+        vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
+    )
 
 
 def _integer_end(v, dt):
@@ -1122,7 +1124,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     # a NumPy generator seeded from the next numbers of ours, so the draws follow its seed
     seed = [gen._seed & 0xFFFFFFFF, gen._seed >> 32, gen.take(1), 0x5EED]
     counts = np.random.default_rng(seed).poisson(lam)
-    return tensor(counts.astype(input.dtype.np), dtype=input.dtype, device=input.device)
+    return tensor(counts.astype(D.host_type(input.dtype)), dtype=input.dtype, device=input.device)
 
 
 @_tensor_options()
@@ -1151,7 +1153,9 @@ def logspace(
     vals = np.power(float(base), exps)
     if not dt.is_floating_point:
         vals = np.trunc(vals)
-    return tensor(vals.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+    return tensor(
+        vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
+    )
 
 
 class ToDevice(Function):
@@ -1170,7 +1174,7 @@ class ToDevice(Function):
             ):
                 return out
         host = x.device.backend.to_numpy(x._record())  # a cl device's is already a fresh copy
-        if device.is_cpu:
+        if device.is_cpu and x.dtype is not D.bfloat16:  # (bfloat16's host array: its bits)
             return from_numpy(host if x.device.is_cl else host.copy())
         return _upload(host, x.dtype, device)
 
@@ -1470,7 +1474,7 @@ def _window(name, n, periodic, dtype, device, requires_grad, values):
         arr = np.ones(n)
     else:
         arr = values(n + 1)[:n] if periodic else values(n)
-    return tensor(arr.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+    return tensor(arr.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def _cosine_sum(*coefs):

@@ -113,12 +113,14 @@ def _column_major(t) -> bool:
 Bmm = type("Bmm", (Mm,), {"__module__": __name__})
 
 # the dtype a product's sums are kept in
-_ACC = {dt: D.float32 if dt is D.float16 else dt for dt in D.ALL if dt.is_floating_point}
+_ACC = {dt: D.accumulation(dt) for dt in D.ALL if dt.is_floating_point}
 _ACC.update({dt: D.int64 for dt in D.ALL if not dt.is_floating_point})
 
 
-# what every device runs (float64 and float16 go through ``matmul``'s checks)
-_FAST_DTYPES = frozenset(dt for dt in D.ALL if dt not in (D.bool_, D.float64, D.float16))
+# what every device runs (float64 and the 16-bit floats go through ``matmul``'s checks)
+_FAST_DTYPES = frozenset(
+    dt for dt in D.ALL if dt not in (D.bool_, D.float64, D.float16, D.bfloat16)
+)
 
 
 def _record3(t):

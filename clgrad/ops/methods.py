@@ -367,6 +367,8 @@ def numpy(self, *, force=False) -> np.ndarray:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+    if self.dtype is D.bfloat16:  # NumPy has no bfloat16 (torch's error)
+        raise TypeError("Got unsupported ScalarType BFloat16")
     return self._numpy()
 
 
@@ -510,7 +512,7 @@ def _attach():
         "float": _cast(D.float32),
         "double": _cast(D.float64),
         "half": _cast(D.float16),
-        "bfloat16": _cast(D.bfloat16),  # refused by as_dtype: a name only
+        "bfloat16": _cast(D.bfloat16),
         "long": _cast(D.int64),
         "int": _cast(D.int32),
         "short": _cast(D.int16),

@@ -57,6 +57,7 @@ ALL_DTYPES = (
     D.float32,
     D.float64,
     D.float16,
+    D.bfloat16,
     D.int64,
     D.int32,
     D.int16,
@@ -66,7 +67,7 @@ ALL_DTYPES = (
 )
 INTEGRAL_DTYPES = (D.int64, D.int32, D.int16, D.int8, D.uint8, D.bool_)
 NUMERIC_DTYPES = ALL_DTYPES[:-1]  # every dtype but bool
-FLOAT_DTYPES = (D.float32, D.float64, D.float16)
+FLOAT_DTYPES = (D.float32, D.float64, D.float16, D.bfloat16)
 
 
 # ---- dtype rules: the promoted operand dtype -> (result dtype, compute dtype) ------------------

@@ -374,7 +374,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     a = a[(a >= lo) & (a <= hi)]
     # PyTorch's binning: floor((x - min) * bins / (max - min)), the top edge in the last bin
     idx = np.minimum(((a - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
-    counts = np.bincount(idx, minlength=bins).astype(input.dtype.np)
+    counts = np.bincount(idx, minlength=bins).astype(D.host_type(input.dtype))
     return Tensor._from_numpy(counts, input.dtype, input.device)
 
 
@@ -422,10 +422,10 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False
         if lo == hi:  # a range of width 0 widens by 1/2 on each side, as PyTorch's
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, bins + 1)
-    edges = edges.astype(input.dtype.np)
+    edges = edges.astype(D.host_type(input.dtype))
     hist, _ = np.histogram(a, edges.astype(np.float64), weights=w, density=density)
     return histogram_result(
-        Tensor._from_numpy(hist.astype(input.dtype.np), input.dtype, input.device),
+        Tensor._from_numpy(hist.astype(D.host_type(input.dtype)), input.dtype, input.device),
         Tensor._from_numpy(edges, input.dtype, input.device),
     )
 
@@ -452,7 +452,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     # PyTorch's result: float32 weights stay float32, every other dtype counts in float64
     dt = D.float32 if weights.dtype is D.float32 else D.float64
     counts = np.bincount(a, _host(weights).astype(np.float64), minlength=minlength)
-    return Tensor._from_numpy(counts.astype(dt.np), dt, input.device)
+    return Tensor._from_numpy(counts.astype(D.host_type(dt)), dt, input.device)
 
 
 class _NoDerivative(Function):

@@ -20,7 +20,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import MapKernel
 from ..tensor import Tensor
-from .core import broadcast_shapes, launch
+from .core import SCALAR_TYPE_NAMES, broadcast_shapes, launch
 from .elementwise import where
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -1296,8 +1296,10 @@ for _shifted in ("", "shifted_"):
 def _compute_dtype(name, dt):
     """The float dtype ``name`` computes in for operands promoted to ``dt``."""
     dt = dt if dt.is_floating_point else D.get_default_dtype()
-    if dt is D.float16:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Half'")
+    if dt in (D.float16, D.bfloat16):  # (torch's CPU kernels have neither)
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{SCALAR_TYPE_NAMES[dt.name]}'"
+        )
     return dt
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pyopencl as cl
 
 from ... import capture
+from ... import dtypes as D
 from ..base import ARANGE, COPY, Backend, View
 from ..philox import uniform_bits
 from . import conv as conv_family
@@ -22,6 +23,7 @@ from .launch import (
     dims_types,
     merge_dims,
 )
+from .template_helpers import FLOAT16_STORAGE
 
 # strided kernels take this many dims of sizes and strides (more only where merging leaves more:
 # those get a program of their own)
@@ -195,8 +197,8 @@ class OpenCLBackend(Backend):
             and out.numel() == 1
             and not kernel.arg
             and 0 < x.numel() <= FUSE_REDUCE_MAX
-            and out.dtype.ctype != "half"
-            and (acc is None or acc.ctype != "half")
+            and out.dtype.ctype not in FLOAT16_STORAGE
+            and (acc is None or acc.ctype not in FLOAT16_STORAGE)
         ):
             # a full reduction of what a deferred launch writes: that launch's kernel may
             # reduce the values as it computes them (fusion.py). Under the lock of the list:
@@ -269,6 +271,8 @@ class OpenCLBackend(Backend):
 
     def from_numpy(self, dst, arr):
         """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
+        if dst.dtype is D.bfloat16 and arr.dtype != np.uint16:  # numbers, not bit patterns
+            arr = D.bfloat16_bits(arr)
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if arr.size:
             capture.note_transfer("a copy of host data to the device (a tensor made from data)")
@@ -360,7 +364,7 @@ class OpenCLBackend(Backend):
 
     def nonzero(self, x):
         """Indices of the nonzero elements (the count decides the shape: this reads the device)."""
-        host = self.to_numpy(x)
+        host = D.host_values(self.to_numpy(x), x.dtype)  # (bfloat16's -0.0 is zero)
         if not x.ndim:
             return np.zeros((int(bool(host)), 0), np.int64)
         return np.stack(np.nonzero(host), axis=1).astype(np.int64)

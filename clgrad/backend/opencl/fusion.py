@@ -52,7 +52,7 @@ from .launch import (
     merge_dims,
 )
 from .render import BUILD_LOCK, render
-from .template_helpers import subst
+from .template_helpers import FLOAT16_STORAGE, subst
 
 log = logging.getLogger("clgrad")
 
@@ -125,12 +125,12 @@ class Fusable:
 
 
 def fusion_info(kernel, out, operands, compute):
-    """A launch's ``Fusable``, or None where it may not join a group: half values round on
-    every store (no register holds that)."""
-    if out.dtype.ctype == "half":
+    """A launch's ``Fusable``, or None where it may not join a group: half and bfloat16 values
+    round on every store (no register holds that)."""
+    if out.dtype.ctype in FLOAT16_STORAGE:
         return None
     for x in operands:
-        if type(x) is View and x.dtype.ctype == "half":
+        if type(x) is View and x.dtype.ctype in FLOAT16_STORAGE:
             return None
     return Fusable(kernel, out, operands, compute)
 

@@ -87,11 +87,13 @@ def extent(v) -> int:
 INDEX_NP = {"int": np.int32, "long": np.int64}
 
 
-# the NumPy type of a scalar kernel argument of each C type (half scalars are passed as float)
+# the NumPy type of a scalar kernel argument of each C type (half and bf16 scalars are passed
+# as float)
 SCALAR_NP = {
     "float": np.float32,
     "double": np.float64,
     "half": np.float32,
+    "bf16": np.float32,
     "uchar": np.uint8,
     "char": np.int8,
     "short": np.int16,

@@ -52,7 +52,7 @@ from ..base import SUM, ReduceKernel, View
 from . import plans
 from .launch import INDEX_NP, extent, index_type, merge_dims
 from .plans import SLOTS
-from .template_helpers import SIZES
+from .template_helpers import FLOAT16_STORAGE, SIZES
 
 TEMPLATE = "reduce.cl.mako"
 # cumsum's chunk sums (a backend never imports clgrad.ops, where the ops are declared)
@@ -91,9 +91,10 @@ def _vw(*cts: str) -> int:
     """Lanes of a CPU vector: 32 bytes of the widest type involved, at most 16 lanes.
 
     PoCL on AVX2 (no AVX-512) miscompiles or crashes on 64-byte vectors (float16, long8)
-    handed to its builtins, so no vector here is wider than 256 bits.
+    handed to its builtins, so no vector here is wider than 256 bits. The 16-bit floats count
+    as the floats they are computed in.
     """
-    return min(16, 32 // max(max(SIZES[c], 4) if c == "half" else SIZES[c] for c in cts))
+    return min(16, 32 // max(max(SIZES[c], 4) if c in FLOAT16_STORAGE else SIZES[c] for c in cts))
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -50,7 +50,7 @@ def templates() -> list[str]:
 
 
 # the C types a source names helpers of: the prelude's helpers are cg_<fn>_<type>
-_HELPER_TYPE = re.compile(r"\bcg_\w+?_(uchar|char|short|int|long|float|double)\b")
+_HELPER_TYPE = re.compile(r"\bcg_\w+?_(uchar|char|short|int|long|float|double|bf16)\b")
 
 
 def helper_types(source: str) -> frozenset:

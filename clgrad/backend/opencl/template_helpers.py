@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 
-# bytes per C type (half is stored in 16 bits and computed in float)
+# bytes per C type (half and bf16, bfloat16's storage type, are stored in 16 bits and
+# computed in float)
 SIZES = {
     "uchar": 1,
     "char": 1,
     "short": 2,
     "half": 2,
+    "bf16": 2,
     "int": 4,
     "float": 4,
     "long": 8,
@@ -38,6 +40,20 @@ LIMITS = {
 _MASK = {1: "char", 2: "short", 4: "int", 8: "long"}
 
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+# the storage types kept in 16 bits and computed in float; what a raw copy moves each as
+FLOAT16_STORAGE = ("half", "bf16")
+
+
+def raw_type(st: str) -> str:
+    """The C type a copy that moves elements of storage type ``st`` as their bits uses: ushort
+    for the 16-bit floats (half has no arithmetic of its own, bf16 is its bits), else ``st``.
+
+    >>> raw_type("bf16"), raw_type("float")
+    ('ushort', 'float')
+    """
+    return "ushort" if st in FLOAT16_STORAGE else st
 
 
 def has_nan(ct: str) -> bool:
@@ -120,6 +136,8 @@ def load(st: str, ct: str, ptr: str, idx: str) -> str:
     """Element ``idx`` of ``ptr`` (storage type ``st``) converted to ``ct``."""
     if st == "half":
         return f"(({ct})vload_half({idx}, {ptr}))"
+    if st == "bf16":
+        return f"(({ct})cg_widen_bf16({ptr}[{idx}]))"
     return f"(({ct}){ptr}[{idx}])"
 
 
@@ -129,6 +147,13 @@ def loadv(st: str, ct: str, n: int, ptr: str, idx: str, aligned: bool = False) -
     v = vtype(ct, n)
     if st == "half":
         return f"convert_{v}(vload{'a' if aligned else ''}_half{n}(0, {ptr} + ({idx})))"
+    if st == "bf16":
+        bits = (
+            f"*(const __global ushort{n} *)({ptr} + ({idx}))"
+            if aligned
+            else f"vload{n}(0, {ptr} + ({idx}))"
+        )
+        return f"convert_{v}(cg_widen{n}_bf16({bits}))"
     if aligned:
         return f"convert_{v}(*(const __global {st}{n} *)({ptr} + ({idx})))"
     return f"convert_{v}(vload{n}(0, {ptr} + ({idx})))"
@@ -136,9 +161,11 @@ def loadv(st: str, ct: str, n: int, ptr: str, idx: str, aligned: bool = False) -
 
 def store(st: str, is_bool: bool, ptr: str, idx: str, val: str) -> str:
     """The statement (without ``;``) storing ``val`` as element ``idx`` of ``ptr``: rounded
-    to half, 0/1 for bool, else converted to ``st``."""
+    to half or bfloat16 (to nearest even), 0/1 for bool, else converted to ``st``."""
     if st == "half":
         return f"vstore_half_rte((float)({val}), {idx}, {ptr})"
+    if st == "bf16":
+        return f"{ptr}[{idx}] = cg_narrow_bf16((float)({val}))"
     if is_bool:
         return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
     return f"{ptr}[{idx}] = ({st})({val})"
@@ -153,6 +180,11 @@ def storev(
             f"vstore{'a' if aligned else ''}_half{n}_rte(convert_float{n}({val}), 0, "
             f"{ptr} + ({idx}))"
         )
+    if st == "bf16":
+        bits = f"cg_narrow{n}_bf16(convert_float{n}({val}))"
+        if aligned:
+            return f"*(__global ushort{n} *)({ptr} + ({idx})) = {bits}"
+        return f"vstore{n}({bits}, 0, {ptr} + ({idx}))"
     if is_bool:
         v = f"convert_uchar{n}(-(({val}) != ({vtype(ct, n)})0))"
     else:

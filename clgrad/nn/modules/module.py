@@ -1062,15 +1062,13 @@ class Module:
         return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
 
     def bfloat16(self: _M) -> _M:
-        """``torch.nn.Module.bfloat16``: refused with TypeError, before anything changes
-        (clgrad has no bfloat16 kernels; ``clgrad.bfloat16`` is a name only).
+        """Casts the floating-point parameters and buffers to bfloat16 in place and returns the
+        module, as ``torch.nn.Module.bfloat16``.
 
-        >>> clgrad.nn.Linear(2, 2).bfloat16()
-        Traceback (most recent call last):
-        TypeError: clgrad has no bfloat16 kernels: ...
+        >>> clgrad.nn.Linear(2, 2).bfloat16().weight.dtype
+        clgrad.bfloat16
         """
-        D.as_dtype(D.bfloat16)
-        return self
+        return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
 
     # ---- state dict ------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
