@@ -104,7 +104,7 @@ def bfloat16_bits(values) -> np.ndarray:
     array([16256, 16256, 16258, 65408, 32704], dtype=uint16)
     """
     with np.errstate(over="ignore"):  # a float64 past float32's range is inf, as in C
-        f = np.ascontiguousarray(values, dtype=np.float32)
+        f = np.array(values, dtype=np.float32, order="C")  # (a 0-d array stays 0-d)
     u = f.view(np.uint32)
     # (a NaN's pattern may wrap here: its rounded value is not taken)
     rounded = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16
@@ -127,6 +127,19 @@ def host_type(dt: dtype) -> np.dtype:
     bit patterns' uint16), ``dt.np`` for any other dtype. An array of it makes a tensor of
     ``dt`` (``clgrad.tensor(values.astype(host_type(dt)), dtype=dt)``)."""
     return np.dtype(np.float32) if dt is bfloat16 else dt.np
+
+
+def held(value: float, dt: dtype) -> float:
+    """The Python number ``value`` as the floating dtype ``dt`` holds it (rounded to nearest
+    even; past its range, an infinity), as PyTorch casts a scalar into a tensor of ``dt``.
+
+    >>> held(1.00390625, bfloat16), held(1e39, float32)
+    (1.0, inf)
+    """
+    if dt is bfloat16:
+        return float(bfloat16_values(bfloat16_bits(value)))
+    with np.errstate(over="ignore"):
+        return float(dt.np.type(value))
 
 
 def host_values(array: np.ndarray, dt: dtype) -> np.ndarray:

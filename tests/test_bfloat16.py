@@ -441,6 +441,111 @@ def test_random_and_creation(device):
     )
 
 
+def _index(t, x, values):
+    return t.tensor(values, device=x.device)
+
+
+# ops with their gradients, in bfloat16
+WITH_GRADS = {
+    "conv1d": ([(2, 3, 9), (4, 3, 3)], lambda t, x, w: t.nn.functional.conv1d(x, w, padding=1)),
+    "conv_transpose2d": (
+        [(1, 2, 5, 5), (2, 3, 3, 3)],
+        lambda t, x, w: t.nn.functional.conv_transpose2d(x, w, stride=2),
+    ),
+    "avg_pool2d": ([(2, 3, 6, 6)], lambda t, x: t.nn.functional.avg_pool2d(x, 2)),
+    "max_pool1d": ([(2, 3, 8)], lambda t, x: t.nn.functional.max_pool1d(x, 3, 2)),
+    "bilinear": (
+        [(1, 2, 4, 4)],
+        lambda t, x: t.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
+    ),
+    "batch_norm": (
+        [(4, 3, 5)],
+        lambda t, x: t.nn.functional.batch_norm(x, None, None, training=True),
+    ),
+    "group_norm": ([(2, 4, 5)], lambda t, x: t.nn.functional.group_norm(x, 2)),
+    "attention": (
+        [(2, 4, 8), (2, 4, 8), (2, 4, 8)],
+        lambda t, q, k, v: t.nn.functional.scaled_dot_product_attention(q, k, v),
+    ),
+    "mse_loss": ([(4, 5), (4, 5)], lambda t, x, y: t.nn.functional.mse_loss(x, y)),
+    "bce_with_logits": (
+        [(4, 5), (4, 5)],
+        lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(x, y.sigmoid()),
+    ),
+    "label_smoothing": (
+        [(4, 5)],
+        lambda t, x: t.nn.functional.cross_entropy(
+            x, _index(t, x, [0, 1, 2, 4]), label_smoothing=0.1
+        ),
+    ),
+    "embedding": (
+        [(6, 4)],
+        lambda t, w: t.nn.functional.embedding(_index(t, w, [[0, 5], [2, 2]]), w),
+    ),
+    "logcumsumexp": ([(3, 6)], lambda t, x: x.logcumsumexp(1)),
+    "cumprod": ([(3, 6)], lambda t, x: (x / 3 + 1).cumprod(1)),
+    "median": ([(3, 7)], lambda t, x: x.median(1)[0]),
+    "index_add": ([(5, 3), (2, 3)], lambda t, x, s: x.index_add(0, _index(t, x, [1, 1]), s)),
+    "scatter_add": (
+        [(5, 3), (2, 3)],
+        lambda t, x, s: x.scatter_add(0, _index(t, x, [[1, 0, 4], [1, 1, 1]]), s),
+    ),
+    "fold": ([(1, 8, 9)], lambda t, x: t.nn.functional.fold(x, (4, 4), 2)),
+    "grid_sample": (
+        [(1, 2, 4, 4), (1, 3, 3, 2)],
+        lambda t, x, g: t.nn.functional.grid_sample(x, g.tanh(), align_corners=False),
+    ),
+    "baddbmm": ([(2, 3, 4), (2, 3, 5), (2, 5, 4)], lambda t, x, y, z: t.baddbmm(x, y, z)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITH_GRADS))
+def test_ops_and_their_gradients(device, name):
+    shapes, fn = WITH_GRADS[name]
+    theirs, ours = pair(device, *shapes, low=-2.0, high=2.0, grad=True)
+    want, got = fn(torch, *theirs), fn(clgrad, *ours)
+    # composite ops round their intermediates where torch's fused CPU kernels may not: a few
+    # ulps of the largest value
+    assert_matches(got, want, ulps=4, of_largest=True)
+    # a random cotangent: a plain sum's gradient through a normalization is 0 up to noise
+    cotangent = np.random.default_rng(1).standard_normal(tuple(want.shape)).astype(np.float32)
+    want.float().backward(torch.from_numpy(cotangent))
+    got.float().backward(clgrad.tensor(cotangent, device=device))
+    for c, t in zip(ours, theirs):
+        assert c.grad.dtype is clgrad.bfloat16
+        assert_matches(c.grad, t.grad, ulps=8, of_largest=True)
+
+
+def test_torchs_refusals_and_special_values(device):
+    x = clgrad.ones(3, 2, dtype=clgrad.bfloat16, device=device)
+    with pytest.raises(NotImplementedError, match="'BFloat16'"):
+        clgrad.cdist(x, x)  # torch: "cdist" not implemented for 'BFloat16'
+    with pytest.raises(RuntimeError, match="float or double"):
+        x.quantile(0.5)
+    with pytest.raises(NotImplementedError, match="'BFloat16'"):
+        clgrad.special.chebyshev_polynomial_t(x, 2)
+    values = [math.inf, -math.inf, math.nan, 1.0]
+    ours = clgrad.tensor(values, dtype=clgrad.bfloat16, device=device)
+    want = torch.tensor(values, dtype=torch.bfloat16)
+    assert_matches(ours.nan_to_num(), want.nan_to_num())  # bfloat16's own max
+    assert_matches(
+        ours.nan_to_num(posinf=1e39, neginf=-3.0), want.nan_to_num(posinf=1e39, neginf=-3.0)
+    )
+    assert_matches(ours.isinf(), want.isinf())
+    assert_matches(ours.isnan(), want.isnan())
+
+
+def test_bfloat16_never_joins_a_fused_group(cl_device):
+    from clgrad.backend.opencl.fusion import fusion_info
+
+    record = clgrad.ones(4, dtype=clgrad.bfloat16, device=cl_device)._record()
+    other = clgrad.ones(4, device=cl_device)._record()
+    add = clgrad.ops.registry.ELEMENTWISE["add"].kernel
+    assert fusion_info(add, record, [other, other], [clgrad.float32] * 2) is None
+    assert fusion_info(add, other, [record, other], [clgrad.float32] * 2) is None
+    assert fusion_info(add, other, [other, other], [clgrad.float32] * 2) is not None
+
+
 # ---- autograd ---------------------------------------------------------------------------
 
 

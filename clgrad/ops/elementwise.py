@@ -1669,11 +1669,10 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """
     if not input.dtype.is_floating_point:
         return input.clone()
-    info = np.finfo(input.dtype.np)
+    info, dt = D.finfo(input.dtype), input.dtype
     # a replacement past the dtype's range becomes its infinity, as PyTorch casts it
-    with np.errstate(over="ignore"):
-        posinf = float(info.max if posinf is None else input.dtype.np.type(posinf))
-        neginf = float(info.min if neginf is None else input.dtype.np.type(neginf))
-        nan = float(input.dtype.np.type(nan))
+    posinf = info.max if posinf is None else D.held(posinf, dt)
+    neginf = info.min if neginf is None else D.held(neginf, dt)
+    nan = D.held(nan, dt)
     out = where(isnan(input), nan, where(isposinf(input), posinf, input))
     return where(isneginf(input), neginf, out).to(input.dtype)

@@ -767,6 +767,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         )
     if not (x1.dtype.is_floating_point and x2.dtype.is_floating_point):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.name}")
+    if x1.dtype is D.bfloat16:  # (torch's CPU kernel has none)
+        raise NotImplementedError("\"cdist\" not implemented for 'BFloat16'")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     return Cdist.apply(x1, x2, float(p))

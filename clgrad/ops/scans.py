@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..autograd.grad_mode import no_grad
@@ -108,7 +106,7 @@ class Logcumsumexp(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         d = ctx.dim
-        lowest = float(np.finfo(grad.dtype.np).min)
+        lowest = D.finfo(grad.dtype).min
         log_abs = grad.abs().log()
         parts = []
         for part in (where(grad > 0, log_abs, lowest), where(grad < 0, log_abs, lowest)):

@@ -593,7 +593,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError("quantile() input tensor must be non-empty")
     if not scalar_q and q.ndim > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point or input.dtype is D.bfloat16:
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if scalar_q:
         qs = tensor([float(q)], dtype=input.dtype, device=input.device)
