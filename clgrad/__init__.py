@@ -105,6 +105,7 @@ from .errors import KernelBuildError, OutOfMemoryError
 from .func import vmap
 from .functional import *  # noqa: F403
 from .ops.creation import (
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,

@@ -145,7 +145,10 @@ def test_python_numbers_and_float64_round_as_torch(device):
     assert clgrad.tensor(2.75, dtype=clgrad.bfloat16).item() == 2.75
     assert isinstance(got[0].item(), float)
     d = np.array([1.0 + 2.0**-8 + 2.0**-30, -3.3333333333, 7e-39])  # double rounding, as torch
-    assert_matches(clgrad.tensor(d, device=device).bfloat16(), torch.from_numpy(d).bfloat16())
+    want = torch.from_numpy(d).bfloat16()
+    assert_matches(clgrad.tensor(d, dtype=clgrad.bfloat16, device=device), want)
+    if clgrad.device(device).supports(clgrad.float64):  # a float64 tensor's cast, on the device
+        assert_matches(clgrad.tensor(d, device=device).bfloat16(), want)
     assert np.array_equal(
         bfloat16_bits(d), torch.from_numpy(d).bfloat16().view(torch.int16).numpy().view(np.uint16)
     )
@@ -187,6 +190,12 @@ def test_tensor_api(device):
         torch.ones(1, dtype=torch.bfloat16).numpy()  # (what torch does)
     layer = clgrad.nn.Linear(3, 2).to(device).bfloat16()
     assert layer.weight.dtype is clgrad.bfloat16 and layer.bias.dtype is clgrad.bfloat16
+    # torch.tensor of a bfloat16 tensor, the legacy names
+    assert clgrad.tensor(x * 1.5).dtype is clgrad.bfloat16 and clgrad.tensor(x * 1.5).tolist()[0]
+    kind = "clgrad.BFloat16Tensor" if device == "cpu" else "clgrad.cuda.BFloat16Tensor"
+    assert x.type() == kind and x.cpu().storage_type() is clgrad.BFloat16Storage
+    assert clgrad.BFloat16Tensor([1.5, 2]).dtype is clgrad.bfloat16
+    assert clgrad.ones(2).type("torch.BFloat16Tensor").dtype is clgrad.bfloat16
 
 
 def test_finfo_and_promotion():

@@ -66,6 +66,7 @@ __all__ = [
     "nvtx",
     "random",
     "streams",
+    "BFloat16Tensor",
     "BoolTensor",
     "ByteTensor",
     "CUDAGraph",
@@ -514,6 +515,7 @@ def _cuda_legacy_type(name, dt):
 FloatTensor = _cuda_legacy_type("FloatTensor", D.float32)
 DoubleTensor = _cuda_legacy_type("DoubleTensor", D.float64)
 HalfTensor = _cuda_legacy_type("HalfTensor", D.float16)
+BFloat16Tensor = _cuda_legacy_type("BFloat16Tensor", D.bfloat16)
 LongTensor = _cuda_legacy_type("LongTensor", D.int64)
 IntTensor = _cuda_legacy_type("IntTensor", D.int32)
 ShortTensor = _cuda_legacy_type("ShortTensor", D.int16)

@@ -217,8 +217,8 @@ def ones(
 
 def _infer_np(data):
     """The NumPy array and clgrad dtype ``tensor(data)`` starts from, with PyTorch's inference."""
-    if isinstance(data, Tensor):
-        return data.detach().cpu().numpy(), data.dtype
+    if isinstance(data, Tensor):  # (its numbers: bfloat16's as float32)
+        return data.detach().cpu()._numpy(), data.dtype
     if isinstance(data, (np.ndarray, np.generic)):  # a NumPy scalar keeps its dtype too
         return np.asarray(data), D.as_dtype(data.dtype)
     items_dtype = None
@@ -1238,6 +1238,7 @@ DoubleTensor = _legacy_type("DoubleTensor", D.float64)
 HalfTensor = _legacy_type("HalfTensor", D.float16)
 LongTensor = _legacy_type("LongTensor", D.int64)
 IntTensor = _legacy_type("IntTensor", D.int32)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", D.bfloat16)
 ShortTensor = _legacy_type("ShortTensor", D.int16)
 CharTensor = _legacy_type("CharTensor", D.int8)
 ByteTensor = _legacy_type("ByteTensor", D.uint8)
@@ -1248,6 +1249,7 @@ LEGACY_TYPES = (
     HalfTensor,
     LongTensor,
     IntTensor,
+    BFloat16Tensor,
     ShortTensor,
     CharTensor,
     ByteTensor,

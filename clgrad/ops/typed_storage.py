@@ -135,6 +135,7 @@ _LEGACY_NAMES = {
     "float32": "Float",
     "float64": "Double",
     "float16": "Half",
+    "bfloat16": "BFloat16",
     "int64": "Long",
     "int32": "Int",
     "int16": "Short",
@@ -187,7 +188,17 @@ def _legacy_storages():
     from .. import dtypes as D
 
     out = {}
-    for dt in (D.float32, D.float64, D.float16, D.int64, D.int32, D.int16, D.int8, D.uint8):
+    for dt in (
+        D.float32,
+        D.float64,
+        D.float16,
+        D.bfloat16,
+        D.int64,
+        D.int32,
+        D.int16,
+        D.int8,
+        D.uint8,
+    ):
         out[dt.name] = _legacy_storage(_LEGACY_NAMES[dt.name], dt)
     out[D.bool_.name] = _legacy_storage("Bool", D.bool_)
     for cls in out.values():
