@@ -1,10 +1,9 @@
 """Muon: momentum whose update is orthogonalized by a Newton-Schulz iteration, as
 ``torch.optim.Muon`` (PyTorch 2.9+), for the 2-D weights of hidden layers.
 
-PyTorch runs the iteration in bfloat16. clgrad has no bfloat16 tensors, so the iteration
-computes in float32 and rounds each result to bfloat16's precision (``round_to_bfloat16``) where
-PyTorch's bfloat16 ops round theirs: the updates then agree with PyTorch's to the order in which
-its matrix products add up."""
+PyTorch runs the iteration in bfloat16. Here it computes in float32 and rounds each result to
+bfloat16's precision (``round_to_bfloat16``) where PyTorch's bfloat16 ops round theirs: the
+updates then agree with PyTorch's to the order in which its matrix products add up."""
 
 from __future__ import annotations
 
