@@ -53,16 +53,18 @@ class Parameter(Tensor):
         return p
 
     def __reduce__(self):
+        # its numbers and its dtype's name (a bfloat16 parameter's numbers are float32)
+        host = self.detach().cpu()._numpy()
         return (
             _rebuild_parameter,
-            (self.detach().cpu().numpy(), str(self.device), self._requires_grad),
+            (host, str(self.device), self._requires_grad, self.dtype.name),
         )
 
 
-def _rebuild_parameter(array, device, requires_grad):
+def _rebuild_parameter(array, device, requires_grad, dtype_name=None):
     from ..ops.creation import tensor
 
-    return Parameter(tensor(array, device=device), requires_grad)
+    return Parameter(tensor(array, dtype=dtype_name, device=device), requires_grad)
 
 
 class UninitializedParameter(Parameter):
