@@ -198,6 +198,16 @@ def test_tensor_api(device):
     assert clgrad.ones(2).type("torch.BFloat16Tensor").dtype is clgrad.bfloat16
 
 
+@pytest.mark.parametrize(
+    "values",
+    [[1.0039, 3.14159, 1e-5], [1.5, 2.25, -3.0], [1e10, 1.0], [0.1, 0.2], [math.nan, -math.inf]],
+)
+def test_repr_as_torch(device, values):
+    ours = clgrad.tensor(values, dtype=clgrad.bfloat16, device=device).cpu()
+    theirs = torch.tensor(values, dtype=torch.bfloat16)
+    assert repr(ours).replace("clgrad.", "") == repr(theirs).replace("torch.", "")
+
+
 def test_finfo_and_promotion():
     ours, theirs = clgrad.finfo(clgrad.bfloat16), torch.finfo(torch.bfloat16)
     for name in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
