@@ -119,7 +119,8 @@ def bfloat16_values(bits) -> np.ndarray:
     >>> bfloat16_values(np.array([16256, 49216], dtype=np.uint16))
     array([ 1., -3.], dtype=float32)
     """
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    wide = np.asarray(bits, dtype=np.uint16).astype(np.uint32)
+    return np.asarray(wide << 16, dtype=np.uint32).view(np.float32)  # (0-d stays an array)
 
 
 def host_type(dt: dtype) -> np.dtype:

@@ -326,6 +326,25 @@ def test_reductions(device, name):
     check(device, REDUCTIONS[name], (6, 40), ulps=ulps)
 
 
+@pytest.mark.parametrize(
+    "name", ["sum", "sum0", "amax", "argmax", "softmax", "layer_norm", "cumsum", "sort", "mm"]
+)
+def test_long_rows_take_the_vector_paths(device, name):
+    # rows of 1000: the reductions', scans' and products' vector loads and stores of bf16
+    fn = {
+        "sum": lambda t, x: x.sum(1),
+        "sum0": lambda t, x: x.sum(0),
+        "amax": lambda t, x: x.amax(1),
+        "argmax": lambda t, x: x.argmax(1),
+        "softmax": lambda t, x: x.softmax(1),
+        "layer_norm": lambda t, x: t.nn.functional.layer_norm(x, (1000,)),
+        "cumsum": lambda t, x: x.cumsum(1),
+        "sort": lambda t, x: x.sort(1)[0],
+        "mm": lambda t, x: x @ x.T,
+    }[name]
+    check(device, fn, (64, 1000), ulps=1)
+
+
 def test_matmul_and_linear(device):
     check(device, lambda t, a, b: a @ b, (7, 33), (33, 5), ulps=1)
     check(device, lambda t, a, b: a @ b, (64, 96), (96, 80), ulps=1, high=1.0, low=-1.0)

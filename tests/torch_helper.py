@@ -36,6 +36,9 @@ from conftest import DEVICES
 import clgrad
 
 FLOATS = ("float32", "float64", "float16")
+# bfloat16 inputs are NumPy float32 arrays of bfloat16 values (NumPy has no such type), cast to
+# bfloat16 when the tensors are made
+DIFFERENTIABLE = FLOATS + ("bfloat16",)
 INTS = ("int64", "int32", "int16", "int8", "uint8")
 ALL_DTYPES = FLOATS + INTS + ("bool",)
 
@@ -43,11 +46,13 @@ ALL_DTYPES = FLOATS + INTS + ("bool",)
 # store half and compute in float, but composite ops round in different places)
 TOLERANCE = {
     "float16": (2e-3, 2e-3),
+    "bfloat16": (1.6e-2, 1.6e-2),  # (torch rounds some ops' Python numbers to bfloat16 first)
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
 }
 GRAD_TOLERANCE = {
     "float16": (1e-2, 1e-2),
+    "bfloat16": (5e-2, 5e-2),
     "float32": (1e-5, 1e-5),
     "float64": (1e-7, 1e-7),
 }
@@ -79,7 +84,7 @@ class Input:
 
     def sample(self, rng) -> np.ndarray:
         if self.values is not None:
-            return np.asarray(self.values).astype(self.dtype)
+            return _as_dtype(np.asarray(self.values), self.dtype)
         if self.dtype == "bool":
             return rng.random(self.shape) > 0.5 if not self.nonzero else np.ones(self.shape, bool)
         if self.dtype in INTS:
@@ -89,7 +94,14 @@ class Input:
         a = rng.uniform(self.low, self.high, size=self.shape)
         if self.nonzero:  # a divisor: at least 0.5 away from zero
             a = np.where(np.abs(a) < 0.5, a + np.copysign(0.5, a), a)
-        return a.astype(self.dtype)
+        return _as_dtype(a, self.dtype)
+
+
+def _as_dtype(a: np.ndarray, dtype: str) -> np.ndarray:
+    """``a`` in ``dtype``; for bfloat16, float32 numbers that bfloat16 holds."""
+    if dtype == "bfloat16":
+        return clgrad.dtypes.bfloat16_values(clgrad.dtypes.bfloat16_bits(a))
+    return a.astype(dtype)
 
 
 def index(shape, high, low=0):
@@ -136,6 +148,8 @@ def _build(lib, spec, a, layout, device, requires_grad):
         leaf = torch.from_numpy(base.copy())
     else:
         leaf = clgrad.tensor(base, device=device)
+    if spec.dtype == "bfloat16":
+        leaf = leaf.bfloat16()
     if requires_grad:
         leaf.requires_grad_(True)
     return leaf, (view(leaf) if view else leaf)
@@ -146,6 +160,8 @@ def _name(dt) -> str:
 
 
 def _numpy(t) -> np.ndarray:
+    if _name(t.dtype) == "bfloat16":  # (NumPy has no bfloat16: its numbers, as float32)
+        t = t.float()
     if isinstance(t, torch.Tensor):
         return t.detach().numpy().copy()
     return t.detach().cpu().numpy()
@@ -225,20 +241,25 @@ def _takes_module(fn, n):
 
 
 def _torch_run(fn, args):
-    """torch's result; where torch's CPU kernels lack float16 (a gap of torch, not a rule), the
-    op runs in float32 and its floating results are rounded to float16."""
+    """torch's result; where torch's CPU kernels lack float16 or bfloat16 (a gap of torch, not
+    a rule), the op runs in float32 and its floating results are rounded to that dtype."""
     try:
         return _call(fn, torch, args), None
     except Exception as e:  # any exception is a result to compare
-        if "Half" not in str(e):
+        lacking = [dt for name, dt in _SCALAR_NAMES if name in str(e)]
+        if not lacking:
             return None, e
-        first = e
-    up = [a.float() if _is_tensor(a) and a.dtype == torch.float16 else a for a in args]
+        first, low = e, lacking[0]
+    up = [a.float() if _is_tensor(a) and a.dtype == low else a for a in args]
     try:
         out = _call(fn, torch, up)
-    except Exception:  # not a float16 gap after all
+    except Exception:  # not a 16-bit float gap after all
         return None, first
-    return _map(out, lambda t: t.half() if t.dtype == torch.float32 else t), None
+    return _map(out, lambda t: t.to(low) if t.dtype == torch.float32 else t), None
+
+
+# torch's names of its 16-bit float dtypes in its messages
+_SCALAR_NAMES = (("BFloat16", torch.bfloat16), ("Half", torch.float16))
 
 
 def _map(out, f):
@@ -319,7 +340,7 @@ def _grad_wanted(spec, grad):
         return False
     if spec.grad is not None:
         return spec.grad and grad
-    return grad and spec.dtype in FLOATS
+    return grad and spec.dtype in DIFFERENTIABLE
 
 
 def _compare_one(fn, torch_fn, specs, arrays, layout, devices, grad, cotangent, rng, tols):
@@ -353,7 +374,8 @@ def _compare_one(fn, torch_fn, specs, arrays, layout, devices, grad, cotangent, 
         if diff:
             try:
                 torch.autograd.backward(
-                    [t_flat[i] for i in diff], [torch.from_numpy(c) for c in t_cots]
+                    [t_flat[i] for i in diff],
+                    [torch.from_numpy(c).to(t_flat[i].dtype) for i, c in zip(diff, t_cots)],
                 )
             except Exception as e:  # torch has no derivative: clgrad's backward must raise too
                 t_bwd_err = e
@@ -431,7 +453,7 @@ def _check_grads(what, out, diff, t_cots, t_bwd_err, leaves, t_leaves, wants, de
     flat = _flatten(out)
     if t_bwd_err is not None:  # torch has no derivative: clgrad's backward raises too
         outs = [flat[i] for i in diff]
-        cots = [clgrad.tensor(c, device=device) for c in t_cots]
+        cots = [clgrad.tensor(c, device=device).to(o.dtype) for c, o in zip(t_cots, outs)]
         err = _raised(lambda: clgrad.autograd.backward(outs, cots))
         assert err is not None and _same_error(err, t_bwd_err), (
             f"{what}: clgrad's backward {'raised ' + _describe(err) if err else 'ran'}; "
@@ -443,7 +465,7 @@ def _check_grads(what, out, diff, t_cots, t_bwd_err, leaves, t_leaves, wants, de
     if not diff:
         return
     outs = [flat[i] for i in diff]
-    cots = [clgrad.tensor(c, device=device) for c in t_cots]
+    cots = [clgrad.tensor(c, device=device).to(o.dtype) for c, o in zip(t_cots, outs)]
     clgrad.autograd.backward(outs, cots)
     for i, (leaf, tl, w) in enumerate(zip(leaves, t_leaves, wants)):
         if not w:
@@ -469,8 +491,8 @@ def _check_grads(what, out, diff, t_cots, t_bwd_err, leaves, t_leaves, wants, de
 def _cotangent(out, kind, rng):
     dt = _name(out.dtype)
     if kind == "ones":
-        return np.ones(tuple(out.shape), dt)
-    return rng.uniform(-1, 1, size=tuple(out.shape)).astype(dt)
+        return _as_dtype(np.ones(tuple(out.shape)), dt)
+    return _as_dtype(rng.uniform(-1, 1, size=tuple(out.shape)), dt)
 
 
 @dataclass(frozen=True)
