@@ -160,11 +160,13 @@ def vander(x, *, N=None):
         raise RuntimeError(
             "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
         )
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
-    if N is not None and N <= 1:
+    if x.ndim == 0:  # a 0-d x is one point, as PyTorch's broadcasting makes it: (1, N)
+        x = x.reshape(1)
+    if N is None:
+        N = x.shape[-1]
+    if N <= 1:
         raise RuntimeError("N must be greater than 1.")
-    return _M._powers(x, x.shape[-1] if N is None else N)
+    return _M._powers(x, N)
 
 
 def _cholesky_info(a) -> int:
@@ -210,8 +212,10 @@ def _ex(name, fn, info_of, A, check_errors, *args, **kwargs):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         return fn(A, *args, **kwargs), None  # fn raises torch's error for the shape
     host = A.detach().cpu().numpy()
-    flat = host.reshape((-1,) + host.shape[-2:])
-    infos = np.array([info_of(m) for m in flat], np.int32).reshape(host.shape[:-2])
+    infos = np.zeros(host.shape[:-2], np.int32)  # (an empty matrix succeeds: info 0)
+    if host.size:
+        flat = host.reshape((-1,) + host.shape[-2:])
+        infos = np.array([info_of(m) for m in flat], np.int32).reshape(host.shape[:-2])
     info = tensor(infos, device=A.device)
     if not infos.any():
         return fn(A, *args, **kwargs), info

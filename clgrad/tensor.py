@@ -6,6 +6,7 @@ that compute, in one place.
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 import weakref
 
@@ -66,8 +67,40 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def index_arg(value) -> int:
+    """An int argument as PyTorch's argument parser takes it: an int, or anything with
+    ``__index__`` (a NumPy integer, a one-element integer tensor); a float, a float tensor or
+    anything else is a TypeError. Converted where it enters, so a tensor never
+    flows into a size or an offset (where its arithmetic would make more tensors).
+
+    >>> index_arg(3), index_arg(np.int64(2))
+    (3, 2)
+    """
+    if type(value) is int:
+        return value
+    return operator.index(value)
+
+
+def int_list_arg(value) -> tuple:
+    """An int-list argument (dims, shifts) as PyTorch's parser takes it: one int-like value as
+    a list of one, or a sequence of int-likes.
+
+    >>> int_list_arg(1), int_list_arg([0, -1])
+    ((1,), (0, -1))
+    """
+    if type(value) is int:
+        return (value,)
+    if hasattr(value, "__index__") and not isinstance(value, (list, tuple)):
+        if getattr(value, "ndim", 0) == 0:
+            return (operator.index(value),)
+        value = value.tolist()  # a 1-d integer tensor: its elements
+    return tuple(index_arg(v) for v in value)
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """A dim in [-ndim, ndim) as a non-negative index, or IndexError as PyTorch words it."""
+    if type(dim) is not int:
+        dim = operator.index(dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(

@@ -20,7 +20,9 @@ def is_tensor(x) -> bool:
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """PyTorch's broadcasting; a mismatch names every shape."""
+    """PyTorch's broadcasting; a mismatch names every shape (a shape may be one int, as
+    ``torch.broadcast_shapes(5, (2, 1))`` takes it)."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes]
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..backend.base import FILL
 from ..device import Device, default_device, resolve
 from ..storage import Storage
-from ..tensor import Size, Tensor
+from ..tensor import Size, Tensor, index_arg
 from .core import launch
 
 
@@ -575,6 +575,7 @@ def linspace(
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    steps = index_arg(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     # PyTorch's formula: the first half counts up from start, the second down from end, so
@@ -1147,6 +1148,7 @@ def logspace(
     tensor([1., 2., 4.])
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    steps = index_arg(steps)
     exps = np.linspace(float(start), float(end), steps) if steps > 0 else np.zeros(0)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -153,7 +153,7 @@ class _LdlFactor(Function):
     def forward(ctx, A):
         a = np.asarray(A._numpy())
         batch, n = a.shape[:-2], a.shape[-1]
-        flat = a.reshape((-1, n, n))
+        flat = a.reshape((math.prod(batch), n, n))  # (-1 is ambiguous for 0 x 0 matrices)
         lds, pivs, infos = [], [], []
         with np.errstate(all="ignore"):
             for m in flat:
@@ -178,10 +178,11 @@ class _LdlSolve(Function):
         ld, piv, b = (np.asarray(t._numpy()) for t in (LD, pivots, B))
         batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
         n = ld.shape[-1]
-        ld = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape((-1, n, n))
-        piv = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape((-1, n))
+        count = math.prod(batch)  # (-1 is ambiguous for empty matrices)
+        ld = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape((count, n, n))
+        piv = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape((count, n))
         shape = batch + b.shape[-2:]
-        b = np.broadcast_to(b, shape).reshape((-1,) + b.shape[-2:])
+        b = np.broadcast_to(b, shape).reshape((count,) + b.shape[-2:])
         with np.errstate(all="ignore"):
             out = [_sytrs(m, p.astype(np.int64), r) for m, p, r in zip(ld, piv, b)]
         return _up(np.array(out, b.dtype).reshape(shape), B)

@@ -85,13 +85,19 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     tensor([1., 2.])
     """
     C.check_option("to", "memory_format", memory_format)
+    flags = []  # positional non_blocking and copy, after the device, dtype or tensor
     for a in args:
-        if isinstance(a, Tensor):
+        if type(a) is bool:
+            flags.append(a)
+        elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
         elif isinstance(a, D.dtype) or a in (float, int, bool):
             dtype = a
         else:
             device = a
+    if len(flags) > 2:
+        raise TypeError(f"to() received an invalid combination of arguments: {len(args)} given")
+    copy = flags[1] if len(flags) == 2 else copy
     out = self
     if dtype is not None:
         out = E.cast(out, dtype)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from .. import dtypes as D
 from ..autograd.function import NO_GRAD_VIEW, Function
 from ..backend.base import COPY
-from ..tensor import Tensor, contiguous_strides, wrap_dim
+from ..tensor import Tensor, contiguous_strides, index_arg, int_list_arg, wrap_dim
 from .core import broadcast_shapes, launch, normalize_dims, sum_to
 from .creation import arange, tensor, zeros
 from .elementwise import where
@@ -321,8 +321,7 @@ def movedim(x: Tensor, source: int | Sequence[int], destination: int | Sequence[
     >>> clgrad.movedim(x, 0, -1).shape, x.movedim((0, 1), (2, 0)).shape
     (clgrad.Size([3, 4, 2]), clgrad.Size([3, 4, 2]))
     """
-    source = (source,) if isinstance(source, int) else tuple(source)
-    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    source, destination = int_list_arg(source), int_list_arg(destination)
     if len(source) != len(destination):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
@@ -465,6 +464,8 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor) and (start.ndim or start.is_floating_point()):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     return _narrow(x, dim, start, length, Slice)
 
 
@@ -472,6 +473,7 @@ def _narrow(x, dim, start, length, node):
     """``narrow``, recorded in ``node`` (Slice's, or a split's)."""
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
+    start, length = index_arg(start), index_arg(length)
     start = start + n if start < 0 else start
     if not (0 <= start <= n and 0 <= length and start + length <= n):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
@@ -497,6 +499,7 @@ def _select(x, dim, index, node):
     """``select``, recorded in ``node`` (Select's, or unbind's)."""
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
+    index = index_arg(index)
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
     index %= n
@@ -526,6 +529,10 @@ def split(
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, x.ndim)
     n = x._shape[d]
+    if not isinstance(split_size_or_sections, (list, tuple)) and (
+        not isinstance(split_size_or_sections, Tensor) or not split_size_or_sections.ndim
+    ):  # one size (an int, a 0-d integer tensor), else the sizes of the pieces
+        split_size_or_sections = index_arg(split_size_or_sections)
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size < 0 or (size == 0 and n > 0):
@@ -534,7 +541,7 @@ def split(
             )
         sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = list(int_list_arg(split_size_or_sections))
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
@@ -568,6 +575,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = index_arg(chunks)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     n = x._shape[wrap_dim(dim, x.ndim)]
@@ -815,7 +823,7 @@ def flip(x: Tensor, *args: int | Sequence[int], dims: int | Sequence[int] | None
         if not args:
             raise TypeError('flip() missing 1 required positional arguments: "dims"')
         dims = args[0] if len(args) == 1 else args
-    if not isinstance(dims, int) and len(dims) == 0:  # flip(()) reverses nothing
+    if isinstance(dims, (tuple, list)) and len(dims) == 0:  # flip(()) reverses nothing
         return Flip.apply(x, ())
     dims = normalize_dims(dims, x.ndim)  # (checked: a 0-d tensor takes dim 0 or -1 ...)
     return Flip.apply(x, dims if x.ndim else ())  # (... and has nothing to reverse)
@@ -891,6 +899,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _diagonal_geometry(x, offset, d1, d2):
+    offset = index_arg(offset)
     n1, n2 = x._shape[d1], x._shape[d2]
     n = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
     start = 0
@@ -929,6 +938,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = index_arg(offset)
     n = (input._shape[-1] if input.ndim else 1) + abs(offset)
     rest = list(input._shape[:-1])
     shape = []
@@ -992,14 +1002,14 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
     tensor([[1, 0],
             [3, 2]])
     """
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    shifts = int_list_arg(shifts)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(
                 f"roll: shifts and dims must have the same size, got {len(shifts)} and 0"
             )
         return reshape(roll(reshape(input, -1), shifts, 0), input._shape)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = int_list_arg(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
@@ -1174,6 +1184,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """
     d = wrap_dim(dimension, input.ndim)
     n = input._shape[d] if input.ndim else 1
+    size, step = index_arg(size), index_arg(step)
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
@@ -1415,6 +1426,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
         )
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [wrap_dim(d, input.ndim) for d in dims]
+    if spacing is None:  # (given as None: the default, unit spacing)
+        spacing = 1
     if not isinstance(spacing, (list, tuple)):
         spacing = [spacing] * len(dims)
     if len(spacing) != len(dims):

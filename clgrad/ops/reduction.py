@@ -16,9 +16,10 @@ from .. import dtypes as D
 from ..autograd.function import Function, apply_new_output, needs_recording
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Tensor, int_list_arg, wrap_dim
 from .autocast import autocast_op
 from .core import EVERY_DIM, int_dim, launch, normalize_dims
+from .decomp import matrix_norm_spectral
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
 from .movement import cat
@@ -447,7 +448,8 @@ def count_nonzero(input, dim=None):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (``"fro"`` and 2: Euclidean; ``inf``/``-inf``: the
-    largest/smallest magnitude; 0: the count of nonzeros); floating tensors only.
+    largest/smallest magnitude; 0: the count of nonzeros), or with ``"nuc"`` the nuclear norm of
+    the matrices over two dims, like ``torch.norm``; floating tensors only.
 
     >>> clgrad.norm(clgrad.tensor([3.0, 4.0]))
     tensor(5.)
@@ -462,8 +464,14 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         )
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":  # the sum of the singular values of the matrices over two dims
+        dims = tuple(range(x.ndim)) if dim is None else int_list_arg(dim)
+        if len(dims) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(dims)}")
+        dims = tuple(wrap_dim(d, x.ndim) for d in dims)
+        return matrix_norm_spectral(x, "nuc", dims, keepdim)
     if isinstance(p, str):
-        raise RuntimeError(f"norm(): unsupported p={p!r} (matrix norms are not implemented)")
+        raise RuntimeError(f"linalg.vector_norm: Expected a number for ord, but got {p!r}")
     a = x.abs()
     if p in (math.inf, -math.inf):
         _check_extreme_norm(x, p, dim)

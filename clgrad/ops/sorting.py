@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Tensor, index_arg, wrap_dim
 from .core import int_dim, refuse_bool
 from .creation import arange, full, ones, tensor, zeros
 from .elementwise import where
@@ -139,6 +139,7 @@ def topk(
     """
     d = wrap_dim(int_dim("topk", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
+    k = index_arg(k)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if input.dtype is D.bool_:  # (after the dim's and k's checks, as ATen's)
@@ -171,6 +172,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     n = input._shape[d] if input.ndim else 1
     if n == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    k = index_arg(k)
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim:  # (after the checks of dim and k; a 0-d input is its own answer, as ATen's)
@@ -651,7 +653,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     if keepdim:
         if dim is None:
             out = out.reshape((out.shape[0],) + (1,) * input.ndim)
-        else:
+        elif input.ndim:  # (a 0-d input's dim 0 is no dim to keep)
             out = out.unsqueeze(d + 1)
     return out.squeeze(0) if scalar_q else out
 
