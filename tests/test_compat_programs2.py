@@ -197,3 +197,135 @@ def test_multiprocessing_spawn_passes_tensors_and_raises_failures():
     with pytest.raises(mp.ProcessExitedException, match="exit code 3") as info:
         context.join()
     assert info.value.exit_code == 3
+
+
+# ---- library fixes found by the programs -----------------------------------------------------
+def test_random_fills_an_int64_tensor_without_bounds(device):
+    # a DataLoader's base seed is drawn so in PyTorch: [0, 2**63 - 1], where the upper bound
+    # overflowed int64 (ValueError)
+    g = clgrad.Generator().manual_seed(0)
+    x = clgrad.empty(64, dtype=clgrad.int64, device=device).random_(generator=g)
+    assert x.dtype == clgrad.int64 and bool((x >= 0).all())
+    assert int(x.max()) > 2**40  # the full range, not a small one
+    small = clgrad.empty(64, dtype=clgrad.int32, device=device).random_()
+    assert bool((small >= 0).all())
+
+
+def test_parameter_containers_print_as_torch(device):
+    def text(lib):
+        params = [lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2, 3))]
+        return [
+            str(lib.nn.ParameterList(params)),
+            str(lib.nn.ParameterList(params[:1])),
+            str(lib.nn.ParameterDict({"a": params[0], "b": 3})),
+            str(lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.ParameterList(params[:1]))),
+        ]
+
+    assert [s.replace("clgrad", "torch") for s in text(clgrad)] == text(torch)
+
+
+def _custom_schedulers(lib, device, weights):
+    # schedulers written for PyTorch before 2.0 subclass _LRScheduler; newer ones LRScheduler
+    class Warmup(lib.optim.lr_scheduler._LRScheduler):
+        def __init__(self, optimizer, warmup, last_epoch=-1):
+            self.warmup = warmup
+            super().__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            return [b * min(1.0, (self.last_epoch + 1) / self.warmup) for b in self.base_lrs]
+
+    class Poly(lib.optim.lr_scheduler.LRScheduler):
+        def __init__(self, optimizer, total, power=0.9, last_epoch=-1):
+            self.total, self.power = total, power
+            super().__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            return [b * (1 - self.last_epoch / self.total) ** self.power for b in self.base_lrs]
+
+    w = lib.nn.Parameter(lib.ones(2, device=device))
+    extra = lib.nn.Parameter(lib.ones(1, device=device))
+    opt = lib.optim.SGD([{"params": [w]}, {"params": [extra], "lr": 0.5}], lr=0.1)
+    warmup, lrs = Warmup(opt, 4), []
+    for _ in range(6):
+        opt.step()
+        warmup.step()
+        lrs.append(warmup.get_last_lr())
+    opt2 = lib.optim.SGD([w], lr=0.2)
+    poly = Poly(opt2, 10)
+    for _ in range(4):
+        opt2.step()
+        poly.step()
+        lrs.append(poly.get_last_lr() + [opt2.param_groups[0]["initial_lr"]])
+    return {
+        "lrs": np.array(lrs, dtype=object).tolist(),
+        "state": sorted(poly.state_dict()),
+        "is_scheduler": isinstance(warmup, lib.optim.lr_scheduler.LRScheduler),
+    }
+
+
+def test_custom_lr_schedulers(device):
+    compare_program(_custom_schedulers, device)
+
+
+def _dataloader_workers(lib, device, weights):
+    data = lib.utils.data
+
+    class Shard(data.IterableDataset):
+        # the sharding of torch's IterableDataset documentation, by get_worker_info()
+        def __init__(self, start, end):
+            self.start, self.end = start, end
+
+        def __iter__(self):
+            info = data.get_worker_info()
+            if info is None:
+                return iter(range(self.start, self.end))
+            per = -(-(self.end - self.start) // info.num_workers)
+            start = self.start + info.id * per
+            return iter(range(start, min(start + per, self.end)))
+
+    class Unsharded(data.IterableDataset):
+        def __iter__(self):
+            info = data.get_worker_info()
+            return iter([(i, -1 if info is None else info.id) for i in range(3)])
+
+    class Tagged(data.Dataset):
+        def __init__(self):
+            self.opened, self.inits = -1, 0
+
+        def __len__(self):
+            return 7
+
+        def __getitem__(self, i):
+            info = data.get_worker_info()
+            row = [i, info.id, info.num_workers, self.opened, self.inits]
+            return lib.tensor(row, device=device), np.float32(i) / 2
+
+    def open_per_worker(worker_id):  # a handle of its own in each worker's dataset
+        info = data.get_worker_info()
+        info.dataset.opened = worker_id * 10 + info.id
+        info.dataset.inits += 1
+
+    out = {
+        "main": list(data.DataLoader(Shard(3, 10), batch_size=2)),
+        "sharded": list(data.DataLoader(Shard(3, 10), num_workers=2, batch_size=2)),
+        "unbatched": list(data.DataLoader(Shard(0, 5), num_workers=2, batch_size=None)),
+        "unsharded": [list(b) for b in data.DataLoader(Unsharded(), num_workers=2, batch_size=2)],
+    }
+    tagged = Tagged()
+    for epoch in range(2):
+        loader = data.DataLoader(
+            tagged, batch_size=3, num_workers=2, worker_init_fn=open_per_worker
+        )
+        out[f"epoch{epoch}"] = [list(b) for b in loader]
+    persistent = data.DataLoader(
+        tagged, batch_size=4, num_workers=2, worker_init_fn=open_per_worker,
+        persistent_workers=True, prefetch_factor=2,
+    )  # fmt: skip
+    out["persistent"] = [[list(b) for b in persistent] for _ in range(2)]
+    out["main_dataset_untouched"] = [tagged.opened, tagged.inits]
+    out["outside_a_worker"] = data.get_worker_info() is None
+    return out
+
+
+def test_dataloader_workers_shard_and_initialize_as_torch(device):
+    compare_program(_dataloader_workers, device)

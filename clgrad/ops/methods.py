@@ -247,7 +247,8 @@ def random_(self, from_=0, to=None, *, generator=None):
             self.dtype.name,
             int(np.iinfo(self.dtype.np).max) if not self.dtype.is_floating_point else 0,
         )
-        from_, to = 0, top + 1
+        # int64's [0, 2**63 - 1]: ``to`` itself must be an int64, so its top is left out
+        from_, to = 0, min(top + 1, int(np.iinfo(np.int64).max))
     elif to is None:
         from_, to = 0, from_
     r = C.randint(from_, to, self.shape, device=self.device, generator=generator)

@@ -174,6 +174,11 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+class _LRScheduler(LRScheduler):
+    """``LRScheduler``'s name before PyTorch 2.0, which custom schedulers written for older
+    releases still subclass (``class Warmup(_LRScheduler): def get_lr(self): ...``)."""
+
+
 class _LambdaSchedule(LRScheduler):
     """What LambdaLR and MultiplicativeLR share: an ``lr_lambda`` per group (one for all, or a
     list of one each); the state dict holds None for a function and a copy of the ``__dict__``

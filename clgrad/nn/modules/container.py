@@ -402,9 +402,11 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
+        # each line indented by two spaces of its own, as torch's (so that printed, a list of
+        # several is indented by four, and a list of one prints on its parent's line)
         return "\n".join(
-            f"({k}): Parameter containing: [{p.type_name()} of size {'x'.join(map(str, p.shape))}"
-            f"{'' if p.device.is_cpu else ' (' + str(p.device) + ')'}]"
+            f"  ({k}): Parameter containing: [{p.type_name()} of size "
+            f"{'x'.join(map(str, p.shape))}{'' if p.device.is_cpu else ' (' + str(p.device) + ')'}]"
             for k, p in self._parameters.items()
         )
 
@@ -517,7 +519,8 @@ class ParameterDict(Module):
             if isinstance(p, Parameter):
                 dev = "" if p.device.is_cpu else f" ({p.device})"
                 size = "x".join(map(str, p.shape))
-                lines.append(f"({k}): Parameter containing: [{p.type_name()} of size {size}{dev}]")
+                # the legacy type name (FloatTensor), as torch's ParameterDict prints
+                lines.append(f"  ({k}): Parameter containing: [{p.type()} of size {size}{dev}]")
             else:
-                lines.append(f"({k}): Object of type: {type(p).__name__}")
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Datasets and the DataLoader, as torch.utils.data (in-process: no worker processes).
+"""Datasets and the DataLoader, as torch.utils.data (in-process: ``num_workers`` workers are
+taken in turn in the calling process, as PyTorch's workers would hand their batches back).
 
 A ``TensorDataset`` under the default collate is batched with one gather per tensor (one
 kernel on its device, through int64 offsets computed on the host), never by stacking samples.
@@ -7,9 +8,12 @@ kernel on its device, through int64 offsets computed on the host), never by stac
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +46,7 @@ __all__ = [
     "SubsetRandomSampler",
     "WeightedRandomSampler",
     "get_worker_info",
+    "WorkerInfo",
     "DistributedSampler",
 ]
 
@@ -246,15 +251,45 @@ class StackDataset(Dataset):
         return self._length
 
 
-def get_worker_info() -> None:
-    """Information about the current DataLoader worker, as
-    ``torch.utils.data.get_worker_info``: always None, since clgrad loads every batch in the
-    calling process (a main-process DataLoader in PyTorch gives None too).
+@dataclass(frozen=True)
+class WorkerInfo:
+    """The worker a DataLoader is loading in, as ``torch.utils.data.get_worker_info()`` gives
+    it: ``id`` (0 to ``num_workers - 1``), ``num_workers``, ``seed`` (this epoch's base seed
+    plus the id) and ``dataset`` (the worker's copy of an IterableDataset, else the dataset).
+    clgrad's workers take turns in the calling process, as PyTorch's thread workers do."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+    rng: Any = None
+    worker_method: str | None = "thread"
+
+
+_current_worker: list[WorkerInfo | None] = [None]
+_END = object()  # what next() gives for an exhausted stream of batches
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The ``WorkerInfo`` of the DataLoader worker loading now (inside a dataset's
+    ``__getitem__`` / ``__iter__``, the collate function, or ``worker_init_fn``), None outside a
+    worker or when the DataLoader has ``num_workers=0``, as ``torch.utils.data.get_worker_info``.
+    An IterableDataset shards itself with it, as it would in PyTorch's workers.
 
     >>> clgrad.utils.data.get_worker_info() is None
     True
     """
-    return None
+    return _current_worker[0]
+
+
+@contextmanager
+def _in_worker(info: WorkerInfo | None):
+    """Loads as worker ``info`` inside the block (``get_worker_info()`` answers it)."""
+    previous, _current_worker[0] = _current_worker[0], info
+    try:
+        yield
+    finally:
+        _current_worker[0] = previous
 
 
 def random_split(
@@ -553,10 +588,21 @@ class DataLoader:
     ``batch_sampler``; the last batch dropped with ``drop_last``), and the samples are merged
     by ``collate_fn`` (``default_collate``). ``batch_size=None`` yields the samples one by one,
     through ``default_convert``. An ``IterableDataset`` is batched in the order it yields
-    (no sampler, shuffle or batch_sampler allowed). Loading runs in the calling process:
-    ``num_workers``, ``worker_init_fn`` (never called: there are no workers), ``pin_memory``,
-    ``persistent_workers``, ``prefetch_factor`` and ``timeout`` are accepted for
-    compatibility, and ``get_worker_info()`` is None.
+    (no sampler, shuffle or batch_sampler allowed).
+
+    Loading runs in the calling process, its ``num_workers`` workers taking turns as PyTorch's
+    hand their batches back: each epoch (once, with ``persistent_workers``) calls
+    ``worker_init_fn(id)`` for each worker; batch i of a map-style dataset is loaded by worker
+    ``i % num_workers``; an IterableDataset is iterated by each worker over a copy of its own
+    (so a dataset that does not shard itself with ``get_worker_info()`` is yielded once per
+    worker, as in PyTorch), their batches interleaved in turn until each runs out. Inside a
+    worker ``get_worker_info()`` gives its ``WorkerInfo``, whose ``dataset`` is the worker's
+    shallow copy of the dataset (attributes set on it are the worker's own, as in PyTorch,
+    but objects they share are shared). Unlike PyTorch's worker processes, the workers share
+    the calling process: no random state is reseeded, and ``worker_init_fn``'s other effects
+    are the caller's.
+    ``pin_memory``, ``prefetch_factor``, ``timeout`` and ``multiprocessing_context`` are
+    accepted for compatibility.
 
     >>> from clgrad.utils.data import DataLoader, TensorDataset
     >>> ds = TensorDataset(clgrad.arange(10.0).reshape(5, 2), clgrad.arange(5))
@@ -638,32 +684,92 @@ class DataLoader:
             else (default_collate if self._auto_collation else default_convert)
         )
         self.worker_init_fn, self.timeout = worker_init_fn, timeout
+        self.persistent_workers = persistent_workers
+        self._workers: list[WorkerInfo] | None = None  # kept between epochs if persistent
+
+    def _start_workers(self) -> list[WorkerInfo]:
+        """This epoch's workers (the persistent ones of an earlier epoch if kept), each
+        initialized by ``worker_init_fn`` as it starts; their seeds are one draw from the
+        loader's generator plus their ids, as PyTorch's."""
+        if self._workers is not None and self.persistent_workers:
+            return self._workers
+        from ...ops.creation import randint
+
+        base_seed = int(randint(0, 2**62, (), generator=self.generator).item())
+        workers = []
+        for worker_id in range(self.num_workers):
+            # each worker's own (shallow) copy, as each of PyTorch's receives one: what a
+            # worker_init_fn sets on info.dataset is that worker's alone
+            try:
+                dataset = copy.copy(self.dataset)
+            except (TypeError, copy.Error):  # a dataset that cannot be copied is shared
+                dataset = self.dataset
+            info = WorkerInfo(worker_id, self.num_workers, base_seed + worker_id, dataset)
+            if self.worker_init_fn is not None:
+                with _in_worker(info):
+                    self.worker_init_fn(worker_id)
+            workers.append(info)
+        self._workers = workers
+        return workers
 
     def __iter__(self):
-        if self._iterable:
-            yield from self._iter_iterable()
+        if self.num_workers > 0:
+            yield from self._iter_workers(self._start_workers())
             return
-        if not self._auto_collation:
-            for i in self.sampler:
-                yield self.collate_fn(self.dataset[i])
-            return
-        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
-        for indices in self.batch_sampler:
-            if fast:
-                yield self.dataset._batch(indices)
-            elif hasattr(self.dataset, "__getitems__"):
-                yield self.collate_fn(self.dataset.__getitems__(indices))
-            else:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+        yield from self._iter_batches()
 
-    def _iter_iterable(self):
+    def _iter_workers(self, workers: list[WorkerInfo]):
+        """The batches, each loaded inside the worker PyTorch would load it in."""
+        if self._iterable:
+            # each worker batches its own copy of the dataset; they hand batches back in
+            # turn, one that has run out dropping from the rotation
+            streams = [(info, self._iter_iterable(info.dataset)) for info in workers]
+            while streams:
+                for entry in list(streams):
+                    info, stream = entry
+                    with _in_worker(info):
+                        batch = next(stream, _END)
+                    if batch is _END:
+                        streams.remove(entry)
+                    else:
+                        yield batch
+            return
+        # batch i is worker i % num_workers's, loaded from that worker's copy of the dataset
+        for i, index in enumerate(self._indices()):
+            info = workers[i % len(workers)]
+            with _in_worker(info):
+                yield self._fetch(info.dataset, index)
+
+    def _iter_batches(self):
+        """The batches, loaded in the calling process."""
+        if self._iterable:
+            yield from self._iter_iterable(self.dataset)
+            return
+        for index in self._indices():
+            yield self._fetch(self.dataset, index)
+
+    def _indices(self):
+        """The sampler's indices, grouped into batches when the loader batches."""
+        return iter(self.batch_sampler if self._auto_collation else self.sampler)
+
+    def _fetch(self, dataset, index):
+        """The batch of ``index`` (the sample, without batching) from ``dataset``."""
+        if not self._auto_collation:
+            return self.collate_fn(dataset[index])
+        if isinstance(dataset, TensorDataset) and self.collate_fn is default_collate:
+            return dataset._batch(index)  # one gather per tensor
+        if hasattr(dataset, "__getitems__"):
+            return self.collate_fn(dataset.__getitems__(index))
+        return self.collate_fn([dataset[i] for i in index])
+
+    def _iter_iterable(self, dataset):
         """The batches of an IterableDataset: its samples in the order it yields them."""
         if not self._auto_collation:
-            for sample in self.dataset:
+            for sample in dataset:
                 yield self.collate_fn(sample)
             return
         batch = []
-        for sample in self.dataset:
+        for sample in dataset:
             batch.append(sample)
             if len(batch) == self.batch_size:
                 yield self.collate_fn(batch)
