@@ -107,7 +107,8 @@ def log_ndtr(input):
     >>> clgrad.special.log_ndtr(clgrad.tensor([0.0]))
     tensor([-0.6931])
     """
-    return (_F.erfc(-input * 0.7071067811865476) * 0.5).log()
+    x = input if input.dtype.is_floating_point else input.to(_default_dtype())
+    return (_F.erfc(-x * 0.7071067811865476) * 0.5).log()
 
 
 # PyTorch's out= on the functions written here and in ops/special_math.py (the others are

@@ -108,6 +108,39 @@ FORMS = {
     "norm-nuc": lambda t: t.norm(t.arange(24.0).reshape(2, 3, 4), p="nuc", dim=(0, 2)),
     "norm-nuc-keepdim": lambda t: t.norm(t.eye(3) * 2, p="nuc", keepdim=True),
     "norm-nuc-3d-no-dim": lambda t: t.norm(t.ones(2, 2, 2), p="nuc"),
+    # integer arange: the bounds and the step truncate before the size is counted
+    "arange-int-end": lambda t: t.arange(0.0, -8.000001, -4.0, dtype=t.int64),
+    "arange-int-step": lambda t: t.arange(0, 5, 1.5, dtype=t.int64),
+    "arange-int-start": lambda t: t.arange(0.7, 3.2, 1.0, dtype=t.int64),
+    "arange-int-zero-step": lambda t: t.arange(0, 2, 0.5, dtype=t.int64),
+    "arange-sign": lambda t: t.arange(0, -2, 0.5, dtype=t.int64),
+    # the addmm family on integers: beta and alpha truncate (addr refuses floats)
+    "addmv-int-float-scalars": lambda t: t.addmv(
+        t.tensor([1, 2, 3]), t.ones(3, 2, dtype=t.int64), t.tensor([1, 1]), beta=1.7, alpha=2.9
+    ),
+    "addmm-int-negative-beta": lambda t: t.addmm(
+        t.ones(2, 2, dtype=t.int64), t.ones(2, 2, dtype=t.int64), t.eye(2, dtype=t.int64), beta=-0.5
+    ),
+    "addr-bool": lambda t: t.addr(
+        t.tensor([[True, False], [False, True]]),
+        t.tensor([True, False]),
+        t.tensor([True, True]),
+        beta=3,
+        alpha=2,
+    ),
+    "addr-bool-beta-0": lambda t: t.addr(
+        t.tensor([[True, False], [False, True]]),
+        t.tensor([False, True]),
+        t.tensor([True, True]),
+        beta=0,
+    ),
+    "addr-int-float-beta": lambda t: t.addr(
+        t.zeros(2, 2, dtype=t.int64), t.tensor([1, 2]), t.tensor([1, 2]), beta=1.5
+    ),
+    "squeeze-no-dims": lambda t: t.zeros(1, 2, 1).squeeze(()),
+    "sum_to_size-0d-bool": lambda t: t.tensor(True).sum_to_size(()),
+    "log_ndtr-bool": lambda t: t.special.log_ndtr(t.tensor([True, False])),
+    "log_ndtr-int": lambda t: t.special.log_ndtr(t.tensor([-3, 0, 2])),
 }
 
 

@@ -540,14 +540,15 @@ def arange(
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    n = max(0, math.ceil((end - start) / step))
-    if not dt.is_floating_point:
-        # PyTorch computes in the integer type: start and step truncate (the size does not)
-        start, step = int(start), int(step)
-    if step == 0:
-        raise ValueError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not dt.is_floating_point:
+        # PyTorch computes in the integer type: the bounds and the step truncate, and the
+        # size is the truncated range's (arange(0, 5, 1.5, dtype=int64) has 5 elements)
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+    n = max(0, math.ceil((end - start) / step))
     out = Tensor._empty((n,), dt, resolve(device))
     # computed in double where it can be, so large int64 ranges stay exact
     acc = (
@@ -1350,7 +1351,7 @@ def range_inclusive(
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
     out = Tensor._empty((n,), dt, resolve(device))

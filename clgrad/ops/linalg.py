@@ -335,6 +335,18 @@ def _scaled_sum(name, input, product, beta, alpha):
             f"{name}: the expanded size of the input {list(input._shape)} must match the "
             f"result's {list(product._shape)}"
         )
+    if not product.dtype.is_floating_point:
+        if name == "addr":  # (the other ops truncate, as ATen casts the scalars to the dtype)
+            for arg, value in (("beta", beta), ("alpha", alpha)):
+                if isinstance(value, float):
+                    raise RuntimeError(
+                        f"For integral input tensors, argument {arg} must not be a floating "
+                        "point number."
+                    )
+        if product.dtype is D.bool_:  # addr of bools: the logical form
+            out = product if alpha else product & False
+            return out | (input & bool(beta)) if beta else out
+        beta, alpha = int(beta), int(alpha)
     out = product if alpha == 1 else product * alpha
     if beta == 0:
         if input.requires_grad:  # a zero gradient, as PyTorch's, and none of input's NaN

@@ -876,6 +876,8 @@ def sum_to_size(self, *size):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     from .core import sum_to  # with its one user, as the block's other imports
 
+    if not size:  # ATen's sum_to sums to () always: a 0-d bool sums to an int64 count
+        return self.sum()
     return sum_to(self, size)
 
 

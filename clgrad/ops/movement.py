@@ -205,7 +205,7 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     >>> clgrad.squeeze(x).shape, x.squeeze(0).shape, x.squeeze(1).shape
     (clgrad.Size([2]), clgrad.Size([2, 1]), clgrad.Size([1, 2, 1]))
     """
-    dims = normalize_dims(dim, x.ndim)
+    dims = normalize_dims(dim, x.ndim, empty_is_all=False)  # (squeeze(()) squeezes nothing)
     keep = [i for i in range(x.ndim) if not (i in dims and x._shape[i] == 1)]
     node = Squeeze if dim is None else SqueezeDims if isinstance(dim, (tuple, list)) else SqueezeDim
     return node.apply(x, tuple(x._shape[i] for i in keep), tuple(x._stride[i] for i in keep))
