@@ -329,3 +329,90 @@ def _dataloader_workers(lib, device, weights):
 
 def test_dataloader_workers_shard_and_initialize_as_torch(device):
     compare_program(_dataloader_workers, device)
+
+
+# ---- the import paths programs take into the library -----------------------------------------
+@pytest.mark.parametrize(
+    "path, names",
+    [
+        ("nn.modules.batchnorm", ["_BatchNorm", "_NormBase", "BatchNorm2d", "SyncBatchNorm"]),
+        ("nn.modules.instancenorm", ["_InstanceNorm", "InstanceNorm2d"]),
+        ("nn.modules.utils", ["_single", "_pair", "_triple", "_quadruple", "_ntuple"]),
+        ("nn.modules.flatten", ["Flatten", "Unflatten"]),
+        ("nn.modules.fold", ["Fold", "Unfold"]),
+        ("nn.modules.pixelshuffle", ["PixelShuffle", "PixelUnshuffle"]),
+        ("nn.modules.channelshuffle", ["ChannelShuffle"]),
+        ("nn.common_types", ["_size_2_t", "_size_any_t", "_ratio_2_t"]),
+        ("nn.utils.clip_grad", ["clip_grad_norm_", "clip_grad_value_"]),
+        ("nn.utils.convert_parameters", ["parameters_to_vector", "vector_to_parameters"]),
+        ("nn.utils.init", ["skip_init"]),
+        ("nn.utils.spectral_norm", ["spectral_norm", "remove_spectral_norm"]),
+        ("nn.utils.weight_norm", ["weight_norm", "remove_weight_norm"]),
+        ("utils.data.dataloader", ["DataLoader", "default_collate", "get_worker_info"]),
+        ("utils.data.sampler", ["Sampler", "SubsetRandomSampler", "WeightedRandomSampler"]),
+        ("utils.data.dataset", ["Dataset", "Subset", "random_split", "ConcatDataset"]),
+        ("utils.data._utils.collate", ["default_collate", "default_convert"]),
+        ("utils.hooks", ["RemovableHandle"]),
+        ("types", ["Number", "Device", "_size"]),
+        ("optim.lr_scheduler", ["_LRScheduler", "LRScheduler"]),
+    ],
+)
+def test_import_paths_of_torch_programs(path, names):
+    import importlib
+
+    ours = importlib.import_module(f"clgrad.{path}")
+    theirs = importlib.import_module(f"torch.{path}")
+    for name in names:
+        assert hasattr(theirs, name), name  # (the list is torch's)
+        assert hasattr(ours, name), f"clgrad.{path}.{name}"
+
+
+def test_submodule_imports_leave_the_functions_of_their_names():
+    import clgrad.nn.utils.spectral_norm
+    import clgrad.nn.utils.weight_norm  # noqa: F401
+
+    assert callable(clgrad.nn.utils.spectral_norm) and callable(clgrad.nn.utils.weight_norm)
+    layer = clgrad.nn.utils.spectral_norm(clgrad.nn.Linear(3, 2))
+    assert hasattr(layer, "weight_orig")
+
+
+def test_norm_layers_share_torchs_base():
+    from clgrad.nn.modules.batchnorm import _BatchNorm, _NormBase
+
+    for name in ("BatchNorm1d", "InstanceNorm2d", "SyncBatchNorm", "LazyBatchNorm2d"):
+        mine = getattr(clgrad.nn, name)
+        theirs = getattr(torch.nn, name)
+        assert issubclass(mine, _NormBase) == issubclass(
+            theirs, torch.nn.modules.batchnorm._NormBase
+        )
+        assert issubclass(mine, _BatchNorm) == issubclass(
+            theirs, torch.nn.modules.batchnorm._BatchNorm
+        )
+    assert not issubclass(clgrad.nn.LayerNorm, _NormBase)
+
+
+def test_module_utils_helpers_as_torch():
+    import torch.nn.modules.utils as theirs
+
+    import clgrad.nn.modules.utils as ours
+
+    for value in (3, (1, 2), [4, 5, 6], (7,)):
+        for helper in ("_single", "_pair", "_triple", "_quadruple"):
+            assert getattr(ours, helper)(value) == getattr(theirs, helper)(value)
+    assert ours._reverse_repeat_tuple((1, 2, 3), 2) == theirs._reverse_repeat_tuple((1, 2, 3), 2)
+    assert ours._list_with_default([None, 3], [8, 4, 5]) == theirs._list_with_default(
+        [None, 3], [8, 4, 5]
+    )
+
+    # a checkpoint saved from DataParallel loads into the bare model
+    def strip(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        state = lib.nn.DataParallel(model).state_dict()
+        (ours if lib is clgrad else theirs).consume_prefix_in_state_dict_if_present(
+            state, "module."
+        )
+        return sorted(state), sorted(getattr(state, "_metadata", {}) or {})
+
+    got, want = strip(clgrad), strip(torch)
+    assert got[0] == want[0]
+    assert not got[1] or got[1] == want[1]

@@ -26,7 +26,13 @@ if TYPE_CHECKING:
     from ...tensor import Tensor
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """The base of the batch and instance norms (``torch.nn.modules.batchnorm._NormBase``),
+    for programs that tell normalization layers apart by it (``isinstance(m, _NormBase)``,
+    as when leaving them out of weight decay)."""
+
+
+class _BatchNorm(_NormBase):
     _version = 2  # (num_batches_tracked was added in version 2)
 
     def __init__(
@@ -325,7 +331,7 @@ class GroupNorm(Module):
         )
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _n = 1
     _version = 2  # as PyTorch's _NormBase
 

@@ -16,8 +16,6 @@ from ...ops.reduction import norm as vector_norm
 from ...tensor import Tensor
 from ..modules.module import Module
 from . import fusion, memory_format, parametrizations, parametrize, prune, rnn, stateless
-from ._spectral_norm import remove_spectral_norm, spectral_norm
-from ._weight_norm import remove_weight_norm, weight_norm
 from .fusion import (
     fuse_conv_bn_eval,
     fuse_conv_bn_weights,
@@ -28,6 +26,11 @@ from .memory_format import (
     convert_conv2d_weight_memory_format,
     convert_conv3d_weight_memory_format,
 )
+
+# (the modules' names are rebound to their functions here, as in torch.nn.utils: a later
+# ``import clgrad.nn.utils.spectral_norm`` finds the module loaded and leaves the name alone)
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",

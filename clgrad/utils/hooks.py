@@ -1,0 +1,5 @@
+"""``torch.utils.hooks``' path to ``RemovableHandle``, what registering a hook returns."""
+
+from ..hooks import RemovableHandle
+
+__all__ = ["RemovableHandle"]
