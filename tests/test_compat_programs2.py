@@ -416,3 +416,69 @@ def test_module_utils_helpers_as_torch():
     got, want = strip(clgrad), strip(torch)
     assert got[0] == want[0]
     assert not got[1] or got[1] == want[1]
+
+
+def _optimizer_state_hooks(lib, device, weights):
+    # a checkpointing helper that stamps the epoch into the optimizer's state dict and
+    # remaps an old learning-rate key on loading
+    model = weights(lib, "linear", lambda: lib.nn.Linear(3, 2)).to(device)
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre"))
+    opt.register_state_dict_pre_hook(lambda o: calls.append("first"), prepend=True)
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "epoch": 7})
+    model(lib.ones(4, 3, device=device)).pow(2).sum().backward()
+    opt.step()
+    saved = opt.state_dict()
+    fresh = lib.optim.Adam(model.parameters(), lr=0.5)
+
+    def rename(o, sd):
+        sd["param_groups"] = [{**g, "lr": g.pop("old_lr", g["lr"])} for g in sd["param_groups"]]
+
+    handle = fresh.register_load_state_dict_pre_hook(rename)
+    fresh.register_load_state_dict_post_hook(lambda o: calls.append("loaded"))
+    legacy = {**saved, "param_groups": [{**g, "old_lr": 0.02} for g in saved["param_groups"]]}
+    fresh.load_state_dict(legacy)
+    handle.remove()
+    fresh.load_state_dict(saved)
+    return {
+        "calls": calls,
+        "epoch": saved["epoch"],
+        "lr": fresh.param_groups[0]["lr"],
+        "exp_avg": fresh.state_dict()["state"][0]["exp_avg"],
+    }
+
+
+def test_optimizer_state_dict_hooks(device):
+    compare_program(_optimizer_state_hooks, device)
+
+
+def _swap_layers(lib, device, weights):
+    # fine-tuning: the classifier head replaced by path, then refused where torch refuses
+    model = weights(lib, "net", lambda: lib.nn.Sequential(
+        lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Sequential(lib.nn.Linear(8, 3))
+    )).to(device)  # fmt: skip
+    model.set_submodule("2.0", weights(lib, "head", lambda: lib.nn.Linear(8, 2)).to(device))
+    model.set_submodule("extra", lib.nn.Identity())
+    outcomes = []
+    for args in (("", lib.nn.Identity()), ("1", 5), ("2.missing", lib.nn.Identity(), True)):
+        try:
+            model.set_submodule(*args)
+            outcomes.append("set")
+        except (ValueError, AttributeError) as e:
+            outcomes.append(type(e).__name__)
+    packed = lib.nn.utils.rnn.pack_sequence(
+        [lib.tensor(v, device=device) for v in ([1.0, 2.0], [3.0], [4.0, 5.0, 6.0])],
+        enforce_sorted=False,
+    )
+    return {
+        "out": model(lib.ones(2, 4, device=device)),
+        "names": [n for n, _ in model.named_modules()],
+        "outcomes": outcomes,
+        "inverse": lib.nn.utils.rnn.invert_permutation(packed.sorted_indices),
+        "unsorted": packed.unsorted_indices,
+    }
+
+
+def test_set_submodule_and_invert_permutation(device):
+    compare_program(_swap_layers, device)

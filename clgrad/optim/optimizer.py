@@ -490,10 +490,53 @@ class Optimizer:
         return self._step_hook(self.__dict__.setdefault("_optimizer_step_post_hooks", {}), hook)
 
     @staticmethod
-    def _step_hook(hooks, hook):
+    def _step_hook(hooks, hook, prepend: bool = False):
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
+        if prepend:  # (the dicts keep insertion order: the new hook moved to the front)
+            for key in [k for k in hooks if k != handle.id]:
+                hooks[key] = hooks.pop(key)
         return handle
+
+    def _hooks(self, kind: str) -> dict:
+        """The hooks of ``kind`` registered on this optimizer, in the order they run."""
+        return self.__dict__.setdefault(f"_optimizer_{kind}_hooks", {})
+
+    def register_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Registers ``hook(optimizer)`` to run before ``state_dict`` builds the dict (first of
+        the hooks with ``prepend``), as ``torch.optim.Optimizer.register_state_dict_pre_hook``."""
+        return self._step_hook(self._hooks("state_dict_pre"), hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Registers ``hook(optimizer, state_dict)`` to run on the dict ``state_dict`` built; a
+        non-None result replaces it, as ``torch.optim.Optimizer.register_state_dict_post_hook``.
+
+        >>> w = clgrad.nn.Parameter(clgrad.ones(1))
+        >>> opt = clgrad.optim.SGD([w], lr=0.1)
+        >>> h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "epoch": 3})
+        >>> opt.state_dict()["epoch"]
+        3
+        """
+        return self._step_hook(self._hooks("state_dict_post"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Registers ``hook(optimizer, state_dict)`` to run before ``load_state_dict`` loads (on
+        a shallow copy of the dict given); a non-None result is loaded instead, as
+        ``torch.optim.Optimizer.register_load_state_dict_pre_hook``."""
+        return self._step_hook(self._hooks("load_state_dict_pre"), hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Registers ``hook(optimizer)`` to run after ``load_state_dict`` has loaded, as
+        ``torch.optim.Optimizer.register_load_state_dict_post_hook``."""
+        return self._step_hook(self._hooks("load_state_dict_post"), hook, prepend)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of every parameter: to None (the default) or, with
@@ -552,6 +595,17 @@ class Optimizer:
         >>> state["param_groups"][0]["params"], state["param_groups"][0]["lr"]
         ([0], 0.1)
         """
+        for hook in list(self._hooks("state_dict_pre").values()):
+            hook(self)
+        state_dict = self._packed_state()
+        for hook in list(self._hooks("state_dict_post").values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def _packed_state(self) -> dict[str, Any]:
+        """``state_dict()``'s dict, before its hooks."""
         index, groups, n = {}, [], 0
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
@@ -580,6 +634,17 @@ class Optimizer:
         >>> fresh.param_groups[0]["lr"], fresh.state[w]["momentum_buffer"]
         (0.1, tensor([2., 4.]))
         """
+        state_dict = state_dict.copy()  # (the hooks see a shallow copy, as torch's)
+        for hook in list(self._hooks("load_state_dict_pre").values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_packed_state(state_dict)
+        for hook in list(self._hooks("load_state_dict_post").values()):
+            hook(self)
+
+    def _load_packed_state(self, state_dict: dict[str, Any]) -> None:
+        """``load_state_dict``'s loading, between its hooks."""
         state_dict = deepcopy({"param_groups": state_dict["param_groups"]}) | {
             "state": state_dict["state"]
         }

@@ -807,6 +807,28 @@ class Module:
             mod = mod._modules[part]
         return mod
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Puts ``module`` at the dotted path ``target`` (replacing the submodule there, or with
+        ``strict=False`` adding one), as ``torch.nn.Module.set_submodule``: how programs swap a
+        layer for another (a new classifier head, a quantized or LoRA-wrapped Linear).
+
+        >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 2), clgrad.nn.ReLU())
+        >>> net.set_submodule("1", clgrad.nn.Tanh())
+        >>> net[1]
+        Tanh()
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``; raises AttributeError if there is none,
         as ``torch.nn.Module.get_parameter``.

@@ -13,12 +13,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ... import dtypes as D
-from ...ops.creation import full
+from ...ops.creation import arange, empty_like, full
 from ...ops.creation import tensor as _tensor
 from ...ops.movement import cat, stack
 from ...tensor import Tensor
 
 __all__ = [
+    "invert_permutation",
     "PackedSequence",
     "pad_sequence",
     "unpad_sequence",
@@ -100,6 +101,20 @@ class PackedSequence(NamedTuple):
     def is_pinned(self) -> bool:
         """False: clgrad has no pinned host memory."""
         return False
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The permutation that undoes ``permutation`` (None for None), as
+    ``torch.nn.utils.rnn.invert_permutation``: a PackedSequence's ``unsorted_indices`` from its
+    ``sorted_indices``.
+
+    >>> invert_permutation(clgrad.tensor([2, 0, 1]))
+    tensor([1, 2, 0])
+    """
+    if permutation is None:
+        return None
+    positions = arange(permutation.numel(), device=permutation.device)
+    return empty_like(permutation).scatter_(0, permutation, positions)
 
 
 def _lengths(lengths) -> np.ndarray:
