@@ -526,10 +526,13 @@ class VectorNorm(Function):
 
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
+        half = x.dtype.itemsize == 2  # 16-bit floats: powers summed in float32, as ATen's
+        wide = x.float() if half else x  # (a sum of squares past 65504 was inf)
         if p == 2:
-            out = sum(x * x, dims, keepdim).sqrt()
+            out = sum(wide * wide, dims, keepdim).sqrt()
         else:
-            out = sum(x.abs() ** p, dims, keepdim) ** (1.0 / p)
+            out = sum(wide.abs() ** p, dims, keepdim) ** (1.0 / p)
+        out = out.to(x.dtype) if half else out
         ctx.save_for_backward(x, out)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         return out
@@ -537,6 +540,17 @@ class VectorNorm(Function):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
+        if x.dtype.itemsize == 2:  # in float32, as the forward
+            return (
+                VectorNorm.backward_wide(ctx, g.float(), x.float(), out.float())[0].to(x.dtype),
+                None,
+                None,
+                None,
+            )
+        return VectorNorm.backward_wide(ctx, g, x, out)
+
+    @staticmethod
+    def backward_wide(ctx, g, x, out):
         p = ctx.p
         if not ctx.keepdim:
             kept = reduced_shape(x._shape, ctx.dims, True)
