@@ -6,6 +6,8 @@ must agree, as must the types, dtypes and shapes the programs see."""
 from __future__ import annotations
 
 import copy
+import importlib
+import math
 import multiprocessing as py_multiprocessing
 import warnings
 
@@ -482,3 +484,281 @@ def _swap_layers(lib, device, weights):
 
 def test_set_submodule_and_invert_permutation(device):
     compare_program(_swap_layers, device)
+
+
+# ---- whole programs --------------------------------------------------------------------------
+def _transformer_classifier(lib, device, weights):
+    # token classification with a padded batch: Embedding(padding_idx), sinusoidal positions
+    # in a buffer, TransformerEncoder(batch_first) with src_key_padding_mask, masked mean
+    # pooling, AdamW with a LambdaLR warm-up and clip_grad_norm_
+    nn = lib.nn
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=16):
+            super().__init__()
+            pe = lib.zeros(max_len, d_model)
+            position = lib.arange(0, max_len, dtype=lib.float).unsqueeze(1)
+            div_term = lib.exp(lib.arange(0, d_model, 2).float() * (-math.log(1e4) / d_model))
+            pe[:, 0::2] = lib.sin(position * div_term)
+            pe[:, 1::2] = lib.cos(position * div_term)
+            self.register_buffer("pe", pe.unsqueeze(0))
+
+        def forward(self, x):
+            return x + self.pe[:, : x.size(1)]
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 8, padding_idx=0)
+            self.pos = PositionalEncoding(8)
+            layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, tokens):
+            pad = tokens == 0
+            h = self.enc(self.pos(self.emb(tokens) * math.sqrt(8)), src_key_padding_mask=pad)
+            h = h.masked_fill(pad.unsqueeze(-1), 0.0)
+            return self.head(h.sum(1) / (~pad).sum(1, keepdim=True).clamp(min=1))
+
+    model = weights(lib, "classifier", Classifier).to(device)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(1, 20, size=(4, 6))
+    for row, length in enumerate([6, 4, 2, 5]):
+        tokens[row, length:] = 0
+    x = lib.tensor(tokens, device=device)
+    y = lib.tensor(rng.integers(0, 3, size=4), device=device)
+    opt = lib.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 3))
+    losses, norms, lrs = [], [], []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(x), y)
+        loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.parameters(), 0.5))
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        lrs.append(sched.get_last_lr()[0])
+    model.eval()
+    with lib.no_grad():
+        out = model(x)
+    # the key projection's bias gets no gradient (softmax ignores a shift): Adam's update of
+    # its rounding noise is left out of the comparison
+    state = {k: v for k, v in model.state_dict().items() if "in_proj_bias" not in k}
+    return {"losses": losses, "norms": norms, "lrs": lrs, "out": out, "state": state}
+
+
+def test_transformer_encoder_classifier(device):
+    compare_program(_transformer_classifier, device, rtol=1e-3, atol=1e-4)
+
+
+def _resnet_resume(lib, device, weights, tmp_path):
+    # a residual net (ModuleList, Sequential shortcut, Dropout2d, AdaptiveAvgPool2d) trained
+    # with label smoothing, SGD(nesterov) in decay / no-decay groups and OneCycleLR; saved
+    # with torch.save mid-run, then resumed into fresh objects
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.shortcut = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(
+                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+                )
+
+        def forward(self, x):
+            out = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+            return F.relu(out + self.shortcut(x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.ReLU())
+            self.blocks = nn.ModuleList([Block(4, 4, 1), Block(4, 8, 2)])
+            self.drop = nn.Dropout2d(0.0)
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for block in self.blocks:
+                x = block(x)
+            return self.fc(lib.flatten(self.pool(self.drop(x)), 1))
+
+    def make_optimizer(model):
+        groups = [
+            {"params": [p for p in model.parameters() if p.ndim > 1], "weight_decay": 5e-4},
+            {"params": [p for p in model.parameters() if p.ndim <= 1], "weight_decay": 0.0},
+        ]
+        opt = lib.optim.SGD(groups, lr=0.1, momentum=0.9, nesterov=True)
+        return opt, lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=6)
+
+    model = weights(lib, "resnet", Net).to(device)
+    opt, sched = make_optimizer(model)
+    rng = np.random.default_rng(5)
+    X = lib.tensor(rng.standard_normal((4, 3, 6, 6)).astype(np.float32), device=device)
+    Y = lib.tensor(rng.integers(0, 5, 4), device=device)
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+    losses, lrs = [], []
+
+    def step():
+        model.train()
+        opt.zero_grad()
+        loss = criterion(model(X), Y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        lrs.append(opt.param_groups[0]["lr"])
+
+    for _ in range(2):
+        step()
+    path = tmp_path / f"{lib.__name__}.pt"
+    lib.save(
+        {"epoch": 2, "model": model.state_dict(), "optimizer": opt.state_dict(),
+         "scheduler": sched.state_dict()},
+        path,
+    )  # fmt: skip
+    checkpoint = lib.load(path, map_location=device, weights_only=True)
+    model = Net().to(device)
+    opt, sched = make_optimizer(model)
+    model.load_state_dict(checkpoint["model"])
+    opt.load_state_dict(checkpoint["optimizer"])
+    sched.load_state_dict(checkpoint["scheduler"])
+    for _ in range(2):
+        step()
+    model.eval()
+    with lib.no_grad():
+        probabilities = F.softmax(model(X), dim=1)
+    return {
+        "losses": losses,
+        "lrs": lrs,
+        "eval": probabilities,
+        "momentum": opt.state_dict()["state"][0]["momentum_buffer"],
+        "state": dict(model.state_dict()),
+    }
+
+
+def test_resnet_checkpoint_and_resume(device, tmp_path):
+    compare_program(
+        lambda lib, dev, w: _resnet_resume(lib, dev, w, tmp_path), device, rtol=1e-3, atol=1e-4
+    )
+
+
+def _attention_step(lib, device, weights):
+    # a seq2seq decoder's attention over a padded encoder batch (bmm, masked_fill, softmax),
+    # scaled_dot_product_attention with boolean, float and causal masks, and
+    # MultiheadAttention with kdim/vdim, key_padding_mask, attn_mask and per-head weights
+    nn, F = lib.nn, lib.nn.functional
+    rng = np.random.default_rng(6)
+
+    def t(shape, grad=False):
+        data = rng.standard_normal(shape).astype(np.float32)
+        return lib.tensor(data, device=device, requires_grad=grad)
+
+    enc, dec = t((3, 5, 8), True), t((3, 8), True)
+    src_len = lib.tensor([5, 3, 2], device=device)
+    pad = lib.arange(5, device=device)[None, :] >= src_len[:, None]
+    scores = lib.bmm(enc, dec.unsqueeze(2)).squeeze(2) / math.sqrt(8)
+    attn = F.softmax(scores.masked_fill(pad, float("-inf")), dim=1)
+    context = lib.bmm(attn.unsqueeze(1), enc).squeeze(1)
+    q, k, v = t((3, 2, 4, 8), True), t((3, 2, 5, 8)), t((3, 2, 5, 8))
+    o1 = F.scaled_dot_product_attention(q, k, v, attn_mask=~pad[:, None, None, :])
+    o2 = F.scaled_dot_product_attention(q, k[:, :, :4], v[:, :, :4], is_causal=True, scale=0.3)
+    upper = lib.ones(4, 5, device=device).triu(1).bool()
+    float_mask = lib.zeros(4, 5, device=device).masked_fill(upper, float("-inf"))
+    o3 = F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask)
+    mha = weights(lib, "mha", lambda: nn.MultiheadAttention(8, 2, batch_first=True, kdim=6, vdim=7))
+    mha = mha.to(device)
+    keys, values, queries = t((3, 5, 6)), t((3, 5, 7)), t((3, 4, 8), True)
+    causal = lib.ones(4, 5, device=device, dtype=lib.bool).triu(2)
+    out_avg, w_avg = mha(queries, keys, values, key_padding_mask=pad, attn_mask=causal)
+    out_heads, w_heads = mha(
+        queries, keys, values, key_padding_mask=pad, average_attn_weights=False
+    )
+    out_none, none = mha(queries, keys, values, need_weights=False)
+    total = context.sum() + o1.sum() + o2.pow(2).sum() + o3.sum() + out_avg.sum()
+    (total + out_heads.pow(2).sum()).backward()
+    return {
+        "attn": attn, "context": context, "o1": o1, "o2": o2, "o3": o3, "out_avg": out_avg,
+        "w_avg": w_avg, "w_heads": w_heads, "out_none": out_none, "none": none is None,
+        "g_enc": enc.grad, "g_dec": dec.grad, "g_q": q.grad, "g_queries": queries.grad,
+        "g_q_proj": mha.q_proj_weight.grad,
+    }  # fmt: skip
+
+
+def test_seq2seq_attention_step(device):
+    compare_program(_attention_step, device)
+
+
+def _gradient_penalty_and_checkpointing(lib, device, weights):
+    # WGAN-GP's critic step (autograd.grad with create_graph through the critic), a frozen
+    # first layer, two param groups, gradient accumulation over micro-batches through
+    # utils.checkpoint, and inference_mode / no_grad evaluation
+    nn = lib.nn
+    checkpoint = importlib.import_module(f"{lib.__name__}.utils.checkpoint")
+    critic = weights(lib, "critic", lambda: nn.Sequential(
+        nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1)
+    )).to(device)  # fmt: skip
+    # (SGD: Adam would blow the rounding noise of gradients that cancel to ~0 up to whole steps)
+    opt = lib.optim.SGD(critic.parameters(), lr=1e-2, momentum=0.9)
+    rng = np.random.default_rng(7)
+
+    def t(shape):
+        return lib.tensor(rng.standard_normal(shape).astype(np.float32), device=device)
+
+    real, fake = t((5, 4)), t((5, 4))
+    penalties = []
+    for _ in range(2):
+        alpha = lib.tensor(rng.random((5, 1)).astype(np.float32), device=device)
+        mixed = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        score = critic(mixed)
+        (grads,) = lib.autograd.grad(
+            score, mixed, grad_outputs=lib.ones_like(score), create_graph=True
+        )
+        penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        penalties.append(penalty.item())
+    model = weights(lib, "mlp", lambda: nn.Sequential(
+        nn.Linear(6, 12), nn.GELU(), nn.LayerNorm(12), nn.Linear(12, 3)
+    )).to(device)  # fmt: skip
+    for name, p in model.named_parameters():
+        if name.startswith("0."):
+            p.requires_grad_(False)
+    opt = lib.optim.Adam(
+        [{"params": model[3].parameters(), "lr": 1e-2}, {"params": model[2].parameters()}],
+        lr=1e-3,
+    )
+    X, Y = t((8, 6)), lib.tensor(rng.integers(0, 3, 8), device=device)
+    losses = []
+    for step in range(4):
+        xb, yb = X[(step % 2) * 4 :][:4], Y[(step % 2) * 4 :][:4]
+        hidden = checkpoint.checkpoint(model[:3], xb, use_reentrant=False)
+        loss = nn.functional.cross_entropy(model[3](hidden), yb) / 2
+        loss.backward()
+        losses.append(loss.item())
+        if step % 2 == 1:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    with lib.inference_mode():
+        inferred = model(X)
+    with lib.no_grad():
+        doubled = model(X) * 2
+    return {
+        "penalties": penalties, "critic": dict(critic.state_dict()), "losses": losses,
+        "frozen": model[0].weight.grad is None, "model": dict(model.state_dict()),
+        "inferred": inferred, "flags": [inferred.requires_grad, doubled.requires_grad],
+    }  # fmt: skip
+
+
+def test_gradient_penalty_and_checkpointed_accumulation(device):
+    compare_program(_gradient_penalty_and_checkpointing, device)
