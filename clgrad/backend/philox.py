@@ -34,7 +34,7 @@ def philox_bits(seed: int, offset: int, n: int) -> np.ndarray:
 def uniform_bits(dtype_name: str) -> int:
     """Random bits in a uniform draw stored as ``dtype_name``: as many as its significand holds
     (at most the 24 a draw has), so every value is exact and below 1 after the store."""
-    return 11 if dtype_name == "float16" else 24
+    return {"float16": 11, "bfloat16": 8}.get(dtype_name, 24)
 
 
 def philox_unit(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
