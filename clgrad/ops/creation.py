@@ -1239,9 +1239,9 @@ def _legacy_type(name, dt):
 FloatTensor = _legacy_type("FloatTensor", D.float32)
 DoubleTensor = _legacy_type("DoubleTensor", D.float64)
 HalfTensor = _legacy_type("HalfTensor", D.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", D.bfloat16)
 LongTensor = _legacy_type("LongTensor", D.int64)
 IntTensor = _legacy_type("IntTensor", D.int32)
-BFloat16Tensor = _legacy_type("BFloat16Tensor", D.bfloat16)
 ShortTensor = _legacy_type("ShortTensor", D.int16)
 CharTensor = _legacy_type("CharTensor", D.int8)
 ByteTensor = _legacy_type("ByteTensor", D.uint8)
@@ -1250,9 +1250,9 @@ LEGACY_TYPES = (
     FloatTensor,
     DoubleTensor,
     HalfTensor,
+    BFloat16Tensor,
     LongTensor,
     IntTensor,
-    BFloat16Tensor,
     ShortTensor,
     CharTensor,
     ByteTensor,
