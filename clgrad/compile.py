@@ -22,6 +22,7 @@ from .autograd.grad_mode import is_grad_enabled, no_grad
 from .backend.opencl import replay
 from .backend.opencl import runtime as cl_runtime
 from .nn import Module
+from .nn.modules import module as module_mod
 from .optim.lr_scheduler import LRScheduler
 from .optim.optimizer import Optimizer
 from .tensor import Tensor
@@ -119,6 +120,9 @@ def compile(
     if not callable(model):
         raise RuntimeError(f"clgrad.compile expects a callable or a Module, got {type(model)}")
     return CompiledFunction(model, check=check, fullgraph=fullgraph)
+
+
+module_mod.module_compiler[0] = compile  # Module.compile()'s compiler
 
 
 class CompiledModule(Module):

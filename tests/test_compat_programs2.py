@@ -754,3 +754,32 @@ def _gradient_penalty_and_checkpointing(lib, device, weights):
 
 def test_gradient_penalty_and_checkpointed_accumulation(device):
     compare_program(_gradient_penalty_and_checkpointing, device)
+
+
+def _compiled_in_place(lib, device, weights):
+    # PyTorch 2's model.compile(): the module stays itself (its class, its state dict keys);
+    # training steps and eval calls (replayed on an OpenCL device) give eager's numbers
+    net = weights(lib, "net", lambda: lib.nn.Sequential(
+        lib.nn.Linear(3, 8), lib.nn.ReLU(), lib.nn.Dropout(0.0), lib.nn.Linear(8, 1)
+    )).to(device)  # fmt: skip
+    net.compile()
+    opt = lib.optim.SGD(net.parameters(), lr=0.1)
+    x = lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3).astype(np.float32), device=device)
+    losses = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = net(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    net.eval()
+    with lib.no_grad():
+        evals = [net(x * scale) for scale in (1.0, 2.0, 3.0, 4.0)]
+    return {
+        "losses": losses, "evals": evals, "class": type(net).__name__,
+        "keys": sorted(net.state_dict()), "state": dict(net.state_dict()),
+    }  # fmt: skip
+
+
+def test_module_compile_in_place(device):
+    compare_program(_compiled_in_place, device)

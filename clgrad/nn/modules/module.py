@@ -147,6 +147,10 @@ def _addindent(s, num_spaces):
 
 # hooks every module runs (register_module_forward_pre_hook / register_module_forward_hook),
 # before its own
+# clgrad.compile's compile(), put here when clgrad.compile is imported (it sits above nn, which
+# cannot import it): what Module.compile() compiles the module's call with
+module_compiler: list = [None]
+
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
 _global_with_kwargs: set = set()
@@ -362,6 +366,13 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """A call of the module: ``forward``, between its hooks where it has any."""
         if (
             self._forward_pre_hooks
             or self._forward_hooks
@@ -806,6 +817,18 @@ class Module:
                 raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
             mod = mod._modules[part]
         return mod
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compiles the module's calls in place with ``clgrad.compile`` (its options as
+        ``kwargs``), as ``torch.nn.Module.compile``: unlike ``clgrad.compile(module)``, the
+        module stays itself, its state dict keys unchanged.
+
+        >>> net = clgrad.nn.Linear(2, 1)
+        >>> net.compile()
+        >>> net(clgrad.ones(1, 2)).shape, sorted(net.state_dict())
+        (clgrad.Size([1, 1]), ['bias', 'weight'])
+        """
+        self._compiled_call_impl = module_compiler[0](self._call_impl, *args, **kwargs)
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
         """Puts ``module`` at the dotted path ``target`` (replacing the submodule there, or with
