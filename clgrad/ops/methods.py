@@ -86,8 +86,8 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     """
     C.check_option("to", "memory_format", memory_format)
     flags = []  # positional non_blocking and copy, after the device, dtype or tensor
-    for a in args:
-        if type(a) is bool:
+    for i, a in enumerate(args):
+        if type(a) is bool and i:  # (a first argument is a device, a dtype or a tensor)
             flags.append(a)
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
