@@ -582,10 +582,11 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     X = pinv(A, rtol=r) @ B
     rank = matrix_rank(A, rtol=r)
     empty = X.flatten()[:0]  # (recorded: PyTorch's empty outputs have the node too)
-    residuals = singular_values = empty
+    residuals = empty
+    singular_values = empty.detach()  # (not differentiable in PyTorch's lstsq, even empty)
     m, n = A.shape[-2], A.shape[-1]
     if driver in ("gelsd", "gelss"):
-        singular_values = svdvals(A)
+        singular_values = svdvals(A).detach()
     if driver == "gels":  # (QR-based: it has no rank to report)
         rank = rank.flatten()[:0]
     if driver not in (None, "gelsy") and m > n and bool((rank == n).all()):
