@@ -5,6 +5,7 @@ must agree, as must the types, dtypes and shapes the programs see."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import math
@@ -783,3 +784,50 @@ def _compiled_in_place(lib, device, weights):
 
 def test_module_compile_in_place(device):
     compare_program(_compiled_in_place, device)
+
+
+def _checkpoint_options(lib, device, weights):
+    # checkpoint's keywords for the non-reentrant variant: the forward and the recomputation
+    # each run in their context from context_fn; the options torch refuses, refused alike
+    cp = importlib.import_module(f"{lib.__name__}.utils.checkpoint")
+    layer = weights(lib, "layer", lambda: lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.Tanh()))
+    layer = layer.to(device)
+    entered = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        entered.append(f"enter {name}")
+        try:  # (torch's recomputation stops early by raising through it)
+            yield
+        finally:
+            entered.append(f"exit {name}")
+
+    x = lib.tensor([[0.5, -1.0, 2.0]], device=device, requires_grad=True)
+    out = cp.checkpoint(
+        layer, x, use_reentrant=False, context_fn=lambda: (tag("forward"), tag("recompute")),
+        determinism_check="none", debug=False,
+    )  # fmt: skip
+    entered.append("backward")
+    out.sum().backward()
+    outcomes = []
+    for kwargs in ({"use_reentrant": True, "context_fn": lambda: (tag("a"), tag("b"))},
+                   {"use_reentrant": False, "determinism_check": "strict"},
+                   {"use_reentrant": True, "unknown": 1}):  # fmt: skip
+        try:
+            cp.checkpoint(layer, x, **kwargs)
+            outcomes.append("ran")
+        except ValueError as e:
+            outcomes.append(type(e).__name__)
+    detached = cp.detach_variable((x, 3))
+    with cp.set_checkpoint_early_stop(False):
+        y = cp.checkpoint(layer, x * 2, use_reentrant=False)
+    y.sum().backward()
+    return {
+        "entered": entered, "out": out, "grad": x.grad, "w_grad": layer[0].weight.grad,
+        "outcomes": outcomes, "detached": [detached[0].requires_grad, detached[1]],
+        "is_runtime_error": issubclass(cp.CheckpointError, RuntimeError),
+    }  # fmt: skip
+
+
+def test_checkpoint_context_fn_and_options(device):
+    compare_program(_checkpoint_options, device)

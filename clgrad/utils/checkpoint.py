@@ -3,8 +3,9 @@ are not kept for backward but computed again there, trading compute for memory."
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..autograd import backward as _backward
@@ -14,7 +15,79 @@ from ..autograd.graph import saved_tensors_hooks
 from ..ops.creation import get_rng_state, set_rng_state
 from ..tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "CheckpointError",
+    "CheckpointFunction",
+    "check_backward_validity",
+    "checkpoint",
+    "checkpoint_sequential",
+    "detach_variable",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+]
+
+
+class CheckpointError(RuntimeError):
+    """A checkpointed function's recomputation did not match its forward (it saved more
+    tensors, so it is not deterministic), as ``torch.utils.checkpoint.CheckpointError``."""
+
+
+def noop_context_fn() -> tuple[
+    contextlib.AbstractContextManager, contextlib.AbstractContextManager
+]:
+    """``checkpoint``'s default ``context_fn``: no context around the forward or its
+    recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``inputs`` with each tensor detached, keeping its ``requires_grad`` (other values as
+    they are), as ``torch.utils.checkpoint.detach_variable``: a hand-written checkpoint's
+    leaves."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    return tuple(
+        x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs
+    )
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warns, as PyTorch's, where no tensor of ``inputs`` requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
+        )
+
+
+_early_stop = [True]
+_debug = [None]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Whether the recomputation of a non-reentrant checkpoint may stop once it has the saved
+    tensors backward needs, as PyTorch's switch; clgrad's recomputation runs the function to its
+    end either way, so the flag is recorded only."""
+    previous, _early_stop[0] = _early_stop[0], enable
+    try:
+        yield
+    finally:
+        _early_stop[0] = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """Overrides checkpoint's ``debug`` flag inside the block (None defers to it), as PyTorch's;
+    clgrad records the flag (its checkpoint keeps no operator trace to print)."""
+    previous, _debug[0] = _debug[0], enabled
+    try:
+        yield
+    finally:
+        _debug[0] = previous
 
 
 class CheckpointFunction(Function):
@@ -66,6 +139,10 @@ def checkpoint(
     *args: Any,
     use_reentrant: bool | None = None,
     preserve_rng_state: bool = True,
+    context_fn: Callable[[], tuple[Any, Any]] = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
     **kwargs: Any,
 ) -> Any:
     """``function(*args, **kwargs)`` without keeping its intermediate results for backward,
@@ -76,7 +153,10 @@ def checkpoint(
     a tensor that requires grad for anything to be differentiated. ``use_reentrant=False``
     records the function's graph but not the tensors it saves (``saved_tensors_hooks``): the
     first backward that needs one runs the function again and takes them from there, as
-    PyTorch's (so a BatchNorm inside updates its running statistics twice, as there).
+    PyTorch's (so a BatchNorm inside updates its running statistics twice, as there). There,
+    ``context_fn()`` gives the two context managers the forward and its recomputation run in;
+    ``determinism_check`` is ``"default"`` (a recomputation that saves more tensors than the
+    forward raises CheckpointError) or ``"none"``; ``debug`` and ``early_stop`` are accepted.
 
     >>> from clgrad.utils.checkpoint import checkpoint
     >>> lin = clgrad.nn.Linear(2, 2)
@@ -97,10 +177,21 @@ def checkpoint(
             stacklevel=2,
         )
         use_reentrant = True
+    if determinism_check not in ("default", "none"):
+        raise ValueError(
+            f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
+        )
     if not use_reentrant:
-        return _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
+        contexts = context_fn()
+        return _checkpoint_without_reentrant(
+            function, preserve_rng_state, contexts, determinism_check, *args, **kwargs
+        )
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if context_fn is not noop_context_fn or debug is not False:
+        raise ValueError(
+            "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+        )
     if is_grad_enabled() and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn(
             "None of the inputs have requires_grad=True. Gradients will be None",
@@ -110,10 +201,14 @@ def checkpoint(
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs):
+def _checkpoint_without_reentrant(
+    function, preserve_rng_state, contexts, determinism_check, *args, **kwargs
+):
     """PyTorch's non-reentrant checkpoint: the graph is recorded, each tensor it would save is
     kept as its index only, and the first unpack reruns ``function`` (the random state it
-    started from restored) to take the tensors it saves, in the same order."""
+    started from restored) to take the tensors it saves, in the same order. ``contexts`` are
+    the context managers the forward and the recomputation run in."""
+    forward_context, recompute_context = contexts
     rng_state = get_rng_state() if preserve_rng_state else None
     count = [0]
     recomputed: list = []
@@ -129,7 +224,11 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
             now = get_rng_state()
             set_rng_state(rng_state)
         try:
-            with enable_grad(), saved_tensors_hooks(_keep_in(recomputed), _never_unpacked):
+            with (
+                enable_grad(),
+                recompute_context,
+                saved_tensors_hooks(_keep_in(recomputed), _never_unpacked),
+            ):
                 function(*inputs, **kwargs)
         finally:
             if rng_state is not None:
@@ -139,13 +238,18 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
         if not recomputed:
             recompute()
         if index >= len(recomputed):
-            raise RuntimeError(
+            raise CheckpointError(
                 "torch.utils.checkpoint: the recomputed forward saved fewer tensors than the "
                 "original one (it must be deterministic)"
             )
+        if determinism_check == "default" and len(recomputed) > count[0]:
+            raise CheckpointError(
+                "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                "than during the original forward pass."
+            )
         return recomputed[index]
 
-    with saved_tensors_hooks(pack, unpack):
+    with forward_context, saved_tensors_hooks(pack, unpack):
         return function(*args, **kwargs)
 
 
