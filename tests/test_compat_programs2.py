@@ -831,3 +831,46 @@ def _checkpoint_options(lib, device, weights):
 
 def test_checkpoint_context_fn_and_options(device):
     compare_program(_checkpoint_options, device)
+
+
+def _typed_datasets(lib, device, weights):
+    # annotated data pipelines subclass the generic classes: Dataset[tuple[Tensor, int]],
+    # IterableDataset[int], Sampler[int], and annotate DataLoader[...] and Subset[...]
+    data = lib.utils.data
+
+    class Pairs(data.Dataset[tuple]):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return lib.full((2,), float(i), device=device), i
+
+    class Counter(data.IterableDataset[int]):
+        def __iter__(self):
+            return iter(range(4))
+
+    class Reversed(data.Sampler[int]):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(self.n - 1, -1, -1))
+
+        def __len__(self):
+            return self.n
+
+    def first_batch(loader: data.DataLoader[tuple]) -> list:
+        return list(next(iter(loader)))
+
+    subset: data.Subset[tuple] = data.Subset(Pairs(), [4, 0])
+    return {
+        "pairs": first_batch(data.DataLoader(Pairs(), batch_size=2, sampler=Reversed(5))),
+        "counter": list(data.DataLoader(Counter(), batch_size=3)),
+        "subset": list(subset[0]),
+        "concat": len(Pairs() + Pairs()),
+        "generic": [data.Dataset[int].__origin__ is data.Dataset, str(data.Sampler[int])[-12:]],
+    }
+
+
+def test_typed_dataset_subclasses(device):
+    compare_program(_typed_datasets, device)

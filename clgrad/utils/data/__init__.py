@@ -14,7 +14,7 @@ import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ...ops.creation import tensor as _tensor
 from ...ops.indexing import take
 from ...ops.movement import stack
 from ...tensor import Tensor
+
+# what a dataset, a sampler or a loader yields, for annotations (``Dataset[tuple[Tensor, int]]``)
+T_co = TypeVar("T_co", covariant=True)
 
 __all__ = [
     "Dataset",
@@ -51,7 +54,7 @@ __all__ = [
 ]
 
 
-class Dataset:
+class Dataset(Generic[T_co]):
     """Base class of map-style datasets, as ``torch.utils.data.Dataset``: subclasses implement
     ``__getitem__(index)`` (one sample) and ``__len__``; ``a + b`` concatenates two datasets
     (a ConcatDataset).
@@ -72,7 +75,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """A dataset of tensors that share their first dim, as ``torch.utils.data.TensorDataset``:
     sample ``i`` is ``tuple(t[i] for t in tensors)``. Under the DataLoader's default collate a
     batch is one gather per tensor (on its device), never a stack of samples.
@@ -126,7 +129,7 @@ def _rows(t, idx):
     return take(t, _tensor(np.ascontiguousarray(offsets), dtype=D.int64, device=t.device))
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``, in that order, as ``torch.utils.data.Subset``.
 
     >>> ds = clgrad.utils.data.TensorDataset(clgrad.arange(5))
@@ -147,7 +150,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of several datasets, indexed as one, as
     ``torch.utils.data.ConcatDataset``.
 
@@ -176,7 +179,7 @@ class ConcatDataset(Dataset):
         return self.datasets[i][idx - start]
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """Base class of iterable-style datasets, as ``torch.utils.data.IterableDataset``:
     subclasses implement ``__iter__``; the DataLoader batches what it yields (no sampler);
     ``a + b`` chains two of them.
@@ -219,7 +222,7 @@ class ChainDataset(IterableDataset):
         return sum(len(d) for d in self.datasets)
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Samples of several equally long datasets side by side, as
     ``torch.utils.data.StackDataset``: positional datasets give tuples, keyword ones dicts.
 
@@ -324,7 +327,7 @@ def random_split(
 
 
 # ---- samplers --------------------------------------------------------------------------------
-class Sampler:
+class Sampler(Generic[T_co]):
     """Base class of samplers, as ``torch.utils.data.Sampler``: ``__iter__`` yields dataset
     indices (or, for a batch sampler, lists of them) and ``__len__`` says how many.
 
@@ -344,7 +347,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """Yields the indices ``0, 1, ..., len(data_source) - 1`` in order, as
     ``torch.utils.data.SequentialSampler``.
 
@@ -362,7 +365,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """Yields the indices of ``data_source`` in random order, a new permutation per pass (or,
     with ``replacement``, ``num_samples`` independent draws), as
     ``torch.utils.data.RandomSampler``; the numbers come from ``generator`` (default: the
@@ -411,7 +414,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter,
     unless ``drop_last``), as ``torch.utils.data.BatchSampler``.
 
@@ -443,7 +446,7 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """Yields the given ``indices`` in a random order, a new one per pass, as
     ``torch.utils.data.SubsetRandomSampler``.
 
@@ -462,7 +465,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """Yields ``num_samples`` indices drawn with probabilities proportional to ``weights``
     (with ``replacement`` or without), as ``torch.utils.data.WeightedRandomSampler``.
 
@@ -581,7 +584,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterates over a dataset in batches, as ``torch.utils.data.DataLoader``: indices come from
     ``sampler`` (by default sequential, or random per epoch with ``shuffle``, drawn from
     ``generator`` or the global generator), are grouped by ``batch_size`` (or a
@@ -787,7 +790,7 @@ class DataLoader:
 
 
 # ---- sharding over the ranks of a distributed job ---------------------------------------
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Yields the indices of rank ``rank``'s shard of ``dataset``, as
     ``torch.utils.data.distributed.DistributedSampler``: with ``shuffle`` a permutation drawn
     from a generator seeded ``seed + epoch`` (the same on every rank: call ``set_epoch(e)``
