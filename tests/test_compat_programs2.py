@@ -874,3 +874,50 @@ def _typed_datasets(lib, device, weights):
 
 def test_typed_dataset_subclasses(device):
     compare_program(_typed_datasets, device)
+
+
+def _forward_mode_ad(lib, device, weights):
+    # the forward-mode AD tutorial's uses: a dual input through a function of it and of a
+    # plain tensor, composites (matmul, tanh, layer_norm, softmax), a module whose parameters
+    # are replaced by duals, and the level's end forgetting the tangents
+    fwAD = importlib.import_module(f"{lib.__name__}.autograd.forward_ad")
+    F = lib.nn.functional
+    rng = np.random.default_rng(3)
+
+    def t(*shape):
+        return lib.tensor(rng.standard_normal(shape).astype(np.float32), device=device)
+
+    primal, tangent, plain, w = t(6, 6), t(6, 6), t(6, 6), t(6, 4)
+    out = {}
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        dual_output = dual**2 + plain**2
+        out["jvp"] = fwAD.unpack_dual(dual_output).tangent
+        out["plain_has_none"] = fwAD.unpack_dual(plain).tangent is None
+        out["itself"] = list(fwAD.unpack_dual(dual))
+        x = fwAD.make_dual(primal[:3], tangent[:3])
+        y = F.layer_norm(lib.tanh(x @ w), (4,)).softmax(-1)
+        out["composite"] = list(fwAD.unpack_dual(y))
+    out["after_the_level"] = fwAD.unpack_dual(dual_output).tangent is None
+    model = weights(lib, "linear", lambda: lib.nn.Linear(6, 3)).to(device)
+    params = dict(model.named_parameters())
+    tangents = {name: lib.ones_like(p) * 0.5 for name, p in params.items()}
+    with fwAD.dual_level():
+        for name, p in params.items():
+            delattr(model, name)
+            setattr(model, name, fwAD.make_dual(p, tangents[name]))
+        out["module_jvp"] = fwAD.unpack_dual(model(primal)).tangent
+    refusals = []
+    for make in (lambda: fwAD.make_dual(primal, tangent), lambda: fwAD.make_dual(primal, w)):
+        try:
+            with fwAD.dual_level() if refusals else contextlib.nullcontext():
+                make()
+            refusals.append("made")
+        except RuntimeError as e:
+            refusals.append(type(e).__name__)
+    out["refusals"] = refusals
+    return out
+
+
+def test_forward_mode_ad(device):
+    compare_program(_forward_mode_ad, device)

@@ -4,7 +4,7 @@ the derivatives of whole functions (``functional``: jacobian, hessian, vjp, ...)
 
 from __future__ import annotations
 
-from . import functional, graph, profiler
+from . import forward_ad, functional, graph, profiler
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Node
 from .grad_mode import (
@@ -27,6 +27,7 @@ __all__ = [
     "Node",
     "Variable",
     "backward",
+    "forward_ad",
     "functional",
     "graph",
     "profiler",
