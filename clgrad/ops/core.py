@@ -629,15 +629,16 @@ def check_out(name, out, args, kwargs, overlap: str | None = None):
             check_no_overlap(o, inputs, full=overlap == "any")
 
 
-def write_out(out, result, cast_error: type | None = RuntimeError):
+def write_out(out, result, cast_error: type | None = RuntimeError, warn: bool = True):
     """``result`` written into ``out`` as PyTorch's out= variants do: ``out`` resized where its
-    shape differs (a UserWarning when it held elements), the result's dtype cast to ``out``'s
-    where the casting rules allow (``cast_error`` otherwise: RuntimeError, or TypeError as
-    ``torch.cat`` raises it; None: any cast); ``out`` is returned."""
+    shape differs (a UserWarning when it held elements, unless not ``warn``), the result's
+    dtype cast to ``out``'s where the casting rules allow (``cast_error`` otherwise:
+    RuntimeError, or TypeError as ``torch.cat`` raises it; None: any cast); ``out`` is
+    returned."""
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"out must be a tuple of {len(result)} tensors")
-        written = [write_out(o, r) for o, r in zip(out, result)]
+        written = [write_out(o, r, cast_error, warn) for o, r in zip(out, result)]
         return result._make(written) if hasattr(result, "_make") else tuple(written)
     if not isinstance(result, Tensor):  # a Python value (allclose): nothing to write
         raise TypeError("out= is only taken by functions that return tensors")
@@ -652,7 +653,7 @@ def write_out(out, result, cast_error: type | None = RuntimeError):
         )
     if out._shape != result._shape:
         check_internal_overlap(out)  # (PyTorch's, before it resizes)
-        if out.numel():
+        if out.numel() and warn:
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
                 f"{list(out._shape)}, which does not match the required output shape "
@@ -680,7 +681,9 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     ``write_out``. ``dtype``: how the result reaches out's dtype: "cast" where PyTorch's
     casting rules allow (RuntimeError), "cat" the same with ``torch.cat``'s TypeError, "same"
     only into the result's own dtype (isin, multinomial, softmax: RuntimeError), "any" into
-    any dtype (bernoulli's 0s and 1s).
+    any dtype (bernoulli's 0s and 1s), "compute" computed in out's dtype (cumsum, cumprod:
+    their ``dtype=`` defaults to out's; a ``dtype`` that differs raises RuntimeError). A
+    function may name its own mode in an ``out_dtype`` attribute, which ``dtype`` yields to.
 
     >>> x = clgrad.arange(4.0)
     >>> clgrad.cat([x[:1], x[3:]], out=x[1:3])  # other elements of x: fine
@@ -691,6 +694,7 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     RuntimeError: unsupported operation: some elements of the input tensor and the written-to ...
     """
     name = fn.__name__
+    dtype = getattr(fn, "out_dtype", dtype)
     cast_error = {"cat": TypeError, "any": None}.get(dtype, RuntimeError)
 
     @functools.wraps(fn)
@@ -699,6 +703,15 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
         if out is None:
             return fn(*args, **kwargs)
         check_out(name, out, args, kwargs, overlap)
+        if dtype == "compute" and isinstance(out, Tensor):
+            asked = kwargs.get("dtype")
+            if asked is None:
+                kwargs["dtype"] = out.dtype
+            elif D.as_dtype(asked) is not out.dtype:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {D.as_dtype(asked).name}, but got "
+                    f"{out.dtype.name} instead"
+                )
         result = fn(*args, **kwargs)
         if dtype == "same" and isinstance(result, Tensor) and result.dtype is not out.dtype:
             raise RuntimeError(
@@ -738,7 +751,9 @@ def factory_out(fn):
             )
         kwargs.pop("requires_grad", None)  # the values are written into out, which keeps its own
         kwargs.update(dtype=out.dtype, device=out.device)
-        return write_out(out, fn(*args, **kwargs))
+        # PyTorch's arange resizes out through resize_output, which warns; its other factories
+        # resize it silently
+        return write_out(out, fn(*args, **kwargs), warn=name == "arange")
 
     return factory
 

@@ -19,7 +19,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..errors import LinAlgError
 from ..tensor import Tensor
-from .core import SCALAR_TYPE_NAMES, sum_to
+from .core import SCALAR_TYPE_NAMES, check_out, sum_to, write_out
 from .creation import _upload, eye
 from .linalg import matmul
 from .movement import diag_embed, diagonal
@@ -86,10 +86,13 @@ def inv(A: Tensor, *, out=None) -> Tensor:
 
 
 def _out(result, out):
-    if out is not None:
-        out.copy_(result)
-        return out
-    return result
+    """``result``, or written into ``out`` as PyTorch's out= variants write: refused where
+    ``result`` requires grad, ``out`` resized (with PyTorch's warning when it held elements)
+    where its shape differs, a float result refused by an integer ``out``."""
+    if out is None:
+        return result
+    check_out("linalg", out, (result,), {})
+    return write_out(out, result)
 
 
 class _Slogdet(Function):
@@ -713,7 +716,7 @@ def _matrix_norm_any(A, p):
     return out.squeeze(-1).squeeze(-1)
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The ``X`` with ``A X = B`` for ``A = L L^T`` given its Cholesky factor ``L`` (``U^T U``
     with ``upper``), like ``torch.cholesky_solve``: two triangular solves.
 
@@ -730,12 +733,12 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
         )
     if upper:
         Y = solve_triangular(_t(L), B, upper=False)
-        return solve_triangular(L, Y, upper=True)
+        return _out(solve_triangular(L, Y, upper=True), out)
     Y = solve_triangular(L, B, upper=False)
-    return solve_triangular(_t(L), Y, upper=True)
+    return _out(solve_triangular(_t(L), Y, upper=True), out)
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor, like
     ``torch.cholesky_inverse``.
 
@@ -746,7 +749,7 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     _check_square("cholesky_inverse", L)
     n = L.shape[-1]
     identity = eye(n, dtype=L.dtype, device=L.device).expand(L.shape)
-    return cholesky_solve(identity, L, upper)
+    return _out(cholesky_solve(identity, L, upper), out)
 
 
 def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False):

@@ -264,11 +264,8 @@ def div(
     """
     if rounding_mode is None:
         return apply(input, other)
-    if rounding_mode == "floor":
-        return DivFloor.apply(input, other)
-    if rounding_mode == "trunc":
-        _check_divisor(input, other)
-        return div(input, other).trunc().to(D.result_type(input, other))
+    if rounding_mode in ("floor", "trunc"):
+        return DivRounded.apply(input, other, rounding_mode)
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
         f"found '{rounding_mode}'"
@@ -284,25 +281,30 @@ def true_divide(input, other):
     return div(input, other)
 
 
-class DivFloor(Function):
-    """``div(input, other, rounding_mode="floor")``: ``floor_divide``'s values, and a zero
-    gradient for each operand, as PyTorch's (a step function)."""
+class DivRounded(Function):
+    """``div(input, other, rounding_mode="floor" | "trunc")``: the rounded quotient, and a zero
+    gradient for each operand, as PyTorch's (a step function). It saves no operand, so an
+    in-place ``div_(..., rounding_mode=...)`` on a tensor another node saved stays
+    differentiable, as PyTorch's."""
 
     node_name = "DivBackward2"
 
     @staticmethod
-    def forward(ctx, input, other):
+    def forward(ctx, input, other, rounding_mode):
         ctx.operands = [
             (x.shape, x.dtype, x.device) if is_tensor(x) else None for x in (input, other)
         ]
-        return floor_divide(input, other)
+        if rounding_mode == "floor":
+            return floor_divide(input, other)
+        _check_divisor(input, other)
+        return div(input, other).trunc().to(D.result_type(input, other))
 
     @staticmethod
     def backward(ctx, grad):
         return tuple(
             None if meta is None else grad.new_zeros(meta[0], dtype=meta[1], device=meta[2])
             for meta in ctx.operands
-        )
+        ) + (None,)
 
 
 def _no_floor_divide_derivative(grad):
@@ -331,7 +333,10 @@ def floor_divide(apply, input: Tensor | Number, other: Tensor | Number) -> Tenso
 @elementwise(
     "cg_mod_{T}(in0, in1)",
     _np_mod,
-    grad=(lambda grad: grad, lambda grad, input, other: -grad * floor_divide(input, other)),
+    grad=(
+        lambda grad: grad,
+        lambda grad, input, other: -grad * div(input, other, rounding_mode="floor"),
+    ),
     inplace=True,
     dtypes=NUMERIC_DTYPES,
 )
@@ -1127,6 +1132,9 @@ def logit(apply, input: Tensor, eps: float | None = None) -> Tensor:
     lo = float(eps)
     # a clamped input passes no gradient outside the bounds, as PyTorch's logit_backward
     x = input if input.dtype.is_floating_point else input.to(D.to_float(input.dtype))
+    if x is input and input.requires_grad:
+        # clamp saves its input for the gradient, and logit_ overwrites this one
+        x = input.clone()
     return apply(x.clamp(lo, 1 - lo))
 
 

@@ -28,7 +28,14 @@ from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
 from . import typed_storage
-from .core import SCALAR_TYPE_NAMES, TYPE_META_NAMES, check_no_overlap, numpy_named
+from .core import (
+    SCALAR_TYPE_NAMES,
+    TYPE_META_NAMES,
+    check_no_overlap,
+    check_out,
+    numpy_named,
+    write_out,
+)
 from .registry import ELEMENTWISE, REDUCTIONS
 
 
@@ -158,7 +165,10 @@ def _written_into(fn, refuse="any"):
     def method(self, *args, **kwargs):
         if refuse is not None:
             check_no_overlap(self, (*args, *kwargs.values()), full=refuse == "any")
-        result = fn(self, *args, **kwargs)
+        # a recorded write hands fn a copy: a gradient that saves x's old value (scatter_reduce's
+        # prod and amin) must not see the version this write makes
+        source = self.clone() if IP.recording(self, *args, *kwargs.values()) else self
+        result = fn(source, *args, **kwargs)
         if result.dtype.category > self.dtype.category:  # addcmul_ of floats into an int
             raise RuntimeError(
                 f"result type {SCALAR_TYPE_NAMES[result.dtype.name]} can't be cast to the "
@@ -808,6 +818,7 @@ def _metadata_inplace(view_op):
             )
         out = view_op(self, *args, **kwargs)
         self._shape, self._stride, self._offset = out._shape, out._stride, out._offset
+        self._bump_version()  # PyTorch counts a change of geometry as a write
         if out._grad_fn is not None:
             self._grad_fn, self._output_nr = out._grad_fn, out._output_nr
         return self
@@ -900,6 +911,7 @@ def resize_(self, *sizes, memory_format=None):
     sizes = tuple(int(n) for n in sizes)
     if sizes == self._shape:
         return self
+    self._bump_version()  # PyTorch counts a resize_ to another shape as a write
     itemsize = self.dtype.itemsize
     held = self._storage.nbytes // itemsize
     needed = self._offset + math.prod(sizes)
@@ -914,6 +926,27 @@ def resize_(self, *sizes, memory_format=None):
         self._storage = grown._storage
     self._shape, self._stride = sizes, contiguous_strides(sizes)
     return self
+
+
+def conj_physical(self, *, out=None) -> Tensor:
+    """The elementwise complex conjugate: a real tensor itself, as PyTorch's (clgrad has no
+    complex dtypes), or its values written into ``out``.
+
+    >>> x = clgrad.tensor([1.0, -2.0])
+    >>> clgrad.conj_physical(x) is x
+    True
+    >>> clgrad.conj_physical(x, out=clgrad.empty(0))
+    tensor([ 1., -2.])
+    """
+    if out is None:
+        return self
+    check_out("conj_physical", out, (self,), {})
+    return write_out(out, self)
+
+
+def _conj_physical_(self) -> Tensor:
+    # a real tensor's conjugate is itself; PyTorch still counts (and checks) the write
+    return IP.inplace(self, lambda old: old, self._bump_version)
 
 
 def adjoint(self) -> Tensor:
@@ -1009,7 +1042,8 @@ def _attach_more():
         "true_divide_": Tensor.div_,
         # complex numbers' API on real tensors (clgrad has no complex dtypes): as PyTorch's
         "conj": lambda self: self,
-        "conj_physical": lambda self: self,
+        "conj_physical": conj_physical,
+        "conj_physical_": _conj_physical_,
         "resolve_conj": lambda self: self,
         "resolve_neg": lambda self: self,
         "is_conj": lambda self: False,

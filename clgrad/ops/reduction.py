@@ -844,6 +844,9 @@ def cumsum(input, dim, *, dtype=None):
     return Cumsum.apply(input, d, dt)
 
 
+cumsum.out_dtype = "compute"  # out= computes in out's dtype, as PyTorch's (core.with_out)
+
+
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean over ``dim`` of the elements that are not NaN, like ``torch.nanmean``.
 

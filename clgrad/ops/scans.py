@@ -66,6 +66,9 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     return _scan((x,), d, lambda a, b: (a[0] * b[0],))[0]
 
 
+cumprod.out_dtype = "compute"  # out= computes in out's dtype, as PyTorch's (core.with_out)
+
+
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow, like
     ``torch.logcumsumexp``.

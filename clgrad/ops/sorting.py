@@ -17,7 +17,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, index_arg, wrap_dim
-from .core import int_dim, refuse_bool
+from .core import check_out, int_dim, refuse_bool, write_out
 from .creation import arange, full, ones, tensor, zeros
 from .elementwise import where
 from .indexing import ScatterAdd
@@ -658,6 +658,13 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return out.squeeze(0) if scalar_q else out
 
 
+def _check_quantile_out(name, input, out):
+    # PyTorch's quantile takes an out of the input's dtype only, and refuses one under autograd
+    check_out(name, out, (input,), {})
+    if out.dtype is not input.dtype:
+        raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
+
+
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles (``q`` a number or a 1-d tensor, whose dim comes first in the
     result) of ``input`` along ``dim`` (of every element when None), like ``torch.quantile``:
@@ -667,8 +674,10 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     >>> clgrad.quantile(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
     tensor(2.5000)
     """
+    if out is not None:
+        _check_quantile_out("quantile", input, out)
     r = _quantile(input, q, dim, keepdim, interpolation, False)
-    return r if out is None else out.copy_(r)
+    return r if out is None else write_out(out, r)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
@@ -677,8 +686,10 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     >>> clgrad.nanquantile(clgrad.tensor([1.0, float("nan"), 3.0]), 0.5)
     tensor(2.)
     """
+    if out is not None:
+        _check_quantile_out("nanquantile", input, out)
     r = _quantile(input, q, dim, keepdim, interpolation, True)
-    return r if out is None else out.copy_(r)
+    return r if out is None else write_out(out, r)
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):

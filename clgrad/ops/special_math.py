@@ -20,7 +20,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import MapKernel
 from ..tensor import Tensor
-from .core import SCALAR_TYPE_NAMES, broadcast_shapes, launch
+from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, write_out
 from .elementwise import where
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -263,7 +263,9 @@ class _I0(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * _bessel_i(x, 1)  # I0' = I1
+        # I0' = I1, through _I1 so that a second derivative is I1' (the series' own graph
+        # differentiates |x| to 0 at x = 0, where I1' is 1/2)
+        return g * _I1.apply(x)
 
 
 def i0(input: Tensor) -> Tensor:
@@ -344,7 +346,7 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     return where(g == 0, g, (input // where(g == 0, 1, g) * other).abs())
 
 
-def frexp(input: Tensor):
+def frexp(input: Tensor, *, out=None):
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``|mantissa|`` in
     [0.5, 1) (0 for 0), like ``torch.frexp``; the exponent is int32.
 
@@ -367,7 +369,26 @@ def frexp(input: Tensor):
     e, m = where(low, e - 1, e), where(low, m * 2, m)
     e = where(finite, e, 0)
     m = where(finite, m, input)
-    return _Frexp(m, e.to(D.int32))
+    if out is None:
+        return _Frexp(m, e.to(D.int32))
+    return _Frexp(*_frexp_out(input, out, m, e.to(D.int32)))
+
+
+def _frexp_out(input, out, mantissa, exponent):
+    # PyTorch's frexp writes only into a mantissa of the input's dtype and an int32 exponent
+    check_out("frexp", out, (input,), {})
+    if len(out) != 2:
+        raise TypeError(f"frexp(): out must be a tuple of 2 tensors, not {len(out)}")
+    if out[0].dtype is not input.dtype:
+        raise RuntimeError(
+            f"torch.frexp() expects mantissa to have dtype {_torch_name(input.dtype)} but got "
+            f"{_torch_name(out[0].dtype)}"
+        )
+    if out[1].dtype is not D.int32:
+        raise RuntimeError(
+            f"torch.frexp() expects exponent to have int dtype but got {_torch_name(out[1].dtype)}"
+        )
+    return write_out(out[0], mantissa), write_out(out[1], exponent)
 
 
 def _exponent_dtype(x):
@@ -411,7 +432,7 @@ class _I1(Function):
         # I1' = I0 - I1 / x, which is 1/2 at 0
         x, out = ctx.saved_tensors
         safe = where(x == 0, 1.0, x)
-        return g * where(x == 0, 0.5, _bessel_i(x, 0) - out / safe)
+        return g * where(x == 0, 0.5, _I0.apply(x) - out / safe)
 
 
 def i1(input: Tensor) -> Tensor:
@@ -457,10 +478,10 @@ class _Scaled(Function):
     def backward(ctx, g):
         x, out = ctx.saved_tensors
         if ctx.nu == 0:  # i0e' = i1e - sign(x) i0e
-            return g * (_bessel_i(x, 1, scaled=True) - x.sign() * out), None
+            return g * (_Scaled.apply(x, 1) - x.sign() * out), None
         # i1e' = i0e - i1e (sign(x) + 1 / x), 1/2 at 0
         safe = where(x == 0, 1.0, x)
-        d = _bessel_i(x, 0, scaled=True) - out * (x.sign() + 1 / safe)
+        d = _Scaled.apply(x, 0) - out * (x.sign() + 1 / safe)
         return g * where(x == 0, 0.5, d), None
 
 
