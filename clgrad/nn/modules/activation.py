@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Literal
 
 from ...autograd.grad_mode import no_grad
@@ -95,8 +96,28 @@ class Hardtanh(Module):
     tensor([-1.0000, 0.5000, 1.0000])
     """
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
         super().__init__()
+        # min_value / max_value: the names before PyTorch 0.4, still taken with a warning
+        for old_name, value, new_name in (("min_value", min_value, "min_val"),
+                                          ("max_value", max_value, "max_val")):  # fmt: skip
+            if value is not None:
+                warnings.warn(
+                    f"keyword argument `{old_name}` is deprecated and renamed to `{new_name}`",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
+        if max_val <= min_val:
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
