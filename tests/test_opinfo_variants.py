@@ -157,6 +157,7 @@ CASES = {
     "i1-gradgrad": _gradgrad(lambda lib, x: lib.special.i1(x), ZERO_AND_MORE),
     "i0e-gradgrad": _gradgrad(lambda lib, x: lib.special.i0e(x), ZERO_AND_MORE),
     "i1e-gradgrad": _gradgrad(lambda lib, x: lib.special.i1e(x), ZERO_AND_MORE),
+    "erfinv-gradgrad": _gradgrad(lambda lib, x: lib.erfinv(x), np.tanh(A)),
     "remainder-gradgrad": lambda lib, d: (
         lambda x, y: [
             lib.autograd.grad(
@@ -197,6 +198,32 @@ CASES = {
         out=(_tensor(lib, d, A), _tensor(lib, d, np.zeros((2, 3)), dtype=lib.int64)),
     ),
     "conj_physical-out": _out(lambda lib, d, o: lib.conj_physical(_tensor(lib, d, A), out=o), (0,)),
+    "polygamma-out": _out(lambda lib, d, o: lib.polygamma(1, _tensor(lib, d, A + 3), out=o), (0,)),
+    "igamma-out-int": _out(
+        lambda lib, d, o: lib.igamma(_tensor(lib, d, A + 3), _tensor(lib, d, B + 3), out=o),
+        (2, 3),
+        "int64",
+    ),
+    "mvlgamma-out": _out(lambda lib, d, o: lib.mvlgamma(_tensor(lib, d, A + 3), 2, out=o), (3,)),
+    "mode-out": lambda lib, d: (
+        lambda v, i: [
+            lib.mode(_tensor(lib, d, [[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]]), 1, out=(v, i)),
+            v,
+            i,
+        ]
+    )(_tensor(lib, d, [0.0]), _tensor(lib, d, [0], dtype=lib.int64)),
+    "searchsorted-out": _out(
+        lambda lib, d, o: lib.searchsorted(
+            _tensor(lib, d, [0.0, 1.0, 2.0]), _tensor(lib, d, A), out=o
+        ),
+        (0,),
+        "int64",
+    ),
+    "bucketize-out": _out(
+        lambda lib, d, o: lib.bucketize(_tensor(lib, d, A), _tensor(lib, d, [0.0, 1.0]), out=o),
+        (0,),
+        "int64",
+    ),
     "cumsum-int-out": _out(
         lambda lib, d, o: lib.cumsum(_tensor(lib, d, A * 3), 1, out=o), (2, 3), "int64"
     ),

@@ -17,7 +17,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, index_arg, wrap_dim
-from .core import check_out, int_dim, refuse_bool, write_out
+from .core import check_out, int_dim, refuse_bool, with_out, write_out
 from .creation import arange, full, ones, tensor, zeros
 from .elementwise import where
 from .indexing import ScatterAdd
@@ -725,3 +725,10 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     else:
         out, index = out.squeeze(-1), index.squeeze(-1)
     return mode_result(out, index)
+
+
+# PyTorch's out= (core.with_out) on the functions torch exposes with one (torch.mode's and
+# torch.histogram's a tuple of two), however clgrad's namespaces bind them
+mode, histogram, searchsorted, bucketize = (
+    with_out(fn) for fn in (mode, histogram, searchsorted, bucketize)
+)

@@ -20,7 +20,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import MapKernel
 from ..tensor import Tensor
-from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, write_out
+from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, with_out, write_out
 from .elementwise import where
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -210,7 +210,9 @@ class _Erfinv(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        r = _erfinv_values(x)
+        # through _Erfinv again, so that a second derivative is erfinv's own (the
+        # approximation's graph has NaN branches that where() keeps out of the values only)
+        r = _Erfinv.apply(x)
         return g * (math.sqrt(math.pi) / 2) * (r * r).exp()
 
 
@@ -1666,3 +1668,10 @@ def legendre_polynomial_p(x, n) -> Tensor:
     tensor([-0.4375, 17.0000])
     """
     return _polynomial("legendre_polynomial_p", x, n)
+
+
+# PyTorch's out= (core.with_out) on the functions torch exposes with one under these names
+# (torch.igamma, torch.polygamma, torch.mvlgamma, ...), however clgrad's namespaces bind them
+polygamma, igamma, igammac, multigammaln = (
+    with_out(fn) for fn in (polygamma, igamma, igammac, multigammaln)
+)
