@@ -940,3 +940,148 @@ def test_hardtanh_old_keywords_and_refusal():
         return out, [type(w.message).__name__ for w in caught], refused
 
     assert run(clgrad) == run(torch)
+
+
+def _char_language_model(lib, device, weights):
+    # a char-level LM: Embedding(padding_idx), 2-layer LSTM and GRU over packed sequences of
+    # different lengths (enforce_sorted=False), pad_packed_sequence back to the batch's length,
+    # the hidden state carried across batches detached, CrossEntropyLoss(ignore_index=0)
+    nn, rnn = lib.nn, lib.nn.utils.rnn
+
+    class CharLM(nn.Module):
+        def __init__(self, cell):
+            super().__init__()
+            self.emb = nn.Embedding(12, 6, padding_idx=0)
+            self.rnn = getattr(nn, cell)(6, 8, num_layers=2, dropout=0.0, batch_first=True)
+            self.out = nn.Linear(8, 12)
+
+        def forward(self, x, lengths, h=None):
+            packed = rnn.pack_padded_sequence(
+                self.emb(x), lengths, batch_first=True, enforce_sorted=False
+            )
+            out, h = self.rnn(packed, h)
+            out, out_lengths = rnn.pad_packed_sequence(
+                out, batch_first=True, total_length=x.size(1)
+            )
+            return self.out(out), h, out_lengths
+
+    results = {}
+    for cell in ("LSTM", "GRU"):
+        model = weights(lib, cell, lambda cell=cell: CharLM(cell)).to(device)
+        rng = np.random.default_rng(1)
+        seqs = [lib.tensor(rng.integers(1, 12, size=n)) for n in (7, 3, 5)]
+        batch = rnn.pad_sequence(seqs, batch_first=True, padding_value=0).to(device)
+        inputs, targets = batch[:, :-1], batch[:, 1:].clone()
+        lengths = lib.tensor([len(s) - 1 for s in seqs])
+        criterion = nn.CrossEntropyLoss(ignore_index=0)
+        opt = lib.optim.Adam(model.parameters(), lr=0.01)
+        h, losses = None, []
+        for _ in range(3):
+            logits, h, out_lengths = model(inputs, lengths, h)
+            h = tuple(t.detach() for t in h) if isinstance(h, tuple) else h.detach()
+            loss = criterion(logits.reshape(-1, 12), targets.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        results[cell] = {
+            "losses": losses, "lengths": out_lengths, "logits": logits,
+            "h": list(h) if isinstance(h, tuple) else h, "w": model.rnn.weight_hh_l1,
+        }  # fmt: skip
+    return results
+
+
+def test_char_language_model(device):
+    compare_program(_char_language_model, device, rtol=1e-3, atol=1e-4)
+
+
+def _dcgan_step(lib, device, weights):
+    # DCGAN's alternating updates: ConvTranspose2d/BatchNorm2d generator, LeakyReLU critic,
+    # BCELoss, two Adam optimizers, fake.detach() for the discriminator, then eval sampling
+    nn = lib.nn
+
+    def generator():
+        return nn.Sequential(
+            nn.ConvTranspose2d(4, 8, 4, 1, 0, bias=False), nn.BatchNorm2d(8), nn.ReLU(True),
+            nn.ConvTranspose2d(8, 1, 4, 2, 1, bias=False), nn.Tanh(),
+        )  # fmt: skip
+
+    def discriminator():
+        return nn.Sequential(
+            nn.Conv2d(1, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(4, 8, 4, 2, 1, bias=False), nn.BatchNorm2d(8),
+            nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(8, 1, 2, 1, 0, bias=False), nn.Sigmoid(),
+        )  # fmt: skip
+
+    netG = weights(lib, "G", generator).to(device)
+    netD = weights(lib, "D", discriminator).to(device)
+    criterion = nn.BCELoss()
+    optD = lib.optim.Adam(netD.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    optG = lib.optim.Adam(netG.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    rng = np.random.default_rng(4)
+    real = lib.tensor(np.tanh(rng.standard_normal((3, 1, 8, 8))).astype(np.float32), device=device)
+    errs = []
+    for _ in range(2):
+        netD.zero_grad()
+        label = lib.full((3,), 1.0, device=device)
+        err_real = criterion(netD(real).view(-1), label)
+        err_real.backward()
+        noise = lib.tensor(rng.standard_normal((3, 4, 1, 1)).astype(np.float32), device=device)
+        fake = netG(noise)
+        label.fill_(0.0)
+        err_fake = criterion(netD(fake.detach()).view(-1), label)
+        err_fake.backward()
+        optD.step()
+        netG.zero_grad()
+        label.fill_(1.0)
+        err_g = criterion(netD(fake).view(-1), label)
+        err_g.backward()
+        optG.step()
+        errs.append([(err_real + err_fake).item(), err_g.item()])
+    netG.eval()
+    with lib.no_grad():
+        sample = netG(lib.ones(2, 4, 1, 1, device=device))
+    bn = netD[3]
+    return {
+        "errs": errs, "sample": sample, "running": [bn.running_mean, bn.running_var],
+        "batches": bn.num_batches_tracked, "G": dict(netG.state_dict()),
+    }  # fmt: skip
+
+
+def test_dcgan_alternating_updates(device):
+    compare_program(_dcgan_step, device, rtol=1e-3, atol=1e-4)
+
+
+def _message_passing(lib, device, weights):
+    # a graph attention layer written with index_add_ / scatter_add_ / scatter_reduce /
+    # index_reduce_ over an edge list, as GNN code without a graph library does
+    nn, F = lib.nn, lib.nn.functional
+    src, dst = lib.tensor([[0, 1, 1, 2, 3, 4, 4], [1, 0, 2, 1, 4, 3, 0]], device=device)
+    rng = np.random.default_rng(21)
+    x = lib.tensor(rng.standard_normal((5, 6)).astype(np.float32), device=device)
+    lin = weights(lib, "lin", lambda: nn.Linear(6, 4)).to(device)
+    att = weights(lib, "att", lambda: nn.Linear(8, 1)).to(device)
+    h = lin(x)
+    e = F.leaky_relu(att(lib.cat([h[src], h[dst]], dim=-1)).squeeze(-1), 0.2)
+    w = (e - e.max()).exp()
+    alpha = w / lib.zeros(5, device=device).index_add_(0, dst, w)[dst]
+    out = lib.zeros(5, 4, device=device).index_add_(0, dst, alpha.unsqueeze(-1) * h[src])
+    degree = lib.zeros(5, device=device).scatter_add_(0, dst, lib.ones_like(dst, dtype=lib.float))
+    graph = lib.tensor([0, 0, 1, 1, 1], device=device)
+    pooled = lib.zeros(2, 4, device=device).scatter_reduce(
+        0, graph[:, None].expand(5, 4), out, reduce="amax", include_self=False
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch: index_reduce is in beta)
+        mean = lib.zeros(2, 4, device=device).index_reduce_(
+            0, graph, out, "mean", include_self=False
+        )
+    (out.sum() + pooled.pow(2).sum() + mean.sum()).backward()
+    return {
+        "out": out, "degree": degree, "pooled": pooled, "mean": mean,
+        "g_lin": lin.weight.grad, "g_att": att.weight.grad,
+    }  # fmt: skip
+
+
+def test_graph_message_passing(device):
+    compare_program(_message_passing, device)
