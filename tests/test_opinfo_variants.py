@@ -224,6 +224,22 @@ CASES = {
         (0,),
         "int64",
     ),
+    "qr-legacy-out": lambda lib, d: (lambda q, r: [lib.qr(_tensor(lib, d, SPD), out=(q, r)), q, r])(
+        _tensor(lib, d, [0.0]), _tensor(lib, d, np.zeros((2, 2)))
+    ),
+    "triangular_solve-out": lambda lib, d: (
+        lambda x, c: [lib.triangular_solve(_tensor(lib, d, B.T), _chol(lib, d), out=(x, c)), x, c]
+    )(_tensor(lib, d, [0.0]), _tensor(lib, d, [0.0])),
+    "narrow_copy-out-resized-silently": _out(
+        lambda lib, d, o: lib.narrow_copy(_tensor(lib, d, A), 1, 1, 2, out=o), (5,)
+    ),
+    "addbmm-out-resized-silently": _out(
+        lambda lib, d, o: lib.addbmm(
+            _tensor(lib, d, A[:, :2]), _tensor(lib, d, [A]), _tensor(lib, d, [B.T]), out=o
+        ),
+        (5,),
+    ),
+    "__rdiv__": lambda lib, d: _tensor(lib, d, A).__rdiv__(2.0),
     "cumsum-int-out": _out(
         lambda lib, d, o: lib.cumsum(_tensor(lib, d, A * 3), 1, out=o), (2, 3), "int64"
     ),

@@ -683,7 +683,8 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     only into the result's own dtype (isin, multinomial, softmax: RuntimeError), "any" into
     any dtype (bernoulli's 0s and 1s), "compute" computed in out's dtype (cumsum, cumprod:
     their ``dtype=`` defaults to out's; a ``dtype`` that differs raises RuntimeError). A
-    function may name its own mode in an ``out_dtype`` attribute, which ``dtype`` yields to.
+    function may name its own mode in an ``out_dtype`` attribute, which ``dtype`` yields to,
+    and set ``out_resize_warns = False`` where PyTorch resizes its out without a warning.
 
     >>> x = clgrad.arange(4.0)
     >>> clgrad.cat([x[:1], x[3:]], out=x[1:3])  # other elements of x: fine
@@ -695,6 +696,8 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     """
     name = fn.__name__
     dtype = getattr(fn, "out_dtype", dtype)
+    # False where PyTorch resizes out silently (its resize_ rather than resize_output)
+    warn = getattr(fn, "out_resize_warns", True)
     cast_error = {"cat": TypeError, "any": None}.get(dtype, RuntimeError)
 
     @functools.wraps(fn)
@@ -718,7 +721,7 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
                 f"Expected out tensor to have dtype {result.dtype.name}, but got "
                 f"{out.dtype.name} instead"
             )
-        return write_out(out, result, cast_error)
+        return write_out(out, result, cast_error, warn)
 
     return function
 

@@ -19,7 +19,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..errors import LinAlgError
 from ..tensor import Tensor
-from .core import SCALAR_TYPE_NAMES, check_out, sum_to, write_out
+from .core import SCALAR_TYPE_NAMES, check_out, sum_to, with_out, write_out
 from .creation import _upload, eye
 from .linalg import matmul
 from .movement import diag_embed, diagonal
@@ -994,3 +994,10 @@ def ormqr(
     _check_lapack_dtype("ormqr_cpu", input)
     k = tau.shape[-1]
     return _apply_reflectors(_reflectors(input, k), tau, other, left, transpose)
+
+
+# PyTorch's out= (core.with_out: a tuple of tensors, resized as PyTorch's) on its legacy
+# decompositions, however clgrad's namespaces bind them
+qr_legacy, svd_legacy, triangular_solve = (
+    with_out(fn) for fn in (qr_legacy, svd_legacy, triangular_solve)
+)

@@ -420,6 +420,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
+addbmm.out_resize_warns = False  # PyTorch's addbmm_out resizes silently
+
+
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: every element of ``input`` times the whole of ``other``, laid
     out block by block, like ``torch.kron``.

@@ -548,6 +548,7 @@ def _attach():
         "__rmul__": ELEMENTWISE["mul"].operator,
         "__truediv__": ELEMENTWISE["div"].operator,
         "__rtruediv__": rtruediv,
+        "__rdiv__": rtruediv,  # Python 2's name, which PyTorch's Tensor keeps
         "__floordiv__": ELEMENTWISE["floor_divide"].operator,
         "__rfloordiv__": _reflected(E.floor_divide),
         "__mod__": ELEMENTWISE["remainder"].operator,

@@ -1691,6 +1691,9 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return clone(narrow(input, dim, start, length))
 
 
+narrow_copy.out_resize_warns = False  # PyTorch's narrow_copy_out resizes silently
+
+
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of the 1-d ``x``: columns ``x ** (N-1)`` ... ``x ** 0`` (the
     other way with ``increasing``), like ``torch.vander``; powers by a running product, so the
