@@ -34,3 +34,19 @@ def test_values_and_few_convergence_checks(name, device, monkeypatch):
     np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=2e-5, atol=2e-6)
     # a handful of checks per loop (every 16 steps), not the 1,250 of a loop run to its limit
     assert len(checks) < 60, len(checks)
+
+
+def test_zeta_far_negative_q_ends_and_matches(device):
+    """zeta summed its terms from the smallest q on, in one loop of tensor ops for every
+    element: q = -1e20 (a pole) meant 1e20 steps. Poles and undefined terms are answered
+    directly, and a negative fractional q far from 0 has its terms summed on the host."""
+    s = [2.0, 3.0, 2.0, 2.5, 4.0, 2.0, float("nan"), 2.0, 3.0]
+    q = [-2.5, -5000.5, -3.0, -2.5, -1234.25, float("nan"), 1.0, -1e20, 7.0]
+    expected = torch.special.zeta(
+        torch.tensor(s, dtype=torch.float64), torch.tensor(q, dtype=torch.float64)
+    )
+    got = clgrad.special.zeta(
+        clgrad.tensor(s, dtype=clgrad.float32, device=device),
+        clgrad.tensor(q, dtype=clgrad.float32, device=device),
+    )
+    np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=1e-5)

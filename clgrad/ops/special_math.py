@@ -492,6 +492,7 @@ _BERNOULLI_OVER_FACTORIAL = (
     1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
 )  # fmt: skip
 _ZETA_SHIFT = 10  # the series' terms are summed until the argument is at least this
+_ZETA_DEVICE_TERMS = 1024  # past this many terms, the host sums them (_zeta_head_on_host)
 
 
 def _broadcast_pair(a, b):
@@ -505,11 +506,20 @@ def _hurwitz_zeta_values(s, q):
     ``q + k`` reaches ``_ZETA_SHIFT``, then the Euler-Maclaurin tail (error below 1e-16 there).
     A pole (q a non-positive integer) gives inf; s = 1 inf, s < 1 NaN, as PyTorch's."""
     s, q = _broadcast_pair(_wide(s), _wide(q))
+    # a non-positive integer q is a pole, and a negative q with a fractional s has no real
+    # terms (q^-s): both answered here, so that only a negative fractional q with an integer s
+    # sums its terms from q itself (every other element from q >= 1)
+    pole = (q <= 0) & (q == q.floor())
+    undefined = ((q < 0) & ~pole & (s != s.floor())) | (q != q)
+    q = where(pole | undefined, 1.0, q)
     low = float(q.min()) if q.numel() else _ZETA_SHIFT
     shift = max(_ZETA_SHIFT, math.ceil(_ZETA_SHIFT - low)) if math.isfinite(low) else 0
-    head = q.new_zeros(q.shape)
-    for k in range(shift):
-        head = head + (q + k) ** -s
+    if shift <= _ZETA_DEVICE_TERMS:
+        head = q.new_zeros(q.shape)
+        for k in range(shift):
+            head = head + (q + k) ** -s
+    else:  # far from 0: a loop of tensor ops that long would not end; the host sums them
+        head = _zeta_head_on_host(s, q, shift)
     z = q + shift
     tail = z ** (1 - s) / (s - 1) + 0.5 * z**-s
     rising = s  # s (s + 1) ... (s + 2j - 2), the 2j-1 factors of the j-th term
@@ -518,8 +528,22 @@ def _hurwitz_zeta_values(s, q):
         tail = tail + coefficient * rising * power
         rising = rising * (s + 2 * j - 1) * (s + 2 * j)
         power = power / (z * z)
-    out = where(s == 1, float("inf"), where(s < 1, float("nan"), head + tail))
-    return out
+    out = where(pole, float("inf"), where(undefined, float("nan"), head + tail))
+    return where(s == 1, float("inf"), where(s < 1, float("nan"), out))
+
+
+def _zeta_head_on_host(s, q, shift):
+    """``sum_{k < shift} (q + k) ** -s`` per element, summed on the host in float64 a million
+    terms at a time (a negative fractional q far from 0 needs as many terms as its distance)."""
+    s_host, q_host = (t.cpu().double().numpy().reshape(-1) for t in (s, q))
+    head = np.zeros(q_host.shape)
+    chunk = 1 << 20
+    with np.errstate(all="ignore"):
+        for i, (si, qi) in enumerate(zip(s_host, q_host)):
+            for start in range(0, shift, chunk):
+                k = np.arange(start, min(shift, start + chunk), dtype=np.float64)
+                head[i] += np.sum((qi + k) ** -si)
+    return Tensor._from_numpy(head.reshape(tuple(q.shape)), q.dtype, q.device)
 
 
 class _Zeta(Function):
