@@ -11,6 +11,7 @@ from .dtypes import get_default_dtype as _default_dtype
 from .ops import reduction as _R
 from .ops import special_math as _SM
 from .ops.core import with_out as _with_out
+from .ops.elementwise import where as _where
 
 __all__ = ["expit", "logit", "erf", "erfc", "xlogy", "log1p", "expm1", "exp2", "logsumexp"]
 __all__ += ["softmax", "log_softmax", "sinc", "round", "entr", "ndtr", "log_ndtr"]
@@ -101,14 +102,19 @@ def ndtr(input):
 
 
 def log_ndtr(input):
-    """``log(ndtr(x))`` (via ``erfc`` for negative ``x``, where ``ndtr`` underflows least),
-    like ``torch.special.log_ndtr``.
+    """``log(ndtr(x))``, finite far into both tails, like ``torch.special.log_ndtr``.
 
     >>> clgrad.special.log_ndtr(clgrad.tensor([0.0]))
     tensor([-0.6931])
     """
     x = input if input.dtype.is_floating_point else input.to(_default_dtype())
-    return (_F.erfc(-x * 0.7071067811865476) * 0.5).log()
+    # as ATen's: below -1 log(erfcx(-x / sqrt 2) / 2) - x^2 / 2, where erfc itself underflows
+    # to 0 (log_ndtr(-50) was -inf), else log1p(-erfc(x / sqrt 2) / 2), exact near 0 (for
+    # large x); each branch gets safe arguments where the other is taken (NaN gradients)
+    low = x < -1
+    below, above = _where(low, x, -2.0), _where(low, 0.0, x)
+    tail = (_SM.erfcx(-below * 0.7071067811865476) * 0.5).log() - below * below * 0.5
+    return _where(low, tail, (-0.5 * _F.erfc(above * 0.7071067811865476)).log1p())
 
 
 # PyTorch's out= on the functions written here and in ops/special_math.py (the others are

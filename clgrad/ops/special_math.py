@@ -67,8 +67,9 @@ def _lgamma_values(x):
     # Euler's reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
     s = (math.pi * (y - y.floor())).sin().abs()
     out = where(reflect, math.log(math.pi) - s.log() - pos, pos)
-    # exact zeros where Gamma is 1, as PyTorch's (the series leaves ~1e-16 there)
-    out = where((y == 1) | (y == 2), 0.0, out)
+    # exact zeros where Gamma is 1, as PyTorch's (the series leaves ~1e-16 there); inf at
+    # both infinities (the reflection's sin(pi x) of -inf is NaN)
+    out = where((y == 1) | (y == 2), 0.0, where(y.abs() == float("inf"), float("inf"), out))
     return out.to(x.dtype)
 
 
@@ -240,7 +241,7 @@ def _bessel_i(x, nu, scaled=False):
         term = term * q / (k * (k + nu))
         total = total + term
     far = a.clamp(min=20.0)
-    t = far * 0 + 1
+    t = Tensor._full(far.shape, 1.0, far.dtype, far.device)  # (far * 0 + 1 is NaN at inf)
     acc = t
     for k in range(1, 16):
         t = t * (-(4 * nu * nu - (2 * k - 1) ** 2)) / (8 * k * far)
