@@ -141,6 +141,8 @@ FORMS = {
     "sum_to_size-0d-bool": lambda t: t.tensor(True).sum_to_size(()),
     "log_ndtr-bool": lambda t: t.special.log_ndtr(t.tensor([True, False])),
     "log_ndtr-int": lambda t: t.special.log_ndtr(t.tensor([-3, 0, 2])),
+    "diff-n0-ignores-prepend": lambda t: t.diff(t.ones(2, 3), n=0, dim=0, prepend=t.zeros(1, 3)),
+    "digamma-signed-zero": lambda t: t.digamma(t.tensor([0.0, -0.0, -1.0, 0.5])),
 }
 
 

@@ -1586,7 +1586,8 @@ def diff(
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input.ndim)
-    parts = [t for t in (prepend, input, append) if t is not None]
+    # n = 0 is the input itself, as ATen's: prepend and append are not joined then
+    parts = [t for t in (prepend, input, append) if t is not None] if n else [input]
     x = cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         m = x._shape[d]

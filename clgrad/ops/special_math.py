@@ -100,7 +100,8 @@ def _digamma_values(x):
     # psi(1 - x) - psi(x) = pi / tan(pi x)
     frac = y - y.floor()
     out = where(reflect, pos - math.pi / (math.pi * frac).tan(), pos)
-    out = where(y == 0, float("-inf"), out)
+    # the pole at 0 is -inf from the right, +inf at -0.0, as PyTorch's copysign(inf, -x)
+    out = where(y == 0, where(y.signbit(), float("inf"), float("-inf")), out)
     out = where((y < 0) & (frac == 0), float("nan"), out)
     return out.to(x.dtype)
 
