@@ -13,6 +13,13 @@ import torch
 import clgrad
 
 RNG = np.random.default_rng(0)
+
+
+def _computes_float64(device):
+    """Whether the series run in float64 there (else in float32: a few more ulps off)."""
+    return device == "cpu" or clgrad.device(device).supports(clgrad.float64)
+
+
 A = (RNG.random(2000) * 20 - 10).astype(np.float32)
 X = (RNG.random(2000) * 20 - 10).astype(np.float32)
 A[:8] = [4.964970111846924, 1e-3, 0.5, 1e3, 50, 3, 0, 2]  # (the first settles 2 ulps off)
@@ -31,7 +38,8 @@ def test_values_and_few_convergence_checks(name, device, monkeypatch):
     monkeypatch.setattr(clgrad.Tensor, "any", counted_any)
     got = getattr(clgrad, name)(clgrad.tensor(A, device=device), clgrad.tensor(X, device=device))
     expected = getattr(torch, name)(torch.tensor(A), torch.tensor(X)).numpy()
-    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=2e-5, atol=2e-6)
+    rtol = 2e-5 if _computes_float64(device) else 1e-3  # (igamma(1000, 1000): 3e-4 in float32)
+    np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=rtol, atol=2e-6)
     # a handful of checks per loop (every 16 steps), not the 1,250 of a loop run to its limit
     assert len(checks) < 60, len(checks)
 
@@ -49,4 +57,5 @@ def test_zeta_far_negative_q_ends_and_matches(device):
         clgrad.tensor(s, dtype=clgrad.float32, device=device),
         clgrad.tensor(q, dtype=clgrad.float32, device=device),
     )
-    np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=1e-5)
+    rtol = 1e-5 if _computes_float64(device) else 5e-3
+    np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=rtol)

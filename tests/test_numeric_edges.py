@@ -66,8 +66,10 @@ def test_special_functions_at_the_edges(name, dtype, device):
     expected = fn(torch)(x)
     y = clgrad.tensor(SPECIAL_EDGES, dtype=getattr(clgrad, dtype), device=device)
     got = fn(clgrad)(y.requires_grad_())
+    wide = device == "cpu" or clgrad.device(device).supports(clgrad.float64)
+    rtol = 2e-6 if wide else 1e-4  # (computed in float32 without float64: lgamma(-2.5) 3e-5)
     np.testing.assert_allclose(
-        got.detach().cpu().numpy(), expected.detach().numpy(), rtol=2e-6, atol=1e-30
+        got.detach().cpu().numpy(), expected.detach().numpy(), rtol=rtol, atol=1e-30
     )
     if name == "special.log_ndtr":
         finite = [i for i, v in enumerate(SPECIAL_EDGES) if abs(v) < 1e3]
