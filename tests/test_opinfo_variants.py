@@ -239,6 +239,11 @@ CASES = {
         ),
         (5,),
     ),
+    "combinations-empty-requires-grad": lambda lib, d: (
+        lambda x: (lambda c: [c, c.requires_grad, lib.autograd.grad(c.sum(), [x])])(
+            lib.combinations(x, r=2)
+        )
+    )(_tensor(lib, d, [1.5], requires_grad=True)),
     "__rdiv__": lambda lib, d: _tensor(lib, d, A).__rdiv__(2.0),
     "cumsum-int-out": _out(
         lambda lib, d, o: lib.cumsum(_tensor(lib, d, A * 3), 1, out=o), (2, 3), "int64"

@@ -1559,10 +1559,9 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         return zeros((0,), dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = list(pick(range(input._shape[0]), r))
-    if not rows:
-        return zeros((0, r), dtype=input.dtype, device=input.device)
     # the index pattern depends only on the length: gathered on the device, differentiable
-    index = tensor(rows, dtype=D.int64, device=input.device)
+    # (no rows too: an empty result that requires grad where input does, as PyTorch's)
+    index = tensor(rows, dtype=D.int64, device=input.device).reshape(len(rows), r)
     return input[index]
 
 
