@@ -1,8 +1,9 @@
 """Int arguments given as one-element integer tensors (``x.select(0, torch.tensor(1))``), as
-PyTorch's argument parser takes them through ``__index__``; and small argument forms PyTorch's
-OpInfo samples use (a shape given as one int, ``spacing=None``, positional ``to`` flags, 0-d and
-0 x 0 inputs). Each case runs with torch and with clgrad on every test device: the same values,
-shape and dtype, or the same exception class.
+PyTorch's argument parser takes them through ``__index__``; and the argument forms and edge
+cases of PyTorch's OpInfo samples that clgrad answered differently (a shape given as one int,
+``spacing=None``, positional ``to`` flags, 0-d and 0 x 0 inputs, integer dtypes, NaN). Each
+case runs with torch and with clgrad on every test device: the same values, shape and dtype, or
+the same exception class.
 
 A tensor that reached a view's offset unconverted made wrong views (``select`` read the wrong
 row) and, on an OpenCL device, deadlocked: the launch's argument called ``__index__``, which
@@ -143,6 +144,19 @@ FORMS = {
     "log_ndtr-int": lambda t: t.special.log_ndtr(t.tensor([-3, 0, 2])),
     "diff-n0-ignores-prepend": lambda t: t.diff(t.ones(2, 3), n=0, dim=0, prepend=t.zeros(1, 3)),
     "digamma-signed-zero": lambda t: t.digamma(t.tensor([0.0, -0.0, -1.0, 0.5])),
+    "threshold-nan": lambda t: t.nn.functional.threshold(
+        t.tensor([float("nan"), 0.5, -1.0, 0.1]), 0.1, -9.0
+    ),
+    "multilabel_margin-repeated-class": lambda t: t.nn.functional.multilabel_margin_loss(
+        t.tensor([[0.1, 0.2, 0.4, 0.8, 0.3]]), t.tensor([[3, 3, 0, -1, 1]])
+    ),
+    "multilabel_margin-0d": lambda t: t.nn.functional.multilabel_margin_loss(
+        t.tensor(0.5), t.tensor(0)
+    ),
+    "multi_margin-0d": lambda t: t.nn.functional.multi_margin_loss(t.tensor(0.5), t.tensor(0)),
+    "rms_norm-float16-large": lambda t: t.nn.functional.rms_norm(
+        t.full((2, 3), 300.0, dtype=t.float16), (3,)
+    ),
 }
 
 

@@ -2692,7 +2692,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def _threshold(input, threshold, value):
-    return _E.where(input > threshold, input, value).to(input.dtype)
+    # value where input <= threshold, as ATen's: a NaN input stays NaN
+    return _E.where(input <= threshold, value, input).to(input.dtype)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
@@ -3473,9 +3474,12 @@ def multilabel_soft_margin_loss(
 
 
 def _margin_input(name, input, target):
-    """(input as (N, C), target as (N, ...), batched?) for the multi-class margin losses."""
-    if input.ndim not in (1, 2):
+    """(input as (N, C), target as (N, ...), batched?) for the multi-class margin losses (a
+    0-d input is one sample of one class, as ATen's)."""
+    if input.ndim not in (0, 1, 2):
         raise RuntimeError(f"{name}: expected a 1-D or 2-D input, got {input.ndim}-D")
+    if input.ndim == 0:
+        return input.reshape(1, 1), target.reshape(1, -1), False
     return (
         (input.unsqueeze(0), target.reshape(1, -1), False)
         if input.ndim == 1
@@ -3509,15 +3513,17 @@ def multilabel_margin_loss(
     # is a prefix scan
     tn = t.detach().cpu().numpy()
     c = x.shape[1]
-    hot = np.zeros(tn.shape, dtype=bool)
+    # a class listed twice counts twice, as ATen's loop over the listed entries
+    listed = np.zeros(tn.shape, dtype=np.int64)
     for i, row in enumerate(tn):
         for j in row:
             if j < 0:
                 break
             if j >= c:
                 raise RuntimeError(f"multilabel_margin_loss: target {j} is out of bounds")
-            hot[i, j] = True
-    pair = _tensor(hot[:, :, None] & ~hot[:, None, :], device=x.device).to(x.dtype)
+            listed[i, j] += 1
+    pair = listed[:, :, None] * (listed == 0)[:, None, :]
+    pair = _tensor(pair, device=x.device).to(x.dtype)
     # relu, not clamp: a hinge exactly at 0 has no gradient, as torch's kernel (z > 0)
     hinge = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).relu()
     loss = (hinge * pair).sum((1, 2)) / c
@@ -3804,10 +3810,15 @@ def rms_norm(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}"
         )
+    # 16-bit floats are normalized in float32 and rounded back, as ATen's (their squares
+    # overflow: a float16 row of values near 300 came out 0); the default eps is the
+    # computing type's machine epsilon
+    wide = input.float() if input.dtype.itemsize == 2 and input.dtype.is_floating_point else input
     if eps is None:
-        eps = float(np.finfo(input.dtype.name).eps) if input.dtype.is_floating_point else 1e-7
+        eps = _D.finfo(wide.dtype).eps if wide.dtype.is_floating_point else 1e-7
     dims = tuple(range(input.ndim - k, input.ndim))
-    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    y = wide * ((wide * wide).mean(dims, keepdim=True) + eps).rsqrt()
+    y = y.to(input.dtype) if wide is not input else y
     return y * weight if weight is not None else y
 
 
