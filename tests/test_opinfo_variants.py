@@ -158,6 +158,15 @@ CASES = {
     "i0e-gradgrad": _gradgrad(lambda lib, x: lib.special.i0e(x), ZERO_AND_MORE),
     "i1e-gradgrad": _gradgrad(lambda lib, x: lib.special.i1e(x), ZERO_AND_MORE),
     "erfinv-gradgrad": _gradgrad(lambda lib, x: lib.erfinv(x), np.tanh(A)),
+    "qr-wide-gradgrad": lambda lib, d: (
+        lambda a: (lambda g: [g, lib.autograd.grad((g * g).sum(), [a])])(
+            lib.autograd.grad(
+                sum((t * _tensor(lib, d, np.ones(t.shape))).sum() for t in lib.linalg.qr(a)),
+                [a],
+                create_graph=True,
+            )[0]
+        )
+    )(_tensor(lib, d, A, requires_grad=True)),  # 2 x 3: wide
     "remainder-gradgrad": lambda lib, d: (
         lambda x, y: [
             lib.autograd.grad(

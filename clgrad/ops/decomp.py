@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from .core import SCALAR_TYPE_NAMES, check_out, sum_to, with_out, write_out
 from .creation import _upload, eye
 from .linalg import matmul
-from .movement import diag_embed, diagonal
+from .movement import cat, diag_embed, diagonal
 
 
 def _check_square(name, A, square=True):
@@ -416,21 +416,29 @@ class _Qr(Function):
     def forward(ctx, A):
         Q, R = np.linalg.qr(_host(A), mode="reduced")
         Q, R = _up(Q, A), _up(R, A)
-        ctx.save_for_backward(Q, R)
+        ctx.save_for_backward(Q, R, A)
         return Q, R
 
     @staticmethod
     def backward(ctx, gQ, gR):
-        # m >= n: gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (Seeger et al.)
-        Q, R = ctx.saved_tensors
-        if Q.shape[-2] < R.shape[-1]:
-            raise NotImplementedError(
-                "linalg.qr: the gradient of a wide matrix (m < n) is not supported by clgrad"
-            )
-        M = R @ _t(gR) - _t(gQ) @ Q
-        low = M.tril(-1)
-        sym = low + _t(low) + diag_embed(diagonal(M, 0, -2, -1))
-        return (gQ + Q @ sym) @ _t(inv(R))
+        Q, R, A = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if m >= n:
+            return _qr_backward_tall(Q, R, gQ, gR)
+        # m < n, as PyTorch's: A = [X | Y] with X = Q U (U = R's first m columns, square) and
+        # Y = Q V, so V = Q^T Y adds Y gV^T to X's gQ, and Y's gradient is Q gV
+        Y = A[..., m:]
+        gU, gV = gR[..., :m], gR[..., m:]
+        gX = _qr_backward_tall(Q, R[..., :m], gQ + Y @ _t(gV), gU)
+        return cat([gX, Q @ gV], -1)
+
+
+def _qr_backward_tall(Q, R, gQ, gR):
+    # m >= n: gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (Seeger et al.)
+    M = R @ _t(gR) - _t(gQ) @ Q
+    low = M.tril(-1)
+    sym = low + _t(low) + diag_embed(diagonal(M, 0, -2, -1))
+    return (gQ + Q @ sym) @ _t(inv(R))
 
 
 class _QrComplete(Function):
