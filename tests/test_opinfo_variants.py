@@ -253,6 +253,13 @@ CASES = {
             lib.combinations(x, r=2)
         )
     )(_tensor(lib, d, [1.5], requires_grad=True)),
+    "digamma_-int": lambda lib, d: _tensor(lib, d, [1, 2], dtype=lib.int64).digamma_(),
+    "polygamma_-int": lambda lib, d: _tensor(lib, d, [1, 2], dtype=lib.int64).polygamma_(1),
+    "mvlgamma_-int": lambda lib, d: _tensor(lib, d, [3, 4], dtype=lib.int64).mvlgamma_(2),
+    "ldexp_-int": lambda lib, d: _tensor(lib, d, [3, 4], dtype=lib.int64).ldexp_(
+        _tensor(lib, d, [1, 2], dtype=lib.int64)
+    ),
+    "polygamma_-grad": _grads_after(lambda lib, d, x: x.sigmoid_().add_(1).polygamma_(2)),
     "__rdiv__": lambda lib, d: _tensor(lib, d, A).__rdiv__(2.0),
     "cumsum-int-out": _out(
         lambda lib, d, o: lib.cumsum(_tensor(lib, d, A * 3), 1, out=o), (2, 3), "int64"

@@ -36,7 +36,7 @@ from .core import (
     numpy_named,
     write_out,
 )
-from .registry import ELEMENTWISE, REDUCTIONS
+from .registry import ELEMENTWISE, REDUCTIONS, check_cast
 
 
 def _reflected(fn):
@@ -1010,9 +1010,17 @@ def _attach_more():
     def method_of(fn):
         return lambda self, *a, **k: fn(self, *a, **k)
 
-    def inplace_of(fn):
-        # fn reads a copy: what it saves for backward must not be the tensor written here
-        return lambda self, *a, **k: self.copy_(fn(self.clone(), *a, **k))
+    def inplace_of(fn, first=0):
+        # fn reads a copy: what it saves for backward must not be the tensor written here; its
+        # result must be castable to this tensor's dtype (a float into an int refused, as
+        # PyTorch's); ``first``: where the tensor goes among fn's arguments (polygamma's n first)
+        def method(self, *a, **k):
+            a = list(a)
+            result = fn(*a[:first], self.clone(), *a[first:], **k)
+            check_cast(result.dtype, self.dtype)
+            return self.copy_(result)
+
+        return method
 
     cmp = {"gt": E.gt, "ge": E.ge, "lt": E.lt, "le": E.le, "eq": E.eq, "ne": E.ne}
     cmp |= {"greater": E.gt, "greater_equal": E.ge, "less": E.lt, "less_equal": E.le}
@@ -1109,12 +1117,12 @@ def _attach_more():
         "ldexp": SM.ldexp,
         "igamma": SM.igamma,
         "igammac": SM.igammac,
-        "igamma_": lambda self, other: self.copy_(SM.igamma(self.clone(), other)),
-        "igammac_": lambda self, other: self.copy_(SM.igammac(self.clone(), other)),
+        "igamma_": inplace_of(SM.igamma),
+        "igammac_": inplace_of(SM.igammac),
         "polygamma": lambda self, n: SM.polygamma(n, self),
-        "polygamma_": lambda self, n: self.copy_(SM.polygamma(n, self.clone())),
+        "polygamma_": inplace_of(SM.polygamma, first=1),
         "mvlgamma": lambda self, p: SM.multigammaln(self, p),
-        "mvlgamma_": lambda self, p: self.copy_(SM.multigammaln(self.clone(), p)),
+        "mvlgamma_": inplace_of(SM.multigammaln),
         **{name + "_": inplace_of(getattr(SM, name)) for name in ("lgamma", "digamma")},
         **{name + "_": inplace_of(getattr(SM, name)) for name in ("erfinv", "i0")},
         **{name + "_": inplace_of(getattr(SM, name)) for name in ("gcd", "lcm", "ldexp")},
