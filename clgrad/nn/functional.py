@@ -1850,7 +1850,7 @@ def fractional_max_pool3d(
 
 
 # ---- upsampling ------------------------------------------------------------------------------
-_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "lanczos": 2, "trilinear": 3}
 
 
 def _interp_scale(n_in, n_out, align_corners, scale, ft):
@@ -1902,6 +1902,37 @@ def _interp_taps(mode, n_in, n_out, align_corners, scale, ft):
     return [(i0, ft(1) - lam), (i0 + (i0 < n_in - 1), lam)]
 
 
+def _antialias_taps(mode, n_in, n_out, align_corners, scale, ft):
+    """The taps of one dim of PyTorch's antialiased bilinear, bicubic or Lanczos resize (PIL's):
+    the triangle, Keys (a = -0.5) or Lanczos-3 filter, stretched by the downscaling factor so
+    that every input element under an output element's footprint contributes, weights
+    normalized per output; computed as ATen's ``_compute_weights_aa``, in the input's float
+    type."""
+    step = _interp_scale(n_in, n_out, align_corners, scale, ft)
+    half_width = {"linear": 1.0, "cubic": 2.0, "lanczos": 3.0}[mode]  # support at unit scale
+    support = ft(half_width * step if step >= 1 else half_width)
+    invscale = ft(1 / step if step >= 1 else 1.0)
+    center = step * (np.arange(n_out, dtype=ft) + ft(0.5))
+    low = np.maximum((center - support + ft(0.5)).astype(np.int64), 0)
+    count = np.minimum((center + support + ft(0.5)).astype(np.int64), n_in) - low
+    k = np.arange(int(count.max()))[:, None]
+    x = np.abs((k + low - center + ft(0.5)) * invscale).astype(ft)
+    if mode == "linear":
+        w = np.where(x < 1, 1 - x, 0)
+    elif mode == "lanczos":  # sinc(x) sinc(x / 3) within 3
+        with np.errstate(all="ignore"):
+            w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
+    else:
+        a = ft(-0.5)
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        w = np.where(x < 1, near, np.where(x < 2, far, 0))
+    w = np.where(k < count, w, 0).astype(ft)
+    total = w.sum(0, dtype=ft)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(ft)
+    return [(np.minimum(low + j, n_in - 1), w[j]) for j in range(len(w))]
+
+
 def _interp_per_dim(value, nd, convert, mismatch_message):
     """interpolate's ``size`` or ``scale_factor`` as an ``nd``-tuple: a sequence (which must
     have ``nd`` items, else ValueError(``mismatch_message``)) converted item by item, or one
@@ -1924,15 +1955,21 @@ def interpolate(
 ) -> Tensor:
     """Resizes a ``(N, C, *spatial)`` input (1 to 3 spatial dims) to ``size`` or by
     ``scale_factor``, as ``torch.nn.functional.interpolate``. Modes: "nearest",
-    "nearest-exact", "linear" (3-D input), "bilinear" and "bicubic" (4-D), "trilinear" (5-D)
-    and "area" (adaptive average pooling); ``align_corners`` as in PyTorch. Linear and cubic
-    modes are separable: one small interpolation matrix per dim, applied by a matmul.
+    "nearest-exact", "linear" (3-D input), "bilinear" and "bicubic" (4-D), "trilinear" (5-D),
+    "lanczos" (4-D, with ``antialias``) and "area" (adaptive average pooling); ``align_corners``
+    as in PyTorch. ``antialias`` (bilinear, bicubic, lanczos) widens the filter by the
+    downscaling factor, as PIL's resize. Linear and cubic modes are separable: a few weighted
+    taps per output element and dim.
 
     >>> import clgrad.nn.functional as F
     >>> F.interpolate(clgrad.tensor([[[1.0, 2.0]]]), scale_factor=2)
     tensor([[[1., 1., 2., 2.]]])
     >>> F.interpolate(clgrad.tensor([[[1.0, 2.0]]]), size=3, mode="linear", align_corners=True)
     tensor([[[1.0000, 1.5000, 2.0000]]])
+    >>> x = clgrad.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.interpolate(x, size=(2, 2), mode="bilinear", antialias=True)
+    tensor([[[[ 3.5714,  5.1429],
+              [ 9.8571, 11.4286]]]])
     """
     nd = input.ndim - 2
     modes = ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS)
@@ -1944,6 +1981,11 @@ def interpolate(
             )
     elif mode in _INTERP_DIMS:
         align_corners = bool(align_corners)
+    if antialias and (mode not in ("bilinear", "bicubic", "lanczos") or input.ndim != 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
     if mode not in modes or not 1 <= nd <= 3:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
@@ -1954,8 +1996,11 @@ def interpolate(
         raise NotImplementedError(
             f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input"
         )
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     spatial = tuple(input.shape[2:])
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -2009,11 +2054,14 @@ def interpolate(
             f"\"compute_indices_weights_{mode}\" not implemented for '{input.dtype.name}'"
         )
     ft = np.float64 if input.dtype is _D.float64 else np.float32
-    kind = "cubic" if mode == "bicubic" else "linear"
+    kind = {"bicubic": "cubic", "lanczos": "lanczos"}.get(mode, "linear")
     out = input
     # the last dim first: PyTorch's kernels interpolate along W inside H inside D
     for i in reversed(range(nd)):
-        taps = _interp_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
+        if antialias:
+            taps = _antialias_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
+        else:
+            taps = _interp_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
         out = _taps_total(out, 2 + i, [(index, weight, None) for index, weight in taps])
     return out
 
