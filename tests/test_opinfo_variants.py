@@ -285,3 +285,14 @@ def test_variant_matches_torch(name, device):
     assert actual[1] == expected[1], (actual[1], expected[1])
     assert actual[2] == expected[2], f"resize warnings: {actual[2]} vs torch {expected[2]}"
     _assert_same(expected[0], actual[0])
+
+
+def test_matrix_exp_half(device):
+    """``linalg.matrix_exp`` takes float16, as PyTorch's does (clgrad refused it); compared
+    with torch's float32 result rounded to half, since torch's own half kernel overflows to
+    inf/NaN already for a matrix of 1-norm ~2 (a torch bug the OpInfo method run showed)."""
+    a = (np.random.RandomState(0).randn(2, 3, 3) * 0.5).astype(np.float16)
+    expected = torch.linalg.matrix_exp(torch.tensor(a).float()).half().numpy()
+    actual = clgrad.linalg.matrix_exp(clgrad.tensor(a, device=device))
+    assert actual.dtype is clgrad.float16
+    np.testing.assert_allclose(actual.cpu().numpy(), expected, rtol=2e-3, atol=2e-3)

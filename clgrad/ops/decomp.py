@@ -627,6 +627,9 @@ def matrix_exp(A: Tensor) -> Tensor:
     tensor([[1., 1.],
             [0., 1.]])
     """
+    if A.dtype is D.float16:
+        # PyTorch takes half: computed in float32 (the solve has no half kernel), rounded once
+        return matrix_exp(A.to(D.float32)).to(D.float16)
     _check_square("linalg.matrix_exp", A)
     if not A.dtype.is_floating_point:
         raise RuntimeError(
