@@ -154,6 +154,15 @@ FORMS = {
         t.tensor(0.5), t.tensor(0)
     ),
     "multi_margin-0d": lambda t: t.nn.functional.multi_margin_loss(t.tensor(0.5), t.tensor(0)),
+    "avg_pool1d-int64-truncates": lambda t: t.nn.functional.avg_pool1d(
+        t.tensor([[[-7, 2, 5, 3, -1, 4]]]), 3, 1, 1, count_include_pad=False
+    ),
+    "avg_pool2d-int64-divisor": lambda t: t.nn.functional.avg_pool2d(
+        t.tensor([[[[-7, 2, 5, 3]]]]), (1, 2), divisor_override=3
+    ),
+    "avg_pool2d-int32-refused": lambda t: t.nn.functional.avg_pool2d(
+        t.ones(1, 1, 2, 2, dtype=t.int32), 2
+    ),
     "rms_norm-float16-large": lambda t: t.nn.functional.rms_norm(
         t.full((2, 3), 300.0, dtype=t.float16), (3,)
     ),

@@ -1145,6 +1145,18 @@ def _avg_poolnd(name, nd, input, kernel_size, stride, padding, ceil_mode, includ
     k, s, p, _ = _pool_args(name, nd, input, kernel_size, stride, padding, 1)
     if override is not None and override == 0:
         raise RuntimeError("divisor must be not zero")
+    if not input.dtype.is_floating_point and input.dtype is not _D.int64:
+        # ATen's CPU kernels take int64 (dividing toward zero) and no other integer type
+        kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
+
+    def average(total, divisor):
+        if total.dtype is _D.int64:
+            return total.div(divisor, rounding_mode="trunc")
+        return total / divisor
+
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     spatial = tuple(x.shape[2:])
@@ -1153,19 +1165,19 @@ def _avg_poolnd(name, nd, input, kernel_size, stride, padding, ceil_mode, includ
     xp = _N.pad_constant(x, ((0, 0), (0, 0)) + pads)
     total = _N.Patches.apply(xp, k, s, (1,) * nd).sum(tuple(range(-nd, 0)))
     if override:
-        out = total / override
+        out = average(total, override)
     else:
         divs = [
             _avg_divisor(n, ki, si, pi, o, include_pad)
             for n, ki, si, pi, (o, _) in zip(spatial, k, s, p, sizes)
         ]
         if all((dv == ki).all() for dv, ki in zip(divs, k)):
-            out = total / math.prod(k)
+            out = average(total, math.prod(k))
         else:
             div = divs[0]
             for dv in divs[1:]:
                 div = np.multiply.outer(div, dv)
-            out = total / _tensor(div, dtype=x.dtype, device=x.device)
+            out = average(total, _tensor(div, dtype=x.dtype, device=x.device))
     return out.squeeze(0) if unbatched else out
 
 
