@@ -260,6 +260,12 @@ CASES = {
         _tensor(lib, d, [1, 2], dtype=lib.int64)
     ),
     "polygamma_-grad": _grads_after(lambda lib, d, x: x.sigmoid_().add_(1).polygamma_(2)),
+    "add-tuple-out": lambda lib, d: lib.add(
+        _tensor(lib, d, A), 1.0, out=(_tensor(lib, d, np.zeros((2, 3))),)
+    ),
+    "nonzero-tuple-out": lambda lib, d: lib.nonzero(
+        _tensor(lib, d, A), out=(_tensor(lib, d, [0], dtype=lib.int64),)
+    ),
     "__rdiv__": lambda lib, d: _tensor(lib, d, A).__rdiv__(2.0),
     "cumsum-int-out": _out(
         lambda lib, d, o: lib.cumsum(_tensor(lib, d, A * 3), 1, out=o), (2, 3), "int64"

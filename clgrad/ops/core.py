@@ -642,6 +642,8 @@ def write_out(out, result, cast_error: type | None = RuntimeError, warn: bool = 
         return result._make(written) if hasattr(result, "_make") else tuple(written)
     if not isinstance(result, Tensor):  # a Python value (allclose): nothing to write
         raise TypeError("out= is only taken by functions that return tensors")
+    if not isinstance(out, Tensor):  # one result: PyTorch's argument parser wants one tensor
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
     if cast_error is not None and result.dtype.category > out.dtype.category:
         raise cast_error(
             f"result type {SCALAR_TYPE_NAMES[result.dtype.name]} can't be cast to the desired "
