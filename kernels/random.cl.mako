@@ -1,7 +1,8 @@
 ## Philox4x32-10 (Salmon et al. 2011), the same arithmetic as clgrad/backend/philox.py.
 ##   kind: "uniform" in [0, 1): the top `bits` bits of a draw times 2**-bits, exact in the stored
 ##         type (a rounding store never gives 1); "normal": Box-Muller over two consecutive
-##         counters of centred 24-bit uniforms in (0, 1)
+##         counters of centred 24-bit uniforms in (0, 1); "bits": the draw's 32 bits as an
+##         integer in [0, 2**32) (randint's raw material)
 ##   grid_stride: a loop over n with as many work-items as fill a GPU; on CPU devices one
 ##     work-item per element (a loop in the body stops PoCL vectorizing: rand ran at 20 ns an
 ##     element), where Box-Muller's log and cos are float polynomials (cg_log_float,
@@ -66,6 +67,8 @@ __kernel void cg_random(__global ${out_ct} *out, const ulong out_off, const uint
   % else:
     ${store(f"sqrt(({acc})-2 * log(u1)) * cos(({acc})6.283185307179586 * u2)")};
   % endif
+% elif kind == "bits":
+    ${store("cg_philox(offset + j, k0, k1)")};
 % else:
     ${store(f"(({acc})(cg_philox(offset + j, k0, k1) >> {32 - bits}) * ({acc})({1.0 / (1 << bits)!r}))")};
 % endif

@@ -27,7 +27,8 @@ torch = pytest.importorskip("torch")
 
 @contextlib.contextmanager
 def same_random_numbers(lib, seed=0):
-    """Both libraries' random draws, from one NumPy generator: uniform [0, 1) and normal."""
+    """Both libraries' random draws, from one NumPy generator: uniform [0, 1), normal, and
+    randint's 32-bit words (an integer in [low, high) is low + the word modulo the span)."""
     rng = np.random.default_rng(seed)
     random.seed(seed)
     if lib is clgrad:
@@ -39,11 +40,16 @@ def same_random_numbers(lib, seed=0):
             dt = dtype or clgrad.get_default_dtype()
             return creation.tensor(draw, dtype=dt, device=device, requires_grad=requires_grad)
 
-        creation._random = _random
+        def _random_bits(n, device, generator):
+            words = rng.integers(0, 2**32, n, dtype=np.int64)
+            return creation.tensor(words, dtype=clgrad.int64, device=device)
+
+        original_bits = creation._random_bits
+        creation._random, creation._random_bits = _random, _random_bits
         try:
             yield
         finally:
-            creation._random = original
+            creation._random, creation._random_bits = original, original_bits
         return
 
     saved = {n: getattr(torch, n) for n in ("rand", "randn", "randint")}
@@ -70,8 +76,8 @@ def same_random_numbers(lib, seed=0):
     def randint(low, high=None, size=None, **kw):
         if size is None:
             low, high, size = 0, low, high
-        u = rng.random(tuple(size))
-        return torch.tensor(np.clip(np.floor(u * (high - low)), 0, high - low - 1) + low).long()
+        words = rng.integers(0, 2**32, int(np.prod(size)), dtype=np.int64)
+        return torch.tensor(words % (high - low) + low).reshape(tuple(size))
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
         with torch.no_grad():

@@ -253,7 +253,8 @@ class Backend:
         raise NotImplementedError
 
     def random(self, out: View, kind: str, seed: int, offset: int, dt) -> None:
-        """Philox uniform [0, 1) or standard normal numbers, identical on every backend."""
+        """Philox uniform [0, 1) or standard normal numbers, or (``kind`` "bits", an int64
+        ``out``) the raw 32-bit draws, identical on every backend."""
         raise NotImplementedError
 
     def optimizer_step(self, kind: str, flags: frozenset, views: list, scalars: tuple) -> None:

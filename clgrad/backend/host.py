@@ -13,7 +13,7 @@ from ..device import Device, DeviceType, register_kind
 from ..dtypes import bfloat16, bfloat16_bits, bfloat16_values
 from ..errors import OutOfMemoryError
 from .base import OPTIMIZERS, Backend, View
-from .philox import philox_uniform, philox_unit, uniform_bits
+from .philox import philox_bits, philox_uniform, philox_unit, uniform_bits
 
 
 def array(v: View) -> np.ndarray:
@@ -160,6 +160,8 @@ class HostBackend(Backend):
             u = philox_uniform(seed, offset, 2 * n)  # (0, 1): log() never sees 0
             u1, u2 = u[0::2], u[1::2]
             values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        elif kind == "bits":
+            values = philox_bits(seed, offset, n).astype(np.int64)
         else:
             values = philox_unit(seed, offset, n, uniform_bits(out.dtype.name))
         write(out, values.reshape(out.shape))

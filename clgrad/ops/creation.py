@@ -781,6 +781,17 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     return _finish(out, requires_grad)
 
 
+def _random_bits(n, device, generator) -> Tensor:
+    """The generator's next ``n`` Philox draws, each an int64 in ``[0, 2**32)``."""
+    out = Tensor._empty((n,), D.int64, device)
+    gen = generator or default_generator
+    start = gen.take(n)
+    if capture.active is not None and n:  # a replay draws the next numbers, as this call does
+        capture.scalar_source(lambda: (gen._seed, gen.take(n)), [(gen, "offset")])
+    out.device.backend.random(out._record(), "bits", gen._seed, start, D.int64)
+    return out
+
+
 @_tensor_options()
 @_size_keyword
 def rand(
@@ -864,16 +875,22 @@ def randint(
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     _no_grad_for_integers(dt, requires_grad)
     dev = resolve(device)
-    acc = D.float64 if dev.supports_float64 else D.float32
-    u = _random("uniform", _shape((size,)), acc, dev, generator, False)
+    shape = _shape((size,))
     if dt.category == 1:
         info = np.iinfo(dt.np)
         for name, v in (("from", low), ("to - 1", high - 1)):
             if not info.min <= v <= info.max:
                 raise RuntimeError(f"{name} is out of bounds for {dt.name}")
-    span = high - low
-    r = (u * span).floor().clamp(0, span - 1) + low
-    return _finish(r.to(dt), requires_grad)
+    # integers from the draws' bits, as ATen's random_from_to: one 32-bit draw modulo the span,
+    # or 63 bits of two draws past 2**32 (a float uniform's 24 bits times the span reached only
+    # 2**24 values: randint(0, 2**31 - 1) gave odd numbers only)
+    span, n = high - low, math.prod(shape)
+    if span <= 1 << 32:
+        r = _random_bits(n, dev, generator).remainder(span)
+    else:
+        words = _random_bits(2 * n, dev, generator).reshape(n, 2)
+        r = ((words[:, 0] & 0x7FFFFFFF) * (1 << 32) + words[:, 1]).remainder(span)
+    return _finish((r + low).reshape(shape).to(dt), requires_grad)
 
 
 @_tensor_options(memory_format=True)

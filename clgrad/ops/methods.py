@@ -253,10 +253,12 @@ def random_(self, from_=0, to=None, *, generator=None):
     True
     """
     if to is None and from_ == 0:
-        top = {"float16": 2**11, "float32": 2**24, "float64": 2**53, "bool": 1}.get(
-            self.dtype.name,
-            int(np.iinfo(self.dtype.np).max) if not self.dtype.is_floating_point else 0,
-        )
+        # a float's integers held exactly, an integer type's whole non-negative range
+        exact = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
+        if self.dtype.name in exact:
+            top = exact[self.dtype.name]
+        else:
+            top = 1 if self.dtype is D.bool_ else int(np.iinfo(self.dtype.np).max)
         # int64's [0, 2**63 - 1]: ``to`` itself must be an int64, so its top is left out
         from_, to = 0, min(top + 1, int(np.iinfo(np.int64).max))
     elif to is None:

@@ -1,0 +1,52 @@
+"""randint draws integers from Philox's bits, as ATen's random_from_to: a 32-bit draw modulo the
+span, 63 bits of two draws past 2**32. It scaled a 24-bit float uniform by the span, which
+reaches only 2**24 values: randint(0, 2**31 - 1) gave odd numbers only, randint(0, 2**40)
+even ones. random_() without bounds on bool and bfloat16 (it raised / drew zeros)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clgrad
+
+
+@pytest.mark.parametrize("low, high", [(0, 2**31 - 1), (0, 2**32), (-(2**40), 2**40), (0, 2**62)])
+def test_wide_spans_use_every_bit(low, high, device):
+    clgrad.manual_seed(0)
+    r = clgrad.randint(low, high, (4000,), device=device).cpu().numpy()
+    assert r.dtype == np.int64 and r.min() >= low and r.max() < high
+    odd = float(np.mean(r % 2))
+    assert 0.45 < odd < 0.55  # both parities (one alone before)
+    assert len(np.unique(r)) > 3990  # no 2**24-value grid
+    mean = (r.astype(np.float64) - low).mean() / (high - low)
+    assert 0.45 < mean < 0.55
+
+
+def test_devices_draw_the_same_integers(device):
+    clgrad.manual_seed(3)
+    host = clgrad.randint(-7, 100, (50,)).tolist()
+    clgrad.manual_seed(3)
+    assert clgrad.randint(-7, 100, (50,), device=device).tolist() == host
+    clgrad.manual_seed(3)
+    wide = clgrad.randint(0, 2**50, (20,)).tolist()
+    clgrad.manual_seed(3)
+    assert clgrad.randint(0, 2**50, (20,), device=device).tolist() == wide
+
+
+def test_small_span_is_uniform(device):
+    clgrad.manual_seed(1)
+    r = clgrad.randint(0, 6, (60000,), device=device).cpu().numpy()
+    counts = np.bincount(r, minlength=6)
+    assert counts.min() > 9500 and counts.max() < 10500
+
+
+@pytest.mark.parametrize(
+    "dtype, top", [("bool", 1), ("bfloat16", 2**8), ("uint8", 255), ("int64", 2**63 - 1)]
+)
+def test_random_without_bounds(dtype, top, device):
+    clgrad.manual_seed(2)
+    x = clgrad.empty(2000, dtype=getattr(clgrad, dtype), device=device).random_()
+    values = [int(v) for v in x.tolist()]
+    assert min(values) >= 0 and max(values) <= top
+    assert len(set(values)) > 1
