@@ -286,6 +286,8 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_variant_matches_torch(name, device):
+    if device != "cpu" and not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip("the cases compute in float64, which this device lacks")
     expected = _run(torch, None, lambda lib, _d: CASES[name](lib, None))
     actual = _run(clgrad, device, CASES[name])
     assert actual[1] == expected[1], (actual[1], expected[1])
