@@ -257,3 +257,43 @@ def custom_bwd(bwd=None, *, device_type: str):
             return bwd(*args, **kwargs)
 
     return decorated
+
+
+def deprecated_device_classes(device_type: str, default_dtype) -> tuple[type, type]:
+    """``(autocast, GradScaler)`` as ``torch.<device_type>.amp`` spells them (deprecated):
+    ``clgrad.amp``'s, for ``device_type``, with ``default_dtype`` and PyTorch's FutureWarning.
+
+    >>> ac, _ = deprecated_device_classes("cpu", D.bfloat16)
+    >>> ac.__name__, ac.__module__
+    ('autocast', 'clgrad.cpu.amp')
+    """
+
+    def warn(name):
+        warnings.warn(
+            f"`torch.{device_type}.amp.{name}(args...)` is deprecated. "
+            f"Please use `torch.amp.{name}('{device_type}', args...)` instead.",
+            FutureWarning,
+            stacklevel=3,
+        )
+
+    class DeviceAutocast(autocast):
+        __doc__ = f'``clgrad.amp.autocast("{device_type}", ...)`` (deprecated).'
+
+        def __init__(self, enabled=True, dtype=default_dtype, cache_enabled=True):
+            warn("autocast")
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class DeviceGradScaler(GradScaler):
+        __doc__ = f'``clgrad.amp.GradScaler("{device_type}", ...)`` (deprecated).'
+
+        def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):  # fmt: skip
+            warn("GradScaler")
+            super().__init__(
+                device_type, init_scale, growth_factor, backoff_factor, growth_interval, enabled
+            )
+
+    for cls, name in ((DeviceAutocast, "autocast"), (DeviceGradScaler, "GradScaler")):
+        cls.__name__ = cls.__qualname__ = name
+        cls.__module__ = f"clgrad.{device_type}.amp"
+    return DeviceAutocast, DeviceGradScaler

@@ -771,24 +771,23 @@ def _random(kind, size, dtype, device, generator, requires_grad):
     if not dt.is_floating_point:
         raise NotImplementedError(f'"{kind}" is only implemented for floating types, got {dt}')
     out = Tensor._empty(_shape(size), dt, resolve(device))
-    gen = generator or default_generator
     n = out.numel()
-    count = 2 * n if kind == "normal" else n
-    start = gen.take(count)
-    if capture.active is not None and count:  # a replay draws the next numbers, as this call does
-        capture.scalar_source(lambda: (gen._seed, gen.take(count)), [(gen, "offset")])
-    out.device.backend.random(out._record(), kind, gen._seed, start, dt)
+    _fill_random(out, kind, 2 * n if kind == "normal" else n, generator, dt)
     return _finish(out, requires_grad)
 
 
 def _random_bits(n, device, generator) -> Tensor:
     """The generator's next ``n`` Philox draws, each an int64 in ``[0, 2**32)``."""
-    out = Tensor._empty((n,), D.int64, device)
+    return _fill_random(Tensor._empty((n,), D.int64, device), "bits", n, generator, D.int64)
+
+
+def _fill_random(out, kind, count, generator, compute) -> Tensor:
+    """``out`` filled from the generator's next ``count`` counters (the backend's ``random``)."""
     gen = generator or default_generator
-    start = gen.take(n)
-    if capture.active is not None and n:  # a replay draws the next numbers, as this call does
-        capture.scalar_source(lambda: (gen._seed, gen.take(n)), [(gen, "offset")])
-    out.device.backend.random(out._record(), "bits", gen._seed, start, D.int64)
+    start = gen.take(count)
+    if capture.active is not None and count:  # a replay draws the next numbers, as this call does
+        capture.scalar_source(lambda: (gen._seed, gen.take(count)), [(gen, "offset")])
+    out.device.backend.random(out._record(), kind, gen._seed, start, compute)
     return out
 
 

@@ -187,20 +187,9 @@ def _legacy_storage(name, dt):
 def _legacy_storages():
     from .. import dtypes as D
 
-    out = {}
-    for dt in (
-        D.float32,
-        D.float64,
-        D.float16,
-        D.bfloat16,
-        D.int64,
-        D.int32,
-        D.int16,
-        D.int8,
-        D.uint8,
-    ):
-        out[dt.name] = _legacy_storage(_LEGACY_NAMES[dt.name], dt)
-    out[D.bool_.name] = _legacy_storage("Bool", D.bool_)
+    out = {
+        name: _legacy_storage(legacy, D.as_dtype(name)) for name, legacy in _LEGACY_NAMES.items()
+    }
     for cls in out.values():
         cls.__module__ = "clgrad"
         cls.__qualname__ = cls.__name__
