@@ -2202,6 +2202,15 @@ def batch_norm(
     """
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got {input.ndim}-D")
+    if training and input.shape[0] * math.prod(input.shape[2:]) == 1:  # torch's _verify_batch_size
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}"
+        )
+    # before the shapes are checked, as torch.nn.functional.batch_norm
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     c = input.shape[1]
     bshape = (1, c) + (1,) * (input.ndim - 2)
     for name, t in (
@@ -2214,11 +2223,6 @@ def batch_norm(
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t.numel()}")
     _floating_input("batch_norm", input, weight, bias, running_mean, running_var)
     if training:
-        if input.shape[0] * math.prod(input.shape[2:]) == 1:  # (torch's _verify_batch_size)
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size "
-                f"{input.shape}"
-            )
         if input.numel() == 0:  # an empty batch: an empty result, the statistics untouched
             out = input if weight is None else input * weight.reshape(bshape)
             out = out if bias is None else out + bias.reshape(bshape)

@@ -8,10 +8,13 @@ ops (backpropagation through time by the autograd engine)."""
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...ops import autocast as _autocast
 from ...ops.creation import empty, zeros
 from ...ops.creation import tensor as _tensor
 from ...ops.elementwise import where
@@ -67,15 +70,39 @@ class RNNBase(Module):
         dtype: DType | None = None,
     ) -> None:
         super().__init__()
-        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+        if (
+            not isinstance(dropout, numbers.Number)
+            or not 0 <= dropout <= 1
+            or isinstance(dropout, bool)
+        ):
             raise ValueError(
                 "dropout should be a number in range [0, 1] representing the probability of an "
                 "element being zeroed"
             )
-        if not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError("hidden_size must be a positive integer")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                "dropout expects num_layers greater than 1, but got "
+                f"dropout={dropout} and num_layers={num_layers}",
+                stacklevel=2,
+            )
+        # PyTorch's checks, in its order and with its classes (a float size is a TypeError)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(
+                f"batch_first should be of type bool, got: {type(batch_first).__name__}"
+            )
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
-            raise ValueError("num_layers must be greater than or equal to 1")
+            raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
             raise ValueError(
                 "proj_size should be a positive integer or zero to disable projections"
@@ -194,6 +221,13 @@ class RNNBase(Module):
                 "tensor instead"
             )
         unbatched = input.ndim == 2
+        weight = getattr(self, self._flat_weights_names[0])
+        if input.dtype != weight.dtype and not _autocast.active[0]:  # autocast casts in linear
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
+                f"Convert input: input.to({weight.dtype}), or convert model: "
+                f"model.to({input.dtype})"
+            )
         if input.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
