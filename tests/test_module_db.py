@@ -126,3 +126,127 @@ def test_rnn_input_dtype_must_match_the_weights(device, name):
     )
     assert type(got) is ValueError
     assert str(got) == str(want).replace("torch.", "clgrad.")
+
+
+# ---- recurrent cells: ATen's checks of the input and the state -------------------------------
+CELL_CASES = [
+    ((3, 11), (3, 20)),  # input_size
+    ((3, 10), (3, 21)),  # hidden_size
+    ((3, 10), (5, 20)),  # batch sizes
+    ((3, 10), (3, 1, 1, 20)),  # a 4-d state
+    ((10,), (3, 20)),  # an unbatched input, a batched state
+    ((3, 10), (20,)),
+]
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "GRUCell", "LSTMCell"])
+@pytest.mark.parametrize("shapes", CELL_CASES, ids=str)
+def test_rnn_cell_checks_input_and_state(name, shapes):
+    x_shape, h_shape = shapes
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    h = rng.standard_normal(h_shape).astype(np.float32)
+    c = rng.standard_normal((3, 20)).astype(np.float32)
+
+    def state(lib):
+        if name != "LSTMCell":
+            return lib.tensor(h)
+        return (lib.tensor(h), lib.tensor(c))  # the cell state's checks come second
+
+    got, want = raises_like(
+        lambda: getattr(torch.nn, name)(10, 20)(torch.tensor(x), state(torch)),
+        lambda: getattr(clgrad.nn, name)(10, 20)(clgrad.tensor(x), state(clgrad)),
+    )
+    assert str(got) == str(want)
+
+
+def test_lstm_cell_checks_the_cell_state_too():
+    got, want = raises_like(
+        lambda: torch.nn.LSTMCell(10, 20)(
+            torch.zeros(3, 10), (torch.zeros(3, 20), torch.zeros(3, 21))
+        ),
+        lambda: clgrad.nn.LSTMCell(10, 20)(
+            clgrad.zeros(3, 10), (clgrad.zeros(3, 20), clgrad.zeros(3, 21))
+        ),
+    )
+    assert str(got) == str(want)
+
+
+def test_rnn_cell_without_state_checks_input_size():
+    got, want = raises_like(
+        lambda: torch.nn.GRUCell(10, 20)(torch.zeros(3, 11)),
+        lambda: clgrad.nn.GRUCell(10, 20)(clgrad.zeros(3, 11)),
+    )
+    assert str(got) == str(want)
+
+
+# ---- padding, group norm: torch's classes and messages -----------------------------------------
+@pytest.mark.parametrize("kind", ["Reflection", "Replication", "Circular", "Zero", "Constant"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_pad_modules_refuse_dims_as_torch(kind, n):
+    # the circular modules check the dims themselves (ValueError); reflect and replicate leave
+    # it to pad (NotImplementedError)
+    name = f"{kind}Pad{n}d"
+    args = (1, 0.5) if kind == "Constant" else (1,)
+    for ndim in (n, n + 3):
+        x = np.zeros((2,) * ndim, dtype=np.float32)
+        try:
+            getattr(torch.nn, name)(*args)(torch.tensor(x))
+        except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
+            with pytest.raises(type(e)) as got:
+                getattr(clgrad.nn, name)(*args)(clgrad.tensor(x))
+            assert str(got.value) == str(e)
+        else:
+            getattr(clgrad.nn, name)(*args)(clgrad.tensor(x))
+
+
+def test_group_norm_divisibility_message():
+    got, want = raises_like(lambda: torch.nn.GroupNorm(3, 10), lambda: clgrad.nn.GroupNorm(3, 10))
+    assert str(got) == str(want)
+
+
+# ---- pooling: torch's checks of the input's dims ---------------------------------------------
+POOL_SHAPES = {
+    1: [(3,), (1, 2, 3, 4), (2, 0, 3), (0, 2, 3), (2, 3, 0)],
+    2: [(3, 4), (1, 2, 3, 4, 5), (0, 2, 3), (2, 0, 3, 3), (2, 3, 0, 3)],
+    3: [(3, 4, 5), (1, 2, 3, 4, 5, 6), (2, 0, 3, 3, 3), (0, 2, 3, 3)],
+}
+POOLS = [
+    ("max_pool{}d", {}),
+    ("max_pool{}d", {"return_indices": True}),
+    ("avg_pool{}d", {}),
+    ("lp_pool{}d", {}),
+    ("adaptive_max_pool{}d", {}),
+    ("adaptive_avg_pool{}d", {}),
+    ("adaptive_avg_pool{}d", {"output_size": 2}),
+]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("pool", POOLS, ids=lambda p: p[0] + str(p[1]))
+def test_pooling_refuses_dims_as_torch(n, pool):
+    pattern, kwargs = pool
+    name = pattern.format(n)
+
+    def call(lib, x):
+        f = getattr(lib.nn.functional, name)
+        if name.startswith("lp"):
+            return f(x, 2.0, 1)
+        if name.startswith("adaptive"):
+            return f(x, kwargs.get("output_size", 1))
+        return f(x, 1, **kwargs)
+
+    for shape in POOL_SHAPES[n]:
+        x = np.ones(shape, dtype=np.float32)
+        try:
+            want = call(torch, torch.tensor(x))
+        except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
+            with pytest.raises(type(e)) as got:
+                call(clgrad, clgrad.tensor(x))
+            assert str(got.value) == str(e), shape
+        else:
+            # adaptive_avg_pool to ones is a mean over the last dims, whatever the dim count
+            got = call(clgrad, clgrad.tensor(x))
+            got, want = (got, want) if not isinstance(want, tuple) else (got[0], want[0])
+            assert tuple(got.shape) == tuple(want.shape), shape
+            np.testing.assert_allclose(got.numpy(), want.numpy(), equal_nan=True)

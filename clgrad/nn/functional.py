@@ -1006,17 +1006,61 @@ def _pool_size(n, k, s, p, d, ceil_mode):
     return out, extra
 
 
-def _pool_args(name, nd, input, kernel_size, stride, padding, dilation):
-    if input.ndim not in (nd + 1, nd + 2):
+def _check_dim_range(name, input, lo, hi):
+    """ATen's checkDimRange: the first check of the 1-d pooling functions."""
+    if not lo <= input.ndim < hi:
         raise RuntimeError(
-            f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, got "
-            f"{list(input.shape)}"
+            f"Expected {lo} to {hi - 1} dimensions, but got {input.ndim}-dimensional tensor for "
+            f"argument #1 'self' (while checking arguments for {name})"
         )
-    if 0 in input.shape[input.ndim - nd - 1 :]:  # only a batch may be empty, as in PyTorch
+
+
+def _pool_input_check(name, nd, input, with_indices):
+    """torch's checks of a pooling input's dims and empty dims, with the message of the ATen
+    check each function reaches first (CPU's): max_pool1d without indices has its own; the
+    other 1-d pools check the dims, then run their 2-d kernel on the input unsqueezed at -2;
+    max_pool2d and the 3-d pools refuse a wrong dim count as 'non-empty ... expected';
+    avg_pool2d reads size(-3) before it checks (IndexError below 3 dims)."""
+    shape = list(input.shape)
+    empty = 0 in shape[input.ndim - nd - 1 :]  # only a batch may be empty
+    if name == "max_pool1d" and not with_indices:
+        if input.ndim not in (2, 3) or empty:
+            raise RuntimeError(
+                "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                f"size for input, but got:{shape}"
+            )
+        return
+    if nd == 1 and name in ("max_pool1d", "avg_pool1d", "lp_pool1d"):
+        _check_dim_range("avg_pool1d" if name == "lp_pool1d" else name, input, 2, 4)
+        nd, shape = 2, shape[:-1] + [1] + shape[-1:]
+    elif name == "max_pool2d" or name in ("max_pool3d", "avg_pool3d", "lp_pool3d"):
+        if input.ndim not in (nd + 1, nd + 2):
+            raise RuntimeError(
+                f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+            )
+        if nd == 3 and empty:
+            where = (
+                "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else "avg_pool3d"
+            )
+            # (ATen prints the empty dim's size where it means its index: always 0)
+            raise RuntimeError(
+                f"{where}(): Expected input's non-batch dimensions to have positive length, but "
+                f"input has a shape of {shape} and non-batch dimension 0 has length zero!"
+            )
+    elif name in ("avg_pool2d", "lp_pool2d") and input.ndim < 3:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
+            f"{max(input.ndim, 1) - 1}], but got -3)"
+        )
+    if len(shape) not in (nd + 1, nd + 2) or empty:
         raise RuntimeError(
             f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size "
-            f"for input, but got:{list(input.shape)}"
+            f"for input, but got:{shape}"
         )
+
+
+def _pool_args(name, nd, input, kernel_size, stride, padding, dilation, with_indices=False):
+    _pool_input_check(name, nd, input, with_indices)
     k = _ntuple(kernel_size, nd, "kernel_size")
     s = (
         k
@@ -1054,7 +1098,7 @@ def _window_origin(idx, outs, kernel, stride, dilation, padding, spatial, device
 
 
 def _max_poolnd(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    k, s, p, d = _pool_args(name, nd, input, kernel_size, stride, padding, dilation)
+    k, s, p, d = _pool_args(name, nd, input, kernel_size, stride, padding, dilation, indices)
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     spatial = tuple(x.shape[2:])
@@ -1341,15 +1385,26 @@ def _adaptive_average(x, dim, n, m):
 
 
 def _adaptive_sizes(name, nd, input, output_size):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
-        )
-    for d in range(input.ndim - nd, input.ndim):  # an empty batch or channel dim passes
-        if input.shape[d] == 0:
+    """The spatial size and the output size, after torch's checks of the input (CPU's, with
+    their messages): the 1-d functions check the dim range, then run the 2-d kernel on the
+    input unsqueezed at -2; adaptive_avg_pool2d refuses an empty spatial dim, the others any
+    empty dim past the first (an unbatched input's channels are not checked)."""
+    shape = list(input.shape)
+    if nd == 1:
+        _check_dim_range(name, input, 2, 4)
+        if name == "adaptive_avg_pool1d":
+            name, shape = "adaptive_avg_pool2d", shape[:-1] + [1] + shape[-1:]
+    elif input.ndim not in (nd + 1, nd + 2):
+        got = "got: " if name.startswith("adaptive_max") else "got "
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but {got}{shape}")
+    checked = (
+        range(len(shape) - 2, len(shape)) if name == "adaptive_avg_pool2d" else range(1, len(shape))
+    )
+    for d in checked:
+        if shape[d] == 0:
             raise RuntimeError(
                 f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
-                f"input has sizes {list(input.shape)} with dimension {d} being empty"
+                f"input has sizes {shape} with dimension {d} being empty"
             )
     spatial = tuple(input.shape[-nd:])
     if isinstance(output_size, (tuple, list)):
@@ -1386,10 +1441,20 @@ def _empty_pool(name, input, outs):
 
 
 def _adaptive_avg_poolnd(name, nd, input, output_size):
+    dims = tuple(range(-nd, 0))
+    if nd == 1:
+        _check_dim_range(name, input, 2, 4)  # then ATen runs adaptive_avg_pool2d
+    if input.ndim >= nd:
+        # ATen's adaptive_avg_pool2d/3d answer an output size of ones with a mean over the last
+        # dims before any check of the input (any dim count, empty dims give NaN)
+        wanted = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
+        if len(wanted) == nd and all(
+            (input.shape[d] if o is None else o) == 1 for d, o in zip(dims, wanted)
+        ):
+            return input.mean(dims, keepdim=True)
     spatial, outs = _adaptive_sizes(name, nd, input, output_size)
     if 0 in outs:
         return _empty_pool(name, input, outs)
-    dims = tuple(range(-nd, 0))
     if all(o == 1 for o in outs):
         return input.mean(dims, keepdim=True)
     if all(o > 0 and n % o == 0 for n, o in zip(spatial, outs)):

@@ -32,10 +32,11 @@ class _PadNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """``pad(input, padding, mode)``."""
-        if input.ndim not in (self._n + 1, self._n + 2):
+        # torch's circular modules check the input's dims themselves (ValueError); the others
+        # leave it to pad (NotImplementedError for a reflect/replicate padding of those dims)
+        if self._mode == "circular" and input.ndim not in (self._n + 1, self._n + 2):
             raise ValueError(
-                f"{type(self).__name__}: expected {self._n + 1}D or {self._n + 2}D input, got "
-                f"{input.ndim}D"
+                f"expected {self._n + 1}D or {self._n + 2}D input (got {input.ndim}D input)"
             )
         return F.pad(input, self.padding, self._mode)
 

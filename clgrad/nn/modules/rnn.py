@@ -458,20 +458,40 @@ class RNNCellBase(Module):
             init.uniform_(p, -bound, bound)
 
     def _cell(self, input, hx, lstm=False):
+        name = type(self).__name__
         if input.ndim not in (1, 2):
-            raise ValueError(
-                f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead"
-            )
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        states = () if hx is None else (tuple(hx) if lstm else (hx,))
+        for i, state in enumerate(states):
+            if state.ndim not in (1, 2):
+                what = f"hx[{i}]" if lstm else "hidden"
+                raise ValueError(
+                    f"{name}: Expected {what} to be 1D or 2D, got {state.ndim}D instead"
+                )
         unbatched = input.ndim == 1
         x = input.unsqueeze(0) if unbatched else input
+        # ATen's check_rnn_cell_forward_input / _hidden, before any product
+        if x.shape[1] != self.input_size:
+            raise RuntimeError(
+                f"input has inconsistent input_size: got {x.shape[1]} expected {self.input_size}"
+            )
         if hx is None:
             h = zeros(x.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
             c = h if lstm else None
         else:
-            h, c = hx if lstm else (hx, None)
-            if unbatched:
-                h = h.unsqueeze(0)
-                c = c.unsqueeze(0) if c is not None else None
+            states = tuple(t.unsqueeze(0) for t in states) if unbatched else states
+            for i, state in enumerate(states):
+                if state.shape[0] != x.shape[0]:
+                    raise RuntimeError(
+                        f"Input batch size {x.shape[0]} doesn't match hidden{i} batch size "
+                        f"{state.shape[0]}"
+                    )
+                if state.shape[1] != self.hidden_size:
+                    raise RuntimeError(
+                        f"hidden{i} has inconsistent hidden_size: got {state.shape[1]}, expected "
+                        f"{self.hidden_size}"
+                    )
+            h, c = states if lstm else (states[0], None)
         h, c = _step(self._mode, F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
                      self.bias_hh)  # fmt: skip
         if unbatched:
