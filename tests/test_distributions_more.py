@@ -1080,3 +1080,44 @@ def test_log_prob_gradcheck():
     ]  # fmt: skip
     for fn, inputs in cases:
         assert clgrad.autograd.gradcheck(fn, inputs)
+
+
+def _distribution_reprs(lib):
+    """repr and the parameters held of each distribution, built as a PyTorch program would."""
+    D = lib.distributions
+    relaxed = importlib.import_module(f"{lib.__name__}.distributions.relaxed_bernoulli")
+    z2 = lib.zeros(2)
+    made = {
+        "Normal scalars": D.Normal(0.0, 1.0),
+        "Normal batch": D.Normal(z2, 1.0),
+        "Gumbel": D.Gumbel(0.0, 2.0),
+        "Categorical logits": D.Categorical(logits=lib.zeros(1, 3)),
+        "Categorical probs": D.Categorical(probs=lib.ones(3)),
+        "Bernoulli logits": D.Bernoulli(logits=z2),
+        "Bernoulli probs": D.Bernoulli(probs=lib.tensor(0.25)),
+        "Binomial": D.Binomial(3, probs=lib.tensor(0.5)),
+        "Geometric": D.Geometric(logits=z2),
+        "LogitRelaxedBernoulli": relaxed.LogitRelaxedBernoulli(lib.tensor(0.5), logits=z2),
+        "MultivariateNormal": D.MultivariateNormal(z2, lib.eye(2)),
+        "LowRankMultivariateNormal": D.LowRankMultivariateNormal(z2, lib.ones(2, 1), lib.ones(2)),
+        "LogNormal": D.LogNormal(0.0, 1.0),
+        "Beta": D.Beta(1.0, 2.0),
+    }
+    out = {}
+    for name, d in made.items():
+        out[f"{name} repr"] = repr(d).replace(lib.__name__ + ".", "")
+        out[f"{name} held"] = sorted(k for k in vars(d) if not k.startswith("_"))
+    # the derived form, once read, is held and agrees with the given one
+    c = made["Categorical logits"]
+    out["Categorical probs"] = c.probs
+    out["Categorical held after"] = sorted(k for k in vars(c) if not k.startswith("_"))
+    out["Bernoulli logits"] = made["Bernoulli probs"].logits
+    out["Geometric probs"] = made["Geometric"].probs
+    out["Categorical expanded"] = D.Categorical(probs=lib.ones(3)).expand((2,)).logits
+    return out
+
+
+def test_repr_and_lazy_parameters_as_torchs(device):
+    # a distribution holds the parameter it was given; the other form is derived on first use
+    # (torch's lazy_property), and repr shows a one-element parameter's value
+    _agree(_distribution_reprs, device)

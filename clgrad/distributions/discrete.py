@@ -21,6 +21,7 @@ from .distribution import (
     _probs_to_logits,
 )
 from .exp_family import ExponentialFamily
+from .utils import lazy_property
 
 __all__ = [
     "Bernoulli",
@@ -36,6 +37,17 @@ __all__ = [
 def _one_of(probs, logits):
     if (probs is None) == (logits is None):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+# A two-outcome distribution keeps the parameter it was given; the other is derived on first
+# use (``lazy_property``), as torch's: no work for a form never read, and ``repr``,
+# ``vars`` and argument validation see the given one alone.
+def _binary_logits(self) -> Tensor:
+    return _probs_to_logits(self.probs, is_binary=True)
+
+
+def _binary_probs(self) -> Tensor:
+    return self.logits.sigmoid()
 
 
 class Bernoulli(ExponentialFamily):
@@ -57,11 +69,12 @@ class Bernoulli(ExponentialFamily):
         if probs is not None:
             (self.probs,) = _broadcast_all(probs)
             super().__init__(self.probs.shape, validate_args=validate_args)
-            self.logits = _probs_to_logits(self.probs, is_binary=True)
         else:
             (self.logits,) = _broadcast_all(logits)
             super().__init__(self.logits.shape, validate_args=validate_args)
-            self.probs = self.logits.sigmoid()
+
+    logits = lazy_property(_binary_logits)
+    probs = lazy_property(_binary_probs)
 
     @property
     def mean(self) -> Tensor:
@@ -131,14 +144,22 @@ class Categorical(Distribution):
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
             self._check_simplex(probs, validate_args)
             self.probs = probs / probs.sum(-1, keepdim=True)
-            self.logits = _probs_to_logits(self.probs)
+            given = self.probs
         else:
             if logits.ndim < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
             self.logits = logits - logits.logsumexp(-1, keepdim=True)
-            self.probs = self.logits.softmax(-1)
-        self._num_events = self.probs.shape[-1]
-        super().__init__(self.probs.shape[:-1], validate_args=validate_args)
+            given = self.logits
+        self._num_events = given.shape[-1]
+        super().__init__(given.shape[:-1], validate_args=validate_args)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return _probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return self.logits.softmax(-1)
 
     def _check_simplex(self, probs, validate_args):
         self._validate_args = self._validate_default if validate_args is None else validate_args
@@ -150,7 +171,8 @@ class Categorical(Distribution):
 
     @property
     def param_shape(self) -> Size:
-        return self.probs.shape
+        given = vars(self).get("probs")
+        return (self.logits if given is None else given).shape
 
     @property
     def mean(self) -> Tensor:
@@ -315,12 +337,13 @@ class Binomial(Distribution):
             self.total_count, self.probs = _broadcast_all(total_count, probs)
             self.total_count = self.total_count.to(self.probs.dtype)
             super().__init__(self.probs.shape, validate_args=validate_args)
-            self.logits = _probs_to_logits(self.probs, is_binary=True)
         else:
             self.total_count, self.logits = _broadcast_all(total_count, logits)
             self.total_count = self.total_count.to(self.logits.dtype)
             super().__init__(self.logits.shape, validate_args=validate_args)
-            self.probs = self.logits.sigmoid()
+
+    logits = lazy_property(_binary_logits)
+    probs = lazy_property(_binary_probs)
 
     @constraints.dependent_property(is_discrete=True)
     def support(self):
@@ -405,11 +428,12 @@ class Geometric(Distribution):
                     f"Expected parameter probs (Tensor of shape {tuple(self.probs.shape)}) of "
                     f"distribution {self!r} to be positive but found invalid values:\n{self.probs}"
                 )
-            self.logits = _probs_to_logits(self.probs, is_binary=True)
         else:
             (self.logits,) = _broadcast_all(logits)
             super().__init__(self.logits.shape, validate_args=validate_args)
-            self.probs = self.logits.sigmoid()
+
+    logits = lazy_property(_binary_logits)
+    probs = lazy_property(_binary_probs)
 
     @property
     def mean(self) -> Tensor:

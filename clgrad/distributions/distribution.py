@@ -218,6 +218,10 @@ class Distribution:
             )
 
     def __repr__(self) -> str:
+        # as torch's: a one-element parameter shows its value, any other its size
+        params = [vars(self)[n] for n in self.arg_constraints if n in vars(self)]
         names = [n for n in self.arg_constraints if n in vars(self)]
-        inner = ", ".join(f"{n}: {getattr(self, n).shape}" for n in names)
+        inner = ", ".join(
+            f"{n}: {p if p.numel() == 1 else p.size()}" for n, p in zip(names, params)
+        )
         return f"{type(self).__name__}({inner})"

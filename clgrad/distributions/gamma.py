@@ -321,10 +321,6 @@ class Beta(ExponentialFamily):
     def _log_normalizer(self, x, y):
         return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
-    def __repr__(self) -> str:
-        c1, c0 = self.concentration1.shape, self.concentration0.shape
-        return f"Beta(concentration1: {c1}, concentration0: {c0})"
-
 
 class StudentT(Distribution):
     """Student's t-distribution with ``df`` degrees of freedom, location ``loc`` and scale

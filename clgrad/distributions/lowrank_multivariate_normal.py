@@ -185,9 +185,3 @@ class LowRankMultivariateNormal(Distribution):
     def entropy(self) -> Tensor:
         H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._log_det())
         return H.expand(self._batch_shape) if len(self._batch_shape) else H
-
-    def __repr__(self) -> str:
-        return (
-            f"LowRankMultivariateNormal(loc: {self.loc.shape}, cov_factor: "
-            f"{self.cov_factor.shape}, cov_diag: {self.cov_diag.shape})"
-        )

@@ -159,6 +159,3 @@ class MultivariateNormal(Distribution):
         n = self.event_shape[0]
         entropy = 0.5 * n * (1.0 + math.log(2 * math.pi)) + half_log_det
         return entropy.expand(self.batch_shape) if len(self.batch_shape) else entropy
-
-    def __repr__(self) -> str:
-        return f"MultivariateNormal(loc: {self.loc.shape})"

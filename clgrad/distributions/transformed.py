@@ -15,18 +15,18 @@ from ..ops.creation import full_like, ones_like
 from ..tensor import Size, Tensor
 from . import constraints
 from .continuous import Normal, Uniform
-from .discrete import Categorical
+from .discrete import Categorical, _binary_logits, _binary_probs
 from .distribution import (
     _NO_SHAPE,
     Distribution,
     _as_tensor,
     _broadcast_all,
     _clamp_probs,
-    _probs_to_logits,
     _sum_rightmost,
 )
 from .independent import Independent
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .utils import lazy_property
 
 __all__ = [
     "TransformedDistribution",
@@ -228,9 +228,6 @@ class LogNormal(TransformedDistribution):
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
 
-    def __repr__(self) -> str:
-        return f"LogNormal(loc: {self.loc.shape}, scale: {self.scale.shape})"
-
 
 class Gumbel(TransformedDistribution):
     """The Gumbel (type-I extreme value) distribution with ``loc`` and ``scale``, as
@@ -292,8 +289,8 @@ class Gumbel(TransformedDistribution):
     def entropy(self) -> Tensor:
         return self.scale.log() + (1 + _EULER_GAMMA)
 
-    def __repr__(self) -> str:
-        return f"Gumbel(loc: {self.loc.shape}, scale: {self.scale.shape})"
+    # torch's Gumbel shows its parameters, as a plain Distribution
+    __repr__ = Distribution.__repr__
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -324,10 +321,9 @@ class LogitRelaxedBernoulli(Distribution):
             param = self.logits
         self.temperature = _as_tensor(temperature, param)
         super().__init__(Size() if is_scalar else param.shape, validate_args=validate_args)
-        if probs is not None:
-            self.logits = _probs_to_logits(self.probs, is_binary=True)
-        else:
-            self.probs = self.logits.sigmoid()
+
+    logits = lazy_property(_binary_logits)
+    probs = lazy_property(_binary_probs)
 
     def rsample(self, sample_shape=_NO_SHAPE) -> Tensor:
         shape = self._extended_shape(sample_shape)

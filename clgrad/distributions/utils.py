@@ -88,7 +88,12 @@ class lazy_property:
 
     def __init__(self, wrapped):
         self.wrapped = wrapped
+        self.name = wrapped.__name__
         functools.update_wrapper(self, wrapped)
+
+    def __set_name__(self, owner, name):
+        # the attribute it is bound to (``probs = lazy_property(shared_function)``)
+        self.name = name
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -96,7 +101,7 @@ class lazy_property:
         # a parameter derived inside no_grad (a draw) must still carry its graph later
         with enable_grad():
             value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
+        setattr(instance, self.name, value)
         return value
 
 
