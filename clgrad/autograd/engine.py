@@ -317,8 +317,8 @@ def grad(
                 result[i] = Tensor._full(t._shape, 0, t.dtype, t.device)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
                 )
     return tuple(result)
 
