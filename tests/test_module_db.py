@@ -250,3 +250,122 @@ def test_pooling_refuses_dims_as_torch(n, pool):
             got, want = (got, want) if not isinstance(want, tuple) else (got[0], want[0])
             assert tuple(got.shape) == tuple(want.shape), shape
             np.testing.assert_allclose(got.numpy(), want.numpy(), equal_nan=True)
+
+
+# ---- cross_entropy / nll_loss: ATen's order of checks, uint8 targets, soft targets -------------
+def _t(shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+LOSS_CASES = [
+    # (function, input, target, kwargs)
+    ("cross_entropy", _t((2, 3)), np.zeros((2, 3), np.int64), {}),  # soft path, long target
+    ("cross_entropy", _t((2, 3)), _t((5, 3), 1), {}),  # a batch mismatch before the dtype
+    ("cross_entropy", _t((2, 3)), np.full((2, 3), 1 / 3, np.float32), {"ignore_index": 1}),
+    ("cross_entropy", _t((2, 3)), _t((2, 4), 1), {}),  # multi-target
+    ("cross_entropy", _t((2, 3)), _t((2, 3), 1), {"weight": np.ones(2, np.float32)}),
+    ("cross_entropy", _t((2, 3)), _t((2, 3), 1), {"label_smoothing": 1.5}),
+    ("cross_entropy", _t((2, 3)), np.array([0, 1]), {"label_smoothing": 1.5}),
+    ("cross_entropy", _t((2, 3)), np.array([0, 1]), {"label_smoothing": -0.5}),
+    ("cross_entropy", _t((2, 3)), _t((2, 3), 1), {"label_smoothing": -0.5}),
+    ("cross_entropy", _t((2, 3)), np.array([0, 2], np.uint8), {"reduction": "none"}),
+    ("cross_entropy", _t((2, 3)), np.array([0, 2], np.uint8), {"label_smoothing": 0.2}),
+    ("cross_entropy", _t((2, 3, 4, 5)), np.zeros((2, 4, 5), np.uint8), {}),
+    ("cross_entropy", _t((2, 3)), np.array([0, 3]), {}),
+    ("cross_entropy", _t(()), np.array(0), {}),
+    ("cross_entropy", _t((3,)), np.array([2]), {"reduction": "none"}),
+    ("nll_loss", _t((3,)), np.array([2]), {"reduction": "none"}),
+    ("nll_loss", _t((3,)), np.array([0, 1]), {}),
+    ("nll_loss", _t((3,)), np.zeros((2, 2), np.int64), {}),
+    ("nll_loss", _t(()), np.array(0), {}),
+    ("nll_loss", _t((2, 3)), np.zeros((2, 3), np.int64), {}),
+    (
+        "nll_loss",
+        _t((2, 3, 4, 5)),
+        np.zeros((2, 4, 5), np.int64),
+        {"weight": np.ones(2, np.float32)},
+    ),
+    ("nll_loss", _t((2, 3, 5)), np.zeros((2, 5), np.int64), {"weight": np.ones(2, np.float32)}),
+    ("nll_loss", _t((2, 3)), np.array([0, 5], np.uint8), {}),
+]
+
+
+@pytest.mark.parametrize(
+    "case", LOSS_CASES, ids=lambda c: f"{c[0]}-{c[1].shape}-{c[2].shape}-{c[3]}"
+)
+def test_class_losses_as_torch(device, case):
+    name, x, target, kwargs = case
+
+    def call(lib, dev=None):
+        def conv(a):
+            return lib.tensor(a) if dev is None else lib.tensor(a, device=dev)
+
+        kw = {k: conv(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        return getattr(lib.nn.functional, name)(conv(x), conv(target), **kw)
+
+    try:
+        want = call(torch)
+    except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
+        with pytest.raises(type(e)) as got:
+            call(clgrad, device)
+        assert str(got.value) == str(e)
+        return
+    assert_matches(call(clgrad, device), want)
+
+
+def test_huber_loss_refuses_a_complex_delta():
+    got, want = raises_like(
+        lambda: torch.nn.HuberLoss(delta=1 + 2j), lambda: clgrad.nn.HuberLoss(delta=1 + 2j)
+    )
+    assert str(got) == str(want)
+
+
+# ---- the multi-class margin losses: ATen's shape checks and target range -----------------------
+MARGIN_CASES = [
+    ("multi_margin_loss", (5, 10), np.zeros(3, np.int64), {}),
+    ("multi_margin_loss", (10,), np.zeros(3, np.int64), {}),
+    ("multi_margin_loss", (5, 10), np.zeros((5, 2), np.int64), {}),
+    ("multi_margin_loss", (5, 10), np.zeros(5, np.int64), {"weight": np.ones(3, np.float32)}),
+    ("multi_margin_loss", (5, 10), np.zeros(5, np.int64), {"weight": np.ones((10, 1), np.float32)}),
+    ("multi_margin_loss", (5, 10, 2), np.zeros(5, np.int64), {}),
+    ("multi_margin_loss", (5, 0), np.zeros(5, np.int64), {}),
+    ("multi_margin_loss", (5, 10), np.full(5, 10), {}),
+    ("multi_margin_loss", (5, 10), np.full(5, -1), {}),
+    (
+        "multi_margin_loss",
+        (5, 10),
+        np.arange(5),
+        {"weight": np.linspace(0.5, 2, 10, dtype=np.float32)},
+    ),
+    ("multilabel_margin_loss", (5, 10), np.zeros(3, np.int64), {}),
+    ("multilabel_margin_loss", (10,), np.zeros((1, 10), np.int64), {}),
+    ("multilabel_margin_loss", (5, 10, 2), np.zeros((5, 10, 2), np.int64), {}),
+    ("multilabel_margin_loss", (5, 0), np.zeros((5, 0), np.int64), {}),
+    ("multilabel_margin_loss", (2, 4), np.array([[1, -1, 4, 0], [0, 1, -1, 2]]), {}),  # after -1
+    ("multilabel_margin_loss", (2, 4), np.array([[1, -2, 3, 0], [0, 1, -1, 2]]), {}),
+    ("multilabel_margin_loss", (2, 4), np.array([[1, -1, 3, 0], [0, 1, 2, -1]]), {}),
+]
+
+
+@pytest.mark.parametrize(
+    "case", MARGIN_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2].shape}-{list(c[3])}"
+)
+def test_margin_losses_as_torch(device, case):
+    name, shape, target, kwargs = case
+    x = _t(shape)
+
+    def call(lib, dev=None):
+        def conv(a):
+            return lib.tensor(a) if dev is None else lib.tensor(a, device=dev)
+
+        kw = {k: conv(v) for k, v in kwargs.items()}
+        return getattr(lib.nn.functional, name)(conv(x), conv(target), **kw)
+
+    try:
+        want = call(torch)
+    except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
+        with pytest.raises(type(e)) as got:
+            call(clgrad, device)
+        assert str(got.value) == str(e)
+        return
+    assert_matches(call(clgrad, device), want)

@@ -3220,9 +3220,45 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction)
 
 
-def _class_targets(name, input, target):
-    """Checks class-index targets against (N, C, d1, ...) / (C,) input; returns the class dim."""
-    if target.dtype is not _D.int64:
+def _class_targets(name, input, target, weight):
+    """Checks class-index targets (and ``weight``'s shape) against a (N, C, d1, ...) / (C,)
+    input in ATen's order (nll_loss_nd, then nll_loss's or nll_loss2d's checks), with its
+    classes; returns (target, class dim). A (1,) target of a (C,) input is one class index,
+    and uint8 targets are taken below 3 dims (ATen's CPU kernels: Long or Byte)."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim == 1 and target.ndim == 1:
+        if target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+            )
+        target = target.reshape(())
+    if input.ndim != 1 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0] if target.ndim else 0})."
+        )
+    c = input.shape[0 if input.ndim == 1 else 1]
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {c} classes or no classes but "
+                f"got weight tensor of shape: {list(weight.shape)}"
+            )
+    else:
+        expected = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(target.shape) != expected:
+            # (ATen words it "Expected target size ...", and for a 4-d input "only batches of
+            # spatial targets supported ..." / "size mismatch ..."; tests/test_nn.py pins
+            # this wording)
+            raise RuntimeError(
+                f"{name}: expected target size {list(expected)}, got {list(target.shape)}"
+            )
+        if weight is not None and weight.numel() != c:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if target.dtype is not _D.int64 and target.dtype is not _D.uint8:
         raise RuntimeError(
             f"{name}: expected target of dtype int64 (class indices), got {target.dtype.name}"
             + (
@@ -3232,31 +3268,16 @@ def _class_targets(name, input, target):
                 else ""
             )
         )
-    if input.ndim == 0:
-        raise ValueError(f"{name}: expected an input of at least 1 dim (classes), got a 0-d tensor")
-    if input.ndim == 1:
-        if target.ndim != 0:
-            raise RuntimeError(
-                f"{name}: for an unbatched input of shape {list(input.shape)} expected a 0-d "
-                f"target, got target of shape {list(target.shape)}"
-            )
-        return 0
-    if target.ndim == 0 or target.shape[0] != input.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0] if target.ndim else 'none: a 0-d target'})."
-        )
-    expected = (input.shape[0],) + tuple(input.shape[2:])
-    if tuple(target.shape) != expected:
-        raise RuntimeError(
-            f"{name}: expected target size {list(expected)}, got {list(target.shape)}"
-        )
-    return 1
+    if target.dtype is _D.uint8:
+        if input.ndim > 2:  # nll_loss2d's kernel takes Long only
+            raise RuntimeError("expected scalar type Long but found Byte")
+        target = target.long()
+    return target, 0 if input.ndim == 1 else 1
 
 
 def _target_error(target, bad, c):
     first = target.masked_select(bad)[0].item()
-    raise IndexError(f"Target {first} is out of bounds (the input has {c} classes).")
+    raise IndexError(f"Target {first} is out of bounds.")
 
 
 def device_check(flag_of, fail, inputs=(), key=None) -> None:
@@ -3309,11 +3330,6 @@ def _nll(logp, target, weight, ignore_index, reduction, cdim):
     if target.device != logp.device:  # a 0-d cpu target of an unbatched input
         target = target.to(logp.device)
     if weight is not None:
-        if tuple(weight.shape) != (c,):
-            raise RuntimeError(
-                f"weight tensor should be defined either for all {c} classes or no classes but "
-                f"got weight tensor of shape: {list(weight.shape)}"
-            )
         if weight.dtype is not logp.dtype:
             raise RuntimeError(
                 f"expected scalar type {_SCALAR_TYPE_NAMES[logp.dtype.name]} but found "
@@ -3356,7 +3372,7 @@ def nll_loss(
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    cdim = _class_targets("nll_loss", input, target)
+    target, cdim = _class_targets("nll_loss", input, target, weight)
     return _nll(input, target, weight, ignore_index, reduction, cdim)
 
 
@@ -3450,14 +3466,30 @@ def cross_entropy(
     tensor(0.1755)
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     cdim = 1 if input.ndim >= 2 else 0
-    if target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
-        logp = log_softmax(input, cdim)
+    # ATen's cross_entropy_loss: a target of the input's shape is class probabilities; a
+    # label_smoothing above 1 is refused where it is used (a negative one is no smoothing)
+    if tuple(target.shape) == tuple(input.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{_SCALAR_TYPE_NAMES[target.dtype.name]}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         c = input.shape[cdim]
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise RuntimeError(
+                f"cross_entropy: weight tensor should be defined either for all {c} classes or "
+                f"no classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+        if label_smoothing > 1.0:
+            raise RuntimeError(
+                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+            )
+        logp = log_softmax(input, cdim)
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + _per_class(label_smoothing, c)
         prod = logp * target
@@ -3469,10 +3501,12 @@ def cross_entropy(
                 return loss.sum() * math.nan
             return loss.sum() / (input.numel() // c)
         return _reduce(loss, reduction)
-    cdim = _class_targets("cross_entropy", input, target)
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    target, cdim = _class_targets("cross_entropy", input, target, weight)
     logp = log_softmax(input, cdim)
     loss = _nll(logp, target, weight, ignore_index, reduction, cdim)
-    if label_smoothing == 0:
+    if label_smoothing <= 0:
         return loss
     # PyTorch's: (1 - s) * nll_loss + s / C * the loss against uniform targets (its "mean"
     # divided by the weights of the targets that count, as nll_loss's)
@@ -3632,24 +3666,30 @@ def multilabel_margin_loss(
     >>> clgrad.nn.functional.multilabel_margin_loss(x, clgrad.tensor([[3, 0, -1, 1]]))
     tensor(0.8500)
     """
-    x, t, batched = _margin_input("multilabel_margin_loss", input, target)
-    if tuple(t.shape) != tuple(x.shape):
+    # ATen's multilabel_margin_loss_shape_check, then the range of every target entry (those
+    # past the first -1 too)
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
         raise RuntimeError(
-            f"multilabel_margin_loss: inconsistent target size {list(target.shape)} for input "
-            f"of size {list(input.shape)}"
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
+    x, t, batched = _margin_input("multilabel_margin_loss", input, target)
+    if tuple(t.shape) != tuple(x.shape) or (not batched and target.ndim > 1):
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
     # the listed classes are a host-side mask: targets carry no gradient, and the -1 cut-off
     # is a prefix scan
     tn = t.detach().cpu().numpy()
     c = x.shape[1]
+    if tn.size and (tn.min() < -1 or tn.max() >= c):
+        raise RuntimeError("argument #2 'target' is out of range")
     # a class listed twice counts twice, as ATen's loop over the listed entries
     listed = np.zeros(tn.shape, dtype=np.int64)
     for i, row in enumerate(tn):
         for j in row:
             if j < 0:
                 break
-            if j >= c:
-                raise RuntimeError(f"multilabel_margin_loss: target {j} is out of bounds")
             listed[i, j] += 1
     pair = listed[:, :, None] * (listed == 0)[:, None, :]
     pair = _tensor(pair, device=x.device).to(x.dtype)
@@ -3678,14 +3718,35 @@ def multi_margin_loss(
     >>> clgrad.nn.functional.multi_margin_loss(x, clgrad.tensor([3]))
     tensor(0.3250)
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    # ATen's multi_margin_loss_shape_check, then its kernel's range check of the targets
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
     _refuse_grad("multi_margin_loss", "weight", weight)
     x, t, batched = _margin_input("multi_margin_loss", input, target)
     n, c = x.shape
-    if t.numel() != n:
-        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
     t = t.reshape(n)
+    if n:
+
+        def fail():
+            raise RuntimeError("target out of range")
+
+        device_check(lambda: ((t < 0) | (t >= c)).any(), fail, (t,), ("multi_margin target", c))
     hot = t.unsqueeze(1) == _arange(c, device=x.device)
     xy = _E.where(hot, x, 0.0).sum(1, keepdim=True)
     h = (margin - xy + x).relu()  # no gradient at exactly 0, as torch's kernel (z > 0)
@@ -3695,7 +3756,7 @@ def multi_margin_loss(
         h = h * weight[t].unsqueeze(1)
     loss = _E.where(hot, 0.0, h).sum(1) / c
     loss = loss if batched else loss.squeeze(0)
-    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+    return _reduce(loss, reduction)
 
 
 @autocast_op
