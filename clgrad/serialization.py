@@ -67,6 +67,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.lib import format as npformat
 
+from . import _torch_zip
 from . import dtypes as D
 from .device import Device, resolve
 from .tensor import Size, Tensor
@@ -332,7 +333,9 @@ def load(
     chooses, so only for files you trust. ``mmap`` and ``pickle_load_args`` are accepted and
     unused.
 
-    A file that is not a clgrad checkpoint, or a damaged one, raises ``CheckpointError`` (a
+    Files written by PyTorch's ``torch.save`` (its zip format, PyTorch 1.6 and later) load too,
+    with the same ``map_location`` and ``weights_only`` rules: pretrained weights need no
+    PyTorch installed. A file that is neither, or a damaged one, raises ``CheckpointError`` (a
     ``RuntimeError``) saying what the file is; so does an array that declares more data than
     its file holds, inflates more than ``MAX_INFLATE_RATIO`` times, or exceeds free memory.
 
@@ -376,13 +379,13 @@ def _load(fh, map_location, where, unpickling=(pickle, True)):
         ) from None
     with zf:
         names = set(zf.namelist())
+        if "__structure__.npy" not in names and _torch_zip.is_torch_archive(names):
+            return _torch_zip.load(zf, where, map_location, unpickling)
         if "__structure__.npy" not in names:
             shown = ", ".join(sorted(names)[:8]) + (", ..." if len(names) > 8 else "")
-            torch = any(n.endswith("data.pkl") for n in names)
-            hint = " (it looks like a PyTorch checkpoint: load it with torch.load)" if torch else ""
             raise CheckpointError(
                 f"clgrad.load: {where} is not a clgrad file: a zip archive without the "
-                f"__structure__ entry clgrad writes{hint}; its members: {shown or 'none'}"
+                f"__structure__ entry clgrad writes; its members: {shown or 'none'}"
             )
         reader = _Members(zf, where)
         structure = reader.array("__structure__", text=True)

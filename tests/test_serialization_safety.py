@@ -173,10 +173,14 @@ def test_npy_and_foreign_zip_files_are_described(tmp_path):
     np.save(tmp_path / "a.npy", np.zeros(3))
     with pytest.raises(CheckpointError, match=r"NumPy array \(\.npy\)"):
         clgrad.load(tmp_path / "a.npy")
+    # PyTorch's own format loads (tests/test_torch_checkpoints.py): an empty dict here
     with zipfile.ZipFile(tmp_path / "torch.pt", "w") as zf:
         zf.writestr("archive/data.pkl", b"\x80\x02}q\x00.")
-    with pytest.raises(CheckpointError, match="not a clgrad file.*PyTorch"):
-        clgrad.load(tmp_path / "torch.pt")
+    assert clgrad.load(tmp_path / "torch.pt") == {}
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as zf:
+        zf.writestr("readme.txt", b"hello")
+    with pytest.raises(CheckpointError, match="not a clgrad file.*readme.txt"):
+        clgrad.load(tmp_path / "other.zip")
 
 
 # ---- loading: sizes are checked before allocating -----------------------------------------------
