@@ -481,8 +481,12 @@ class Rprop(_Simple):
             state["step_size"] = full_like(g, group["lr"]).detach()
         count_step(state)
         prev, step_size = state["prev"], state["step_size"]
-        agreement = (g * prev).sign()
-        factor = where(agreement > 0, eta_plus, where(agreement < 0, eta_minus, 1.0))
+        # the factors in the parameter's dtype (a float32 where() of the etas rounded a
+        # float64 step size: float32(1.2) = 1.2000000477), filled as PyTorch's
+        factor = (g * prev).sign()
+        factor.masked_fill_(factor > 0, eta_plus)
+        factor.masked_fill_(factor < 0, eta_minus)
+        factor.masked_fill_(factor == 0, 1.0)
         step_size.mul_(factor).clamp_(smallest, largest)
         # where the sign flipped the element rests; its gradient is remembered as 0
         g = where(factor == eta_minus, 0.0, g)
