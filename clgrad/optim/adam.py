@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import capture
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import maximum
+from ..tensor import Tensor
 from .optimizer import (
     FusedUpdates,
     Optimizer,
@@ -26,6 +27,7 @@ from .optimizer import (
     implementation_options,
     init_state,
     recount_step,
+    scalar_value,
 )
 
 if TYPE_CHECKING:
@@ -68,12 +70,17 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
         check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        betas = _checked_betas(betas, foreach, capturable)
         super().__init__(
             params,
             dict(
                 lr=lr,
-                betas=tuple(betas),
+                betas=betas,
                 eps=eps,
                 weight_decay=weight_decay,
                 amsgrad=amsgrad,
@@ -96,7 +103,8 @@ class Adam(Optimizer):
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                lr, eps = scalar_value(group["lr"]), group["eps"]
+                beta1, beta2 = map(scalar_value, group["betas"])
                 wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
                 decoupled = group.get("decoupled_weight_decay", self._decoupled)
                 fused = fused_enabled(group)
@@ -141,6 +149,24 @@ class Adam(Optimizer):
                     p.sub_(exp_avg / denom * (lr / bias1))
                 updates.launch()
         return loss
+
+
+def _checked_betas(betas, foreach, capturable) -> tuple:
+    """``betas`` as PyTorch's Adam takes them: two floats or two 1-element Tensors (kept as
+    0-d tensors, read at each step), with its ValueErrors."""
+    floats = all(isinstance(b, float) for b in betas)
+    if not floats and not all(isinstance(b, Tensor) for b in betas):
+        raise ValueError("betas must be either both floats or both Tensors")
+    if floats:
+        return tuple(betas)
+    for i, beta in enumerate(betas):
+        if foreach and not capturable:
+            raise ValueError(
+                f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+            )
+        if beta.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(b.squeeze() if b.ndim else b for b in betas)
 
 
 def _fused_scalars(lr, beta1, beta2, eps, wd, step) -> tuple:

@@ -19,6 +19,7 @@ from ..autograd.grad_mode import no_grad
 from ..dtypes import finfo
 from ..ops.creation import full_like, zeros_like
 from ..ops.elementwise import maximum, where
+from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     check_hyperparameters,
@@ -27,6 +28,7 @@ from .optimizer import (
     implementation_options,
     init_state,
     scalar_state,
+    scalar_value,
 )
 
 if TYPE_CHECKING:
@@ -96,7 +98,12 @@ class Adadelta(_Simple):
         )
 
     def _update(self, p, g, state, group):
-        lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+        lr, rho, eps, wd = (
+            scalar_value(group["lr"]),
+            group["rho"],
+            group["eps"],
+            group["weight_decay"],
+        )
         init_state(state, p, ["square_avg", "acc_delta"])
         count_step(state)
         g = decayed_grad(p, g, wd)
@@ -173,7 +180,7 @@ class Adagrad(_Simple):
             self._init_state(state, p, group)
         step = count_step(state)
         g = decayed_grad(p, g, group["weight_decay"])
-        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        clr = scalar_value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
         state["sum"].add_(g * g)
         p.sub_(g / (state["sum"].sqrt() + group["eps"]) * clr)
 
@@ -223,7 +230,7 @@ class Adamax(_Simple):
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(g, 1 - beta1)
         exp_inf.copy_(maximum(exp_inf * beta2, g.abs() + eps))
-        clr = group["lr"] / (1 - beta1**step)
+        clr = scalar_value(group["lr"]) / (1 - beta1**step)
         p.sub_(exp_avg / exp_inf * clr)
 
 
@@ -280,7 +287,7 @@ class NAdam(_Simple):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), eps, wd = (
-            group["lr"],
+            scalar_value(group["lr"]),
             group["betas"],
             group["eps"],
             group["weight_decay"],
@@ -346,7 +353,7 @@ class RAdam(_Simple):
 
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), eps, wd = (
-            group["lr"],
+            scalar_value(group["lr"]),
             group["betas"],
             group["eps"],
             group["weight_decay"],
@@ -416,7 +423,8 @@ class ASGD(_Simple):
         )
 
     def _update(self, p, g, state, group):
-        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
+        lr = scalar_value(group["lr"])
         init_state(state, p, ["ax"], device=p.device, eta=lr, mu=1.0)
         step = count_step(state)
         g = decayed_grad(p, g, group["weight_decay"])
@@ -478,7 +486,7 @@ class Rprop(_Simple):
         (eta_minus, eta_plus), (smallest, largest) = group["etas"], group["step_sizes"]
         if not state:
             init_state(state, p, ["prev"])
-            state["step_size"] = full_like(g, group["lr"]).detach()
+            state["step_size"] = full_like(g, scalar_value(group["lr"])).detach()
         count_step(state)
         prev, step_size = state["prev"], state["step_size"]
         # the factors in the parameter's dtype (a float32 where() of the etas rounded a
@@ -527,6 +535,8 @@ class Adafactor(_Simple):
         foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
@@ -546,7 +556,7 @@ class Adafactor(_Simple):
         )
 
     def _update(self, p, g, state, group):
-        lr, d, wd = group["lr"], group["d"], group["weight_decay"]
+        lr, d, wd = scalar_value(group["lr"]), group["d"], group["weight_decay"]
         eps1, eps2 = group["eps"]
         if eps1 is None:
             eps1 = finfo(p.dtype).eps

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros
 from ..ops.movement import cat
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_hyperparameters, scalar_value
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -152,8 +152,7 @@ class LBFGS(Optimizer):
         history_size: int = 100,
         line_search_fn: str | None = None,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_hyperparameters(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         super().__init__(
@@ -221,7 +220,7 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:  # (a group added after construction)
             raise AssertionError("LBFGS doesn't support per-parameter options (parameter groups)")
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = scalar_value(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 

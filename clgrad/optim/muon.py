@@ -16,7 +16,8 @@ from ..autograd.grad_mode import no_grad
 from ..ops.creation import zeros_like
 from ..ops.elementwise import where
 from ..ops.linalg import addmm
-from .optimizer import Optimizer
+from ..tensor import Tensor
+from .optimizer import Optimizer, scalar_value
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -108,7 +109,7 @@ class Muon(Optimizer):
         ns_steps: int = NS_STEPS,
         adjust_lr_fn: str | None = None,
     ) -> None:
-        if hasattr(lr, "numel") and lr.numel() != 1:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
@@ -143,7 +144,7 @@ class Muon(Optimizer):
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, momentum = float(group["lr"]), group["momentum"]
+                lr, momentum = scalar_value(group["lr"]), group["momentum"]
                 for p in self._params_with_grad(group):
                     g = p._grad
                     if g.ndim != 2:

@@ -210,8 +210,37 @@ def check_hyperparameters(**values: Any) -> None:
             for i, beta in enumerate(value):
                 if not 0.0 <= beta < 1.0:
                     raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        elif value is not required and value < 0.0:
-            raise ValueError(f"Invalid {_INVALID.get(name, name + ' value')}: {value}")
+        elif value is not required:
+            # a Tensor lr (which a scheduler can update in place) is one number
+            if isinstance(value, Tensor) and value.numel() != 1:
+                raise ValueError(f"Tensor {name} must be 1-element")
+            if value < 0.0:
+                raise ValueError(f"Invalid {_INVALID.get(name, name + ' value')}: {value}")
+
+
+#: Why a step captured by ``clgrad.compile`` with a Tensor hyperparameter runs eagerly: the
+#: capture guards on the tensor's identity, not its value, which a scheduler changes in place.
+TENSOR_HYPERPARAMETER_NOT_REPLAYED = (
+    "an optimizer hyperparameter is a Tensor (its value, which a replay would not read again, "
+    "can change in place)"
+)
+
+
+def scalar_value(value: Any) -> Any:
+    """A hyperparameter as a Python number: a 1-element Tensor (PyTorch's Tensor ``lr`` or
+    ``betas``, which a scheduler updates with ``fill_``) is read at each step, so the update
+    runs on the parameter's device whichever device holds it. Other values are returned as
+    they are.
+
+    >>> from clgrad.optim.optimizer import scalar_value
+    >>> scalar_value(clgrad.tensor(0.5)), scalar_value(0.1)
+    (0.5, 0.1)
+    """
+    if not isinstance(value, Tensor):
+        return value
+    if capture.active is not None:
+        capture.active.fail(TENSOR_HYPERPARAMETER_NOT_REPLAYED)
+    return value.item()
 
 
 def fused_flags(**on: bool) -> frozenset:

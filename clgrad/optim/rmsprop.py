@@ -20,6 +20,7 @@ from .optimizer import (
     implementation_options,
     init_state,
     recount_step,
+    scalar_value,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class RMSprop(Optimizer):
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+                lr, alpha, eps = scalar_value(group["lr"]), group["alpha"], group["eps"]
                 wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
                 fused = fused_enabled(group)
                 flags = fused_flags(

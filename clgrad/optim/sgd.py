@@ -17,6 +17,7 @@ from .optimizer import (
     fused_enabled,
     fused_flags,
     implementation_options,
+    scalar_value,
 )
 
 if TYPE_CHECKING:
@@ -82,7 +83,8 @@ class SGD(Optimizer):
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                lr, momentum = scalar_value(group["lr"]), group["momentum"]
+                dampening = group["dampening"]
                 wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
                 fused = fused_enabled(group)
                 flags = fused_flags(
