@@ -155,6 +155,94 @@ def test_tensor_lr_on_the_host_drives_parameters_on_any_device(device, name, ext
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
+# ---- parameter groups ---------------------------------------------------------------------
+
+
+def test_param_groups_with_and_without_names_are_refused_as_torch():
+    def make(lib):
+        a, b = _params(lib, shapes=((2,), (3,)))
+        opt = lib.optim.SGD([("a", a)], lr=0.1)
+        opt.add_param_group({"params": [b]})
+
+    t, c = _both(make)
+    assert t[0] == "ValueError" and "with/without names" in t[1]
+    assert c == t
+
+
+def test_lbfgs_refuses_mixed_named_groups_first_as_torch():
+    # torch's Optimizer checks the groups' names before LBFGS checks their number
+    def make(lib):
+        a, b = _params(lib, shapes=((2,), (3,)))
+        lib.optim.LBFGS([{"params": [("a", a)]}, {"params": [b]}])
+
+    t, c = _both(make)
+    assert c == t
+
+
+def test_param_group_dicts_become_the_groups_as_torch():
+    # torch fills the dicts given in place and keeps them: a program that changes one later
+    # changes the optimizer's group (clgrad kept copies)
+    found = {}
+    for lib in (torch, clgrad):
+        a, b = _params(lib, shapes=((2,), (3,)))
+        first = {"params": [a], "lr": 0.5}
+        opt = lib.optim.SGD([first], lr=0.1)
+        second = {"params": b}
+        opt.add_param_group(second)
+        first["lr"] = 0.25
+        found[lib.__name__] = (
+            opt.param_groups[0] is first,
+            opt.param_groups[1] is second,
+            opt.param_groups[0]["lr"],
+            second["momentum"],
+            type(second["params"]).__name__,
+        )
+    assert found["clgrad"] == found["torch"] == (True, True, 0.25, 0, "list")
+
+
+def test_a_non_leaf_that_retains_its_grad_can_be_optimized_as_torch():
+    def make(lib):
+        w = lib.ones(2, requires_grad=True) * 2
+        w.retain_grad()
+        (w * w).sum().backward()
+        lib.optim.SGD([w], lr=0.1).step()
+        return w.detach().tolist()
+
+    t, c = _both(make)
+    assert t[0] == "ok"
+    assert c == t
+
+
+def _step_hook_log(lib):
+    import importlib
+
+    module = importlib.import_module(lib.__name__ + ".optim.optimizer")
+    log = []
+    (p,) = _params(lib, shapes=((2,),))
+    opt = lib.optim.SGD([p], lr=0.1)
+    opt.register_step_pre_hook(lambda o, a, k: log.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: log.append("post"))
+    handles = [
+        module.register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre")),
+        module.register_optimizer_step_post_hook(lambda o, a, k: log.append("global post")),
+    ]
+    try:
+        opt.step()
+    finally:
+        for h in handles:
+            h.remove()
+    opt.step()
+    return log
+
+
+def test_global_step_hooks_run_around_every_optimizer_as_torch():
+    # torch.optim.optimizer.register_optimizer_step_pre_hook / _post_hook: global pre-hooks
+    # before the optimizer's own, global post-hooks after; clgrad had none
+    expected = ["global pre", "pre", "post", "global post", "pre", "post"]
+    assert _step_hook_log(torch) == expected
+    assert _step_hook_log(clgrad) == expected
+
+
 # ---- float64 state ------------------------------------------------------------------------
 
 

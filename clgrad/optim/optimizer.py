@@ -371,17 +371,52 @@ def decayed_grad(
     return g + p * weight_decay
 
 
+# The step hooks of every optimizer (``register_optimizer_step_pre_hook``): the pre-hooks run
+# before each optimizer's own, the post-hooks after, as PyTorch's.
+_global_optimizer_pre_hooks: dict[int, Callable[..., Any]] = {}
+_global_optimizer_post_hooks: dict[int, Callable[..., Any]] = {}
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(optimizer, args, kwargs)`` to run before the ``step`` of every optimizer
+    (before the optimizer's own pre-hooks); a non-None result is ``(new_args, new_kwargs)``, as
+    ``torch.optim.optimizer.register_optimizer_step_pre_hook``.
+
+    >>> from clgrad.optim.optimizer import register_optimizer_step_pre_hook
+    >>> opt = clgrad.optim.SGD([clgrad.nn.Parameter(clgrad.ones(1))], lr=0.1)
+    >>> handle = register_optimizer_step_pre_hook(lambda o, args, kwargs: print(type(o).__name__))
+    >>> opt.step()
+    SGD
+    >>> handle.remove()
+    """
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(optimizer, args, kwargs)`` to run after the ``step`` of every optimizer
+    (after the optimizer's own post-hooks), as
+    ``torch.optim.optimizer.register_optimizer_step_post_hook``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
 def _with_step_hooks(step):
-    """An optimizer's ``step`` between its step pre-hooks and post-hooks."""
+    """An optimizer's ``step`` between the step pre-hooks and post-hooks (the global ones
+    first among the pre-hooks and last among the post-hooks)."""
 
     @functools.wraps(step)
     def hooked(self, *args, **kwargs):
-        pre = self.__dict__.get("_optimizer_step_pre_hooks")
-        post = self.__dict__.get("_optimizer_step_post_hooks")
+        pre = [*_global_optimizer_pre_hooks.values()]
+        pre += self.__dict__.get("_optimizer_step_pre_hooks", {}).values()
+        post = [*self.__dict__.get("_optimizer_step_post_hooks", {}).values()]
+        post += _global_optimizer_post_hooks.values()
         if not pre and not post:
             return step(self, *args, **kwargs)
         args = (self, *args)
-        for hook in list((pre or {}).values()):
+        for hook in pre:
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -391,7 +426,7 @@ def _with_step_hooks(step):
                     )
                 args, kwargs = result
         out = step(*args, **kwargs)
-        for hook in list((post or {}).values()):
+        for hook in post:
             hook(self, args, kwargs)
         return out
 
@@ -447,7 +482,9 @@ class Optimizer:
         """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
-        group = dict(param_group)
+        # the dict given becomes the group, filled in place, as PyTorch's: a program that keeps
+        # it (or the list of dicts it built the optimizer from) sees and changes the group
+        group = param_group
         params = group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -474,7 +511,7 @@ class Optimizer:
                     f"optimizer can only optimize Tensors, but one of the params is "
                     f"{type(p).__name__}"
                 )
-            if not p.is_leaf:
+            if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in group:
@@ -490,6 +527,13 @@ class Optimizer:
                 "more information",
                 stacklevel=3,
             )
+        for g in self.param_groups:
+            if ("param_names" in group) != ("param_names" in g):
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. cannot add param "
+                    f"group {'with' if 'param_names' in group else 'without'} names to the "
+                    "optimizer"
+                )
         ids = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in ids for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
