@@ -3,6 +3,8 @@ here: the repository's tests don't import torch.testing._internal): Tensor hyper
 parameter-group rules, global step hooks, float64 state, and the lr schedulers' Tensor lrs,
 warnings and messages. Each case runs both libraries and compares what they do."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import supports
@@ -266,3 +268,180 @@ def test_rprop_keeps_float64_step_sizes_exact(device, etas):
             state["step_size"].numpy(),
             rtol=1e-13,
         )
+
+
+# ---- lr schedulers ------------------------------------------------------------------------
+
+
+def _sched_opt(lib, tensor_lr=False, optimizer="SGD"):
+    a, b = _params(lib, shapes=((2, 2), (3,)))
+    lrs = (lib.tensor(0.1), lib.tensor(0.01)) if tensor_lr else (0.1, 0.01)
+    kw = {"momentum": 0.9} if optimizer == "SGD" else {}
+    groups = [{"params": [a], "lr": lrs[0]}, {"params": [b], "lr": lrs[1]}]
+    return getattr(lib.optim, optimizer)(groups, **kw)
+
+
+TENSOR_LR_SCHEDULES = {
+    "StepLR": lambda L, o: L.StepLR(o, step_size=3, gamma=0.5),
+    "CosineAnnealingLR": lambda L, o: L.CosineAnnealingLR(o, T_max=6, eta_min=0.001),
+    "OneCycleLR": lambda L, o: L.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=12),
+    "CyclicLR": lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3),
+    "ReduceLROnPlateau": lambda L, o: L.ReduceLROnPlateau(o, patience=0, factor=0.5),
+    "SequentialLR": lambda L, o: L.SequentialLR(
+        o, [L.LinearLR(o, 0.1, total_iters=3), L.ExponentialLR(o, 0.9)], milestones=[3]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_LR_SCHEDULES))
+def test_schedulers_fill_a_tensor_lr_in_place_as_torch(name):
+    # torch fills a group's Tensor lr (the optimizer keeps the same tensor) and get_last_lr()
+    # gives copies of the Tensor type; clgrad replaced OneCycleLR's and CyclicLR's lrs with
+    # floats and kept get_last_lr() as floats
+    found = {}
+    for lib in (torch, clgrad):
+        opt = _sched_opt(lib, tensor_lr=True)
+        lr_objects = [g["lr"] for g in opt.param_groups]
+        sched = TENSOR_LR_SCHEDULES[name](lib.optim.lr_scheduler, opt)
+        lrs = []
+        for _ in range(10):
+            opt.step()
+            sched.step(1.0) if name == "ReduceLROnPlateau" else sched.step()
+            last = sched.get_last_lr()
+            lrs.append([float(v) for v in last])
+        found[lib.__name__] = (
+            lrs,
+            [type(v).__name__ for v in last],
+            [g["lr"] is t for g, t in zip(opt.param_groups, lr_objects)],
+            [v is g["lr"] for v, g in zip(last, opt.param_groups)],
+        )
+    t, c = found["torch"], found["clgrad"]
+    np.testing.assert_allclose(c[0], t[0], rtol=1e-6)
+    assert c[1:] == t[1:]
+
+
+def _warnings_of(lib, run):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _outcome(lambda: run(lib.optim.lr_scheduler, _sched_opt(lib)))
+    return result, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+def _step_before_optimizer(L, opt):
+    sched = L.StepLR(opt, 2)
+    sched.step()
+
+
+def _get_lr_outside_step(L, opt):
+    sched = L.ExponentialLR(opt, 0.5)
+    opt.step()
+    sched.step()
+    return sched.get_lr()
+
+
+def _step_with_epoch(L, opt):
+    sched = L.StepLR(opt, 2)
+    opt.step()
+    sched.step(5)
+    return sched.get_last_lr()
+
+
+def _optimizer_step_replaced(L, opt):
+    sched = L.StepLR(opt, 2)
+    opt.step = lambda closure=None: None
+    opt.step()
+    sched.step()
+
+
+def _swalr_get_lr_outside_step(L, opt):
+    sched = (torch if L is torch.optim.lr_scheduler else clgrad).optim.swa_utils.SWALR(opt, 0.05)
+    return sched.get_lr()
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        _step_before_optimizer,
+        _get_lr_outside_step,
+        _step_with_epoch,
+        _optimizer_step_replaced,
+        _swalr_get_lr_outside_step,
+    ],
+)
+def test_scheduler_warnings_match_torch(run):
+    # torch warns when the scheduler steps before the optimizer (it wraps optimizer.step to
+    # know), when get_lr() is called outside step(), and with its deprecation text for
+    # step(epoch); clgrad gave no warning for the first two and its own text for the third
+    assert _warnings_of(clgrad, run) == _warnings_of(torch, run)
+
+
+def _lengths(L, opt, what):
+    lib = torch if L is torch.optim.lr_scheduler else clgrad
+    make = {
+        "CyclicLR": lambda: L.CyclicLR(opt, [0.01], 0.1),
+        "OneCycleLR": lambda: L.OneCycleLR(opt, max_lr=[1.0], total_steps=10),
+        "ReduceLROnPlateau": lambda: L.ReduceLROnPlateau(opt, min_lr=[0.1]),
+        "SWALR": lambda: lib.optim.swa_utils.SWALR(opt, swa_lr=[0.1]),
+        "SWALR strategy": lambda: lib.optim.swa_utils.SWALR(opt, 0.1, anneal_strategy="x"),
+        "resume": lambda: L.StepLR(opt, 2, last_epoch=3),
+        "Sequential other": lambda: L.SequentialLR(
+            opt, [L.StepLR(opt, 2), L.StepLR(_sched_opt(lib), 2)], milestones=[1]
+        ),
+        "Sequential non-scheduler": lambda: L.SequentialLR(opt, [L.StepLR(opt, 2), 5], [1]),
+        "Chained other": lambda: L.ChainedScheduler(
+            [L.StepLR(opt, 2), L.StepLR(_sched_opt(lib), 3)]
+        ),
+        "Chained non-scheduler": lambda: L.ChainedScheduler([L.StepLR(opt, 2), "x"]),
+    }
+    make[what]()
+
+
+@pytest.mark.parametrize(
+    "what",
+    [
+        "CyclicLR",
+        "OneCycleLR",
+        "ReduceLROnPlateau",
+        "SWALR",
+        "SWALR strategy",
+        "resume",
+        "Sequential other",
+        "Sequential non-scheduler",
+        "Chained other",
+        "Chained non-scheduler",
+    ],
+)
+def test_scheduler_argument_errors_match_torch(what):
+    # torch's classes and messages ("max_lr must have the same length as
+    # optimizer.param_groups. ...", the KeyError of a resume without initial_lr, a
+    # SequentialLR of a non-scheduler is TypeError, ...)
+    t = _warnings_of(torch, lambda L, o: _lengths(L, o, what))[0]
+    c = _warnings_of(clgrad, lambda L, o: _lengths(L, o, what))[0]
+    assert t[0] != "ok"
+    if what.endswith(" other"):  # the message shows each library's optimizer repr
+        assert c[0] == t[0] and c[1].split(" has ")[0] == t[1].split(" has ")[0]
+        return
+    assert c == t
+
+
+def test_nested_sequential_lr_undoes_its_inner_schedulers_as_torch():
+    # torch takes back the construction step of each scheduler inside a nested SequentialLR;
+    # clgrad stepped the inner SequentialLR's own count back and started at 2x the lr
+    found = {}
+    for lib in (torch, clgrad):
+        L = lib.optim.lr_scheduler
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inner = L.SequentialLR(
+                opt, [L.ConstantLR(opt, 0.5, 2), L.ExponentialLR(opt, 0.9)], milestones=[2]
+            )
+            sched = L.SequentialLR(opt, [inner, L.StepLR(opt, 2, 0.5)], milestones=[4])
+            lrs = []
+            for _ in range(8):
+                opt.step()
+                sched.step()
+                lrs.append(opt.param_groups[0]["lr"])
+        found[lib.__name__] = lrs, [s.last_epoch for s in inner._schedulers]
+    np.testing.assert_allclose(found["clgrad"][0], found["torch"][0], rtol=1e-12)
+    assert found["clgrad"][1] == found["torch"][1]

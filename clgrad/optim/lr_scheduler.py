@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import types
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = [
@@ -38,13 +41,92 @@ def _check_optimizer(optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being "
+    "deprecated where possible. Please use `scheduler.step()` to step the "
+    "scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. "
+    "Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
 def _warn_epoch():
     # stacklevel 3: the warning names the line that called the scheduler's step(epoch)
-    warnings.warn(
-        "The epoch parameter in `scheduler.step()` is deprecated; call step() without it.",
-        UserWarning,
-        stacklevel=3,
-    )
+    warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=3)
+
+
+def _copy(value):
+    """``value``, or a copy of a Tensor lr: the lists a scheduler keeps (``base_lrs``,
+    ``get_last_lr()``) never alias a group's Tensor lr, which it updates in place."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
+def _group_values(optimizer, key) -> list:
+    """Each group's ``key`` (copied where it is a Tensor)."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value) -> None:
+    """Sets ``group[key]``; a Tensor there (PyTorch's Tensor lr) is filled in place, so the
+    optimizer, and any program holding it, keeps the same tensor, as PyTorch's schedulers do."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(value.squeeze() if isinstance(value, Tensor) else value)
+    else:
+        group[key] = value
+
+
+def _warns_outside_step(get_lr):
+    """A built-in scheduler's ``get_lr``, which warns when called other than by ``step()`` (it
+    computes the next lrs, which a program wanting the current ones reads from
+    ``get_last_lr()``), as PyTorch's."""
+
+    @functools.wraps(get_lr)
+    def checked(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return get_lr(self)
+
+    return checked
+
+
+def _track_optimizer_steps(optimizer) -> None:
+    """Wraps ``optimizer.step`` (once) to record that it ran, so a scheduler's first
+    ``step()`` can warn when it comes before the optimizer's, as PyTorch's does (the
+    optimizer's ``_opt_called``; the wrapper is marked ``_wrapped_by_lr_sched``)."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    owner = weakref.ref(optimizer)  # (the optimizer holds the wrapper: no cycle)
+    step = optimizer.step.__func__
+
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        opt = owner()
+        opt._opt_called = True
+        return step.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
+def _format_param(name, optimizer, value) -> list:
+    """``value`` for each of the optimizer's groups: one value for all, or a list of one each
+    (Tensors copied), with PyTorch's ValueError for a list of another length."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(value)} values, param_groups has {n}."
+            )
+    else:
+        value = [value] * n
+    return [_copy(v) for v in value]
 
 
 class LRScheduler:
@@ -67,16 +149,22 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(
                         f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                        "an optimizer"
+                        "scheduler with last_epoch >= 0.\n"
+                        "This typically happens when:\n"
+                        "1. You're trying to resume training from a checkpoint but haven't "
+                        "properly loaded the optimizer state\n"
+                        "2. You're using last_epoch >= 0 for a fresh training run (not "
+                        "recommended)"
                     )
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _track_optimizer_steps(optimizer)
         self._step_count = 0
         self._initial_step()
 
@@ -123,6 +211,27 @@ class LRScheduler:
         >>> opt.param_groups[0]["lr"]
         0.1
         """
+        if self._step_count == 1:  # the first step() after the constructor's
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate "
+                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                    "before `lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
+                    "PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                    "result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
         if epoch is not None:
             _warn_epoch()
@@ -143,13 +252,15 @@ class LRScheduler:
         self._set_lrs(values)
 
     def _group_lrs(self):
-        """Each group's current lr (the recursive formulas start from these)."""
-        return [group["lr"] for group in self.optimizer.param_groups]
+        """Each group's current lr (the recursive formulas start from these; a Tensor lr
+        copied)."""
+        return _group_values(self.optimizer, "lr")
 
     def _set_lrs(self, values):
-        """Writes ``values`` into the groups' "lr" and records them for ``get_last_lr``."""
+        """Writes ``values`` into the groups' "lr" (a Tensor lr in place) and records them for
+        ``get_last_lr``."""
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = self._group_lrs()
 
     def state_dict(self) -> dict[str, Any]:
@@ -247,6 +358,7 @@ class LambdaLR(_LambdaSchedule):
     [1.0, 0.5, 0.3333333333333333]
     """
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """``base_lr * lr_lambda(last_epoch)`` for each group."""
         return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
@@ -273,6 +385,7 @@ class StepLR(LRScheduler):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs, times ``gamma`` when ``last_epoch`` is a positive multiple of
         ``step_size``.
@@ -312,6 +425,7 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs, times ``gamma`` for each time ``last_epoch`` is in ``milestones``."""
         if self.last_epoch not in self.milestones:
@@ -343,6 +457,7 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs times ``gamma`` (unchanged at epoch 0)."""
         if self.last_epoch == 0:
@@ -377,6 +492,7 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The next lrs on the cosine, by PyTorch's recursive formula from the current ones."""
         groups = self.optimizer.param_groups
@@ -433,6 +549,7 @@ class ConstantLR(LRScheduler):
         self.factor, self.total_iters = factor, total_iters
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The lrs times ``factor`` at epoch 0, divided back at ``total_iters``, else as they
         are."""
@@ -482,6 +599,7 @@ class LinearLR(LRScheduler):
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The next lrs on the line, from the current ones."""
         groups = self.optimizer.param_groups
@@ -499,6 +617,39 @@ class LinearLR(LRScheduler):
             base * (self.start_factor + (self.end_factor - self.start_factor) * done)
             for base in self.base_lrs
         ]
+
+
+def _check_schedulers(owner, schedulers, optimizer) -> None:
+    """PyTorch's checks of the schedulers a SequentialLR or ChainedScheduler (``owner``) runs:
+    each is a scheduler (TypeError), not ReduceLROnPlateau (whose step takes a metric), and
+    drives ``optimizer`` (ValueError)."""
+    kind = type(owner).__name__
+    for i, sched in enumerate(schedulers):
+        if not hasattr(sched, "optimizer"):
+            raise TypeError(f"{kind} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(sched, ReduceLROnPlateau):
+            raise ValueError(
+                f"{kind} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{i} in the given schedulers sequence."
+            )
+        if sched.optimizer is not optimizer:
+            raise ValueError(
+                f"{kind} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(sched).__name__} at index {i} has {sched.optimizer}, which is "
+                f"different from {type(optimizer).__name__}."
+            )
+
+
+def _undo_initial_step(sched) -> None:
+    """Takes back the step ``sched`` took at its construction (each scheduler inside a nested
+    SequentialLR or ChainedScheduler), as PyTorch's SequentialLR does."""
+    inner = getattr(sched, "_schedulers", None)
+    if inner is not None:
+        for s in inner:
+            _undo_initial_step(s)
+    elif hasattr(sched, "last_epoch"):
+        sched.last_epoch -= 1
 
 
 class SequentialLR(LRScheduler):
@@ -527,19 +678,10 @@ class SequentialLR(LRScheduler):
         last_epoch: int = -1,
     ) -> None:
         if len(schedulers) < 1:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
-        for i, sched in enumerate(schedulers):
-            if isinstance(sched, ReduceLROnPlateau):
-                raise ValueError(
-                    "SequentialLR does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at index "
-                    f"{i} in the given schedulers sequence."
-                )
-            if getattr(sched, "optimizer", None) is not optimizer:
-                raise ValueError(
-                    "SequentialLR expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(sched).__name__} at index {i} with another optimizer."
-                )
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
+        _check_schedulers(self, schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than "
@@ -551,9 +693,9 @@ class SequentialLR(LRScheduler):
         self.optimizer = optimizer
         # each scheduler stepped once at construction: undo that, start the first one afresh
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         for sched in self._schedulers:
-            sched.last_epoch -= 1
+            _undo_initial_step(sched)
         first = self._schedulers[bisect.bisect_right(self._milestones, 0)]
         first._initial_step()
         self._last_lr = first.get_last_lr()
@@ -616,6 +758,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The lrs at ``T_cur`` epochs into the current period of ``T_i``."""
         cos = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -652,16 +795,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         self._set_lrs(values)
-
-
-def _per_group(name, optimizer, value):
-    if isinstance(value, (list, tuple)):
-        if len(value) != len(optimizer.param_groups):
-            raise ValueError(
-                f"expected {len(optimizer.param_groups)} values for {name}, got {len(value)}"
-            )
-        return list(value)
-    return [value] * len(optimizer.param_groups)
 
 
 _PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
@@ -741,7 +874,7 @@ class OneCycleLR(LRScheduler):
             )
         self._anneal_func_type = anneal_strategy
         if last_epoch == -1:
-            for m, group in zip(_per_group("max_lr", optimizer, max_lr), optimizer.param_groups):
+            for m, group in zip(_format_param("max_lr", optimizer, max_lr), optimizer.param_groups):
                 group["initial_lr"] = m / div_factor
                 group["max_lr"] = m
                 group["min_lr"] = group["initial_lr"] / final_div_factor
@@ -754,8 +887,8 @@ class OneCycleLR(LRScheduler):
             self.use_beta1 = "betas" in optimizer.defaults
             if last_epoch == -1:
                 for hi, lo, group in zip(
-                    _per_group("max_momentum", optimizer, max_momentum),
-                    _per_group("base_momentum", optimizer, base_momentum),
+                    _format_param("max_momentum", optimizer, max_momentum),
+                    _format_param("base_momentum", optimizer, base_momentum),
                     optimizer.param_groups,
                 ):
                     if self.use_beta1:
@@ -770,6 +903,7 @@ class OneCycleLR(LRScheduler):
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The lrs at step ``last_epoch`` of the cycle (and, with ``cycle_momentum``, sets each
         group's momentum or beta1 to match)."""
@@ -835,7 +969,11 @@ class ReduceLROnPlateau(LRScheduler):
         self.factor, self.optimizer = factor, optimizer
         if isinstance(min_lr, (list, tuple)):
             self.default_min_lr = None
-            self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.min_lrs = list(min_lr)
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
@@ -888,7 +1026,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_group_value(group, "lr", new_lr)
 
     @property
     def in_cooldown(self) -> bool:
@@ -931,6 +1069,7 @@ class MultiplicativeLR(_LambdaSchedule):
     [0.25]
     """
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs times ``lr_lambda(last_epoch)`` (unchanged at the constructor's step;
         a SequentialLR's restart at epoch 0 applies the factor, as torch's)."""
@@ -960,6 +1099,7 @@ class PolynomialLR(LRScheduler):
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs times this epoch's decay over the last one's."""
         if self.last_epoch == 0 or self.last_epoch > self.total_iters:
@@ -1001,18 +1141,7 @@ class ChainedScheduler(LRScheduler):
                 "scheduler."
             )
         optimizer = optimizer or schedulers[0].optimizer
-        for i, sched in enumerate(schedulers):
-            if isinstance(sched, ReduceLROnPlateau):
-                raise ValueError(
-                    "ChainedScheduler does not support `ReduceLROnPlateau` scheduler as it "
-                    "requires additional kwargs to be specified when calling `step`, but got one "
-                    f"at index {i} in the given schedulers sequence."
-                )
-            if getattr(sched, "optimizer", None) is not optimizer:
-                raise ValueError(
-                    "ChainedScheduler expects all schedulers to belong to the same optimizer, but "
-                    f"got scheduler {type(sched).__name__} at index {i} with another optimizer."
-                )
+        _check_schedulers(self, schedulers, optimizer)
         self._schedulers = list(schedulers)
         self.optimizer = optimizer
         self._last_lr = self._group_lrs()
@@ -1025,16 +1154,6 @@ class ChainedScheduler(LRScheduler):
 
     state_dict = SequentialLR.state_dict
     load_state_dict = SequentialLR.load_state_dict
-
-
-def _per_group(name, optimizer, value) -> list:
-    """``value`` for each of the optimizer's groups: one value for all, or a list of one each."""
-    n = len(optimizer.param_groups)
-    if isinstance(value, (list, tuple)):
-        if len(value) != n:
-            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
-        return list(value)
-    return [value] * n
 
 
 class CyclicLR(LRScheduler):
@@ -1072,11 +1191,11 @@ class CyclicLR(LRScheduler):
         last_epoch: int = -1,
     ) -> None:
         _check_optimizer(optimizer)
-        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
-        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+                _set_group_value(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
         self.total_size = up + down
@@ -1095,8 +1214,8 @@ class CyclicLR(LRScheduler):
                     "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
                 )
             self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
                 for top, bottom, group in zip(
                     self.max_momentums, self.base_momentums, optimizer.param_groups
@@ -1122,6 +1241,7 @@ class CyclicLR(LRScheduler):
         else:
             group["momentum"] = momentum
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """Each group's lr at this point of its cycle (and its momentum set, the other way)."""
         cycle = math.floor(1 + self.last_epoch / self.total_size)

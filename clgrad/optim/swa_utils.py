@@ -16,7 +16,7 @@ from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
 from ..ops.creation import tensor
 from ..tensor import Tensor
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LRScheduler, _format_param, _warns_outside_step
 from .optimizer import Optimizer
 
 __all__ = [
@@ -206,21 +206,12 @@ class SWALR(LRScheduler):
         anneal_strategy: str = "cos",
         last_epoch: int = -1,
     ) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(swa_lr, (list, tuple)):
-            if len(swa_lr) != n:
-                raise ValueError(
-                    "swa_lr must have the same length as optimizer.param_groups: swa_lr has "
-                    f"{len(swa_lr)}, optimizer.param_groups has {n}"
-                )
-            swa_lrs = list(swa_lr)
-        else:
-            swa_lrs = [swa_lr] * n
+        swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         for lr, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
-                f"anneal_strategy must by one of 'cos' or 'linear', instead got {anneal_strategy}"
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
@@ -232,6 +223,7 @@ class SWALR(LRScheduler):
         """The share of the way to ``swa_lr`` at fraction ``t`` of the annealing."""
         return t if self._anneal_strategy == "linear" else (1 - math.cos(math.pi * t)) / 2
 
+    @_warns_outside_step
     def get_lr(self) -> list[float]:
         """Each group's lr at this step of the annealing (from the lr it started from)."""
         step = self._step_count - 1
