@@ -445,3 +445,41 @@ def test_nested_sequential_lr_undoes_its_inner_schedulers_as_torch():
         found[lib.__name__] = lrs, [s.last_epoch for s in inner._schedulers]
     np.testing.assert_allclose(found["clgrad"][0], found["torch"][0], rtol=1e-12)
     assert found["clgrad"][1] == found["torch"][1]
+
+
+RESUMED_SCHEDULES = {
+    "ExponentialLR": lambda L, o, k: L.ExponentialLR(o, 0.9, last_epoch=k),
+    "CosineAnnealingLR": lambda L, o, k: L.CosineAnnealingLR(o, 10, 0.001, last_epoch=k),
+    "PolynomialLR": lambda L, o, k: L.PolynomialLR(o, 10, 2.0, last_epoch=k),
+    "StepLR": lambda L, o, k: L.StepLR(o, 3, 0.5, last_epoch=k),
+    "LinearLR": lambda L, o, k: L.LinearLR(o, 0.2, 1.0, 6, last_epoch=k),
+    "SequentialLR": lambda L, o, k: L.SequentialLR(
+        o, [L.ConstantLR(o, 0.5, 2), L.ExponentialLR(o, 0.9)], [3], last_epoch=k
+    ),
+}
+
+
+@pytest.mark.parametrize("last_epoch", [0, 4])
+@pytest.mark.parametrize("name", sorted(RESUMED_SCHEDULES))
+def test_resumed_schedulers_keep_the_lrs_they_find_as_torch(name, last_epoch):
+    # a scheduler built with last_epoch (resuming from a checkpoint, the groups holding
+    # initial_lr) leaves the lrs as they are at its constructor's step, as torch 2.13's
+    # (_is_initial); clgrad's ExponentialLR, CosineAnnealingLR and PolynomialLR stepped them
+    # once more (CosineAnnealingLR from its base lrs: 0.195 for torch's 0.1), and a SequentialLR
+    # then held its first lr for two epochs
+    found = {}
+    for lib in (torch, clgrad):
+        opt = _sched_opt(lib)
+        for group in opt.param_groups:
+            group["initial_lr"] = group["lr"] * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched = RESUMED_SCHEDULES[name](lib.optim.lr_scheduler, opt, last_epoch)
+            lrs = [[g["lr"] for g in opt.param_groups]]
+            for _ in range(6):
+                opt.step()
+                sched.step()
+                lrs.append([g["lr"] for g in opt.param_groups])
+        found[lib.__name__] = lrs, sched.last_epoch
+    np.testing.assert_allclose(found["clgrad"][0], found["torch"][0], rtol=1e-12)
+    assert found["clgrad"][1] == found["torch"][1]

@@ -459,8 +459,9 @@ class ExponentialLR(LRScheduler):
 
     @_warns_outside_step
     def get_lr(self) -> list[float]:
-        """The current lrs times ``gamma`` (unchanged at epoch 0)."""
-        if self.last_epoch == 0:
+        """The current lrs times ``gamma`` (unchanged by the constructor's step, which a
+        scheduler resumed at ``last_epoch`` must not take again)."""
+        if self._is_initial:
             return self._group_lrs()
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
@@ -497,7 +498,7 @@ class CosineAnnealingLR(LRScheduler):
         """The next lrs on the cosine, by PyTorch's recursive formula from the current ones."""
         groups = self.optimizer.param_groups
         e, t, lo = self.last_epoch, self.T_max, self.eta_min
-        if e == 0:
+        if self._is_initial:  # (a resumed scheduler keeps the lrs it finds)
             return self._group_lrs()
         if self._step_count == 1 and e > 0:
             return [
@@ -1102,7 +1103,7 @@ class PolynomialLR(LRScheduler):
     @_warns_outside_step
     def get_lr(self) -> list[float]:
         """The current lrs times this epoch's decay over the last one's."""
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._group_lrs()
         factor = (
             (1.0 - self.last_epoch / self.total_iters)
