@@ -26,9 +26,11 @@ from . import (
     hub,
     jit,
     linalg,
+    mps,
     multiprocessing,
     nn,
     optim,
+    overrides,
     profiler,
     quasirandom,
     random,
@@ -39,6 +41,7 @@ from . import (
     torch_version,
     utils,
     version,
+    xpu,
 )
 from .amp import (
     GradScaler,
