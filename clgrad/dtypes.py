@@ -16,10 +16,11 @@ class dtype:
         self.ctype = ctype  # how the element is stored in an OpenCL buffer
         self.compute_ctype = compute_ctype  # how kernels compute with it (half computes in float)
         self.itemsize = self.np.itemsize
-        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.rank = rank  # order used to promote within a category
 
     is_floating_point = property(lambda self: self.category == 2)
+    is_complex = property(lambda self: self.category == 3)
     is_signed = property(lambda self: self.name not in ("bool", "uint8"))
 
     def __repr__(self):
@@ -27,6 +28,29 @@ class dtype:
 
     def __reduce__(self):
         return (_by_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex one's parts (float32 for complex64); any other dtype
+        itself, as ``torch.dtype.to_real``.
+
+        >>> clgrad.complex64.to_real()
+        clgrad.float32
+        """
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype whose parts are this floating dtype (complex64 for float32;
+        float16 and bfloat16 give complex64: clgrad has no complex32), as
+        ``torch.dtype.to_complex``.
+
+        >>> clgrad.float64.to_complex()
+        clgrad.complex128
+        """
+        if self.category == 3:
+            return self
+        if self.category != 2:
+            raise RuntimeError(f"to_complex is only defined for floating types, got {self}")
+        return complex128 if self is float64 else complex64
 
 
 bool_ = dtype("bool", np.bool_, "uchar", "uchar", 0, 0)
@@ -45,13 +69,21 @@ float64 = dtype("float64", np.float64, "double", "double", 2, 3)
 # prelude), so that no template mistakes it for an integer.
 bfloat16 = dtype("bfloat16", np.uint16, "bf16", "float", 2, 1)
 
+# complex numbers: each element a (real, imag) pair of the part dtype, stored interleaved
+# (the OpenCL type names the pair; kernels never see it: complex math runs on the real view)
+complex64 = dtype("complex64", np.complex64, "float2", "float2", 3, 2)
+complex128 = dtype("complex128", np.complex128, "double2", "double2", 3, 3)
+COMPLEX = (complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
+
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 FLOATING = (float16, bfloat16, float32, float64)
 INTEGRAL = (uint8, int8, int16, int32, int64)
 # a NumPy array's dtype names a clgrad dtype; uint16 arrays are bfloat16's bits, not a dtype
-_BY_NP = {d.np: d for d in ALL if d is not bfloat16}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL + COMPLEX if d is not bfloat16}
+_BY_NAME = {d.name: d for d in ALL + COMPLEX}
 _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16)
+_BY_NAME.update(cfloat=complex64, cdouble=complex128)
 
 _default_float = float32
 
@@ -86,6 +118,8 @@ def as_dtype(d) -> dtype:
         return int64
     if d is bool:
         return bool_
+    if d is complex:
+        return complex128
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
     try:
@@ -154,7 +188,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == 3 and lo.category == 2:  # complex64 + float64: complex128
+            return promote_types(hi.to_real(), lo).to_complex()
+        return hi
     if {a, b} == {float16, bfloat16}:  # neither holds the other
         return float32
     if a.category == 1 and {a, b} == {uint8, int8}:
@@ -173,6 +210,8 @@ def scalar_dtype(value) -> dtype:
         return int64
     if isinstance(value, (float, np.floating)):
         return _default_float
+    if isinstance(value, (complex, np.complexfloating)):
+        return _default_float.to_complex()
     raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
 
 
@@ -183,6 +222,10 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.category == 3:
+        return higher
+    if lower.category == 3:  # a complex number with a float tensor keeps its precision
+        return higher.to_complex() if higher.category == 2 else lower
     if higher.category == 2:
         return higher
     if higher is bool_ or lower.category == 2:
@@ -242,6 +285,7 @@ class finfo:
 
     def __init__(self, type=None):
         d = get_default_dtype() if type is None else type
+        d = d.to_real()  # a complex dtype's limits are its parts'
         if not d.is_floating_point:
             raise TypeError(
                 "torch.finfo() requires a floating point input type. Use "

@@ -102,6 +102,22 @@ class _Formatter:
         return text.rjust(self.max_width)
 
 
+class _ComplexFormatter:
+    """torch's pair of formatters for complex elements: the real parts' and the imaginary
+    parts' widths chosen apart, an element printed ``1.0000+2.j``."""
+
+    def __init__(self, values: np.ndarray):
+        self.re = _Formatter(values.real, True)
+        self.im = _Formatter(values.imag, True)
+        self.max_width = self.re.max_width + self.im.max_width + 1  # (the "j")
+
+    def format(self, value) -> str:
+        value = complex(value)
+        imag = (self.im.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.re.format(value.real) + sign + imag
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     """The elements a summary shows: ``edgeitems`` from each end of every dim."""
     e = PRINT_OPTS.edgeitems
@@ -166,7 +182,11 @@ def tensor_repr(t) -> str:
         summarize = arr.size > PRINT_OPTS.threshold
         if arr.dtype == np.float16:
             arr = arr.astype(np.float32)
-        fmt = _Formatter(_summarized(arr) if summarize else arr, t.dtype.is_floating_point)
+        shown = _summarized(arr) if summarize else arr
+        if t.dtype.category == 3:
+            fmt = _ComplexFormatter(shown)
+        else:
+            fmt = _Formatter(shown, t.dtype.is_floating_point)
         body = _text(arr, indent, summarize, fmt)
     extras = []
     if not t.device.is_cpu:
@@ -174,6 +194,8 @@ def tensor_repr(t) -> str:
     default = (
         D.get_default_dtype()
         if t.dtype.is_floating_point
+        else D.get_default_dtype().to_complex()
+        if t.dtype.category == 3
         else (D.int64 if t.dtype.category == 1 else D.bool_)
     )
     # (no elements, or none to show: any dtype but the default float one is named)

@@ -84,6 +84,8 @@ _SAVEABLE = (
     "bfloat16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
 )
 # the NumPy dtype of each saveable dtype's arrays in the file (bfloat16's: its bits' uint16)
 _MEMBER_TYPES = {name: D.as_dtype(name).np.name for name in _SAVEABLE}

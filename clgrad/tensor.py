@@ -322,7 +322,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return False  # clgrad has no complex dtypes
+        return self.dtype.category == 3
 
     # what PyTorch's other tensor kinds would answer: clgrad's tensors are dense and strided,
     # never sparse, quantized or nested
@@ -395,9 +395,10 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and not self.dtype.is_floating_point:
+        if requires_grad and self.dtype.category < 2:
             raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients, got {self.dtype}"
+                "only Tensors of floating point and complex dtype can require gradients, got "
+                f"{self.dtype}"
             )
         self._requires_grad = bool(requires_grad)
         return self
@@ -526,6 +527,8 @@ class Tensor:
     def _numpy(self) -> np.ndarray:
         """The elements on the host, whatever the device and grad: a view on cpu, a copy else
         (bfloat16's as float32 numbers, a copy: NumPy has no bfloat16)."""
+        if self.dtype.category == 3 and not self._storage.device.is_cpu:
+            return _complex_numpy(self)
         return D.host_values(self.device.backend.to_numpy(self._record()), self.dtype)
 
     def __array__(self, dtype=None, copy=None):
@@ -583,6 +586,20 @@ class Tensor:
             _rebuild,
             (self._numpy(), str(self.device), self._requires_grad, self.dtype.name),
         )
+
+
+def _complex_numpy(t) -> np.ndarray:
+    """A complex tensor's elements on the host, read through its real view (a device's
+    strided copy kernels take real dtypes)."""
+    real = Tensor._make(
+        t._storage,
+        (*t._shape, 2),
+        (*(2 * s for s in t._stride), 1),
+        2 * t._offset,
+        t.dtype.to_real(),
+    )
+    pairs = np.ascontiguousarray(real._numpy())
+    return pairs.view(t.dtype.np).reshape(t._shape)
 
 
 def _out_of_bounds(shape, stride, offset, itemsize, nbytes):

@@ -513,7 +513,7 @@ class Function(metaclass=_FunctionMeta):
             node.positions = positions
         non_diff = ctx._non_differentiable
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and o.dtype.is_floating_point and not _is_among(o, non_diff):
+            if isinstance(o, Tensor) and o.dtype.category >= 2 and not _is_among(o, non_diff):
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
@@ -542,7 +542,7 @@ def apply_new_output(cls, args, positions=None):
     node.n_args = len(args)
     if len(edged) < len(args):
         node.positions = positions
-    if out.dtype.is_floating_point:
+    if out.dtype.category >= 2:
         out._requires_grad = True
         out._grad_fn = node
         out._output_nr = 0

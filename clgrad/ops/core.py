@@ -80,6 +80,8 @@ SCALAR_TYPE_NAMES = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 # how ATen's messages print a tensor's dtype() (caffe2::TypeMeta's names: "expected dtype float
@@ -95,6 +97,8 @@ TYPE_META_NAMES = {
     "int8": "signed char",
     "uint8": "unsigned char",
     "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 
 # PyTorch's C names in "value cannot be converted to type ... without overflow"
@@ -108,6 +112,8 @@ _C_NAMES = {
     "bfloat16": "c10::BFloat16",
     "float32": "float",
     "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 _FLOAT_MAX = {
     "float16": 65504.0,
@@ -202,6 +208,8 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
         done = _launch_fast(kernel, operands, out_dtype, compute, out, key)
         if done is not None:
             return done
+    if out_dtype.category == 3:  # a complex copy or fill: through the real view
+        return complex_launch(kernel, operands, out_dtype, out, shape)
     if out is None:
         device = same_device(*operands)
     else:
@@ -358,6 +366,8 @@ def _launch_fast(kernel, operands, out_dtype, compute, out, key=None):
         compute = D.result_type(*operands)
     if not isinstance(compute, (list, tuple)):
         compute = [compute] * len(operands)
+    if out_dtype.category == 3:  # never kept: ``launch`` takes complex outputs
+        return None
     exact = kernel is FILL or kernel is COPY
     numbers = tuple(None if isinstance(x, Tensor) else dt for x, dt in zip(operands, compute))
     records = _records(operands, numbers, exact)
@@ -389,10 +399,91 @@ def _records(operands, numbers, exact) -> list:
     return records
 
 
+# what ops do with complex operands, computed on their real views: set by ops.complex (above
+# this layer), reached only where a dtype check met a complex dtype (a miss or an error path)
+COMPLEX_HOOKS: dict = {}
+
+
+class ComplexOperands(NotImplementedError):
+    """Raised where an op's dtype resolution meets a complex dtype (a cache miss: real ops
+    never pass there): the op's entry point catches it and computes on the real view
+    (``ops.complex``); one that reaches the user is an op clgrad does not compute for
+    complex tensors."""
+
+    def __init__(self, name="this op"):
+        super().__init__(f"clgrad: {name} is not implemented for complex tensors")
+
+
+def real_view(t) -> Tensor:
+    """A complex tensor's elements as (..., 2) of its real dtype (real, imag pairs), an
+    unrecorded view (``view_as_real`` records one)."""
+    v = Tensor._make(
+        t._storage,
+        (*t._shape, 2),
+        (*(2 * s for s in t._stride), 1),
+        2 * t._offset,
+        t.dtype.to_real(),
+    )
+    v._counter = t._counter
+    return v
+
+
+def complex_part(t, k: int) -> Tensor:
+    """The real (``k`` 0) or imaginary (1) parts of complex ``t``, an unrecorded view."""
+    v = Tensor._make(
+        t._storage, t._shape, tuple(2 * s for s in t._stride), 2 * t._offset + k, t.dtype.to_real()
+    )
+    v._counter = t._counter
+    return v
+
+
+def complex_launch(kernel, operands, out_dtype, out=None, shape=None) -> Tensor:
+    """``launch`` of a copy or a fill into a complex output: the parts written through the
+    real view (a real source fills the real parts, zeros the imaginary ones)."""
+    if kernel is not COPY and kernel is not FILL:
+        raise ComplexOperands(kernel.name)
+    x = operands[0]
+    if out is None:
+        device = same_device(*operands)
+        if shape is None:
+            shape = x._shape if isinstance(x, Tensor) else ()
+        out = Tensor._empty(shape, out_dtype, device)
+        if out_dtype.to_real() is D.float64:
+            device.require(D.float64)
+    elif shape is not None or isinstance(x, Tensor):
+        _check_writable(out, shape or x._shape, operands)
+    if isinstance(x, Tensor) and x.ndim == 0 and x.device != out.device:
+        x = x.item()
+    rdt = out_dtype.to_real()
+    if isinstance(x, Tensor) and x.dtype.category == 3:
+        if x.device != out.device:
+            x = x.to(out.device)
+        launch(COPY, [real_view(x)], rdt, x.dtype.to_real(), out=real_view(out))
+    elif isinstance(x, Tensor):
+        launch(COPY, [x], rdt, x.dtype, out=complex_part(out, 0))
+        launch(FILL, [0], rdt, rdt, out=complex_part(out, 1))
+    else:
+        value = complex(x)
+        launch(FILL, [value.real], rdt, rdt, out=complex_part(out, 0))
+        launch(FILL, [value.imag], rdt, rdt, out=complex_part(out, 1))
+    return out
+
+
+def warn_complex_to_real(stacklevel=4) -> None:
+    warnings.warn(
+        "Casting complex values to real discards the imaginary part",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def copy_into(out, src) -> None:
     """``out[...] = src`` (broadcast, converted to out's dtype), an unrecorded write."""
     if src.device != out.device:
         src = src.to(out.device)
+    if src.dtype.category == 3 and out.dtype.category != 3:
+        warn_complex_to_real()
+        src = complex_part(src, 0)
     launch(COPY, [src], out.dtype, src.dtype, out=out)
     out._bump_version()
 

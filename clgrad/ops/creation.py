@@ -17,7 +17,7 @@ from ..backend.base import FILL
 from ..device import Device, default_device, resolve
 from ..storage import Storage
 from ..tensor import Size, Tensor, index_arg
-from .core import launch
+from .core import COMPLEX_HOOKS, launch
 
 
 def _size_keyword(factory):
@@ -252,6 +252,8 @@ def _infer_np(data):
         return arr, D.int64
     if arr.dtype.kind == "b":
         return arr, D.bool_
+    if arr.dtype.kind == "c":
+        return arr, D.get_default_dtype().to_complex()
     raise TypeError(f"can't build a tensor from data of NumPy dtype {arr.dtype}")
 
 
@@ -768,6 +770,10 @@ def initial_seed() -> int:
 
 def _random(kind, size, dtype, device, generator, requires_grad):
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if dt.category == 3:
+        return COMPLEX_HOOKS["random"](
+            kind, _shape(size), dt, resolve(device), generator, requires_grad
+        )
     if not dt.is_floating_point:
         raise NotImplementedError(f'"{kind}" is only implemented for floating types, got {dt}')
     out = Tensor._empty(_shape(size), dt, resolve(device))
@@ -1192,6 +1198,9 @@ class ToDevice(Function):
                 out._record(), src._record(), x.device.backend, src._storage
             ):
                 return out
+        if x.dtype.category == 3:  # (read through its real view)
+            host = x._numpy() if x.device.is_cl else x._numpy().copy()
+            return _upload(host, x.dtype, device)
         host = x.device.backend.to_numpy(x._record())  # a cl device's is already a fresh copy
         if device.is_cpu and x.dtype is not D.bfloat16:  # (bfloat16's host array: its bits)
             return from_numpy(host if x.device.is_cl else host.copy())

@@ -16,7 +16,7 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor
-from .core import TYPE_META_NAMES, is_tensor, launch, overflow_error, overflows
+from .core import COMPLEX_HOOKS, TYPE_META_NAMES, is_tensor, launch, overflow_error, overflows
 from .registry import (
     ALL_DTYPES,
     ELEMENTWISE,
@@ -541,6 +541,8 @@ def _clamp(apply, input, min, max):
     if dt.is_floating_point:
         lowest, highest = -math.inf, math.inf
     else:
+        if dt.category == 3:
+            raise NotImplementedError("clamp is not supported for complex types")
         info = np.iinfo(dt.np)
         lowest, highest = int(info.min), int(info.max)
     return apply(input, lowest if min is None else min, highest if max is None else max)
@@ -982,7 +984,11 @@ class Cast(Function):
 def cast(x, dt):
     """``x`` converted to dtype ``dt`` (``x`` itself when it already has it)."""
     dt = D.as_dtype(dt)
-    return x if dt is x.dtype else Cast.apply(x, dt)
+    if dt is x.dtype:
+        return x
+    if dt.category == 3 or x.dtype.category == 3:
+        return COMPLEX_HOOKS["cast"](x, dt)
+    return Cast.apply(x, dt)
 
 
 def square(input):

@@ -21,6 +21,7 @@ from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor, wrap_dim
 from .core import (
+    COMPLEX_HOOKS,
     broadcast_shapes,
     check_no_overlap,
     copy_into,
@@ -33,7 +34,14 @@ from .core import (
 )
 from .creation import arange, full, tensor, zeros
 from .elementwise import add, remainder, where
-from .inplace import copy_, distinct_elements, inplace, shared_dims, warn_expanded
+from .inplace import (
+    copy_,
+    distinct_elements,
+    inplace,
+    recording,
+    shared_dims,
+    warn_expanded,
+)
 from .movement import Select, Slice, cat, stack
 from .registry import SCALAR_TYPE_NAMES
 
@@ -485,6 +493,8 @@ IndexSelect = type("IndexSelect", (Index,), {"__module__": __name__})
 def _getitem(x, key, gather):
     """``x[key]``, its tensor indices gathered by ``gather`` (Index, or IndexSelect)."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
+    if advanced and x.dtype.category == 3:
+        return COMPLEX_HOOKS["getitem"](x, key)
 
     if (
         advanced  # (x[...] and x[:] alone are new views of x, as in PyTorch)
@@ -523,6 +533,8 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     """``x[key] = value`` in place, ``value`` broadcast to the indexed shape."""
 
     shape, _, _, basic_key, advanced = _parse(x, key)
+    if x.dtype.category == 3 and (advanced or isinstance(value, Tensor) or recording(x, value)):
+        return COMPLEX_HOOKS["setitem"](x, key, value)
     if isinstance(value, Tensor):
         if advanced:
             same_device(x, value)
@@ -659,6 +671,8 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
+    if x.dtype.category == 3:
+        return COMPLEX_HOOKS["index_select"](x, d, index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (D.int64, D.int32):

@@ -9,7 +9,7 @@ from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
 from .autocast import autocast_op
-from .core import SCALAR_TYPE_NAMES, broadcast_shapes, same_device, sum_to
+from .core import COMPLEX_HOOKS, SCALAR_TYPE_NAMES, broadcast_shapes, same_device, sum_to
 from .creation import triu_indices
 from .elementwise import add, where
 from .movement import cat, view_strides
@@ -212,6 +212,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         )
     if a.dtype is D.bool_:
         raise NotImplementedError("\"matmul\" not implemented for 'Bool'")
+    if a.dtype.category == 3:
+        return COMPLEX_HOOKS["matmul"](a, b)
     a.device.require(a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         _check(a.reshape(1, -1), b.reshape(-1, 1), a, b)

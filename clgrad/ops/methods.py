@@ -18,6 +18,7 @@ from ..device import cuda_device, resolve
 from ..storage import UntypedStorage
 from ..tensor import Tensor, contiguous_strides
 from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
+from . import complex as CX
 from . import creation as C
 from . import elementwise as E
 from . import indexing as I
@@ -932,8 +933,8 @@ def resize_(self, *sizes, memory_format=None):
 
 
 def conj_physical(self, *, out=None) -> Tensor:
-    """The elementwise complex conjugate: a real tensor itself, as PyTorch's (clgrad has no
-    complex dtypes), or its values written into ``out``.
+    """The elementwise complex conjugate (a real tensor itself, as PyTorch's), or its values
+    written into ``out``.
 
     >>> x = clgrad.tensor([1.0, -2.0])
     >>> clgrad.conj_physical(x) is x
@@ -942,13 +943,15 @@ def conj_physical(self, *, out=None) -> Tensor:
     tensor([ 1., -2.])
     """
     if out is None:
-        return self
+        return CX.conj(self)
     check_out("conj_physical", out, (self,), {})
-    return write_out(out, self)
+    return write_out(out, CX.conj(self))
 
 
 def _conj_physical_(self) -> Tensor:
     # a real tensor's conjugate is itself; PyTorch still counts (and checks) the write
+    if self.dtype.category == 3:
+        return IP.copy_(self, CX.conj(self))
     return IP.inplace(self, lambda old: old, self._bump_version)
 
 
@@ -959,7 +962,7 @@ def adjoint(self) -> Tensor:
             "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
             f"{self.ndim}-D tensor."
         )
-    return M.transpose(self, -2, -1)
+    return M.transpose(CX.conj(self), -2, -1)
 
 
 def contains(self, element) -> bool:
@@ -973,8 +976,17 @@ def contains(self, element) -> bool:
     return bool((self == element).any().item())
 
 
-def _imag(self):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+def _set_part(k):
+    """``z.real = value`` / ``z.imag = value``: written into those parts, as PyTorch's."""
+
+    def setter(self, value):
+        if self.dtype.category != 3 and k:
+            CX.imag(self)  # raises, as PyTorch's
+        (CX.real if k == 0 else CX.imag)(self).copy_(value) if self.dtype.category == 3 else (
+            self.copy_(value)
+        )
+
+    return setter
 
 
 def _matrix_T(name, fn, min_ndim, max_ndim=None):
@@ -1051,16 +1063,17 @@ def _attach_more():
         "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
         "logical_not_": lambda self: self.copy_(self.logical_not()),
         "true_divide_": Tensor.div_,
-        # complex numbers' API on real tensors (clgrad has no complex dtypes): as PyTorch's
-        "conj": lambda self: self,
+        # complex numbers' API (ops/complex.py); a real tensor's conjugate is itself
+        "conj": CX.conj,
+        "sgn": CX.sgn,
         "conj_physical": conj_physical,
         "conj_physical_": _conj_physical_,
         "resolve_conj": lambda self: self,
         "resolve_neg": lambda self: self,
         "is_conj": lambda self: False,
         "is_neg": lambda self: False,
-        "real": property(lambda self: self),
-        "imag": property(_imag),
+        "real": property(CX.real, _set_part(0)),
+        "imag": property(CX.imag, _set_part(1)),
         "adjoint": adjoint,
         "__contains__": contains,
         "__reversed__": lambda self: self if self.ndim == 0 else M.flip(self, [0]),
@@ -1075,9 +1088,9 @@ def _attach_more():
         "new_empty_strided": lambda self, size, stride, **kw: C.empty_strided(
             size, stride, **{"dtype": self.dtype, "device": self.device, **kw}
         ),
-        "H": _matrix_T("H", M.t, 0, 2),
+        "H": _matrix_T("H", lambda x: M.t(CX.conj(x)), 0, 2),
         "mT": _matrix_T("mT", lambda x: M.transpose(x, -2, -1), 2),
-        "mH": _matrix_T("mH", lambda x: M.transpose(x, -2, -1), 2),
+        "mH": _matrix_T("mH", lambda x: M.transpose(CX.conj(x), -2, -1), 2),
         # linear algebra (host-computed decompositions: ops/decomp.py)
         "det": method_of(DC.det),
         "logdet": method_of(DC.logdet),

@@ -18,7 +18,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY
 from ..tensor import Tensor, int_list_arg, wrap_dim
 from .autocast import autocast_op
-from .core import EVERY_DIM, int_dim, launch, normalize_dims
+from .core import COMPLEX_HOOKS, EVERY_DIM, int_dim, launch, normalize_dims
 from .decomp import matrix_norm_spectral
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
@@ -27,7 +27,7 @@ from .registry import (
     ELEMENTWISE,
     REDUCTIONS,
     SCALAR_TYPE_NAMES,
-    keep_dtype,
+    extreme_dtype,
     reduced_shape,
     reduction,
     refuse_integral_output,
@@ -138,7 +138,9 @@ def prod(
 
 
 # NaN propagates: once a is NaN nothing compares past it (b != b: b is NaN)
-@reduction("LOWEST", "((b > a || b != b) ? b : a)", np.max, result=keep_dtype, grad=_extreme_grad)
+@reduction(
+    "LOWEST", "((b > a || b != b) ? b : a)", np.max, result=extreme_dtype, grad=_extreme_grad
+)
 def amax(
     apply, input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
 ) -> Tensor:
@@ -150,7 +152,9 @@ def amax(
     return apply(input, None if dim == () else dim, keepdim)
 
 
-@reduction("HIGHEST", "((b < a || b != b) ? b : a)", np.min, result=keep_dtype, grad=_extreme_grad)
+@reduction(
+    "HIGHEST", "((b < a || b != b) ? b : a)", np.min, result=extreme_dtype, grad=_extreme_grad
+)
 def amin(
     apply, input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
 ) -> Tensor:
@@ -203,6 +207,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     dt = D.as_dtype(dtype) if dtype is not None else input.dtype
     if not dt.is_floating_point:
+        if dt.category == 3 or input.dtype.category == 3:
+            return COMPLEX_HOOKS["mean"](input, dim, keepdim, dt)
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {input.dtype.name.capitalize()}"

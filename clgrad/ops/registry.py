@@ -30,9 +30,11 @@ from ..backend.base import COPY, FILL, MapKernel, ReduceKernel, bundle
 from ..tensor import Tensor, contiguous_strides, wrap_dim
 from .autocast import if_listed
 from .core import (
+    COMPLEX_HOOKS,
     INTO,
     PYTHON_NUMBERS,
     SCALAR_TYPE_NAMES,
+    ComplexOperands,
     broadcast_shapes,
     check_out,
     check_scalar,
@@ -382,6 +384,10 @@ class ElementwiseOp:
     def _check_dtype(self, dt):
         if dt in self.restricted:
             return
+        if dt.category == 3:  # complex: ops.complex computes it (dtypes_of raises) or refuses
+            if self.name in COMPLEX_HOOKS["supported"]:
+                return
+            COMPLEX_HOOKS["refuse"](self.name, dt)
         if self.refuse is not None:
             raise RuntimeError(self.refuse)
         raise NotImplementedError(
@@ -407,6 +413,8 @@ class ElementwiseOp:
 
     def _dtypes_uncached(self, operands):
         dt = self._promote(operands[1:] if self.mask_first else operands)
+        if dt.category == 3:  # never cached: the op's entry point computes on the real view
+            raise ComplexOperands(self.name)
         if self.restricted is not None:
             self._check_dtype(dt)
         if self.mask_first:
@@ -429,7 +437,12 @@ class ElementwiseOp:
         done = launch_kept(key, operands)
         if done is not None:
             return done
-        out_dt, ct = self.dtypes_of(operands)
+        try:
+            out_dt, ct = self.dtypes_of(operands)
+        except ComplexOperands:
+            if self.differentiable:  # (its apply catches it, outside any recording)
+                raise
+            return COMPLEX_HOOKS["elementwise"](self, operands)
         return launch(kernel, operands, out_dt, ct, key=key)
 
     def kernel_for(self, operands) -> MapKernel:
@@ -542,18 +555,21 @@ class ElementwiseOp:
             """Function.apply made short: straight to ``run`` where nothing records, and the
             node made directly where every argument is an operand (a number among ``scalars``
             has no edge: the generic path knows, as it knows a tensor past ``edges``)."""
-            if not needs_recording(operands):
-                return op.run(*operands)
-            if len(operands) != arity:
-                return generic(*operands)
-            if edges is None:
-                return apply_new_output(function, operands)
-            # the first n operands have an edge, and every tensor after them (1 - x: x's)
-            positions = list(range(n))
-            for i in range(n, arity):
-                if isinstance(operands[i], Tensor):
-                    positions.append(i)
-            return apply_new_output(function, operands, positions)
+            try:
+                if not needs_recording(operands):
+                    return op.run(*operands)
+                if len(operands) != arity:
+                    return generic(*operands)
+                if edges is None:
+                    return apply_new_output(function, operands)
+                # the first n operands have an edge, and every tensor after them (1 - x: x's)
+                positions = list(range(n))
+                for i in range(n, arity):
+                    if isinstance(operands[i], Tensor):
+                        positions.append(i)
+                return apply_new_output(function, operands, positions)
+            except ComplexOperands:  # (a try costs nothing until it catches)
+                return COMPLEX_HOOKS["elementwise"](op, operands)
 
         function.apply = staticmethod(apply)
         return function
@@ -656,7 +672,10 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
     def method(self, *args, **kwargs):
         if checked:
             op._check_operands((self, *args), kwargs, out=self)
-        result = body(apply_, self, *args, **kwargs)
+        try:
+            result = body(apply_, self, *args, **kwargs)
+        except ComplexOperands:  # complex operands: computed out of place, then written
+            result = body(op.apply, self, *args, **kwargs)
         if result is self:
             return self
         # a body that computes out of place (round to decimals, integer passthrough, a floor
@@ -788,8 +807,21 @@ def _bundle(op) -> None:
 
 # ---- reductions -------------------------------------------------------------------------------
 def sum_dtype(dt):
-    """Integers and bool accumulate into int64, as PyTorch's sum and prod do."""
-    return D.int64 if dt.category < 2 else dt
+    """Integers and bool accumulate into int64, as PyTorch's sum and prod do (a complex
+    input raises ComplexOperands: ``ops.complex`` sums its real view)."""
+    category = dt.category
+    if category == 2:
+        return dt
+    if category < 2:
+        return D.int64
+    raise ComplexOperands("sum")
+
+
+def extreme_dtype(dt):
+    """The input's dtype (amax, amin); complex numbers have no order (ComplexOperands)."""
+    if dt.category == 3:
+        raise ComplexOperands("amax")
+    return dt
 
 
 def index_dtype(dt):
@@ -856,13 +888,23 @@ class ReductionOp:
         dims = normalize_dims(dim, x.ndim)
         if x.numel() == 0 and self.kernel.neutral in ("LOWEST", "HIGHEST"):
             _require_elements(x, None if dim is None else dims, self.name)
-        dt = D.as_dtype(dtype) if dtype is not None else self.result(x.dtype)
+        try:  # (the result dtype rules raise ComplexOperands for a complex input)
+            dt = self.result(x.dtype) if dtype is None else self._asked(x, dtype)
+        except ComplexOperands:
+            return COMPLEX_HOOKS["reduction"](self, x, dim, keepdim, dtype)
         if self.function is not None and needs_recording((x,)):
             refuse_integral_output(dt)
             if node is None and dim is not None:
                 node = self.dims_node
             return self.variant(node).apply(x, dims, keepdim, dt)
         return run_reduce(self.kernel, x, dims, keepdim, dt, D.accumulation(dt))
+
+    def _asked(self, x, dtype):
+        """A ``dtype=`` argument; a complex input or dtype goes to ``ops.complex``."""
+        dt = D.as_dtype(dtype)
+        if dt.category == 3 or x.dtype.category == 3:
+            raise ComplexOperands(self.name)
+        return dt
 
     def variant(self, node_name):
         """The reduction's Function whose node PyTorch names ``node_name`` (one op, several
@@ -876,6 +918,8 @@ class ReductionOp:
     def _arg(self, x, dim, keepdim):
         if x.dtype is D.bool_:
             raise RuntimeError(f"{self.name}(): does not support bool input")
+        if x.dtype.category == 3:
+            raise RuntimeError(f"{self.name}(): does not support complex input")
         if dim is None:
             if x.numel() == 0:
                 raise IndexError(
