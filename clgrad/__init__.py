@@ -82,6 +82,8 @@ from .dtypes import (
     can_cast,
     channels_last,
     channels_last_3d,
+    complex64,
+    complex128,
     contiguous_format,
     dtype,
     finfo,
@@ -107,6 +109,7 @@ from .dtypes import bool_ as bool
 from .errors import KernelBuildError, OutOfMemoryError
 from .func import vmap
 from .functional import *  # noqa: F403
+from .ops.complex import complex, conj, imag, polar, real, sgn, view_as_complex, view_as_real
 from .ops.creation import (
     BFloat16Tensor,
     BoolTensor,
@@ -145,6 +148,7 @@ from .streams import Event, Stream
 from .tensor import Size, Tensor
 
 half, float, double = float16, float32, float64
+cfloat, cdouble = complex64, complex128
 globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGES.values()})  # FloatStorage...
 long, int, short = int64, int32, int16
 __version__ = version.__version__
@@ -178,7 +182,7 @@ def is_floating_point(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
-    """Whether ``input``'s dtype is complex: never, clgrad has no complex dtypes.
+    """Whether ``input``'s dtype is complex (complex64, complex128).
 
     >>> clgrad.is_complex(clgrad.zeros(1))
     False
