@@ -51,7 +51,7 @@ def raises_like(build_torch, build_clgrad):
 @pytest.mark.parametrize("dims", [1, 2, 3])
 def test_batch_norm_refuses_eps_not_positive_in_training(device, dims, eps):
     # module_error_inputs_torch_nn_BatchNorm1d_2d_3d: the forward raises ValueError
-    shape = (2, 10) + (3,) * (dims - 1 if dims > 1 else 0)
+    shape = (2, 10) + ((3,) * dims if dims > 1 else ())
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     name = f"BatchNorm{dims}d"
     got, want = raises_like(
@@ -59,6 +59,7 @@ def test_batch_norm_refuses_eps_not_positive_in_training(device, dims, eps):
         lambda: getattr(clgrad.nn, name)(10, eps=eps).to(device)(clgrad.tensor(x, device=device)),
     )
     assert str(got) == str(want)
+    assert "eps must be positive" in str(got)
 
 
 def test_batch_norm_eps_in_evaluation(device):
