@@ -22,6 +22,7 @@ from . import (
     cuda,
     distributed,
     distributions,
+    fft,
     func,
     hub,
     jit,
