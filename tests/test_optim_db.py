@@ -245,6 +245,34 @@ def test_global_step_hooks_run_around_every_optimizer_as_torch():
     assert _step_hook_log(clgrad) == expected
 
 
+def test_load_state_dict_makes_the_saved_groups_the_groups_as_torch():
+    # torch's load_state_dict puts the saved groups (with this optimizer's parameters) in
+    # place of its own: an option set on a group after the save is gone, and a state dict of
+    # an older release gets the options it lacks; clgrad wrote the saved options into the
+    # groups it had, so the later key stayed
+    found = {}
+    for lib in (torch, clgrad):
+        params = _params(lib, shapes=((2,), (3,)))
+        opt = lib.optim.Adam(params, lr=0.1)
+        _grads(lib, params, 0)
+        opt.step()
+        saved = opt.state_dict()
+        del saved["param_groups"][0]["amsgrad"]  # (as a state dict saved before amsgrad existed)
+        before = opt.param_groups[0]
+        before["extra"] = 1
+        opt.load_state_dict(saved)
+        group = opt.param_groups[0]
+        _grads(lib, params, 1)
+        opt.step()
+        found[lib.__name__] = (
+            "extra" in group,
+            group is before,
+            group["amsgrad"],
+            group["params"][0] is params[0],
+        )
+    assert found["clgrad"] == found["torch"] == (False, False, False, True)
+
+
 # ---- float64 state ------------------------------------------------------------------------
 
 

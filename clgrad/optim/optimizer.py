@@ -743,10 +743,18 @@ class Optimizer:
             self.state[p] = self._tensor_scalars(
                 p, {name: _cast(p, v, name) for name, v in value.items()}
             )
-        for g, s in zip(self.param_groups, saved):
-            for name, v in s.items():
-                if name != "params":
-                    g[name] = v
+        # the saved groups (copies) become the groups, holding this optimizer's parameters, as
+        # PyTorch's: an option set on a group since (a key the saved dict lacks) is gone, but
+        # the options a state dict from an older release lacks get their defaults, as
+        # PyTorch's __setstate__ gives them
+        for i, (g, s) in enumerate(zip(self.param_groups, saved)):
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            for name, default in self.defaults.items():
+                if default is not required:
+                    s.setdefault(name, default)
+            self.param_groups[i] = s
 
     #: The state entries PyTorch keeps as 0-d tensors (``scalar_state``), and whether they live on
     #: the parameter's device (ASGD's) rather than the host.
