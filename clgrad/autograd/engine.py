@@ -135,14 +135,21 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
 
     prev = is_grad_enabled()
     in_grads = g = buf = None
+    # buffers the engine made itself, by id, which a view's gradient may be added into in
+    # place (``accumulate_into``); an id leaves the set when its buffer is handed on
+    owned: set = set()
+    fast_slices = not create_graph and not ANOMALY[0]
     try:
         _set(create_graph)
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * _n_outputs(node)
+            if owned:
+                for g in grads:
+                    owned.discard(id(g))
             if node._pre_hooks:  # (most nodes have none: no loop to set up)
                 for nr, hooks in node._pre_hooks.items():
-                    if nr == "node":
+                    if type(nr) is not int:  # the node's own hooks ("node", "node_pre")
                         continue
                     for hook in hooks:
                         if grads[nr] is not None:
@@ -167,6 +174,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                     elif g is not None:
                         t = inputs[k]
                         t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+            if node._pre_hooks and "node_pre" in node._pre_hooks and not sink:
+                grads = _node_pre_hooks(node, grads)
             if sink:
                 if not hit and inputs is None and grads[0] is not None:
                     # only ``g`` holds the gradient now, so the leaf may keep it (_owned)
@@ -181,12 +190,38 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 and not any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
             ):
                 continue
+            into = getattr(node, "function", None)
+            into = getattr(into, "accumulate_into", None) if fast_slices else None
+            if into is not None and grads[0] is not None and not node._pre_hooks:
+                # a view's gradient added into its input's gradient where it lies, in a buffer
+                # of the engine's own: no zeros of the input's shape per view (a sequence
+                # model's x[t] at each of its steps, an LSTM's four gate chunks)
+                nxt, nr = node.next_functions[0]
+                if nxt is not None and not (pruned and nxt not in needed):
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * _n_outputs(nxt)
+                    total = buf[nr]
+                    if total is not None and id(total) not in owned:
+                        total = total.clone()  # a gradient others may hold: not written
+                    buf[nr] = into(node.ctx, total, grads[0])
+                    owned.add(id(buf[nr]))
+                    left = deps[nxt] - 1
+                    deps[nxt] = left
+                    if left == 0:
+                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                if not retain_graph:
+                    node.release()
+                grads = total = buf = None
+                continue
             if (grads[0] is None) if len(grads) == 1 else all(g is None for g in grads):
                 in_grads = (None,) * len(node.next_functions)
             else:
                 in_grads = node.apply(grads)
                 if ANOMALY[0]:
                     _check_nan(node, in_grads)
+                if node._pre_hooks and "node" in node._pre_hooks:
+                    in_grads = _node_post_hooks(node, in_grads, grads)
             if not retain_graph:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, in_grads):
@@ -209,6 +244,38 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     for device in {t._storage.device for t in tensors}:
         device.flush()
     return captured
+
+
+def _hook_results(hook, new, expected) -> tuple:
+    """A node hook's replacement gradients, as many as it was given (torch's check)."""
+    new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+    if len(new) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but "
+            f"expected {expected})"
+        )
+    return new
+
+
+def _node_pre_hooks(node, grads) -> list:
+    """``grad_fn.register_prehook``'s hooks: each sees the node's output gradients (after the
+    tensors' own hooks) and may replace them."""
+    for hook in node._pre_hooks["node_pre"]:
+        new = hook(tuple(grads))
+        if new is not None:
+            grads = list(_hook_results(hook, new, len(grads)))
+    return grads
+
+
+def _node_post_hooks(node, in_grads, grads) -> tuple:
+    """``grad_fn.register_hook``'s hooks: each sees (input gradients, output gradients) once
+    the node has run and may replace the input gradients."""
+    for hook in node._pre_hooks["node"]:
+        new = hook(tuple(in_grads), tuple(grads))
+        if new is not None:
+            in_grads = _hook_results(hook, new, len(in_grads))
+    return in_grads
 
 
 def _check_nan(node, in_grads):

@@ -57,7 +57,26 @@ class Node:
         self._retained[output_nr] = ref
 
     def register_hook(self, fn):
-        self.hooks_of("node").append(fn)
+        """``fn(grad_inputs, grad_outputs)`` runs once this node has run and may return
+        replacement input gradients, as ``torch.autograd.graph.Node.register_hook``."""
+        hooks = self.hooks_of("node")
+        hooks.append(fn)
+        return _PostHookHandle(hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node (after its tensors' own hooks) and may
+        return replacement output gradients, as ``torch.autograd.graph.Node.register_prehook``.
+
+        >>> x = clgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> handle = y.grad_fn.register_prehook(lambda grads: (grads[0] * 10,))
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([30., 30.])
+        """
+        hooks = self.hooks_of("node_pre")
+        hooks.append(fn)
+        return _PostHookHandle(hooks, fn)
 
     def release(self):
         pass
@@ -84,6 +103,11 @@ class AccumulateGrad(Node):
             new = hook(grad)
             grad = grad if new is None else new
         new = None
+        own = self._pre_hooks
+        if own and "node_pre" in own:  # the node's pre-hooks see it after the tensor's
+            from .engine import _node_pre_hooks
+
+            (grad,) = _node_pre_hooks(self, [grad])
         if v.grad is None:
             if create_graph:
                 v.grad = grad
@@ -98,6 +122,9 @@ class AccumulateGrad(Node):
             v.grad.add_(grad.detach())
         for hook in self._post_hooks:
             hook(v)
+        if own and "node" in own:  # a leaf's node has no inputs: its hooks get ()
+            for hook in own["node"]:
+                hook((), (grad,))
 
 
 def _owned(grad, v) -> bool:

@@ -437,10 +437,20 @@ class Slice(Function):
 
     @staticmethod
     def backward(ctx, g):
-
         z = zeros(ctx.shape, dtype=g.dtype, device=g.device)
         z[ctx.key] = g
         return z, None, None, None, None
+
+    @staticmethod
+    def accumulate_into(ctx, total, g):
+        """The input's gradient with ``g`` added where the view lies, for the backward
+        engine: into ``total`` (a buffer of the engine's own, written in place) or into new
+        zeros; many views of one input (the steps of a sequence, the chunks of a product)
+        then fill one buffer instead of each making zeros of the input's shape."""
+        if total is None:
+            total = zeros(ctx.shape, dtype=g.dtype, device=g.device)
+        total[ctx.key].add_(g)
+        return total
 
 
 Select = type("Select", (Slice,), {"__module__": __name__})

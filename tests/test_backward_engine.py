@@ -1,0 +1,153 @@
+"""The backward engine against torch: a node's own hooks (grad_fn.register_hook and
+register_prehook, on op nodes and on a leaf's AccumulateGrad), and the gradients of many views
+of one tensor, which the engine adds into one buffer of its own in place."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import clgrad
+
+
+def _both(fn, device):
+    """fn(lib, device) under torch (cpu) and clgrad (``device``), as nested lists."""
+
+    def plain(x):
+        if isinstance(x, (torch.Tensor, clgrad.Tensor)):
+            return np.asarray(x.detach().cpu().tolist(), dtype=np.float64)
+        if isinstance(x, (tuple, list)):
+            return [plain(v) for v in x]
+        return x
+
+    return plain(fn(torch, "cpu")), plain(fn(clgrad, device))
+
+
+def _agree(fn, device, rtol=1e-5, atol=1e-6):
+    want, got = _both(fn, device)
+
+    def check(w, g):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+        elif isinstance(w, list):
+            assert len(w) == len(g)
+            for a, b in zip(w, g):
+                check(a, b)
+        else:
+            assert g == w
+
+    check(want, got)
+
+
+def test_node_post_and_pre_hooks(device):
+    def run(lib, dev):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        w = lib.tensor([1.0, 3.0], requires_grad=True, device=dev)
+        y = x * w
+        y.grad_fn.register_prehook(lambda go: log.append(("pre", go[0])))
+        y.grad_fn.register_hook(lambda gi, go: log.append(("post", gi[0], gi[1], go[0])))
+        y.sum().backward()
+        # replacing: a post hook's input gradients, a pre hook's output gradients
+        a = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        b = a * w
+        b.grad_fn.register_hook(lambda gi, go: (gi[0] * 0, gi[1]))
+        b.sum().backward()
+        c = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        d = c * 3
+        d.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+        d.sum().backward()
+        # a removed hook is gone
+        e = lib.tensor([1.0], requires_grad=True, device=dev)
+        f = e * 2
+        f.grad_fn.register_hook(lambda gi, go: log.append("removed")).remove()
+        f.sum().backward()
+        return [[*entry] for entry in log], x.grad, a.grad, c.grad
+
+    _agree(run, device)
+
+
+def test_leaf_node_hooks_run_after_the_tensor_hooks(device):
+    def run(lib, dev):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        y = x * 3
+        acc = y.grad_fn.next_functions[0][0]
+        acc.register_hook(lambda gi, go: log.append(("post", len(gi), go[0])))
+        acc.register_prehook(lambda go: log.append(("pre", go[0])))
+        x.register_hook(lambda g: log.append(("tensor", g)))
+        y.sum().backward()
+        return [[*entry] for entry in log], x.grad
+
+    _agree(run, device)
+
+
+def test_a_hook_returning_the_wrong_count_raises(device):
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        y = x * 3
+        y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+        with pytest.raises(RuntimeError, match="incorrect number of values"):
+            y.sum().backward()
+
+
+def _views(lib, dev):
+    """Many views of one tensor feeding one loss, with other uses of it too."""
+    base = lib.arange(24.0, device=dev).reshape(4, 6).requires_grad_(True)
+    x = base * 1.5  # a non-leaf whose gradient the views fill
+    x.retain_grad()
+    i, f, g, o = x.chunk(4, -1)[:3] + (x[:, 4:],)
+    parts = [a.sigmoid() * b.tanh() + c for a, b, c in ((i, f, g), (f, g, i))]
+    steps = sum((x[t] * (t + 1)).square().sum() for t in range(4))
+    rows = sum(r.sum() for r in x.unbind(0)) + x.narrow(1, 2, 3).exp().sum() * 1e-6
+    loss = sum(p.sum() for p in parts) + steps + rows + (o * o).sum() + x.sum()
+    loss.backward()
+    return base.grad, x.grad
+
+
+def test_views_of_one_tensor(device):
+    _agree(_views, device, rtol=1e-4)
+
+
+def test_views_with_hooks_and_captured_gradients(device):
+    def run(lib, dev):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, device=dev)
+        y = x * 2
+        rows = y.unbind(0)
+        rows[0].register_hook(lambda g: g * 100)  # a view's own hook still runs
+        loss = (rows[0] * rows[1]).sum() + y[:, 0].sum()
+        (gy,) = lib.autograd.grad(loss, [y], retain_graph=True)  # a non-leaf input
+        loss.backward()
+        return gy, x.grad
+
+    _agree(run, device)
+
+
+def test_views_under_create_graph(device):
+    def run(lib, dev):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True, device=dev)
+        y = x**3
+        (g,) = lib.autograd.grad(y[0] + y[1:].sum() * 2, [x], create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        return g, gg
+
+    _agree(run, device)
+
+
+def test_lstm_gradients(device):
+    def run(lib, dev):
+        lib.manual_seed(0)
+        rng = np.random.default_rng(0)
+        lstm = lib.nn.LSTM(3, 5, num_layers=2, batch_first=True)
+        with lib.no_grad():
+            for p in lstm.parameters():
+                p.copy_(lib.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+        lstm.to(dev)
+        x = lib.tensor(rng.standard_normal((2, 7, 3)).astype(np.float32), device=dev)
+        x.requires_grad_(True)
+        out, (h, c) = lstm(x)
+        (out.square().sum() + h.sum() + c.sum()).backward()
+        return x.grad, [p.grad for p in lstm.parameters()]
+
+    _agree(run, device, rtol=1e-4, atol=1e-5)
