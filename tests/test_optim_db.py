@@ -273,6 +273,29 @@ def test_load_state_dict_makes_the_saved_groups_the_groups_as_torch():
     assert found["clgrad"] == found["torch"] == (False, False, False, True)
 
 
+def test_zero_grad_without_set_to_none_zeroes_the_same_tensor_as_torch():
+    # torch detaches and zeroes p.grad in place; clgrad gave p a new (detached) grad tensor,
+    # so a reference to the old one no longer was p.grad
+    found = {}
+    for lib in (torch, clgrad):
+        (p,) = _params(lib, shapes=((3,),))
+        (p * p).sum().backward()
+        grad = p.grad
+        q = lib.nn.Parameter(lib.ones(2))
+        q.grad = lib.ones(2, requires_grad=True) * 3
+        grad_with_history = q.grad
+        lib.optim.SGD([p, q], lr=0.1).zero_grad(set_to_none=False)
+        found[lib.__name__] = (
+            p.grad is grad,
+            q.grad is grad_with_history,
+            grad_with_history.grad_fn is None,
+            grad_with_history.requires_grad,
+            grad.tolist() + grad_with_history.tolist(),
+        )
+    assert found["clgrad"] == found["torch"]
+    assert found["torch"][:2] == (True, True)
+
+
 # ---- float64 state ------------------------------------------------------------------------
 
 

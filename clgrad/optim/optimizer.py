@@ -629,9 +629,19 @@ class Optimizer:
                         capture.note_grad(p, "set")
                     if set_to_none:
                         p._grad = None
-                    else:
+                    elif capture.active is not None:
+                        # a captured step's grads are the recording's own: a new zeroed one
                         p._grad = p._grad.detach()
                         p._grad.zero_()
+                    else:
+                        # the same tensor, zeroed in place, as PyTorch's: a program (or hook)
+                        # holding p.grad sees the zeros
+                        grad = p._grad
+                        if grad.grad_fn is not None:
+                            grad.detach_()
+                        else:
+                            grad.requires_grad_(False)
+                        grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (an update of every parameter that has a gradient); the
