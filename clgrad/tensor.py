@@ -548,7 +548,15 @@ class Tensor:
         # float(t), int(t): PyTorch's ValueError for more or fewer than one element
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return kind(self.item())
+        value = self.item()
+        if isinstance(value, complex) and kind is not complex:  # its real part, if exact
+            if value.imag:
+                raise RuntimeError(
+                    f"value cannot be converted to type {kind.__name__.replace('float', 'double')}"
+                    " without overflow"
+                )
+            value = value.real
+        return kind(value)
 
     def tolist(self):
         return self._numpy().tolist()
@@ -565,6 +573,9 @@ class Tensor:
 
     def __int__(self):
         return self._python_number(int)
+
+    def __complex__(self):
+        return self._python_number(complex)
 
     def __index__(self):
         if self.dtype.is_floating_point or self.numel() != 1:

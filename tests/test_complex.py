@@ -94,7 +94,32 @@ OPS = {
     "expand": (lambda L, a: a.unsqueeze(0).expand(2, 3, 4) * 1, [A]),
     "promote_float64": (lambda L, r, a: r + a, [R.astype(np.float64), A]),
     "cast": (lambda L, a: a.to(L.complex128).to(L.complex64) * 1, [A]),
+    "gather_take": (
+        lambda L, a: (
+            a.gather(1, _idx(L, a, [[1, 0], [0, 0], [2, 3]])) * 1
+            + a.take(_idx(L, a, [0, 5, 11])).reshape(3, 1)
+        ),
+        [A],
+    ),
+    "scatter": (
+        lambda L, a, b: (
+            a.scatter(1, _idx(L, a, [[1], [0], [3]]), b[:, :1])
+            + a.scatter(0, _idx(L, a, [[2, 0, 1, 1]]), 1j)
+        ),
+        [A, B],
+    ),
+    "masked_fill": (lambda L, a: a.masked_fill(a.real > 0, 1 - 1j), [A]),
+    "tril_triu": (lambda L, a: a.tril() + a.triu(1) * 2, [A]),
+    "cumsum": (lambda L, a: a.cumsum(1), [A]),
+    "prod": (lambda L, a: a.prod(1) + a[:, :3].prod(), [A]),
+    "var_std": (lambda L, a: a.var(1) + a.std(), [A]),
+    "norm": (lambda L, a: a.norm() + L.linalg.vector_norm(a, 1, dim=0), [A]),
+    "vdot": (lambda L, a, b: L.vdot(a[0], b[1]), [A, B]),
 }
+
+
+def _idx(lib, like, values):
+    return lib.tensor(values).to(like.device)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -132,6 +157,10 @@ def test_creation(device):
     assert clgrad.float64.to_complex() is clgrad.complex128
     assert z.tolist() == [1 + 2j, 3.5 - 4j] and z[0].item() == 1 + 2j
     assert isinstance(z[1].item(), complex)
+    assert float(clgrad.tensor(2 + 0j)) == 2.0 and complex(clgrad.tensor(1.5)) == 1.5 + 0j
+    with pytest.raises(RuntimeError, match="without overflow"):
+        float(clgrad.tensor(1 + 2j))
+    assert clgrad.tensor([1j]).type() == "clgrad.ComplexFloatTensor"
     np.testing.assert_array_equal(z.cpu().numpy(), np.array([1 + 2j, 3.5 - 4j], np.complex64))
     a = np.array([1 + 1j, 2], dtype=np.complex64)
     assert clgrad.tensor(a, **kw).dtype is clgrad.complex64
@@ -249,6 +278,11 @@ def test_refusals_as_torch(device):
         lambda: z.atan2(z),
         lambda: z.remainder(2),
         lambda: z.argmax(),
+        lambda: z.sort(),
+        lambda: z.topk(1),
+        lambda: z.median(),
+        lambda: z.unique(),
+        lambda: z.clone().abs_(),
     ):
         with pytest.raises(RuntimeError):
             fn()

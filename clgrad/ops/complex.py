@@ -422,8 +422,39 @@ def complex_elementwise(op, operands):
     _refuse(name, cdt)
 
 
+def _prod(x, dims, keepdim):
+    """The product of complex ``x`` over ``dims``: pairwise products, halving each dim."""
+    from .creation import ones
+    from .movement import cat
+
+    for d in dims:
+        while x._shape[d] > 1:
+            n = x._shape[d]
+            if n % 2:
+                shape = list(x._shape)
+                shape[d] = 1
+                x = cat([x, ones(shape, dtype=x.dtype, device=x.device)], d)
+                n += 1
+            x = x.narrow(d, 0, n // 2) * x.narrow(d, n // 2, n // 2)
+        if x._shape[d] == 0:
+            shape = list(x._shape)
+            shape[d] = 1
+            x = ones(shape, dtype=x.dtype, device=x.device)
+    if not keepdim:
+        for d in sorted(dims, reverse=True):
+            x = x.squeeze(d)
+    return x
+
+
 def complex_reduction(op, x, dim, keepdim, dtype):
-    """A declared reduction of complex ``x``: sum and nansum over the real view."""
+    """A declared reduction of complex ``x``: sum and nansum over the real view, prod as
+    pairwise complex products."""
+    if op.name == "prod":
+        if dtype is not None:
+            x = x.to(dtype)
+        if x.ndim == 0:
+            return x.clone()
+        return _prod(x.clone(), normalize_dims(dim, x.ndim), keepdim)
     if op.name not in ("sum", "nansum"):
         if op.name in ("amax", "amin"):
             raise NotImplementedError(
@@ -595,6 +626,31 @@ def complex_index_select(x, dim, index):
     return view_as_complex(index_select(view_as_real(x), wrap_dim(dim, x.ndim), index))
 
 
+def per_part(fn, z):
+    """A real-linear op of complex ``z`` (gather, take, cumsum, ...): ``fn`` of each part."""
+    a, b = parts(z)
+    return join(fn(a), fn(b), z.dtype)
+
+
+def per_part_sum(fn, z):
+    """``fn(re) + fn(im)``: a real result (var: the parts' variances summed)."""
+    a, b = parts(z)
+    return fn(a) + fn(b)
+
+
+def complex_scatter(scatter, input, dim, index, src, reduce):
+    """``scatter`` into a complex input: each part scattered."""
+    cdt = input.dtype
+    if isinstance(src, Tensor) and src.dtype is not cdt:
+        src = src.to(cdt)
+    (a, b), (c, d) = parts(input), parts(src)
+    if not isinstance(src, Tensor):
+        d = 0.0 if d is None else d
+    return join(
+        scatter(a, dim, index, c, reduce=reduce), scatter(b, dim, index, d, reduce=reduce), cdt
+    )
+
+
 def complex_random(kind, shape, dt, device, generator, requires_grad):
     """rand / randn of a complex dtype: each part drawn on its own (randn's with variance 1/2,
     so that E|z|^2 = 1, as PyTorch's)."""
@@ -619,3 +675,6 @@ COMPLEX_HOOKS["getitem"] = complex_getitem
 COMPLEX_HOOKS["setitem"] = complex_setitem
 COMPLEX_HOOKS["index_select"] = complex_index_select
 COMPLEX_HOOKS["random"] = complex_random
+COMPLEX_HOOKS["per_part"] = per_part
+COMPLEX_HOOKS["per_part_sum"] = per_part_sum
+COMPLEX_HOOKS["scatter"] = complex_scatter

@@ -142,6 +142,8 @@ def overflows(value, dt) -> bool:
     if dt.category == 2:
         big = _FLOAT_MAX.get(dt.name)
         return big is not None and math.isfinite(value) and abs(value) > big
+    if dt.category == 3:  # (complex: any number fits, as for float)
+        return False
     if isinstance(value, float) and not math.isfinite(value):
         return True
     bits = 8 * dt.itemsize

@@ -618,6 +618,8 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     same_device(x, index)
     d = wrap_dim(dim, x.ndim)
     _check_gather("gather", x, d, index)
+    if x.dtype.category == 3:
+        return COMPLEX_HOOKS["per_part"](lambda t: gather(t, d, index), x)
     if x.ndim == 0 or index.ndim == 0:
         return gather(x.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
     return Gather.apply(x, d, _checked(index, x._shape[d], d, False, _SCATTER_RANGE))
@@ -895,6 +897,8 @@ def scatter(
     """
     if src is None:
         src = value
+    if input.dtype.category == 3 and reduce in (None, "add"):
+        return COMPLEX_HOOKS["scatter"](scatter, input, dim, index, src, reduce)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
@@ -1320,6 +1324,8 @@ def take_elements(input: Tensor, index: Tensor) -> Tensor:
     same_device(input, index)
     if index.dtype is not D.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    if input.dtype.category == 3:
+        return COMPLEX_HOOKS["per_part"](lambda t: take_elements(t, index), input)
     flat = input.reshape(-1)
     idx = _checked(index, flat._shape[0], 0, True, _TAKE_RANGE)
     return Index.apply(flat, [(0, idx.reshape(-1))]).reshape(index._shape)

@@ -325,7 +325,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     >>> clgrad.vdot(clgrad.tensor([1.0, 2.0]), clgrad.tensor([3.0, 4.0]))
     tensor(11.)
     """
-    return dot(input, other)
+    return dot(input.conj(), other)
 
 
 def _scaled_sum(name, input, product, beta, alpha):

@@ -396,7 +396,9 @@ def numpy(self, *, force=False) -> np.ndarray:
 # gives "clgrad.FloatTensor" (on an OpenCL device "clgrad.cuda.FloatTensor", where clgrad
 # answers torch.cuda), as torch's "torch...."
 _TYPE_NAMES = {t.dtype: t.__name__ for t in C.LEGACY_TYPES}
-_TYPES_BY_NAME = {t.__name__: t.dtype for t in C.LEGACY_TYPES}
+# (torch names complex tensors' types too, with no legacy class behind them)
+_TYPE_NAMES |= {D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor"}
+_TYPES_BY_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):

@@ -882,6 +882,8 @@ def _triangle(name, x, diagonal, lower):
     c = arange(cols, device=x.device)
     keep = (c - r <= diagonal) if lower else (c - r >= diagonal)
     # a 0-d zero of x's own dtype: where keeps x's dtype (bool included) and zeroes NaN too
+    if x.dtype.category == 3:  # (a complex where takes the number)
+        return where(keep, x, 0.0)
     return where(keep, x, Tensor._full((), 0, x.dtype, x.device))
 
 

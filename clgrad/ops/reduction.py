@@ -270,6 +270,10 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.var(clgrad.tensor([1.0, 2.0, 3.0, 4.0]), correction=0)
     tensor(1.2500)
     """
+    if input.dtype.category == 3:  # the variances of the parts, summed: E|z - mean|^2
+        return COMPLEX_HOOKS["per_part_sum"](
+            lambda t: var(t, dim, unbiased, keepdim, correction=correction), input
+        )
     return Var.apply(input, *_variance("var", input, dim, unbiased, correction), keepdim)
 
 
@@ -349,6 +353,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> clgrad.std(clgrad.tensor([1.0, 3.0]))
     tensor(1.4142)
     """
+    if input.dtype.category == 3:
+        return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
     return Std.apply(input, *_variance("std", input, dim, unbiased, correction), keepdim)
 
 
@@ -464,6 +470,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     x = input if dtype is None else input.to(dtype)
     if not x.dtype.is_floating_point:
+        if x.dtype.category == 3:  # the norm of the magnitudes
+            return norm(x.abs(), p, dim, keepdim)
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{SCALAR_TYPE_NAMES[x.dtype.name]}"
@@ -845,6 +853,9 @@ def cumsum(input, dim, *, dtype=None):
         else (D.int64 if input.dtype.category < 2 else input.dtype)
     )
     d = wrap_dim(dim, input.ndim)  # (a bad dim is PyTorch's first error)
+    if dt.category == 3:
+        x = input if input.dtype is dt else input.to(dt)
+        return COMPLEX_HOOKS["per_part"](lambda t: cumsum(t, d), x)
     if dtype is not None and needs_recording((input,)):
         refuse_integral_output(dt)
     return Cumsum.apply(input, d, dt)

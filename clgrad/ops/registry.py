@@ -675,6 +675,10 @@ def _inplace_method(body, op: ElementwiseOp, checked: bool) -> Callable:
         try:
             result = body(apply_, self, *args, **kwargs)
         except ComplexOperands:  # complex operands: computed out of place, then written
+            if op.name in ("abs", "angle"):  # (a real result: torch refuses the write)
+                raise RuntimeError(
+                    f"In-place {op.name} is not supported for complex tensors."
+                ) from None
             result = body(op.apply, self, *args, **kwargs)
         if result is self:
             return self
@@ -814,7 +818,7 @@ def sum_dtype(dt):
         return dt
     if category < 2:
         return D.int64
-    raise ComplexOperands("sum")
+    raise ComplexOperands("sum")  # (sum, nansum, prod: ops.complex computes them)
 
 
 def extreme_dtype(dt):

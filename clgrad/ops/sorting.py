@@ -83,8 +83,18 @@ class Topk(Sort):
         return *Sort.backward(ctx, g, _), None
 
 
+def _refuse_complex(x, kernel):
+    """ATen's CPU kernel ``kernel`` refusing a complex input (its dtype dispatch)."""
+    if x.dtype.category == 3:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[x.dtype.name]}'"
+        )
+
+
 def _sorted(x, dim, descending):
     """(values, indices) of ``x`` sorted along ``dim``; a 0-d tensor is its own sort."""
+    if x.dtype.category == 3:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     d = wrap_dim(int_dim("sort", dim), x.ndim)
     if x.ndim == 0:
         values, indices = Sort.apply(x.reshape(1), 0, descending)
@@ -144,6 +154,8 @@ def topk(
         raise RuntimeError("selected index k out of range")
     if input.dtype is D.bool_:  # (after the dim's and k's checks, as ATen's)
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    if input.dtype.category == 3:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     if input.ndim == 0:
         return topk_result(*_sorted(input, d, largest))
     return topk_result(*Topk.apply(input, d, largest, k))
@@ -169,6 +181,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     kthvalue(values=tensor(2.), indices=tensor(3))
     """
     d = wrap_dim(int_dim("kthvalue", dim), input.ndim)
+    _refuse_complex(input, "kthvalue_cpu")
     n = input._shape[d] if input.ndim else 1
     if n == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
@@ -250,6 +263,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     >>> clgrad.tensor([[1, 5, 3]]).median(dim=1)
     median(values=tensor([3]), indices=tensor([2]))
     """
+    _refuse_complex(input, "median_cpu")
     return _median(input, dim, keepdim, False, "median", median_result)
 
 
@@ -500,6 +514,7 @@ def unique(
     >>> clgrad.unique(clgrad.tensor([3, 1, 3]), return_inverse=True, return_counts=True)
     (tensor([1, 3]), tensor([1, 0, 1]), tensor([1, 2]))
     """
+    _refuse_complex(input, "unique")
     a = _host(input)
     if dim is None:
         # each NaN is distinct (NaN != NaN), as in PyTorch; NumPy merges them by default
