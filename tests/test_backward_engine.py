@@ -151,3 +151,51 @@ def test_lstm_gradients(device):
         return x.grad, [p.grad for p in lstm.parameters()]
 
     _agree(run, device, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kind, options",
+    [
+        ("GRU", {}),
+        ("GRU", {"bidirectional": True, "num_layers": 2}),
+        ("LSTM", {"bidirectional": True}),
+        ("LSTM", {"proj_size": 2}),
+    ],
+)
+def test_recurrent_layers_fused_steps(device, kind, options):
+    # LSTM and GRU steps are one node each (LSTMCellStep, GRUCellStep): values and gradients
+    # of the inputs, the initial state and every weight as torch's, a loss of h alone too
+    def run(lib, dev):
+        rng = np.random.default_rng(1)
+        layer = getattr(lib.nn, kind)(3, 4, batch_first=True, **options)
+        with lib.no_grad():
+            for p in layer.parameters():
+                p.copy_(lib.tensor(rng.uniform(-0.6, 0.6, tuple(p.shape)).astype(np.float32)))
+        layer.to(dev)
+        x = lib.tensor(rng.standard_normal((2, 5, 3)).astype(np.float32), device=dev)
+        x.requires_grad_(True)
+        out, state = layer(x)
+        h = state[0] if kind == "LSTM" else state
+        (out.square().sum() + h.sum()).backward()
+        return out, h, x.grad, [p.grad for p in layer.parameters()]
+
+    _agree(run, device, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell"])
+def test_cells_twice_differentiable(kind):
+    # create_graph: the fused step's backward recomputes its gates with their graph
+    def run(lib, dev):
+        rng = np.random.default_rng(2)
+        cell = getattr(lib.nn, kind)(2, 3).double()
+        with lib.no_grad():
+            for p in cell.parameters():
+                p.copy_(lib.tensor(rng.uniform(-0.7, 0.7, tuple(p.shape))))
+        x = lib.tensor(rng.standard_normal((2, 2)), requires_grad=True)
+        state = cell(x)
+        h = state[0] + state[1] if kind == "LSTMCell" else state
+        (g,) = lib.autograd.grad(h.square().sum(), [x], create_graph=True)
+        (gg,) = lib.autograd.grad(g.square().sum(), [x])
+        return g, gg
+
+    _agree(run, "cpu", rtol=1e-9, atol=1e-12)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops import autocast as _autocast
 from ...ops.creation import empty, zeros
 from ...ops.creation import tensor as _tensor
@@ -38,18 +40,77 @@ def _step(mode, xw, h, c, w_hh, b_hh, w_hr=None):
     ``w_hr`` (an LSTM with ``proj_size``) projects the new hidden state down, with no bias."""
     hw = F.linear(h, w_hh, b_hh)
     if mode == "LSTM":
-        i, f, g, o = (xw + hw).chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        h = o.sigmoid() * c.tanh()
+        h, c = LSTMCellStep.apply(xw, hw, c)
         return (h if w_hr is None else F.linear(h, w_hr)), c
     if mode == "GRU":
-        xr, xz, xn = xw.chunk(3, -1)
-        hr, hz, hn = hw.chunk(3, -1)
-        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        return n + z * (h - n), c  # (1 - z) * n + z * h
+        return GRUCellStep.apply(xw, hw, h), c
     pre = xw + hw
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), c
+
+
+def _lstm_gates(xw, hw, c):
+    """An LSTM step from its two projections: (i, f, g, o) activated, the new cell state."""
+    i, f, g, o = (xw + hw).chunk(4, -1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    return i, f, g, o, f * c + i * g
+
+
+class LSTMCellStep(Function):
+    """An LSTM time step in one node (torch's fused cell): ``(h, c)`` from the input's and the
+    hidden state's projections ``xw``, ``hw`` and the cell state ``c``. Its backward is the
+    gates' derivatives written out: one node per step instead of a dozen (a sequence's
+    backward is mostly their host time), and its elementwise ops fuse. With ``create_graph``
+    the gates are computed again from the inputs, recorded, so gradients of gradients see
+    them (as Convolution remakes its column matrix)."""
+
+    @staticmethod
+    def forward(ctx, xw, hw, c):
+        i, f, g, o, c2 = _lstm_gates(xw, hw, c)
+        tc = c2.tanh()
+        ctx.save_for_backward(xw, hw, c, i, f, g, o, tc)
+        return o * tc, c2
+
+    @staticmethod
+    def backward(ctx, gh, gc):
+        xw, hw, c, i, f, g, o, tc = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the gates with their graph
+            i, f, g, o, c2 = _lstm_gates(xw, hw, c)
+            tc = c2.tanh()
+        # (a missing gradient of h or c arrives as zeros: ctx.materialize_grads)
+        dc = gc + gh * o * (1 - tc * tc)
+        di, df, dg = dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g)
+        gates = cat([di, df, dg, gh * tc * o * (1 - o)], -1)
+        return gates, gates, dc * f
+
+
+def _gru_gates(xw, hw, h):
+    """A GRU step from its two projections: r, z, n, the hidden state's n part, the new h."""
+    xr, xz, xn = xw.chunk(3, -1)
+    hr, hz, hn = hw.chunk(3, -1)
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return r, z, n, hn, n + z * (h - n)  # (1 - z) * n + z * h
+
+
+class GRUCellStep(Function):
+    """A GRU time step in one node, as ``LSTMCellStep``: the new ``h`` from the input's and
+    the hidden state's projections ``xw``, ``hw`` and ``h``."""
+
+    @staticmethod
+    def forward(ctx, xw, hw, h):
+        r, z, n, hn, h2 = _gru_gates(xw, hw, h)
+        ctx.save_for_backward(xw, hw, h, r, z, n, hn)
+        return h2
+
+    @staticmethod
+    def backward(ctx, gh):
+        xw, hw, h, r, z, n, hn = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the gates with their graph
+            r, z, n, hn, _ = _gru_gates(xw, hw, h)
+        dn = gh * (1 - z) * (1 - n * n)
+        dr = dn * hn * r * (1 - r)
+        dz = gh * (h - n) * z * (1 - z)
+        return cat([dr, dz, dn], -1), cat([dr, dz, dn * r], -1), gh * z
 
 
 class RNNBase(Module):
