@@ -6,6 +6,8 @@ written out here (torch's testing internals need expecttest)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import supports
@@ -370,3 +372,107 @@ def test_margin_losses_as_torch(device, case):
         assert str(got.value) == str(e)
         return
     assert_matches(call(clgrad, device), want)
+
+
+# ---- activations: repr, in place, class hierarchy ---------------------------------------------
+ACTIVATION_CASES = [
+    ("Hardtanh", (-2.0, 2.0, True)),
+    ("Hardtanh", ()),
+    ("Hardsigmoid", (True,)),
+    ("Hardswish", (True,)),
+    ("SiLU", (True,)),
+    ("SiLU", ()),
+    ("ReLU6", (True,)),
+    ("ReLU6", ()),
+    ("Softshrink", (0.3,)),
+    ("Hardshrink", (0.3,)),
+    ("Mish", (True,)),
+    ("SELU", (True,)),
+]
+
+
+@pytest.mark.parametrize("case", ACTIVATION_CASES, ids=lambda c: f"{c[0]}{c[1]}")
+def test_activation_modules_as_torch(device, case):
+    name, args = case
+    want_module, got_module = getattr(torch.nn, name)(*args), getattr(clgrad.nn, name)(*args)
+    assert repr(got_module) == repr(want_module)
+    x = _t((3, 5))
+    tx, cx = torch.tensor(x), clgrad.tensor(x, device=device)
+    want, got = want_module(tx), got_module(cx)
+    assert (got is cx) == (want is tx)  # in place: the input itself comes back
+    assert_matches(cx, tx, what="the input after the call")
+    assert_matches(got, want)
+
+
+def test_activation_class_hierarchy_as_torch():
+    # ReLU6 is a Hardtanh (0 to 6) and Softshrink no Hardshrink, as in torch: code that
+    # replaces or fuses activations by isinstance sees the same classes
+    for name in ("ReLU6", "Hardtanh", "ReLU", "Softshrink", "Hardshrink"):
+        for base in ("ReLU6", "Hardtanh", "ReLU", "Softshrink", "Hardshrink"):
+            want = issubclass(getattr(torch.nn, name), getattr(torch.nn, base))
+            assert issubclass(getattr(clgrad.nn, name), getattr(clgrad.nn, base)) == want
+    relu6 = clgrad.nn.ReLU6()
+    assert (relu6.min_val, relu6.max_val) == (0.0, 6.0)
+
+
+# ---- channel dropout: torch's rules for the input's dims ----------------------------------------
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (2, 3, 4, 5), (2, 3, 2, 2, 2), (4,)])
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d", "dropout3d"])
+def test_channel_dropout_dims_as_torch(device, name, shape):
+    x = np.ones(shape, np.float32)
+    with warnings.catch_warnings(record=True) as torch_warnings:
+        warnings.simplefilter("always")
+        try:
+            want = getattr(torch.nn.functional, name)(torch.tensor(x), 0.5)
+        except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
+            with pytest.raises(type(e)) as got:
+                getattr(clgrad.nn.functional, name)(clgrad.tensor(x, device=device), 0.5)
+            assert str(got.value) == str(e)
+            return
+    with warnings.catch_warnings(record=True) as clgrad_warnings:
+        warnings.simplefilter("always")
+        got = getattr(clgrad.nn.functional, name)(clgrad.tensor(x, device=device), 0.5)
+    assert [str(w.message) for w in clgrad_warnings] == [str(w.message) for w in torch_warnings]
+    assert tuple(got.shape) == tuple(want.shape)
+    # one draw per (dim 0, dim 1) pair of what torch drops from: an unbatched input (dropout1d
+    # below 3 dims, dropout3d below 5) gets a batch dim first, dropout2d never does
+    batched = name == "dropout2d" or len(shape) == {"dropout1d": 3, "dropout3d": 5}[name]
+    values = got.cpu().numpy()
+    drawn = values.reshape(values.shape[: 2 if batched else 1] + (-1,))
+    assert (drawn.max(-1) == drawn.min(-1)).all()
+
+
+def test_in_place_channel_dropout_of_an_unbatched_input_returns_it(device):
+    x = clgrad.ones(3, 4, device=device)
+    assert clgrad.nn.functional.dropout1d(x, 0.5, inplace=True) is x
+    y = clgrad.ones(2, 2, 2, 2, device=device)
+    assert clgrad.nn.functional.dropout3d(y, 0.5, inplace=True) is y
+
+
+# ---- TransformerEncoder: torch's nested-tensor attributes and warning ---------------------------
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"batch_first": True}, {"batch_first": True, "norm_first": True},
+     {"batch_first": True, "bias": False}, {"batch_first": True, "activation": "gelu"},
+     {"batch_first": True, "nhead": 1}],
+    ids=str,
+)  # fmt: skip
+def test_transformer_encoder_nested_tensor_attributes(kwargs):
+    kwargs = dict(kwargs)
+    nhead = kwargs.pop("nhead", 2)
+    seen = []
+    for lib in (torch, clgrad):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer = lib.nn.TransformerEncoderLayer(4, nhead, 8, **kwargs)
+            encoder = lib.nn.TransformerEncoder(layer, 2)
+        seen.append(
+            (
+                layer.activation_relu_or_gelu,
+                encoder.enable_nested_tensor,
+                encoder.use_nested_tensor,
+                encoder.mask_check,
+                [str(w.message) for w in caught if "nested" in str(w.message)],
+            )
+        )
+    assert seen[1] == seen[0]

@@ -405,7 +405,7 @@ def gelu(input: Tensor, approximate: Literal["none", "tanh"] = "none") -> Tensor
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies the sigmoid linear unit (swish) ``x * sigmoid(x)`` element-wise, as
-    ``torch.nn.functional.silu`` (``inplace`` is accepted but the result is a new tensor).
+    ``torch.nn.functional.silu`` (on ``input`` itself with ``inplace``).
 
     >>> clgrad.nn.functional.silu(clgrad.tensor([-2.0, 0.0, 3.0]))
     tensor([-0.2384, 0.0000, 2.8577])
@@ -4012,16 +4012,21 @@ def rms_norm(
     return y * weight if weight is not None else y
 
 
-def _feature_dropout(name, input, p, training, inplace, ndims):
-    """Channel-wise dropout of a ``(N, C, *spatial)`` or ``(C, *spatial)`` input with ``ndims``
-    spatial dims: one draw per channel."""
-    if input.ndim not in (ndims + 1, ndims + 2):
-        raise RuntimeError(
-            f"{name}: Expected {ndims + 1}D or {ndims + 2}D input, but received a "
-            f"{input.ndim}D input"
-        )
-    shape = tuple(input.shape[: input.ndim - ndims]) + (1,) * ndims
+def _feature_dropout(input, p, training, inplace):
+    """ATen's feature_dropout: one draw per (dim 0, dim 1) pair."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     return _dropout(input, p, training, inplace, shape)
+
+
+def _unbatched_feature_dropout(input, p, training, inplace):
+    """feature_dropout of ``input`` with a batch dim of 1 (PyTorch unsqueezes and squeezes in
+    place: an in-place call returns ``input`` itself)."""
+    if not training or p == 0.0:
+        return input
+    out = _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+    return input.copy_(out) if inplace else out
 
 
 def dropout1d(
@@ -4034,7 +4039,17 @@ def dropout1d(
     >>> bool((y.amax(2) == y.amin(2)).all())
     True
     """
-    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    if input.ndim == 3:
+        return _feature_dropout(input, p, training, inplace)
+    return _unbatched_feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(
@@ -4046,7 +4061,22 @@ def dropout3d(
     >>> clgrad.nn.functional.dropout3d(clgrad.ones(1, 2, 2, 2, 2), training=False).shape
     clgrad.Size([1, 2, 2, 2, 2])
     """
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    _check_p(p)
+    n = input.ndim
+    if n not in (4, 5):
+        # as PyTorch still does: a warning, then the input taken as unbatched (dim 0 the
+        # channels) unless it has 5 dims
+        warnings.warn(
+            f"dropout3d: Received a {n}-D input to dropout3d, which is deprecated and will result "
+            "in an error in a future release. To retain the behavior and silence this warning, "
+            "please use dropout instead. Note that dropout3d exists to provide channel-wise "
+            "dropout on inputs with 3 spatial dimensions, a channel dimension, and an optional "
+            "batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    if n == 5:
+        return _feature_dropout(input, p, training, inplace)
+    return _unbatched_feature_dropout(input, p, training, inplace)
 
 
 _SELU_ALPHA = 1.7580993408473766  # SELU's scale * alpha: the value dropped units are set to

@@ -37,18 +37,6 @@ class ReLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class ReLU6(ReLU):
-    """Applies ``min(max(0, x), 6)`` element-wise, as ``torch.nn.ReLU6``.
-
-    >>> clgrad.nn.ReLU6()(clgrad.tensor([-2.0, 3.0, 8.0]))
-    tensor([0., 3., 6.])
-    """
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``relu6(input)``."""
-        return F.relu6(input, self.inplace)
-
-
 class LeakyReLU(Module):
     """Applies ``x`` for ``x > 0`` and ``negative_slope * x`` otherwise, element-wise, as
     ``torch.nn.LeakyReLU``.
@@ -125,7 +113,28 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else ""
+        )
+
+
+class ReLU6(Hardtanh):
+    """Applies ``min(max(0, x), 6)`` element-wise, as ``torch.nn.ReLU6``: a Hardtanh from 0 to
+    6, as in PyTorch (``isinstance(m, nn.Hardtanh)``, ``min_val`` and ``max_val``).
+
+    >>> clgrad.nn.ReLU6()(clgrad.tensor([-2.0, 3.0, 8.0]))
+    tensor([0., 3., 6.])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``relu6(input)``."""
+        return F.relu6(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -162,7 +171,10 @@ class SiLU(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """``silu(input)``."""
-        return F.silu(input)
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -298,6 +310,9 @@ class Hardsigmoid(_InplaceModule):
 
     _fn = "hardsigmoid"
 
+    def extra_repr(self) -> str:
+        return ""  # torch's repr does not show inplace here
+
 
 class Hardswish(_InplaceModule):
     """Applies ``x * relu6(x + 3) / 6`` element-wise, as ``torch.nn.Hardswish``.
@@ -307,6 +322,9 @@ class Hardswish(_InplaceModule):
     """
 
     _fn = "hardswish"
+
+    def extra_repr(self) -> str:
+        return ""  # torch's repr does not show inplace here
 
 
 class SELU(_InplaceModule):
@@ -392,16 +410,24 @@ class Hardshrink(Module):
         return f"{self.lambd}"
 
 
-class Softshrink(Hardshrink):
-    """Shrinks ``x`` towards 0 by ``lambd`` element-wise, as ``torch.nn.Softshrink``.
+class Softshrink(Module):
+    """Shrinks ``x`` towards 0 by ``lambd`` element-wise, as ``torch.nn.Softshrink`` (not a
+    Hardshrink, as in PyTorch: ``isinstance`` tells them apart).
 
     >>> clgrad.nn.Softshrink()(clgrad.tensor([-1.0, 0.3, 0.75]))
     tensor([-0.5000,  0.0000,  0.2500])
     """
 
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
     def forward(self, input: Tensor) -> Tensor:
         """``softshrink(input, lambd)``."""
         return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
 
 
 class Threshold(Module):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from ...ops.creation import empty, full
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -195,6 +197,17 @@ class _TransformerLayer(Module):
         for i in range(1, self._blocks + 1):
             setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = _activation(activation)
+        if self._blocks == 2:
+            # torch's encoder layers stash which activation they have (1 relu, 2 gelu) for
+            # their fast path's checks
+            act = self.activation
+            self.activation_relu_or_gelu = (
+                1
+                if act is F.relu or isinstance(act, ReLU)
+                else 2
+                if act is F.gelu or isinstance(act, GELU)
+                else 0
+            )
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(
@@ -295,6 +308,29 @@ class _TransformerStack(Module):
         return self.norm(x) if self.norm is not None else x
 
 
+def _why_not_sparsity_fast_path(layer) -> str:
+    """torch.nn.TransformerEncoder's reason not to use nested tensors with ``layer`` ("" for
+    none)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    reasons = (
+        (layer.norm_first, f"{name}.norm_first was True"),
+        (
+            not attn.batch_first,
+            f"{name}.self_attn.batch_first was not True(use batch_first for better inference "
+            "performance)",
+        ),
+        (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
+        (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+        (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+        (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+        (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"),
+    )
+    return next((why for failed, why in reasons if failed), "")
+
+
 class TransformerEncoder(_TransformerStack):
     """``num_layers`` copies of ``encoder_layer`` in sequence, then ``norm`` (if given), as
     ``torch.nn.TransformerEncoder``.
@@ -314,6 +350,18 @@ class TransformerEncoder(_TransformerStack):
         mask_check: bool = True,
     ) -> None:
         super().__init__(encoder_layer, num_layers, norm)
+        # torch's attributes: clgrad has no nested tensors, but a program may read them, and
+        # torch warns where its layer rules out that path (the reasons in torch's order)
+        self.enable_nested_tensor = self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why_not = _why_not_sparsity_fast_path(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(
+                "enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                f"{why_not}",
+                stacklevel=2,
+            )
+            self.use_nested_tensor = False
 
     def forward(
         self,
