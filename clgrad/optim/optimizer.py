@@ -409,12 +409,12 @@ def _with_step_hooks(step):
 
     @functools.wraps(step)
     def hooked(self, *args, **kwargs):
-        pre = [*_global_optimizer_pre_hooks.values()]
-        pre += self.__dict__.get("_optimizer_step_pre_hooks", {}).values()
-        post = [*self.__dict__.get("_optimizer_step_post_hooks", {}).values()]
-        post += _global_optimizer_post_hooks.values()
-        if not pre and not post:
+        own_pre = self.__dict__.get("_optimizer_step_pre_hooks")
+        own_post = self.__dict__.get("_optimizer_step_post_hooks")
+        if not (own_pre or own_post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
             return step(self, *args, **kwargs)
+        pre = [*_global_optimizer_pre_hooks.values(), *(own_pre or {}).values()]
+        post = [*(own_post or {}).values(), *_global_optimizer_post_hooks.values()]
         args = (self, *args)
         for hook in pre:
             result = hook(self, args, kwargs)
