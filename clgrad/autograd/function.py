@@ -82,6 +82,38 @@ class Node:
         pass
 
 
+def _hook_results(hook, new, expected) -> tuple:
+    """A node hook's replacement gradients, as many as it was given (torch's check)."""
+    new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+    if len(new) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but "
+            f"expected {expected})"
+        )
+    return new
+
+
+def _node_pre_hooks(node, grads) -> list:
+    """``grad_fn.register_prehook``'s hooks: each sees the node's output gradients (after the
+    tensors' own hooks) and may replace them."""
+    for hook in node._pre_hooks["node_pre"]:
+        new = hook(tuple(grads))
+        if new is not None:
+            grads = list(_hook_results(hook, new, len(grads)))
+    return grads
+
+
+def _node_post_hooks(node, in_grads, grads) -> tuple:
+    """``grad_fn.register_hook``'s hooks: each sees (input gradients, output gradients) once
+    the node has run and may replace the input gradients."""
+    for hook in node._pre_hooks["node"]:
+        new = hook(tuple(in_grads), tuple(grads))
+        if new is not None:
+            in_grads = _hook_results(hook, new, len(in_grads))
+    return in_grads
+
+
 class AccumulateGrad(Node):
     """The sink of a leaf: adds what arrives into ``variable.grad``."""
 
@@ -105,8 +137,6 @@ class AccumulateGrad(Node):
         new = None
         own = self._pre_hooks
         if own and "node_pre" in own:  # the node's pre-hooks see it after the tensor's
-            from .engine import _node_pre_hooks
-
             (grad,) = _node_pre_hooks(self, [grad])
         if v.grad is None:
             if create_graph:
