@@ -476,3 +476,24 @@ def test_transformer_encoder_nested_tensor_attributes(kwargs):
             )
         )
     assert seen[1] == seen[0]
+
+
+# ---- Module's constructor: torch's arguments rule ------------------------------------------------
+def test_module_constructor_arguments_as_torch():
+    for args, kwargs in (((1,), {}), ((), {"x": 1})):
+        got, want = raises_like(
+            lambda a=args, k=kwargs: torch.nn.Module(*a, **k),
+            lambda a=args, k=kwargs: clgrad.nn.Module(*a, **k),
+        )
+        assert str(got) == str(want)
+    assert clgrad.nn.Module.call_super_init is False and clgrad.nn.Module.dump_patches is False
+
+    class Mixin:
+        def __init__(self, *args, **kwargs):
+            self.received = (args, kwargs)
+
+    class WithMixin(clgrad.nn.Module, Mixin):
+        call_super_init = True  # the arguments go on to Mixin, as in torch
+
+    module = WithMixin(1, x=2)
+    assert module.received == ((1,), {"x": 2}) and module.training

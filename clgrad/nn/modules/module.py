@@ -342,10 +342,23 @@ class Module:
     # what a module unpickled from before backward hooks existed reads (registering one makes
     # the module's own table: _hooks_table)
     _backward_hooks = _backward_pre_hooks = MappingProxyType({})
+    # torch's class attributes: dump_patches is obsolete; a subclass with call_super_init
+    # hands the constructor's arguments on to the next class in its MRO (a mixin)
+    dump_patches: bool = False
+    call_super_init: bool = False
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+        if self.call_super_init is False and kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                f"'{next(iter(kwargs))}'"
+            )
+        if self.call_super_init is False and args:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
@@ -356,6 +369,8 @@ class Module:
         d["_forward_pre_hooks"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module, which every subclass defines; call the module itself
