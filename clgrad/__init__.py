@@ -37,6 +37,7 @@ from . import (
     random,
     return_types,
     signal,
+    sparse,
     special,
     testing,
     torch_version,
@@ -153,6 +154,9 @@ cfloat, cdouble = complex64, complex128
 globals().update({_cls.__name__: _cls for _cls in _LEGACY_STORAGES.values()})  # FloatStorage...
 long, int, short = int64, int32, int16
 __version__ = version.__version__
+sparse_coo = sparse.sparse_coo
+sparse_coo_tensor = sparse.sparse_coo_tensor
+spmm = sparse.mm
 
 
 def is_tensor(obj) -> bool:
