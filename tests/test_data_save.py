@@ -299,3 +299,17 @@ def test_subset_and_random_split():
         random_split(ds, [3, 3])
     joined = ds + Subset(ds, [1])
     assert len(joined) == 11 and joined[10][0].item() == 1
+
+
+def test_concat_dataset_as_torchs():
+    import torch
+
+    for lib in (torch, clgrad):
+        ds = lib.utils.data.ConcatDataset([lib.arange(3), lib.arange(10, 12)])
+        # plain ints, as torch's (NumPy's int64 printed as np.int64(3) in a list's repr)
+        assert ds.cumulative_sizes == [3, 5] and all(type(n) is int for n in ds.cumulative_sizes)
+        assert len(ds) == 5 and ds[3].item() == 10 and ds[-1].item() == 11
+        with pytest.raises(AssertionError, match="empty iterable"):
+            lib.utils.data.ConcatDataset([])
+        with pytest.raises(ValueError, match="num_workers=0 to disable"):
+            lib.utils.data.DataLoader(range(4), num_workers=-1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
@@ -163,11 +164,11 @@ class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("datasets should not be an empty iterable")
-        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+            raise AssertionError("datasets should not be an empty iterable")  # as torch's assert
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
 
     def __len__(self):
-        return int(self.cumulative_sizes[-1])
+        return self.cumulative_sizes[-1] if self.cumulative_sizes else 0
 
     def __getitem__(self, idx):
         if idx < 0:
@@ -175,7 +176,7 @@ class ConcatDataset(Dataset[T_co]):
                 raise ValueError("absolute value of index should not exceed dataset length")
             idx += len(self)
         i = bisect.bisect_right(self.cumulative_sizes, idx)
-        start = 0 if i == 0 else int(self.cumulative_sizes[i - 1])
+        start = 0 if i == 0 else self.cumulative_sizes[i - 1]
         return self.datasets[i][idx - start]
 
 
@@ -636,7 +637,10 @@ class DataLoader(Generic[T_co]):
         **_: Any,
     ) -> None:
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to disable "
+                "multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
