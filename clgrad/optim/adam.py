@@ -26,6 +26,7 @@ from .optimizer import (
     fused_flags,
     implementation_options,
     init_state,
+    real_view,
     recount_step,
     scalar_value,
 )
@@ -117,8 +118,10 @@ class Adam(Optimizer):
                     names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
                     state = self.state[p]
                     init_state(state, p, names)
-                    states = [state[name] for name in names]
-                    kernel = fused and fusable(p, p._grad, states)
+                    # a complex parameter and its state as their real views, as PyTorch's
+                    param, grad = real_view(p), real_view(p._grad)
+                    states = [real_view(state[name]) for name in names]
+                    kernel = fused and fusable(param, grad, states)
                     # (the kernel's replay counts the step: see the scalar source below)
                     step = count_step(state, replayed=kernel)
                     if kernel:
@@ -130,23 +133,23 @@ class Adam(Optimizer):
                                 partial(_next_step, state, lr, beta1, beta2, eps, wd),
                                 [(state, "step")],
                             )
-                        updates.add(p, p._grad, states, scalars)
+                        updates.add(param, grad, states, scalars)
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or state, mixed devices or dtypes)
-                    g = decayed_grad(p, -p._grad if maximize else p._grad, wd, lr, decoupled)
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                    g = decayed_grad(param, -grad if maximize else grad, wd, lr, decoupled)
+                    exp_avg, exp_avg_sq = states[0], states[1]
                     exp_avg.mul_(beta1).add_(g * (1 - beta1))
                     exp_avg_sq.mul_(beta2).add_(g * g * (1 - beta2))
                     bias1 = 1 - beta1**step
                     bias2_sqrt = math.sqrt(1 - beta2**step)
                     if amsgrad:
-                        m = state["max_exp_avg_sq"]
+                        m = states[2]
                         m.copy_(maximum(m, exp_avg_sq))
                         denom = m.sqrt() / bias2_sqrt + eps
                     else:
                         denom = exp_avg_sq.sqrt() / bias2_sqrt + eps
-                    p.sub_(exp_avg / denom * (lr / bias1))
+                    param.sub_(exp_avg / denom * (lr / bias1))
                 updates.launch()
         return loss
 

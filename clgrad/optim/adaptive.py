@@ -23,10 +23,13 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     check_hyperparameters,
+    complex_state,
     count_step,
     decayed_grad,
     implementation_options,
     init_state,
+    real_view,
+    refuse_complex,
     scalar_state,
     scalar_value,
 )
@@ -37,7 +40,11 @@ if TYPE_CHECKING:
 
 class _Simple(Optimizer):
     """The loop every optimizer here shares: ``_update(p, g, state, group)`` per parameter with
-    a gradient, ``g`` already negated under ``maximize``."""
+    a gradient, ``g`` already negated under ``maximize``; a complex parameter is updated as its
+    real view (the real and imaginary parts two coordinates), its state kept complex, as
+    PyTorch's, unless the optimizer refuses complex parameters."""
+
+    _supports_complex = True
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one update of every parameter that has a gradient; returns the loss of the
@@ -48,7 +55,18 @@ class _Simple(Optimizer):
             for group in self.param_groups:
                 for p in self._params_with_grad(group):
                     g = -p._grad if group["maximize"] else p._grad
-                    self._update(p, g, self.state[p], group)
+                    if not p.is_complex():
+                        self._update(p, g, self.state[p], group)
+                        continue
+                    if not self._supports_complex:
+                        refuse_complex(self, p)
+                    state = self.state[p]
+                    updated = {
+                        k: real_view(v) if isinstance(v, Tensor) else v for k, v in state.items()
+                    }
+                    p_real = real_view(p)
+                    self._update(p_real, real_view(g), updated, group)
+                    complex_state(state, updated, p_real._shape)
         return loss
 
     def _update(self, p, g, state, group):
@@ -172,7 +190,10 @@ class Adagrad(_Simple):
     @staticmethod
     def _init_state(state, p, group):
         state["step"] = scalar_state(0)
-        state["sum"] = full_like(p, group["initial_accumulator_value"], requires_grad=False)
+        value = group["initial_accumulator_value"]
+        if p.is_complex():  # both parts start there, as PyTorch's
+            value = complex(value, value)
+        state["sum"] = full_like(p, value, requires_grad=False)
         state["sum"] = state["sum"].detach()
 
     def _update(self, p, g, state, group):
@@ -522,6 +543,8 @@ class Adafactor(_Simple):
     >>> sorted(opt.state[w])
     ['col_var', 'row_var', 'step']
     """
+
+    _supports_complex = False
 
     def __init__(
         self,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros
 from ..ops.movement import cat
-from .optimizer import Optimizer, check_hyperparameters, scalar_value
+from .optimizer import Optimizer, check_hyperparameters, real_view, scalar_value
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -174,21 +174,23 @@ class LBFGS(Optimizer):
 
     def _numel(self):
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            # a complex parameter counts its real and imaginary parts, as PyTorch's
+            self._numel_cache = sum(real_view(p).numel() for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self):
         views = []
         for p in self._params:
             if p._grad is None:
-                views.append(zeros(p.numel(), dtype=p.dtype, device=p.device))
+                views.append(real_view(zeros(p.numel(), dtype=p.dtype, device=p.device)))
             else:
-                views.append(p._grad.reshape(-1))
-        return cat(views, 0)
+                views.append(real_view(p._grad))
+        return cat([v.reshape(-1) for v in views], 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
+            p = real_view(p)
             n = p.numel()
             p.add_(update[offset : offset + n].view(p.shape), alpha=step_size)
             offset += n

@@ -20,6 +20,7 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..backend.host import array as host_array
 from ..dtypes import float32, float64, get_default_dtype
 from ..hooks import RemovableHandle
+from ..ops.complex import view_as_complex, view_as_real
 from ..ops.creation import scalar_tensor, zeros_like
 from ..tensor import Tensor
 
@@ -241,6 +242,39 @@ def scalar_value(value: Any) -> Any:
     if capture.active is not None:
         capture.active.fail(TENSOR_HYPERPARAMETER_NOT_REPLAYED)
     return value.item()
+
+
+def real_view(t: Tensor) -> Tensor:
+    """``t`` as PyTorch's optimizers update a complex tensor: its real view (``view_as_real``,
+    the real and imaginary parts two real coordinates, sharing its memory), so every update
+    treats them as independent numbers; a real tensor as it is.
+
+    >>> from clgrad.optim.optimizer import real_view
+    >>> real_view(clgrad.tensor([1 + 2j])), real_view(clgrad.tensor([3.0]))
+    (tensor([[1., 2.]]), tensor([3.]))
+    """
+    return view_as_real(t) if t.is_complex() else t
+
+
+def complex_state(state: dict, updated: dict, shape) -> None:
+    """Puts into ``state`` the entries an update of a complex parameter's real view (of
+    ``shape``) created in ``updated``: tensors of the view's shape become complex views of
+    their memory (PyTorch keeps a complex parameter's state complex), others (step counts)
+    stay as they are. Entries the update found there (updated in place) are left alone."""
+    for name, value in updated.items():
+        old = state.get(name)
+        if value is old or (isinstance(old, Tensor) and old.is_complex()):
+            continue
+        if isinstance(value, Tensor) and value._shape == shape:
+            value = view_as_complex(value)
+        state[name] = value
+
+
+def refuse_complex(optimizer: Optimizer, p: Tensor) -> None:
+    """PyTorch's RuntimeError for an optimizer without a complex formulation (Adafactor,
+    Muon) stepping a complex parameter."""
+    if p.is_complex():
+        raise RuntimeError(f"{type(optimizer).__name__} does not support complex parameters")
 
 
 def fused_flags(**on: bool) -> frozenset:

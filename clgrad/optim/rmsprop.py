@@ -19,6 +19,7 @@ from .optimizer import (
     fused_flags,
     implementation_options,
     init_state,
+    real_view,
     recount_step,
     scalar_value,
 )
@@ -110,8 +111,11 @@ class RMSprop(Optimizer):
                         names.append("grad_avg")
                     state = self.state[p]
                     init_state(state, p, names)
-                    states = [state[name] for name in names]
-                    kernel = fused and fusable(p, p._grad, states)
+                    # a complex parameter and its state as their real views, as PyTorch's
+                    param, grad = real_view(p), real_view(p._grad)
+                    named = {name: real_view(state[name]) for name in names}
+                    states = list(named.values())
+                    kernel = fused and fusable(param, grad, states)
                     # (the kernel's replay counts the step: see the scalar source below)
                     count_step(state, replayed=kernel)
                     if kernel:
@@ -122,24 +126,24 @@ class RMSprop(Optimizer):
                             capture.scalar_source(
                                 partial(_count_step, state, scalars), [(state, "step")]
                             )
-                        updates.add(p, p._grad, states, scalars)
+                        updates.add(param, grad, states, scalars)
                         continue
                     # one op per term: foreach=False, or what the kernel can't take (a strided
                     # parameter or state, mixed devices or dtypes)
-                    g = decayed_grad(p, -p._grad if group["maximize"] else p._grad, wd)
-                    square_avg = state["square_avg"]
+                    g = decayed_grad(param, -grad if group["maximize"] else grad, wd)
+                    square_avg = named["square_avg"]
                     square_avg.mul_(alpha).add_(g * g * (1 - alpha))
                     if centered:
-                        grad_avg = state["grad_avg"]
+                        grad_avg = named["grad_avg"]
                         grad_avg.mul_(alpha).add_(g * (1 - alpha))
                         avg = (square_avg - grad_avg * grad_avg).sqrt() + eps
                     else:
                         avg = square_avg.sqrt() + eps
                     if momentum > 0:
-                        buf = state["momentum_buffer"]
+                        buf = named["momentum_buffer"]
                         buf.mul_(momentum).add_(g / avg)
-                        p.add_(buf, alpha=-lr)
+                        param.add_(buf, alpha=-lr)
                     else:
-                        p.add_(g / avg, alpha=-lr)
+                        param.add_(g / avg, alpha=-lr)
                 updates.launch()
         return loss

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..autograd.grad_mode import no_grad
+from ..ops.complex import view_as_complex
 from ..ops.creation import empty_like
 from .optimizer import (
     FusedUpdates,
@@ -17,6 +18,7 @@ from .optimizer import (
     fused_enabled,
     fused_flags,
     implementation_options,
+    real_view,
     scalar_value,
 )
 
@@ -98,18 +100,23 @@ class SGD(Optimizer):
                     if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
-                    # (a strided parameter or buffer, mixed devices or dtypes)
-                    g = decayed_grad(p, -p._grad if maximize else p._grad, wd)
+                    # (a strided parameter or buffer, mixed devices or dtypes); a complex
+                    # parameter as its real view (its buffer kept complex), as the others'
+                    param, grad = real_view(p), real_view(p._grad)
+                    g = decayed_grad(param, -grad if maximize else grad, wd)
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
                         if buf is None:
                             buf = g.clone().detach()
-                            state["momentum_buffer"] = buf
+                            state["momentum_buffer"] = (
+                                view_as_complex(buf) if p.is_complex() else buf
+                            )
                         else:
+                            buf = real_view(buf)
                             buf.mul_(momentum).add_(g, alpha=1 - dampening)
                         g = g + buf * momentum if nesterov else buf
-                    p.add_(g, alpha=-lr)
+                    param.add_(g, alpha=-lr)
                 updates.launch()
         return loss
 
@@ -122,11 +129,12 @@ class SGD(Optimizer):
             first = buf is None
             if first:  # the kernel writes the first step's d into it
                 buf = empty_like(p).detach()
-            states.append(buf)
-        if not fusable(p, p._grad, states):
+            states.append(real_view(buf))
+        param, grad = real_view(p), real_view(p._grad)
+        if not fusable(param, grad, states):
             return False
         if first:
-            self.state[p]["momentum_buffer"] = states[0]
+            self.state[p]["momentum_buffer"] = buf
         scalars = (-lr, momentum, 1 - dampening, wd, 1.0 if first else 0.0)
-        updates.add(p, p._grad, states, scalars)
+        updates.add(param, grad, states, scalars)
         return True
