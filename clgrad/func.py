@@ -585,25 +585,45 @@ def vmap(
                     "either use the 'same' or 'different' randomness flags on vmap or perform "
                     "the randomness operation out of vmap"
                 )
-        if n == 0:
-            template, spec = _flatten(call(None))
-            outs = [x.new_zeros((0, *x.shape)) for x in template]
-        else:
-            per_call = [_flatten(r) for r in results]
-            spec = per_call[0][1]
-            outs = [
-                stack([leaves[k] for leaves, _ in per_call]) for k in range(len(per_call[0][0]))
-            ]
-        odims = (out_dims,) * len(outs) if not isinstance(out_dims, (tuple, list)) else out_dims
-        if len(odims) != len(outs):
+        name = getattr(func, "__name__", repr(func))
+        empty = n == 0  # the output shapes from one call on zeros of a slice's shape
+        return _batched(results if not empty else [call(None)], out_dims, out_dims, name, empty)
+
+    return wrapper
+
+
+def _batched(samples, dims, out_dims, name, empty):
+    """vmap's outputs: the per-sample ``samples`` (each an output tree) stacked along
+    ``dims`` (an int, None for an output that is not batched, or a tuple matching a tuple
+    output, as torch's out_dims prefix)."""
+    first = samples[0]
+    if dims is None:
+        return first
+    if isinstance(dims, (tuple, list)):
+        if not isinstance(first, (tuple, list)) or len(first) != len(dims):
             raise ValueError(
                 f"vmap(f, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
                 "the structure of `outputs`."
             )
-        outs = [o if d is None or d == 0 else o.movedim(0, d) for o, d in zip(outs, odims)]
-        return _unflatten(outs, spec)
-
-    return wrapper
+        parts = [
+            _batched([s[k] for s in samples], d, out_dims, name, empty) for k, d in enumerate(dims)
+        ]
+        return type(first)(parts) if not hasattr(first, "_fields") else type(first)(*parts)
+    bad = _flatten_strict(first)
+    if bad is not None or first is None:
+        raise ValueError(
+            f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(bad)}. Did "
+            "you mean to set out_dims= to None for output?"
+        )
+    per_sample = [_flatten(s) for s in samples]
+    spec = per_sample[0][1]
+    if empty:
+        outs = [x.new_zeros((0, *x.shape)) for x in per_sample[0][0]]
+    else:
+        outs = [
+            stack([leaves[k] for leaves, _ in per_sample]) for k in range(len(per_sample[0][0]))
+        ]
+    return _unflatten([o if dims == 0 else o.movedim(0, dims) for o in outs], spec)
 
 
 def _slice_zeros(x, d):

@@ -201,3 +201,17 @@ def test_jvp_errors_as_torch():
         return seen
 
     assert errors(clgrad, clgrad.func) == errors(torch, torch.func)
+
+
+def test_vmap_outputs_must_be_tensors_unless_out_dims_is_none():
+    import torch
+
+    for lib in (torch, clgrad):
+        x = lib.tensor([1.0, 2.0])
+        for f in (lambda v: 1.0, lambda v: (v, 2)):
+            with pytest.raises(ValueError, match="must only return Tensors"):
+                lib.func.vmap(f)(x)
+        out, label = lib.func.vmap(lambda v: (v * 2, "a"), out_dims=(0, None))(x)
+        assert out.tolist() == [2.0, 4.0] and label == "a"
+        a, b = lib.func.vmap(lambda v: (v * 2, v.sum()), out_dims=(1, 0))(lib.ones(2, 3))
+        assert tuple(a.shape) == (3, 2) and b.tolist() == [3.0, 3.0]
