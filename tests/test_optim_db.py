@@ -604,3 +604,19 @@ def test_optimizers_without_a_complex_form_refuse_complex_parameters_as_torch(na
     t, c = _both(make)
     assert t == ("RuntimeError", f"{name} does not support complex parameters")
     assert c == t
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+def test_fused_true_refuses_a_complex_parameter_as_torch(name):
+    # torch's fused kernels take floating-point parameters only: fused=True with a complex one
+    # is its RuntimeError at step(); clgrad ran the per-op path
+    def make(lib):
+        p = lib.nn.Parameter(lib.tensor(np.ones((2, 2), np.complex64)))
+        p.grad = lib.tensor(np.ones((2, 2), np.complex64))
+        getattr(lib.optim, name)([p], lr=0.1, fused=True).step()
+
+    t, c = _both(make)
+    assert t[0] == c[0] == "RuntimeError"
+    prefix = "`fused=True` requires all the params to be floating point Tensors of supported"
+    assert t[1].startswith(prefix) and c[1].startswith(prefix)
+    assert c[1].endswith("but clgrad.complex64 and cpu")

@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from .optimizer import (
     FusedUpdates,
     Optimizer,
+    check_fused,
     check_hyperparameters,
     count_step,
     decayed_grad,
@@ -114,6 +115,7 @@ class Adam(Optimizer):
                 )
                 updates = FusedUpdates("adam", flags)
                 for p in self._params_with_grad(group):
+                    check_fused(group, p)
                     # the kernel takes the state tensors in this order, the ones in use only
                     names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
                     state = self.state[p]

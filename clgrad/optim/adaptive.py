@@ -22,6 +22,7 @@ from ..ops.elementwise import maximum, where
 from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
+    check_fused,
     check_hyperparameters,
     complex_state,
     count_step,
@@ -54,6 +55,7 @@ class _Simple(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 for p in self._params_with_grad(group):
+                    check_fused(group, p)
                     g = -p._grad if group["maximize"] else p._grad
                     if not p.is_complex():
                         self._update(p, g, self.state[p], group)

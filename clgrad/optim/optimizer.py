@@ -270,6 +270,22 @@ def complex_state(state: dict, updated: dict, shape) -> None:
         state[name] = value
 
 
+#: The devices clgrad's fused kernels run on (named in ``check_fused``'s error).
+FUSED_DEVICES = ["cpu", "cl"]
+
+
+def check_fused(group: dict[str, Any], p: Tensor) -> None:
+    """PyTorch's RuntimeError for ``fused=True`` asked of a parameter its fused kernels don't
+    take (a complex or integer one), raised at ``step()`` as torch's
+    ``_device_dtype_check_for_fused``; without ``fused=True`` such a parameter takes the
+    per-op path."""
+    if group.get("fused") and not p.is_floating_point():
+        raise RuntimeError(
+            "`fused=True` requires all the params to be floating point Tensors of supported "
+            f"devices: {FUSED_DEVICES} but {p.dtype} and {p.device.type}"
+        )
+
+
 def refuse_complex(optimizer: Optimizer, p: Tensor) -> None:
     """PyTorch's RuntimeError for an optimizer without a complex formulation (Adafactor,
     Muon) stepping a complex parameter."""

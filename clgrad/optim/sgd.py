@@ -12,6 +12,7 @@ from ..ops.creation import empty_like
 from .optimizer import (
     FusedUpdates,
     Optimizer,
+    check_fused,
     check_hyperparameters,
     decayed_grad,
     fusable,
@@ -97,6 +98,7 @@ class SGD(Optimizer):
                 )
                 updates = FusedUpdates("sgd", flags)
                 for p in self._params_with_grad(group):
+                    check_fused(group, p)
                     if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
