@@ -3,9 +3,12 @@ families' public functions, each the same op as the Tensor method of that name."
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 from .autograd.grad_mode import is_inference_mode_enabled as _is_inference_mode_enabled
 from .format import set_printoptions as _set_printoptions
 from .ops import activation as _A
+from .ops import complex as _CX
 from .ops import creation as _C
 from .ops import decomp as _DC
 from .ops import elementwise as _E
@@ -442,3 +445,219 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 
 __all__ += ["cond", "while_loop"]
+
+
+# ---- short-time Fourier transforms ---------------------------------------------------------------
+# (this module's globals shadow range, min, max, abs with clgrad's: Python's are _builtins')
+
+
+def _window_of(window, win_length, n_fft, device, dtype, name):
+    """The window as n_fft samples: ones where None (torch's warning), zero-padded on both
+    sides to n_fft where shorter."""
+    import warnings
+
+    if window is None:
+        warnings.warn(
+            "A window was not provided. A rectangular window will be applied, which is known to "
+            "cause spectral leakage.",
+            UserWarning,
+            stacklevel=3,
+        )
+        window = _C.ones(win_length, dtype=dtype, device=device)
+    if window.ndim != 1 or window._shape[0] != win_length:
+        raise RuntimeError(
+            f"{name}: expected a 1D window tensor of size equal to win_length={win_length}, but "
+            f"got window with size {list(window._shape)}"
+        )
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = _M.cat(
+            [
+                _C.zeros(left, dtype=window.dtype, device=window.device),
+                window,
+                _C.zeros(n_fft - win_length - left, dtype=window.dtype, device=window.device),
+            ]
+        )
+    return window
+
+
+def _pad_last(x, p, mode):
+    """``x`` padded by ``p`` on both ends of its last dim (stft's ``center``)."""
+    n = x._shape[-1]
+    if mode == "constant":
+        z = _C.zeros((*x._shape[:-1], p), dtype=x.dtype, device=x.device)
+        return _M.cat([z, x, z], -1)
+    idx = list(_builtins.range(-p, n + p))
+    if mode == "reflect":
+        if p >= n:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({p}, {p}) at dimension {x.ndim - 1} of input "
+                f"{list(x._shape)}"
+            )
+        idx = [-i if i < 0 else 2 * (n - 1) - i if i >= n else i for i in idx]
+    elif mode == "replicate":
+        idx = [_builtins.min(_builtins.max(i, 0), n - 1) for i in idx]
+    elif mode == "circular":
+        idx = [i % n for i in idx]
+    else:
+        raise NotImplementedError(f"stft: pad_mode {mode!r} is not supported")
+    return _I.index_select(x, x.ndim - 1, _C.tensor(idx, device=x.device))
+
+
+def stft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    pad_mode="reflect",
+    normalized=False,
+    onesided=None,
+    return_complex=None,
+):
+    """The short-time Fourier transform of a 1-d signal or a batch of them (B, L), like
+    ``torch.stft``: frames of ``n_fft`` samples every ``hop_length`` (default n_fft // 4),
+    times ``window``, transformed; (B, n_fft // 2 + 1, frames) complex (onesided, the default
+    for real inputs). ``return_complex`` must be given for a real input (False: the deprecated
+    real view, with torch's warning).
+
+    >>> x = clgrad.arange(16.0)
+    >>> clgrad.stft(x, 8, window=clgrad.hann_window(8), return_complex=True).shape
+    clgrad.Size([5, 9])
+    """
+    import warnings
+
+    from . import fft as _fft
+
+    if (
+        return_complex is None
+        and not input.is_complex()
+        and not (window is not None and window.is_complex())
+    ):
+        raise RuntimeError(
+            "stft requires the return_complex parameter be given for real inputs, and will "
+            "further require that return_complex=True in a future PyTorch release."
+        )
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    if center:
+        x = _pad_last(x, n_fft // 2, pad_mode)
+    length = x._shape[-1]
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    real_dt = x.dtype.to_real() if x.is_complex() else x.dtype
+    w = _window_of(window, win, n_fft, x.device, real_dt, "stft")
+    frames = x.unfold(-1, n_fft, hop) * w  # (B, frames, n_fft)
+    complex_in = frames.is_complex()
+    if onesided is None:
+        onesided = not complex_in
+    if onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    norm = "ortho" if normalized else "backward"
+    spec = _fft.rfft(frames, norm=norm) if onesided else _fft.fft(frames, norm=norm)
+    spec = spec.transpose(-1, -2)
+    if input.ndim == 1:
+        spec = spec.squeeze(0)
+    if not return_complex and return_complex is not None:
+        warnings.warn(
+            "stft with return_complex=False is deprecated. In a future pytorch release, stft "
+            "will return complex tensors for all inputs, and return_complex=False will raise "
+            "an error.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return _CX.view_as_real(spec)
+    return spec
+
+
+def istft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    normalized=False,
+    onesided=None,
+    length=None,
+    return_complex=False,
+):
+    """The inverse of ``stft`` by overlap-add, divided by the window's summed squares, like
+    ``torch.istft``: (B, freqs, frames) complex -> (B, length) real (complex with
+    ``return_complex``).
+
+    >>> x = clgrad.arange(16.0)
+    >>> w = clgrad.hann_window(8)
+    >>> y = clgrad.istft(clgrad.stft(x, 8, window=w, return_complex=True), 8, window=w)
+    >>> bool((y - x).abs().max() < 1e-4)
+    True
+    """
+    from . import fft as _fft
+
+    if not input.is_complex():
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft with "
+            "return_complex=True."
+        )
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions, got {input.ndim}")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    spec = input.unsqueeze(0) if input.ndim == 2 else input
+    if onesided is None:
+        onesided = spec._shape[-2] != n_fft
+    if onesided and spec._shape[-2] != n_fft // 2 + 1:
+        raise RuntimeError(
+            f"istft: expected the frequency dimension (3rd to the last) of the input tensor "
+            f"to match n_fft / 2 + 1 when onesided=True, but got {spec._shape[-2]}"
+        )
+    if onesided and return_complex:
+        raise RuntimeError("cannot have onesided output if window or input is complex")
+    real_dt = spec.dtype.to_real()
+    w = _window_of(window, win, n_fft, spec.device, real_dt, "istft")
+    norm = "ortho" if normalized else "backward"
+    spec = spec.transpose(-1, -2)  # (B, frames, freqs)
+    frames = _fft.irfft(spec, n=n_fft, norm=norm) if onesided else _fft.ifft(spec, norm=norm)
+    if not return_complex and frames.is_complex():
+        frames = frames.real
+    frames = frames * w
+    b, n_frames = frames._shape[0], frames._shape[1]
+    total = n_fft + hop * (n_frames - 1)
+    pos = (
+        _C.arange(n_frames, device=frames.device).unsqueeze(1) * hop
+        + _C.arange(n_fft, device=frames.device)
+    ).reshape(-1)
+    zeros = _C.zeros((b, total), dtype=frames.dtype, device=frames.device)
+    y = zeros.index_add(1, pos, frames.reshape(b, -1))
+    envelope = _C.zeros(total, dtype=real_dt, device=frames.device).index_add(
+        0, pos, (w * w).expand(n_frames, n_fft).reshape(-1)
+    )
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    elif center:
+        end = total - n_fft // 2
+    else:
+        end = total
+    stop = _builtins.min(end, total)
+    y, envelope = y[:, start:stop], envelope[start:stop]
+    if envelope.numel() and float(envelope.abs().min()) < 1e-11:
+        raise RuntimeError(f"istft(...): window overlap add min: {float(envelope.abs().min())}")
+    y = y / envelope
+    if end > total:
+        y = _M.cat([y, _C.zeros((b, end - total), dtype=y.dtype, device=y.device)], 1)
+    return y.squeeze(0) if input.ndim == 2 else y
+
+
+_Tensor.stft = stft
+_Tensor.istft = istft
+__all__ += ["stft", "istft"]

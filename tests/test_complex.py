@@ -315,3 +315,47 @@ def test_save_load_pickle(device):
         warnings.simplefilter("ignore")
         loaded = clgrad.load(buf)["z"]
     assert loaded.dtype is clgrad.complex64 and loaded.tolist() == z.tolist()
+
+
+def _inplace_through_views(lib, kw, case):
+    if case == "real_of_complex":
+        w = lib.tensor([1 + 2j, 3 - 1j, -2j], requires_grad=True, **kw)
+        z = w * 1
+        z.real.mul_(2)
+        z.imag[0] = 5.0
+        (z.abs() ** 2).sum().backward()
+        return z, w.grad
+    if case == "write_parts":
+        x = lib.tensor([1.0, 2.0], requires_grad=True, **kw)
+        z = lib.zeros(2, dtype=lib.complex64, **kw)
+        z.real = x * 2
+        z[1] = x[0] * 1j
+        (z.abs() ** 2).sum().backward()
+        return z, x.grad
+    if case == "complex_of_real":
+        r = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, **kw)
+        y = r * 1
+        lib.view_as_complex(y).mul_(1j)
+        (y**2 * lib.tensor([1.0, 2.0], **kw)).sum().backward()
+        return y, r.grad
+    w = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True, **kw)
+    z = w * 1
+    zr = lib.view_as_real(z)
+    zr[:, 1] = zr[:, 0] * 3
+    (lib.view_as_real(z) * lib.tensor([1.0, 2.0], **kw)).sum().backward()
+    return z, w.grad
+
+
+@pytest.mark.parametrize("case", ["real_of_complex", "write_parts", "complex_of_real", "slices"])
+def test_inplace_through_views_as_torch(device, case):
+    # a write through .real / .imag / view_as_real / view_as_complex rewrites the base's
+    # history (CopySlices through the view of the other kind), as torch's
+    expected = _inplace_through_views(torch, {}, case)
+    got = _inplace_through_views(clgrad, {"device": device}, case)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g.detach().cpu().numpy(), e.detach().numpy(), rtol=1e-6)
+
+
+def test_isreal(device):
+    z = clgrad.tensor([1 + 0j, 1j, 2], device=device)
+    assert z.isreal().tolist() == [True, False, True]

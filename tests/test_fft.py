@@ -157,3 +157,71 @@ def test_errors_as_torch():
     with pytest.raises(RuntimeError, match="Unsupported dtype Half"):
         clgrad.fft.fft(clgrad.zeros(3, dtype=clgrad.float16))
     assert clgrad.fft.fft(clgrad.arange(4)).dtype is clgrad.complex64
+
+
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("stft", lambda L, t, w: L.stft(t, 16, window=w, return_complex=True)),
+        ("stft_1d_hop", lambda L, t, w: L.stft(t[0], 16, 5, window=w, return_complex=True)),
+        (
+            "stft_no_center",
+            lambda L, t, w: L.stft(t, 16, center=False, window=w, return_complex=True),
+        ),
+        (
+            "stft_constant",
+            lambda L, t, w: L.stft(t, 16, pad_mode="constant", window=w, return_complex=True),
+        ),
+        (
+            "stft_normalized",
+            lambda L, t, w: L.stft(t, 16, normalized=True, window=w, return_complex=True),
+        ),
+        (
+            "stft_two_sided",
+            lambda L, t, w: L.stft(t, 16, onesided=False, window=w, return_complex=True),
+        ),
+        (
+            "stft_win_length",
+            lambda L, t, w: L.stft(t, 16, win_length=12, window=w[:12], return_complex=True),
+        ),
+        (
+            "stft_complex_input",
+            lambda L, t, w: L.stft(t * (1 + 1j), 16, window=w, return_complex=True),
+        ),
+        (
+            "istft",
+            lambda L, t, w: L.istft(L.stft(t, 16, window=w, return_complex=True), 16, window=w),
+        ),
+        (
+            "istft_length",
+            lambda L, t, w: L.istft(
+                L.stft(t, 16, 4, window=w, return_complex=True), 16, 4, window=w, length=70
+            ),
+        ),
+        (
+            "istft_two_sided_normalized",
+            lambda L, t, w: L.istft(
+                L.stft(t, 16, window=w, onesided=False, normalized=True, return_complex=True),
+                16,
+                window=w,
+                onesided=False,
+                normalized=True,
+            ),
+        ),
+    ],
+)
+def test_stft_istft(device, name, fn):
+    x = r(2, 64)
+    _compare(device, lambda L, t: fn(L, t, L.hann_window(16).to(t.device)), x, rtol=1e-5)
+
+
+def test_stft_return_complex():
+    x = clgrad.zeros(64)
+    with pytest.raises(RuntimeError, match="requires the return_complex parameter"):
+        clgrad.stft(x, 16, window=clgrad.hann_window(16))
+    with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+        y = clgrad.stft(x, 16, window=clgrad.hann_window(16), return_complex=False)
+    assert tuple(y.shape) == (9, 17, 2) and y.dtype is clgrad.float32
+    with pytest.raises(RuntimeError, match="complex-valued input"):
+        clgrad.istft(clgrad.zeros(9, 5), 16)
+    assert clgrad.ones(64).stft(16, window=clgrad.ones(16), return_complex=True).shape == (9, 17)

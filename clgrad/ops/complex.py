@@ -22,6 +22,7 @@ from .core import (
     SCALAR_TYPE_NAMES,
     ComplexOperands,
     broadcast_shapes,
+    complex_view,
     normalize_dims,
     real_view,
     warn_complex_to_real,
@@ -49,12 +50,7 @@ class ViewAsComplex(Function):
 
     @staticmethod
     def forward(ctx, x):
-        cdt = x.dtype.to_complex()
-        out = Tensor._make(
-            x._storage, x._shape[:-1], tuple(s // 2 for s in x._stride[:-1]), x._offset // 2, cdt
-        )
-        out._counter = x._counter
-        return out
+        return complex_view(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -664,6 +660,8 @@ def complex_random(kind, shape, dt, device, generator, requires_grad):
     return out.requires_grad_(True) if requires_grad else out
 
 
+COMPLEX_HOOKS["view_as_real"] = view_as_real
+COMPLEX_HOOKS["view_as_complex"] = view_as_complex
 COMPLEX_HOOKS["elementwise"] = complex_elementwise
 COMPLEX_HOOKS["supported"] = SUPPORTED
 COMPLEX_HOOKS["refuse"] = _refuse

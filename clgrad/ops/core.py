@@ -430,6 +430,20 @@ def real_view(t) -> Tensor:
     return v
 
 
+def complex_view(r) -> Tensor:
+    """The complex elements of a real (..., 2) tensor whose last stride is 1 (and others
+    even), an unrecorded view (``view_as_complex`` records one)."""
+    v = Tensor._make(
+        r._storage,
+        r._shape[:-1],
+        tuple(s // 2 for s in r._stride[:-1]),
+        r._offset // 2,
+        r.dtype.to_complex(),
+    )
+    v._counter = r._counter
+    return v
+
+
 def complex_part(t, k: int) -> Tensor:
     """The real (``k`` 0) or imaginary (1) parts of complex ``t``, an unrecorded view."""
     v = Tensor._make(

@@ -1539,11 +1539,14 @@ def signbit(apply, input: Tensor) -> Tensor:
 
 
 def isreal(input: Tensor) -> Tensor:
-    """Which elements are real: all of them (clgrad has no complex dtypes).
+    """Which elements are real: every element of a real tensor, those of a complex one whose
+    imaginary part is 0.
 
     >>> clgrad.isreal(clgrad.tensor([1.0, 2.0]))
     tensor([True, True])
     """
+    if input.dtype.category == 3:
+        return input.imag == 0
     return Tensor._full(input._shape, True, D.bool_, input.device)
 
 

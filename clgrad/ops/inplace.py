@@ -19,7 +19,15 @@ from ..autograd.function import NO_GRAD_VIEW, Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..backend.base import COPY, FILL
 from ..tensor import Tensor
-from .core import broadcast_shapes, copy_into, launch, sum_to
+from .core import (
+    COMPLEX_HOOKS,
+    broadcast_shapes,
+    complex_view,
+    copy_into,
+    launch,
+    real_view,
+    sum_to,
+)
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_LEAF_ERROR = (
@@ -123,19 +131,45 @@ def _inplace_view(x, functional):
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(VIEW_LEAF_ERROR)
     new = functional(x.clone())
-    geom = (x._shape, x._stride, x._offset)
-    out = CopySlices.apply(base, new, geom)  # writes the region, records the base's history
+    if _mixed(base, x):
+        out = _copy_slices_mixed(base, x, new)
+    else:
+        geom = (x._shape, x._stride, x._offset)
+        out = CopySlices.apply(base, new, geom)  # writes the region, records the base's history
     _take_history(base, out)
     _as_view_of_base(x)
     _saves_written(x, new)
     return x
 
 
+def _mixed(base, v) -> bool:
+    """Whether view ``v`` and its base differ in being complex (``view_as_real``, ``.real``,
+    ``.imag``, ``view_as_complex``): their geometries count different elements."""
+    return (base.dtype.category == 3) is not (v.dtype.category == 3)
+
+
+def _copy_slices_mixed(base, x, new):
+    """``CopySlices`` for a view of the other kind (real of complex, or complex of real): the
+    region written through the real side, the base's history taken through the views."""
+    as_real, as_complex = COMPLEX_HOOKS["view_as_real"], COMPLEX_HOOKS["view_as_complex"]
+    if base.dtype.category == 3:  # a real view of a complex base
+        return as_complex(CopySlices.apply(as_real(base), new, _geom(x)))
+    return CopySlices.apply(base, as_real(new), _pairs(_geom(x)))
+
+
 def _as_view_of_base(v):
     """Gives view ``v`` the history of a view of its base's current history."""
     v._view_version = v._storage.version
     with enable_grad():
-        out = AsStrided.apply(v._base, v._shape, v._stride, v._offset)
+        base = v._base
+        if _mixed(base, v):
+            as_real, as_complex = COMPLEX_HOOKS["view_as_real"], COMPLEX_HOOKS["view_as_complex"]
+            if base.dtype.category == 3:
+                out = AsStrided.apply(as_real(base), v._shape, v._stride, v._offset)
+            else:
+                out = as_complex(AsStrided.apply(base, *_pairs(_geom(v))))
+        else:
+            out = AsStrided.apply(base, v._shape, v._stride, v._offset)
     _take_history(v, out)
 
 
@@ -208,6 +242,12 @@ def _geom(t):
     return (t._shape, t._stride, t._offset)
 
 
+def _pairs(geometry):
+    """A complex view's geometry as its real view's (a last dim of the two parts)."""
+    shape, stride, offset = geometry
+    return (*shape, 2), (*(2 * s for s in stride), 1), 2 * offset
+
+
 class _Restride(Function):
     """``t`` laid into a zero buffer (the base's storage span) at geometry ``src`` (``zero``
     cleared after), read back at geometry ``dst``: moves a gradient between a base and its
@@ -216,6 +256,12 @@ class _Restride(Function):
 
     @staticmethod
     def forward(ctx, t, src, dst, zero, lo, n):
+        if t.dtype.category == 3:  # a complex gradient: moved as its real view's pairs
+            out = _Restride.forward(
+                ctx, real_view(t), _pairs(src), _pairs(dst), zero and _pairs(zero), 2 * lo, 2 * n
+            )
+            ctx.args = (src, dst, zero, lo, n)
+            return complex_view(out)
         ctx.args = (src, dst, zero, lo, n)
         buf = Tensor._full((n,), 0, t.dtype, t.device)
         if n and t.numel():
@@ -254,7 +300,7 @@ class AsStrided(Function):
         gx = _Restride.apply(g, view, src, None, lo, n)
         if _overlapping(src[0], src[1]):
             with no_grad():  # how many of the input's elements share each one's location
-                ones = Tensor._full(src[0], 1, g.dtype, g.device)
+                ones = Tensor._full(src[0], 1, g.dtype.to_real(), g.device)
                 gx = gx / _Restride.apply(ones, src, src, None, lo, n)
         return gx, None, None, None
 
