@@ -359,3 +359,20 @@ def test_inplace_through_views_as_torch(device, case):
 def test_isreal(device):
     z = clgrad.tensor([1 + 0j, 1j, 2], device=device)
     assert z.isreal().tolist() == [True, False, True]
+
+
+def test_node_names_as_torch():
+    for fn in (
+        lambda L, z: z * 2,
+        lambda L, z: z.exp(),
+        lambda L, z: z + 1,
+        lambda L, z: z / z,
+        lambda L, z: z.abs(),
+        lambda L, z: z.sum(),
+        lambda L, z: z.sum(0),
+        lambda L, z: z.mean(),
+    ):
+        names = [
+            fn(L, L.tensor([1 + 1j], requires_grad=True)).grad_fn.name() for L in (torch, clgrad)
+        ]
+        assert names[0] == names[1]

@@ -57,6 +57,34 @@ class ViewAsComplex(Function):
         return view_as_real(g)
 
 
+# the node a complex result of an op gets (its last step, a ViewAsComplex), named as PyTorch
+# names the op's node (MulBackward0, SumBackward1, ...) while ops.complex computes that op
+_NODE = [None]
+_NAMED: dict = {}
+
+
+def _as_complex(r) -> Tensor:
+    """``view_as_complex(r)`` recorded in the node of the op being computed (``_NODE``)."""
+    name = _NODE[0]
+    if name is None:
+        return ViewAsComplex.apply(r)
+    cls = _NAMED.get(name)
+    if cls is None:
+        cls = _NAMED[name] = type(
+            name, (ViewAsComplex,), {"node_name": name, "__module__": __name__}
+        )
+    return cls.apply(r)
+
+
+def _in_node(name, fn, *args):
+    """``fn(*args)`` with its complex result recorded in a node named ``name``."""
+    outer, _NODE[0] = _NODE[0], name
+    try:
+        return fn(*args)
+    finally:
+        _NODE[0] = outer
+
+
 def view_as_real(input: Tensor) -> Tensor:
     """A view of complex ``input`` as real numbers with a last dim of 2 (real, imaginary),
     like ``torch.view_as_real``.
@@ -136,7 +164,7 @@ def join(re, im, cdt, device=None) -> Tensor:
         im = im.expand(shape)
     from .movement import stack
 
-    return view_as_complex(stack([re, im], -1))
+    return _as_complex(stack([re, im], -1))
 
 
 def _add(a, b):
@@ -354,6 +382,11 @@ SUPPORTED = frozenset(
 
 def complex_elementwise(op, operands):
     """``op`` (a declared elementwise op) over operands of which one is complex."""
+    node = "".join(part.capitalize() for part in op.name.split("_")) + "Backward0"
+    return _in_node(node, _elementwise, op, operands)
+
+
+def _elementwise(op, operands):
     name = op.name
     operands = operands[: op.arity]
     tensors = [x for x in operands if isinstance(x, Tensor)]
@@ -400,7 +433,7 @@ def complex_elementwise(op, operands):
                 scale = y.unsqueeze(-1) if isinstance(y, Tensor) else y
                 product = view_as_real(x) * scale
                 if product.dtype is cdt.to_real():
-                    return view_as_complex(product)
+                    return _as_complex(product)
         re, im = _cmul(parts(x), parts(y))
         return join(re, im, cdt, device)
     if name == "div":
@@ -470,7 +503,8 @@ def complex_reduction(op, x, dim, keepdim, dtype):
     r = view_as_real(x)
     if op.name == "nansum":
         r = r.nan_to_num(0.0, math.inf, -math.inf)
-    return view_as_complex(r.sum(dim=dims, keepdim=keepdim))
+    node = f"{'Sum' if op.name == 'sum' else 'Nansum'}Backward{0 if dim is None else 1}"
+    return _in_node(node, _as_complex, r.sum(dim=dims, keepdim=keepdim))
 
 
 def complex_mean(x, dim, keepdim, dt):
@@ -485,7 +519,8 @@ def complex_mean(x, dim, keepdim, dt):
     if x.ndim == 0:
         return x.clone()
     dims = normalize_dims(dim, x.ndim)
-    return view_as_complex(view_as_real(x).mean(dim=dims, keepdim=keepdim))
+    mean = view_as_real(x).mean(dim=dims, keepdim=keepdim)
+    return _in_node(f"MeanBackward{0 if dim is None else 1}", _as_complex, mean)
 
 
 def complex_matmul(a, b):
