@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes as D
 from .ops.complex import join, view_as_real
+from .ops.core import with_out
 from .ops.creation import arange, tensor, zeros
 from .ops.linalg import matmul
 from .ops.movement import cat
@@ -592,3 +593,11 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     tensor([0, 1, 2, 3, 4])
     """
     return _shift(input, dim, -1)
+
+
+# torch.fft's functions take out= (written as torch's out= variants write; frequencies and shifts
+# too where torch's take it)
+for _name in __all__:
+    if _name not in ("fftshift", "ifftshift"):
+        globals()[_name] = with_out(globals()[_name])
+del _name

@@ -225,3 +225,12 @@ def test_stft_return_complex():
     with pytest.raises(RuntimeError, match="complex-valued input"):
         clgrad.istft(clgrad.zeros(9, 5), 16)
     assert clgrad.ones(64).stft(16, window=clgrad.ones(16), return_complex=True).shape == (9, 17)
+
+
+def test_out(device):
+    out = clgrad.empty(0, dtype=clgrad.complex64, device=device)
+    y = clgrad.fft.fft(clgrad.tensor([1.0, 2.0, 3.0, 4.0], device=device), out=out)
+    assert y is out and out.tolist() == [10, -2 + 2j, -2, -2 - 2j]
+    real = clgrad.empty(4, device=device)
+    clgrad.fft.irfft(clgrad.tensor([10 + 0j, -2 + 2j, -2], device=device), out=real)
+    np.testing.assert_allclose(real.cpu().numpy(), [1, 2, 3, 4], rtol=1e-6)
