@@ -1,7 +1,10 @@
-"""clgrad.optim against torch.optim on cases from torch's OptimizerInfo database (written out
-here: the repository's tests don't import torch.testing._internal): Tensor hyperparameters,
-parameter-group rules, global step hooks, float64 state, and the lr schedulers' Tensor lrs,
-warnings and messages. Each case runs both libraries and compares what they do."""
+"""clgrad.optim against torch.optim on cases from torch's OptimizerInfo database and the ideas
+of torch's test_optim.py / test_lrscheduler.py (written out here: the repository's tests don't
+import torch.testing._internal): Tensor hyperparameters, parameter groups, global step hooks,
+load_state_dict and zero_grad semantics, float64 and complex parameters, and the lr
+schedulers' Tensor lrs, warnings, messages and resumption. Each case runs both libraries and
+compares what they do. (The differential harness these came from sweeps every OptimizerInfo
+config; it lives outside the repository.)"""
 
 import warnings
 
