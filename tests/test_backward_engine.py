@@ -199,3 +199,47 @@ def test_cells_twice_differentiable(kind):
         return g, gg
 
     _agree(run, "cpu", rtol=1e-9, atol=1e-12)
+
+
+def test_mark_dirty_keeps_the_tensor_and_rebases_its_history(device):
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+
+        class Inc(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        a = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        x = a.clone()
+        y = Inc.apply(x)
+        assert y is x and x.grad_fn is not None and x._version == 2
+        (y * 3).sum().backward()
+        results.append(a.grad.tolist())
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            Inc.apply(lib.tensor([1.0], requires_grad=True, device=dev))
+    assert results[0] == results[1]
+
+
+def test_a_saved_tensor_changed_in_place_is_named_as_torch_names_it(device):
+    messages = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        x = lib.tensor([1.0, 2.0], requires_grad=True, device=dev)
+        y = x.sigmoid()
+        y.mul_(2)  # sigmoid's saved output
+        w = lib.ones(2, device=dev)
+        z = x * w
+        w.add_(1)  # a saved input without history
+        for loss in (y.sum(), z.sum()):
+            with pytest.raises(RuntimeError) as caught:
+                loss.backward()
+            # (on an OpenCL device the type is torch.cuda.FloatTensor, as on a CUDA one)
+            messages.append(str(caught.value).replace("clgrad.", "torch.").replace(".cuda.", "."))
+    assert messages[:2] == messages[2:]
+    assert "which is output 0 of Sigmoid, is at version 1" in messages[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import re
 import sys
 import weakref
 from types import MappingProxyType
@@ -218,21 +219,28 @@ class SavedTensor:
             return t
         t = self.tensor
         if t._version != self.version:
-            which = (
-                f"output {self.output_nr} of {node.name()}"
-                if self.output_nr is not None
-                else f"an input of {node.name()}"
+            # as torch's: the node whose output the tensor is (a saved input: its history now),
+            # by its op's name (SigmoidBackward0 -> Sigmoid); none for a tensor without history
+            fn, nr = (
+                (node, self.output_nr) if self.output_nr is not None else (t._grad_fn, t._output_nr)
             )
+            which = ""
+            if fn is not None:
+                op = _BACKWARD_SUFFIX.sub("", fn.name())
+                which = f", which is output {nr} of {op},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.type_name()} {list(t.shape)}], which is {which}"
-                f", is at version {t._version}; expected version {self.version} instead. Hint: "
-                "the operation that failed to compute its gradient saved this tensor; clone it "
-                "before changing it in place."
+                f"inplace operation: [{t.type()} {list(t.shape)}]{which} is at version "
+                f"{t._version}; expected version {self.version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if self.output_nr is not None:
             return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
         return t
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")  # a node's name, back to its op's
 
 
 class FunctionCtx:
@@ -243,6 +251,7 @@ class FunctionCtx:
     _saved = None
     _node = None
     _non_differentiable = ()
+    _dirty = ()
     materialize_grads = True
     recording = False  # True when apply will record a node: forward may skip what backward needs
 
@@ -259,7 +268,9 @@ class FunctionCtx:
         self._non_differentiable = tensors
 
     def mark_dirty(self, *tensors):
-        pass
+        """The inputs forward changed in place: returned as outputs, they stay the same tensor
+        objects and their history continues from this node, as PyTorch's."""
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool):
         self.materialize_grads = value
@@ -539,8 +550,25 @@ class Function(metaclass=_FunctionMeta):
             _set(True)  # recording happens only with grad mode on
         single = not isinstance(out, tuple)
         outputs = [out] if single else list(out)
+        dirty = ctx._dirty
+        for t in dirty:
+            if not _is_among(t, outputs):
+                raise RuntimeError(
+                    "Some elements marked as dirty during the forward method were not returned "
+                    "as output. The inputs that are modified inplace must all be outputs of the "
+                    "Function."
+                )
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and _is_among(o, args):
+                if dirty and _is_among(o, dirty) and o._base is None:
+                    # changed in place: the same object, its history rebased on this node below
+                    if o._grad_fn is None and o._requires_grad:
+                        raise RuntimeError(
+                            "a leaf Variable that requires grad has been used in an in-place "
+                            "operation."
+                        )
+                    o._bump_version()  # as torch's mark_dirty: saved copies of it are stale
+                    continue
                 outputs[i] = Tensor._alias(o)  # an input returned as is: a new tensor object
         _mark_views(cls, outputs, args)
         # the edges and (shape, dtype) of the inputs, in one pass (the edge reads the input's
