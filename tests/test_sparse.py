@@ -138,3 +138,32 @@ def test_bad_input_raises(device):
     s, _ = _make(clgrad, device)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         clgrad.sparse.mm(s, clgrad.ones(4, 2, device=device))
+
+
+def test_torch_mm_matmul_and_to_sparse(device):
+    # torch.mm / torch.matmul take a sparse operand on either side; Tensor.to_sparse coalesces
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((3, 2)).astype(np.float32)
+    left = rng.standard_normal((2, 4)).astype(np.float32)
+    results = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        kw = {"device": dev} if lib is clgrad else {}
+        s, _ = _make(lib, dev)
+        d = lib.tensor(dense, **kw)
+        matrix = lib.tensor([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-2.0, 0.0, 3.0]], **kw)
+        sp = matrix.to_sparse()
+        results.append(
+            [
+                _np(lib.mm(s, d)),
+                _np(lib.matmul(s, d)),
+                _np(lib.tensor(left, **kw) @ s),
+                _np(sp.indices()),
+                _np(sp.values()),
+                sp.is_coalesced(),
+            ]
+        )
+    for want, got in zip(*results):
+        if isinstance(want, np.ndarray):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            assert got == want

@@ -191,6 +191,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     clgrad.Size([5, 2, 4])
     """
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        # a sparse COO matrix (clgrad.ops.sparse), as torch.mm and @ take one either side
+        if getattr(a, "is_sparse", False) and isinstance(b, Tensor):
+            return a.mm(b)
+        if getattr(b, "is_sparse", False) and isinstance(a, Tensor):
+            return b.t().mm(a.t()).t()
         raise TypeError("matmul(): argument 'other' must be Tensor")
     if (  # two matrices that multiply, of one device and dtype: the checks below all pass
         len(a._shape) == 2

@@ -28,6 +28,7 @@ from . import movement as M
 from . import reduction as R
 from . import scans as SC
 from . import sorting as SO
+from . import sparse as SP
 from . import typed_storage
 from .core import (
     SCALAR_TYPE_NAMES,
@@ -1062,6 +1063,8 @@ def _attach_more():
             self if dtype is None else self.to(dtype)
         ),
         "dim_order": dim_order,
+        "to_sparse": SP.to_sparse,
+        "to_sparse_coo": SP.to_sparse,
         "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
         "logical_not_": lambda self: self.copy_(self.logical_not()),
         "true_divide_": Tensor.div_,
