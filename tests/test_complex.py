@@ -376,3 +376,30 @@ def test_node_names_as_torch():
             fn(L, L.tensor([1 + 1j], requires_grad=True)).grad_fn.name() for L in (torch, clgrad)
         ]
         assert names[0] == names[1]
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("lerp number", lambda lib, a, b: lib.lerp(a, b, 0.25)),
+        ("lerp tensor", lambda lib, a, b: a.lerp(b, b * 0.5)),
+        ("log1p", lambda lib, a, b: (a * 0.3).log1p() + b),
+        ("expm1", lambda lib, a, b: (a * 0.3).expm1() + b),
+        ("add float alpha", lambda lib, a, b: a.add(b, alpha=0.5)),
+        ("sub complex alpha", lambda lib, a, b: a.sub(b, alpha=2 - 1j)),
+        ("addcmul float value", lambda lib, a, b: a.addcmul(a, b, value=0.25)),
+    ],
+)
+def test_more_ops_and_alphas(device, name, fn):
+    _both(device, fn, A, B)
+
+
+def test_alpha_rules_as_torch(device):
+    for lib in (torch, clgrad):
+        kw = {} if lib is torch else {"device": device}
+        z = lib.tensor([1 + 2j], **kw)
+        assert z.clone().add_(z, alpha=0.5).tolist() == [1.5 + 3j]  # a float alpha for complex
+        with pytest.raises(RuntimeError, match="must not be a complex number"):
+            lib.tensor([1.0], **kw).add(lib.tensor([1.0], **kw), alpha=1j)
+        with pytest.raises(RuntimeError, match="must not be a floating point number"):
+            lib.tensor([1], **kw).add(lib.tensor([1], **kw), alpha=0.5)

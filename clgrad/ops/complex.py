@@ -346,6 +346,12 @@ def _unary(name, z):
     if name == "sigmoid":
         ea, eb = _cexp((-a, -b))
         return _cdiv((1.0, None), (1.0 + ea, eb))
+    if name == "log1p":  # log(1 + z): the modulus and angle of 1 + z
+        one_plus = 1.0 + a
+        return one_plus.hypot(b).log(), b.atan2(one_plus)
+    if name == "expm1":  # exp(z) - 1: e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b / 2)
+        re = a.expm1() * b.cos() - 2 * (b / 2).sin().square()
+        return re, a.exp() * b.sin()
     return None
 
 
@@ -376,7 +382,7 @@ def _pow(x, y, cdt):
 # the declared elementwise ops computed for complex operands (others are refused)
 SUPPORTED = frozenset(
     "add sub mul div pow neg exp log log2 log10 sqrt rsqrt reciprocal sin cos tan sinh cosh "
-    "tanh sigmoid abs angle eq ne isnan isinf isfinite where".split()
+    "tanh sigmoid abs angle eq ne isnan isinf isfinite where lerp log1p expm1".split()
 )
 
 
@@ -444,6 +450,10 @@ def _elementwise(op, operands):
     if name == "pow":
         re, im = _pow(operands[0], operands[1], cdt)
         return join(re, im, cdt, device)
+    if name == "lerp":  # input + weight * (end - input)
+        start, end, weight = (parts(x) for x in operands)
+        re, im = _cmul(weight, (_sub(end[0], start[0]), _sub(end[1], start[1])))
+        return join(_add(start[0], re), _add(start[1], im), cdt, device)
     if op.arity == 1 and name in SUPPORTED:
         got = _unary(name, operands[0])
         if got is not None:

@@ -155,9 +155,13 @@ def _scaled(input, other, alpha):
     dt = D.result_type(input, other)
     if isinstance(alpha, bool) and dt is not D.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and not dt.is_floating_point:
+    if isinstance(alpha, float) and dt.category < 2:  # (complex results take one, as torch's)
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if isinstance(alpha, complex) and not dt.is_complex:
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
         )
     if overflows(alpha, dt):
         raise overflow_error(dt)
@@ -1378,7 +1382,7 @@ def _lerp_dtypes(input, end, weight, out=None) -> None:
     common = D.result_type(*tensors)
     if out is not None:
         check_cast(common, out.dtype)
-    if not common.is_floating_point:
+    if common.category < 2:  # (complex lerps too: ops/complex.py)
         kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"
         name = SCALAR_TYPE_NAMES[common.name]
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
