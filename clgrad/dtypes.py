@@ -302,12 +302,14 @@ class finfo:
         self.dtype, self.bits = d.name, info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        # 10 ** -precision as a Python float, as torch's (NumPy's is float16(0.001) for half)
+        self.resolution = 10.0**-info.precision
 
     def __repr__(self):
+        # six significant digits (C's %g), as torch prints them
         return (
-            f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
-            f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, "
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
             f"dtype={self.dtype})"
         )
 
@@ -331,7 +333,7 @@ class iinfo:
         self.max, self.min = (1, 0) if type is bool_ else (int(info.max), int(info.min))
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # as finfo's
 
 
 class _NamedConstant:

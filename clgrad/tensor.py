@@ -403,8 +403,7 @@ class Tensor:
             )
         if requires_grad and self.dtype.category < 2:
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients, got "
-                f"{self.dtype}"
+                "only Tensors of floating point and complex dtype can require gradients"
             )
         self._requires_grad = bool(requires_grad)
         return self

@@ -189,3 +189,21 @@ def test_weights_only_refuses_what_torch_refuses(value):
         buf.seek(0)
         with pytest.raises(pickle.UnpicklingError):
             lib.load(buf, weights_only=True)
+
+
+def test_finfo_iinfo_print_as_torchs():
+    import torch
+
+    for name in ("float16", "float32", "float64", "bfloat16"):
+        assert repr(clgrad.finfo(getattr(clgrad, name))) == repr(torch.finfo(getattr(torch, name)))
+        assert (
+            clgrad.finfo(getattr(clgrad, name)).resolution
+            == torch.finfo(getattr(torch, name)).resolution
+        )
+    for name in ("int8", "int16", "int32", "int64", "uint8"):
+        assert repr(clgrad.iinfo(getattr(clgrad, name))) == repr(torch.iinfo(getattr(torch, name)))
+    for lib in (torch, clgrad):
+        with pytest.raises(
+            RuntimeError, match=r"floating point and complex dtype can require gradients$"
+        ):
+            lib.tensor([1, 2]).requires_grad = True
