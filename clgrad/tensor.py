@@ -540,6 +540,13 @@ class Tensor:
         a = self._numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc of a tensor (``np.exp(t)``) gives a cpu tensor, as torch's; a bool
+        result comes back as uint8, as torch's does."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._from_numpy(array, D.as_dtype(array.dtype), "cpu")
+
     def item(self):
         if self.is_meta:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")

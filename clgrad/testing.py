@@ -25,6 +25,8 @@ _TOLERANCES = {
     "bfloat16": (1.6e-2, 1e-5),
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),  # as their parts' dtypes
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -59,7 +61,7 @@ def _close_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, check_d
         a, e = a.astype(common), e.astype(common)
     if a.dtype == np.bool_:
         a, e = a.astype(np.uint8), e.astype(np.uint8)
-    floating = np.issubdtype(a.dtype, np.floating)
+    floating = np.issubdtype(a.dtype, np.inexact)  # (complex: |a - e| is the distance)
     work = a.dtype if floating else np.float64
     a64, e64 = a.astype(work), e.astype(work)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):

@@ -403,3 +403,16 @@ def test_alpha_rules_as_torch(device):
             lib.tensor([1.0], **kw).add(lib.tensor([1.0], **kw), alpha=1j)
         with pytest.raises(RuntimeError, match="must not be a floating point number"):
             lib.tensor([1], **kw).add(lib.tensor([1], **kw), alpha=0.5)
+
+
+def test_assert_close_on_complex(device):
+    # the parts' dtype's tolerances and |a - b| as the distance, as torch.testing's
+    messages = []
+    for lib in (torch, clgrad):
+        kw = {} if lib is torch else {"device": device}
+        a = lib.tensor([1 + 2j, 3 - 1j], **kw)
+        lib.testing.assert_close(a, a + 1e-7)
+        with pytest.raises(AssertionError) as caught:
+            lib.testing.assert_close(a, a + 0.1j)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]

@@ -207,3 +207,12 @@ def test_finfo_iinfo_print_as_torchs():
             RuntimeError, match=r"floating point and complex dtype can require gradients$"
         ):
             lib.tensor([1, 2]).requires_grad = True
+
+
+def test_numpy_ufuncs_of_a_tensor_give_a_tensor():
+    for lib in (torch, clgrad):
+        t = lib.tensor([1.0, 4.0])
+        got = np.sqrt(t)
+        assert isinstance(got, lib.Tensor) and got.tolist() == [1.0, 2.0]
+        mask = np.greater(t, 2)  # a bool result comes back as uint8, torch's workaround
+        assert str(mask.dtype).endswith("uint8") and mask.tolist() == [0, 1]
