@@ -216,3 +216,9 @@ def test_numpy_ufuncs_of_a_tensor_give_a_tensor():
         assert isinstance(got, lib.Tensor) and got.tolist() == [1.0, 2.0]
         mask = np.greater(t, 2)  # a bool result comes back as uint8, torch's workaround
         assert str(mask.dtype).endswith("uint8") and mask.tolist() == [0, 1]
+
+
+def test_frexp_result_type_name():
+    for lib in (torch, clgrad):
+        r = lib.frexp(lib.tensor([8.0]))
+        assert type(r).__name__ == "frexp" and isinstance(r, lib.return_types.frexp)

@@ -410,6 +410,10 @@ class _Frexp(tuple):
         return f"frexp(mantissa={self[0]!r}, exponent={self[1]!r})"
 
 
+# torch.return_types.frexp's name (type(r).__name__ reads "frexp")
+_Frexp.__name__ = _Frexp.__qualname__ = "frexp"
+
+
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2 ** other``, like ``torch.ldexp`` (a float result).
 
