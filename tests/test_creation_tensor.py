@@ -18,7 +18,7 @@ def test_tensor_inference(device):
         clgrad.tensor([[1, 2], [3, 4]], dtype=clgrad.float16, device=device).dtype == clgrad.float16
     )
     assert clgrad.tensor([], device=device).shape == (0,)
-    with pytest.raises(ValueError, match="rectangular"):
+    with pytest.raises(ValueError, match="expected sequence of length"):
         clgrad.tensor([[1, 2], [3]])
 
 

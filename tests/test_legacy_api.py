@@ -222,3 +222,16 @@ def test_frexp_result_type_name():
     for lib in (torch, clgrad):
         r = lib.frexp(lib.tensor([8.0]))
         assert type(r).__name__ == "frexp" and isinstance(r, lib.return_types.frexp)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[[1, 2], [3]], [[[1, 2], [3, 4]], [[1, 2], [3]]], [[1, 2], 3], [[1], [2, 3]], [1, [2]]],
+)
+def test_ragged_nested_lists_raise_as_torch(data):
+    errors = []
+    for lib in (torch, clgrad):
+        with pytest.raises((TypeError, ValueError)) as caught:
+            lib.tensor(data)
+        errors.append((type(caught.value), str(caught.value).split(" object ")[0]))
+    assert errors[0] == errors[1]

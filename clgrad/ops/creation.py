@@ -215,6 +215,29 @@ def ones(
     )
 
 
+def _ragged(data, dim=0) -> Exception | None:
+    """torch's error for a nested list that is not rectangular: the first sequence (depth
+    first) whose length is not its siblings' (ValueError), or a number where its siblings are
+    sequences or the other way round (TypeError)."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    first = data[0]
+    want = len(first) if isinstance(first, (list, tuple)) else None
+    for item in data:
+        got = len(item) if isinstance(item, (list, tuple)) else None
+        if got is None and want is not None:
+            return TypeError("not a sequence")
+        if got is not None and want is None:
+            return TypeError(f"'{type(item).__name__}' object cannot be interpreted as a number")
+        if got != want:
+            return ValueError(f"expected sequence of length {want} at dim {dim + 1} (got {got})")
+    for item in data:
+        found = _ragged(item, dim + 1)
+        if found:
+            return found
+    return None
+
+
 def _infer_np(data):
     """The NumPy array and clgrad dtype ``tensor(data)`` starts from, with PyTorch's inference."""
     if isinstance(data, Tensor):  # (its numbers: bfloat16's as float32)
@@ -229,7 +252,7 @@ def _infer_np(data):
     try:
         arr = np.array(data)
     except ValueError as e:
-        raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
+        raise _ragged(data) or ValueError(f"expected a rectangular nested sequence: {e}") from None
     if data is None:
         raise RuntimeError("Could not infer dtype of NoneType")
     big = arr.dtype.kind == "f" and arr.size and np.abs(arr).max() >= 2.0**63
