@@ -279,7 +279,7 @@ def batch_norm(
 ) -> Tensor:
     """``torch.batch_norm``: ``F.batch_norm`` with ATen's argument order (weight and bias
     first)."""
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return F._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(
@@ -536,7 +536,7 @@ def native_batch_norm(
     >>> out, mean, invstd
     (tensor([[-1.], [ 1.]]), tensor([2.]), tensor([1.]))
     """
-    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    out = F._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if not training:
         return out, _empty(input), _empty(input)
     x = input.detach()

@@ -567,3 +567,23 @@ def test_grid_sampler_2d_refuses_other_ranks(device):
             lib.grid_sampler_2d(volume, grid, 0, 0, False)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+def test_aten_batch_norms_take_what_functional_refuses():
+    # torch.batch_norm / native_batch_norm are ATen's: an eps of 0 and one value per channel
+    # pass there, while torch.nn.functional.batch_norm refuses both
+    import torch
+
+    for lib in (torch, clgrad):
+        x = lib.tensor([[1.0], [3.0]])
+        assert lib.batch_norm(x, None, None, None, None, True, 0.1, 0.0, False).tolist() == [
+            [-1.0],
+            [1.0],
+        ]
+        out, mean, invstd = lib.native_batch_norm(x, None, None, None, None, True, 0.1, 0.0)
+        assert out.tolist() == [[-1.0], [1.0]] and mean.tolist() == [2.0]
+        assert lib.batch_norm(x[:1], None, None, None, None, True, 0.1, 1e-5, False).tolist() == [
+            [0.0]
+        ]
+        with pytest.raises(ValueError, match="eps must be positive"):
+            lib.nn.functional.batch_norm(x, None, None, training=True, eps=0.0)

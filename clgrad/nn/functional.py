@@ -2276,6 +2276,14 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """``batch_norm`` past torch.nn.functional's own checks: ATen's (``torch.batch_norm`` and
+    ``torch.native_batch_norm`` take an eps of 0 and one value per channel)."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got {input.ndim}-D")
     c = input.shape[1]
     bshape = (1, c) + (1,) * (input.ndim - 2)
     for name, t in (
