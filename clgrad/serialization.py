@@ -988,8 +988,9 @@ def _load_torch_archive(zf: zipfile.ZipFile, where: str, map_location, unpicklin
         if mod == "torch":
             if name in _STORAGE_DTYPES:
                 return _StorageType(name)
-            if name in _DTYPE_NAMES and _torch_dtype(name) is not None:
-                return _torch_dtype(name)
+            dtype = _torch_dtype(name) if name in _DTYPE_NAMES else None
+            if dtype is not None:
+                return dtype
             if name == "Size":
                 return Size
             if name == "device":

@@ -611,17 +611,24 @@ class Tensor:
         )
 
 
-def _complex_numpy(t) -> np.ndarray:
-    """A complex tensor's elements on the host, read through its real view (a device's
-    strided copy kernels take real dtypes)."""
-    real = Tensor._make(
+def real_view(t) -> Tensor:
+    """A complex tensor's elements as (..., 2) of its real dtype (real, imag pairs), an
+    unrecorded view sharing its version counter (``view_as_real`` records one)."""
+    v = Tensor._make(
         t._storage,
         (*t._shape, 2),
         (*(2 * s for s in t._stride), 1),
         2 * t._offset,
         t.dtype.to_real(),
     )
-    pairs = np.ascontiguousarray(real._numpy())
+    v._counter = t._counter
+    return v
+
+
+def _complex_numpy(t) -> np.ndarray:
+    """A complex tensor's elements on the host, read through its real view (a device's
+    strided copy kernels take real dtypes)."""
+    pairs = np.ascontiguousarray(real_view(t)._numpy())
     return pairs.view(t.dtype.np).reshape(t._shape)
 
 

@@ -293,11 +293,9 @@ LOSS_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "case", LOSS_CASES, ids=lambda c: f"{c[0]}-{c[1].shape}-{c[2].shape}-{c[3]}"
-)
-def test_class_losses_as_torch(device, case):
-    name, x, target, kwargs = case
+def _loss_as_torch(device, name, x, target, kwargs):
+    """F.<name>(x, target, **kwargs) (arrays as tensors) in torch and clgrad: the same value,
+    or the same error class and message."""
 
     def call(lib, dev=None):
         def conv(a):
@@ -314,6 +312,14 @@ def test_class_losses_as_torch(device, case):
         assert str(got.value) == str(e)
         return
     assert_matches(call(clgrad, device), want)
+
+
+@pytest.mark.parametrize(
+    "case", LOSS_CASES, ids=lambda c: f"{c[0]}-{c[1].shape}-{c[2].shape}-{c[3]}"
+)
+def test_class_losses_as_torch(device, case):
+    name, x, target, kwargs = case
+    _loss_as_torch(device, name, x, target, kwargs)
 
 
 def test_huber_loss_refuses_a_complex_delta():
@@ -355,23 +361,7 @@ MARGIN_CASES = [
 )
 def test_margin_losses_as_torch(device, case):
     name, shape, target, kwargs = case
-    x = _t(shape)
-
-    def call(lib, dev=None):
-        def conv(a):
-            return lib.tensor(a) if dev is None else lib.tensor(a, device=dev)
-
-        kw = {k: conv(v) for k, v in kwargs.items()}
-        return getattr(lib.nn.functional, name)(conv(x), conv(target), **kw)
-
-    try:
-        want = call(torch)
-    except Exception as e:  # noqa: BLE001 -- torch's class is what is compared
-        with pytest.raises(type(e)) as got:
-            call(clgrad, device)
-        assert str(got.value) == str(e)
-        return
-    assert_matches(call(clgrad, device), want)
+    _loss_as_torch(device, name, _t(shape), target, kwargs)
 
 
 # ---- activations: repr, in place, class hierarchy ---------------------------------------------

@@ -219,9 +219,10 @@ class Distribution:
 
     def __repr__(self) -> str:
         # as torch's: a one-element parameter shows its value, any other its size
-        params = [vars(self)[n] for n in self.arg_constraints if n in vars(self)]
-        names = [n for n in self.arg_constraints if n in vars(self)]
+        held = vars(self)
         inner = ", ".join(
-            f"{n}: {p if p.numel() == 1 else p.size()}" for n, p in zip(names, params)
+            f"{n}: {held[n] if held[n].numel() == 1 else held[n].size()}"
+            for n in self.arg_constraints
+            if n in held
         )
         return f"{type(self).__name__}({inner})"

@@ -10,7 +10,7 @@ import warnings
 from .. import dtypes as D
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.base import COPY, FILL, MapKernel
-from ..tensor import Tensor, new_view, wrap_dim
+from ..tensor import Tensor, new_view, real_view, wrap_dim
 
 Number = numbers.Number
 
@@ -414,20 +414,6 @@ class ComplexOperands(NotImplementedError):
 
     def __init__(self, name="this op"):
         super().__init__(f"clgrad: {name} is not implemented for complex tensors")
-
-
-def real_view(t) -> Tensor:
-    """A complex tensor's elements as (..., 2) of its real dtype (real, imag pairs), an
-    unrecorded view (``view_as_real`` records one)."""
-    v = Tensor._make(
-        t._storage,
-        (*t._shape, 2),
-        (*(2 * s for s in t._stride), 1),
-        2 * t._offset,
-        t.dtype.to_real(),
-    )
-    v._counter = t._counter
-    return v
 
 
 def complex_view(r) -> Tensor:
