@@ -1218,6 +1218,13 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
                 f"{value.ndim} dimension(s)."
             )
         value = value.to(input.dtype)
+        if value.requires_grad:
+            # value's gradient sums each filled element once, however often index names it
+            # (PyTorch's formula takes the unique index): a where over the filled slices
+            size = input._shape[d] if input.ndim else 1
+            hit = _index_write(zeros(size, dtype=D.bool_, device=input.device), 0, index, 1, False)
+            filled = hit.reshape([size if i == d else 1 for i in range(input.ndim)])
+            return where(filled, value, input)
     return _index_write(input, d, index, value, False)
 
 
