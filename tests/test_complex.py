@@ -224,6 +224,17 @@ def test_casts(device):
     assert t.to("cpu").to(device).tolist() == [[1 + 2j, 4], [3, 5j]]
 
 
+def test_cfloat_and_cdouble_methods(device):
+    # Tensor.cfloat() / cdouble(), as .float() / .double(): a cast with a gradient
+    x = clgrad.tensor([1.0, 2.0], device=device, requires_grad=True)
+    z = x.cfloat()
+    assert z.dtype == clgrad.complex64 and z.tolist() == [1, 2]
+    (z * z).real.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    if supports(device, clgrad.complex128):
+        assert clgrad.tensor([1, 2], device=device).cdouble().dtype == clgrad.complex128
+
+
 def test_writes(device):
     z = clgrad.zeros(3, dtype=clgrad.complex64, device=device)
     z[1] = 2 + 3j

@@ -536,6 +536,8 @@ def _attach():
         "double": _cast(D.float64),
         "half": _cast(D.float16),
         "bfloat16": _cast(D.bfloat16),
+        "cfloat": _cast(D.complex64),
+        "cdouble": _cast(D.complex128),
         "long": _cast(D.int64),
         "int": _cast(D.int32),
         "short": _cast(D.int16),
