@@ -114,6 +114,24 @@ LINALG = [
         ),
         [B64, Input((2, 3, 3), "float64")],
     ),
+    # L read as its triangle, differentiated as a full matrix (PyTorch's formula): the leaf
+    # gets a gradient in the triangle the forward does not read
+    (
+        "cholesky_solve",
+        lambda t, b, x: (
+            t.cholesky_solve(b, _dominant(t, x)),
+            t.cholesky_solve(b[0], _dominant(t, x), upper=True),
+        ),
+        [Input((2, 3, 2), "float64"), F64],
+    ),
+    (
+        "cholesky_inverse",
+        lambda t, x: (
+            t.cholesky_inverse(_dominant(t, x)),
+            t.cholesky_inverse(_dominant(t, x), upper=True),
+        ),
+        [F64],
+    ),
     ("inv-int", lambda t, x: t.linalg.inv(x), [Input((2, 2), "int64")]),
     ("inv-nonsquare", lambda t, x: t.linalg.inv(x), [T64]),
     ("det-1d", lambda t, x: t.linalg.det(x), [V64]),

@@ -742,11 +742,35 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
             if B.ndim < 2
             else f"u should have at least 2 dimensions, but has {L.ndim} dimensions instead"
         )
-    if upper:
-        Y = solve_triangular(_t(L), B, upper=False)
-        return _out(solve_triangular(L, Y, upper=True), out)
-    Y = solve_triangular(L, B, upper=False)
-    return _out(solve_triangular(_t(L), Y, upper=True), out)
+    return _out(_CholeskySolve.apply(B, L, upper), out)
+
+
+class _CholeskySolve(Function):
+    """X = (L L^T)^-1 B (U^T U with ``upper``) by two triangular solves, which read only L's
+    triangle. The gradient is PyTorch's: it differentiates L L^T as if L were full, so a leaf L
+    gets one in its other triangle too (a factor from ``cholesky`` gets nothing from there:
+    cholesky's backward reads only the triangle)."""
+
+    @staticmethod
+    def forward(ctx, B, L, upper):
+        if upper:
+            X = solve_triangular(L, solve_triangular(_t(L), B, upper=False), upper=True)
+        else:
+            X = solve_triangular(_t(L), solve_triangular(L, B, upper=False), upper=True)
+        ctx.save_for_backward(L, X)
+        ctx.upper, ctx.b_shape = upper, B.shape
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        L, X = ctx.saved_tensors
+        gB = _CholeskySolve.apply(g, L, ctx.upper)  # (L L^T)^-1 is symmetric
+        gL = None
+        if ctx.needs_input_grad[1]:
+            both = gB @ _t(X)
+            both = both + _t(both)
+            gL = sum_to(-(L @ both) if ctx.upper else -(both @ L), L.shape)
+        return sum_to(gB, ctx.b_shape), gL, None
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
