@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .autograd.engine import grad as _autograd_grad
+from .autograd.forward_ad import _Dual, _tangent
+from .autograd.function import _dual_levels
 from .autograd.grad_mode import enable_grad
 from .nn.utils.stateless import functional_call
 from .ops.creation import default_generator
@@ -171,7 +173,6 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
         nums = _argnums(argnums, len(args), "grad_and_value")
         with enable_grad():
             args, tracked, outer = _track(args, nums)
-            keep = outer or _depth[0] > 1
             out = func(*args, **kwargs)
             aux = None
             if has_aux:
@@ -193,6 +194,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                     "APIs instead?"
                 )
             flat = [x for xs in tracked for x in xs]
+            keep = outer or _depth[0] > 1
             grads = _gradients([out], flat, [out.new_ones(())], keep)
         per_arg, at = [], 0
         for i, xs in zip(nums, tracked):
@@ -240,12 +242,13 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     try:
         with enable_grad():
             args, tracked, outer = _track(primals, range(len(primals)))
-            keep = outer or _depth[0] > 1
             out = func(*args)
             aux = None
             if has_aux:
                 out, aux = out
             out_leaves, out_spec = _flatten(out)
+            flat = [x for xs in tracked for x in xs]
+            keep = outer or _depth[0] > 1
     finally:
         _depth[0] -= 1
 
@@ -256,7 +259,6 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 "Expected pytree structure of cotangents to be the same as pytree structure "
                 "of outputs to the function"
             )
-        flat = [x for xs in tracked for x in xs]
         with enable_grad():
             grads = _gradients(out_leaves, flat, cot_leaves, keep or _depth[0] > 0)
         result, at = [], 0
@@ -306,17 +308,32 @@ def _check_primal_types(primals, name):
             raise RuntimeError(f"{name}: Expected primals to only contain Tensors, got {type(x)}")
 
 
-def _linearized(func, primals, has_aux, name):
+def _linearized(func, primals, has_aux, name, tangents=None):
     """(outputs tree, their leaves, aux, keep, a function tangent leaves -> J t leaves): the
     graph of ``u -> (u^T J)`` is recorded once, and ``J t`` is its gradient with respect to
-    ``u`` weighted by ``t`` (``J`` is linear in ``u``, so no second pass depends on ``t``)."""
+    ``u`` weighted by ``t`` (``J`` is linear in ``u``, so no second pass depends on ``t``).
+
+    With ``tangents`` known (``jvp``), ``func`` runs in a forward-AD level whose duals are the
+    tracked inputs: a custom Function there answers with its ``jvp``, as PyTorch's, and then
+    the outputs' tangents are read over that level (detached: that Function's ``jvp`` ran
+    without recording)."""
     _check_primal_types(primals, name)
     _depth[0] += 1
+    level = None
     try:
         with enable_grad():
             args, tracked, outer = _track(primals, range(len(primals)))
             keep = outer or _depth[0] > 1
-            out = func(*args)
+            if tangents is not None:
+                flat = [x for xs in tracked for x in xs]
+                level = [_Dual(x, x, t.detach()) for x, t in zip(flat, tangents)]
+                n_inputs = len(level)
+                _dual_levels.append(level)
+            try:
+                out = func(*args)
+            finally:
+                if level is not None:  # (by identity: levels hold tensors, == compares them)
+                    del _dual_levels[[k for k, lv in enumerate(_dual_levels) if lv is level][0]]
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -333,8 +350,20 @@ def _linearized(func, primals, has_aux, name):
                     f"type {type(not_tensor)}"
                 )
             flat_in = [x for xs in tracked for x in xs]
-            us = [o.new_zeros(o.shape).requires_grad_(True) for o in out_leaves]
-            pairs = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
+            if level is not None and len(level) > n_inputs:  # a Function's jvp gave tangents
+
+                def by_level(_):
+                    found = [_tangent(o, level) if _float(o) else None for o in out_leaves]
+                    return [
+                        o.new_zeros(o.shape) if t is None else t for t, o in zip(found, out_leaves)
+                    ]
+
+                return out, aux, keep, by_level
+            # an integer output has no tangent to read (zeros of its dtype, as torch.func's)
+            us = [
+                o.new_zeros(o.shape).requires_grad_(True) if _float(o) else None for o in out_leaves
+            ]
+            pairs = [(o, u) for o, u in zip(out_leaves, us) if u is not None and o.requires_grad]
             vjps = [None] * len(flat_in)
             if pairs:
                 outs, cots = zip(*pairs)
@@ -347,15 +376,24 @@ def _linearized(func, primals, has_aux, name):
     def apply(tangent_leaves):
         used = [(g, t) for g, t in zip(vjps, tangent_leaves) if g is not None]
         result = [None] * len(us)
-        if used:
+        live = [u for u in us if u is not None]
+        if used and live:
             gs, ts = zip(*used)
             with enable_grad():
-                result = _autograd_grad(
-                    list(gs), us, list(ts), True, keep or _depth[0] > 0, allow_unused=True
+                found = iter(
+                    _autograd_grad(
+                        list(gs), live, list(ts), True, keep or _depth[0] > 0, allow_unused=True
+                    )
                 )
+            result = [None if u is None else next(found) for u in us]
         return [o.new_zeros(o.shape) if r is None else r for r, o in zip(result, out_leaves)]
 
     return out, aux, keep, apply
+
+
+def _float(t) -> bool:
+    """Whether ``t`` has tangents and cotangents: a floating-point or complex tensor."""
+    return t.dtype.category >= 2
 
 
 def _flatten_strict(tree):
@@ -379,14 +417,18 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product, as ``torch.func.jvp``
     (pytrees of tensors; with ``has_aux``, ``func`` returns ``(output, aux)`` and aux comes
     third). clgrad has no forward-mode AD: it is the gradient, with respect to a cotangent
-    ``u``, of ``u^T J`` (two reverse passes; every clgrad op's backward is differentiable).
+    ``u``, of ``u^T J`` (two reverse passes; every clgrad op's backward is differentiable),
+    except through a custom ``autograd.Function``, which answers with its ``jvp`` as in
+    PyTorch (one without a ``jvp`` raises NotImplementedError).
 
     >>> from clgrad.func import jvp
     >>> jvp(lambda x: x ** 2, (clgrad.tensor([1.0, 3.0]),), (clgrad.ones(2),))
     (tensor([1., 9.]), tensor([2., 6.]))
     """
     p_leaves, t_leaves = _jvp_check(primals, tangents, "jvp(f, primals, tangents)")
-    out, aux, keep, apply = _linearized(func, primals, has_aux, "jvp(f, primals, tangents)")
+    out, aux, keep, apply = _linearized(
+        func, primals, has_aux, "jvp(f, primals, tangents)", t_leaves
+    )
     out_leaves, spec = _flatten(out)
     result = (_finish(out, keep), _finish(_unflatten(apply(t_leaves), spec), keep))
     return (*result, _finish(aux, keep)) if has_aux else result
@@ -443,13 +485,13 @@ def _jacobian(func, argnums, has_aux, name):
         nums = _argnums(argnums, len(args), name)
         with enable_grad():
             args, tracked, outer = _track(args, nums)
-            keep = outer or _depth[0] > 1
             out = func(*args)
             aux = None
             if has_aux:
                 out, aux = out
             out_leaves, out_spec = _flatten(out)
             flat = [x for xs in tracked for x in xs]
+            keep = outer or _depth[0] > 1
             # per output leaf, per input leaf: rows of the Jacobian, one backward per element
             jac = []
             for o in out_leaves:

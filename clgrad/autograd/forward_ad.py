@@ -6,8 +6,9 @@ grad, recorded with its tangent in the current level, and ``unpack_dual(out)`` t
 ``J @ tangent`` as the gradient, with respect to a cotangent ``u``, of ``<J^T u, tangent>``
 (two reverse passes over the graph the ops recorded, as ``clgrad.func.jvp``). So the
 tangents are exact, but a dual tensor and what is computed from it require grad (for the
-reverse passes), where PyTorch's do not; a custom ``autograd.Function`` takes part through its
-``backward`` (differentiable twice), not its ``jvp``.
+reverse passes), where PyTorch's do not. A custom ``autograd.Function`` takes part through its
+``jvp``, as in PyTorch (one without it raises NotImplementedError): its outputs become duals
+whose tangents ``jvp`` gave, and the reverse passes do not go through its ``backward``.
 
 >>> import clgrad.autograd.forward_ad as fwAD
 >>> x, v = clgrad.tensor([1.0, 2.0]), clgrad.tensor([1.0, 0.5])
@@ -23,7 +24,16 @@ from typing import Any, NamedTuple
 
 from ..tensor import Tensor
 from .engine import grad
-from .grad_mode import enable_grad
+from .function import (
+    Function,
+    Node,
+    _dual_levels,
+    _edge,
+    _forward_mode,
+    _tangent_pass,
+    grad_accumulator,
+)
+from .grad_mode import enable_grad, no_grad
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]  # fmt: skip
@@ -36,7 +46,7 @@ class _Dual(NamedTuple):
 
 
 # the levels entered and not exited, innermost last: each, its duals in the order made
-_levels: list[list[_Dual]] = []
+_levels: list[list[_Dual]] = _dual_levels
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -114,22 +124,105 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     duals = _level(level)
     if not duals or not isinstance(tensor, Tensor) or not tensor.requires_grad:
         return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(tensor.detach(), _tangent(tensor, duals))
+
+
+def _tangent(tensor: Tensor, duals) -> Tensor | None:
+    """``J @ v`` of ``tensor`` over ``duals`` (None where it depends on none of them): the
+    gradient, with respect to a cotangent ``u``, of ``<J^T u, v>``. A custom Function's node
+    whose outputs are duals of their own (its jvp) passes nothing back meanwhile."""
+    if not tensor.requires_grad:
+        return None
     for d in duals:
         if d.dual is tensor:
-            return UnpackedDualTensor(tensor.detach(), d.tangent)
-    with enable_grad():
-        cotangent = tensor.detach().new_zeros(tensor.shape).requires_grad_(True)
-        seeds = [d.seed for d in duals]
-        vjps = grad(tensor, seeds, cotangent, create_graph=True, allow_unused=True)
-        products = [(g * d.tangent).sum() for g, d in zip(vjps, duals) if g is not None]
-        if not products:
-            return UnpackedDualTensor(tensor.detach(), None)
-        total = products[0]
-        for p in products[1:]:
-            total = total + p
-        if not total.requires_grad:  # J^T u does not depend on u: J is zero
-            return UnpackedDualTensor(tensor.detach(), tensor.detach().new_zeros(tensor.shape))
-        (jvp,) = grad(total, [cotangent], allow_unused=True)
+            return d.tangent
+    _tangent_pass[0] += 1
+    try:
+        with enable_grad():
+            cotangent = tensor.detach().new_zeros(tensor.shape).requires_grad_(True)
+            seeds = [d.seed for d in duals]
+            vjps = grad(tensor, seeds, cotangent, create_graph=True, allow_unused=True)
+            products = [(g * d.tangent).sum() for g, d in zip(vjps, duals) if g is not None]
+            if not products:
+                return None
+            total = products[0]
+            for p in products[1:]:
+                total = total + p
+            if not total.requires_grad:  # J^T u does not depend on u: J is zero
+                return tensor.detach().new_zeros(tensor.shape)
+            (jvp,) = grad(total, [cotangent], allow_unused=True)
+    finally:
+        _tangent_pass[0] -= 1
     if jvp is None:
         jvp = tensor.detach().new_zeros(tensor.shape)
-    return UnpackedDualTensor(tensor.detach(), jvp.detach())
+    return jvp.detach()
+
+
+def _differentiable(t) -> bool:
+    return isinstance(t, Tensor) and t.dtype.category >= 2  # floating point or complex
+
+
+def _input_tangents(cls, args) -> list | None:
+    """The tangents a custom Function's ``jvp`` gets, one per argument, read before its
+    forward runs (None where no input carries one: the Function runs as in reverse mode).
+    Without a ``jvp`` of its own, PyTorch's NotImplementedError."""
+    duals = _dual_levels[-1]
+    tangents = [_tangent(a, duals) if _differentiable(a) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    if cls.jvp is Function.jvp:
+        cls.jvp(None)  # raises PyTorch's NotImplementedError
+    return tangents
+
+
+class _SeedBackward(Node):
+    """The history a custom Function's output gets under forward AD: its node's, plus the zero
+    seed whose gradient the reverse passes read for the tangent ``jvp`` gave (``make_dual``'s
+    ``tensor + seed`` without a new tensor: an input changed in place stays that object)."""
+
+    def name(self):
+        return "AddBackward0"
+
+    def apply(self, grads):
+        return (grads[0], grads[0])
+
+
+def _output_tangents(cls, ctx, args, tangents, outputs):
+    """Runs ``cls.jvp`` on the input tangents and makes each differentiable output a dual of
+    the current level with the tangent it gave (PyTorch's checks of what ``jvp`` returns)."""
+    if ctx.materialize_grads:
+        tangents = [
+            a.detach().new_zeros(a.shape) if t is None and _differentiable(a) else t
+            for t, a in zip(tangents, args)
+        ]
+    ctx._in_jvp = True
+    try:
+        with no_grad():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            f"jvp is expected to return a tuple of {len(outputs)} Tensors or None (got "
+            f"{len(result)})"
+        )
+    duals = _dual_levels[-1]
+    for o, t in zip(outputs, result):
+        if t is None or not _differentiable(o) or o._grad_fn is None:
+            continue  # a non-differentiable output has no tangent, as PyTorch's
+        if not isinstance(t, Tensor):
+            raise TypeError(f"jvp must return Tensors or None, got {type(t).__name__}")
+        if tuple(t.shape) != tuple(o.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} "
+                f"while the given forward gradient is of size {list(t.shape)}."
+            )
+        seed = o.detach().new_zeros(o.shape).requires_grad_(True)
+        node = _SeedBackward((_edge(o), (grad_accumulator(seed), 0)))
+        o._grad_fn, o._output_nr = node, 0
+        duals.append(_Dual(o, seed, t.detach().to(o.device, o.dtype)))
+
+
+_forward_mode.update(inputs=_input_tangents, outputs=_output_tangents)

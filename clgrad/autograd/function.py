@@ -7,6 +7,7 @@ import inspect
 import itertools
 import re
 import sys
+import warnings
 import weakref
 from types import MappingProxyType
 
@@ -15,6 +16,16 @@ from ..tensor import Tensor
 from .grad_mode import _set, _state, is_grad_enabled
 
 _sequence = itertools.count()
+
+# forward-mode AD's levels (``forward_ad``'s), innermost last: each the list of its dual
+# tensors; here because ``Function.apply`` consults them for a custom Function's ``jvp``
+_dual_levels: list = []
+# nonzero while forward_ad reads tangents by reverse passes (``BackwardNode.apply``)
+_tangent_pass = [0]
+# forward_ad's steps around a custom Function under a level ("inputs": the tangents its jvp
+# gets; "outputs": run jvp, make the outputs duals), set by forward_ad, which imports this
+# module (a level exists only once it has been imported)
+_forward_mode: dict = {}
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -264,6 +275,30 @@ class FunctionCtx:
                 )
         self._to_save = tensors
 
+    def save_for_forward(self, *tensors):
+        """Keeps ``tensors`` for the Function's ``jvp``, as PyTorch's ctx: each a tensor or
+        None. clgrad computes forward-mode products from ``backward`` (two reverse passes), so
+        they are what ``ctx.saved_tensors`` gives while ``jvp`` runs (forward-mode AD).
+
+        >>> class Double(clgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_forward(x)
+        ...         return x * 2
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g * 2
+        >>> Double.apply(clgrad.tensor([1.0], requires_grad=True)).tolist()
+        [2.0]
+        """
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError(  # PyTorch asserts it
+                    "save_for_forward expects all arguments to be tensors; you should save "
+                    "non-tensors as attributes on ctx."
+                )
+        self.saved_for_forward = tensors
+
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
 
@@ -275,8 +310,13 @@ class FunctionCtx:
     def set_materialize_grads(self, value: bool):
         self.materialize_grads = value
 
+    saved_for_forward = ()
+    _in_jvp = False
+
     @property
     def saved_tensors(self):
+        if self._in_jvp:  # jvp reads what forward kept with save_for_forward, as PyTorch's
+            return self.saved_for_forward
         if self._saved is None:
             if self._node is None:  # not recorded: forward ran without grad
                 return self._to_save
@@ -300,8 +340,14 @@ class BackwardNode(Node):
         ]
 
     def apply(self, grads):
+        if self.tangent_rule and _tangent_pass[0]:
+            # forward-mode AD reads this node's output tangents from its jvp (their seeds), so
+            # the path through its backward to the inputs' seeds is not taken a second time
+            return (None,) * len(self.next_functions)
         ctx = self.ctx
-        if ctx._saved is None and self._released:
+        # a user's backward raises only when it reads ctx.saved_tensors (one that reads none
+        # runs again, as PyTorch's); clgrad's own ops may keep what they saved elsewhere
+        if ctx._saved is None and self._released and self.function._internal:
             raise RuntimeError(FREED)
         if ctx.materialize_grads and (len(grads) > 1 or grads[0] is None):
             grads = [
@@ -354,7 +400,20 @@ class BackwardNode(Node):
                 cast[i] = g.to(dt)
         return result if cast is None else tuple(cast)
 
+    def __getattr__(self, name):
+        # PyTorch's grad_fn of a custom Function is its ctx: what forward set on ctx, and
+        # saved_tensors / needs_input_grad, read through the node
+        if name.startswith("__") or name == "ctx":
+            raise AttributeError(name)
+        try:
+            return getattr(self.ctx, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'"
+            ) from None
+
     _released = False
+    tangent_rule = False  # its outputs' tangents came from the Function's jvp
     # the forward's argument count, and the arguments with an edge (None: all of them)
     n_args = 0
     positions = None
@@ -476,6 +535,22 @@ class Function(metaclass=_FunctionMeta):
     tensor([2., 6.])
     """
 
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{type(self)} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     # leading arguments with an edge in the graph even when they are Python numbers (a
     # declared elementwise op's operands); other non-tensor arguments have none, as in PyTorch
     number_edges = 0
@@ -487,6 +562,20 @@ class Function(metaclass=_FunctionMeta):
     @staticmethod
     def backward(ctx, *grads):
         raise NotImplementedError
+
+    # PyTorch's marker for a Function whose vmap rule torch.func may derive itself; clgrad's
+    # vmap runs every Function once per sample, so it needs neither this nor ``vmap``
+    generate_vmap_rule = False
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """The forward-mode rule: the output tangents from the input tangents (one per forward
+        argument: None for a non-tensor or an integer tensor), as PyTorch's; forward AD
+        (``autograd.forward_ad``, ``func.jvp``) uses it where a Function defines it."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -543,6 +632,10 @@ class Function(metaclass=_FunctionMeta):
             return out
         ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
         ctx.recording = True
+        tangents = None
+        if _dual_levels and _dual_levels[-1] and not cls._internal:
+            # read before forward runs: an input it changes in place gets this node's history
+            tangents = _forward_mode["inputs"](cls, args)
         try:
             _set(False)
             out = cls._forward(ctx, args)
@@ -605,6 +698,9 @@ class Function(metaclass=_FunctionMeta):
         ctx._node = weakref.ref(node)  # node -> ctx only: no cycle to wait for the GC
         ctx._saved = [None if t is None else _saved(t, outputs) for t in ctx._to_save]
         ctx._to_save = ()
+        if tangents is not None:
+            node.tangent_rule = True
+            _forward_mode["outputs"](cls, ctx, args, tangents, outputs)
         return outputs[0] if single else tuple(outputs)
 
 
@@ -738,8 +834,34 @@ def once_differentiable(backward):
         previous = _state.enabled
         _set(False)
         try:
-            return backward(ctx, *args)
+            result = backward(ctx, *args)
         finally:
             _set(previous)
+        # As PyTorch's: under create_graph (grad mode on, a gradient that requires grad) the
+        # gradients require grad through an Error node, so a backward that reaches them
+        # raises instead of giving a silently wrong second derivative.
+        if not (previous and any(isinstance(a, Tensor) and a.requires_grad for a in args)):
+            return result
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+        node = _DelayedError([_edge(o) if isinstance(o, Tensor) else (None, 0) for o in outputs])
+        wrapped = tuple(
+            Tensor._alias(o, grad_fn=node, output_nr=i) if isinstance(o, Tensor) else o
+            for i, o in enumerate(outputs)
+        )
+        return wrapped[0] if single else wrapped
 
     return wrapper
+
+
+class _DelayedError(Node):
+    """What a ``once_differentiable`` backward's gradients record under create_graph: a
+    backward that reaches it raises (PyTorch's ``Error`` node)."""
+
+    def name(self):
+        return "torch::autograd::Error"  # PyTorch's, for code that compares it
+
+    def apply(self, grads):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )

@@ -1,0 +1,264 @@
+"""Custom ``autograd.Function``s against PyTorch's, on PyTorch's own test Functions.
+
+torch ships them in ``torch.testing._internal.autograd_function_db`` (NumpyCube, NumpyMul,
+NumpyExp_, NumpySort, NumpyTake, the GenVmap ones, ...): the module's source is run twice, as
+it is against torch and with ``import clgrad as torch``, so the same classes subclass each
+library's ``autograd.Function``; every result here is compared with torch's. (The source is
+read as text: importing the module would import torch's OpInfo machinery, which needs
+expecttest.) The inputs follow the module's sample functions, in float32.
+"""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import clgrad
+
+
+def _load(lib_name):
+    source = (Path(torch.__file__).parent / "testing/_internal/autograd_function_db.py").read_text()
+    source = source.split("autograd_function_db = [")[0]  # the OpInfo list needs OpInfo
+    source = source.replace(
+        "from torch.testing._internal.opinfo.core import (\n    OpInfo,\n    SampleInput,\n)\n", ""
+    )
+    source = re.sub(r"^from torch\.testing.*$", "", source, flags=re.M)
+    source = re.sub(r"^import torch$", f"import {lib_name} as torch", source, flags=re.M)
+    namespace = {"__name__": f"autograd_function_db_{lib_name}"}
+    exec(compile(source, f"autograd_function_db[{lib_name}]", "exec"), namespace)
+    return namespace
+
+
+TORCH_DB = _load("torch")
+CLGRAD_DB = _load("clgrad")
+
+
+def _samples(kind, rng):
+    """The numbers of the module's sample inputs: (tensors, other arguments)."""
+    if kind == "cube":
+        return [rng.uniform(0.8, 2, (1,))], []
+    if kind == "mul":
+        return [rng.uniform(0.9, 2, (4,)), rng.uniform(0.9, 2, (3, 4))], []
+    if kind == "select":
+        return [rng.uniform(-9, 9, (3, 5))], [2]
+    if kind == "default":
+        return [rng.uniform(-9, 9, (3, 5))], []
+    if kind == "sort":
+        return [rng.permutation(15).reshape(3, 5) - 7.0], [1]
+    x = rng.permutation(15).reshape(3, 5) - 7.0  # "take": indices from NumpySort
+    ind = np.argsort(x, axis=1)
+    return [x, ind, np.argsort(ind, axis=1)], [1]
+
+
+# name: (the op as the db's OpInfo calls it, its samples)
+OPS = {
+    "NumpyCube": (lambda m: m["NumpyCube"].apply, "cube"),
+    "NumpyExp_": (lambda m: lambda x: m["NumpyExp_"].apply(x.clone()), "cube"),
+    "NumpyMul": (lambda m: m["NumpyMul"].apply, "mul"),
+    "NumpyCubeNotComposable": (lambda m: lambda x: m["NumpyCubeNotComposable"].apply(x)[0], "cube"),
+    "NumpySort": (lambda m: m["NumpySort"].apply, "sort"),
+    "NumpyTake": (lambda m: m["NumpyTake"].apply, "take"),
+    "Select": (lambda m: m["Select"].apply, "select"),
+    "CubeGenVmap": (lambda m: m["CubeGenVmap"].apply, "cube"),
+    "MulGenVmap": (lambda m: m["MulGenVmap"].apply, "mul"),
+    "SortGenVmap": (lambda m: m["SortGenVmap"].apply, "sort"),
+    "SelectGenVmap": (lambda m: m["SelectGenVmap"].apply, "select"),
+    "ScaleGradGenVmap": (lambda m: m["ScaleGradGenVmap"].apply, "cube"),
+    "ZeroGradientsGenVmap": (lambda m: m["ZeroGradientsGenVmap"].apply, "mul"),
+    "ForwardHasDefaultArgs": (lambda m: m["ForwardHasDefaultArgs"].apply, "default"),
+}
+
+# the Functions whose setup_context saves with ctx.save_for_forward (clgrad's ctx had none)
+SAVE_FOR_FORWARD = ["NumpyCube", "NumpyExp_", "NumpyMul", "NumpySort", "NumpyTake",
+                    "CubeGenVmap", "MulGenVmap", "SortGenVmap"]  # fmt: skip
+
+
+def _case(name, lib, device=None, requires_grad=True):
+    """(op, arguments) of ``name`` for ``lib`` (torch or clgrad)."""
+    if name == "NumpyExp_" and device not in (None, "cpu"):
+        # its forward writes exp into x.cpu().numpy(): that is x itself only on the CPU (on
+        # torch's CUDA too it would write into a copy)
+        pytest.skip("NumpyExp_ changes its input through NumPy: a CPU tensor's memory only")
+    make, kind = OPS[name]
+    tensors, rest = _samples(kind, np.random.default_rng(0))
+    args = []
+    for a in tensors:
+        if a.dtype.kind == "f":
+            t = lib.tensor(a.astype(np.float32), device=device)
+            args.append(t.requires_grad_(requires_grad))
+        else:
+            args.append(lib.tensor(a, device=device))
+    return make(TORCH_DB if lib is torch else CLGRAD_DB), args + rest
+
+
+def _same(expected, got, what=""):
+    """``got`` (clgrad's) is ``expected`` (torch's): structure, dtype, requires_grad, values."""
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(expected), (what, got)
+        for k, (e, g) in enumerate(zip(expected, got)):
+            _same(e, g, f"{what}[{k}]")
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert got == expected, (what, got, expected)
+        return
+    assert isinstance(got, clgrad.Tensor), (what, type(got))
+    assert str(got.dtype) == str(expected.dtype).replace("torch.", "clgrad."), what
+    assert got.requires_grad == expected.requires_grad, (what, "requires_grad")
+    np.testing.assert_allclose(
+        got.detach().cpu().numpy(), expected.detach().numpy(), rtol=1e-4, atol=1e-4, err_msg=what
+    )
+
+
+def _differentiable(out):
+    outs = out if isinstance(out, tuple) else (out,)
+    return [o for o in outs if o.requires_grad]
+
+
+def _grads(lib, op, args):
+    """forward, first and second derivatives (autograd.grad with create_graph, backward)."""
+    out = op(*args)
+    outs = _differentiable(out)
+    inputs = [a for a in args if isinstance(a, lib.Tensor) and a.requires_grad]
+    cots = [(lib.ones_like(o) * 0.5).requires_grad_(True) for o in outs]
+    first = lib.autograd.grad(outs, inputs, cots, create_graph=True, allow_unused=True)
+    live = [g for g in first if g is not None and g.requires_grad]
+    second = None
+    if live:
+        total = sum((g * g).sum() for g in live)
+        second = lib.autograd.grad(total, inputs + cots, allow_unused=True)
+    sum((o * o).sum() for o in _differentiable(op(*args))).backward()
+    return out, first, second, [a.grad for a in inputs]
+
+
+@pytest.mark.parametrize("name", SAVE_FOR_FORWARD)
+def test_reverse_mode_and_vmap_match_torch(device, name):
+    """Forward values, gradients, double backward, ``.backward()``, and func.vmap / func.grad
+    over the Function, on the Functions that save with ``ctx.save_for_forward`` (clgrad's ctx
+    had no such method: every one of them raised AttributeError)."""
+    t_op, t_args = _case(name, torch)
+    c_op, c_args = _case(name, clgrad, device)
+    _same(_grads(torch, t_op, t_args), _grads(clgrad, c_op, c_args), name)
+
+    def batched(lib, op, args):
+        x = args[0].detach()
+        batch = lib.stack([x, x * 1.5]) if x.is_floating_point() else lib.stack([x, x])
+        mapped = lib.func.vmap(lambda x: op(x, *args[1:]))(batch)
+        if not x.is_floating_point():
+            return mapped
+
+        def loss(x):
+            outs = op(x, *[a.detach() if isinstance(a, lib.Tensor) else a for a in args[1:]])
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            return sum((o * o).sum() for o in outs if o.is_floating_point())
+
+        return mapped, lib.func.vmap(lib.func.grad(loss))(batch)
+
+    _same(batched(torch, t_op, t_args), batched(clgrad, c_op, c_args), f"{name} vmap")
+
+
+def _forward_mode(lib, op, args):
+    """The output tangents by forward_ad.make_dual / unpack_dual and by func.jvp."""
+    fw = lib.autograd.forward_ad
+    floats = [i for i, a in enumerate(args) if isinstance(a, lib.Tensor) and a.is_floating_point()]
+    tangents = [lib.ones_like(args[i]) * (0.7 + i) for i in floats]
+    with fw.dual_level():
+        dual = list(args)
+        for i, t in zip(floats, tangents):
+            dual[i] = fw.make_dual(args[i].detach(), t)
+        out = op(*dual)
+        outs = out if isinstance(out, tuple) else (out,)
+        by_dual = [fw.unpack_dual(o).tangent for o in outs]
+
+    def of_floats(*xs):
+        full = list(args)
+        for i, x in zip(floats, xs):
+            full[i] = x
+        return op(*full)
+
+    primals = tuple(args[i].detach() for i in floats)
+    return by_dual, lib.func.jvp(of_floats, primals, tuple(tangents))
+
+
+@pytest.mark.parametrize("name", [*SAVE_FOR_FORWARD, "ZeroGradientsGenVmap"])
+def test_forward_mode_uses_the_functions_jvp(device, name):
+    """Forward-mode AD through a custom Function runs its ``jvp`` (reading what forward kept
+    with ``save_for_forward``), as PyTorch's: clgrad read tangents from ``backward`` twice,
+    which gave CubeGenVmap's deliberately different backward, failed on ZeroGradientsGenVmap
+    (a backward that ignores its grad_output) and on an integer output (NumpySort's
+    indices: their tangents are integer zeros)."""
+    t_op, t_args = _case(name, torch, requires_grad=False)
+    c_op, c_args = _case(name, clgrad, device, requires_grad=False)
+    _same(_forward_mode(torch, t_op, t_args), _forward_mode(clgrad, c_op, c_args), name)
+
+
+def test_a_function_without_jvp_refuses_forward_mode(device):
+    """NumpyCubeNotComposable has no jvp: forward AD through it raises PyTorch's
+    NotImplementedError (clgrad differentiated its once_differentiable backward instead)."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, args = _case("NumpyCubeNotComposable", lib, dev, requires_grad=False)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level(), pytest.raises(NotImplementedError, match="implement the jvp"):
+            op(fw.make_dual(args[0], lib.ones_like(args[0])))
+        with pytest.raises(NotImplementedError, match="implement the jvp"):
+            lib.func.jvp(op, (args[0],), (lib.ones_like(args[0]),))
+
+
+def test_once_differentiable_gradients_record_an_error_node(device):
+    """Under create_graph a once_differentiable backward's gradient requires grad through
+    PyTorch's Error node: a backward through it raises, autograd.grad to the inputs finds no
+    path (clgrad's gradient required no grad, so the second derivative silently vanished)."""
+    results = []
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, (x,) = _case("NumpyCubeNotComposable", lib, dev)
+        cot = lib.ones_like(x).requires_grad_(True)
+        (g,) = lib.autograd.grad(op(x), x, cot, create_graph=True)
+        results.append(
+            (g, g.grad_fn.name(), lib.autograd.grad(g.sum(), [x, cot], allow_unused=True))
+        )
+        with pytest.raises(RuntimeError, match="marked with @once_differentiable"):
+            g.sum().backward()
+    _same(results[0], results[1])
+
+
+def test_ctx_api_matches_torch(device):
+    """What PyTorch's grad_fn of a custom Function is (its ctx: forward's attributes,
+    saved_tensors, needs_input_grad), a backward that reads no saved tensors running twice,
+    save_for_forward's refusal of a non-tensor, and calling a Function instance."""
+
+    def probe(lib, dev):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                ctx.k = k
+                ctx.save_for_backward(x)
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+
+        x = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        y = Scale.apply(x, 3.0)
+        node = y.grad_fn
+        seen = [node.k, node.saved_tensors[0] is x, node.needs_input_grad]
+        y.sum().backward()
+        y.sum().backward()  # backward reads no saved tensor: it runs again
+        seen.append(x.grad)
+
+        class SavesNumber(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x, 3)
+                return x * 2
+
+        with pytest.raises(AssertionError, match="save_for_forward expects all arguments"):
+            SavesNumber.apply(x)
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            instance = Scale()
+        with pytest.raises(RuntimeError, match="Legacy autograd function"):
+            instance(x, 2.0)
+        return seen
+
+    _same(probe(torch, None), probe(clgrad, device))
