@@ -1,6 +1,7 @@
 ## Philox4x32-10 (Salmon et al. 2011), the same arithmetic as clgrad/backend/philox.py.
 ##   kind: "uniform" in [0, 1): the top `bits` bits of a draw times 2**-bits, exact in the stored
-##         type (a rounding store never gives 1); "normal": Box-Muller over two consecutive
+##         type (a rounding store never gives 1; past 32 bits, the first word is the top 32 and
+##         the second word's top bits the rest); "normal": Box-Muller over two consecutive
 ##         counters of centred 24-bit uniforms in (0, 1); "bits": the draw's 32 bits as an
 ##         integer in [0, 2**32) (randint's raw material)
 ##   grid_stride: a loop over n with as many work-items as fill a GPU; on CPU devices one
@@ -12,7 +13,7 @@
 def store(v):
     return h.store(out_ct, False, "out", "i", v)
 %>
-static inline uint cg_philox(ulong counter, uint k0, uint k1)
+static inline uint2 cg_philox2(ulong counter, uint k0, uint k1)
 {
   uint c0 = (uint)counter, c1 = (uint)(counter >> 32), c2 = 0, c3 = 0;
   for (int r = 0; r < 10; ++r) {
@@ -23,7 +24,12 @@ static inline uint cg_philox(ulong counter, uint k0, uint k1)
     c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
     k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
   }
-  return c0;
+  return (uint2)(c0, c1);
+}
+
+static inline uint cg_philox(ulong counter, uint k0, uint k1)
+{
+  return cg_philox2(counter, k0, k1).x;
 }
 
 static inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)
@@ -69,6 +75,10 @@ __kernel void cg_random(__global ${out_ct} *out, const ulong out_off, const uint
   % endif
 % elif kind == "bits":
     ${store("cg_philox(offset + j, k0, k1)")};
+% elif bits > 32:
+    const uint2 words = cg_philox2(offset + j, k0, k1);
+    const ulong draw = ((ulong)words.x << ${bits - 32}) | (words.y >> ${64 - bits});
+    ${store(f"(({acc})draw * ({acc})({1.0 / (1 << bits)!r}))")};
 % else:
     ${store(f"(({acc})(cg_philox(offset + j, k0, k1) >> {32 - bits}) * ({acc})({1.0 / (1 << bits)!r}))")};
 % endif

@@ -50,3 +50,24 @@ def test_random_without_bounds(dtype, top, device):
     values = [int(v) for v in x.tolist()]
     assert min(values) >= 0 and max(values) <= top
     assert len(set(values)) > 1
+
+
+def test_float64_uniforms_have_53_bits(device):
+    # a double's draw takes a counter's first two words, as PyTorch's double draws have 53
+    # bits: it was the float draw's 24, a grid of 2**24 values (100,000 draws had ~300 repeats)
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip("no float64 on this device")
+    clgrad.manual_seed(5)
+    u = clgrad.rand(100_000, dtype=clgrad.float64, device=device).cpu().numpy()
+    assert u.min() >= 0 and u.max() < 1 and 0.49 < u.mean() < 0.51
+    assert len(np.unique(u)) == u.size
+    fine = (u * 2.0**24) % 1 != 0  # below the float grid
+    assert fine.mean() > 0.99
+    assert np.all((u * 2.0**53) % 1 == 0)  # exact 53-bit fractions
+    clgrad.manual_seed(5)
+    host = clgrad.rand(50, dtype=clgrad.float64).numpy()
+    np.testing.assert_array_equal(u[:50], host)  # one stream on every device
+    clgrad.manual_seed(5)
+    assert clgrad.rand(50, device=device).cpu().numpy().tolist() == pytest.approx(
+        host.astype(np.float32).tolist(), abs=2**-23
+    )  # a float32 draw is a double's first 24 bits
