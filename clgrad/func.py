@@ -123,6 +123,25 @@ def _track(args, nums):
     return args, tracked, outer
 
 
+def _closes_over(outputs, tracked) -> bool:
+    """Whether ``outputs`` depend on a tensor that requires grad besides the ``tracked``
+    inputs (one ``func`` closes over): then, as in torch.func, the results stay differentiable
+    with respect to it (the graph is kept, the results not detached)."""
+    own = {id(x) for x in tracked}
+    stack = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None and id(variable) not in own:
+            return True
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return False
+
+
 def _gradients(outputs, inputs, cotangents, keep_graph: bool):
     """Gradients of ``outputs`` (weighted by ``cotangents``) for every input: zeros where an
     input was not used, as torch.func gives them."""
@@ -194,7 +213,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                     "APIs instead?"
                 )
             flat = [x for xs in tracked for x in xs]
-            keep = outer or _depth[0] > 1
+            keep = outer or _depth[0] > 1 or _closes_over([out], flat)
             grads = _gradients([out], flat, [out.new_ones(())], keep)
         per_arg, at = [], 0
         for i, xs in zip(nums, tracked):
@@ -247,8 +266,14 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
             if has_aux:
                 out, aux = out
             out_leaves, out_spec = _flatten(out)
+            for o in out_leaves:
+                if not _float(o):
+                    raise RuntimeError(
+                        "vjp(f, ...): All outputs of f must be floating-point or complex "
+                        f"Tensors, got Tensor with dtype {o.dtype}"
+                    )
             flat = [x for xs in tracked for x in xs]
-            keep = outer or _depth[0] > 1
+            keep = outer or _depth[0] > 1 or _closes_over(out_leaves, flat)
     finally:
         _depth[0] -= 1
 
@@ -491,7 +516,7 @@ def _jacobian(func, argnums, has_aux, name):
                 out, aux = out
             out_leaves, out_spec = _flatten(out)
             flat = [x for xs in tracked for x in xs]
-            keep = outer or _depth[0] > 1
+            keep = outer or _depth[0] > 1 or _closes_over(out_leaves, flat)
             # per output leaf, per input leaf: rows of the Jacobian, one backward per element
             jac = []
             for o in out_leaves:

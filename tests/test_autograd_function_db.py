@@ -222,6 +222,40 @@ def test_once_differentiable_gradients_record_an_error_node(device):
     _same(results[0], results[1])
 
 
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev"])
+def test_func_transforms_keep_a_closed_over_tensors_graph(device, transform):
+    """func.grad / vjp / jacrev of NumpyMul(x, y) in x, y a tensor that requires grad: the
+    results depend on y and require grad, as torch.func's (clgrad detached them)."""
+    results = []
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, (x, y) = _case("MulGenVmap" if transform == "jacrev" else "NumpyMul", lib, dev)
+        x = x.detach()
+        if transform == "grad":
+            res = lib.func.grad(lambda x, op=op, y=y: (op(x, y) ** 2).sum())(x)
+        elif transform == "vjp":
+            out, fn = lib.func.vjp(lambda x, op=op, y=y: op(x, y), x)
+            res = (out, fn(lib.ones_like(out)))
+        else:
+            res = lib.func.jacrev(lambda x, op=op, y=y: op(x, y[0]))(x)
+        total = sum(r.sum() for r in _leaves(res))
+        results.append((res, lib.autograd.grad(total, y)))
+    _same(results[0], results[1])
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [tree]
+
+
+def test_vjp_refuses_integer_outputs(device):
+    """func.vjp of NumpySort (values, integer indices) raises torch.func's RuntimeError."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, (x, dim) = _case("NumpySort", lib, dev, requires_grad=False)
+        with pytest.raises(RuntimeError, match="must be floating-point or complex"):
+            lib.func.vjp(lambda x, op=op, dim=dim: op(x, dim), x)
+
+
 def test_ctx_api_matches_torch(device):
     """What PyTorch's grad_fn of a custom Function is (its ctx: forward's attributes,
     saved_tensors, needs_input_grad), a backward that reads no saved tensors running twice,
