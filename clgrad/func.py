@@ -26,7 +26,7 @@ from typing import Any
 
 from .autograd.engine import grad as _autograd_grad
 from .autograd.forward_ad import _Dual, _tangent
-from .autograd.function import _dual_levels
+from .autograd.function import _dual_levels, _transform_depth, _vmap_depth
 from .autograd.grad_mode import enable_grad
 from .nn.utils.stateless import functional_call
 from .ops.creation import default_generator
@@ -48,8 +48,9 @@ __all__ = [
 ]
 
 # how many transforms are running: an inner one keeps the graph (an outer one differentiates
-# its results), the outermost returns detached results unless its inputs required grad
-_depth = [0]
+# its results), the outermost returns detached results unless its inputs required grad. (The
+# list is autograd.function's: a custom Function applied under a transform is checked there.)
+_depth = _transform_depth
 
 
 # ---- pytrees -----------------------------------------------------------------------------------
@@ -641,20 +642,26 @@ def vmap(
 
         state = default_generator.get_state()
         results = []
-        for i in range(n):
-            if randomness == "same":
-                default_generator.set_state(state)
-            results.append(call(i))
-            if randomness == "error" and not default_generator.get_state().equal(state):
-                default_generator.set_state(state)
-                raise RuntimeError(
-                    "vmap: called random operation while in randomness error mode. Please "
-                    "either use the 'same' or 'different' randomness flags on vmap or perform "
-                    "the randomness operation out of vmap"
-                )
+        _vmap_depth[0] += 1  # (a custom Function applied meanwhile needs a vmap rule)
+        try:
+            for i in range(n):
+                if randomness == "same":
+                    default_generator.set_state(state)
+                results.append(call(i))
+                if randomness == "error" and not default_generator.get_state().equal(state):
+                    default_generator.set_state(state)
+                    raise RuntimeError(
+                        "vmap: called random operation while in randomness error mode. Please "
+                        "either use the 'same' or 'different' randomness flags on vmap or "
+                        "perform the randomness operation out of vmap"
+                    )
+            empty = n == 0  # the output shapes from one call on zeros of a slice's shape
+            if empty:
+                results = [call(None)]
+        finally:
+            _vmap_depth[0] -= 1
         name = getattr(func, "__name__", repr(func))
-        empty = n == 0  # the output shapes from one call on zeros of a slice's shape
-        return _batched(results if not empty else [call(None)], out_dims, out_dims, name, empty)
+        return _batched(results, out_dims, out_dims, name, empty)
 
     return wrapper
 

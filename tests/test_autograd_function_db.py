@@ -296,3 +296,70 @@ def test_ctx_api_matches_torch(device):
         return seen
 
     _same(probe(torch, None), probe(clgrad, device))
+
+
+def _old_style(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Double
+
+
+TRANSFORMS = {
+    "grad": lambda lib, f, x: lib.func.grad(lambda x: f(x).sum())(x),
+    "vjp": lambda lib, f, x: lib.func.vjp(f, x),
+    "jvp": lambda lib, f, x: lib.func.jvp(f, (x,), (x,)),
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f)(x),
+    "vmap": lambda lib, f, x: lib.func.vmap(f)(x),
+}
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_transforms_refuse_a_function_without_setup_context(device, transform):
+    """A Function in the ``forward(ctx, ...)`` form under a torch.func transform raises
+    PyTorch's RuntimeError (clgrad ran it); outside transforms it runs as before."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        double, x = _old_style(lib), lib.ones(2, 2, device=dev)
+        with pytest.raises(RuntimeError, match="must override the setup_context staticmethod"):
+            TRANSFORMS[transform](lib, double.apply, x)
+    assert _old_style(clgrad).apply(x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_vmap_refuses_a_function_without_vmap_rule(device):
+    """Under vmap a Function needs a ``vmap`` staticmethod or ``generate_vmap_rule = True``
+    (not both), as in PyTorch, even on an input that is not batched (clgrad ran any)."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, (x,) = _case("NumpyCubeNotComposable", lib, dev, requires_grad=False)
+        batch = lib.stack([x, x])
+        with pytest.raises(RuntimeError, match="does not have vmap support"):
+            lib.func.vmap(op)(batch)
+        with pytest.raises(RuntimeError, match="does not have vmap support"):
+            lib.func.vmap(lambda b, op=op, x=x: b + op(x))(batch)
+
+        class Both(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x * 2, in_dims[0]
+
+        with pytest.raises(RuntimeError, match="both generate_vmap_rule=True and an overridden"):
+            lib.func.vmap(Both.apply)(batch)

@@ -26,6 +26,10 @@ _tangent_pass = [0]
 # gets; "outputs": run jvp, make the outputs duals), set by forward_ad, which imports this
 # module (a level exists only once it has been imported)
 _forward_mode: dict = {}
+# how many of clgrad.func's transforms (grad, vjp, jvp, jacrev, ...) and vmaps are running: a
+# custom Function applied under one must be written for them, as PyTorch's (``_transformable``)
+_transform_depth = [0]
+_vmap_depth = [0]
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -563,9 +567,19 @@ class Function(metaclass=_FunctionMeta):
     def backward(ctx, *grads):
         raise NotImplementedError
 
-    # PyTorch's marker for a Function whose vmap rule torch.func may derive itself; clgrad's
-    # vmap runs every Function once per sample, so it needs neither this nor ``vmap``
+    # PyTorch's marker for a Function whose vmap rule torch.func may derive itself: clgrad's
+    # vmap runs a Function once per sample, but allows one under vmap only where PyTorch does
     generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """PyTorch's batching rule of a Function (``generate_vmap_rule = True`` instead lets
+        torch derive one). clgrad's vmap runs the Function once per sample and never calls it,
+        but as in PyTorch a Function with neither cannot be applied under vmap."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
 
     @staticmethod
     def jvp(ctx, *tangents):
@@ -603,7 +617,37 @@ class Function(metaclass=_FunctionMeta):
         return tuple(bound.args[1:] if ctx_form else bound.args)
 
     @classmethod
+    def _transformable(cls):
+        """PyTorch's refusals of a Function applied under a torch.func transform: one in the
+        ``forward(ctx, ...)`` form, and under vmap one without a vmap rule."""
+        if cls.setup_context is Function.setup_context:
+            raise RuntimeError(
+                "In order to use an autograd.Function with functorch transforms (vmap, grad, "
+                "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+                "details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+            )
+        if not _vmap_depth[0]:
+            return
+        own_rule = cls.vmap is not Function.vmap
+        if cls.generate_vmap_rule and own_rule:
+            raise RuntimeError(
+                f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+                "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+                "delete the overridden vmap staticmethod to avoid ambiguity. For more details, "
+                "please see https://pytorch.org/docs/main/notes/extending.func.html"
+            )
+        if not (cls.generate_vmap_rule or own_rule):
+            raise RuntimeError(
+                f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+                "Please override and implement the vmap staticmethod or set "
+                "generate_vmap_rule=True. For more details, please see "
+                "https://pytorch.org/docs/main/notes/extending.func.html"
+            )
+
+    @classmethod
     def apply(cls, *args, **kwargs):
+        if (_transform_depth[0] or _vmap_depth[0]) and not cls._internal:
+            cls._transformable()
         if kwargs or (not cls._internal and cls.setup_context is not Function.setup_context):
             args = cls._bound(args, kwargs)
         ctx = FunctionCtx()
