@@ -41,6 +41,10 @@ __all__ = [
     "ifftn",
     "rfftn",
     "irfftn",
+    "hfft2",
+    "ihfft2",
+    "hfftn",
+    "ihfftn",
     "fftfreq",
     "rfftfreq",
     "fftshift",
@@ -314,20 +318,22 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2c(input, [n], [d], norm, 1, "ifft")
 
 
-def _r2c(x, s, dims, norm, name, onesided=True):
+def _r2c(x, s, dims, norm, name, onesided=True, sign=-1):
+    """The transform of a real input (one-sided in ``dims[-1]``); ``sign`` 1: the inverse
+    transform, scaled as one (ihfft: the conjugate of the forward one)."""
     _check_norm(norm)
     re, _, cdt = _parts(x, name, real_only=True)
     last, n_last = dims[-1], s[-1]
     re = _resize(re, last, n_last)
-    re, im = _along(re, None, last, n_last, -1)
+    re, im = _along(re, None, last, n_last, sign)
     if onesided:
         re, im = re.narrow(last, 0, n_last // 2 + 1), im.narrow(last, 0, n_last // 2 + 1)
     total = n_last
     for d, n in zip(dims[:-1], s[:-1]):
         re, im = _resize(re, d, n), _resize(im, d, n)
-        re, im = _along(re, im, d, n, -1)
+        re, im = _along(re, im, d, n, sign)
         total *= n
-    re, im = _scaled(re, im, _norm_scale(norm, total, True))
+    re, im = _scaled(re, im, _norm_scale(norm, total, sign == -1))
     return join(re, im, cdt)
 
 
@@ -410,14 +416,7 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     tensor([1., 2., 3.])
     """
     d, n = _one_dim(input, n, dim)
-    _check_norm(norm)
-    re, _, cdt = _parts(input, "ihfft", real_only=True)
-    re = _resize(re, d, n)
-    re, im = _along(re, None, d, n, 1)
-    half = n // 2 + 1
-    re, im = re.narrow(d, 0, half), im.narrow(d, 0, half)
-    re, im = _scaled(re, im, _norm_scale(norm, n, False))
-    return join(re, im, cdt)
+    return _r2c(input, [n], [d], norm, "ihfft", sign=1)
 
 
 # ---- public: n dims ------------------------------------------------------------------------------
@@ -505,14 +504,74 @@ def irfftn(
     tensor([[1., 1., 1., 1.],
             [1., 1., 1., 1.]])
     """
+    return _c2r_n(input, s, dim, norm, "irfftn")
+
+
+def _c2r_n(input, s, dim, norm, name, **how):
+    """``_c2r`` over ``dim`` and sizes ``s`` as torch's n-dimensional forms take them."""
     given = s is not None
-    dims, sizes = _dims_and_sizes(input, s, dim, "irfftn")
+    dims, sizes = _dims_and_sizes(input, s, dim, name)
     if not dims:
-        raise RuntimeError("irfftn must transform at least one axis")
+        raise RuntimeError(f"{name} must transform at least one axis")
     if not given:
         sizes[-1] = 2 * (input._shape[dims[-1]] - 1)
         _check_n(sizes[-1])
-    return _c2r(input, sizes, dims, norm, "irfftn")
+    return _c2r(input, sizes, dims, norm, name, **how)
+
+
+def hfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
+    """The n-dimensional real transform of a Hermitian-symmetric signal given by its first half
+    in the last dim, like ``torch.fft.hfftn`` (``irfftn`` of its conjugate, the other
+    normalization; the last dim's output size ``2 * (m - 1)`` by default).
+
+    >>> clgrad.fft.hfftn(clgrad.tensor([[1 + 0j, 2, 3], [0, 0, 0]]))
+    tensor([[ 8., -2.,  0., -2.],
+            [ 8., -2.,  0., -2.]])
+    """
+    return _c2r_n(input, s, dim, norm, "hfftn", conjugate=True, forward=True)
+
+
+def ihfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
+    """The inverse of ``hfftn``: the n-dimensional inverse transform of a real signal, one-sided
+    in the last dim, like ``torch.fft.ihfftn``.
+
+    >>> clgrad.fft.ihfftn(clgrad.ones(2, 4)).real
+    tensor([[1., 0., 0.],
+            [0., 0., 0.]])
+    """
+    dims, sizes = _dims_and_sizes(input, s, dim, "ihfftn")
+    if not dims:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    return _r2c(input, sizes, dims, norm, "ihfftn", sign=1)
+
+
+def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """``hfftn`` over the last two dims, like ``torch.fft.hfft2``.
+
+    >>> clgrad.fft.hfft2(clgrad.fft.ihfft2(clgrad.ones(2, 4)))
+    tensor([[1., 1., 1., 1.],
+            [1., 1., 1., 1.]])
+    """
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """``ihfftn`` over the last two dims, like ``torch.fft.ihfft2``.
+
+    >>> clgrad.fft.ihfft2(clgrad.ones(2, 4)).shape
+    clgrad.Size([2, 3])
+    """
+    return ihfftn(input, s, dim, norm)
 
 
 def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
