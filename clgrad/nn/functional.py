@@ -3738,7 +3738,7 @@ def multi_margin_loss(
             f"{list(input.shape)}"
         )
     _refuse_grad("multi_margin_loss", "weight", weight)
-    x, t, batched = _margin_input("multi_margin_loss", input, target)
+    x, t, _ = _margin_input("multi_margin_loss", input, target)
     n, c = x.shape
     if target.ndim > 1 or target.numel() != n:
         raise RuntimeError(
@@ -3763,7 +3763,9 @@ def multi_margin_loss(
     if weight is not None:
         h = h * weight[t].unsqueeze(1)
     loss = _E.where(hot, 0.0, h).sum(1) / c
-    loss = loss if batched else loss.squeeze(0)
+    # ATen sizes the unreduced loss by the target, not the input: one value per frame for a 1-D
+    # target (a 1-D input with target [y] gives shape (1,)), a 0-d result for a 0-d target
+    loss = loss if target.ndim > 0 else loss.squeeze(0)
     return _reduce(loss, reduction)
 
 
