@@ -221,7 +221,20 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        # torch keeps the sequence as given (a list stays a list, a Size a Size: the repr shows
+        # it) after checking that it holds ints
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(
+                "unflattened_size must be a tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found element of type "
+                    f"{type(elem).__name__} at pos {idx}"
+                )
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input: Tensor) -> Tensor:
         """``input.unflatten(dim, unflattened_size)``."""
