@@ -4456,12 +4456,18 @@ def embedding_bag(
         raise ValueError(
             f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
         )
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     bags = len(starts)
     ends = np.append(starts[1:], total)
     bag_of = np.full(total, -1, dtype=np.int64)
     for i, (s, e) in enumerate(zip(starts, ends)):
         bag_of[s:e] = i
-    rows = embedding(flat, weight, None, max_norm, norm_type)
+    # scale_grad_by_freq divides each looked-up row's gradient by its index's count in the whole
+    # input, as the lookup of embedding() does (ATen's embedding_bag backward counts the same way)
+    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)
     member = bag_of[None, :] == np.arange(bags)[:, None]
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]

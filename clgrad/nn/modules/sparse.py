@@ -181,10 +181,8 @@ class EmbeddingBag(_EmbeddingTable):
         dtype: DType | None = None,
     ) -> None:
         super().__init__()
-        if sparse or scale_grad_by_freq:
-            raise NotImplementedError(
-                "EmbeddingBag: sparse gradients and scale_grad_by_freq are not supported"
-            )
+        if sparse:
+            raise NotImplementedError("EmbeddingBag: sparse gradients are not supported")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
@@ -200,14 +198,21 @@ class EmbeddingBag(_EmbeddingTable):
     ) -> Tensor:
         """``embedding_bag(input, weight, offsets, ...)`` with this module's options."""
         return F.embedding_bag(
-            input, self.weight, offsets, self.max_norm, self.norm_type, False, self.mode,
-            False, per_sample_weights, self.include_last_offset, self.padding_idx,
+            input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+            self.mode, False, per_sample_weights, self.include_last_offset, self.padding_idx,
         )  # fmt: skip
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
+            s += f", padding_idx={self.padding_idx!r}"
         return s
 
     @classmethod
