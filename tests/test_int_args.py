@@ -109,12 +109,16 @@ FORMS = {
     "norm-nuc": lambda t: t.norm(t.arange(24.0).reshape(2, 3, 4), p="nuc", dim=(0, 2)),
     "norm-nuc-keepdim": lambda t: t.norm(t.eye(3) * 2, p="nuc", keepdim=True),
     "norm-nuc-3d-no-dim": lambda t: t.norm(t.ones(2, 2, 2), p="nuc"),
-    # integer arange: the bounds and the step truncate before the size is counted
+    # int64 arange: the bounds and the step truncate before the size is counted
     "arange-int-end": lambda t: t.arange(0.0, -8.000001, -4.0, dtype=t.int64),
     "arange-int-step": lambda t: t.arange(0, 5, 1.5, dtype=t.int64),
     "arange-int-start": lambda t: t.arange(0.7, 3.2, 1.0, dtype=t.int64),
     "arange-int-zero-step": lambda t: t.arange(0, 2, 0.5, dtype=t.int64),
     "arange-sign": lambda t: t.arange(0, -2, 0.5, dtype=t.int64),
+    # ...but a narrower integer type counts the size from the given bounds (ATen's arange)
+    "arange-int32-end": lambda t: t.arange(0.0, -8.000001, -4.0, dtype=t.int32),
+    "arange-int16-step": lambda t: t.arange(0, 5, 1.5, dtype=t.int16),
+    "arange-uint8-start": lambda t: t.arange(0.5, 5.7, 1.5, dtype=t.uint8),
     # the addmm family on integers: beta and alpha truncate (addr refuses floats)
     "addmv-int-float-scalars": lambda t: t.addmv(
         t.tensor([1, 2, 3]), t.ones(3, 2, dtype=t.int64), t.tensor([1, 1]), beta=1.7, alpha=2.9

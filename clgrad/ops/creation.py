@@ -567,13 +567,16 @@ def arange(
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = max(0, math.ceil((end - start) / step))
     if not dt.is_floating_point:
-        # PyTorch computes in the integer type: the bounds and the step truncate, and the
-        # size is the truncated range's (arange(0, 5, 1.5, dtype=int64) has 5 elements)
+        # PyTorch computes in the integer type: the bounds and the step truncate. The size is
+        # the truncated range's for int64 (arange(0, 5, 1.5, dtype=int64) has 5 elements) and
+        # the given range's for the narrower types (4 in int32), as ATen's arange computes it
         start, end, step = int(start), int(end), int(step)
         if step == 0:
             raise ValueError("step must be nonzero")
-    n = max(0, math.ceil((end - start) / step))
+        if dt is D.int64:
+            n = max(0, math.ceil((end - start) / step))
     out = Tensor._empty((n,), dt, resolve(device))
     # computed in double where it can be, so large int64 ranges stay exact
     acc = (
