@@ -511,7 +511,14 @@ def _jacobian(func, argnums, has_aux, name):
         nums = _argnums(argnums, len(args), name)
         with enable_grad():
             args, tracked, outer = _track(args, nums)
-            out = func(*args)
+            # PyTorch's jacfwd runs func under vmap (of jvp): a custom Function in it needs a
+            # vmap rule there, as under vmap here
+            mapped = name == "jacfwd"
+            _vmap_depth[0] += mapped
+            try:
+                out = func(*args)
+            finally:
+                _vmap_depth[0] -= mapped
             aux = None
             if has_aux:
                 out, aux = out

@@ -363,3 +363,14 @@ def test_vmap_refuses_a_function_without_vmap_rule(device):
 
         with pytest.raises(RuntimeError, match="both generate_vmap_rule=True and an overridden"):
             lib.func.vmap(Both.apply)(batch)
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "hessian"])
+def test_jacfwd_and_hessian_need_a_vmap_rule(device, transform):
+    """PyTorch's jacfwd (and hessian, jacfwd of jacrev) runs func under vmap: a Function with
+    no vmap rule (NumpyCubeNotComposable) raises there as under vmap (clgrad ran it)."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        op, (x,) = _case("NumpyCubeNotComposable", lib, dev, requires_grad=False)
+        f = (lambda x, op=op: op(x).sum()) if transform == "hessian" else op
+        with pytest.raises(RuntimeError, match="does not have vmap support"):
+            getattr(lib.func, transform)(f)(x)
