@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+from collections.abc import Sequence
 from numbers import Number
 from typing import Any
 
@@ -90,9 +91,15 @@ def _sequence_as_tuple(key) -> bool:
     if not isinstance(key, list) or len(key) >= 32:
         return False
     return any(
-        isinstance(k, (Tensor, list, tuple, np.ndarray, slice)) or k is None or k is Ellipsis
+        isinstance(k, (Tensor, np.ndarray, slice)) or _is_sequence(k) or k is None or k is Ellipsis
         for k in key
     )
+
+
+def _is_sequence(k) -> bool:
+    """An index PyTorch reads as a sequence of indices (``PySequence_Check``): a list or tuple,
+    and any other sequence (``range(n)``, a ``deque``), but not a string."""
+    return isinstance(k, Sequence) and not isinstance(k, (str, bytes))
 
 
 def _parse(x, key):
@@ -109,7 +116,7 @@ def _parse(x, key):
     for k in key:
         if isinstance(k, Tensor) and not k.ndim and k.dtype in _INT_SELECTS:
             items.append(int(k.item()))  # an int to PyTorch: a view, not a copy (reads it)
-        elif isinstance(k, (list, tuple, np.ndarray, Tensor, str, bytes)):
+        elif isinstance(k, (np.ndarray, Tensor, str, bytes)) or _is_sequence(k):
             try:
                 items.append(_as_index_tensor(k, x.device))
             except TypeError as e:
@@ -512,7 +519,7 @@ def _lone_mask(key, value) -> Tensor | None:
     """The index tensor PyTorch writes one value through with ``masked_fill_`` (where it is a
     mask): a key of one index tensor, a value of one element."""
     items = key if isinstance(key, tuple) else tuple(key) if _sequence_as_tuple(key) else (key,)
-    advanced = [k for k in items if isinstance(k, (Tensor, list, tuple, np.ndarray))]
+    advanced = [k for k in items if isinstance(k, (Tensor, np.ndarray)) or _is_sequence(k)]
     one_value = not isinstance(value, Tensor) or value.numel() == 1
     if len(advanced) == 1 and isinstance(advanced[0], Tensor) and one_value:
         return advanced[0]
