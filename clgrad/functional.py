@@ -12,6 +12,7 @@ from .ops import complex as _CX
 from .ops import creation as _C
 from .ops import decomp as _DC
 from .ops import elementwise as _E
+from .ops import foreach as _FE
 from .ops import indexing as _I
 from .ops import linalg as _L
 from .ops import lu as _LU
@@ -405,6 +406,9 @@ _MORE.update(
 )
 globals().update(_MORE)
 __all__ += [*_MORE, "is_same_size", "is_inference_mode_enabled"]
+# torch._foreach_add_ and the rest of the family (EMA updates and hand-written optimizers)
+globals().update({name: getattr(_FE, name) for name in _FE.__all__})
+__all__ += _FE.__all__
 
 
 def cond(pred, true_fn, false_fn, operands=()):

@@ -1,0 +1,1720 @@
+# ruff: noqa: E501  (the programs are kept as published, long lines and all)
+"""More published PyTorch programs (pytorch/tutorials and pytorch/examples, on synthetic data,
+loop counts cut), run with torch and with ``import clgrad as torch``; the printouts must agree.
+
+The harness is tests/test_tutorial_programs.py's, with more of torch's random draws fed from
+the shared NumPy numbers: ``multinomial`` (Categorical.sample), ``randperm`` (the shuffling
+DataLoader's sampler, whose pass draws as clgrad's does), ``bernoulli``, ``randn_like`` and
+``rand_like``, each drawn with clgrad's own method, so both runs sample the same values. A
+shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``torch``.
+"""
+
+import contextlib
+
+import numpy as np
+import pytest
+import test_tutorial_programs as base
+
+import clgrad
+
+torch = pytest.importorskip("torch")
+
+
+@contextlib.contextmanager
+def more_random_numbers(lib, seed=0):
+    """``base.same_random_numbers`` plus torch's sampling functions drawn from those numbers
+    with clgrad's algorithms (inverse CDF for ``multinomial`` with replacement, exponential
+    races without, argsort of uniforms for ``randperm``, ``u < p`` for ``bernoulli``)."""
+    with _same_random_numbers(lib, seed):
+        if lib is clgrad:
+            yield
+            return
+        from torch.utils.data import RandomSampler
+
+        saved = {n: getattr(torch, n) for n in SAMPLERS}
+        saved_methods = {n: getattr(torch.Tensor, n) for n in ("multinomial", "bernoulli")}
+        saved_methods["bernoulli_"] = torch.Tensor.bernoulli_
+        saved_iter = RandomSampler.__iter__
+
+        def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+            w = input.detach().double().reshape(-1, input.shape[-1]).numpy()
+            rows, k = w.shape
+            if replacement:
+                u = torch.rand(rows, num_samples, dtype=torch.float64).numpy()
+                cdf = np.cumsum(w, axis=1)
+                cdf /= cdf[:, -1:]
+                o = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+                o = np.minimum(o, k - 1)
+            else:
+                u = torch.rand(rows, k, dtype=torch.float64).numpy()
+                with np.errstate(divide="ignore"):
+                    keys = -np.log(np.maximum(u, 1e-300)) / w
+                o = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+            return torch.tensor(o.reshape(*input.shape[:-1], num_samples), dtype=torch.int64)
+
+        def randperm(n, *, dtype=None, device=None, generator=None, **kw):
+            keys = torch.rand(n, dtype=torch.float32).numpy()
+            return torch.tensor(np.argsort(keys, kind="stable"), dtype=dtype or torch.int64)
+
+        def bernoulli(input, p=None, *, generator=None):
+            u = torch.rand(input.shape, dtype=torch.float32)
+            return (u < (input if p is None else p)).to(input.dtype)
+
+        def bernoulli_(self, p=0.5, *, generator=None):
+            with torch.no_grad():
+                return self.copy_((torch.rand(self.shape) < p).to(self.dtype))
+
+        def randn_like(t, **kw):
+            return torch.randn(t.shape, dtype=kw.get("dtype") or t.dtype)
+
+        def rand_like(t, **kw):
+            return torch.rand(t.shape, dtype=kw.get("dtype") or t.dtype)
+
+        def sampler_iter(self):
+            # torch's pass seeds a private generator and draws one more randperm at its end;
+            # here it draws from the shared numbers as clgrad's sampler does
+            n, order = len(self.data_source), []
+            if self.replacement:
+                return iter(torch.randint(0, n, (self.num_samples,)).tolist())
+            while len(order) < self.num_samples:
+                order += torch.randperm(n).tolist()
+            return iter(order[: self.num_samples])
+
+        torch.multinomial, torch.randperm, torch.bernoulli = multinomial, randperm, bernoulli
+        torch.randn_like, torch.rand_like = randn_like, rand_like
+        torch.Tensor.multinomial, torch.Tensor.bernoulli = multinomial, bernoulli
+        torch.Tensor.bernoulli_ = bernoulli_
+        RandomSampler.__iter__ = sampler_iter
+        try:
+            yield
+        finally:
+            for n, f in saved.items():
+                setattr(torch, n, f)
+            for n, f in saved_methods.items():
+                setattr(torch.Tensor, n, f)
+            RandomSampler.__iter__ = saved_iter
+
+
+SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like")
+_same_random_numbers = base.same_random_numbers
+
+
+def compare(source, device="cpu", tmp_path=None, rtol=1e-3, atol=1e-4):
+    """Runs ``source`` with torch on cpu and clgrad on ``device``; the printouts must agree."""
+    with _draws_shared():
+        want = base.run_program(source, torch, "cpu", tmp_path)
+        got = base.run_program(source, clgrad, device, tmp_path)
+    assert want.strip(), "the program printed nothing"
+    base.assert_same_output(got.replace("clgrad.", "torch."), want, rtol=rtol, atol=atol)
+
+
+@contextlib.contextmanager
+def _draws_shared():
+    base.same_random_numbers = more_random_numbers
+    try:
+        yield
+    finally:
+        base.same_random_numbers = _same_random_numbers
+
+
+CHAR_RNN_CLASSIFIER = """
+import torch
+import torch.nn as nn
+import string
+import random
+
+all_letters = string.ascii_letters + " .,;'"
+n_letters = len(all_letters)
+category_lines = {"English": ["Abbott", "Adams", "Baker", "Smith", "Jones"],
+                  "French": ["Abel", "Bernard", "Dubois", "Moreau", "Laurent"],
+                  "Italian": ["Rossi", "Russo", "Ferrari", "Esposito", "Bianchi"]}
+all_categories = list(category_lines)
+n_categories = len(all_categories)
+
+def letterToIndex(letter):
+    return all_letters.find(letter)
+
+def letterToTensor(letter):
+    tensor = torch.zeros(1, n_letters)
+    tensor[0][letterToIndex(letter)] = 1
+    return tensor
+
+def lineToTensor(line):
+    tensor = torch.zeros(len(line), 1, n_letters)
+    for li, letter in enumerate(line):
+        tensor[li][0][letterToIndex(letter)] = 1
+    return tensor
+
+print(letterToTensor('J'))
+print(lineToTensor('Jones').size())
+
+# one-hot via scatter and index_fill
+idx = torch.tensor([letterToIndex(c) for c in "Jones"])
+oh = torch.zeros(5, n_letters).scatter_(1, idx.unsqueeze(1), 1.0)
+print(torch.equal(oh, lineToTensor("Jones").squeeze(1)))
+oh2 = torch.zeros(n_letters).index_fill(0, idx, 1.0)
+print(oh2.sum().item(), oh2.nonzero().flatten().tolist())
+
+class RNN(nn.Module):
+    def __init__(self, input_size, hidden_size, output_size):
+        super(RNN, self).__init__()
+        self.hidden_size = hidden_size
+        self.i2h = nn.Linear(input_size, hidden_size)
+        self.h2h = nn.Linear(hidden_size, hidden_size)
+        self.h2o = nn.Linear(hidden_size, output_size)
+        self.softmax = nn.LogSoftmax(dim=1)
+
+    def forward(self, input, hidden):
+        hidden = torch.tanh(self.i2h(input) + self.h2h(hidden))
+        output = self.h2o(hidden)
+        output = self.softmax(output)
+        return output, hidden
+
+    def initHidden(self):
+        return torch.zeros(1, self.hidden_size)
+
+n_hidden = 32
+rnn = RNN(n_letters, n_hidden, n_categories)
+input = letterToTensor('A')
+hidden = torch.zeros(1, n_hidden)
+output, next_hidden = rnn(input, hidden)
+print(output)
+
+def categoryFromOutput(output):
+    top_n, top_i = output.topk(1)
+    category_i = top_i[0].item()
+    return all_categories[category_i], category_i
+print(categoryFromOutput(output))
+
+criterion = nn.NLLLoss()
+learning_rate = 0.005
+
+def train(category_tensor, line_tensor):
+    hidden = rnn.initHidden()
+    rnn.zero_grad()
+    for i in range(line_tensor.size()[0]):
+        output, hidden = rnn(line_tensor[i], hidden)
+    loss = criterion(output, category_tensor)
+    loss.backward()
+    for p in rnn.parameters():
+        p.data.add_(p.grad.data, alpha=-learning_rate)
+    return output, loss.item()
+
+for it in range(30):
+    category = all_categories[it % 3]
+    line = category_lines[category][(it // 3) % 5]
+    category_tensor = torch.tensor([all_categories.index(category)], dtype=torch.long)
+    output, loss = train(category_tensor, lineToTensor(line))
+    if it % 10 == 9:
+        print(it, round(loss, 4), categoryFromOutput(output))
+
+# nn.RNN version, batched
+class CharRNN(nn.Module):
+    def __init__(self, input_size, hidden_size, output_size):
+        super().__init__()
+        self.rnn = nn.RNN(input_size, hidden_size)
+        self.h2o = nn.Linear(hidden_size, output_size)
+        self.softmax = nn.LogSoftmax(dim=1)
+    def forward(self, line_tensor):
+        rnn_out, hidden = self.rnn(line_tensor)
+        output = self.h2o(hidden[0])
+        output = self.softmax(output)
+        return output
+model = CharRNN(n_letters, 16, n_categories)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    total = 0.0
+    for ci, cat in enumerate(all_categories):
+        for line in category_lines[cat]:
+            out = model(lineToTensor(line))
+            loss = criterion(out, torch.tensor([ci]))
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 3)
+            opt.step(); opt.zero_grad()
+            total += loss.item()
+    print(epoch, total)
+with torch.no_grad():
+    out = model(lineToTensor("Rossi"))
+    topv, topi = out.topk(3, 1, True)
+    for i in range(3):
+        print(topv[0][i].item(), all_categories[topi[0][i].item()])
+# packed sequence batch
+from torch.nn.utils.rnn import pad_sequence, pack_padded_sequence, pad_packed_sequence
+lines = ["Abel", "Smith", "Bo"]
+seqs = [lineToTensor(l).squeeze(1) for l in lines]
+lengths = torch.tensor([len(l) for l in lines])
+padded = pad_sequence(seqs)
+packed = pack_padded_sequence(padded, lengths, enforce_sorted=False)
+out, h = model.rnn(packed)
+unpacked, lens = pad_packed_sequence(out)
+print(unpacked.shape, lens.tolist(), h.shape, h.sum().item())
+"""
+
+REINFORCE_ACTOR_CRITIC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+from torch.distributions import Categorical
+import numpy as np
+
+torch.manual_seed(543)
+class Env:
+    def __init__(self):
+        self.state = np.zeros(4, dtype=np.float32); self.t = 0
+    def reset(self):
+        self.t = 0; self.state = np.array([0.1, -0.2, 0.05, 0.0], dtype=np.float32)
+        return self.state, {}
+    def step(self, action):
+        self.t += 1
+        self.state = (self.state * 0.9 + (0.1 if action else -0.1)).astype(np.float32)
+        reward = 1.0 - abs(float(self.state[0]))
+        return self.state, reward, self.t >= 12, False, {}
+env = Env()
+
+class Policy(nn.Module):
+    def __init__(self):
+        super(Policy, self).__init__()
+        self.affine1 = nn.Linear(4, 128)
+        self.dropout = nn.Dropout(p=0.0)
+        self.affine2 = nn.Linear(128, 2)
+        self.saved_log_probs = []
+        self.rewards = []
+    def forward(self, x):
+        x = self.affine1(x)
+        x = self.dropout(x)
+        x = F.relu(x)
+        action_scores = self.affine2(x)
+        return F.softmax(action_scores, dim=1)
+
+policy = Policy()
+optimizer = optim.Adam(policy.parameters(), lr=1e-2)
+eps = np.finfo(np.float32).eps.item()
+
+def select_action(state):
+    state = torch.from_numpy(state).float().unsqueeze(0)
+    probs = policy(state)
+    m = Categorical(probs)
+    action = m.sample()
+    policy.saved_log_probs.append(m.log_prob(action))
+    return action.item()
+
+def finish_episode():
+    R = 0
+    policy_loss = []
+    returns = []
+    for r in policy.rewards[::-1]:
+        R = r + 0.99 * R
+        returns.insert(0, R)
+    returns = torch.tensor(returns)
+    returns = (returns - returns.mean()) / (returns.std() + eps)
+    for log_prob, R in zip(policy.saved_log_probs, returns):
+        policy_loss.append(-log_prob * R)
+    optimizer.zero_grad()
+    policy_loss = torch.cat(policy_loss).sum()
+    policy_loss.backward()
+    optimizer.step()
+    del policy.rewards[:]
+    del policy.saved_log_probs[:]
+    return policy_loss.item()
+
+running_reward = 10
+for i_episode in range(5):
+    state, _ = env.reset()
+    ep_reward = 0
+    actions = []
+    for t in range(1, 10000):
+        action = select_action(state)
+        actions.append(action)
+        state, reward, done, _, _ = env.step(action)
+        policy.rewards.append(reward)
+        ep_reward += reward
+        if done:
+            break
+    running_reward = 0.05 * ep_reward + (1 - 0.05) * running_reward
+    l = finish_episode()
+    print(i_episode, actions, round(ep_reward, 4), round(running_reward, 4), l)
+
+# actor critic
+from collections import namedtuple
+SavedAction = namedtuple('SavedAction', ['log_prob', 'value'])
+class AC(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.affine1 = nn.Linear(4, 64)
+        self.action_head = nn.Linear(64, 2)
+        self.value_head = nn.Linear(64, 1)
+        self.saved_actions = []; self.rewards = []
+    def forward(self, x):
+        x = F.relu(self.affine1(x))
+        action_prob = F.softmax(self.action_head(x), dim=-1)
+        state_values = self.value_head(x)
+        return action_prob, state_values
+model = AC()
+optimizer = optim.Adam(model.parameters(), lr=3e-2)
+for ep in range(3):
+    state, _ = env.reset()
+    for t in range(12):
+        s = torch.from_numpy(state).float()
+        probs, state_value = model(s)
+        m = Categorical(probs)
+        action = m.sample()
+        model.saved_actions.append(SavedAction(m.log_prob(action), state_value))
+        state, reward, done, _, _ = env.step(action.item())
+        model.rewards.append(reward)
+        ent = m.entropy()
+    R = 0; saved_actions = model.saved_actions; policy_losses = []; value_losses = []; returns = []
+    for r in model.rewards[::-1]:
+        R = r + 0.99 * R
+        returns.insert(0, R)
+    returns = torch.tensor(returns)
+    returns = (returns - returns.mean()) / (returns.std() + eps)
+    for (log_prob, value), R in zip(saved_actions, returns):
+        advantage = R - value.item()
+        policy_losses.append(-log_prob * advantage)
+        value_losses.append(F.smooth_l1_loss(value, torch.tensor([R])))
+    optimizer.zero_grad()
+    loss = torch.stack(policy_losses).sum() + torch.stack(value_losses).sum()
+    loss.backward()
+    optimizer.step()
+    del model.rewards[:]; del model.saved_actions[:]
+    print(ep, loss.item(), ent.item())
+d = Categorical(logits=torch.tensor([[1.0, 2.0, 0.5], [0.0, 0.0, 0.0]]))
+print(d.probs, d.entropy(), d.log_prob(torch.tensor([1, 2])), d.sample((4,)).shape, d.batch_shape, d.event_shape)
+print(d.sample().shape, d.sample((2, 3)).shape)
+"""
+
+VAE = """
+import torch
+import torch.utils.data
+from torch import nn, optim
+from torch.nn import functional as F
+
+device = torch.device(DEVICE)
+torch.manual_seed(1)
+train = torch.utils.data.TensorDataset(torch.rand(64, 1, 28, 28), torch.zeros(64))
+train_loader = torch.utils.data.DataLoader(train, batch_size=16, shuffle=True)
+
+class VAE(nn.Module):
+    def __init__(self):
+        super(VAE, self).__init__()
+        self.fc1 = nn.Linear(784, 400)
+        self.fc21 = nn.Linear(400, 20)
+        self.fc22 = nn.Linear(400, 20)
+        self.fc3 = nn.Linear(20, 400)
+        self.fc4 = nn.Linear(400, 784)
+    def encode(self, x):
+        h1 = F.relu(self.fc1(x))
+        return self.fc21(h1), self.fc22(h1)
+    def reparameterize(self, mu, logvar):
+        std = torch.exp(0.5*logvar)
+        eps = torch.randn_like(std)
+        return mu + eps*std
+    def decode(self, z):
+        h3 = F.relu(self.fc3(z))
+        return torch.sigmoid(self.fc4(h3))
+    def forward(self, x):
+        mu, logvar = self.encode(x.view(-1, 784))
+        z = self.reparameterize(mu, logvar)
+        return self.decode(z), mu, logvar
+
+model = VAE().to(device)
+optimizer = optim.Adam(model.parameters(), lr=1e-3)
+
+def loss_function(recon_x, x, mu, logvar):
+    BCE = F.binary_cross_entropy(recon_x, x.view(-1, 784), reduction='sum')
+    KLD = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    return BCE + KLD
+
+for epoch in range(1, 3):
+    model.train()
+    train_loss = 0
+    for batch_idx, (data, _) in enumerate(train_loader):
+        data = data.to(device)
+        optimizer.zero_grad()
+        recon_batch, mu, logvar = model(data)
+        loss = loss_function(recon_batch, data, mu, logvar)
+        loss.backward()
+        train_loss += loss.item()
+        optimizer.step()
+    print('====> Epoch: {} Average loss: {:.4f}'.format(epoch, train_loss / len(train_loader.dataset)))
+model.eval()
+with torch.no_grad():
+    data = train.tensors[0][:8].to(device)
+    recon_batch, mu, logvar = model(data)
+    n = min(data.size(0), 8)
+    comparison = torch.cat([data[:n], recon_batch.view(16 // 2, 1, 28, 28)[:n]])
+    print(comparison.shape, round(comparison.sum().item(), 2))
+    sample = torch.randn(64, 20).to(device)
+    sample = model.decode(sample).cpu()
+    print(sample.view(64, 1, 28, 28).mean().item())
+# BCE with logits and weights
+x = torch.rand(4, 5); t = (torch.rand(4, 5) > 0.5).float()
+print(F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.ones(5) * 2).item())
+print(nn.BCELoss(weight=torch.rand(5))(torch.sigmoid(x), t).item())
+print(F.binary_cross_entropy(torch.sigmoid(x), t, reduction='none').sum(1))
+# distributions based KL
+from torch.distributions import Normal, kl_divergence, Independent
+q = Normal(mu, (0.5 * logvar).exp())
+p = Normal(torch.zeros_like(mu), torch.ones_like(mu))
+print(kl_divergence(q, p).sum().item(), q.rsample().shape, Independent(q, 1).log_prob(mu).shape)
+"""
+
+STYLE_TRANSFER_LBFGS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+import copy
+
+device = torch.device(DEVICE)
+torch.set_default_device(device); torch.set_default_dtype(torch.float64)
+content_img = torch.rand(1, 3, 32, 32)
+style_img = torch.rand(1, 3, 32, 32)
+
+class ContentLoss(nn.Module):
+    def __init__(self, target,):
+        super(ContentLoss, self).__init__()
+        self.target = target.detach()
+    def forward(self, input):
+        self.loss = F.mse_loss(input, self.target)
+        return input
+
+def gram_matrix(input):
+    a, b, c, d = input.size()
+    features = input.view(a * b, c * d)
+    G = torch.mm(features, features.t())
+    return G.div(a * b * c * d)
+
+class StyleLoss(nn.Module):
+    def __init__(self, target_feature):
+        super(StyleLoss, self).__init__()
+        self.target = gram_matrix(target_feature).detach()
+    def forward(self, input):
+        G = gram_matrix(input)
+        self.loss = F.mse_loss(G, self.target)
+        return input
+
+cnn = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
+                    nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1)).eval()
+cnn_normalization_mean = torch.tensor([0.485, 0.456, 0.406])
+cnn_normalization_std = torch.tensor([0.229, 0.224, 0.225])
+
+class Normalization(nn.Module):
+    def __init__(self, mean, std):
+        super(Normalization, self).__init__()
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+        self.std = torch.tensor(std).view(-1, 1, 1)
+    def forward(self, img):
+        return (img - self.mean) / self.std
+
+content_layers_default = ['conv_4']
+style_layers_default = ['conv_1', 'conv_2', 'conv_3', 'conv_4']
+
+def get_style_model_and_losses(cnn, normalization_mean, normalization_std, style_img, content_img,
+                               content_layers=content_layers_default, style_layers=style_layers_default):
+    normalization = Normalization(normalization_mean, normalization_std)
+    content_losses = []
+    style_losses = []
+    model = nn.Sequential(normalization)
+    i = 0
+    for layer in cnn.children():
+        if isinstance(layer, nn.Conv2d):
+            i += 1
+            name = 'conv_{}'.format(i)
+        elif isinstance(layer, nn.ReLU):
+            name = 'relu_{}'.format(i)
+            layer = nn.ReLU(inplace=False)
+        elif isinstance(layer, nn.MaxPool2d):
+            name = 'pool_{}'.format(i)
+        elif isinstance(layer, nn.BatchNorm2d):
+            name = 'bn_{}'.format(i)
+        else:
+            raise RuntimeError('Unrecognized layer: {}'.format(layer.__class__.__name__))
+        model.add_module(name, layer)
+        if name in content_layers:
+            target = model(content_img).detach()
+            content_loss = ContentLoss(target)
+            model.add_module("content_loss_{}".format(i), content_loss)
+            content_losses.append(content_loss)
+        if name in style_layers:
+            target_feature = model(style_img).detach()
+            style_loss = StyleLoss(target_feature)
+            model.add_module("style_loss_{}".format(i), style_loss)
+            style_losses.append(style_loss)
+    for i in range(len(model) - 1, -1, -1):
+        if isinstance(model[i], ContentLoss) or isinstance(model[i], StyleLoss):
+            break
+    model = model[:(i + 1)]
+    return model, style_losses, content_losses
+
+input_img = content_img.clone()
+
+def get_input_optimizer(input_img):
+    optimizer = optim.LBFGS([input_img])
+    return optimizer
+
+def run_style_transfer(cnn, normalization_mean, normalization_std, content_img, style_img, input_img, num_steps=6,
+                       style_weight=1000000, content_weight=1):
+    model, style_losses, content_losses = get_style_model_and_losses(cnn,
+        normalization_mean, normalization_std, style_img, content_img)
+    input_img.requires_grad_(True)
+    model.eval()
+    model.requires_grad_(False)
+    optimizer = get_input_optimizer(input_img)
+    run = [0]
+    while run[0] <= num_steps:
+        def closure():
+            with torch.no_grad():
+                input_img.clamp_(0, 1)
+            optimizer.zero_grad()
+            model(input_img)
+            style_score = 0
+            content_score = 0
+            for sl in style_losses:
+                style_score += sl.loss
+            for cl in content_losses:
+                content_score += cl.loss
+            style_score *= style_weight
+            content_score *= content_weight
+            loss = style_score + content_score
+            loss.backward()
+            run[0] += 1
+            if run[0] % 3 == 0:
+                print("run {}:".format(run))
+                print('Style Loss : {:4f} Content Loss: {:4f}'.format(style_score.item(), content_score.item()))
+            return style_score + content_score
+        optimizer.step(closure)
+    with torch.no_grad():
+        input_img.clamp_(0, 1)
+    return input_img
+
+output = run_style_transfer(cnn, cnn_normalization_mean, cnn_normalization_std, content_img, style_img, input_img)
+print(output.sum().item())
+print(len(optimizer.state) if (optimizer := None) else 0)
+torch.set_default_device("cpu"); torch.set_default_dtype(torch.float32)
+"""
+
+LBFGS_OPTIONS = """
+import torch
+torch.set_default_dtype(torch.float64)
+A = torch.randn(6, 6)
+A = A @ A.t() + torch.eye(6)
+b = torch.randn(6)
+for kw in ({}, {"history_size": 3, "max_iter": 7}, {"line_search_fn": "strong_wolfe"}, {"lr": 0.5, "max_iter": 4}):
+    x = torch.zeros(6, requires_grad=True)
+    y = torch.nn.Parameter(torch.ones(2))
+    opt = torch.optim.LBFGS([x, y], **kw)
+    calls = [0]
+    def closure():
+        opt.zero_grad()
+        loss = 0.5 * x @ A @ x - b @ x + ((y - 2) ** 4).sum() + (x[:2] * y).sum() ** 2
+        loss.backward()
+        calls[0] += 1
+        return loss
+    for step in range(3):
+        l = opt.step(closure)
+        print(kw, step, calls[0], l.item(), x.detach().sum().item(), y.detach().tolist())
+    st = opt.state[opt._params[0]]
+    print(sorted(st), st["func_evals"], st["n_iter"], len(st["old_dirs"]), float(st["t"]))
+# rosenbrock
+x = torch.tensor([-1.5, 2.0], requires_grad=True)
+opt = torch.optim.LBFGS([x], lr=1, max_iter=50, line_search_fn="strong_wolfe", tolerance_grad=1e-9, tolerance_change=1e-12)
+def closure():
+    opt.zero_grad()
+    loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+    loss.backward()
+    return loss
+for i in range(3):
+    print(opt.step(closure).item(), x.tolist(), opt.state[x]["func_evals"], opt.state[x]["n_iter"])
+torch.set_default_dtype(torch.float32)
+"""
+
+NGRAM_EMBEDDINGS = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+CONTEXT_SIZE = 2
+EMBEDDING_DIM = 10
+test_sentence = """When forty winters shall besiege thy brow,
+And dig deep trenches in thy beauty's field,
+Thy youth's proud livery so gazed on now,
+Will be a totter'd weed of small worth held:""".split()
+ngrams = [([test_sentence[i - j - 1] for j in range(CONTEXT_SIZE)], test_sentence[i])
+          for i in range(CONTEXT_SIZE, len(test_sentence))]
+print(ngrams[:3])
+vocab = sorted(set(test_sentence))
+word_to_ix = {word: i for i, word in enumerate(vocab)}
+
+class NGramLanguageModeler(nn.Module):
+    def __init__(self, vocab_size, embedding_dim, context_size):
+        super(NGramLanguageModeler, self).__init__()
+        self.embeddings = nn.Embedding(vocab_size, embedding_dim)
+        self.linear1 = nn.Linear(context_size * embedding_dim, 128)
+        self.linear2 = nn.Linear(128, vocab_size)
+    def forward(self, inputs):
+        embeds = self.embeddings(inputs).view((1, -1))
+        out = F.relu(self.linear1(embeds))
+        out = self.linear2(out)
+        log_probs = F.log_softmax(out, dim=1)
+        return log_probs
+
+losses = []
+loss_function = nn.NLLLoss()
+model = NGramLanguageModeler(len(vocab), EMBEDDING_DIM, CONTEXT_SIZE)
+optimizer = optim.SGD(model.parameters(), lr=0.001)
+for epoch in range(3):
+    total_loss = 0
+    for context, target in ngrams:
+        context_idxs = torch.tensor([word_to_ix[w] for w in context], dtype=torch.long)
+        model.zero_grad()
+        log_probs = model(context_idxs)
+        loss = loss_function(log_probs, torch.tensor([word_to_ix[target]], dtype=torch.long))
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    losses.append(total_loss)
+print(losses)
+print(model.embeddings.weight[word_to_ix["beauty's"]])
+
+# CBOW + sparse embedding + SparseAdam + EmbeddingBag
+class CBOW(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.emb = nn.Embedding(n, d, sparse=False, max_norm=None, padding_idx=0)
+        self.bag = nn.EmbeddingBag(n, d, mode="mean")
+        self.out = nn.Linear(d, n)
+    def forward(self, ctx, offsets):
+        return F.log_softmax(self.out(self.emb(ctx).mean(1) + self.bag(ctx.flatten(), offsets)), -1)
+m = CBOW(len(vocab), 8)
+opt_sparse = optim.Adam(list(m.emb.parameters()), lr=0.01)
+opt_dense = optim.Adam(list(m.bag.parameters()) + list(m.out.parameters()), lr=0.01)
+data = [([word_to_ix[test_sentence[i - 2]], word_to_ix[test_sentence[i - 1]], word_to_ix[test_sentence[i + 1]], word_to_ix[test_sentence[i + 2]]], word_to_ix[test_sentence[i]]) for i in range(2, len(test_sentence) - 2)]
+ctx = torch.tensor([d[0] for d in data]); tgt = torch.tensor([d[1] for d in data])
+offsets = torch.arange(0, ctx.numel(), 4)
+for epoch in range(5):
+    opt_sparse.zero_grad(); opt_dense.zero_grad()
+    loss = F.nll_loss(m(ctx, offsets), tgt)
+    loss.backward()
+    if epoch == 0:
+        g = m.emb.weight.grad
+        print(g.is_sparse, g.abs().sum().item())
+    opt_sparse.step(); opt_dense.step()
+    print(epoch, loss.item())
+print(m.emb.weight[0].abs().sum().item())
+e = nn.Embedding(5, 3, max_norm=1.0)
+idx = torch.tensor([1, 2, 2, 4])
+out = e(idx)
+print(out.norm(dim=1), e.weight.norm(dim=1))
+pre = nn.Embedding.from_pretrained(torch.arange(12.).view(4, 3), freeze=False, padding_idx=1)
+pre(torch.tensor([0, 1, 3])).sum().backward()
+print(pre.weight.grad)
+print(F.one_hot(torch.tensor([0, 3, 2]), 5), F.one_hot(torch.tensor([[1], [2]])).shape)
+print(F.cosine_similarity(model.embeddings.weight[:3], model.embeddings.weight[3:6]).shape)
+'''
+
+TRANSFORMER_LM = """
+import math
+import torch
+from torch import nn, Tensor
+from torch.nn import TransformerEncoder, TransformerEncoderLayer
+
+device = torch.device(DEVICE)
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model: int, dropout: float = 0.1, max_len: int = 5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.register_buffer('pe', pe)
+    def forward(self, x: Tensor) -> Tensor:
+        x = x + self.pe[:x.size(0)]
+        return self.dropout(x)
+
+class TransformerModel(nn.Module):
+    def __init__(self, ntoken: int, d_model: int, nhead: int, d_hid: int, nlayers: int, dropout: float = 0.5):
+        super().__init__()
+        self.model_type = 'Transformer'
+        self.pos_encoder = PositionalEncoding(d_model, dropout)
+        encoder_layers = TransformerEncoderLayer(d_model, nhead, d_hid, dropout)
+        self.transformer_encoder = TransformerEncoder(encoder_layers, nlayers, enable_nested_tensor=False)
+        self.embedding = nn.Embedding(ntoken, d_model)
+        self.d_model = d_model
+        self.linear = nn.Linear(d_model, ntoken)
+        self.init_weights()
+    def init_weights(self) -> None:
+        initrange = 0.1
+        self.embedding.weight.data.uniform_(-initrange, initrange)
+        self.linear.bias.data.zero_()
+        self.linear.weight.data.uniform_(-initrange, initrange)
+    def forward(self, src: Tensor, src_mask: Tensor = None) -> Tensor:
+        src = self.embedding(src) * math.sqrt(self.d_model)
+        src = self.pos_encoder(src)
+        if src_mask is None:
+            src_mask = nn.Transformer.generate_square_subsequent_mask(len(src)).to(device)
+        output = self.transformer_encoder(src, src_mask)
+        output = self.linear(output)
+        return output
+
+train_data = torch.randint(0, 50, (400,))
+def batchify(data: Tensor, bsz: int) -> Tensor:
+    seq_len = data.size(0) // bsz
+    data = data[:seq_len * bsz]
+    data = data.view(bsz, seq_len).t().contiguous()
+    return data.to(device)
+batch_size = 8
+train_data = batchify(train_data, batch_size)
+print(train_data.shape)
+bptt = 10
+def get_batch(source: Tensor, i: int):
+    seq_len = min(bptt, len(source) - 1 - i)
+    data = source[i:i+seq_len]
+    target = source[i+1:i+1+seq_len].reshape(-1)
+    return data, target
+
+ntokens = 50
+model = TransformerModel(ntokens, 32, 2, 64, 2, 0.0).to(device)
+criterion = nn.CrossEntropyLoss()
+lr = 5.0
+optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.95)
+mask = nn.Transformer.generate_square_subsequent_mask(bptt)
+print(mask)
+for epoch in range(2):
+    model.train()
+    total_loss = 0.
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        data, targets = get_batch(train_data, i)
+        output = model(data)
+        output_flat = output.view(-1, ntokens)
+        loss = criterion(output_flat, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optimizer.step()
+        total_loss += loss.item()
+    lr = scheduler.get_last_lr()[0]
+    print(f'| epoch {epoch:3d} | lr {lr:02.2f} | loss {total_loss:5.4f} | ppl {math.exp(total_loss / (batch + 1)):8.3f} | gn {gn.item():.4f}')
+    scheduler.step()
+model.eval()
+with torch.no_grad():
+    data, targets = get_batch(train_data, 0)
+    out = model(data)
+    print(criterion(out.view(-1, ntokens), targets).item())
+    out2 = model(data, mask.to(device))
+    print(torch.allclose(out, out2, atol=1e-5))
+print(scheduler.state_dict())
+best = model.state_dict()
+print(list(best)[:4], best['pos_encoder.pe'].shape)
+"""
+
+PER_SAMPLE_GRADS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.func import functional_call, vmap, grad, jacrev, hessian
+
+device = DEVICE
+class SimpleCNN(nn.Module):
+    def __init__(self):
+        super(SimpleCNN, self).__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, 1)
+        self.conv2 = nn.Conv2d(4, 8, 3, 1)
+        self.fc1 = nn.Linear(8 * 2 * 2, 16)
+        self.fc2 = nn.Linear(16, 10)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        x = self.conv2(x)
+        x = F.relu(x)
+        x = F.max_pool2d(x, 2)
+        x = torch.flatten(x, 1)
+        x = self.fc1(x)
+        x = F.relu(x)
+        x = self.fc2(x)
+        output = F.log_softmax(x, dim=1)
+        return output
+
+def loss_fn(predictions, targets):
+    return F.nll_loss(predictions, targets)
+
+batch_size = 8
+data = torch.randn(batch_size, 1, 8, 8, device=device)
+targets = torch.randint(10, (batch_size,), device=device)
+model = SimpleCNN().to(device=device)
+
+def compute_grad(sample, target):
+    sample = sample.unsqueeze(0)
+    target = target.unsqueeze(0)
+    prediction = model(sample)
+    loss = loss_fn(prediction, target)
+    return torch.autograd.grad(loss, list(model.parameters()))
+
+def compute_sample_grads(data, targets):
+    sample_grads = [compute_grad(data[i], targets[i]) for i in range(batch_size)]
+    sample_grads = zip(*sample_grads)
+    sample_grads = [torch.stack(shards) for shards in sample_grads]
+    return sample_grads
+
+per_sample_grads = compute_sample_grads(data, targets)
+print(per_sample_grads[1].shape)
+params = {k: v.detach() for k, v in model.named_parameters()}
+buffers = {k: v.detach() for k, v in model.named_buffers()}
+def compute_loss(params, buffers, sample, target):
+    batch = sample.unsqueeze(0)
+    targets = target.unsqueeze(0)
+    predictions = functional_call(model, (params, buffers), (batch,))
+    loss = loss_fn(predictions, targets)
+    return loss
+ft_compute_grad = grad(compute_loss)
+ft_compute_sample_grad = vmap(ft_compute_grad, in_dims=(None, None, 0, 0))
+ft_per_sample_grads = ft_compute_sample_grad(params, buffers, data, targets)
+for per_sample_grad, ft_per_sample_grad in zip(per_sample_grads, ft_per_sample_grads.values()):
+    assert torch.allclose(per_sample_grad, ft_per_sample_grad, atol=3e-3, rtol=1e-5)
+print({k: (tuple(v.shape), round(v.sum().item(), 4)) for k, v in ft_per_sample_grads.items()})
+# model ensembling
+from torch.func import stack_module_state
+import copy
+models = [nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 3)).to(device) for _ in range(4)]
+params, buffers = stack_module_state(models)
+base_model = copy.deepcopy(models[0]).to('meta')
+def fmodel(params, buffers, x):
+    return functional_call(base_model, (params, buffers), (x,))
+minibatch = torch.randn(6, 5, device=device)
+predictions2_vmap = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatch)
+predictions2 = [m(minibatch) for m in models]
+print(predictions2_vmap.shape, torch.allclose(predictions2_vmap, torch.stack(predictions2), atol=1e-6))
+# jacobians / hessians
+def predict(weight, bias, x):
+    return F.linear(x, weight, bias).tanh()
+D = 4
+weight = torch.randn(D, D, device=device); bias = torch.randn(D, device=device); x = torch.randn(D, device=device)
+jac = jacrev(predict, argnums=2)(weight, bias, x)
+print(jac.shape, round(jac.sum().item(), 4))
+jw, jb = jacrev(predict, argnums=(0, 1))(weight, bias, x)
+print(jw.shape, jb.shape)
+hess = hessian(lambda x: predict(weight, bias, x).sum())(x)
+print(hess.shape, round(hess.sum().item(), 4))
+bx = torch.randn(3, D, device=device)
+print(vmap(jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, bx).shape)
+from torch.func import jvp, vjp
+_, jvp_out = jvp(lambda x: predict(weight, bias, x), (x,), (torch.ones_like(x),))
+_, vjp_fn = vjp(lambda x: predict(weight, bias, x), x)
+print(round(jvp_out.sum().item(), 4), round(vjp_fn(torch.ones(D, device=device))[0].sum().item(), 4))
+"""
+
+FORWARD_FORWARD = """
+import torch
+import torch.nn as nn
+from torch.optim import Adam
+
+def overlay_y_on_x(x, y, classes=10):
+    x_ = x.clone()
+    x_[:, :classes] *= 0.0
+    x_[range(x.shape[0]), y] = x.max()
+    return x_
+
+class Net(torch.nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = []
+        for d in range(len(dims) - 1):
+            self.layers = self.layers + [Layer(dims[d], dims[d + 1])]
+    def predict(self, x):
+        goodness_per_label = []
+        for label in range(10):
+            h = overlay_y_on_x(x, label)
+            goodness = []
+            for layer in self.layers:
+                h = layer(h)
+                goodness = goodness + [h.pow(2).mean(1)]
+            goodness_per_label += [sum(goodness).unsqueeze(1)]
+        goodness_per_label = torch.cat(goodness_per_label, 1)
+        return goodness_per_label.argmax(1)
+    def train(self, x_pos, x_neg):
+        h_pos, h_neg = x_pos, x_neg
+        for i, layer in enumerate(self.layers):
+            print("training layer: ", i)
+            h_pos, h_neg = layer.train(h_pos, h_neg)
+
+class Layer(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias, device, dtype)
+        self.relu = torch.nn.ReLU()
+        self.opt = Adam(self.parameters(), lr=0.03)
+        self.threshold = 2.0
+        self.num_epochs = 12
+    def forward(self, x):
+        x_direction = x / (x.norm(2, 1, keepdim=True) + 1e-4)
+        return self.relu(torch.mm(x_direction, self.weight.T) + self.bias.unsqueeze(0))
+    def train(self, x_pos, x_neg):
+        for i in range(self.num_epochs):
+            g_pos = self.forward(x_pos).pow(2).mean(1)
+            g_neg = self.forward(x_neg).pow(2).mean(1)
+            loss = torch.log(1 + torch.exp(torch.cat([-g_pos + self.threshold, g_neg - self.threshold]))).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            if i % 10 == 0:
+                print(i, loss.item())
+        return self.forward(x_pos).detach(), self.forward(x_neg).detach()
+
+torch.manual_seed(1234)
+x = torch.rand(64, 784); y = torch.randint(0, 10, (64,))
+net = Net([784, 100, 100])
+x_pos = overlay_y_on_x(x, y)
+rnd = torch.randperm(x.size(0))
+x_neg = overlay_y_on_x(x, y[rnd])
+print(rnd[:5])
+net.train(x_pos, x_neg)
+print("train error:", 1.0 - net.predict(x).eq(y).float().mean().item())
+"""
+
+SIAMESE_LOSSES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+device = torch.device(DEVICE)
+class SiameseNetwork(nn.Module):
+    def __init__(self):
+        super(SiameseNetwork, self).__init__()
+        self.cnn = nn.Sequential(nn.Conv2d(1, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d((2, 2)))
+        self.fc = nn.Sequential(nn.Linear(32 * 2, 16), nn.ReLU(inplace=True), nn.Linear(16, 1))
+        self.sigmoid = nn.Sigmoid()
+        self.cnn.apply(self.init_weights); self.fc.apply(self.init_weights)
+    def init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            torch.nn.init.xavier_uniform_(m.weight)
+            m.bias.data.fill_(0.01)
+    def forward_once(self, x):
+        output = self.cnn(x)
+        output = output.view(output.size()[0], -1)
+        return output
+    def forward(self, input1, input2):
+        output1 = self.forward_once(input1)
+        output2 = self.forward_once(input2)
+        output = torch.cat((output1, output2), 1)
+        output = self.fc(output)
+        output = self.sigmoid(output)
+        return output
+model = SiameseNetwork().to(device)
+optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+criterion = nn.BCELoss()
+a = torch.rand(16, 1, 10, 10).to(device); b = torch.rand(16, 1, 10, 10).to(device); t = (torch.rand(16) > 0.5).float().to(device)
+for epoch in range(3):
+    model.train()
+    optimizer.zero_grad()
+    outputs = model(a, b).squeeze()
+    loss = criterion(outputs, t)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    print(epoch, loss.item(), scheduler.get_last_lr())
+model.eval()
+with torch.no_grad():
+    out = model(a, b).squeeze()
+    pred = torch.where(out > 0.5, 1, 0)
+    print(pred.eq(t.view_as(pred)).sum().item(), out.sum().item())
+# triplet / cosine embedding / contrastive
+emb = nn.Sequential(nn.Flatten(), nn.Linear(100, 32), nn.ReLU(), nn.Linear(32, 8)).to(device)
+opt = torch.optim.SGD(emb.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
+triplet = nn.TripletMarginLoss(margin=1.0, p=2)
+tdist = nn.TripletMarginWithDistanceLoss(distance_function=lambda x, y: 1.0 - F.cosine_similarity(x, y), margin=0.5, swap=True)
+cos = nn.CosineEmbeddingLoss(margin=0.2)
+hinge = nn.HingeEmbeddingLoss(margin=1.0)
+mrl = nn.MarginRankingLoss(margin=0.1)
+c = torch.rand(16, 1, 10, 10).to(device)
+y = (torch.rand(16) > 0.5).float().to(device) * 2 - 1
+for step in range(4):
+    opt.zero_grad()
+    ea, ep, en = emb(a), emb(b), emb(c)
+    l1 = triplet(ea, ep, en)
+    l2 = tdist(ea, ep, en)
+    l3 = cos(ea, ep, y)
+    d = F.pairwise_distance(ea, ep)
+    l4 = hinge(d, y)
+    l5 = mrl(ea.norm(dim=1), en.norm(dim=1), y)
+    l6 = F.triplet_margin_loss(ea, ep, en, margin=0.5, p=1, swap=True, reduction='sum')
+    euclidean_distance = F.pairwise_distance(ea, ep, keepdim=True)
+    l7 = torch.mean((1 - (y > 0).float().unsqueeze(1)) * torch.pow(euclidean_distance, 2) + (y > 0).float().unsqueeze(1) * torch.pow(torch.clamp(2.0 - euclidean_distance, min=0.0), 2))
+    loss = l1 + l2 + l3 + l4 + l5 + 0.01 * l6 + l7
+    loss.backward()
+    opt.step()
+    print(step, [round(v.item(), 5) for v in (l1, l2, l3, l4, l5, l6, l7)])
+print(F.cosine_similarity(ea[:1], ep).shape, torch.cdist(ea, en).shape, torch.cdist(ea, en).sum().item())
+"""
+
+TIME_SEQUENCE = """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.optim as optim
+torch.set_default_dtype(torch.float64)
+np.random.seed(2)
+T = 20; L = 40; N = 6
+x = np.empty((N, L), 'int64')
+x[:] = np.array(range(L)) + np.random.randint(-4 * T, 4 * T, N).reshape(N, 1)
+data = np.sin(x / 1.0 / T).astype('float64')
+
+class Sequence(nn.Module):
+    def __init__(self):
+        super(Sequence, self).__init__()
+        self.lstm1 = nn.LSTMCell(1, 16)
+        self.lstm2 = nn.LSTMCell(16, 16)
+        self.linear = nn.Linear(16, 1)
+    def forward(self, input, future = 0):
+        outputs = []
+        h_t = torch.zeros(input.size(0), 16, dtype=torch.double)
+        c_t = torch.zeros(input.size(0), 16, dtype=torch.double)
+        h_t2 = torch.zeros(input.size(0), 16, dtype=torch.double)
+        c_t2 = torch.zeros(input.size(0), 16, dtype=torch.double)
+        for input_t in input.split(1, dim=1):
+            h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+            h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+            output = self.linear(h_t2)
+            outputs += [output]
+        for i in range(future):
+            h_t, c_t = self.lstm1(output, (h_t, c_t))
+            h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+            output = self.linear(h_t2)
+            outputs += [output]
+        outputs = torch.cat(outputs, dim=1)
+        return outputs
+
+np.random.seed(0)
+torch.manual_seed(0)
+input = torch.from_numpy(data[3:, :-1])
+target = torch.from_numpy(data[3:, 1:])
+test_input = torch.from_numpy(data[:3, :-1])
+test_target = torch.from_numpy(data[:3, 1:])
+seq = Sequence()
+seq.double()
+criterion = nn.MSELoss()
+optimizer = optim.LBFGS(seq.parameters(), lr=0.8, max_iter=3)
+for i in range(2):
+    print('STEP: ', i)
+    def closure():
+        optimizer.zero_grad()
+        out = seq(input)
+        loss = criterion(out, target)
+        print('loss:', loss.item())
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+    with torch.no_grad():
+        future = 10
+        pred = seq(test_input, future=future)
+        loss = criterion(pred[:, :-future], test_target)
+        print('test loss:', loss.item())
+        y = pred.detach().numpy()
+    print(y.shape, y[:, -1])
+torch.set_default_dtype(torch.float32)
+"""
+
+WORD_LANGUAGE_MODEL = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+device = torch.device(DEVICE)
+class RNNModel(nn.Module):
+    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
+        super(RNNModel, self).__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        if rnn_type in ['LSTM', 'GRU']:
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+        else:
+            nonlinearity = {'RNN_TANH': 'tanh', 'RNN_RELU': 'relu'}[rnn_type]
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        if tie_weights:
+            if nhid != ninp:
+                raise ValueError('When using the tied flag, nhid must be equal to emsize')
+            self.decoder.weight = self.encoder.weight
+        self.init_weights()
+        self.rnn_type = rnn_type
+        self.nhid = nhid
+        self.nlayers = nlayers
+    def init_weights(self):
+        initrange = 0.1
+        nn.init.uniform_(self.encoder.weight, -initrange, initrange)
+        nn.init.zeros_(self.decoder.bias)
+        nn.init.uniform_(self.decoder.weight, -initrange, initrange)
+    def forward(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output)
+        decoded = decoded.view(-1, self.ntoken)
+        return F.log_softmax(decoded, dim=1), hidden
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        if self.rnn_type == 'LSTM':
+            return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                    weight.new_zeros(self.nlayers, bsz, self.nhid))
+        else:
+            return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+def repackage_hidden(h):
+    if isinstance(h, torch.Tensor):
+        return h.detach()
+    else:
+        return tuple(repackage_hidden(v) for v in h)
+
+def batchify(data, bsz):
+    nbatch = data.size(0) // bsz
+    data = data.narrow(0, 0, nbatch * bsz)
+    data = data.view(bsz, -1).t().contiguous()
+    return data.to(device)
+bptt = 7
+def get_batch(source, i):
+    seq_len = min(bptt, len(source) - 1 - i)
+    data = source[i:i+seq_len]
+    target = source[i+1:i+1+seq_len].view(-1)
+    return data, target
+
+ntokens = 30
+corpus = torch.randint(0, ntokens, (120,))
+train_data = batchify(corpus, 4)
+criterion = nn.NLLLoss()
+for rnn_type in ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"]:
+    model = RNNModel(rnn_type, ntokens, 16, 16, 2, dropout=0.0, tie_weights=True).to(device)
+    print(rnn_type, sum(p.numel() for p in model.parameters()), model.decoder.weight is model.encoder.weight)
+    lr = 2.0
+    model.train()
+    total_loss = 0.
+    hidden = model.init_hidden(4)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        data, targets = get_batch(train_data, i)
+        model.zero_grad()
+        hidden = repackage_hidden(hidden)
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+        total_loss += loss.item()
+    print(rnn_type, round(total_loss / (batch + 1), 5), math.exp(total_loss / (batch + 1)))
+    model.eval()
+    with torch.no_grad():
+        hidden = model.init_hidden(1)
+        input = torch.randint(ntokens, (1, 1), dtype=torch.long).to(device)
+        words = []
+        for i in range(8):
+            output, hidden = model(input, hidden)
+            word_weights = output.squeeze().div(1.0).exp().cpu()
+            word_idx = torch.multinomial(word_weights, 1)[0]
+            input.fill_(word_idx)
+            words.append(word_idx.item())
+        print(words)
+"""
+
+SUPER_RESOLUTION = """
+import torch
+import torch.nn as nn
+import torch.nn.init as init
+import torch.optim as optim
+device = torch.device(DEVICE)
+class Net(nn.Module):
+    def __init__(self, upscale_factor):
+        super(Net, self).__init__()
+        self.relu = nn.ReLU()
+        self.conv1 = nn.Conv2d(1, 16, (5, 5), (1, 1), (2, 2))
+        self.conv2 = nn.Conv2d(16, 16, (3, 3), (1, 1), (1, 1))
+        self.conv3 = nn.Conv2d(16, 8, (3, 3), (1, 1), (1, 1))
+        self.conv4 = nn.Conv2d(8, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+        self._initialize_weights()
+    def forward(self, x):
+        x = self.relu(self.conv1(x))
+        x = self.relu(self.conv2(x))
+        x = self.relu(self.conv3(x))
+        x = self.pixel_shuffle(self.conv4(x))
+        return x
+    def _initialize_weights(self):
+        init.orthogonal_(self.conv1.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv2.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv3.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv4.weight)
+model = Net(upscale_factor=3).to(device)
+criterion = nn.MSELoss()
+optimizer = optim.Adam(model.parameters(), lr=0.01)
+lr_img = torch.rand(4, 1, 8, 8).to(device); hr_img = torch.rand(4, 1, 24, 24).to(device)
+for epoch in range(3):
+    optimizer.zero_grad()
+    loss = criterion(model(lr_img), hr_img)
+    loss.backward()
+    optimizer.step()
+    print("===> Epoch {} Complete: Avg. Loss: {:.6f}".format(epoch, loss.item()))
+with torch.no_grad():
+    mse = criterion(model(lr_img), hr_img)
+    psnr = 10 * torch.log10(1 / mse)
+print("===> Avg. PSNR: {:.4f} dB".format(psnr.item()))
+x = torch.arange(2 * 8 * 3 * 3.).view(2, 8, 3, 3).to(device)
+ps = nn.PixelShuffle(2); pu = nn.PixelUnshuffle(2)
+print(ps(x).shape, torch.equal(pu(ps(x)), x), ps(x)[0, 0, :2, :4].cpu())
+print(torch.nn.functional.pixel_shuffle(x.view(1, 16, 3, 3), 4).shape, torch.pixel_unshuffle(torch.rand(1, 1, 4, 6), 2).shape)
+print((model.conv1.weight.flatten(1) @ model.conv1.weight.flatten(1).t()).diagonal().sum().item())
+"""
+
+FAST_NEURAL_STYLE = """
+import torch
+import torch.nn as nn
+device = torch.device(DEVICE)
+class TransformerNet(torch.nn.Module):
+    def __init__(self):
+        super(TransformerNet, self).__init__()
+        self.conv1 = ConvLayer(3, 8, kernel_size=9, stride=1)
+        self.in1 = torch.nn.InstanceNorm2d(8, affine=True)
+        self.conv2 = ConvLayer(8, 16, kernel_size=3, stride=2)
+        self.in2 = torch.nn.InstanceNorm2d(16, affine=True)
+        self.res1 = ResidualBlock(16)
+        self.deconv1 = UpsampleConvLayer(16, 8, kernel_size=3, stride=1, upsample=2)
+        self.in4 = torch.nn.InstanceNorm2d(8, affine=True)
+        self.deconv3 = ConvLayer(8, 3, kernel_size=9, stride=1)
+        self.relu = torch.nn.ReLU()
+    def forward(self, X):
+        y = self.relu(self.in1(self.conv1(X)))
+        y = self.relu(self.in2(self.conv2(y)))
+        y = self.res1(y)
+        y = self.relu(self.in4(self.deconv1(y)))
+        y = self.deconv3(y)
+        return y
+class ConvLayer(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride):
+        super(ConvLayer, self).__init__()
+        reflection_padding = kernel_size // 2
+        self.reflection_pad = torch.nn.ReflectionPad2d(reflection_padding)
+        self.conv2d = torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+    def forward(self, x):
+        out = self.reflection_pad(x)
+        out = self.conv2d(out)
+        return out
+class ResidualBlock(torch.nn.Module):
+    def __init__(self, channels):
+        super(ResidualBlock, self).__init__()
+        self.conv1 = ConvLayer(channels, channels, kernel_size=3, stride=1)
+        self.in1 = torch.nn.InstanceNorm2d(channels, affine=True)
+        self.conv2 = ConvLayer(channels, channels, kernel_size=3, stride=1)
+        self.in2 = torch.nn.InstanceNorm2d(channels, affine=True)
+        self.relu = torch.nn.ReLU()
+    def forward(self, x):
+        residual = x
+        out = self.relu(self.in1(self.conv1(x)))
+        out = self.in2(self.conv2(out))
+        out = out + residual
+        return out
+class UpsampleConvLayer(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, upsample=None):
+        super(UpsampleConvLayer, self).__init__()
+        self.upsample = upsample
+        reflection_padding = kernel_size // 2
+        self.reflection_pad = torch.nn.ReflectionPad2d(reflection_padding)
+        self.conv2d = torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+    def forward(self, x):
+        x_in = x
+        if self.upsample:
+            x_in = torch.nn.functional.interpolate(x_in, mode='nearest', scale_factor=self.upsample)
+        out = self.reflection_pad(x_in)
+        out = self.conv2d(out)
+        return out
+def gram_matrix(y):
+    (b, ch, h, w) = y.size()
+    features = y.view(b, ch, w * h)
+    features_t = features.transpose(1, 2)
+    gram = features.bmm(features_t) / (ch * h * w)
+    return gram
+def normalize_batch(batch):
+    mean = batch.new_tensor([0.485, 0.456, 0.406]).view(-1, 1, 1)
+    std = batch.new_tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)
+    batch = batch.div_(255.0)
+    return (batch - mean) / std
+transformer = TransformerNet().to(device)
+optimizer = torch.optim.Adam(transformer.parameters(), 1e-3)
+mse_loss = torch.nn.MSELoss()
+x = (torch.rand(2, 3, 16, 16) * 255).to(device)
+style = torch.rand(1, 3, 16, 16).to(device)
+gram_style = [gram_matrix(style.repeat(2, 1, 1, 1))]
+for e in range(3):
+    optimizer.zero_grad()
+    y = transformer(x)
+    y = normalize_batch(y)
+    xn = normalize_batch(x.clone())
+    content_loss = 1e5 * mse_loss(y, xn)
+    style_loss = 1e10 * mse_loss(gram_matrix(y), gram_style[0][:y.size(0), :, :])
+    total_loss = content_loss + style_loss
+    total_loss.backward()
+    optimizer.step()
+    print(e, content_loss.item(), style_loss.item())
+transformer.eval()
+with torch.no_grad():
+    output = transformer(x).clamp(0, 255)
+    print(output.shape, output.mean().item())
+u = torch.rand(1, 2, 3, 5).to(device)
+for mode, kw in (("nearest", {}), ("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}), ("bicubic", {"align_corners": False}), ("nearest-exact", {})):
+    print(mode, nn.Upsample(scale_factor=2, mode=mode, **kw)(u).sum().item(), nn.functional.interpolate(u, size=(4, 7), mode=mode, **kw).sum().item())
+print(nn.ReflectionPad2d((1, 2, 0, 2))(u).shape, nn.ReplicationPad2d(2)(u).sum().item(), nn.ZeroPad2d(1)(u).shape, nn.InstanceNorm2d(2)(u).std().item())
+print(nn.InstanceNorm2d(2, track_running_stats=True).train()(u).sum().item(), nn.ReflectionPad1d(2)(u[0]).shape)
+"""
+
+LR_SCHEDULERS = """
+import torch
+from torch import nn, optim
+from torch.optim import lr_scheduler
+model = nn.Linear(3, 1)
+def lrs(opt):
+    return [round(g['lr'], 8) for g in opt.param_groups]
+opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+sched = lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=12)
+out = []
+for i in range(12):
+    opt.step(); sched.step(); out.append(lrs(opt)[0])
+print(out, opt.param_groups[0]['momentum'])
+opt = optim.Adam(model.parameters(), lr=0.1)
+sched = lr_scheduler.OneCycleLR(opt, max_lr=[0.3], epochs=2, steps_per_epoch=5, anneal_strategy='linear', three_phase=True, pct_start=0.4)
+out = []
+for i in range(10):
+    opt.step(); sched.step(); out.append((lrs(opt)[0], round(opt.param_groups[0]['betas'][0], 6)))
+print(out)
+opt = optim.SGD(model.parameters(), lr=0.1)
+sched = lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2, eta_min=0.001)
+out = []
+iters = 4
+for epoch in range(4):
+    for i in range(iters):
+        opt.step()
+        sched.step(epoch + i / iters)
+        out.append(lrs(opt)[0])
+print(out)
+sched.step(); print(lrs(opt), sched.T_cur, sched.T_i, sched.last_epoch)
+opt = optim.SGD(model.parameters(), lr=0.1)
+s1 = lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3)
+s2 = lr_scheduler.CosineAnnealingLR(opt, T_max=5)
+seq = lr_scheduler.SequentialLR(opt, schedulers=[s1, s2], milestones=[3])
+out = []
+for i in range(9):
+    opt.step(); seq.step(); out.append(lrs(opt)[0])
+print(out, seq.get_last_lr())
+opt = optim.SGD(model.parameters(), lr=0.1)
+ch = lr_scheduler.ChainedScheduler([lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2), lr_scheduler.ExponentialLR(opt, gamma=0.9)])
+out = []
+for i in range(5):
+    opt.step(); ch.step(); out.append(lrs(opt)[0])
+print(out)
+opt = optim.SGD(model.parameters(), lr=0.1)
+pl = lr_scheduler.ReduceLROnPlateau(opt, 'min', factor=0.5, patience=1, threshold=0.01, cooldown=1, min_lr=0.01)
+out = []
+for loss in [1.0, 0.9, 0.95, 0.96, 0.97, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]:
+    pl.step(loss); out.append(lrs(opt)[0])
+print(out, pl.num_bad_epochs, pl.best)
+opt = optim.SGD(model.parameters(), lr=0.1)
+cyc = lr_scheduler.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=2, mode='triangular2')
+out = []
+for i in range(10):
+    opt.step(); cyc.step(); out.append(lrs(opt)[0])
+print(out)
+opt = optim.SGD([{'params': [model.weight]}, {'params': [model.bias], 'lr': 0.01}], lr=0.1)
+lam = lr_scheduler.LambdaLR(opt, lr_lambda=[lambda e: 0.95 ** e, lambda e: 1 / (e + 1)])
+ms = lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.1)
+for i in range(5):
+    opt.step(); lam.step(); ms.step()
+print(lrs(opt), ms.get_last_lr(), lam.last_epoch)
+poly = lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+for i in range(3):
+    opt.step(); poly.step()
+print(lrs(opt))
+sd = sched.state_dict(); print(sorted(sd))
+"""
+
+AUTOCAST_ACCUMULATION = """
+import torch
+import torch.nn as nn
+device = DEVICE
+model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4)).to(device)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+scaler = torch.amp.GradScaler("cpu", enabled=False)
+x = torch.randn(32, 16).to(device); y = torch.randint(0, 4, (32,)).to(device)
+accum = 4
+for epoch in range(2):
+    for i in range(8):
+        xb, yb = x[i * 4:(i + 1) * 4], y[i * 4:(i + 1) * 4]
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+            out = model(xb)
+            loss = nn.functional.cross_entropy(out, yb)
+            if i == 0 and epoch == 0:
+                print(out.dtype, loss.dtype, model[2](model[1](model[0](xb))).dtype)
+            loss = loss / accum
+        scaler.scale(loss).backward()
+        if (i + 1) % accum == 0:
+            scaler.unscale_(opt)
+            gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt); scaler.update()
+            opt.zero_grad(set_to_none=True)
+            print(epoch, i, loss.item() * accum, gn.dtype)
+print(model[0].weight.dtype, model[0].weight.grad)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    a = torch.randn(4, 4); b = torch.randn(4, 4)
+    print(torch.mm(a, b).dtype, (a + b).dtype, torch.softmax(a, -1).dtype, a.sum().dtype, torch.matmul(a, b).float().sum().item() != 0)
+    with torch.autocast("cpu", enabled=False):
+        print(torch.mm(a, b).dtype)
+print(torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
+"""
+
+DATA_UTILITIES = """
+import torch
+from torch.utils.data import Dataset, DataLoader, random_split, WeightedRandomSampler, Subset, ConcatDataset, TensorDataset, SubsetRandomSampler
+from torch.nn.utils.rnn import pad_sequence
+class Seqs(Dataset):
+    def __init__(self, n):
+        self.data = [torch.arange(i % 5 + 1) + i for i in range(n)]
+        self.labels = [i % 3 for i in range(n)]
+    def __len__(self):
+        return len(self.data)
+    def __getitem__(self, idx):
+        return {"x": self.data[idx], "y": self.labels[idx], "name": f"s{idx}"}
+ds = Seqs(20)
+gen = torch.Generator().manual_seed(42)
+train, val = random_split(ds, [0.75, 0.25], generator=gen)
+print(len(train), len(val), type(train).__name__)
+print(sorted(train.indices) == sorted(set(train.indices)), len(set(train.indices) | set(val.indices)))
+a, b, c = random_split(range(10), [3, 3, 4])
+print(len(a), len(b), len(c), sorted(list(a) + list(b) + list(c)))
+def collate_fn(batch):
+    xs = [b["x"] for b in batch]
+    lengths = torch.tensor([len(x) for x in xs])
+    return pad_sequence(xs, batch_first=True, padding_value=-1), lengths, torch.tensor([b["y"] for b in batch]), [b["name"] for b in batch]
+dl = DataLoader(ds, batch_size=6, shuffle=False, collate_fn=collate_fn, drop_last=True)
+for x, l, y, names in dl:
+    print(x.shape, l.tolist(), y.tolist(), names[:2], x[0].tolist())
+print(len(dl))
+default = DataLoader(ds, batch_size=4)
+b = next(iter(DataLoader(Subset(ds, [0, 5, 10, 15]), batch_size=4, collate_fn=lambda b: b)))
+print(len(b), b[0]["name"])
+tds = TensorDataset(torch.arange(12.).view(6, 2), torch.arange(6))
+batch = next(iter(DataLoader(tds, batch_size=3)))
+print(batch)
+dd = DataLoader([{"a": torch.tensor(1.0), "b": [1, 2], "c": (torch.zeros(2), "z")}, {"a": torch.tensor(2.0), "b": [3, 4], "c": (torch.ones(2), "w")}], batch_size=2)
+print(next(iter(dd)))
+weights = [0.1 if l == 0 else 1.0 for l in ds.labels]
+sampler = WeightedRandomSampler(weights, num_samples=12, replacement=True)
+idx = list(sampler)
+print(len(idx), sum(ds.labels[i] == 0 for i in idx) <= 6)
+w2 = WeightedRandomSampler(torch.tensor([0.0, 1.0, 0.0, 2.0]), 5, replacement=True)
+print(sorted(set(w2)) in ([1, 3], [1], [3]), len(w2))
+w3 = WeightedRandomSampler([1.0, 2.0, 3.0], 3, replacement=False)
+print(sorted(w3))
+cat = ConcatDataset([tds, tds])
+print(len(cat), cat[7], cat.cumulative_sizes)
+srs = SubsetRandomSampler([1, 3, 5])
+print(sorted(srs), len(srs))
+dl2 = DataLoader(tds, batch_size=4, sampler=srs)
+print([b[1].sort().values.tolist() for b in dl2])
+from torch.utils.data import default_collate, IterableDataset, get_worker_info
+print(default_collate([(1, 2.0, "a"), (3, 4.0, "b")]))
+class Stream(IterableDataset):
+    def __iter__(self):
+        info = get_worker_info()
+        return iter(range(7))
+print([b.tolist() for b in DataLoader(Stream(), batch_size=3)])
+"""
+
+EMA_AND_SWA = """
+import copy
+import torch
+import torch.nn as nn
+from torch.optim.swa_utils import AveragedModel, SWALR, update_bn, get_ema_multi_avg_fn, get_ema_avg_fn
+device = DEVICE
+model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1)).to(device)
+ema = copy.deepcopy(model)
+for p in ema.parameters():
+    p.requires_grad_(False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+swa_model = AveragedModel(model)
+ema_model = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.9))
+ema_model2 = AveragedModel(model, avg_fn=get_ema_avg_fn(0.8), use_buffers=True)
+swa_scheduler = SWALR(opt, swa_lr=0.05, anneal_epochs=2, anneal_strategy="cos")
+x = torch.randn(16, 4).to(device); y = torch.randn(16, 1).to(device)
+loader = [(x[:8], y[:8]), (x[8:], y[8:])]
+for epoch in range(4):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(xb), yb)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            for pe, pm in zip(ema.parameters(), model.parameters()):
+                pe.lerp_(pm, 0.1)
+            for be, bm in zip(ema.buffers(), model.buffers()):
+                be.copy_(bm)
+            decay = 0.9
+            ema_state = ema.state_dict()
+    if epoch >= 1:
+        swa_model.update_parameters(model)
+        ema_model.update_parameters(model)
+        ema_model2.update_parameters(model)
+        swa_scheduler.step()
+    print(epoch, round(loss.item(), 5), [round(g["lr"], 6) for g in opt.param_groups])
+print(swa_model.n_averaged.item(), ema_model.n_averaged, sorted(swa_model.state_dict())[:3])
+update_bn(loader, swa_model, device=device)
+with torch.no_grad():
+    print(swa_model(x).sum().item(), ema_model(x).sum().item(), ema_model2(x).sum().item(), ema(x).sum().item())
+    print(swa_model.module[1].running_mean.sum().item(), swa_model.module[1].num_batches_tracked.item())
+a = torch.zeros(3); b = torch.tensor([1.0, 2.0, 4.0])
+print(a.lerp(b, 0.25), torch.lerp(a, b, torch.tensor([0.0, 0.5, 1.0])), a.lerp_(b, 0.5))
+with torch.no_grad():
+    ps = [p.clone() for p in model.parameters()]
+    torch._foreach_mul_(ps, 0.5)
+    torch._foreach_add_(ps, list(model.parameters()), alpha=0.5)
+    torch._foreach_lerp_(ps, list(model.parameters()), 0.3)
+print(sum(p.sum().item() for p in ps))
+"""
+
+PROGRAMS = {
+    name.lower(): value
+    for name, value in dict(globals()).items()
+    if name.isupper() and isinstance(value, str) and "import torch" in value
+}
+TOLERANCE = {"autocast_accumulation": {"rtol": 1e-2, "atol": 1e-3}}  # bfloat16 products
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_on_cpu(name, tmp_path):
+    compare(PROGRAMS[name], "cpu", tmp_path, **TOLERANCE.get(name, {}))
+
+
+@pytest.mark.parametrize("name", ["forward_forward", "ema_and_swa", "super_resolution"])
+def test_program_on_opencl(name, tmp_path, cl_device):
+    compare(PROGRAMS[name], cl_device, tmp_path, **TOLERANCE.get(name, {}))
+
+
+def test_harness_shares_sampling_draws():
+    def draws(lib):
+        with more_random_numbers(lib):
+            probs = lib.tensor([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+            return (
+                lib.multinomial(probs, 4, True).tolist(),
+                lib.multinomial(probs, 2).tolist(),
+                lib.randperm(6).tolist(),
+                lib.distributions.Categorical(probs).sample((3,)).tolist(),
+            )
+
+    assert draws(clgrad) == draws(torch)
+
+
+# ---- the failures these programs found, each on its own -------------------------------------
+@pytest.mark.parametrize(
+    "key",
+    [
+        lambda x: (range(2),),
+        lambda x: (range(3), [0, 2, 3]),
+        lambda x: (slice(None), range(1, 4, 2)),
+        lambda x: ([range(2), [1, 2]],),
+        lambda x: (range(0),),
+        lambda x: (__import__("collections").deque([0, 2]),),
+    ],
+)
+def test_sequence_indices_as_lists(key, device):
+    """forward_forward's ``x_[range(x.shape[0]), y] = x.max()``: a ``range`` (any sequence but
+    a string) indexes as the list of its ints, read and written."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    k = key(None)
+    want = torch.tensor(a)
+    got = clgrad.tensor(a, device=device)
+    index = k[0] if len(k) == 1 else k
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[index].cpu().numpy(), want[index].numpy())
+        want[index] = -1.0
+        got[index] = -1.0
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_sequence_index_out_of_range_raises_index_error():
+    with pytest.raises(IndexError, match="out of bounds"):
+        clgrad.zeros(3)[range(5)]
+
+
+def _foreach_calls(lib):
+    """Each ``torch._foreach_*`` form the EMA and optimizer code calls, on lists of tensors."""
+    xs = [lib.tensor([0.5, -1.5, 2.0]), lib.tensor([[0.25], [4.0]])]
+    ys = [lib.tensor([1.0, 2.0, 3.0]), lib.tensor([[2.0], [-1.0]])]
+    s = lib.tensor(2.0)
+    out = {}
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum", "clamp_min", "clamp_max"):
+        f = getattr(lib, f"_foreach_{op}")
+        out[op] = [f(xs, 2.0), f(xs, [2.0, -1.0]), f(xs, ys)]
+        if op in ("add", "sub", "mul", "div"):
+            out[op].append(f(xs, s))
+    out["alpha"] = [lib._foreach_add(xs, ys, alpha=0.5), lib._foreach_add(xs, s, alpha=3)]
+    out["alpha"].append(lib._foreach_sub(xs, ys, alpha=2))
+    for op in ("abs", "exp", "neg", "sqrt", "sign", "round", "sigmoid", "reciprocal", "frac"):
+        out[op] = [getattr(lib, f"_foreach_{op}")([x.abs() + 0.5 for x in xs])]
+    out["pow"] = [lib._foreach_pow(xs, 2), lib._foreach_pow(2.0, xs), lib._foreach_pow(xs, ys)]
+    out["pow"].append(lib._foreach_pow(xs, s))
+    out["lerp"] = [lib._foreach_lerp(xs, ys, 0.3), lib._foreach_lerp(xs, ys, [0.1, 0.9])]
+    out["lerp_tensor"] = [lib._foreach_lerp(xs, ys, ys)]
+    out["addcmul"] = [lib._foreach_addcmul(xs, ys, ys, 0.5)]
+    out["addcdiv"] = [lib._foreach_addcdiv(xs, ys, ys, lib.tensor([1.0, 2.0]))]
+    out["norm"] = [lib._foreach_norm(xs), lib._foreach_norm(xs, 1), lib._foreach_norm(xs, 0.5)]
+    out["norm_inf"] = [lib._foreach_norm(xs, float("inf")), lib._foreach_max(xs)]
+    out["clone"] = [lib._foreach_clone(xs)]
+    # in place: the same list back, its tensors changed
+    zs = [x.clone() for x in xs]
+    assert lib._foreach_mul_(zs, 0.9) is zs
+    lib._foreach_add_(zs, ys, alpha=0.1)
+    lib._foreach_lerp_(zs, ys, 0.25)
+    lib._foreach_addcmul_(zs, ys, ys, value=0.5)
+    lib._foreach_sqrt_(lib._foreach_abs_(zs))
+    lib._foreach_copy_(zs, lib._foreach_maximum(zs, 1.0))
+    lib._foreach_clamp_max_(zs, [1.5, 1.2])
+    out["in_place"] = [zs]
+    lib._foreach_zero_(zs)
+    out["zero"] = [zs]
+    return out
+
+
+def test_foreach_functions_as_torch(device):
+    want = _foreach_calls(torch)
+    with clgrad.device(device):
+        got = _foreach_calls(clgrad)
+    assert list(got) == list(want)
+    for name in want:
+        for g, w in zip(got[name], want[name]):
+            assert type(g) is type(w), name
+            assert len(g) == len(w)
+            for a, b in zip(g, w):
+                assert a.shape == tuple(b.shape), name
+                np.testing.assert_allclose(a.cpu().numpy(), b.numpy(), rtol=1e-6, err_msg=name)
+
+
+def _foreach_refusals(lib):
+    a = [lib.ones(2), lib.zeros(3)]
+    return [
+        (lambda: lib._foreach_add(a, [lib.ones(2)]), RuntimeError, "same number of tensors"),
+        (lambda: lib._foreach_add([], 1), RuntimeError, "at least one tensor"),
+        (lambda: lib._foreach_add(a, [1.0]), RuntimeError, "same number of elements"),
+        (lambda: lib._foreach_sub(a, 1, alpha=2), TypeError, "tuple of Tensors"),
+        (lambda: lib._foreach_sub(a, lib.tensor(1.0), alpha=2), TypeError, "tuple of Tensors"),
+        (lambda: lib._foreach_div_([lib.tensor([1, 2])], 2), RuntimeError, "can't be cast"),
+    ]
+
+
+def test_foreach_refusals_and_autograd_as_torch():
+    for lib in (torch, clgrad):
+        for call, error, message in _foreach_refusals(lib):
+            with pytest.raises(error, match=message):
+                call()
+        w = [lib.tensor([1.0, 2.0], requires_grad=True)]
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            lib._foreach_mul_(w, 2.0)
+        (y,) = lib._foreach_lerp(lib._foreach_mul(w, 3.0), [lib.ones(2)], 0.25)
+        y.sum().backward()
+        assert w[0].grad.tolist() == [2.25, 2.25]
