@@ -374,3 +374,45 @@ def test_jacfwd_and_hessian_need_a_vmap_rule(device, transform):
         f = (lambda x, op=op: op(x).sum()) if transform == "hessian" else op
         with pytest.raises(RuntimeError, match="does not have vmap support"):
             getattr(lib.func, transform)(f)(x)
+
+
+def _pair_function(lib, jvp_result):
+    """forward(x, y) -> (x * y, x + 1 marked non-differentiable), with a chosen jvp."""
+
+    class Pair(lib.autograd.Function):
+        @staticmethod
+        def forward(x, y):
+            return x * y, x + 1
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_forward(inputs[1])
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return g, None
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            (y,) = ctx.saved_tensors
+            return jvp_result(tx * y)
+
+    return Pair
+
+
+@pytest.mark.parametrize(
+    "jvp_result, message",
+    [
+        (lambda t: t, r"invalid number of forward gradients \(expected 2 but got 1\)"),
+        (lambda t: (t, t), "gradient at position 1, but  the corresponding forward output"),
+    ],
+)
+def test_jvp_results_are_checked(device, jvp_result, message):
+    """A jvp that returns a tangent per output, None for a non-differentiable one, as
+    PyTorch checks it (clgrad's message differed, and it dropped the extra tangent)."""
+    for lib, dev in ((torch, None), (clgrad, device)):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([1.0, 2.0], device=dev)
+        with fw.dual_level(), pytest.raises(RuntimeError, match=message):
+            _pair_function(lib, jvp_result).apply(fw.make_dual(x, lib.ones_like(x)), x)

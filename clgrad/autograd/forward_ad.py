@@ -204,13 +204,19 @@ def _output_tangents(cls, ctx, args, tangents, outputs):
     result = result if isinstance(result, tuple) else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(
-            f"jvp is expected to return a tuple of {len(outputs)} Tensors or None (got "
-            f"{len(result)})"
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(result)})"
         )
     duals = _dual_levels[-1]
-    for o, t in zip(outputs, result):
-        if t is None or not _differentiable(o) or o._grad_fn is None:
-            continue  # a non-differentiable output has no tangent, as PyTorch's
+    for i, (o, t) in enumerate(zip(outputs, result)):
+        if t is None:
+            continue
+        if not _differentiable(o) or any(o is n for n in ctx._non_differentiable):
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead."
+            )
         if not isinstance(t, Tensor):
             raise TypeError(f"jvp must return Tensors or None, got {type(t).__name__}")
         if tuple(t.shape) != tuple(o.shape):
