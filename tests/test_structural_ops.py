@@ -413,6 +413,23 @@ def test_einsum(eq, shapes):
     compare(lambda t, *xs: t.einsum(eq, *xs), *shapes)
 
 
+# PyTorch's types: a label summed within one operand promotes an integer to int64 (a sum), a
+# product over no shared label is a broadcast multiply (promoting, bool too), a contraction a
+# matmul (one type only: int64 against int32 raises)
+EINSUM_TYPES = [
+    ("...ik,...j->ij", [Input((1, 2, 3), "int32"), Input((3,), "int32")]),
+    ("ij,ij->ij", [Input((2, 2), "bool"), Input((2, 2), "bool")]),
+    ("i,j->ij", [Input((2,), "int16"), Input((3,), "int16")]),
+    ("ii", [Input((3, 3), "int16")]),
+    ("ijk,j->i", [Input((2, 3, 2), "int32"), Input((3,), "int32")]),
+]
+
+
+@pytest.mark.parametrize("eq, inputs", EINSUM_TYPES, ids=[e for e, _ in EINSUM_TYPES])
+def test_einsum_result_types(eq, inputs):
+    compare(lambda t, *xs: t.einsum(eq, *xs), *inputs)
+
+
 PRODUCTS = {
     "mv": (lambda t, a, v: t.mv(a, v), [(2, 3), (3,)]),
     "mv_bad": (lambda t, a, v: t.mv(a, v), [(2, 3), (2,)]),

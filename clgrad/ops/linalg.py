@@ -625,7 +625,11 @@ def _contract(a, la, b, lb, keep, sizes):
 
     am = arrange(a, la, batch + own_a + summed).reshape(size(batch), size(own_a), size(summed))
     bm = arrange(b, lb, batch + summed + own_b).reshape(size(batch), size(summed), size(own_b))
-    out = matmul(am, bm).reshape([sizes[c] for c in batch + own_a + own_b])
+    # nothing summed: an outer product per batch, by a broadcast multiply (PyTorch's, which
+    # promotes mixed types and takes bool where a matmul would refuse them)
+    out = (am * bm if not summed else matmul(am, bm)).reshape(
+        [sizes[c] for c in batch + own_a + own_b]
+    )
     return out, batch + own_a + own_b
 
 
