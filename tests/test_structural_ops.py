@@ -459,7 +459,7 @@ def test_products(op):
     compare(fn, *shapes, layouts=("contiguous",) if op == "kron" else None)
 
 
-@pytest.mark.parametrize("op", ["outer", "kron", "mv"])
+@pytest.mark.parametrize("op", ["outer", "kron", "mv", "addbmm", "baddbmm", "addmm"])
 def test_products_int(op):
     fn, shapes = PRODUCTS[op]
     compare(fn, *[Input(s, "int32") for s in shapes], layouts=("contiguous",))

@@ -424,7 +424,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     tensor([[12., 12.],
             [12., 12.]])
     """
-    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+    products = bmm(batch1, batch2)  # summed in their own type (an int32 sum stays int32)
+    return _scaled_sum("addbmm", input, products.sum(0, dtype=products.dtype), beta, alpha)
 
 
 addbmm.out_resize_warns = False  # PyTorch's addbmm_out resizes silently
