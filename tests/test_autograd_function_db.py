@@ -416,3 +416,32 @@ def test_jvp_results_are_checked(device, jvp_result, message):
         x = lib.tensor([1.0, 2.0], device=dev)
         with fw.dual_level(), pytest.raises(RuntimeError, match=message):
             _pair_function(lib, jvp_result).apply(fw.make_dual(x, lib.ones_like(x)), x)
+
+
+def test_function_module_names_match_torch(device):
+    """torch.autograd.function's BackwardCFunction (a custom Function's grad_fn is one, an op's
+    is not), FunctionMeta and InplaceFunction exist and answer as PyTorch's (clgrad had none)."""
+    seen = []
+    for lib, dev in ((torch, None), (clgrad, device)):
+        module = lib.autograd.function
+
+        class Neg(module.InplaceFunction):
+            @staticmethod
+            def forward(ctx, x):
+                return -x
+
+            @staticmethod
+            def backward(ctx, g):
+                return -g
+
+        x = lib.ones(2, device=dev, requires_grad=True)
+        y = Neg.apply(x)
+        seen.append(
+            [
+                isinstance(y.grad_fn, module.BackwardCFunction),
+                isinstance((x * 2).grad_fn, module.BackwardCFunction),
+                isinstance(Neg, module.FunctionMeta),
+                y,
+            ]
+        )
+    _same(seen[0], seen[1])

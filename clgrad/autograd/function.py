@@ -404,18 +404,6 @@ class BackwardNode(Node):
                 cast[i] = g.to(dt)
         return result if cast is None else tuple(cast)
 
-    def __getattr__(self, name):
-        # PyTorch's grad_fn of a custom Function is its ctx: what forward set on ctx, and
-        # saved_tensors / needs_input_grad, read through the node
-        if name.startswith("__") or name == "ctx":
-            raise AttributeError(name)
-        try:
-            return getattr(self.ctx, name)
-        except AttributeError:
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'"
-            ) from None
-
     _released = False
     tangent_rule = False  # its outputs' tangents came from the Function's jvp
     # the forward's argument count, and the arguments with an edge (None: all of them)
@@ -429,6 +417,23 @@ class BackwardNode(Node):
         if saved is not None and any(s is not None for s in saved):
             self.ctx._saved = None
             self._released = True
+
+
+class BackwardCFunction(BackwardNode):
+    """The base of a user's Function's nodes (clgrad's own ops' are plain BackwardNodes), as
+    PyTorch's: code tells a custom Function's ``grad_fn`` by ``isinstance``."""
+
+    def __getattr__(self, name):
+        # PyTorch's grad_fn of a custom Function is its ctx: what forward set on ctx, and
+        # saved_tensors / needs_input_grad, read through the node
+        if name.startswith("__") or name == "ctx":
+            raise AttributeError(name)
+        try:
+            return getattr(self.ctx, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'"
+            ) from None
 
 
 def _broadcasts_to(target, shape):
@@ -518,7 +523,8 @@ class _FunctionMeta(type):
         cls._internal = cls.__module__.startswith("clgrad.")
         # PyTorch names its own ops' nodes <Op>Backward0, a user's Function's <Name>Backward
         node_name = ns.get("node_name") or f"{name}Backward{'0' if cls._internal else ''}"
-        cls._node_class = type(node_name, (BackwardNode,), {"function": cls})
+        base = BackwardNode if cls._internal else BackwardCFunction
+        cls._node_class = type(node_name, (base,), {"function": cls})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -746,6 +752,29 @@ class Function(metaclass=_FunctionMeta):
             node.tangent_rule = True
             _forward_mode["outputs"](cls, ctx, args, tangents, outputs)
         return outputs[0] if single else tuple(outputs)
+
+
+FunctionMeta = _FunctionMeta  # PyTorch's name of the metaclass
+
+
+class InplaceFunction(Function):
+    """PyTorch's base of a Function that may work in place: an ``inplace`` flag on the
+    (legacy-style) instance, as ``torch.autograd.function.InplaceFunction``.
+
+    >>> class Neg(clgrad.autograd.function.InplaceFunction):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return -x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return -g
+    >>> Neg.apply(clgrad.tensor([1.0]))
+    tensor([-1.])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
 
 def apply_new_output(cls, args, positions=None):
