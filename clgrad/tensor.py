@@ -334,6 +334,8 @@ class Tensor:
     # never sparse, quantized or nested
     layout = D.strided
     is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
+    # nor on a device kind clgrad has not (device-agnostic code asks ``x.is_mps``)
+    is_mps = is_xpu = is_xla = is_ipu = is_mtia = is_maia = is_vulkan = False
 
     @property
     def is_meta(self) -> bool:

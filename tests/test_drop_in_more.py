@@ -947,6 +947,8 @@ def test_tensor_kind_queries_and_real_complex_api():
         x = lib.ones(2, 3)
         kinds = (x.is_complex(), lib.is_complex(x), x.is_sparse, x.is_quantized, x.is_meta)
         out = [kinds, x.is_nested, str(x.layout).rpartition(".")[2], x.output_nr]
+        out.append([x.is_mps, x.is_xpu, x.is_xla, x.is_ipu, x.is_mtia, x.is_maia, x.is_vulkan])
+        out.append(x.record_stream(lib.Stream(device="cpu")))
         out.append([f(x) is x for f in (lambda t: t.conj(), lambda t: t.resolve_conj())])
         out.append([x.resolve_neg() is x, x.real is x, x.is_conj(), x.is_neg()])
         for bad in (

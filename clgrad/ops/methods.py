@@ -796,6 +796,8 @@ def _attach():
         "is_pinned": lambda self, device=None: False,
         "share_memory_": lambda self: self,
         "is_shared": lambda self: False,
+        # a device has one in-order queue: no stream can read memory after another reuses it
+        "record_stream": lambda self, stream: None,
         "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     }
     for name, fn in methods.items():
