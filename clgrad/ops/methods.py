@@ -86,6 +86,21 @@ def _cast(dt):
     return method
 
 
+def record_stream(self, stream) -> None:
+    """Marks the tensor's memory as used by ``stream``, as ``Tensor.record_stream``: nothing to
+    do on an OpenCL device, which has one in-order queue (no stream can read the memory after
+    another reuses it); a cpu tensor refuses it, as PyTorch's CPU backend.
+
+    >>> clgrad.ones(2).record_stream(clgrad.Stream(device="cpu"))
+    Traceback (most recent call last):
+    NotImplementedError: Could not run 'aten::record_stream' with arguments from the 'CPU' backend.
+    """
+    if self.device.is_cpu:
+        raise NotImplementedError(
+            "Could not run 'aten::record_stream' with arguments from the 'CPU' backend."
+        )
+
+
 def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
     """``.to(device)``, ``.to(dtype)``, ``.to(device, dtype)`` or ``.to(other_tensor)``
     (``memory_format`` is accepted: every layout is row-major here, as ``clone`` explains).
@@ -796,8 +811,7 @@ def _attach():
         "is_pinned": lambda self, device=None: False,
         "share_memory_": lambda self: self,
         "is_shared": lambda self: False,
-        # a device has one in-order queue: no stream can read memory after another reuses it
-        "record_stream": lambda self, stream: None,
+        "record_stream": record_stream,
         "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     }
     for name, fn in methods.items():
