@@ -421,7 +421,20 @@ class BackwardNode(Node):
 
 class BackwardCFunction(BackwardNode):
     """The base of a user's Function's nodes (clgrad's own ops' are plain BackwardNodes), as
-    PyTorch's: code tells a custom Function's ``grad_fn`` by ``isinstance``."""
+    PyTorch's: code tells a custom Function's ``grad_fn`` by ``isinstance``.
+
+    >>> class Double(clgrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.factor = 2
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> y = Double.apply(clgrad.ones(1, requires_grad=True))
+    >>> isinstance(y.grad_fn, clgrad.autograd.function.BackwardCFunction), y.grad_fn.factor
+    (True, 2)
+    """
 
     def __getattr__(self, name):
         # PyTorch's grad_fn of a custom Function is its ctx: what forward set on ctx, and
@@ -519,8 +532,12 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, ns):
         super().__init__(name, bases, ns)
         # clgrad's own ops call no Tensor ops in forward that would record: they skip
-        # switching grad mode off when nothing needs recording
-        cls._internal = cls.__module__.startswith("clgrad.")
+        # switching grad mode off when nothing needs recording. (A class a docstring's example
+        # defines runs in a clgrad module's namespace but is a user's, as it shows one.)
+        defined_in = sys._getframe(1).f_code.co_filename  # the class statement's file
+        cls._internal = cls.__module__.startswith("clgrad.") and not defined_in.startswith(
+            "<doctest"
+        )
         # PyTorch names its own ops' nodes <Op>Backward0, a user's Function's <Name>Backward
         node_name = ns.get("node_name") or f"{name}Backward{'0' if cls._internal else ''}"
         base = BackwardNode if cls._internal else BackwardCFunction
@@ -581,7 +598,23 @@ class Function(metaclass=_FunctionMeta):
     def vmap(info, in_dims, *args):
         """PyTorch's batching rule of a Function (``generate_vmap_rule = True`` instead lets
         torch derive one). clgrad's vmap runs the Function once per sample and never calls it,
-        but as in PyTorch a Function with neither cannot be applied under vmap."""
+        but as in PyTorch a Function with neither cannot be applied under vmap.
+
+        >>> class Double(clgrad.autograd.Function):
+        ...     generate_vmap_rule = True
+        ...     @staticmethod
+        ...     def forward(x):
+        ...         return x * 2
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         pass
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g * 2
+        >>> clgrad.func.vmap(Double.apply)(clgrad.tensor([[1.0], [2.0]]))
+        tensor([[2.],
+                [4.]])
+        """
         raise NotImplementedError(
             "To use autograd.Function with vmap, you must either override the vmap staticmethod "
             "or set generate_vmap_rule=True."
@@ -591,7 +624,25 @@ class Function(metaclass=_FunctionMeta):
     def jvp(ctx, *tangents):
         """The forward-mode rule: the output tangents from the input tangents (one per forward
         argument: None for a non-tensor or an integer tensor), as PyTorch's; forward AD
-        (``autograd.forward_ad``, ``func.jvp``) uses it where a Function defines it."""
+        (``autograd.forward_ad``, ``func.jvp``) uses it where a Function defines it.
+
+        >>> class Cube(clgrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(x):
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         ctx.save_for_forward(inputs[0])
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         raise RuntimeError("forward mode does not call backward")
+        ...     @staticmethod
+        ...     def jvp(ctx, t):
+        ...         (x,) = ctx.saved_tensors  # what save_for_forward kept
+        ...         return 3 * x ** 2 * t
+        >>> clgrad.func.jvp(Cube.apply, (clgrad.tensor([2.0]),), (clgrad.tensor([1.0]),))
+        (tensor([8.]), tensor([12.]))
+        """
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."
