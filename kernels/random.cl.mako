@@ -2,7 +2,7 @@
 ##   kind: "uniform" in [0, 1): the top `bits` bits of a draw times 2**-bits, exact in the stored
 ##         type (a rounding store never gives 1; past 32 bits, the first word is the top 32 and
 ##         the second word's top bits the rest); "normal": Box-Muller over two consecutive
-##         counters of centred 24-bit uniforms in (0, 1); "bits": the draw's 32 bits as an
+##         counters of centred uniforms in (0, 1), 24-bit (52-bit for a double's); "bits": the draw's 32 bits as an
 ##         integer in [0, 2**32) (randint's raw material)
 ##   grid_stride: a loop over n with as many work-items as fill a GPU; on CPU devices one
 ##     work-item per element (a loop in the body stops PoCL vectorizing: rand ran at 20 ns an
@@ -32,10 +32,21 @@ static inline uint cg_philox(ulong counter, uint k0, uint k1)
   return cg_philox2(counter, k0, k1).x;
 }
 
+% if acc == "double":
+// a double's: 52 bits, the first word's 32 and the second's top 20 (52, not 53: the centred
+// value is then exact in a double, so host and device agree to the bit)
+static inline double cg_uniform(ulong counter, uint k0, uint k1)
+{
+  const uint2 words = cg_philox2(counter, k0, k1);
+  const ulong draw = ((ulong)words.x << 20) | (words.y >> 12);
+  return ((double)draw + 0.5) * (1.0 / 4503599627370496.0);
+}
+% else:
 static inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)
 {
   return ((${acc})(cg_philox(counter, k0, k1) >> 8) + (${acc})0.5) * (${acc})(1.0 / 16777216.0);
 }
+% endif
 
 % if kind == "normal" and acc == "float":
 #ifdef CG_POLY_MATH

@@ -71,3 +71,16 @@ def test_float64_uniforms_have_53_bits(device):
     assert clgrad.rand(50, device=device).cpu().numpy().tolist() == pytest.approx(
         host.astype(np.float32).tolist(), abs=2**-23
     )  # a float32 draw is a double's first 24 bits
+
+
+def test_float64_normals_agree_across_devices(device):
+    # a double's Box-Muller takes 52-bit uniforms from two words on every device (24 bits
+    # bounded its draws by 5.9 and left them on a coarse grid)
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip("no float64 on this device")
+    clgrad.manual_seed(7)
+    z = clgrad.randn(20_000, dtype=clgrad.float64, device=device).cpu().numpy()
+    clgrad.manual_seed(7)
+    host = clgrad.randn(20_000, dtype=clgrad.float64).numpy()
+    np.testing.assert_allclose(z, host, rtol=1e-12, atol=1e-12)
+    assert abs(z.mean()) < 0.03 and abs(z.std() - 1) < 0.03

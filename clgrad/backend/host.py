@@ -157,7 +157,8 @@ class HostBackend(Backend):
     def random(self, out, kind, seed, offset, dt):
         n = out.numel()
         if kind == "normal":
-            u = philox_uniform(seed, offset, 2 * n)  # (0, 1): log() never sees 0
+            bits = 52 if dt.name == "float64" else 24  # (the kernel's cg_uniform)
+            u = philox_uniform(seed, offset, 2 * n, bits)  # (0, 1): log() never sees 0
             u1, u2 = u[0::2], u[1::2]
             values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
         elif kind == "bits":

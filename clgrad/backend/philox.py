@@ -61,7 +61,13 @@ def philox_unit(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
     return draws.astype(np.float64) * (1.0 / (1 << bits))
 
 
-def philox_uniform(seed: int, offset: int, n: int) -> np.ndarray:
-    """Uniform floats in (0, 1): 24 random bits, centred in their bucket so log() never sees 0."""
-    bits = philox_bits(seed, offset, n)
-    return ((bits >> np.uint32(8)).astype(np.float64) + 0.5) * (1.0 / (1 << 24))
+def philox_uniform(seed: int, offset: int, n: int, bits: int = 24) -> np.ndarray:
+    """Uniform floats in (0, 1): ``bits`` random bits (24; a double's normal draws take 52 from
+    two words, where the centred value is still exact), centred in their bucket so log() never
+    sees 0."""
+    if bits > 32:
+        high, low = philox_words(seed, offset, n)
+        draws = high.astype(np.float64) * (1 << (bits - 32)) + (low >> np.uint32(64 - bits))
+    else:
+        draws = (philox_bits(seed, offset, n) >> np.uint32(32 - bits)).astype(np.float64)
+    return (draws + 0.5) * (1.0 / (1 << bits))
