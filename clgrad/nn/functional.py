@@ -2118,6 +2118,15 @@ def interpolate(
             f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
             f"{list(input.shape)}"
         )
+    if input.dtype in (_D.float16, _D.bfloat16):
+        # ATen's upsampling kernels compute a float16 or bfloat16 input in float32 (their
+        # opmath type) and round once, forward and backward; dim by dim in the input's dtype,
+        # each dim's taps and the gradient's index_add rounded on their own (bfloat16 trilinear
+        # gradients were twice torch's error against float64)
+        return interpolate(
+            input.float(), size, scale_factor, mode, align_corners, recompute_scale_factor,
+            antialias,
+        ).to(input.dtype)  # fmt: skip
     if mode.startswith("nearest"):
         ft = np.float64 if input.dtype is _D.float64 else np.float32
         out = input
