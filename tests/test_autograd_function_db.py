@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import supports
 
 import clgrad
 
@@ -75,7 +76,7 @@ SAVE_FOR_FORWARD = ["NumpyCube", "NumpyExp_", "NumpyMul", "NumpySort", "NumpyTak
                     "CubeGenVmap", "MulGenVmap", "SortGenVmap"]  # fmt: skip
 
 
-def _case(name, lib, device=None, requires_grad=True):
+def _case(name, lib, device=None, requires_grad=True, dtype=np.float32):
     """(op, arguments) of ``name`` for ``lib`` (torch or clgrad)."""
     if name == "NumpyExp_" and device not in (None, "cpu"):
         # its forward writes exp into x.cpu().numpy(): that is x itself only on the CPU (on
@@ -86,7 +87,7 @@ def _case(name, lib, device=None, requires_grad=True):
     args = []
     for a in tensors:
         if a.dtype.kind == "f":
-            t = lib.tensor(a.astype(np.float32), device=device)
+            t = lib.tensor(a.astype(dtype), device=device)
             args.append(t.requires_grad_(requires_grad))
         else:
             args.append(lib.tensor(a, device=device))
@@ -445,3 +446,55 @@ def test_function_module_names_match_torch(device):
             ]
         )
     _same(seen[0], seen[1])
+
+
+@pytest.mark.parametrize("name", ["CubeGenVmap", "jvp off"])
+def test_gradcheck_checks_forward_mode(device, name):
+    """gradcheck(check_forward_ad=True, check_backward_ad=False) checks the Jacobian forward AD
+    computes (the Function's jvp) against finite differences, as PyTorch's: CubeGenVmap's
+    backward is wrong but its jvp right, and a jvp that is off fails (clgrad ignored both
+    keywords and checked backward)."""
+    if not supports(device, clgrad.float64):
+        pytest.skip("gradcheck's step is sized for float64")
+    results = []
+    for lib, dev in ((torch, None), (clgrad, device)):
+        if name == "jvp off":
+            x = lib.tensor([1.0, 2.0], dtype=lib.float64, device=dev, requires_grad=True)
+            op, args = _cube_with_jvp_off(lib), [x]
+        else:
+            op, args = _case(name, lib, dev, dtype=np.float64)
+        results.append(
+            lib.autograd.gradcheck(
+                lambda *a, op=op: op(*a)[0] if name == "CubeGenVmap" else op(*a),
+                args,
+                check_forward_ad=True,
+                check_backward_ad=False,
+                raise_exception=False,
+            )
+        )
+    assert results[0] is (name != "jvp off")
+    assert results[1] is results[0]
+
+
+def _cube_with_jvp_off(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x**3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 2 * x**2 * t  # should be 3 x^2 t
+
+    return Cube.apply

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from . import forward_ad
 from .engine import grad
 
 
@@ -84,6 +85,29 @@ def _analytical(func, inputs, diff):
     return outs, rows
 
 
+def _forward_columns(func, inputs, k):
+    """d outputs / d inputs[k] by forward-mode AD: per element of inputs[k], the outputs'
+    tangents when that input is a dual whose tangent is that element's basis vector."""
+    x = inputs[k]
+    columns = []
+    for j in range(x.numel()):
+        tangent = Tensor._full(x.shape, 0, x.dtype, x.device)
+        tangent.view(-1)[j] = 1.0
+        with forward_ad.dual_level():
+            moved = list(inputs)
+            moved[k] = forward_ad.make_dual(x.detach(), tangent)
+            column = []
+            for o in _outputs(func, moved):
+                t = forward_ad.unpack_dual(o).tangent
+                column.append(
+                    np.zeros(o.numel())
+                    if t is None
+                    else t.detach().cpu().numpy().astype(np.float64).reshape(-1)
+                )
+        columns.append(column)
+    return columns  # columns[j][output] -> vector over output elements
+
+
 def gradcheck(
     func: Callable[..., Tensor | Sequence[Tensor]],
     inputs: Tensor | Sequence[Any],
@@ -92,6 +116,8 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
     **_: Any,
 ) -> bool:
     """Checks the gradients that autograd computes for ``func`` at ``inputs`` (those inputs
@@ -100,10 +126,11 @@ def gradcheck(
     element agrees within ``atol + rtol * |numerical|``; otherwise raises ``GradcheckError``
     (or returns False when ``raise_exception=False``). Use float64 inputs where the device
     runs them (``eps`` is sized for double precision). Other PyTorch keywords are accepted and
-    ignored.
+    ignored. ``check_forward_ad`` also checks the forward-mode Jacobian (``forward_ad``: a
+    custom Function's ``jvp``), ``check_backward_ad=False`` skips the reverse-mode one.
 
     >>> x = clgrad.tensor([1.0, 2.0, 3.0], dtype=clgrad.float64, requires_grad=True)
-    >>> clgrad.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
+    >>> clgrad.autograd.gradcheck(lambda t: (t * t).sum(), (x,), check_forward_ad=True)
     True
     >>> clgrad.autograd.gradcheck(lambda t: t.detach() * t, (x,), raise_exception=False)
     False
@@ -112,22 +139,32 @@ def gradcheck(
     diff = [k for k, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
-    outs, rows = _analytical(func, inputs, diff)
+    if check_backward_ad:
+        outs, rows = _analytical(func, inputs, diff)
+    else:
+        outs = _outputs(func, inputs)
     for pos, k in enumerate(diff):
         numeric = _numerical(func, inputs, k, eps)
+        forward = _forward_columns(func, inputs, k) if check_forward_ad else None
         for oi, o in enumerate(outs):
             for e in range(o.numel()):
                 for j in range(inputs[k].numel()):
-                    a = rows[oi][e][pos][j]
                     n = numeric[j][oi][e]
-                    if not abs(a - n) <= atol + rtol * abs(n):
-                        msg = (
-                            f"Jacobian mismatch for output {oi} with respect to input {k}: "
-                            f"element (out {e}, in {j}) numerical {n:.6g} vs analytical {a:.6g}"
-                        )
-                        if raise_exception:
-                            raise GradcheckError(msg)
-                        return False
+                    found = []
+                    if check_backward_ad:
+                        found.append(("", rows[oi][e][pos][j]))
+                    if forward is not None:
+                        found.append((" computed with forward mode", forward[j][oi][e]))
+                    for how, a in found:
+                        if not abs(a - n) <= atol + rtol * abs(n):
+                            msg = (
+                                f"Jacobian{how} mismatch for output {oi} with respect to input "
+                                f"{k}: element (out {e}, in {j}) numerical {n:.6g} vs "
+                                f"analytical {a:.6g}"
+                            )
+                            if raise_exception:
+                                raise GradcheckError(msg)
+                            return False
     return True
 
 
