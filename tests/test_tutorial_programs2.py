@@ -10,6 +10,8 @@ shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``tor
 """
 
 import contextlib
+import math
+import re
 
 import numpy as np
 import pytest
@@ -1363,7 +1365,7 @@ u = torch.rand(1, 2, 3, 5).to(device)
 for mode, kw in (("nearest", {}), ("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}), ("bicubic", {"align_corners": False}), ("nearest-exact", {})):
     print(mode, nn.Upsample(scale_factor=2, mode=mode, **kw)(u).sum().item(), nn.functional.interpolate(u, size=(4, 7), mode=mode, **kw).sum().item())
 print(nn.ReflectionPad2d((1, 2, 0, 2))(u).shape, nn.ReplicationPad2d(2)(u).sum().item(), nn.ZeroPad2d(1)(u).shape, nn.InstanceNorm2d(2)(u).std().item())
-print(nn.InstanceNorm2d(2, track_running_stats=True).train()(u).sum().item(), nn.ReflectionPad1d(2)(u[0]).shape)
+print(nn.InstanceNorm2d(2, track_running_stats=True).to(device).train()(u).sum().item(), nn.ReflectionPad1d(2)(u[0]).shape)
 """
 
 LR_SCHEDULERS = """
@@ -1718,3 +1720,36 @@ def test_foreach_refusals_and_autograd_as_torch():
         (y,) = lib._foreach_lerp(lib._foreach_mul(w, 3.0), [lib.ones(2)], 0.25)
         y.sum().backward()
         assert w[0].grad.tolist() == [2.25, 2.25]
+
+
+LINSPACE_CASES = [
+    (-1, 1, 7),
+    (0, 1, 10),
+    (-1, 1, 28),
+    (-math.pi, math.pi, 2000),
+    (2, -5.5, 100),
+    (3, 3.0000001, 6),
+    (-1e6, 1e-6, 1001),
+    (-100, 2**40, 77),
+    (1, 65519.0, 3),
+    (-1e39, 1.0, 5),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int16"])
+def test_linspace_values_are_torchs(dtype, device):
+    """linspace's values bit for bit: ATen rounds ``start + step * i`` once (a fused
+    multiply-add) in float32/float64, and rounds each operation in Half/BFloat16 arithmetic.
+    The spatial transformer's identity affine grid put points an ulp either side of a pixel
+    (torch.linspace(-1, 1, 7)[3] is -2.98e-08, not 0), which flips grid_sample's gradient."""
+    if dtype == "float64" and not clgrad.device(device).supports_float64:
+        pytest.skip("no float64 on this device")
+    for start, end, steps in LINSPACE_CASES:
+        try:
+            want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).float().numpy()
+        except RuntimeError as e:  # an end the dtype cannot hold: torch's error
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                clgrad.linspace(start, end, steps, dtype=getattr(clgrad, dtype), device=device)
+            continue
+        got = clgrad.linspace(start, end, steps, dtype=getattr(clgrad, dtype), device=device)
+        np.testing.assert_array_equal(got.float().cpu().numpy(), want, err_msg=str((start, end)))

@@ -17,7 +17,7 @@ from ..backend.base import FILL
 from ..device import Device, default_device, resolve
 from ..storage import Storage
 from ..tensor import Size, Tensor, index_arg
-from .core import COMPLEX_HOOKS, launch
+from .core import COMPLEX_HOOKS, launch, overflow_error, overflows
 
 
 def _size_keyword(factory):
@@ -611,24 +611,62 @@ def linspace(
     # the ends are exact and no value passes them (start + i * step alone can overshoot end by
     # an ulp: a kaiser window's sqrt(1 - x^2) was NaN), in the dtype's own arithmetic
     # (integers' in float64 from the ends cast to the dtype, then truncated toward zero)
-    ct = {D.float64: np.float64, D.float32: np.float32, D.float16: np.float16}.get(dt, np.float64)
     i = np.arange(steps)
     if dt is D.bool_:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if not dt.is_floating_point:
         start, end = (_integer_end(v, dt) for v in (start, end))
-    first, last = ct(start), ct(end)
-    step = (last - first) / ct(steps - 1) if steps > 1 else ct(0)
+    elif any(overflows(v, dt) for v in (start, end)):  # (ATen's Scalar to the dtype)
+        raise overflow_error(dt)
     half = steps // 2 if steps > 1 else 1
     with np.errstate(all="ignore"):  # inf and nan ends give what they give, as in torch
-        up = first + step * i.astype(ct)
-        down = last - step * (steps - 1 - i).astype(ct)
-    vals = np.where(i < half, up, down)
+        if dt is not D.float16 and dt is not D.bfloat16:  # (integers in float64, as ATen)
+            fused = D.float32 if dt is D.float32 else D.float64
+            vals = _linspace_fused(start, end, steps, i, half, fused)
+        else:  # c10's Half and BFloat16 arithmetic: each operation rounded to the dtype
+            r = np.float16 if dt is D.float16 else _bf16_round
+            first, last = r(np.float32(start)), r(np.float32(end))
+            step = r(r(last - first) / r(np.float32(steps - 1))) if steps > 1 else r(0.0)
+            up = r(first + r(step * r(i.astype(np.float32))))
+            down = r(last - r(step * r((steps - 1 - i).astype(np.float32))))
+            vals = np.where(i < half, up, down)
     if not dt.is_floating_point:
         vals = np.trunc(vals)
     return tensor(
         vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
     )
+
+
+def _bf16_round(x):
+    """``x`` (float32) rounded to the nearest bfloat16, as float32."""
+    return D.bfloat16_values(D.bfloat16_bits(np.asarray(x, dtype=np.float32)))
+
+
+def _linspace_fused(start, end, steps, i, half, dt):
+    """float32/float64 linspace as ATen's CPU kernel computes it: the step in the dtype, then
+    ``start + step * i`` (``end - step * (steps - 1 - i)`` in the second half) rounded once, a
+    fused multiply-add (torch's build contracts it), not rounded after the product too."""
+    ct = np.float32 if dt is D.float32 else np.float64
+    first, last = ct(start), ct(end)
+    step = (last - first) / ct(steps - 1) if steps > 1 else ct(0)
+    k = np.where(i < half, i, -(steps - 1 - i)).astype(np.float64)
+    base = np.where(i < half, np.float64(first), np.float64(last))
+    if ct is np.float32:  # a float32 step times an index is exact in float64: one rounding
+        return (base + np.float64(step) * k).astype(np.float32)
+    # float64: the product's rounding error (Dekker's split) added back before the rounding
+    prod = np.float64(step) * k
+    split = 134217729.0  # 2**27 + 1
+    a_hi = np.float64(step) * split
+    a_hi = a_hi - (a_hi - np.float64(step))
+    a_lo = np.float64(step) - a_hi
+    b_hi = k * split
+    b_hi = b_hi - (b_hi - k)
+    b_lo = k - b_hi
+    prod_err = ((a_hi * b_hi - prod) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = base + prod
+    sum_err = np.where(np.abs(base) >= np.abs(prod), (base - total) + prod, (prod - total) + base)
+    fused = total + (sum_err + prod_err)
+    return np.where(np.isfinite(total), fused, total)
 
 
 def _integer_end(v, dt):
@@ -638,8 +676,7 @@ def _integer_end(v, dt):
     info = np.iinfo(dt.np)
     low = -info.max if info.min == 0 and not isinstance(v, (float, np.floating)) else info.min
     if not low <= v <= info.max:
-        name = np.dtype(dt.np).name
-        raise RuntimeError(f"value cannot be converted to type {name}_t without overflow")
+        raise overflow_error(dt)
     return int(np.array(int(v)).astype(dt.np))
 
 
