@@ -161,8 +161,13 @@ class Device:
         raise NotImplementedError
 
     def supports(self, dt) -> bool:
-        """Whether tensors of dtype ``dt`` can live here (float64 needs double precision)."""
-        return dt.name != "float64" or self.supports_float64
+        """Whether tensors of dtype ``dt`` can live here (float64, and complex128 whose parts
+        are float64, need double precision).
+
+        >>> clgrad.device("cpu").supports(clgrad.complex128)
+        True
+        """
+        return dt.to_real().name != "float64" or self.supports_float64
 
     def require(self, *dts) -> None:
         """Raises RuntimeError naming the device when it cannot run one of ``dts``.

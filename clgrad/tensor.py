@@ -210,7 +210,7 @@ class Tensor:
         if geometry is None:
             geometry = _contiguous_geometry(shape)
         shape, strides, numel = geometry
-        if dt is D.float64:
+        if dt is D.float64 or dt is D.complex128:  # (double precision, or refused)
             device.require(dt)
         # _make without its tuple() copies: the geometry's tuples are made once
         t = object.__new__(cls)

@@ -427,3 +427,15 @@ def test_assert_close_on_complex(device):
             lib.testing.assert_close(a, a + 0.1j)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+def test_complex128_needs_double_precision(device):
+    # complex128's parts are float64: a device without cl_khr_fp64 refuses it as it refuses
+    # float64, at creation (its kernels could not be built)
+    dev = clgrad.device(device)
+    assert dev.supports(clgrad.complex128) == dev.supports(clgrad.float64)
+    if dev.supports(clgrad.float64):
+        assert clgrad.tensor([1j], dtype=clgrad.complex128, device=device).tolist() == [1j]
+    else:
+        with pytest.raises(RuntimeError, match="no double precision"):
+            clgrad.tensor([1j], dtype=clgrad.complex128, device=device)
