@@ -498,3 +498,21 @@ def _cube_with_jvp_off(lib):
             return 2 * x**2 * t  # should be 3 x^2 t
 
     return Cube.apply
+
+
+def test_forward_mode_keeps_the_functions_node(device):
+    """Under forward AD a custom Function's output still has its Function's node as grad_fn
+    (with the ctx behind it), and backward through it still reaches the primal's leaf."""
+    seen = []
+    for lib, dev in ((torch, None), (clgrad, device)):
+        fw = lib.autograd.forward_ad
+        op, (x, y) = _case("NumpyMul", lib, dev)
+        with fw.dual_level():
+            out = op(fw.make_dual(x, lib.ones_like(x)), y)
+            node = out.grad_fn
+            # (the tangent's values: clgrad's tangents never require grad, see forward_ad)
+            tangent = fw.unpack_dual(out)[1].detach()
+            seen.append([type(node).__name__, len(node.saved_tensors), tangent])
+            seen.append(lib.autograd.grad(out.sum(), [x, y]))
+    _same(seen[0], seen[2])
+    _same(seen[1], seen[3])

@@ -26,9 +26,7 @@ from ..tensor import Tensor
 from .engine import grad
 from .function import (
     Function,
-    Node,
     _dual_levels,
-    _edge,
     _forward_mode,
     _tangent_pass,
     grad_accumulator,
@@ -175,21 +173,11 @@ def _input_tangents(cls, args) -> list | None:
     return tangents
 
 
-class _SeedBackward(Node):
-    """The history a custom Function's output gets under forward AD: its node's, plus the zero
-    seed whose gradient the reverse passes read for the tangent ``jvp`` gave (``make_dual``'s
-    ``tensor + seed`` without a new tensor: an input changed in place stays that object)."""
-
-    def name(self):
-        return "AddBackward0"
-
-    def apply(self, grads):
-        return (grads[0], grads[0])
-
-
-def _output_tangents(cls, ctx, args, tangents, outputs):
+def _output_tangents(cls, ctx, node, args, tangents, outputs):
     """Runs ``cls.jvp`` on the input tangents and makes each differentiable output a dual of
-    the current level with the tangent it gave (PyTorch's checks of what ``jvp`` returns)."""
+    the current level with the tangent it gave (PyTorch's checks of what ``jvp`` returns):
+    ``make_dual``'s ``tensor + seed`` without a new tensor or node, the zero seed an extra
+    edge of the Function's ``node``, which passes it its output's gradient."""
     if ctx.materialize_grads:
         tangents = [
             a.detach().new_zeros(a.shape) if t is None and _differentiable(a) else t
@@ -226,8 +214,8 @@ def _output_tangents(cls, ctx, args, tangents, outputs):
                 f"while the given forward gradient is of size {list(t.shape)}."
             )
         seed = o.detach().new_zeros(o.shape).requires_grad_(True)
-        node = _SeedBackward((_edge(o), (grad_accumulator(seed), 0)))
-        o._grad_fn, o._output_nr = node, 0
+        node.next_functions += ((grad_accumulator(seed), 0),)
+        node.seeded += (i,)
         duals.append(_Dual(o, seed, t.detach().to(o.device, o.dtype)))
 
 

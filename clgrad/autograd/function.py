@@ -344,10 +344,19 @@ class BackwardNode(Node):
         ]
 
     def apply(self, grads):
-        if self.tangent_rule and _tangent_pass[0]:
-            # forward-mode AD reads this node's output tangents from its jvp (their seeds), so
-            # the path through its backward to the inputs' seeds is not taken a second time
-            return (None,) * len(self.next_functions)
+        seeded = self.seeded
+        if seeded:
+            # forward-mode AD made outputs of this node duals with its jvp's tangents: their
+            # zero seeds are its last edges, each getting its output's gradient
+            seeds = tuple([grads[i] for i in seeded])
+            if _tangent_pass[0]:
+                # the tangents are read from the seeds: the path through backward to the
+                # inputs' seeds is not taken a second time
+                return (None,) * (len(self.next_functions) - len(seeds)) + seeds
+            return self._input_grads(grads) + seeds
+        return self._input_grads(grads)
+
+    def _input_grads(self, grads):
         ctx = self.ctx
         # a user's backward raises only when it reads ctx.saved_tensors (one that reads none
         # runs again, as PyTorch's); clgrad's own ops may keep what they saved elsewhere
@@ -405,7 +414,7 @@ class BackwardNode(Node):
         return result if cast is None else tuple(cast)
 
     _released = False
-    tangent_rule = False  # its outputs' tangents came from the Function's jvp
+    seeded = ()  # the outputs that forward AD made duals (their jvp tangents), in edge order
     # the forward's argument count, and the arguments with an edge (None: all of them)
     n_args = 0
     positions = None
@@ -800,8 +809,7 @@ class Function(metaclass=_FunctionMeta):
         ctx._saved = [None if t is None else _saved(t, outputs) for t in ctx._to_save]
         ctx._to_save = ()
         if tangents is not None:
-            node.tangent_rule = True
-            _forward_mode["outputs"](cls, ctx, args, tangents, outputs)
+            _forward_mode["outputs"](cls, ctx, node, args, tangents, outputs)
         return outputs[0] if single else tuple(outputs)
 
 
