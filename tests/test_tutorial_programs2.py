@@ -1580,6 +1580,558 @@ with torch.no_grad():
 print(sum(p.sum().item() for p in ps))
 """
 
+BILSTM_CRF = """
+import torch
+import torch.autograd as autograd
+import torch.nn as nn
+import torch.optim as optim
+
+def argmax(vec):
+    _, idx = torch.max(vec, 1)
+    return idx.item()
+def prepare_sequence(seq, to_ix):
+    idxs = [to_ix[w] for w in seq]
+    return torch.tensor(idxs, dtype=torch.long)
+def log_sum_exp(vec):
+    max_score = vec[0, argmax(vec)]
+    max_score_broadcast = max_score.view(1, -1).expand(1, vec.size()[1])
+    return max_score + torch.log(torch.sum(torch.exp(vec - max_score_broadcast)))
+
+class BiLSTM_CRF(nn.Module):
+    def __init__(self, vocab_size, tag_to_ix, embedding_dim, hidden_dim):
+        super(BiLSTM_CRF, self).__init__()
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.vocab_size = vocab_size
+        self.tag_to_ix = tag_to_ix
+        self.tagset_size = len(tag_to_ix)
+        self.word_embeds = nn.Embedding(vocab_size, embedding_dim)
+        self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, num_layers=1, bidirectional=True)
+        self.hidden2tag = nn.Linear(hidden_dim, self.tagset_size)
+        self.transitions = nn.Parameter(torch.randn(self.tagset_size, self.tagset_size))
+        self.transitions.data[tag_to_ix[START_TAG], :] = -10000
+        self.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
+        self.hidden = self.init_hidden()
+    def init_hidden(self):
+        return (torch.randn(2, 1, self.hidden_dim // 2), torch.randn(2, 1, self.hidden_dim // 2))
+    def _forward_alg(self, feats):
+        init_alphas = torch.full((1, self.tagset_size), -10000.)
+        init_alphas[0][self.tag_to_ix[START_TAG]] = 0.
+        forward_var = init_alphas
+        for feat in feats:
+            alphas_t = []
+            for next_tag in range(self.tagset_size):
+                emit_score = feat[next_tag].view(1, -1).expand(1, self.tagset_size)
+                trans_score = self.transitions[next_tag].view(1, -1)
+                next_tag_var = forward_var + trans_score + emit_score
+                alphas_t.append(log_sum_exp(next_tag_var).view(1))
+            forward_var = torch.cat(alphas_t).view(1, -1)
+        terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+        alpha = log_sum_exp(terminal_var)
+        return alpha
+    def _get_lstm_features(self, sentence):
+        self.hidden = self.init_hidden()
+        embeds = self.word_embeds(sentence).view(len(sentence), 1, -1)
+        lstm_out, self.hidden = self.lstm(embeds, self.hidden)
+        lstm_out = lstm_out.view(len(sentence), self.hidden_dim)
+        lstm_feats = self.hidden2tag(lstm_out)
+        return lstm_feats
+    def _score_sentence(self, feats, tags):
+        score = torch.zeros(1)
+        tags = torch.cat([torch.tensor([self.tag_to_ix[START_TAG]], dtype=torch.long), tags])
+        for i, feat in enumerate(feats):
+            score = score + self.transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
+        score = score + self.transitions[self.tag_to_ix[STOP_TAG], tags[-1]]
+        return score
+    def _viterbi_decode(self, feats):
+        backpointers = []
+        init_vvars = torch.full((1, self.tagset_size), -10000.)
+        init_vvars[0][self.tag_to_ix[START_TAG]] = 0
+        forward_var = init_vvars
+        for feat in feats:
+            bptrs_t = []
+            viterbivars_t = []
+            for next_tag in range(self.tagset_size):
+                next_tag_var = forward_var + self.transitions[next_tag]
+                best_tag_id = argmax(next_tag_var)
+                bptrs_t.append(best_tag_id)
+                viterbivars_t.append(next_tag_var[0][best_tag_id].view(1))
+            forward_var = (torch.cat(viterbivars_t) + feat).view(1, -1)
+            backpointers.append(bptrs_t)
+        terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+        best_tag_id = argmax(terminal_var)
+        path_score = terminal_var[0][best_tag_id]
+        best_path = [best_tag_id]
+        for bptrs_t in reversed(backpointers):
+            best_tag_id = bptrs_t[best_tag_id]
+            best_path.append(best_tag_id)
+        start = best_path.pop()
+        assert start == self.tag_to_ix[START_TAG]
+        best_path.reverse()
+        return path_score, best_path
+    def neg_log_likelihood(self, sentence, tags):
+        feats = self._get_lstm_features(sentence)
+        forward_score = self._forward_alg(feats)
+        gold_score = self._score_sentence(feats, tags)
+        return forward_score - gold_score
+    def forward(self, sentence):
+        lstm_feats = self._get_lstm_features(sentence)
+        score, tag_seq = self._viterbi_decode(lstm_feats)
+        return score, tag_seq
+
+START_TAG = "<START>"
+STOP_TAG = "<STOP>"
+EMBEDDING_DIM = 5
+HIDDEN_DIM = 4
+training_data = [("the wall street journal reported today that apple corporation made money".split(), "B I I I O O O B I O O".split()),
+                 ("georgia tech is a university in georgia".split(), "B I O O O O B".split())]
+word_to_ix = {}
+for sentence, tags in training_data:
+    for word in sentence:
+        if word not in word_to_ix:
+            word_to_ix[word] = len(word_to_ix)
+tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
+model = BiLSTM_CRF(len(word_to_ix), tag_to_ix, EMBEDDING_DIM, HIDDEN_DIM)
+optimizer = optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
+with torch.no_grad():
+    precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
+    precheck_tags = torch.tensor([tag_to_ix[t] for t in training_data[0][1]], dtype=torch.long)
+    print(model(precheck_sent))
+for epoch in range(3):
+    for sentence, tags in training_data:
+        model.zero_grad()
+        sentence_in = prepare_sequence(sentence, word_to_ix)
+        targets = torch.tensor([tag_to_ix[t] for t in tags], dtype=torch.long)
+        loss = model.neg_log_likelihood(sentence_in, targets)
+        loss.backward()
+        optimizer.step()
+    print(epoch, loss.item())
+with torch.no_grad():
+    precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
+    print(model(precheck_sent))
+"""
+
+
+REGRESSION_AND_GCN = """
+from itertools import count
+import torch
+import torch.nn.functional as F
+POLY_DEGREE = 4
+W_target = torch.randn(POLY_DEGREE, 1) * 5
+b_target = torch.randn(1) * 5
+def make_features(x):
+    x = x.unsqueeze(1)
+    return torch.cat([x ** i for i in range(1, POLY_DEGREE+1)], 1)
+def f(x):
+    return x.mm(W_target) + b_target.item()
+def poly_desc(W, b):
+    result = 'y = '
+    for i, w in enumerate(W):
+        result += '{:+.2f} x^{} '.format(w, i + 1)
+    result += '{:+.2f}'.format(b[0])
+    return result
+def get_batch(batch_size=32):
+    random = torch.randn(batch_size)
+    x = make_features(random)
+    y = f(x)
+    return x, y
+fc = torch.nn.Linear(W_target.size(0), 1)
+for batch_idx in count(1):
+    batch_x, batch_y = get_batch()
+    fc.zero_grad()
+    output = F.smooth_l1_loss(fc(batch_x), batch_y)
+    loss = output.item()
+    output.backward()
+    for param in fc.parameters():
+        param.data.add_(-0.1 * param.grad)
+    if loss < 1e-3 or batch_idx >= 40:
+        break
+print('Loss: {:.6f} after {} batches'.format(loss, batch_idx))
+print('==> Learned function:\\t' + poly_desc(fc.weight.view(-1), fc.bias))
+print('==> Actual function:\\t' + poly_desc(W_target.view(-1), b_target))
+# GCN with a sparse adjacency (pytorch/examples gcn)
+import torch.nn as nn
+class GraphConv(nn.Module):
+    def __init__(self, input_dim, output_dim, use_bias=False):
+        super(GraphConv, self).__init__()
+        self.kernel = nn.Parameter(torch.Tensor(input_dim, output_dim))
+        nn.init.xavier_normal_(self.kernel)
+        self.bias = None
+        if use_bias:
+            self.bias = nn.Parameter(torch.Tensor(output_dim))
+            nn.init.zeros_(self.bias)
+    def forward(self, input_tensor, adj_mat):
+        support = torch.mm(input_tensor, self.kernel)
+        output = torch.spmm(adj_mat, support)
+        if self.bias is not None:
+            output = output + self.bias
+        return output
+class GCN(nn.Module):
+    def __init__(self, input_dim, hidden_dim, output_dim, use_bias=True, dropout_p=0.0):
+        super(GCN, self).__init__()
+        self.gc1 = GraphConv(input_dim, hidden_dim, use_bias=use_bias)
+        self.gc2 = GraphConv(hidden_dim, output_dim, use_bias=use_bias)
+        self.dropout = nn.Dropout(dropout_p)
+    def forward(self, input_tensor, adj_mat):
+        x = self.gc1(input_tensor, adj_mat)
+        x = F.relu(x)
+        x = self.dropout(x)
+        x = self.gc2(x, adj_mat)
+        return F.log_softmax(x, dim=1)
+n = 12
+edges = torch.tensor([[i, (i + 1) % n] for i in range(n)] + [[i, (i + 3) % n] for i in range(n)]).t()
+edges = torch.cat([edges, edges.flip(0), torch.arange(n).repeat(2, 1)], 1)
+values = torch.ones(edges.shape[1])
+deg = torch.zeros(n).index_add_(0, edges[0], values)
+norm = deg[edges[0]].pow(-0.5) * deg[edges[1]].pow(-0.5)
+adj = torch.sparse_coo_tensor(edges, norm, (n, n)).coalesce()
+print(adj.is_sparse, adj._nnz(), adj.to_dense().sum().item())
+features = torch.rand(n, 6); labels = torch.randint(0, 3, (n,))
+model = GCN(6, 8, 3)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05, weight_decay=5e-4)
+idx_train = torch.arange(8); idx_test = torch.arange(8, 12)
+for epoch in range(4):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features, adj)
+    loss = F.nll_loss(output[idx_train], labels[idx_train])
+    loss.backward()
+    optimizer.step()
+    acc = (output[idx_test].argmax(1) == labels[idx_test]).float().mean()
+    print(epoch, loss.item(), acc.item())
+print(torch.sparse.mm(adj, features).sum().item(), torch.sparse.sum(adj).item(), (adj @ features).shape)
+dense = adj.to_dense()
+print(torch.allclose(torch.mm(dense, features), torch.sparse.mm(adj, features), atol=1e-6))
+"""
+
+
+PARAMETRIZE_AND_PRUNE = """
+import torch
+import torch.nn as nn
+import torch.nn.utils.parametrize as parametrize
+import torch.nn.utils.prune as prune
+import torch.nn.functional as F
+class Symmetric(nn.Module):
+    def forward(self, X):
+        return X.triu() + X.triu(1).transpose(-1, -2)
+layer = nn.Linear(3, 3)
+parametrize.register_parametrization(layer, "weight", Symmetric())
+A = layer.weight
+print(torch.dist(A, A.T).item(), parametrize.is_parametrized(layer), type(layer).__name__)
+print(layer.parametrizations.weight.original.shape, sorted(layer.state_dict()))
+class MatrixExponential(nn.Module):
+    def forward(self, X):
+        return torch.matrix_exp(X)
+class Skew(nn.Module):
+    def forward(self, X):
+        A = X.triu(1)
+        return A - A.transpose(-1, -2)
+layer_orthogonal = nn.Linear(3, 3)
+parametrize.register_parametrization(layer_orthogonal, "weight", Skew())
+parametrize.register_parametrization(layer_orthogonal, "weight", MatrixExponential())
+X = layer_orthogonal.weight
+print(torch.dist(X.T @ X, torch.eye(3)).item() < 1e-5)
+opt = torch.optim.SGD(layer_orthogonal.parameters(), lr=0.1)
+x = torch.randn(5, 3)
+for i in range(3):
+    opt.zero_grad()
+    loss = layer_orthogonal(x).pow(2).sum()
+    loss.backward(); opt.step()
+    print(i, loss.item())
+with parametrize.cached():
+    print(layer_orthogonal.weight.sum().item())
+parametrize.remove_parametrizations(layer, "weight", leave_parametrized=True)
+print(type(layer.weight).__name__, parametrize.is_parametrized(layer))
+ortho = nn.utils.parametrizations.orthogonal(nn.Linear(4, 4))
+print(torch.dist(ortho.weight.T @ ortho.weight, torch.eye(4)).item() < 1e-4)
+wn = nn.utils.parametrizations.weight_norm(nn.Linear(4, 2))
+print(sorted(n for n, _ in wn.named_parameters()), wn(torch.ones(1, 4)).shape)
+sn = nn.utils.parametrizations.spectral_norm(nn.Linear(4, 4))
+sn(torch.ones(2, 4))
+# pruning tutorial
+class LeNet(nn.Module):
+    def __init__(self):
+        super(LeNet, self).__init__()
+        self.conv1 = nn.Conv2d(1, 6, 3)
+        self.conv2 = nn.Conv2d(6, 16, 3)
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), (2, 2))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = x.view(-1, int(x.nelement() / x.shape[0]))
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        x = self.fc3(x)
+        return x
+model = LeNet()
+module = model.conv1
+prune.random_unstructured(module, name="weight", amount=0.3)
+print(list(module.named_buffers())[0][0], float(torch.sum(module.weight == 0)))
+prune.l1_unstructured(module, name="bias", amount=3)
+print(module.bias_mask, [n for n, _ in module.named_parameters()])
+prune.ln_structured(module, name="weight", amount=0.5, n=2, dim=0)
+print(len(module._forward_pre_hooks))
+prune.remove(module, 'weight')
+print([n for n, _ in module.named_parameters()])
+new_model = LeNet()
+for name, module in new_model.named_modules():
+    if isinstance(module, torch.nn.Conv2d):
+        prune.l1_unstructured(module, name='weight', amount=0.2)
+    elif isinstance(module, torch.nn.Linear):
+        prune.l1_unstructured(module, name='weight', amount=0.4)
+print(dict(new_model.named_buffers()).keys())
+model = LeNet()
+parameters_to_prune = ((model.conv1, 'weight'), (model.conv2, 'weight'), (model.fc1, 'weight'), (model.fc2, 'weight'), (model.fc3, 'weight'))
+prune.global_unstructured(parameters_to_prune, pruning_method=prune.L1Unstructured, amount=0.2)
+for m, _ in parameters_to_prune:
+    print("Sparsity: {:.2f}%".format(100. * float(torch.sum(m.weight == 0)) / float(m.weight.nelement())))
+print(model(torch.rand(2, 1, 28, 28)).sum().item())
+"""
+
+
+DQN = """
+import math
+import random
+from collections import namedtuple, deque
+from itertools import count
+import torch
+import torch.nn as nn
+import torch.optim as optim
+import torch.nn.functional as F
+device = torch.device(DEVICE)
+Transition = namedtuple('Transition', ('state', 'action', 'next_state', 'reward'))
+class ReplayMemory(object):
+    def __init__(self, capacity):
+        self.memory = deque([], maxlen=capacity)
+    def push(self, *args):
+        self.memory.append(Transition(*args))
+    def sample(self, batch_size):
+        return random.sample(self.memory, batch_size)
+    def __len__(self):
+        return len(self.memory)
+class DQN(nn.Module):
+    def __init__(self, n_observations, n_actions):
+        super(DQN, self).__init__()
+        self.layer1 = nn.Linear(n_observations, 32)
+        self.layer2 = nn.Linear(32, 32)
+        self.layer3 = nn.Linear(32, n_actions)
+    def forward(self, x):
+        x = F.relu(self.layer1(x))
+        x = F.relu(self.layer2(x))
+        return self.layer3(x)
+BATCH_SIZE = 8
+GAMMA = 0.99
+EPS_START = 0.9
+EPS_END = 0.01
+EPS_DECAY = 50
+TAU = 0.005
+LR = 1e-3
+n_actions = 2
+n_observations = 4
+policy_net = DQN(n_observations, n_actions).to(device)
+target_net = DQN(n_observations, n_actions).to(device)
+target_net.load_state_dict(policy_net.state_dict())
+optimizer = optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+memory = ReplayMemory(1000)
+steps_done = 0
+def select_action(state):
+    global steps_done
+    sample = random.random()
+    eps_threshold = EPS_END + (EPS_START - EPS_END) * math.exp(-1. * steps_done / EPS_DECAY)
+    steps_done += 1
+    if sample > eps_threshold:
+        with torch.no_grad():
+            return policy_net(state).max(1).indices.view(1, 1)
+    else:
+        return torch.tensor([[random.randrange(n_actions)]], device=device, dtype=torch.long)
+def optimize_model():
+    if len(memory) < BATCH_SIZE:
+        return None
+    transitions = memory.sample(BATCH_SIZE)
+    batch = Transition(*zip(*transitions))
+    non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), device=device, dtype=torch.bool)
+    non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
+    state_batch = torch.cat(batch.state)
+    action_batch = torch.cat(batch.action)
+    reward_batch = torch.cat(batch.reward)
+    state_action_values = policy_net(state_batch).gather(1, action_batch)
+    next_state_values = torch.zeros(BATCH_SIZE, device=device)
+    with torch.no_grad():
+        next_state_values[non_final_mask] = target_net(non_final_next_states).max(1).values
+    expected_state_action_values = (next_state_values * GAMMA) + reward_batch
+    criterion = nn.SmoothL1Loss()
+    loss = criterion(state_action_values, expected_state_action_values.unsqueeze(1))
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+    optimizer.step()
+    return loss.item()
+for i_episode in range(3):
+    s = [0.01 * i_episode, 0.0, -0.02, 0.01]
+    state = torch.tensor(s, dtype=torch.float32, device=device).unsqueeze(0)
+    for t in count():
+        action = select_action(state)
+        s = [v * 0.95 + (0.05 if action.item() else -0.05) for v in s]
+        reward = torch.tensor([1.0 - abs(s[0])], device=device)
+        terminated = t >= 9 or abs(s[0]) > 0.3
+        next_state = None if terminated else torch.tensor(s, dtype=torch.float32, device=device).unsqueeze(0)
+        memory.push(state, action, next_state, reward)
+        state = next_state
+        l = optimize_model()
+        target_net_state_dict = target_net.state_dict()
+        policy_net_state_dict = policy_net.state_dict()
+        for key in policy_net_state_dict:
+            target_net_state_dict[key] = policy_net_state_dict[key]*TAU + target_net_state_dict[key]*(1-TAU)
+        target_net.load_state_dict(target_net_state_dict)
+        if terminated:
+            print(i_episode, t + 1, l)
+            break
+print(sum(p.sum().item() for p in target_net.parameters()), len(memory))
+"""
+
+
+KNOWLEDGE_DISTILLATION = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+device = DEVICE
+class Teacher(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Linear(16 * 4 * 4, 32), nn.ReLU(), nn.Dropout(0.0), nn.Linear(32, num_classes))
+    def forward(self, x):
+        x = self.features(x)
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+class Student(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Linear(16 * 4 * 4, 16), nn.ReLU(), nn.Dropout(0.0), nn.Linear(16, num_classes))
+    def forward(self, x):
+        x = self.features(x)
+        flattened_conv_output = torch.flatten(x, 1)
+        x = self.classifier(flattened_conv_output)
+        flattened_conv_output_after_pooling = torch.nn.functional.avg_pool1d(flattened_conv_output, 2)
+        return x, flattened_conv_output_after_pooling
+teacher = Teacher().to(device); student = Student().to(device)
+x = torch.rand(8, 3, 16, 16).to(device); labels = torch.randint(0, 10, (8,)).to(device)
+T = 2; soft_target_loss_weight = 0.25; ce_loss_weight = 0.75
+ce_loss = nn.CrossEntropyLoss()
+cosine_loss = nn.CosineEmbeddingLoss()
+optimizer = torch.optim.Adam(student.parameters(), lr=0.001)
+teacher.eval(); student.train()
+feats = {}
+def hook(module, inp, out):
+    feats["teacher"] = out.detach()
+h = teacher.features.register_forward_hook(hook)
+grads = []
+hb = student.classifier[0].register_full_backward_hook(lambda m, gi, go: grads.append(go[0].abs().sum().item()))
+for epoch in range(3):
+    optimizer.zero_grad()
+    with torch.no_grad():
+        teacher_logits = teacher(x)
+    student_logits, student_hidden = student(x)
+    soft_targets = nn.functional.softmax(teacher_logits / T, dim=-1)
+    soft_prob = nn.functional.log_softmax(student_logits / T, dim=-1)
+    soft_targets_loss = torch.sum(soft_targets * (soft_targets.log() - soft_prob)) / soft_prob.size()[0] * (T**2)
+    kl = nn.KLDivLoss(reduction="batchmean")(soft_prob, soft_targets) * T ** 2
+    kl_log = F.kl_div(soft_prob, soft_targets.log(), reduction="batchmean", log_target=True)
+    label_loss = ce_loss(student_logits, labels)
+    teacher_hidden = torch.nn.functional.avg_pool1d(torch.flatten(feats["teacher"], 1), 2)
+    hidden_rep_loss = cosine_loss(student_hidden, teacher_hidden, target=torch.ones(x.size(0)).to(device))
+    loss = soft_target_loss_weight * soft_targets_loss + ce_loss_weight * label_loss + 0.1 * hidden_rep_loss
+    loss.backward()
+    optimizer.step()
+    print(epoch, loss.item(), soft_targets_loss.item(), kl.item(), kl_log.item(), hidden_rep_loss.item())
+h.remove(); hb.remove()
+print(len(grads), grads[0] > 0, len(teacher.features._forward_hooks))
+ls = nn.CrossEntropyLoss(label_smoothing=0.1)(student_logits, labels)
+soft = nn.CrossEntropyLoss()(student_logits, soft_targets)
+print(ls.item(), soft.item(), F.cross_entropy(student_logits, labels, reduction="none", ignore_index=3).sum().item())
+"""
+
+
+VISION_TRANSFORMER_SDPA = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+device = DEVICE
+class PatchEmbed(nn.Module):
+    def __init__(self, img_size=16, patch_size=4, in_chans=3, embed_dim=32):
+        super().__init__()
+        self.num_patches = (img_size // patch_size) ** 2
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+class Attention(nn.Module):
+    def __init__(self, dim, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+    def forward(self, x, causal=False):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        x = x.transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim, eps=1e-6); self.attn = Attention(dim)
+        self.norm2 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(dim, dim * 2), nn.GELU(approximate="tanh"), nn.Linear(dim * 2, dim))
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+class ViT(nn.Module):
+    def __init__(self, num_classes=10, dim=32, depth=2):
+        super().__init__()
+        self.patch_embed = PatchEmbed(embed_dim=dim)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos_embed = nn.Parameter(torch.zeros(1, self.patch_embed.num_patches + 1, dim))
+        nn.init.normal_(self.pos_embed, std=.02)  # trunc_normal_ in timm: torch 2.13 draws it by rejection, other numbers
+        self.blocks = nn.Sequential(*[Block(dim) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+    def forward(self, x):
+        x = self.patch_embed(x)
+        cls_tokens = self.cls_token.expand(x.shape[0], -1, -1)
+        x = torch.cat((cls_tokens, x), dim=1)
+        x = x + self.pos_embed
+        x = self.blocks(x)
+        x = self.norm(x)
+        return self.head(x[:, 0])
+model = ViT().to(device)
+print(sum(p.numel() for p in model.parameters() if p.requires_grad))
+decay, no_decay = [], []
+for n, p in model.named_parameters():
+    (no_decay if p.ndim <= 1 or n.endswith(".bias") or "token" in n or "pos_embed" in n else decay).append(p)
+optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}], lr=1e-3, betas=(0.9, 0.95))
+sched = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 3))
+x = torch.rand(4, 3, 16, 16).to(device); y = torch.randint(0, 10, (4,)).to(device)
+for step in range(4):
+    optimizer.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y, label_smoothing=0.1)
+    loss.backward()
+    optimizer.step(); sched.step()
+    print(step, loss.item(), sched.get_last_lr())
+q = torch.rand(2, 2, 5, 8).to(device); k = torch.rand(2, 2, 7, 8).to(device); v = torch.rand(2, 2, 7, 8).to(device)
+mask = torch.ones(5, 7, dtype=torch.bool).tril(diagonal=2).to(device)
+print(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().item(), F.scaled_dot_product_attention(q, k, v, attn_mask=mask.float() * -1.0, scale=0.3).sum().item())
+kg = torch.rand(2, 1, 7, 8).to(device); vg = torch.rand(2, 1, 7, 8).to(device)
+print(F.scaled_dot_product_attention(q, kg, vg, enable_gqa=True).shape)
+patches = x.unfold(2, 4, 4).unfold(3, 4, 4)
+print(patches.shape, patches.contiguous().view(4, 3, -1, 16).permute(0, 2, 1, 3).flatten(2).shape)
+print(F.unfold(x, kernel_size=4, stride=4).shape, F.fold(F.unfold(x, 4, stride=4), (16, 16), 4, stride=4).sub(x).abs().max().item())
+"""
+
+
 PROGRAMS = {
     name.lower(): value
     for name, value in dict(globals()).items()
