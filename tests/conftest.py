@@ -16,6 +16,14 @@ sighting; ``CLGRAD_FUSE_AFTER=2 python -m pytest`` runs the whole suite as users
 """
 
 import os
+import sys
+
+# clgrad's compiled modules are cached even where PYTHONDONTWRITEBYTECODE is set (this machine
+# and some CI images set it): the tests start subprocesses that import clgrad, and each would
+# otherwise compile its hundred-odd modules again, 1.5-3 s apiece on 2 cores (cached, the
+# runtime and distributed tests took half as long). The subprocesses read the cache; only this
+# process writes it, into __pycache__ beside the sources (ignored by git).
+sys.dont_write_bytecode = False
 
 # before any device starts (its runtime reads the setting), and for the subprocesses tests start
 os.environ.setdefault("CLGRAD_BUILD_OPT", "0")
