@@ -9,9 +9,11 @@ DataLoader's sampler, whose pass draws as clgrad's does), ``bernoulli``, ``randn
 shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``torch``.
 """
 
+import collections
 import contextlib
 import math
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -2305,3 +2307,73 @@ def test_linspace_values_are_torchs(dtype, device):
             continue
         got = clgrad.linspace(start, end, steps, dtype=getattr(clgrad, dtype), device=device)
         np.testing.assert_array_equal(got.float().cpu().numpy(), want, err_msg=str((start, end)))
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+
+class _RowList(list):
+    pass
+
+
+class _Pair(Sequence):
+    def __init__(self, *values):
+        self.values = values
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+
+def _collated(lib):
+    """default_collate over the containers torch copies (a defaultdict keeps its factory, a
+    list subclass its type), its refusals, and a type added to ``default_collate_fn_map``."""
+    from importlib import import_module
+
+    data = import_module(lib.__name__ + ".utils.data")
+    collate_module = import_module(lib.__name__ + ".utils.data._utils.collate")
+    first, second = collections.defaultdict(list), collections.defaultdict(list)
+    first["a"], second["a"] = 1, 2
+    out = []
+    batches = [
+        [first, second],
+        [collections.OrderedDict(b=1, a=2.0), collections.OrderedDict(b=3, a=4.0)],
+        [_RowList([1, 2]), _RowList([3, 4])],
+        [np.array(["a"]), np.array(["b"])],
+        [None, None],
+        [1 + 2j, 3j],
+    ]
+    for batch in batches:
+        try:
+            r = data.default_collate(batch)
+            out.append((type(r).__name__, getattr(r, "default_factory", None), repr(r)))
+        except TypeError as e:
+            out.append(("TypeError", str(e)))
+    pairs = data.default_collate([_Pair(1, 2.0), _Pair(3, 4.0)])
+    out.append((type(pairs).__name__, repr(pairs.values)))
+
+    def collate_points(batch, *, collate_fn_map=None):
+        return lib.tensor([p.x for p in batch])
+
+    fn_map = {_Point: collate_points, **collate_module.default_collate_fn_map}
+    out.append(
+        repr(collate_module.collate([(_Point(1), 2.0), (_Point(3), 4.0)], collate_fn_map=fn_map))
+    )
+    collate_module.default_collate_fn_map[_Point] = collate_points
+    try:
+        out.append(repr(data.default_collate([{"p": _Point(5)}, {"p": _Point(6)}])))
+    finally:
+        del collate_module.default_collate_fn_map[_Point]
+    return [repr(o).replace("clgrad.", "torch.") for o in out]
+
+
+def test_default_collate_is_torchs_collate_with_its_function_map():
+    """pytorch's documented extension of default_collate (a type added to
+    ``default_collate_fn_map``, or ``collate`` with a map of one's own) raised AttributeError;
+    a defaultdict batch raised TypeError ('first argument must be callable'), a list subclass
+    came back a list, and a string array's error was not torch's."""
+    assert _collated(clgrad) == _collated(torch)

@@ -11,8 +11,16 @@ import bisect
 import copy
 import itertools
 import math
-import numbers
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import (
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+    Sized,
+)
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -512,14 +520,166 @@ class WeightedRandomSampler(Sampler[int]):
 
 
 # ---- collate ---------------------------------------------------------------------------------
+_COLLATE_ERROR = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
+
+
+def collate(batch: Sequence[Any], *, collate_fn_map: dict | None = None) -> Any:
+    """Merges a list of samples into a batch by the type of its first element, as
+    ``torch.utils.data._utils.collate.collate``: ``collate_fn_map`` maps a type (or a tuple of
+    types) to the function that collates a batch of it (called with ``collate_fn_map=``; the
+    exact type first, then the first entry the element is an instance of); mappings and
+    sequences are collated key by key and position by position into a copy of the first one
+    (a tuple becomes a list, a namedtuple stays one); anything else raises torch's TypeError.
+
+    >>> from clgrad.utils.data._utils.collate import collate, default_collate_fn_map
+    >>> class Point:
+    ...     def __init__(self, x):
+    ...         self.x = x
+    >>> def collate_points(batch, *, collate_fn_map=None):
+    ...     return clgrad.tensor([p.x for p in batch])
+    >>> collate([(Point(1), 2.0), (Point(3), 4.0)],
+    ...         collate_fn_map={Point: collate_points, **default_collate_fn_map})
+    [tensor([1, 3]), tensor([2., 4.], dtype=clgrad.float64)]
+    """
+    elem = batch[0]
+    elem_type = type(elem)
+    if collate_fn_map is not None:
+        if elem_type in collate_fn_map:
+            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
+        for collate_type in collate_fn_map:
+            if isinstance(elem, collate_type):
+                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
+
+    def each(samples):
+        return collate(samples, collate_fn_map=collate_fn_map)
+
+    if isinstance(elem, Mapping):
+        try:
+            if isinstance(elem, MutableMapping):  # a copy keeps its type (a defaultdict's factory)
+                clone = copy.copy(elem)
+                clone.update({key: each([d[key] for d in batch]) for key in elem})
+                return clone
+            return elem_type({key: each([d[key] for d in batch]) for key in elem})
+        except TypeError:  # the mapping type cannot be made from a dict
+            return {key: each([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return elem_type(*(each(samples) for samples in zip(*batch)))
+    if isinstance(elem, Sequence):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [each(samples) for samples in transposed]
+        try:
+            if isinstance(elem, MutableSequence):
+                clone = copy.copy(elem)
+                for i, samples in enumerate(transposed):
+                    clone[i] = each(samples)
+                return clone
+            return elem_type([each(samples) for samples in transposed])
+        except TypeError:  # the sequence type cannot be made from a list
+            return [each(samples) for samples in transposed]
+    raise TypeError(_COLLATE_ERROR.format(elem_type))
+
+
+def collate_tensor_fn(batch: Sequence[Tensor], *, collate_fn_map: dict | None = None) -> Tensor:
+    """Tensors stacked along a new dim 0: ``default_collate``'s function for tensors.
+
+    >>> from clgrad.utils.data._utils.collate import collate_tensor_fn
+    >>> collate_tensor_fn([clgrad.ones(2), clgrad.zeros(2)])
+    tensor([[1., 1.],
+            [0., 0.]])
+    """
+    return stack(list(batch), 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None) -> Any:
+    """NumPy arrays as tensors of their dtype, collated by ``collate_fn_map``'s tensor function
+    (string and object arrays raise torch's TypeError).
+
+    >>> import numpy as np
+    >>> from clgrad.utils.data._utils.collate import (
+    ...     collate_numpy_array_fn, default_collate_fn_map)
+    >>> collate_numpy_array_fn([np.zeros(2, np.int32), np.ones(2, np.int32)],
+    ...                        collate_fn_map=default_collate_fn_map)
+    tensor([[0, 0],
+            [1, 1]], dtype=clgrad.int32)
+    """
+    elem = batch[0]
+    if elem.dtype.kind in "SaUO":
+        raise TypeError(_COLLATE_ERROR.format(elem.dtype))
+    return collate(
+        [_tensor(np.asarray(b), device=default_device()) for b in batch],
+        collate_fn_map=collate_fn_map,
+    )
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
+    """NumPy scalars as a tensor of their dtype.
+
+    >>> import numpy as np
+    >>> from clgrad.utils.data._utils.collate import collate_numpy_scalar_fn
+    >>> collate_numpy_scalar_fn([np.float32(1), np.float32(2)])
+    tensor([1., 2.])
+    """
+    return _tensor(np.array(batch), device=default_device())
+
+
+def collate_float_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
+    """Python floats as a float64 tensor.
+
+    >>> from clgrad.utils.data._utils.collate import collate_float_fn
+    >>> collate_float_fn([1.5, 2.5])
+    tensor([1.5000, 2.5000], dtype=clgrad.float64)
+    """
+    return _tensor(list(batch), dtype=D.float64, device=default_device())
+
+
+def collate_int_fn(batch, *, collate_fn_map: dict | None = None) -> Tensor:
+    """Python ints and bools as a tensor of the dtype of them all (int64, bool, or the default
+    float where floats follow an int).
+
+    >>> from clgrad.utils.data._utils.collate import collate_int_fn
+    >>> collate_int_fn([1, 2]), collate_int_fn([True, False])
+    (tensor([1, 2]), tensor([ True, False]))
+    """
+    return _tensor(list(batch), device=default_device())
+
+
+def collate_str_fn(batch, *, collate_fn_map: dict | None = None) -> Any:
+    """Strings and bytes stay as given.
+
+    >>> from clgrad.utils.data._utils.collate import collate_str_fn
+    >>> collate_str_fn(("a", "b"))
+    ('a', 'b')
+    """
+    return batch
+
+
+# default_collate's functions by type; a program may add its own types (as torch documents)
+default_collate_fn_map: dict = {
+    Tensor: collate_tensor_fn,
+    np.ndarray: collate_numpy_array_fn,
+    (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+    float: collate_float_fn,
+    int: collate_int_fn,
+    str: collate_str_fn,
+    bytes: collate_str_fn,
+}
+
+
 def default_collate(batch: Sequence[Any]) -> Any:
     """Merges a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors are
     stacked along a new dim 0, NumPy arrays and scalars stacked into a tensor of their dtype,
     Python floats a float64 tensor, ints and bools a tensor of the dtype of them all (int64,
     bool, or float where floats follow an int), on the default device; strings stay as given,
-    and
-    tuples, lists and dicts are collated element by element (tuples and lists come back as
-    lists, namedtuples as namedtuples).
+    and mappings and sequences are collated element by element into a copy of their type
+    (tuples come back as lists, namedtuples as namedtuples). It is
+    ``collate(batch, collate_fn_map=default_collate_fn_map)``: a type added to that map is
+    collated by its function.
 
     >>> from clgrad.utils.data import default_collate
     >>> default_collate([(clgrad.ones(2), 1), (clgrad.zeros(2), 0)])
@@ -528,33 +688,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     >>> default_collate([{"x": 1.5}, {"x": 2.5}])["x"].dtype
     clgrad.float64
     """
-    elem = batch[0]
-    if isinstance(elem, Tensor):
-        return stack(list(batch), 0)
-    if isinstance(elem, np.ndarray):
-        return _tensor(np.stack(batch), device=default_device())
-    if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
-        return _tensor(np.array(batch), device=default_device())  # in its own dtype
-    if isinstance(elem, numbers.Real) and not isinstance(elem, numbers.Integral):
-        return _tensor(list(batch), dtype=D.float64, device=default_device())
-    if isinstance(elem, numbers.Integral):  # bool and int: the dtype of them all ([1, 2.5]: float)
-        return _tensor(list(batch), device=default_device())
-    if isinstance(elem, (str, bytes)):
-        return batch  # as given (a tuple of a tuple sample's strings)
-    if isinstance(elem, dict):
-        items = [(k, default_collate([d[k] for d in batch])) for k in elem]
-        return dict(items) if type(elem) is dict else type(elem)(items)
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(default_collate(s) for s in zip(*batch)))
-    if isinstance(elem, (list, tuple)):
-        size = len(elem)
-        if any(len(e) != size for e in batch):
-            raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(s) for s in zip(*batch)]
-    raise TypeError(
-        f"default_collate: batch must contain tensors, NumPy arrays, numbers, dicts or lists; "
-        f"found {type(elem).__name__}"
-    )
+    return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def default_convert(data: Any) -> Any:
