@@ -86,6 +86,20 @@ def _run_callbacks(callbacks):
         callbacks.pop(0)()
 
 
+def _on_input_device(node, nr, grad):
+    """``grad`` (0-d) on the device of the tensor that is ``node``'s output ``nr``: a 0-d cpu
+    tensor may join an op on another device, and its gradient comes back on the cpu, as
+    PyTorch's engine moves it (validate_outputs). Only a 0-d gradient can be elsewhere."""
+    if isinstance(node, AccumulateGrad):
+        device = node.variable._storage.device
+    else:
+        meta = getattr(node, "output_meta", None)
+        device = meta[nr][2] if meta and meta[nr] is not None else None
+    if device is None or grad._storage.device is device:
+        return grad
+    return grad.to(device)
+
+
 def _accumulate(buffer, i, grad):
     if grad is None:
         return
@@ -227,6 +241,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
             for (nxt, nr), g in zip(node.next_functions, in_grads):
                 if nxt is None or (pruned and nxt not in needed):
                     continue
+                if g is not None and not g._shape:
+                    g = _on_input_device(nxt, nr, g)
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * _n_outputs(nxt)
