@@ -1,5 +1,7 @@
 """Gradients of an op's value arguments, compared with PyTorch: a 0-d tensor filled into many
-places (index_fill with a repeated index gets each place once)."""
+places (index_fill with a repeated index gets each place once), and a 0-d cpu tensor that joins
+an op on an OpenCL device (its gradient comes back to the cpu); forward AD's refusal of complex
+primals."""
 
 from __future__ import annotations
 
@@ -71,3 +73,11 @@ def test_cpu_scalar_second_derivative(cl_device):
     assert g.device == "cpu" and g.item() == 3.0  # 2 v sum(x)
     g.backward()
     assert v.grad.device == "cpu" and v.grad.item() == 6.0
+
+
+def test_forward_ad_of_a_complex_primal_says_it_is_not_supported():
+    # it said "Expected primal to be floating point or complex, but got: complex64"
+    import clgrad.autograd.forward_ad as fw
+
+    with fw.dual_level(), pytest.raises(NotImplementedError, match="complex primal"):
+        fw.make_dual(clgrad.tensor([1j]), clgrad.tensor([1j]))

@@ -100,6 +100,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "enter_dual_level() first."
         )
     for what, t in (("primal", tensor), ("tangent", tangent)):
+        if t.is_complex():  # (tangents come from reverse passes, which need a real loss)
+            raise NotImplementedError(f"forward AD of a complex {what} is not supported")
         if not t.is_floating_point():
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {t.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
