@@ -484,6 +484,14 @@ def test_bilinear_and_normalize(device):
     check_grad(lambda a: F.normalize(a, dim=0), [randn(3, 2)], device)
 
 
+def test_bilinear_keeps_an_integer_type(device):
+    # torch's bilinear of int32 operands is int32 (its inner sum was promoted to int64)
+    a, b = clgrad.ones(2, 3, dtype=clgrad.int32, device=device), clgrad.arange(8, device=device)
+    w = clgrad.ones(5, 3, 4, dtype=clgrad.int32, device=device)
+    y = F.bilinear(a, b.reshape(2, 4).int(), w)
+    assert y.dtype == clgrad.int32 and y.tolist() == [[18] * 5, [66] * 5]
+
+
 CONV_CASES = [  # (N, C, H, W, O, k, stride, padding, dilation, groups, bias)
     (2, 3, 7, 6, 4, 3, 1, 1, 1, 1, True),
     (2, 4, 9, 8, 6, (3, 2), (2, 1), (1, 0), (2, 1), 2, False),

@@ -605,7 +605,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     >>> y.shape, y[0, 0].item()
     (clgrad.Size([2, 5]), 12.0)
     """
-    y = ((input1.unsqueeze(-2).unsqueeze(-2) @ weight).squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
+    terms = (input1.unsqueeze(-2).unsqueeze(-2) @ weight).squeeze(-2) * input2.unsqueeze(-2)
+    y = terms.sum(-1, dtype=terms.dtype)  # (an integer sum stays in its type, as torch's)
     return y if bias is None else y + bias
 
 
