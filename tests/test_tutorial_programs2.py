@@ -2134,6 +2134,315 @@ print(F.unfold(x, kernel_size=4, stride=4).shape, F.fold(F.unfold(x, 4, stride=4
 """
 
 
+CUSTOM_FUNCTION_EXTENSIONS = """
+import torch
+from torch.autograd import Function
+from torch.autograd.function import once_differentiable
+import torch.func
+class MyCube(Function):
+    @staticmethod
+    def forward(x):
+        result = x ** 3
+        dx = 3 * x ** 2
+        return result, dx
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        result, dx = output
+        ctx.save_for_backward(x, dx)
+    @staticmethod
+    def backward(ctx, grad_output, grad_dx):
+        x, dx = ctx.saved_tensors
+        result = grad_output * dx + grad_dx * 6 * x
+        return result
+    @staticmethod
+    def vmap(info, in_dims, x):
+        x_bdim, = in_dims
+        x = x.movedim(x_bdim, 0)
+        result = MyCube.apply(x)
+        return result, (0, 0)
+def my_cube(x):
+    result, _ = MyCube.apply(x)
+    return result
+x = torch.randn(3, requires_grad=True)
+print(torch.func.grad(lambda x: my_cube(x).sum())(x))
+print(torch.func.grad(torch.func.grad(lambda x: my_cube(x)))(torch.tensor(1.5)))
+print(torch.vmap(my_cube)(torch.arange(6.).view(2, 3)))
+y = my_cube(x); gx, = torch.autograd.grad(y.sum(), x, create_graph=True); gx.sum().backward()
+print(x.grad)
+class MySort(Function):
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(x, dim):
+        idx = x.argsort(dim)
+        result = x.gather(dim, idx)
+        return result, idx
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, dim = inputs
+        _, idx = output
+        ctx.mark_non_differentiable(idx)
+        ctx.save_for_backward(idx)
+        ctx.dim = dim
+    @staticmethod
+    def backward(ctx, grad_output, _0):
+        idx, = ctx.saved_tensors
+        return torch.zeros_like(grad_output).scatter_(ctx.dim, idx, grad_output), None
+z = torch.tensor([[3., 1., 2.], [0., 5., 4.]], requires_grad=True)
+r, idx = MySort.apply(z, 1)
+(r * torch.arange(3.)).sum().backward()
+print(r, idx.requires_grad, z.grad)
+print(torch.vmap(lambda t: MySort.apply(t, 0)[0])(z.detach()))
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, i):
+        result = i.exp()
+        ctx.save_for_backward(result)
+        return result
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        result, = ctx.saved_tensors
+        return grad_output * result
+a = torch.tensor([0.5, 1.0], requires_grad=True)
+Exp.apply(a).sum().backward(); print(a.grad)
+g, = torch.autograd.grad(Exp.apply(a).sum(), a, create_graph=True)
+try:
+    g.sum().backward()
+except RuntimeError as e:
+    print("RuntimeError", "once_differentiable" in str(e) or "double backward" in str(e) or "does not require grad" in str(e))
+# saved tensors hooks
+packed = []
+def pack_hook(t):
+    packed.append(tuple(t.shape))
+    return t.clone()
+def unpack_hook(t):
+    return t
+w = torch.randn(4, requires_grad=True)
+with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+    out = (w * w).sin().sum()
+out.backward()
+print(len(packed) > 0, w.grad.shape)
+with torch.autograd.graph.save_on_cpu(pin_memory=False):
+    out2 = (w.exp() * w).sum()
+out2.backward(); print(w.grad.sum().item())
+# anomaly detection and gradcheck
+from torch.autograd import gradcheck
+inp = torch.randn(4, dtype=torch.double, requires_grad=True)
+print(gradcheck(lambda t: Exp.apply(t), (inp,), eps=1e-6, atol=1e-4))
+with torch.autograd.set_detect_anomaly(True):
+    q = torch.tensor([1.0, 2.0], requires_grad=True)
+    (q * 2).sum().backward()
+print(q.grad, torch.is_anomaly_enabled())
+# hooks on tensors
+v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+h = v.register_hook(lambda grad: grad * 2)
+(v ** 2).sum().backward(); print(v.grad); h.remove()
+u = v * 3; u.retain_grad(); u.sum().backward(); print(u.grad, v.grad)
+v.register_post_accumulate_grad_hook(lambda p: print("accumulated", p.grad))
+(v * 1).sum().backward()
+"""
+
+
+COMPLEX_FFT_AND_MODULE_API = """
+import torch
+import torch.nn as nn
+x = torch.randn(2, 3, dtype=torch.cfloat)
+print(x.dtype, x.real.shape, torch.view_as_real(x).shape)
+y = torch.tensor([[1 + 2j, 3 - 1j], [0.5j, -2]])
+print(y.abs(), y.angle(), y.conj(), y @ y.mH, torch.linalg.eigvalsh(torch.tensor([[2., 1.], [1., 3.]])))
+z = torch.randn(4, dtype=torch.cfloat, requires_grad=True)
+loss = (z * z.conj()).real.sum()
+loss.backward(); print(z.grad)
+sig = torch.sin(torch.linspace(0, 8 * 3.14159265, 64)) + 0.5 * torch.cos(torch.linspace(0, 20 * 3.14159265, 64))
+spec = torch.fft.rfft(sig)
+print(spec.shape, spec.abs().argmax().item(), torch.fft.irfft(spec, n=64).sub(sig).abs().max().item() < 1e-5)
+print(torch.fft.fftfreq(8), torch.fft.fftshift(torch.arange(6)))
+st = torch.stft(sig, n_fft=16, hop_length=4, window=torch.hann_window(16), return_complex=True)
+print(st.shape, st.abs().sum().item())
+print(torch.istft(st, n_fft=16, hop_length=4, window=torch.hann_window(16), length=64).sub(sig).abs().max().item() < 1e-4)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleDict({"a": nn.Linear(3, 4), "b": nn.Linear(4, 2)})
+        self.extra = nn.ParameterList([nn.Parameter(torch.ones(2)), nn.Parameter(torch.zeros(2))])
+        self.pdict = nn.ParameterDict({"scale": nn.Parameter(torch.tensor(2.0))})
+        self.register_buffer("running", torch.zeros(2))
+        self.register_buffer("tmp", torch.ones(1), persistent=False)
+        self.layers = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    def forward(self, x):
+        x = self.layers[0](self.blocks["a"](x))
+        x = self.layers[1](self.blocks["b"](x))
+        return x * self.pdict["scale"] + self.extra[0] + self.extra[1]
+net = Net()
+print(sorted(net.state_dict()), [n for n, _ in net.named_modules()])
+print(net.extra, net.pdict)
+print(net)
+sd = net.state_dict(); del sd["running"]; sd["bogus"] = torch.zeros(1)
+res = net.load_state_dict(sd, strict=False)
+print(res.missing_keys, res.unexpected_keys)
+try:
+    net.load_state_dict(sd)
+except RuntimeError as e:
+    print(str(e).splitlines()[0])
+def init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.constant_(m.weight, 0.1); nn.init.zeros_(m.bias)
+net.apply(init)
+print(net(torch.ones(2, 3)))
+net.blocks["c"] = nn.Identity(); net.extra.append(nn.Parameter(torch.ones(1)))
+print(len(list(net.parameters())), sum(p.numel() for p in net.parameters()), net.get_submodule("blocks.a"), net.get_parameter("pdict.scale").item())
+net.requires_grad_(False); print(any(p.requires_grad for p in net.parameters()))
+print(net.half().blocks.a.weight.dtype, net.float().running.dtype, net.double().extra[0].dtype)
+print(nn.Sequential(nn.Linear(2, 2), nn.ReLU())[0:1], len(nn.Sequential(*[nn.Identity()] * 3)))
+"""
+
+
+SEQ2SEQ_TRANSLATION = """
+import random
+import torch
+import torch.nn as nn
+from torch import optim
+import torch.nn.functional as F
+device = torch.device(DEVICE)
+SOS_token = 0
+EOS_token = 1
+MAX_LENGTH = 6
+class EncoderRNN(nn.Module):
+    def __init__(self, input_size, hidden_size, dropout_p=0.0):
+        super(EncoderRNN, self).__init__()
+        self.hidden_size = hidden_size
+        self.embedding = nn.Embedding(input_size, hidden_size)
+        self.gru = nn.GRU(hidden_size, hidden_size, batch_first=True)
+        self.dropout = nn.Dropout(dropout_p)
+    def forward(self, input):
+        embedded = self.dropout(self.embedding(input))
+        output, hidden = self.gru(embedded)
+        return output, hidden
+class BahdanauAttention(nn.Module):
+    def __init__(self, hidden_size):
+        super(BahdanauAttention, self).__init__()
+        self.Wa = nn.Linear(hidden_size, hidden_size)
+        self.Ua = nn.Linear(hidden_size, hidden_size)
+        self.Va = nn.Linear(hidden_size, 1)
+    def forward(self, query, keys):
+        scores = self.Va(torch.tanh(self.Wa(query) + self.Ua(keys)))
+        scores = scores.squeeze(2).unsqueeze(1)
+        weights = F.softmax(scores, dim=-1)
+        context = torch.bmm(weights, keys)
+        return context, weights
+class AttnDecoderRNN(nn.Module):
+    def __init__(self, hidden_size, output_size, dropout_p=0.0):
+        super(AttnDecoderRNN, self).__init__()
+        self.embedding = nn.Embedding(output_size, hidden_size)
+        self.attention = BahdanauAttention(hidden_size)
+        self.gru = nn.GRU(2 * hidden_size, hidden_size, batch_first=True)
+        self.out = nn.Linear(hidden_size, output_size)
+        self.dropout = nn.Dropout(dropout_p)
+    def forward(self, encoder_outputs, encoder_hidden, target_tensor=None):
+        batch_size = encoder_outputs.size(0)
+        decoder_input = torch.empty(batch_size, 1, dtype=torch.long, device=device).fill_(SOS_token)
+        decoder_hidden = encoder_hidden
+        decoder_outputs = []
+        attentions = []
+        for i in range(MAX_LENGTH):
+            decoder_output, decoder_hidden, attn_weights = self.forward_step(decoder_input, decoder_hidden, encoder_outputs)
+            decoder_outputs.append(decoder_output)
+            attentions.append(attn_weights)
+            if target_tensor is not None:
+                decoder_input = target_tensor[:, i].unsqueeze(1)
+            else:
+                _, topi = decoder_output.topk(1)
+                decoder_input = topi.squeeze(-1).detach()
+        decoder_outputs = torch.cat(decoder_outputs, dim=1)
+        decoder_outputs = F.log_softmax(decoder_outputs, dim=-1)
+        attentions = torch.cat(attentions, dim=1)
+        return decoder_outputs, decoder_hidden, attentions
+    def forward_step(self, input, hidden, encoder_outputs):
+        embedded = self.dropout(self.embedding(input))
+        query = hidden.permute(1, 0, 2)
+        context, attn_weights = self.attention(query, encoder_outputs)
+        input_gru = torch.cat((embedded, context), dim=2)
+        output, hidden = self.gru(input_gru, hidden)
+        output = self.out(output)
+        return output, hidden, attn_weights
+n_words_in, n_words_out, hidden_size, batch_size = 12, 10, 16, 4
+pairs = [([random.randrange(2, n_words_in) for _ in range(random.randint(2, MAX_LENGTH - 1))], [random.randrange(2, n_words_out) for _ in range(random.randint(2, MAX_LENGTH - 1))]) for _ in range(8)]
+import numpy as np
+input_ids = np.zeros((len(pairs), MAX_LENGTH), dtype=np.int32)
+target_ids = np.zeros((len(pairs), MAX_LENGTH), dtype=np.int32)
+for idx, (inp, tgt) in enumerate(pairs):
+    inp = inp + [EOS_token]; tgt = tgt + [EOS_token]
+    input_ids[idx, :len(inp)] = inp
+    target_ids[idx, :len(tgt)] = tgt
+from torch.utils.data import TensorDataset, DataLoader, RandomSampler
+train_data = TensorDataset(torch.LongTensor(input_ids).to(device), torch.LongTensor(target_ids).to(device))
+train_sampler = RandomSampler(train_data)
+train_dataloader = DataLoader(train_data, sampler=train_sampler, batch_size=batch_size)
+encoder = EncoderRNN(n_words_in, hidden_size).to(device)
+decoder = AttnDecoderRNN(hidden_size, n_words_out).to(device)
+encoder_optimizer = optim.Adam(encoder.parameters(), lr=0.01)
+decoder_optimizer = optim.Adam(decoder.parameters(), lr=0.01)
+criterion = nn.NLLLoss()
+for epoch in range(3):
+    total_loss = 0
+    for data in train_dataloader:
+        input_tensor, target_tensor = data
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        encoder_outputs, encoder_hidden = encoder(input_tensor)
+        decoder_outputs, _, _ = decoder(encoder_outputs, encoder_hidden, target_tensor)
+        loss = criterion(decoder_outputs.view(-1, decoder_outputs.size(-1)), target_tensor.view(-1))
+        loss.backward()
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+        total_loss += loss.item()
+    print(epoch, total_loss / len(train_dataloader))
+with torch.no_grad():
+    input_tensor = torch.LongTensor(input_ids[:2]).to(device)
+    encoder_outputs, encoder_hidden = encoder(input_tensor)
+    decoder_outputs, decoder_hidden, decoder_attn = decoder(encoder_outputs, encoder_hidden)
+    _, topi = decoder_outputs.topk(1)
+    decoded_ids = topi.squeeze()
+    print(decoded_ids.tolist(), decoder_attn.shape, decoder_attn.sum(-1).mean().item())
+"""
+
+
+COMPILE_AND_RESUME = """
+import torch
+import torch.nn as nn
+device = DEVICE
+model = nn.Sequential(nn.Linear(8, 16), nn.SiLU(), nn.Linear(16, 1)).to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
+scaler = torch.amp.GradScaler(enabled=False)
+cmodel = torch.compile(model, backend="eager")
+x = torch.randn(32, 8).to(device); y = torch.randn(32, 1).to(device)
+@torch.compile(backend="eager")
+def loss_fn(pred, target):
+    return torch.nn.functional.huber_loss(pred, target, delta=0.5)
+for step in range(3):
+    opt.zero_grad()
+    loss = loss_fn(cmodel(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt); scaler.update(); sched.step()
+    print(step, loss.item(), sched.get_last_lr()[0])
+ckpt = {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "scaler": scaler.state_dict(), "step": 3}
+torch.save(ckpt, "resume.pt")
+model2 = nn.Sequential(nn.Linear(8, 16), nn.SiLU(), nn.Linear(16, 1)).to(device)
+opt2 = torch.optim.Adam(model2.parameters(), lr=1e-2)
+sched2 = torch.optim.lr_scheduler.CosineAnnealingLR(opt2, T_max=10)
+c = torch.load("resume.pt", map_location=device, weights_only=True)
+model2.load_state_dict(c["model"]); opt2.load_state_dict(c["opt"]); sched2.load_state_dict(c["sched"])
+print(c["step"], sched2.last_epoch, opt2.param_groups[0]["lr"], float(opt2.state_dict()["state"][0]["step"]))
+for m, o, s in ((model, opt, sched), (model2, opt2, sched2)):
+    o.zero_grad(); l = nn.functional.mse_loss(m(x), y); l.backward(); o.step(); s.step()
+    print(l.item(), s.get_last_lr()[0])
+print(all(torch.equal(a, b) for a, b in zip(model.parameters(), model2.parameters())))
+print(torch._dynamo.is_compiling(), list(cmodel.state_dict())[:1])
+"""
+
+
 PROGRAMS = {
     name.lower(): value
     for name, value in dict(globals()).items()
@@ -2147,7 +2456,9 @@ def test_program_on_cpu(name, tmp_path):
     compare(PROGRAMS[name], "cpu", tmp_path, **TOLERANCE.get(name, {}))
 
 
-@pytest.mark.parametrize("name", ["forward_forward", "ema_and_swa", "super_resolution"])
+@pytest.mark.parametrize(
+    "name", ["forward_forward", "ema_and_swa", "super_resolution", "seq2seq_translation"]
+)
 def test_program_on_opencl(name, tmp_path, cl_device):
     compare(PROGRAMS[name], cl_device, tmp_path, **TOLERANCE.get(name, {}))
 
