@@ -918,6 +918,15 @@ def grid_sampler(
     )  # fmt: skip
 
 
+def _grid_sampler_nd(rank, input, grid, interpolation_mode, padding_mode, align_corners):
+    if input.dim() != rank or grid.dim() != rank:
+        raise RuntimeError(
+            f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, "
+            f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def grid_sampler_2d(
     input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
 ) -> Tensor:
@@ -927,12 +936,20 @@ def grid_sampler_2d(
     >>> clgrad.grid_sampler_2d(clgrad.ones(1, 1, 2, 2), clgrad.zeros(1, 1, 1, 2), 0, 0, False)
     tensor([[[[1.]]]])
     """
-    if input.dim() != 4 or grid.dim() != 4:
-        raise RuntimeError(
-            "grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
-            f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
-        )
-    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    return _grid_sampler_nd(4, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
+    """``torch.grid_sampler_3d``: ``grid_sampler`` of a 5-D ``input`` and ``grid`` (trilinear or
+    nearest), with ATen's RuntimeError for any other rank.
+
+    >>> x = clgrad.ones(1, 1, 2, 2, 2)
+    >>> clgrad.grid_sampler_3d(x, clgrad.zeros(1, 1, 1, 1, 3), 0, 0, False)
+    tensor([[[[[1.]]]]])
+    """
+    return _grid_sampler_nd(5, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
@@ -953,6 +970,7 @@ __all__ += [
     "frobenius_norm",
     "grid_sampler",
     "grid_sampler_2d",
+    "grid_sampler_3d",
     "gru_cell",
     "index_put_",
     "lstm_cell",

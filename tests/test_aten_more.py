@@ -277,6 +277,8 @@ MORE_CASES = {
     "grid_sampler-nearest-border": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 1, 1, True),
     "grid_sampler-reflection": (_a(1, 2, 4, 5), _a(1, 3, 2, 2), 0, 2, False),
     "grid_sampler_2d": (_a(1, 2, 4, 5), _a(1, 3, 2, 2) / 2, 0, 1, True),
+    "grid_sampler_3d": (_a(1, 2, 3, 4, 5), _a(1, 2, 3, 2, 3) / 2, 0, 2, False),
+    "grid_sampler_3d-nearest": (_a(1, 2, 3, 4, 5), _a(1, 2, 3, 2, 3), 1, 1, True),
     "affine_grid_generator": (_a(2, 2, 3), [2, 1, 3, 4], False),
 }
 
@@ -559,14 +561,20 @@ def test_histogramdd_errors(device):
             lib.histogramdd(lib.ones(3, 2, dtype=lib.int64, device=dev), bins=2)
 
 
-def test_grid_sampler_2d_refuses_other_ranks(device):
+def test_grid_sampler_2d_and_3d_refuse_other_ranks(device):
     messages = []
     for lib, dev in ((torch, "cpu"), (clgrad, device)):
         volume, grid = lib.ones(1, 1, 2, 2, 2, device=dev), lib.zeros(1, 1, 1, 1, 3, device=dev)
-        with pytest.raises(RuntimeError) as caught:
-            lib.grid_sampler_2d(volume, grid, 0, 0, False)
-        messages.append(str(caught.value))
-    assert messages[0] == messages[1]
+        image, flat_grid = lib.ones(1, 1, 2, 2, device=dev), lib.zeros(1, 1, 1, 2, device=dev)
+        for sampler, args in (
+            (lib.grid_sampler_2d, (volume, grid, 0)),
+            (lib.grid_sampler_3d, (image, flat_grid, 0)),
+            (lib.grid_sampler_3d, (volume, grid, 2)),  # bicubic: 4-D only
+        ):
+            with pytest.raises(RuntimeError) as caught:
+                sampler(*args, 0, False)
+            messages.append(str(caught.value))
+    assert messages[:3] == messages[3:]
 
 
 def test_aten_batch_norms_take_what_functional_refuses():
