@@ -90,6 +90,16 @@ def _level(level: int | None) -> list[_Dual] | None:
     return _levels[index] if 0 <= index < len(_levels) else None
 
 
+def _check_tangent_size(tensor, tangent) -> None:
+    """PyTorch's refusal of a tangent whose shape is not its primal's."""
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}."
+        )
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """``tensor`` with ``tangent`` as its forward gradient at the current level, as
     ``torch.autograd.forward_ad.make_dual``; gradients still flow back to ``tensor``."""
@@ -104,12 +114,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             raise NotImplementedError(f"forward AD of a complex {what} is not supported")
         if not t.is_floating_point():
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {t.dtype}")
-    if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}."
-        )
+    _check_tangent_size(tensor, tangent)
     seed = tensor.detach().new_zeros(tensor.shape).requires_grad_(True)
     with enable_grad():
         dual = tensor + seed
@@ -209,12 +214,7 @@ def _output_tangents(cls, ctx, node, args, tangents, outputs):
             )
         if not isinstance(t, Tensor):
             raise TypeError(f"jvp must return Tensors or None, got {type(t).__name__}")
-        if tuple(t.shape) != tuple(o.shape):
-            raise RuntimeError(
-                "Trying to set a forward gradient that has a different size than that of the "
-                f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} "
-                f"while the given forward gradient is of size {list(t.shape)}."
-            )
+        _check_tangent_size(o, t)
         seed = o.detach().new_zeros(o.shape).requires_grad_(True)
         node.next_functions += ((grad_accumulator(seed), 0),)
         node.seeded += (i,)
