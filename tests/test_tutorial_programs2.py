@@ -4,8 +4,8 @@ loop counts cut), run with torch and with ``import clgrad as torch``; the printo
 
 The harness is tests/test_tutorial_programs.py's, with more of torch's random draws fed from
 the shared NumPy numbers: ``multinomial`` (Categorical.sample), ``randperm`` (the shuffling
-DataLoader's sampler, whose pass draws as clgrad's does), ``bernoulli``, ``randn_like`` and
-``rand_like``, each drawn with clgrad's own method, so both runs sample the same values. A
+DataLoader's sampler, whose pass draws as clgrad's does), ``bernoulli``, ``normal`` (Normal.sample),
+``randn_like`` and ``rand_like``, each drawn with clgrad's own method, so both runs sample the same values. A
 shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``torch``.
 """
 
@@ -68,6 +68,13 @@ def more_random_numbers(lib, seed=0):
             with torch.no_grad():
                 return self.copy_((torch.rand(self.shape) < p).to(self.dtype))
 
+        def normal(mean=0.0, std=1.0, size=None, *, generator=None, **kw):
+            tensors = [t for t in (mean, std) if isinstance(t, torch.Tensor)]
+            if not tensors:
+                return torch.randn(size, **kw) * std + mean
+            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+            return (torch.randn(shape, dtype=tensors[0].dtype) * std + mean).detach()
+
         def randn_like(t, **kw):
             return torch.randn(t.shape, dtype=kw.get("dtype") or t.dtype)
 
@@ -85,7 +92,7 @@ def more_random_numbers(lib, seed=0):
             return iter(order[: self.num_samples])
 
         torch.multinomial, torch.randperm, torch.bernoulli = multinomial, randperm, bernoulli
-        torch.randn_like, torch.rand_like = randn_like, rand_like
+        torch.randn_like, torch.rand_like, torch.normal = randn_like, rand_like, normal
         torch.Tensor.multinomial, torch.Tensor.bernoulli = multinomial, bernoulli
         torch.Tensor.bernoulli_ = bernoulli_
         RandomSampler.__iter__ = sampler_iter
@@ -99,7 +106,7 @@ def more_random_numbers(lib, seed=0):
             RandomSampler.__iter__ = saved_iter
 
 
-SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like")
+SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like", "normal")
 _same_random_numbers = base.same_random_numbers
 
 
@@ -2440,6 +2447,86 @@ for m, o, s in ((model, opt, sched), (model2, opt2, sched2)):
     print(l.item(), s.get_last_lr()[0])
 print(all(torch.equal(a, b) for a, b in zip(model.parameters(), model2.parameters())))
 print(torch._dynamo.is_compiling(), list(cmodel.state_dict())[:1])
+"""
+
+
+SAC_DISTRIBUTIONS_AND_OPTIMIZERS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributions import Normal, Independent, MultivariateNormal, TransformedDistribution, MixtureSameFamily, Categorical, kl_divergence
+from torch.distributions.transforms import TanhTransform, AffineTransform, ComposeTransform
+LOG_STD_MIN, LOG_STD_MAX = -5, 2
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 32); self.fc_mean = nn.Linear(32, 2); self.fc_logstd = nn.Linear(32, 2)
+        self.register_buffer("action_scale", torch.tensor([2.0, 1.0]))
+        self.register_buffer("action_bias", torch.tensor([0.0, 0.5]))
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        mean = self.fc_mean(x)
+        log_std = torch.tanh(self.fc_logstd(x))
+        log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1)
+        return mean, log_std
+    def get_action(self, x):
+        mean, log_std = self(x)
+        std = log_std.exp()
+        normal = torch.distributions.Normal(mean, std)
+        x_t = normal.rsample()
+        y_t = torch.tanh(x_t)
+        action = y_t * self.action_scale + self.action_bias
+        log_prob = normal.log_prob(x_t)
+        log_prob -= torch.log(self.action_scale * (1 - y_t.pow(2)) + 1e-6)
+        log_prob = log_prob.sum(1, keepdim=True)
+        mean = torch.tanh(mean) * self.action_scale + self.action_bias
+        return action, log_prob, mean
+actor = Actor()
+log_alpha = torch.zeros(1, requires_grad=True)
+a_opt = torch.optim.Adam([log_alpha], lr=1e-2)
+opt = torch.optim.Adam(list(actor.parameters()), lr=3e-4)
+obs = torch.randn(8, 3)
+for it in range(3):
+    action, log_pi, _ = actor.get_action(obs)
+    alpha = log_alpha.exp().item()
+    actor_loss = ((alpha * log_pi) - action.sum(1, keepdim=True)).mean()
+    opt.zero_grad(); actor_loss.backward(); opt.step()
+    with torch.no_grad():
+        _, log_pi, _ = actor.get_action(obs)
+    alpha_loss = (-log_alpha.exp() * (log_pi + -2.0)).mean()
+    a_opt.zero_grad(); alpha_loss.backward(); a_opt.step()
+    print(it, actor_loss.item(), alpha_loss.item(), log_alpha.item())
+mean, log_std = actor(obs)
+base = Independent(Normal(mean, log_std.exp()), 1)
+squashed = TransformedDistribution(base, [TanhTransform(cache_size=1), AffineTransform(actor.action_bias, actor.action_scale)])
+s = squashed.rsample()
+print(s.shape, squashed.log_prob(s).shape, base.entropy().sum().item(), squashed.batch_shape, squashed.event_shape)
+mvn = MultivariateNormal(torch.zeros(2), scale_tril=torch.tensor([[1.0, 0.0], [0.5, 0.8]]))
+print(mvn.log_prob(torch.tensor([0.3, -0.2])).item(), mvn.entropy().item(), mvn.covariance_matrix, mvn.rsample((3,)).shape)
+mix = MixtureSameFamily(Categorical(logits=torch.tensor([0.1, 0.5])), Normal(torch.tensor([-1.0, 2.0]), torch.tensor([0.5, 1.0])))
+print(mix.log_prob(torch.tensor([0.0, 1.5])), mix.mean.item(), mix.variance.item(), mix.sample((4,)).shape)
+print(kl_divergence(Normal(0.0, 1.0), Normal(1.0, 2.0)).item(), kl_divergence(mvn, MultivariateNormal(torch.ones(2), torch.eye(2))).item())
+model = nn.Linear(4, 2)
+x = torch.randn(16, 4); y = torch.randn(16, 2)
+for name, ctor in [("RMSprop", lambda p: torch.optim.RMSprop(p, lr=1e-2, centered=True, momentum=0.5, weight_decay=1e-3)),
+                   ("Adagrad", lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1)),
+                   ("NAdam", lambda p: torch.optim.NAdam(p, lr=1e-2, decoupled_weight_decay=True, weight_decay=0.01)),
+                   ("RAdam", lambda p: torch.optim.RAdam(p, lr=1e-2, decoupled_weight_decay=True, weight_decay=0.01)),
+                   ("Adamax", lambda p: torch.optim.Adamax(p, lr=1e-2)),
+                   ("ASGD", lambda p: torch.optim.ASGD(p, lr=1e-2, t0=1)),
+                   ("Rprop", lambda p: torch.optim.Rprop(p, lr=1e-2)),
+                   ("Adadelta", lambda p: torch.optim.Adadelta(p, lr=1.0, rho=0.8)),
+                   ("AdamW", lambda p: torch.optim.AdamW(p, lr=1e-2, amsgrad=True, maximize=False)),
+                   ("SGD", lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, dampening=0.1, nesterov=False))]:
+    m = nn.Linear(4, 2)
+    m.load_state_dict(model.state_dict())
+    o = ctor([m.weight])
+    o.add_param_group({"params": [m.bias], "lr": 5e-3})
+    for i in range(4):
+        o.zero_grad()
+        l = F.mse_loss(m(x), y); l.backward(); o.step()
+    sd = o.state_dict()
+    print(name, l.item(), m.bias.detach().tolist(), sorted(sd["state"][0]), len(sd["param_groups"]))
 """
 
 
