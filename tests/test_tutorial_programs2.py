@@ -3,7 +3,7 @@
 loop counts cut), run with torch and with ``import clgrad as torch``; the printouts must agree.
 
 The harness is tests/test_tutorial_programs.py's, with more of torch's random draws fed from
-the shared NumPy numbers: ``multinomial`` (Categorical.sample), ``randperm`` (the shuffling
+the shared NumPy numbers: ``multinomial`` (Categorical.sample), ``randperm`` (random_split's, and the shuffling
 DataLoader's sampler, whose pass draws as clgrad's does), ``bernoulli``, ``normal`` (Normal.sample),
 ``randn_like`` and ``rand_like``, each drawn with clgrad's own method, so both runs sample the same values. A
 shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``torch``.
@@ -11,8 +11,11 @@ shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``tor
 
 import collections
 import contextlib
+import importlib
 import math
+import pkgutil
 import re
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -96,6 +99,8 @@ def more_random_numbers(lib, seed=0):
         torch.Tensor.multinomial, torch.Tensor.bernoulli = multinomial, bernoulli
         torch.Tensor.bernoulli_ = bernoulli_
         RandomSampler.__iter__ = sampler_iter
+        split_module = sys.modules["torch.utils.data.dataset"]  # random_split's own randperm
+        saved_split_randperm, split_module.randperm = split_module.randperm, randperm
         try:
             yield
         finally:
@@ -104,14 +109,25 @@ def more_random_numbers(lib, seed=0):
             for n, f in saved_methods.items():
                 setattr(torch.Tensor, n, f)
             RandomSampler.__iter__ = saved_iter
+            split_module.randperm = saved_split_randperm
 
 
 SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like", "normal")
 _same_random_numbers = base.same_random_numbers
 
 
+def _import_all_of_clgrad():
+    """Every clgrad module, imported: the harness maps ``torch.<path>`` to ``clgrad.<path>`` for
+    the modules loaded, and a program's ``from torch.utils.data.dataset import random_split``
+    must not reach torch's own module left loaded by the torch run."""
+    for info in pkgutil.walk_packages(clgrad.__path__, prefix="clgrad."):
+        if info.name != "clgrad.__main__":
+            importlib.import_module(info.name)
+
+
 def compare(source, device="cpu", tmp_path=None, rtol=1e-3, atol=1e-4):
     """Runs ``source`` with torch on cpu and clgrad on ``device``; the printouts must agree."""
+    _import_all_of_clgrad()
     with _draws_shared():
         want = base.run_program(source, torch, "cpu", tmp_path)
         got = base.run_program(source, clgrad, device, tmp_path)
@@ -2527,6 +2543,100 @@ for name, ctor in [("RMSprop", lambda p: torch.optim.RMSprop(p, lr=1e-2, centere
         l = F.mse_loss(m(x), y); l.backward(); o.step()
     sd = o.state_dict()
     print(name, l.item(), m.bias.detach().tolist(), sorted(sd["state"][0]), len(sd["param_groups"]))
+"""
+
+
+TEXT_CLASSIFICATION_EMBEDDING_BAG = """
+import time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from torch.utils.data.dataset import random_split
+device = torch.device(DEVICE)
+vocab = {w: i for i, w in enumerate("<unk> the a stock market rose fell team won lost game new phone chip launched".split())}
+def text_pipeline(x):
+    return [vocab.get(w, 0) for w in x.lower().split()]
+def label_pipeline(x):
+    return int(x) - 1
+train_iter = [(1, "the stock market rose"), (2, "the team won the game"), (3, "a new phone launched"), (1, "stock market fell"), (2, "team lost a game"), (3, "new chip launched"), (1, "the market rose again"), (2, "the game was won")] * 3
+def collate_batch(batch):
+    label_list, text_list, offsets = [], [], [0]
+    for _label, _text in batch:
+        label_list.append(label_pipeline(_label))
+        processed_text = torch.tensor(text_pipeline(_text), dtype=torch.int64)
+        text_list.append(processed_text)
+        offsets.append(processed_text.size(0))
+    label_list = torch.tensor(label_list, dtype=torch.int64)
+    offsets = torch.tensor(offsets[:-1]).cumsum(dim=0)
+    text_list = torch.cat(text_list)
+    return label_list.to(device), text_list.to(device), offsets.to(device)
+class TextClassificationModel(nn.Module):
+    def __init__(self, vocab_size, embed_dim, num_class):
+        super(TextClassificationModel, self).__init__()
+        self.embedding = nn.EmbeddingBag(vocab_size, embed_dim, sparse=False)
+        self.fc = nn.Linear(embed_dim, num_class)
+        self.init_weights()
+    def init_weights(self):
+        initrange = 0.5
+        self.embedding.weight.data.uniform_(-initrange, initrange)
+        self.fc.weight.data.uniform_(-initrange, initrange)
+        self.fc.bias.data.zero_()
+    def forward(self, text, offsets):
+        embedded = self.embedding(text, offsets)
+        return self.fc(embedded)
+num_class = 3
+model = TextClassificationModel(len(vocab), 8, num_class).to(device)
+EPOCHS = 3
+LR = 5
+BATCH_SIZE = 4
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.1)
+train_dataset = list(train_iter)
+num_train = int(len(train_dataset) * 0.75)
+split_train_, split_valid_ = random_split(train_dataset, [num_train, len(train_dataset) - num_train])
+train_dataloader = DataLoader(split_train_, batch_size=BATCH_SIZE, shuffle=True, collate_fn=collate_batch)
+valid_dataloader = DataLoader(split_valid_, batch_size=BATCH_SIZE, shuffle=False, collate_fn=collate_batch)
+def train(dataloader):
+    model.train()
+    total_acc, total_count = 0, 0
+    for idx, (label, text, offsets) in enumerate(dataloader):
+        optimizer.zero_grad()
+        predicted_label = model(text, offsets)
+        loss = criterion(predicted_label, label)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        optimizer.step()
+        total_acc += (predicted_label.argmax(1) == label).sum().item()
+        total_count += label.size(0)
+    return total_acc / total_count, loss.item()
+def evaluate(dataloader):
+    model.eval()
+    total_acc, total_count = 0, 0
+    with torch.no_grad():
+        for idx, (label, text, offsets) in enumerate(dataloader):
+            predicted_label = model(text, offsets)
+            loss = criterion(predicted_label, label)
+            total_acc += (predicted_label.argmax(1) == label).sum().item()
+            total_count += label.size(0)
+    return total_acc / total_count
+total_accu = None
+for epoch in range(1, EPOCHS + 1):
+    acc, l = train(train_dataloader)
+    accu_val = evaluate(valid_dataloader)
+    if total_accu is not None and total_accu > accu_val:
+        scheduler.step()
+    else:
+        total_accu = accu_val
+    print("| end of epoch {:3d} | valid accuracy {:8.3f} | train {:.3f} loss {:.5f} lr {}".format(epoch, accu_val, acc, l, scheduler.get_last_lr()))
+def predict(text, text_pipeline):
+    with torch.no_grad():
+        text = torch.tensor(text_pipeline(text)).to(device)
+        output = model(text, torch.tensor([0]).to(device))
+        return output.argmax(1).item() + 1
+print(predict("the new phone chip", text_pipeline))
+bag = nn.EmbeddingBag(5, 3, mode="max").to(device)
+print(bag(torch.tensor([[1, 2], [3, 4]]).to(device)).shape, nn.EmbeddingBag(5, 3, mode="sum", padding_idx=0).to(device)(torch.tensor([0, 1, 2, 0]).to(device), torch.tensor([0, 2]).to(device), per_sample_weights=torch.tensor([1., 2., 3., 4.]).to(device)).sum().item())
 """
 
 
