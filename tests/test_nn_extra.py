@@ -186,6 +186,23 @@ def test_layers(fn, inputs):
     compare(fn, *inputs, layouts=C)
 
 
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_identity_affine_grid_samples_as_torch(device, align_corners):
+    # the spatial transformer tutorial's start: an identity theta, whose grid points sit on
+    # pixel centres up to their last bits; torch's rounding of the base grid (linspace, then
+    # * (n - 1) / n) decides which side of each pixel they fall on, and so theta's gradient
+    x = np.random.default_rng(0).random((1, 1, 4, 5)).astype(np.float32)
+    grads = []
+    for lib, kw in ((torch, {}), (clgrad, {"device": device})):
+        F = lib.nn.functional
+        theta = lib.tensor([[[1.0, 0, 0], [0, 1, 0]]], requires_grad=True, **kw)
+        grid = F.affine_grid(theta, (1, 1, 4, 5), align_corners=align_corners)
+        out = F.grid_sample(lib.tensor(x, **kw), grid, align_corners=align_corners)
+        (out * lib.arange(20.0, **kw).reshape(1, 1, 4, 5)).sum().backward()
+        grads.append(theta.grad.cpu().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])

@@ -24,6 +24,7 @@ from ..ops import elementwise as _E
 from ..ops import linalg as _L
 from ..ops import nn_ops as _N
 from ..ops import reduction as _R
+from ..ops import sparse as _SP
 from ..ops.autocast import autocast_op
 from ..ops.core import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from ..ops.core import TYPE_META_NAMES as _TYPE_META_NAMES
@@ -32,6 +33,7 @@ from ..ops.core import check_out as _check_out
 from ..ops.core import same_device as _same_device
 from ..ops.core import write_out as _write_out
 from ..ops.creation import arange as _arange
+from ..ops.creation import linspace as _linspace
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..ops.indexing import Gather as _Gather
@@ -2405,15 +2407,18 @@ def embedding(
     ``torch.nn.functional.embedding``: the result is ``(*input.shape, embedding_dim)``. The
     ``padding_idx`` row gets no gradient; ``max_norm`` renormalizes the looked-up rows of
     ``weight`` in place; ``scale_grad_by_freq`` divides each lookup's gradient by how often its
-    index occurs in ``input``. ``sparse`` gradients are not supported.
+    index occurs in ``input``. With ``sparse`` the weight's gradient is a sparse COO tensor of
+    the looked-up rows (see ``clgrad.ops.sparse.EmbeddingSparseFn``).
 
     >>> table = clgrad.arange(6.0).reshape(3, 2)
     >>> clgrad.nn.functional.embedding(clgrad.tensor([2, 0]), table)
     tensor([[4., 5.],
             [0., 1.]])
+    >>> _ = table.requires_grad_()
+    >>> clgrad.nn.functional.embedding(clgrad.tensor([2, 0]), table, sparse=True).sum().backward()
+    >>> table.grad.is_sparse, table.grad._indices()
+    (True, tensor([[2, 0]]))
     """
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported")
     if not isinstance(input, Tensor):
         input = _tensor(input, dtype=_D.int64, device=weight.device)
     if weight.ndim != 2:
@@ -2432,7 +2437,8 @@ def embedding(
             norm = (weight.abs() ** norm_type).sum(1) ** (1.0 / norm_type)
             scale = _E.where(hit & (norm > max_norm), max_norm / (norm + 1e-7), 1.0)
             weight.mul_(scale.unsqueeze(1).to(weight.dtype))
-    return _N.EmbeddingFn.apply(weight, input, padding_idx, scale_grad_by_freq)
+    fn = _SP.EmbeddingSparseFn if sparse else _N.EmbeddingFn
+    return fn.apply(weight, input, padding_idx, scale_grad_by_freq)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -4181,11 +4187,14 @@ _ALIGN_CORNERS_DEFAULT = (
 
 
 def _grid_coords(n, align_corners, device, dtype):
+    """ATen's linspace_from_neg_one: linspace(-1, 1, n) in theta's dtype, scaled by (n - 1) / n
+    (a multiply, then a divide) without align_corners. Rounded as ATen rounds it: the pixel
+    centres' last bits decide on which side of a pixel an identity grid falls, and so
+    grid_sample's gradient there."""
     if n <= 1:
         return _tensor([0.0] * n, dtype=dtype, device=device)
-    pos = np.arange(n, dtype=np.float64)
-    pos = pos * 2 / (n - 1) - 1 if align_corners else (pos * 2 + 1) / n - 1
-    return _tensor(pos, dtype=dtype, device=device)
+    pos = _linspace(-1, 1, n, dtype=dtype, device=device)
+    return pos if align_corners else pos * (n - 1) / n
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
@@ -4416,7 +4425,8 @@ def embedding_bag(
     """The sums, means or maxima of bags of embeddings, as
     ``torch.nn.functional.embedding_bag``: a 2-d ``input`` ``(B, L)`` is B bags of L indices;
     a 1-d one is split into bags at ``offsets``. ``per_sample_weights`` scales each looked-up
-    row ("sum" only); ``padding_idx`` entries are left out; an empty bag gives zeros.
+    row ("sum" only); ``padding_idx`` entries are left out; an empty bag gives zeros; with
+    ``sparse`` ("sum" and "mean") the weight's gradient is sparse, as ``embedding``'s.
 
     >>> table = clgrad.arange(6.0).reshape(3, 2)
     >>> F = clgrad.nn.functional
@@ -4477,7 +4487,12 @@ def embedding_bag(
         bag_of[s:e] = i
     # scale_grad_by_freq divides each looked-up row's gradient by its index's count in the whole
     # input, as the lookup of embedding() does (ATen's embedding_bag backward counts the same way)
-    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    # a sparse gradient leaves out the padding_idx lookups, as torch's (a dense one gets zeros
+    # there from the bags' sums)
+    rows = embedding(
+        flat, weight, padding_idx if sparse else None, max_norm, norm_type, scale_grad_by_freq,
+        sparse,
+    )  # fmt: skip
     member = bag_of[None, :] == np.arange(bags)[:, None]
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
