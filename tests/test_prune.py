@@ -104,3 +104,24 @@ def test_pruning_errors_match_torch():
             P.ln_structured(lib.nn.Linear(2, 2), "bias", amount=1, n=2, dim=0)
         with pytest.raises(ValueError):
             P.remove(lib.nn.Linear(2, 2), "weight")
+        with pytest.raises(AssertionError, match="importance_scores should have the same shape"):
+            P.l1_unstructured(lib.nn.Linear(2, 2), "weight", 1, importance_scores=lib.ones(3))
+
+
+def test_a_second_pruning_ranks_the_masked_values(device):
+    # ln_structured after custom_from_mask scores each channel by its masked norm, as torch's
+    # (it scored the unmasked weight_orig: other channels survived)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 1, 3, 3)).astype(np.float32)
+    mask = (rng.random((6, 1, 3, 3)) > 0.5).astype(np.float32)
+    kept = []
+    for lib, dev in ((torch, "cpu"), (clgrad, device)):
+        m = lib.nn.Conv2d(1, 6, 3).to(dev)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w))
+        P = lib.nn.utils.prune
+        P.custom_from_mask(m, "weight", lib.tensor(mask, device=dev))
+        P.l1_unstructured(m, "bias", amount=3)
+        P.ln_structured(m, "weight", amount=0.5, n=2, dim=0)
+        kept.append(m.weight_mask.sum((1, 2, 3)).tolist())
+    assert kept[0] == kept[1]

@@ -118,11 +118,14 @@ class BasePruningMethod:
                 container = PruningContainer(previous)
             container.add_pruning_method(method)
             method = container
-        orig = getattr(module, name)
+        orig = getattr(module, name)  # (pruned before: the masked tensor)
         if importance_scores is not None and tuple(importance_scores.shape) != tuple(orig.shape):
-            raise ValueError(
-                f"importance_scores should have the same shape as parameter {name} of {module}"
+            raise AssertionError(
+                f"importance_scores should have the same shape as parameter {name} of {module}, "
+                f"got {importance_scores.shape} vs {orig.shape}"
             )
+        # scored as the tensor is now, as PyTorch's: a second pruning ranks the masked values
+        scores = importance_scores if importance_scores is not None else orig
         if previous is None:  # the first pruning: the parameter becomes name_orig
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
@@ -130,7 +133,6 @@ class BasePruningMethod:
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
             orig = getattr(module, name + "_orig")
-        scores = importance_scores if importance_scores is not None else orig
         with no_grad():
             mask = method.compute_mask(scores.detach(), default_mask=default_mask)
         module.register_buffer(name + "_mask", mask)
