@@ -536,6 +536,11 @@ def _compile_switches(T):
     out.append(T.compiler.assume_constant_result(plain)(x).tolist())
     f = T.compile(lambda t: t * 3)
     out.append(f(x).tolist())
+    # how libraries tell a compiled module and reach the one under it (Hugging Face's
+    # is_compiled_module)
+    model = T.compile(T.nn.Linear(3, 1))
+    out.append(isinstance(model, T._dynamo.eval_frame.OptimizedModule))
+    out.append(isinstance(model._orig_mod, T._dynamo.eval_frame.OptimizedModule))
     return out
 
 

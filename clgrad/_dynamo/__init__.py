@@ -21,13 +21,14 @@ from .. import capture
 from ..compile import CompiledFunction
 from ..compile import compile as _compile
 from ..nn import Module
-from . import config
+from . import config, eval_frame
 
 __all__ = [
     "allow_in_graph",
     "assume_constant_result",
     "config",
     "disable",
+    "eval_frame",
     "is_compiling",
     "list_backends",
     "mark_dynamic",
