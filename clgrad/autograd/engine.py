@@ -103,7 +103,20 @@ def _on_input_device(node, nr, grad):
 def _accumulate(buffer, i, grad):
     if grad is None:
         return
-    buffer[i] = grad if buffer[i] is None else buffer[i] + grad
+    old = buffer[i]
+    if old is None:
+        buffer[i] = grad
+        return
+    try:
+        buffer[i] = old + grad
+    except TypeError:
+        # a dense gradient plus a sparse one (a sparse embedding's weight also used densely):
+        # a Tensor does not add a sparse tensor, the sparse one adds the dense (a dense sum),
+        # as torch's engine gives; a try costs nothing on the dense path
+        if isinstance(old, Tensor) and not isinstance(grad, Tensor):
+            buffer[i] = grad + old
+        else:
+            raise
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, capture=False):

@@ -154,23 +154,44 @@ class AccumulateGrad(Node):
         own = self._pre_hooks
         if own and "node_pre" in own:  # the node's pre-hooks see it after the tensor's
             (grad,) = _node_pre_hooks(self, [grad])
-        if v.grad is None:
-            if create_graph:
+        old = v._grad
+        if old is None:
+            if not isinstance(grad, Tensor):  # a sparse gradient (clgrad.ops.sparse)
+                v._grad = grad if create_graph else grad.detach().clone()
+            elif create_graph:
                 v.grad = grad
             elif _owned(grad, v):
                 v.grad = grad
             else:
                 # a copy: the same gradient tensor may reach several leaves, or be the user's
                 v.grad = grad.clone().detach()
+        elif not (isinstance(old, Tensor) and isinstance(grad, Tensor)):
+            _accumulate_sparse(v, old, grad, create_graph)
         elif create_graph:
-            v.grad = v.grad + grad
+            v.grad = old + grad
         else:
-            v.grad.add_(grad.detach())
+            old.add_(grad.detach())
         for hook in self._post_hooks:
             hook(v)
         if own and "node" in own:  # a leaf's node has no inputs: its hooks get ()
             for hook in own["node"]:
                 hook((), (grad,))
+
+
+def _accumulate_sparse(v, old, grad, create_graph):
+    """Adds ``grad`` into ``v``'s ``.grad`` where either is sparse, as PyTorch's AccumulateGrad:
+    sparse + sparse stays sparse (the entries of both), and a dense one on either side makes
+    the sum dense (a dense ``.grad`` takes a sparse one in place)."""
+    if not isinstance(grad, Tensor):
+        if isinstance(old, Tensor):  # dense .grad, sparse new
+            if create_graph:
+                v._grad = grad + old
+            else:
+                grad._add_into(old)
+        else:  # both sparse: a new tensor, the held one unchanged (another may hold it)
+            v._grad = old + (grad if create_graph else grad.detach())
+    else:  # sparse .grad, dense new: the dense sum
+        v._grad = old + (grad if create_graph else grad.detach())
 
 
 def _owned(grad, v) -> bool:

@@ -25,10 +25,14 @@ from . import creation as _creation
 from . import indexing as _indexing
 from . import sorting as _sorting
 from .movement import cat, stack
+from .nn_ops import EmbeddingFn
 
 sparse_coo = layout("sparse_coo")
 
 __all__ = ["addmm", "mm", "sparse_coo", "sum", "FloatTensor", "DoubleTensor", "LongTensor"]
+
+# torch's message for sparse + dense (only dense + sparse is defined)
+SPARSE_PLUS_DENSE = "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
 
 
 class SparseCooTensor:
@@ -50,6 +54,8 @@ class SparseCooTensor:
     def __init__(self, indices: Tensor, values: Tensor, shape, coalesced: bool = False):
         self._indices_t, self._values_t = indices, values
         self.shape = Size(shape)
+        # the autograd engine's and nodes' shape checks read a gradient's ``_shape``
+        self._shape = tuple(self.shape)
         self._coalesced = coalesced
 
     # ---- what a tensor tells about itself ---------------------------------------------------
@@ -105,6 +111,9 @@ class SparseCooTensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
     # ---- conversions ------------------------------------------------------------------------
     def _with_values(self, values: Tensor, coalesced: bool | None = None) -> SparseCooTensor:
         keep = self._coalesced if coalesced is None else coalesced
@@ -137,6 +146,23 @@ class SparseCooTensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> SparseCooTensor:
         self._values_t.requires_grad_(requires_grad)
+        return self
+
+    def detach_(self) -> SparseCooTensor:
+        self._values_t = self._values_t.detach()
+        return self
+
+    def zero_(self) -> SparseCooTensor:
+        """No entries left (``nnz`` 0), as torch zeroes a sparse tensor: what
+        ``zero_grad(set_to_none=False)`` does to a sparse gradient.
+
+        >>> s = clgrad.sparse_coo_tensor([[1]], [2.0], (3,))
+        >>> s.zero_()._nnz(), s.to_dense()
+        (0, tensor([0., 0., 0.]))
+        """
+        self._indices_t = self._indices_t[:, :0]
+        self._values_t = self._values_t.detach()[:0]
+        self._coalesced = True
         return self
 
     def coalesce(self) -> SparseCooTensor:
@@ -207,6 +233,50 @@ class SparseCooTensor:
 
     def sum(self, dim=None) -> Tensor | SparseCooTensor:
         return sum(self, dim)
+
+    def add(self, other, *, alpha=1) -> SparseCooTensor:
+        """``self + alpha * other`` for a sparse ``other`` of the same size: the entries of both,
+        uncoalesced, as torch's sparse addition. A dense ``other`` raises torch's RuntimeError
+        (``dense + sparse`` is the defined order).
+
+        >>> a = clgrad.sparse_coo_tensor([[0]], [1.0], (2,))
+        >>> a.add(clgrad.sparse_coo_tensor([[0, 1]], [1.0, 3.0], (2,)), alpha=2).to_dense()
+        tensor([3., 6.])
+        """
+        if not isinstance(other, SparseCooTensor):
+            raise RuntimeError(SPARSE_PLUS_DENSE)
+        return self + (other if alpha == 1 else other * alpha)
+
+    def add_(self, other, *, alpha=1) -> SparseCooTensor:
+        """``add`` in place: this tensor takes the sum's entries."""
+        total = self.add(other, alpha=alpha)
+        self._indices_t, self._values_t, self._coalesced = total._indices_t, total._values_t, False
+        return self
+
+    def mul_(self, other) -> SparseCooTensor:
+        """Scales the values in place by a scalar (a sparse momentum buffer's decay)."""
+        self._values_t = (self * other)._values_t
+        return self
+
+    def _gather(self, dense: Tensor) -> Tensor:
+        """The rows of ``dense`` at this tensor's entries: for a coalesced tensor, the values
+        of torch's ``dense.sparse_mask(self)`` (what sparse optimizers read of their state)."""
+        rows = math.prod(self.shape[: self.sparse_dim()])
+        flat = dense.reshape((rows, *self._values_t.shape[1:]))
+        return _indexing.index_select(flat, 0, self._linear().to(dense.device))
+
+    def _add_into(self, dense: Tensor, alpha=1) -> Tensor:
+        """Adds ``alpha * self`` into ``dense`` in place (``dense.add_(sparse)`` in torch): the
+        rows it holds, ``nnz`` row additions, not a dense tensor of its size."""
+        values = self._values_t if self.dtype is dense.dtype else self._values_t.to(dense.dtype)
+        if dense.is_contiguous():
+            rows = math.prod(self.shape[: self.sparse_dim()])
+            flat = dense.view((rows, *self._values_t.shape[1:]))
+            keys, values = self._linear().to(dense.device), values.to(dense.device)
+            flat.index_add_(0, keys, values, alpha=alpha)
+        else:  # a strided tensor: its rows are not one flat view to index
+            dense.add_(self._with_values(values).to_dense().to(dense.device), alpha=alpha)
+        return dense
 
     def __mul__(self, other) -> SparseCooTensor:
         if isinstance(other, Number) or (isinstance(other, Tensor) and other.ndim == 0):
@@ -424,3 +494,36 @@ def _legacy(dtype):
 FloatTensor = _legacy(D.float32)
 DoubleTensor = _legacy(D.float64)
 LongTensor = _legacy(D.int64)
+
+
+class EmbeddingSparseFn(EmbeddingFn):
+    """``weight[idx]`` whose weight gradient is a sparse COO tensor, as torch's embedding with
+    ``sparse=True``: one entry per lookup (the indices as looked up, uncoalesced, the
+    ``padding_idx`` ones left out) holding that lookup's gradient row. An optimizer then
+    touches only those rows. ``scale_grad_by_freq`` raises torch's RuntimeError at backward."""
+
+    @staticmethod
+    def forward(ctx, weight, idx, padding_idx, scale_grad_by_freq=False):
+        # a weight computed from others gets a dense gradient: clgrad's other backward
+        # functions take dense gradients only (its leaf's .grad then is dense)
+        ctx.leaf = weight.grad_fn is None
+        return EmbeddingFn.forward(ctx, weight, idx, padding_idx, scale_grad_by_freq)
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.leaf:
+            return EmbeddingFn.backward(ctx, g)
+        (idx,) = ctx.saved_tensors
+        num, padding_idx, scale_grad_by_freq = ctx.meta
+        flat = idx.reshape(-1)
+        rows = g.reshape((flat.shape[0], g.shape[-1]))
+        if scale_grad_by_freq:  # torch's refusal, at backward as there
+            raise RuntimeError(
+                "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+            )
+        if padding_idx is not None:
+            keep = (flat != padding_idx).nonzero().reshape(-1)
+            flat = _indexing.index_select(flat, 0, keep)
+            rows = _indexing.index_select(rows, 0, keep)
+        grad = SparseCooTensor(flat.unsqueeze(0), rows, (num, g.shape[-1]))
+        return grad, None, None, None

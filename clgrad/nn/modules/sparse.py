@@ -61,7 +61,8 @@ class Embedding(_EmbeddingTable):
     ``weight[input]``, of shape ``(*, embedding_dim)``. ``weight`` is initialized from N(0, 1),
     with the ``padding_idx`` row (which gets no gradient) set to zeros; ``max_norm`` renormalizes
     the looked-up rows in place; ``scale_grad_by_freq`` divides each lookup's gradient by its
-    index's count in the batch. ``sparse`` gradients are not supported.
+    index's count in the batch. With ``sparse`` the weight's gradient is a sparse COO tensor of
+    the looked-up rows (for ``optim.SparseAdam``, ``SGD``, ``Adagrad``).
 
     >>> emb = clgrad.nn.Embedding(10, 3, padding_idx=0)
     >>> emb
@@ -87,8 +88,6 @@ class Embedding(_EmbeddingTable):
         dtype: DType | None = None,
     ) -> None:
         super().__init__()
-        if sparse:
-            raise NotImplementedError("Embedding: sparse gradients are not supported")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         padding_idx = self._wrap_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
@@ -104,6 +103,7 @@ class Embedding(_EmbeddingTable):
             self.max_norm,
             self.norm_type,
             self.scale_grad_by_freq,
+            self.sparse,
         )
 
     def extra_repr(self) -> str:
@@ -116,6 +116,8 @@ class Embedding(_EmbeddingTable):
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq:
             s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
         return s
 
     @classmethod
@@ -181,8 +183,6 @@ class EmbeddingBag(_EmbeddingTable):
         dtype: DType | None = None,
     ) -> None:
         super().__init__()
-        if sparse:
-            raise NotImplementedError("EmbeddingBag: sparse gradients are not supported")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
@@ -199,7 +199,7 @@ class EmbeddingBag(_EmbeddingTable):
         """``embedding_bag(input, weight, offsets, ...)`` with this module's options."""
         return F.embedding_bag(
             input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-            self.mode, False, per_sample_weights, self.include_last_offset, self.padding_idx,
+            self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx,
         )  # fmt: skip
 
     def extra_repr(self) -> str:
