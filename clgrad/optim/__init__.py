@@ -8,10 +8,12 @@ from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer",
     "SGD",
+    "SparseAdam",
     "Adam",
     "AdamW",
     "RMSprop",

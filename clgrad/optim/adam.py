@@ -29,11 +29,16 @@ from .optimizer import (
     init_state,
     real_view,
     recount_step,
+    refuse_sparse,
     scalar_value,
 )
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
+
+
+# torch's words, AdamW's too
+_NO_SPARSE = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
 
 class Adam(Optimizer):
@@ -116,6 +121,7 @@ class Adam(Optimizer):
                 updates = FusedUpdates("adam", flags)
                 for p in self._params_with_grad(group):
                     check_fused(group, p)
+                    refuse_sparse(p, _NO_SPARSE)
                     # the kernel takes the state tensors in this order, the ones in use only
                     names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
                     state = self.state[p]

@@ -31,6 +31,7 @@ from .optimizer import (
     init_state,
     real_view,
     refuse_complex,
+    refuse_sparse,
     scalar_state,
     scalar_value,
 )
@@ -46,6 +47,7 @@ class _Simple(Optimizer):
     PyTorch's, unless the optimizer refuses complex parameters."""
 
     _supports_complex = True
+    _supports_sparse = False  # Adagrad's update takes a sparse gradient (torch's)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one update of every parameter that has a gradient; returns the loss of the
@@ -56,6 +58,8 @@ class _Simple(Optimizer):
             for group in self.param_groups:
                 for p in self._params_with_grad(group):
                     check_fused(group, p)
+                    if not self._supports_sparse:
+                        refuse_sparse(p, f"{self._torch_name()} does not support sparse gradients")
                     g = -p._grad if group["maximize"] else p._grad
                     if not p.is_complex():
                         self._update(p, g, self.state[p], group)
@@ -73,6 +77,11 @@ class _Simple(Optimizer):
 
     def _update(self, p, g, state, group):
         raise NotImplementedError
+
+    def _torch_name(self) -> str:
+        """The name of the torch optimizer this is (a user's subclass says its base's, as
+        torch's messages name the optimizer they are written in)."""
+        return next(c for c in type(self).__mro__ if c.__module__ == __name__).__name__
 
 
 class Adadelta(_Simple):
@@ -147,7 +156,12 @@ class Adagrad(_Simple):
     >>> w
     Parameter containing:
     tensor([0.9000, 1.9000], requires_grad=True)
+
+    A sparse gradient (``nn.Embedding(sparse=True)``'s) updates only the rows it holds, as
+    torch's (``weight_decay`` refused with it).
     """
+
+    _supports_sparse = True
 
     def __init__(
         self,
@@ -202,10 +216,25 @@ class Adagrad(_Simple):
         if not state:  # a parameter of a group added later (add_param_group)
             self._init_state(state, p, group)
         step = count_step(state)
-        g = decayed_grad(p, g, group["weight_decay"])
         clr = scalar_value(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        if not isinstance(g, Tensor):
+            self._sparse_update(p, g, state, group, clr)
+            return
+        g = decayed_grad(p, g, group["weight_decay"])
         state["sum"].add_(g * g)
         p.sub_(g / (state["sum"].sqrt() + group["eps"]) * clr)
+
+    @staticmethod
+    def _sparse_update(p, g, state, group, clr):
+        """torch's sparse Adagrad: the squares of the (coalesced) gradient's rows added into
+        the sum, and those rows alone of ``p`` stepped, by the sum's rows there."""
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        g = g.coalesce()  # the rows' squares are of their totals: one entry per row
+        values = g._values()
+        g._with_values(values * values)._add_into(state["sum"])
+        std = g._gather(state["sum"]).sqrt() + group["eps"]
+        g._with_values(values / std)._add_into(p, alpha=-clr)
 
 
 class Adamax(_Simple):

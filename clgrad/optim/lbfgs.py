@@ -183,6 +183,8 @@ class LBFGS(Optimizer):
         for p in self._params:
             if p._grad is None:
                 views.append(real_view(zeros(p.numel(), dtype=p.dtype, device=p.device)))
+            elif p._grad.is_sparse:  # as torch's: a sparse gradient (a sparse embedding's) dense
+                views.append(p._grad.to_dense())
             else:
                 views.append(real_view(p._grad))
         return cat([v.reshape(-1) for v in views], 0)

@@ -17,7 +17,7 @@ from ..ops.creation import zeros_like
 from ..ops.elementwise import where
 from ..ops.linalg import addmm
 from ..tensor import Tensor
-from .optimizer import Optimizer, refuse_complex, scalar_value
+from .optimizer import Optimizer, refuse_complex, refuse_sparse, scalar_value
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
@@ -146,6 +146,7 @@ class Muon(Optimizer):
             for group in self.param_groups:
                 lr, momentum = scalar_value(group["lr"]), group["momentum"]
                 for p in self._params_with_grad(group):
+                    refuse_sparse(p, "Muon does not support sparse gradients")
                     refuse_complex(self, p)
                     g = p._grad
                     if g.ndim != 2:

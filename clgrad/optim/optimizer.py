@@ -286,6 +286,21 @@ def check_fused(group: dict[str, Any], p: Tensor) -> None:
         )
 
 
+def refuse_sparse(p: Tensor, message: str) -> None:
+    """PyTorch's RuntimeError (``message``, each optimizer's own words) for a sparse gradient
+    (``nn.Embedding(sparse=True)``'s) reaching an optimizer without a sparse formulation.
+
+    >>> from clgrad.optim.optimizer import refuse_sparse
+    >>> w = clgrad.nn.Parameter(clgrad.zeros(3, 2))
+    >>> clgrad.nn.functional.embedding(clgrad.tensor([1]), w, sparse=True).sum().backward()
+    >>> refuse_sparse(w, "Adam does not support sparse gradients")
+    Traceback (most recent call last):
+    RuntimeError: Adam does not support sparse gradients
+    """
+    if not isinstance(p._grad, Tensor):  # (a sparse tensor is no Tensor subclass)
+        raise RuntimeError(message)
+
+
 def refuse_complex(optimizer: Optimizer, p: Tensor) -> None:
     """PyTorch's RuntimeError for an optimizer without a complex formulation (Adafactor,
     Muon) stepping a complex parameter."""

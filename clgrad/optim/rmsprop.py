@@ -21,6 +21,7 @@ from .optimizer import (
     init_state,
     real_view,
     recount_step,
+    refuse_sparse,
     scalar_value,
 )
 
@@ -103,6 +104,7 @@ class RMSprop(Optimizer):
                 )
                 updates = FusedUpdates("rmsprop", flags)
                 for p in self._params_with_grad(group):
+                    refuse_sparse(p, "RMSprop does not support sparse gradients")
                     # the kernel takes the state tensors in this order, the ones in use only
                     names = ["square_avg"]
                     if momentum > 0:

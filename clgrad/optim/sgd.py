@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..autograd.grad_mode import no_grad
 from ..ops.complex import view_as_complex
 from ..ops.creation import empty_like
+from ..tensor import Tensor
 from .optimizer import (
     FusedUpdates,
     Optimizer,
@@ -41,6 +42,9 @@ class SGD(Optimizer):
     >>> w
     Parameter containing:
     tensor([0.8000, 1.6000], requires_grad=True)
+
+    A sparse gradient (``nn.Embedding(sparse=True)``'s) updates only the rows it holds, as
+    torch's (weight decay refused with it).
     """
 
     def __init__(
@@ -99,6 +103,9 @@ class SGD(Optimizer):
                 updates = FusedUpdates("sgd", flags)
                 for p in self._params_with_grad(group):
                     check_fused(group, p)
+                    if not isinstance(p._grad, Tensor):  # a sparse gradient
+                        self._sparse_update(p, lr, momentum, dampening, wd, nesterov, maximize)
+                        continue
                     if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
@@ -121,6 +128,24 @@ class SGD(Optimizer):
                     param.add_(g, alpha=-lr)
                 updates.launch()
         return loss
+
+    def _sparse_update(self, p, lr, momentum, dampening, wd, nesterov, maximize):
+        """torch's update of ``p`` by a sparse gradient (``nn.Embedding(sparse=True)``'s): only
+        the rows it holds change; a momentum buffer is sparse too (the entries of every step's
+        gradient), and weight decay raises torch's error (a sparse gradient plus a dense
+        parameter)."""
+        g = -p._grad if maximize else p._grad
+        if wd != 0:
+            g = g.add(p, alpha=wd)  # (raises, as torch's)
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.clone().detach()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            g = g.add(buf, alpha=momentum) if nesterov else buf
+        g._add_into(p, alpha=-lr)
 
     def _fused(self, updates, p, flags, lr, momentum, dampening, wd):
         """The update of p by the fused kernel (with ``updates``' others), when it applies (else
