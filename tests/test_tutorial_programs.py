@@ -9,8 +9,10 @@ environment of a program (``TUTORIAL_DEVICE``) picks cl:0 for the runs on OpenCL
 """
 
 import contextlib
+import importlib
 import io
 import math
+import pkgutil
 import random
 import re
 import sys
@@ -98,6 +100,15 @@ def same_random_numbers(lib, seed=0):
             setattr(torch.Tensor, n, f)
 
 
+def import_all_of_clgrad():
+    """Every clgrad module, imported: ``run_program`` maps ``torch.<path>`` to ``clgrad.<path>``
+    for the modules loaded, and a program's ``from torch.utils.data.dataset import
+    random_split`` must not reach torch's own module, left loaded by the torch run."""
+    for info in pkgutil.walk_packages(clgrad.__path__, prefix="clgrad."):
+        if info.name != "clgrad.__main__":
+            importlib.import_module(info.name)
+
+
 def run_program(source, lib, device="cpu", tmp_path=None):
     """Runs ``source`` as a module whose ``import torch`` gives ``lib``; returns what it printed."""
     name = "tutorial_program"
@@ -110,6 +121,7 @@ def run_program(source, lib, device="cpu", tmp_path=None):
     try:
         if lib is clgrad:
             # `import torch`, `from torch import nn`, `import torch.nn.functional as F`
+            import_all_of_clgrad()
             sys.modules["torch"] = clgrad
             for k in list(sys.modules):
                 if k.startswith("clgrad."):

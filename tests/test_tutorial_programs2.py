@@ -11,9 +11,7 @@ shape prints ``clgrad.Size`` under clgrad; the library name is compared as ``tor
 
 import collections
 import contextlib
-import importlib
 import math
-import pkgutil
 import re
 import sys
 from collections.abc import Sequence
@@ -116,18 +114,8 @@ SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like", "
 _same_random_numbers = base.same_random_numbers
 
 
-def _import_all_of_clgrad():
-    """Every clgrad module, imported: the harness maps ``torch.<path>`` to ``clgrad.<path>`` for
-    the modules loaded, and a program's ``from torch.utils.data.dataset import random_split``
-    must not reach torch's own module left loaded by the torch run."""
-    for info in pkgutil.walk_packages(clgrad.__path__, prefix="clgrad."):
-        if info.name != "clgrad.__main__":
-            importlib.import_module(info.name)
-
-
 def compare(source, device="cpu", tmp_path=None, rtol=1e-3, atol=1e-4):
     """Runs ``source`` with torch on cpu and clgrad on ``device``; the printouts must agree."""
-    _import_all_of_clgrad()
     with _draws_shared():
         want = base.run_program(source, torch, "cpu", tmp_path)
         got = base.run_program(source, clgrad, device, tmp_path)
