@@ -1,10 +1,10 @@
 """``clgrad.linalg``: PyTorch's ``torch.linalg`` names: norms and products composed from
 clgrad's ops, and the decompositions and solvers of ``ops/decomp.py`` (inv, det, slogdet, solve,
-cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, cond) and ``ops/lu.py``
-(lu_factor, lu_factor_ex, lu, lu_solve), which are host-computed: the data makes a round trip
-through NumPy; their gradients run on the device. A singular or non-positive-definite input
-raises ``LinAlgError`` (a RuntimeError). ``householder_product`` (also ``ops/decomp.py``) runs
-on the device.
+cholesky, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals, lstsq, pinv, matrix_rank, cond) and
+``ops/lu.py`` (lu_factor, lu_factor_ex, lu, lu_solve), which are host-computed: the data makes
+a round trip through NumPy; their gradients run on the device. A singular or
+non-positive-definite input raises ``LinAlgError`` (a RuntimeError). ``householder_product``
+(also ``ops/decomp.py``) runs on the device.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from .ops.creation import eye, tensor
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "matmul", "multi_dot", "vecdot", "cross"]
 __all__ += ["diagonal", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr"]
-__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "matrix_power"]
+__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "lstsq", "pinv"]
+__all__ += ["matrix_rank", "matrix_power"]
 __all__ += ["cond", "vander", "inv_ex", "cholesky_ex", "solve_ex", "solve_triangular"]
 __all__ += ["matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 __all__ += ["householder_product", "tensorinv", "tensorsolve", "ldl_factor_ex", "ldl_factor"]
@@ -34,6 +35,7 @@ __all__ += ["ldl_solve"]
 
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
+eig, eigvals = _DC.eig, _DC.eigvals
 lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
 matrix_exp, householder_product = _DC.matrix_exp, _DC.householder_product

@@ -237,3 +237,46 @@ def test_special_against_torch(fn, inputs):
     tol = 1e-7 if f64 else None
     compare(fn, *inputs, layouts=["contiguous"], rtol=tol, atol=tol,
             grad_rtol=1e-6 if f64 else 1e-4, grad_atol=1e-6 if f64 else 1e-4)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_eig_and_eigvals_against_torch(device, dtype):
+    # eigenvalues in LAPACK geev's order; eigenvectors up to a phase per vector (each LAPACK
+    # picks its own), so compared by phase-free functions; gradients of a phase-free loss
+    import numpy as np
+    from conftest import supports
+
+    if not supports(device, getattr(clgrad, dtype)):
+        pytest.skip("no float64 here")
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 4, 4))
+    if dtype == "complex64":
+        A = A + 1j * rng.standard_normal((2, 4, 4))
+    A = A.astype(dtype)
+    results = []
+    for lib, kw in ((torch, {}), (clgrad, {"device": device})):
+        a = lib.tensor(A, requires_grad=True, **kw)
+        L, V = lib.linalg.eig(a)
+        weights = lib.arange(4.0, **kw)
+        loss = (L.real**2).sum() + 0.3 * L.imag.sum() + (V.abs() ** 2 * weights).sum()
+        loss.backward()
+        rebuilt = V @ lib.diag_embed(L) @ lib.linalg.inv(V) if lib is torch else None
+        results.append([L, V.abs(), a.grad, lib.linalg.eigvals(a), rebuilt])
+    (L, Vabs, grad, vals, rebuilt), (cL, cVabs, cgrad, cvals, _) = results
+    tol = 1e-4 if dtype != "float64" else 1e-10
+    assert str(cL.dtype).split(".")[1] == str(L.dtype).split(".")[1]
+    for got, want in ((cL, L), (cVabs, Vabs), (cgrad, grad), (cvals, vals)):
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), atol=tol)
+    assert rebuilt is not None
+
+
+def test_eig_refusals_as_torch():
+    for lib in (torch, clgrad):
+        with pytest.raises(RuntimeError, match="square"):
+            lib.linalg.eig(lib.ones(2, 3))
+        with pytest.raises(RuntimeError):
+            lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64))
+        # a loss that depends on the eigenvectors' phases is ill-defined
+        a = lib.tensor([[0.0, -1.0], [1.0, 0.0]], requires_grad=True)
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            lib.linalg.eig(a)[1].imag.sum().backward()

@@ -16,16 +16,17 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.function import Function
+from ..autograd.function import Function, once_differentiable
 from ..errors import LinAlgError
 from ..tensor import Tensor
+from .complex import imag, real
 from .core import SCALAR_TYPE_NAMES, check_out, sum_to, with_out, write_out
 from .creation import _upload, eye
 from .linalg import matmul
 from .movement import cat, diag_embed, diagonal
 
 
-def _check_square(name, A, square=True):
+def _check_square(name, A, square=True, complex_ok=False):
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
@@ -33,8 +34,10 @@ def _check_square(name, A, square=True):
             f"{name}: A must be batches of square matrices, but they are "
             f"{A.shape[-2]} by {A.shape[-1]} matrices"
         )
-    if A.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"{name}: Expected a floating point tensor as input. Got {A.dtype.name}")
+    accepted = (D.float32, D.float64, *D.COMPLEX) if complex_ok else (D.float32, D.float64)
+    if A.dtype not in accepted:
+        kind = "floating point or complex" if complex_ok else "floating point"
+        raise RuntimeError(f"{name}: Expected a {kind} tensor as input. Got {A.dtype.name}")
 
 
 def _host(x) -> np.ndarray:
@@ -299,6 +302,76 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     tensor([1., 3.])
     """
     return eigh(A, UPLO)[0]
+
+
+class _Eig(Function):
+    """The eigen-decomposition of a general square matrix (complex values and vectors, even of a
+    real one), by LAPACK's geev as PyTorch's CPU build. V's inverse is kept for the backward
+    (V^-H = inv(V)^H)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        host = np.asarray(A._numpy(), dtype=np.complex128 if A.is_complex() else np.float64)
+        if not np.isfinite(host).all():
+            raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
+        L, V = _lapack("linalg.eig", np.linalg.eig, host)
+        cdt = A.dtype if A.is_complex() else A.dtype.to_complex()
+        Vinv = _lapack("linalg.eig", np.linalg.inv, V)
+        L, V, Vinv = (_up(x.astype(np.complex128), A, cdt) for x in (L, V, Vinv))
+        ctx.save_for_backward(L, V, Vinv)
+        ctx.real_input = not A.is_complex()
+        return L, V
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gL, gV):
+        # PyTorch's linalg_eig_backward: gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV)))
+        # / conj(E)) V^H, E_ij = L_j - L_i (1 on the diagonal); real part for a real input.
+        # The inverse is a constant here: its second derivative is refused (once_differentiable)
+        L, V, Vinv = ctx.saved_tensors
+        Vh = V.mH
+        VhgV = Vh @ gV
+        phases = imag(VhgV.diagonal(0, -2, -1))
+        if not bool((phases.abs() <= 1e-2).all()):
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined."
+            )
+        VhgV = VhgV - Vh @ (V * real(VhgV.diagonal(0, -2, -1)).unsqueeze(-2))
+        inner = VhgV.diagonal_scatter(gL, 0, -2, -1)
+        Lc = L.conj()
+        E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
+        E = E.diagonal_scatter(E.new_ones(L.shape), 0, -2, -1)
+        gA = Vinv.mH @ ((inner / E) @ Vh)
+        return real(gA) if ctx.real_input else gA
+
+
+def eig(A: Tensor):
+    """``(eigenvalues, eigenvectors)`` of each square matrix in ``A``, complex (complex64 for a
+    float32 input), the vectors as unit-norm columns, like ``torch.linalg.eig`` (LAPACK's geev,
+    as PyTorch's CPU build: the same order; a vector's phase, which any LAPACK picks its own
+    way, may differ from PyTorch's by a factor e^{i phi}). Host-computed: the data makes a
+    round trip; the gradient is PyTorch's, once differentiable, and refuses a loss that depends
+    on the vectors' phases.
+
+    >>> clgrad.linalg.eig(clgrad.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+    tensor([2.+0.j, 1.+0.j])
+    """
+    _check_square("linalg.eig", A, complex_ok=True)
+    L, V = _Eig.apply(A)
+    return _Result(("eigenvalues", "eigenvectors"), (L, V))
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """The eigenvalues of each square matrix in ``A``, complex, in ``eig``'s order, like
+    ``torch.linalg.eigvals``. Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.eigvals(clgrad.tensor([[0.0, -1.0], [1.0, 0.0]]))
+    tensor([0.+1.j, 0.-1.j])
+    """
+    _check_square("linalg.eigvals", A, complex_ok=True)
+    return _Eig.apply(A)[0]
 
 
 class _Result(tuple):
