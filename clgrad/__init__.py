@@ -45,6 +45,7 @@ from . import (
     version,
     xpu,
 )
+from .accelerator import get_device_module
 from .amp import (
     GradScaler,
     autocast,

@@ -8,7 +8,7 @@ OpenCL devices ``"cuda"`` names (see ``clgrad.cuda``): the accelerator is the cu
 
 from __future__ import annotations
 
-from . import cuda
+from . import cl, cpu, cuda, mps, xpu
 from .device import Device, cuda_device
 
 __all__ = [
@@ -184,3 +184,30 @@ def memory_stats(device_index=None, /) -> dict[str, int]:
     True
     """
     return cuda.memory_stats(device_index)
+
+
+def get_device_module(device: Device | str | None = None):
+    """The module of a device's type, as ``torch.get_device_module``: ``clgrad.cpu``,
+    ``clgrad.cuda`` ("cuda" names clgrad's OpenCL GPUs), ``clgrad.cl`` (an OpenCL device by its
+    own name), ``clgrad.mps`` or ``clgrad.xpu``; with no device, the current accelerator's
+    (``clgrad.cuda``), else ``clgrad.cpu``.
+
+    >>> clgrad.get_device_module("cpu") is clgrad.cpu
+    True
+    >>> clgrad.get_device_module("cl:0").__name__
+    'clgrad.cl'
+    """
+    if device is None:
+        name = "cuda" if cuda.is_available() else "cpu"
+    elif isinstance(device, Device):
+        name = device.type
+    elif isinstance(device, str):
+        name = device.partition(":")[0]
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = {"cpu": cpu, "cuda": cuda, "cl": cl, "mps": mps, "xpu": xpu}.get(name)
+    if module is None:
+        raise RuntimeError(
+            f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'."
+        )
+    return module

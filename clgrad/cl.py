@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from .device import Device, accelerators, resolve
+from .device import synchronize as _synchronize_all
 
 __all__ = [
     "device_count",
@@ -24,6 +25,7 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "reset_peak_memory_stats",
+    "synchronize",
 ]
 
 
@@ -116,3 +118,15 @@ def empty_cache(device=None) -> None:
     a = _allocator(device)
     if a is not None:
         a.empty_cache()
+
+
+def synchronize(device: Device | str | int | None = None) -> None:
+    """Waits until every kernel queued on the OpenCL ``device`` (default: every device) is
+    done, as ``torch.cuda.synchronize`` (device-agnostic code reaches it through
+    ``clgrad.get_device_module``).
+
+    >>> clgrad.cl.synchronize()
+    """
+    if isinstance(device, int):
+        device = f"cl:{device}"
+    _synchronize_all(device)

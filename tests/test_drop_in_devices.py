@@ -288,6 +288,28 @@ def test_device_modules_have_pytorch_names():
             clgrad.ones(1).cuda()
 
 
+def test_get_device_module_as_torch():
+    # device-agnostic code: torch.get_device_module(x.device).synchronize(), ...
+    assert clgrad.get_device_module("cpu") is clgrad.cpu
+    assert clgrad.get_device_module(clgrad.device("cpu")) is clgrad.cpu
+    default = clgrad.get_device_module()
+    assert default is (clgrad.cuda if clgrad.cuda.is_available() else clgrad.cpu)
+    assert torch.get_device_module().__name__.rpartition(".")[2] in ("cpu", "cuda")
+    for name in ("mps", "xpu"):
+        assert clgrad.get_device_module(name) is getattr(clgrad, name)
+    for dev in clgrad.devices():
+        module = clgrad.get_device_module(dev)
+        module.synchronize()
+        assert module.is_available() and module.device_count() >= 1
+    for bad in ("meta", 3):
+        errors = []
+        for lib in (torch, clgrad):
+            with pytest.raises(RuntimeError) as caught:
+                lib.get_device_module(bad)
+            errors.append(str(caught.value))
+        assert errors[0] == errors[1]
+
+
 # ---- "cuda" on OpenCL: in subprocesses, for CLGRAD_DEVICE is read once ------------------------
 # A PyTorch program, as written for PyTorch; HEADERS say which library ``torch`` is.
 PROGRAM = """
