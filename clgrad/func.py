@@ -608,16 +608,17 @@ def vmap(
         mapped, sizes = [], []
         for arg, dim in zip(args, dims):
             leaves, spec = _flatten(arg)
-            leaf_dims = [None] * len(leaves)
-            if dim is not None:
-                for x in leaves:
-                    if not -x.ndim <= dim < x.ndim:
-                        raise ValueError(
-                            f"vmap(f, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for "
-                            f"an input but the input is of type {type(x)} with {x.ndim} dims"
-                        )
-                    sizes.append(x.shape[dim])
-                leaf_dims = [dim % x.ndim for x in leaves]
+            leaf_dims = _in_dims_of(arg, dim, in_dims)
+            for x, d in zip(leaves, leaf_dims):
+                if d is None:
+                    continue
+                if not -x.ndim <= d < x.ndim:
+                    raise ValueError(
+                        f"vmap(f, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for "
+                        f"an input but the input is of type {type(x)} with {x.ndim} dims"
+                    )
+                sizes.append(x.shape[d])
+            leaf_dims = [None if d is None else d % x.ndim for x, d in zip(leaves, leaf_dims)]
             mapped.append((leaves, spec, leaf_dims))
         if not sizes:
             raise ValueError(
@@ -671,6 +672,22 @@ def vmap(
         return _batched(results, out_dims, out_dims, name, empty)
 
     return wrapper
+
+
+def _in_dims_of(tree, dim, in_dims) -> list:
+    """The mapped dim of each tensor of one argument ``tree`` (``_flatten``'s order): ``dim`` an
+    int or None for all of them, or a tuple, list or dict shaped as the argument (torch's
+    in_dims as a prefix of the inputs' pytree: ``in_dims=({"a": 0, "b": None},)``)."""
+    if dim is None or isinstance(dim, int):
+        return [dim] * len(_flatten(tree)[0])
+    if isinstance(dim, (tuple, list)) and isinstance(tree, (tuple, list)) and len(dim) == len(tree):
+        return [d for sub, sub_dim in zip(tree, dim) for d in _in_dims_of(sub, sub_dim, in_dims)]
+    if isinstance(dim, dict) and isinstance(tree, dict) and dim.keys() == tree.keys():
+        return [d for key, sub in tree.items() for d in _in_dims_of(sub, dim[key], in_dims)]
+    raise ValueError(
+        f"vmap(f, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+        "structure of `inputs`."
+    )
 
 
 def _batched(samples, dims, out_dims, name, empty):

@@ -215,3 +215,21 @@ def test_vmap_outputs_must_be_tensors_unless_out_dims_is_none():
         assert out.tolist() == [2.0, 4.0] and label == "a"
         a, b = lib.func.vmap(lambda v: (v * 2, v.sum()), out_dims=(1, 0))(lib.ones(2, 3))
         assert tuple(a.shape) == (3, 2) and b.tolist() == [3.0, 3.0]
+
+
+def test_vmap_in_dims_as_a_pytree_of_the_inputs():
+    # torch's in_dims may follow an argument's structure: a dict or list of per-leaf dims
+    import torch
+
+    results = []
+    for lib in (torch, clgrad):
+        f = lib.vmap(lambda d, w: d["a"] * 2 + d["b"] @ w[0], in_dims=({"a": 0, "b": None}, [1]))
+        d = {"a": lib.arange(6.0).reshape(3, 2), "b": lib.ones(2)}
+        results.append(f(d, [lib.arange(6.0).reshape(2, 3)]).tolist())
+        for bad_dims, args in (
+            (({"x": 0},), ({"a": lib.ones(3)},)),
+            (((0, 1, 2),), ((lib.ones(3), lib.ones(3)),)),
+        ):
+            with pytest.raises(ValueError, match="in_dims is not compatible"):
+                lib.vmap(lambda t: t, in_dims=bad_dims)(*args)
+    assert results[0] == results[1]
