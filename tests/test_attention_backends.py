@@ -83,3 +83,23 @@ def test_cpu_capability_as_torch():
     assert clgrad.backends.cpu.get_cpu_capability() == torch.backends.cpu.get_cpu_capability()
     for name in ("mkldnn", "openmp", "mkl"):
         assert getattr(clgrad.backends, name).is_available() is False
+
+
+@pytest.mark.parametrize("variant", ["causal_upper_left", "causal_lower_right"])
+def test_causal_bias_masks_as_torch(device, variant):
+    # torch.nn.attention.bias's masks passed as attn_mask: a decoding step's 3 queries against
+    # 5 cached keys (lower right) or the plain causal pattern (upper left)
+    import torch.nn.attention.bias as torch_bias
+
+    import clgrad.nn.attention.bias as clgrad_bias
+
+    rng = np.random.default_rng(0)
+    q, k = (rng.standard_normal(s).astype(np.float32) for s in ((1, 2, 3, 4), (1, 2, 5, 4)))
+    outs = []
+    for lib, bias, kw in ((torch, torch_bias, {}), (clgrad, clgrad_bias, {"device": device})):
+        mask = getattr(bias, variant)(3, 5)
+        key = lib.tensor(k, **kw)
+        out = lib.nn.functional.scaled_dot_product_attention(lib.tensor(q, **kw), key, key, mask)
+        outs.append((out.cpu().numpy(), mask._materialize().cpu().numpy()))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], atol=1e-6)
+    np.testing.assert_array_equal(outs[1][1], outs[0][1])

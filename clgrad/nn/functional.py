@@ -2801,6 +2801,8 @@ def scaled_dot_product_attention(
     allowed = None
     if is_causal:
         allowed = _causal_mask(n_q, n_k, query.device)
+    if attn_mask is not None and hasattr(attn_mask, "_materialize"):  # attention.bias's masks
+        attn_mask = attn_mask._materialize(query.device)
     if attn_mask is not None:
         if attn_mask.dtype is _D.bool_:
             allowed = attn_mask if allowed is None else allowed & attn_mask
