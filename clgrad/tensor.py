@@ -454,15 +454,17 @@ class Tensor:
         # checked here, as PyTorch does: a wrong .grad would fail the next optimizer step
         # half-way, some parameters already updated
         if value is not None:
-            if not isinstance(value, Tensor):
+            # (a sparse gradient too: nn.Embedding(sparse=True)'s, clgrad.ops.sparse)
+            if not isinstance(value, Tensor) and not getattr(value, "is_sparse", False):
                 raise TypeError(
                     "assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
             if tuple(value.shape) != self._shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: {list(value.shape)} vs "
-                    f"{list(self._shape)}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self._shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
                 )
             if value.device != self.device:
                 raise RuntimeError(

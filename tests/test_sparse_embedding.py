@@ -267,3 +267,39 @@ def test_clip_grad_norm_refuses_sparse_grad():
         e(lib.tensor([1, 3])).sum().backward()
         with pytest.raises(NotImplementedError):
             lib.nn.utils.clip_grad_norm_(e.parameters(), 1.0)
+
+
+def test_sgd_sparse_momentum_buffer_stays_bounded(device):
+    # the buffer appended every step's entries (60 after 20 steps of 3 lookups); it holds one
+    # per row now, and the parameter follows torch's
+    for lib, kw in ((torch, {}), (clgrad, {"device": device})):
+        w = lib.nn.Parameter(lib.ones(4, 3, **kw))
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+        for _ in range(20):
+            opt.zero_grad()
+            rows = lib.tensor([1, 1, 2], **kw)
+            lib.nn.functional.embedding(rows, w, sparse=True).sum().backward()
+            opt.step()
+        if lib is torch:
+            want = w.detach().numpy()
+        else:
+            assert opt.state[w]["momentum_buffer"]._nnz() <= 3
+            np.testing.assert_allclose(w.detach().cpu().numpy(), want, rtol=1e-5)
+
+
+def test_fused_optimizers_refuse_and_grad_setter_takes_sparse_gradients(device):
+    # fused=True has no sparse kernel: torch's RuntimeErrors; and `.grad = ` takes a sparse
+    # gradient (its own, or a new sparse tensor), refusing one of another shape
+    for lib, kw in ((torch, {}), (clgrad, {"device": device})):
+        for kind, message in (("SGD", "_fused_sgd"), ("Adagrad", "does not support sparse")):
+            w = lib.nn.Parameter(lib.ones(4, 3, **kw))
+            opt = getattr(lib.optim, kind)([w], lr=0.1, fused=True)
+            lib.nn.functional.embedding(lib.tensor([1], **kw), w, sparse=True).sum().backward()
+            with pytest.raises(RuntimeError, match=message):
+                opt.step()
+            w.grad = w.grad
+            assert w.grad.is_sparse
+            with pytest.raises(RuntimeError, match="the same size"):
+                w.grad = lib.sparse_coo_tensor(
+                    lib.tensor([[0]], **kw), lib.ones(1, 3, **kw), (5, 3)
+                )

@@ -60,6 +60,8 @@ class _Simple(Optimizer):
                     check_fused(group, p)
                     if not self._supports_sparse:
                         refuse_sparse(p, f"{self._torch_name()} does not support sparse gradients")
+                    elif group.get("fused"):  # (Adagrad: its fused kernel takes dense ones only)
+                        refuse_sparse(p, "`fused` does not support sparse grad or complex param")
                     g = -p._grad if group["maximize"] else p._grad
                     if not p.is_complex():
                         self._update(p, g, self.state[p], group)

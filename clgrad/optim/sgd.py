@@ -21,6 +21,7 @@ from .optimizer import (
     fused_flags,
     implementation_options,
     real_view,
+    refuse_sparse,
     scalar_value,
 )
 
@@ -104,6 +105,8 @@ class SGD(Optimizer):
                 for p in self._params_with_grad(group):
                     check_fused(group, p)
                     if not isinstance(p._grad, Tensor):  # a sparse gradient
+                        if group.get("fused"):
+                            refuse_sparse(p, "`_fused_sgd` does not support sparse gradients")
                         self._sparse_update(p, lr, momentum, dampening, wd, nesterov, maximize)
                         continue
                     if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
@@ -143,7 +146,11 @@ class SGD(Optimizer):
             if buf is None:
                 buf = state["momentum_buffer"] = g.clone().detach()
             else:
-                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                # coalesced, so the buffer holds one entry per row seen (appending each step's
+                # entries grew it without bound; torch's merges entries it already holds)
+                buf = state["momentum_buffer"] = (
+                    buf.mul_(momentum).add_(g, alpha=1 - dampening).coalesce()
+                )
             g = g.add(buf, alpha=momentum) if nesterov else buf
         g._add_into(p, alpha=-lr)
 
