@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .autograd.engine import grad as _autograd_grad
-from .autograd.forward_ad import _Dual, _tangent
+from .autograd.forward_ad import _check_tangent_size, _Dual, _tangent
 from .autograd.function import _dual_levels, _transform_depth, _vmap_depth
 from .autograd.grad_mode import enable_grad
 from .nn.utils.stateless import functional_call
@@ -318,12 +318,7 @@ def _jvp_check(primals, tangents, name: str):
             "example, if primals is a tuple of 3 tensors, tangents also must be."
         )
     for p, t in zip(p_leaves, t_leaves):
-        if p.shape != t.shape:
-            raise RuntimeError(
-                "Trying to set a forward gradient that has a different size than that of the "
-                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
-                f"while the given forward gradient is of size {list(t.shape)}."
-            )
+        _check_tangent_size(p, t)
     return p_leaves, t_leaves
 
 
