@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from numbers import Number
 
+from .. import dtypes as D
 from ..tensor import Tensor
 from . import reduction as _R
+from .core import SCALAR_TYPE_NAMES, TYPE_META_NAMES
 
 __all__: list[str] = []
 
@@ -33,12 +35,19 @@ def _tensors(tensors, name="self") -> list:
     return tensors
 
 
-def _per_tensor(n, other, *, scalars=True, tensor=True):
+def _per_tensor(n, other, *, scalars=True, tensor=True, tensor_overload=False):
     """``other`` as ``n`` operands: a list of tensors or numbers (of length ``n``), one tensor
-    (where ``tensor``) or one number, each repeated."""
+    (where ``tensor``) or one number, each repeated. One tensor of more than 0 dims is refused
+    as torch refuses it: a RuntimeError where the op has a tensor overload (add, mul, div),
+    else a TypeError (a 0-d one passes there as the number it holds)."""
     if isinstance(other, (list, tuple)):
         other = list(other)
-        if other and all(isinstance(o, Tensor) for o in other):
+        if other and isinstance(other[0], Tensor):
+            for i, o in enumerate(other):
+                if not isinstance(o, Tensor):
+                    raise TypeError(
+                        f"expected Tensor as element {i} in argument 1, but got {type(o).__name__}"
+                    )
             if len(other) != n:
                 raise RuntimeError(
                     f"Tensor lists must have the same number of tensors, got {n} and {len(other)}"
@@ -52,6 +61,13 @@ def _per_tensor(n, other, *, scalars=True, tensor=True):
     if isinstance(other, Tensor):
         if not tensor:
             raise TypeError("expected a number or a list, not Tensor")
+        if other.ndim and tensor_overload:
+            raise RuntimeError(
+                f"scalar tensor expected to be 0 dim but it has {other.ndim} dimensions and "
+                f"{other.numel()} elements."
+            )
+        if other.ndim:
+            raise TypeError("received an invalid combination of arguments - got (list, Tensor)")
         return [other] * n
     if isinstance(other, (Number, bool)) or hasattr(other, "__index__"):
         return [other] * n
@@ -66,7 +82,15 @@ def _export(fn, name, doc):
 
 
 def _in_place(tensors, results):
-    """Writes ``results`` into ``tensors`` (torch's in-place forms) and returns the list."""
+    """Writes ``results`` into ``tensors`` (torch's in-place forms) and returns the list; a
+    result whose type the tensor cannot hold (a float maximum into an int tensor) raises
+    torch's RuntimeError before any tensor is written."""
+    for t, r in zip(tensors, results):
+        if not D.can_cast(r.dtype, t.dtype):
+            raise RuntimeError(
+                f"result type {SCALAR_TYPE_NAMES[r.dtype.name]} can't be cast to the desired "
+                f"output type {TYPE_META_NAMES[t.dtype.name]}"
+            )
     for t, r in zip(tensors, results):
         t.copy_(r)
     return tensors
@@ -106,7 +130,8 @@ for _op in _UNARY:
 
 def _binary_operands(self, other, alpha, name):
     self = _tensors(self)
-    others = _per_tensor(len(self), other)
+    overload = name.rstrip("_").rpartition("_")[2] in ("add", "mul", "div")
+    others = _per_tensor(len(self), other, tensor_overload=overload)
     # alpha goes with a list of tensors (and, for add only, one tensor), as torch's overloads
     one_tensor = isinstance(other, Tensor) and not name.startswith("_foreach_add")
     if alpha is not None and (one_tensor or not all(isinstance(o, Tensor) for o in others)):
@@ -198,7 +223,7 @@ def _foreach_pow(self, exponent):
     (tensor([8.]),)
     """
     if isinstance(self, Number):
-        return tuple(t.new_tensor(self).pow(t) for t in _tensors(exponent, "exponent"))
+        return tuple(self**t for t in _tensors(exponent, "exponent"))  # (promoted as torch's)
     self = _tensors(self)
     return tuple(t.pow(e) for t, e in zip(self, _per_tensor(len(self), exponent)))
 
