@@ -422,6 +422,8 @@ EINSUM_TYPES = [
     ("i,j->ij", [Input((2,), "int16"), Input((3,), "int16")]),
     ("ii", [Input((3, 3), "int16")]),
     ("ijk,j->i", [Input((2, 3, 2), "int32"), Input((3,), "int32")]),
+    ("i,j->ij", [Input((2,), "int8"), Input((3,), "float32")]),
+    ("ij,jk->ik", [Input((2, 2), "int32"), Input((2, 2), "int64")]),
 ]
 
 

@@ -626,6 +626,11 @@ def _contract(a, la, b, lb, keep, sizes):
 
     am = arrange(a, la, batch + own_a + summed).reshape(size(batch), size(own_a), size(summed))
     bm = arrange(b, lb, batch + summed + own_b).reshape(size(batch), size(summed), size(own_b))
+    if summed and a.dtype is not b.dtype:  # (torch's bmm: one type; a product promotes)
+        raise RuntimeError(
+            f"expected scalar type {SCALAR_TYPE_NAMES[a.dtype.name]} but found "
+            f"{SCALAR_TYPE_NAMES[b.dtype.name]}"
+        )
     # nothing summed: an outer product per batch, by a broadcast multiply (PyTorch's, which
     # promotes mixed types and takes bool where a matmul would refuse them)
     out = (am * bm if not summed else matmul(am, bm)).reshape(
@@ -653,13 +658,6 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
                 f"einsum(): argument 'operands' must be tuple of Tensors, not {type(x).__name__}"
             )
     labels, out = _einsum_terms(equation, operands)
-    for x in operands[1:]:
-        if x.dtype is not operands[0].dtype:
-            names = {D.float32: "Float", D.float64: "Double", D.float16: "Half"}
-            raise RuntimeError(
-                f"expected scalar type {names.get(operands[0].dtype, operands[0].dtype.name)} "
-                f"but found {names.get(x.dtype, x.dtype.name)}"
-            )
     same_device(*operands)
     xs = []
     sizes = {}
