@@ -56,14 +56,24 @@ class FlexKernelOptions(TypedDict, total=False):
 
 
 class AuxRequest(NamedTuple):
-    """Which auxiliary outputs ``flex_attention`` returns, as PyTorch's."""
+    """Which auxiliary outputs ``flex_attention`` returns, as PyTorch's.
+
+    >>> q = clgrad.zeros(1, 1, 2, 4)
+    >>> out, aux = flex_attention(q, q, q, return_aux=AuxRequest(lse=True))
+    >>> aux.lse, aux.max_scores
+    (tensor([[[0.6931, 0.6931]]]), None)
+    """
 
     lse: bool = False
     max_scores: bool = False
 
 
 class AuxOutput(NamedTuple):
-    """The auxiliary outputs ``flex_attention`` was asked for (None where not)."""
+    """The auxiliary outputs ``flex_attention`` was asked for (None where not).
+
+    >>> AuxOutput(lse=clgrad.zeros(1))
+    AuxOutput(lse=tensor([0.]), max_scores=None)
+    """
 
     lse: Tensor | None = None
     max_scores: Tensor | None = None
@@ -155,7 +165,14 @@ class BlockMask:
     indices first, ascending), ``full_kv_*`` the full ones, ``q_*`` the same per key block;
     ``to_dense()`` the blocks that are computed, ``sparsity()`` the percentage that is not.
     clgrad's ``flex_attention`` applies ``mask_mod`` to every position; the blocks are what
-    PyTorch's kernel would skip."""
+    PyTorch's kernel would skip.
+
+    >>> m = create_block_mask(lambda b, h, q, kv: q >= kv, 2, None, 256, 256, device="cpu")
+    >>> m.shape, m.numel(), m.kv_num_blocks[0, 0].tolist(), m.full_kv_num_blocks[0, 0].tolist()
+    ((2, 1, 256, 256), 131072, [1, 1], [0, 1])
+    >>> m.to_dense()[1, 0].tolist(), m.sparsity(), m.to("cpu").shape
+    ([[1, 0], [1, 1]], 25.0, (2, 1, 256, 256))
+    """
 
     def __init__(self, mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE):
         self.mask_mod = mask_mod
