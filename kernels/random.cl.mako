@@ -32,14 +32,14 @@ static inline uint cg_philox(ulong counter, uint k0, uint k1)
   return cg_philox2(counter, k0, k1).x;
 }
 
-% if acc == "double":
-// a double's: 52 bits, the first word's 32 and the second's top 20 (52, not 53: the centred
-// value is then exact in a double, so host and device agree to the bit)
+% if normal_bits > 32:
+// a double's: normal_bits (52) bits, the first word's 32 and the second's top ones (52, not
+// 53: the centred value is then exact in a double, so host and device agree to the bit)
 static inline double cg_uniform(ulong counter, uint k0, uint k1)
 {
   const uint2 words = cg_philox2(counter, k0, k1);
-  const ulong draw = ((ulong)words.x << 20) | (words.y >> 12);
-  return ((double)draw + 0.5) * (1.0 / 4503599627370496.0);
+  const ulong draw = ((ulong)words.x << ${normal_bits - 32}) | (words.y >> ${64 - normal_bits});
+  return ((double)draw + 0.5) * ${repr(1.0 / (1 << normal_bits))};
 }
 % else:
 static inline ${acc} cg_uniform(ulong counter, uint k0, uint k1)

@@ -13,7 +13,7 @@ from ..device import Device, DeviceType, register_kind
 from ..dtypes import bfloat16, bfloat16_bits, bfloat16_values
 from ..errors import OutOfMemoryError
 from .base import OPTIMIZERS, Backend, View
-from .philox import philox_bits, philox_uniform, philox_unit, uniform_bits
+from .philox import normal_bits, philox_bits, philox_uniform, philox_unit, uniform_bits
 
 
 def array(v: View) -> np.ndarray:
@@ -157,8 +157,8 @@ class HostBackend(Backend):
     def random(self, out, kind, seed, offset, dt):
         n = out.numel()
         if kind == "normal":
-            bits = 52 if dt.name == "float64" else 24  # (the kernel's cg_uniform)
-            u = philox_uniform(seed, offset, 2 * n, bits)  # (0, 1): log() never sees 0
+            # (0, 1): log() never sees 0; as many bits as the kernel's cg_uniform
+            u = philox_uniform(seed, offset, 2 * n, normal_bits(dt.name))
             u1, u2 = u[0::2], u[1::2]
             values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
         elif kind == "bits":

@@ -18,7 +18,12 @@ def philox_bits(seed: int, offset: int, n: int) -> np.ndarray:
 
 
 def philox_words(seed: int, offset: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first two output words of counters offset .. offset + n - 1 (uint32 each)."""
+    """The first two output words of counters offset .. offset + n - 1 (uint32 each).
+
+    >>> first, second = philox_words(0, 0, 2)
+    >>> first.dtype, second.dtype, bool((first == philox_bits(0, 0, 2)).all())
+    (dtype('uint32'), dtype('uint32'), True)
+    """
     counter = np.arange(offset, offset + n, dtype=np.uint64)
     c0 = (counter & MASK).astype(np.uint32)
     c1 = (counter >> np.uint64(32)).astype(np.uint32)
@@ -49,25 +54,40 @@ def uniform_bits(dtype_name: str) -> int:
     return {"float16": 11, "bfloat16": 8, "float64": 53}.get(dtype_name, 24)
 
 
-def philox_unit(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
-    """Uniform floats in [0, 1): the top ``bits`` of each draw, times 2**-bits (exact in any
-    float type with that many significand bits, so rounding at the store never gives 1). Past
-    32 bits, the first word is the top 32 and the second word's top bits the rest."""
+def normal_bits(dtype_name: str) -> int:
+    """Random bits in each uniform a normal draw stored as ``dtype_name`` starts from: a
+    double's 52 from two words (53 would make the centred value inexact), 24 otherwise.
+
+    >>> normal_bits("float64"), normal_bits("float32")
+    (52, 24)
+    """
+    return 52 if dtype_name == "float64" else 24
+
+
+def _draws(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
+    """Each counter's top ``bits`` random bits as an integer-valued float64: past 32 bits the
+    first word is the top 32 and the second word's top bits the rest (as the kernel's)."""
     if bits > 32:
         high, low = philox_words(seed, offset, n)
-        draws = high.astype(np.float64) * (1 << (bits - 32)) + (low >> np.uint32(64 - bits))
-        return draws * (1.0 / (1 << bits))
-    draws = philox_bits(seed, offset, n) >> np.uint32(32 - bits)
-    return draws.astype(np.float64) * (1.0 / (1 << bits))
+        return high.astype(np.float64) * (1 << (bits - 32)) + (low >> np.uint32(64 - bits))
+    return (philox_bits(seed, offset, n) >> np.uint32(32 - bits)).astype(np.float64)
+
+
+def philox_unit(seed: int, offset: int, n: int, bits: int) -> np.ndarray:
+    """Uniform floats in [0, 1): the top ``bits`` of each draw, times 2**-bits (exact in any
+    float type with that many significand bits, so rounding at the store never gives 1).
+
+    >>> philox_unit(0, 0, 3, 24).dtype, bool((philox_unit(0, 0, 100, 53) < 1).all())
+    (dtype('float64'), True)
+    """
+    return _draws(seed, offset, n, bits) * (1.0 / (1 << bits))
 
 
 def philox_uniform(seed: int, offset: int, n: int, bits: int = 24) -> np.ndarray:
-    """Uniform floats in (0, 1): ``bits`` random bits (24; a double's normal draws take 52 from
-    two words, where the centred value is still exact), centred in their bucket so log() never
-    sees 0."""
-    if bits > 32:
-        high, low = philox_words(seed, offset, n)
-        draws = high.astype(np.float64) * (1 << (bits - 32)) + (low >> np.uint32(64 - bits))
-    else:
-        draws = (philox_bits(seed, offset, n) >> np.uint32(32 - bits)).astype(np.float64)
-    return (draws + 0.5) * (1.0 / (1 << bits))
+    """Uniform floats in (0, 1): ``bits`` random bits (``normal_bits``), centred in their
+    bucket so log() never sees 0.
+
+    >>> bool((philox_uniform(0, 0, 100, 52) > 0).all())
+    True
+    """
+    return (_draws(seed, offset, n, bits) + 0.5) * (1.0 / (1 << bits))

@@ -8,7 +8,7 @@ import pyopencl as cl
 from ... import capture
 from ... import dtypes as D
 from ..base import ARANGE, COPY, Backend, View
-from ..philox import uniform_bits
+from ..philox import normal_bits, uniform_bits
 from . import conv as conv_family
 from . import matmul as matmul_family
 from . import reduce as reduce_family
@@ -222,14 +222,16 @@ class OpenCLBackend(Backend):
         rt = self.rt
         acc = "double" if dt.name == "float64" else "float"
         bits = uniform_bits(out.dtype.name)
+        nbits = normal_bits(dt.name)  # (the host's philox_uniform takes as many)
         k = rt.cached(
-            ("random", kind, out.dtype, acc, bits, rt.is_gpu),
+            ("random", kind, out.dtype, acc, bits, nbits, rt.is_gpu),
             "random.cl.mako",
             "cg_random",
             kind=kind,
             out_ct=out.dtype.ctype,
             acc=acc,
             bits=bits,
+            normal_bits=nbits,
             fp64=acc == "double",
             grid_stride=rt.is_gpu,
         )
