@@ -112,6 +112,11 @@ class SparseCooTensor:
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """Whether the values are complex, as ``Tensor.is_complex``.
+
+        >>> clgrad.sparse_coo_tensor([[0]], [1.0], (2,)).is_complex()
+        False
+        """
         return self.dtype.is_complex
 
     # ---- conversions ------------------------------------------------------------------------
@@ -149,6 +154,12 @@ class SparseCooTensor:
         return self
 
     def detach_(self) -> SparseCooTensor:
+        """Detaches the values in place (an optimizer's ``zero_grad`` on a sparse gradient).
+
+        >>> s = clgrad.sparse_coo_tensor([[0]], clgrad.ones(1, requires_grad=True), (2,))
+        >>> s.detach_().requires_grad
+        False
+        """
         self._values_t = self._values_t.detach()
         return self
 
@@ -248,13 +259,22 @@ class SparseCooTensor:
         return self + (other if alpha == 1 else other * alpha)
 
     def add_(self, other, *, alpha=1) -> SparseCooTensor:
-        """``add`` in place: this tensor takes the sum's entries."""
+        """``add`` in place: this tensor takes the sum's entries.
+
+        >>> s = clgrad.sparse_coo_tensor([[0]], [1.0], (2,))
+        >>> s.add_(clgrad.sparse_coo_tensor([[1]], [2.0], (2,))).to_dense()
+        tensor([1., 2.])
+        """
         total = self.add(other, alpha=alpha)
         self._indices_t, self._values_t, self._coalesced = total._indices_t, total._values_t, False
         return self
 
     def mul_(self, other) -> SparseCooTensor:
-        """Scales the values in place by a scalar (a sparse momentum buffer's decay)."""
+        """Scales the values in place by a scalar (a sparse momentum buffer's decay).
+
+        >>> clgrad.sparse_coo_tensor([[1]], [2.0], (2,)).mul_(0.5).to_dense()
+        tensor([0., 1.])
+        """
         self._values_t = (self * other)._values_t
         return self
 
