@@ -119,6 +119,7 @@ FORMS = {
     "arange-int32-end": lambda t: t.arange(0.0, -8.000001, -4.0, dtype=t.int32),
     "arange-int16-step": lambda t: t.arange(0, 5, 1.5, dtype=t.int16),
     "arange-uint8-start": lambda t: t.arange(0.5, 5.7, 1.5, dtype=t.uint8),
+    "arange-int32-zero-step": lambda t: t.arange(0, 10, 0.3, dtype=t.int32),
     # the addmm family on integers: beta and alpha truncate (addr refuses floats)
     "addmv-int-float-scalars": lambda t: t.addmv(
         t.tensor([1, 2, 3]), t.ones(3, 2, dtype=t.int64), t.tensor([1, 1]), beta=1.7, alpha=2.9

@@ -573,10 +573,11 @@ def arange(
         # the truncated range's for int64 (arange(0, 5, 1.5, dtype=int64) has 5 elements) and
         # the given range's for the narrower types (4 in int32), as ATen's arange computes it
         start, end, step = int(start), int(end), int(step)
-        if step == 0:
-            raise ValueError("step must be nonzero")
         if dt is D.int64:
+            if step == 0:  # (its size divides by the truncated step)
+                raise ValueError("step must be nonzero")
             n = max(0, math.ceil((end - start) / step))
+        # (a narrower type's step may truncate to 0: n copies of start, as torch's)
     out = Tensor._empty((n,), dt, resolve(device))
     # computed in double where it can be, so large int64 ranges stay exact
     acc = (
