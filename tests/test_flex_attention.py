@@ -139,3 +139,13 @@ def test_refusals_as_torch(device):
         block = flex.create_block_mask(causal, None, None, 4, 4, device="cpu" if not kw else device)
         with pytest.raises(ValueError, match="block_mask was created for"):
             flex.flex_attention(q, q, q, block_mask=block)
+
+
+def test_create_mask_of_a_score_mod_as_torch(device):
+    # a five-argument function is a score_mod: the mask is where it leaves a zero score finite
+    def rule(lib):
+        return lambda score, b, h, q, kv: lib.where(q >= kv, score + q - kv, float("-inf"))
+
+    got = CF.create_mask(rule(clgrad), 2, 1, 3, 4, device=device)
+    want = TF.create_mask(rule(torch), 2, 1, 3, 4, device="cpu")
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

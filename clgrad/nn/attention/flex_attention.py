@@ -23,6 +23,7 @@ clgrad.Size([1, 2, 4, 8])
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import NamedTuple, TypedDict
@@ -32,6 +33,7 @@ from ...device import resolve
 from ...ops import elementwise as _E
 from ...ops.creation import arange as _arange
 from ...ops.creation import ones as _ones
+from ...ops.creation import zeros as _zeros
 from ...tensor import Tensor
 
 __all__ = [
@@ -149,14 +151,24 @@ def _mask_of(mask_mod, B, H, L, S, device) -> Tensor:
 
 
 def create_mask(mod_fn: Callable, B, H, Q_LEN: int, KV_LEN: int, device=None) -> Tensor:
-    """The dense bool mask (B, H, Q_LEN, KV_LEN) of a mask_mod (``B`` / ``H`` None: 1), as
-    PyTorch's ``create_mask``.
+    """The dense bool mask (B, H, Q_LEN, KV_LEN) of a mask_mod (``B`` / ``H`` None: 1), or of a
+    score_mod (five arguments: where it leaves a zero score finite), as PyTorch's
+    ``create_mask``.
 
     >>> create_mask(lambda b, h, q, kv: q >= kv, None, None, 2, 2, device="cpu")
     tensor([[[[ True, False],
               [ True,  True]]]])
+    >>> def no_future(score, b, h, q, kv):
+    ...     return clgrad.where(q >= kv, score, float("-inf"))
+    >>> create_mask(no_future, None, None, 2, 2, device="cpu")[0, 0, 0]
+    tensor([ True, False])
     """
-    return _mask_of(mod_fn, B or 1, H or 1, Q_LEN, KV_LEN, resolve(device))
+    B, H, device = B or 1, H or 1, resolve(device)
+    if len(inspect.signature(mod_fn).parameters) == 5:  # a score_mod, as torch tells them
+        zeros = _zeros(B, H, Q_LEN, KV_LEN, device=device)
+        scores = mod_fn(zeros, *_indices(B, H, Q_LEN, KV_LEN, device))
+        return (scores != float("-inf")).expand(B, H, Q_LEN, KV_LEN)
+    return _mask_of(mod_fn, B, H, Q_LEN, KV_LEN, device)
 
 
 class BlockMask:
