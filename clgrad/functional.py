@@ -546,12 +546,7 @@ def stft(
         )
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win = n_fft if win_length is None else win_length
-    if hop <= 0:
-        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
-    if not 0 < win <= n_fft:
-        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    hop, win = _frame_sizes("stft", n_fft, hop_length, win_length)
     x = input.unsqueeze(0) if input.ndim == 1 else input
     if center:
         x = _pad_last(x, n_fft // 2, pad_mode)
@@ -581,6 +576,20 @@ def stft(
         )
         return _CX.view_as_real(spec)
     return spec
+
+
+def _frame_sizes(name, n_fft, hop_length, win_length):
+    """(hop, window length) of stft / istft, their defaults n_fft // 4 and n_fft, refused as
+    torch refuses them (istft also wants the hop within the window, to overlap-add)."""
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{name}: expected 0 < win_length <= n_fft, but got win_length={win}")
+    if name == "stft" and hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if name == "istft" and not 0 < hop <= win:
+        raise RuntimeError(f"istft: expected 0 < hop_length <= win_length, but got {hop}")
+    return hop, win
 
 
 def istft(
@@ -614,8 +623,7 @@ def istft(
         )
     if input.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions, got {input.ndim}")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win = n_fft if win_length is None else win_length
+    hop, win = _frame_sizes("istft", n_fft, hop_length, win_length)
     spec = input.unsqueeze(0) if input.ndim == 2 else input
     if onesided is None:
         onesided = spec._shape[-2] != n_fft

@@ -164,6 +164,15 @@ def test_errors_as_torch():
     assert clgrad.fft.fft(clgrad.arange(4)).dtype is clgrad.complex64
 
 
+@pytest.mark.parametrize("kw", [{"hop_length": 0}, {"hop_length": 9}, {"win_length": 9}])
+def test_istft_refuses_frame_sizes_as_torch(kw):
+    # a hop of 0 or past the window has nothing to overlap-add: torch's RuntimeError
+    for lib in (torch, clgrad):
+        spec = lib.stft(lib.arange(16.0), 8, window=lib.hann_window(8), return_complex=True)
+        with pytest.raises(RuntimeError, match="expected 0 < (hop|win)_length <="):
+            lib.istft(spec, 8, window=lib.hann_window(8), **kw)
+
+
 @pytest.mark.parametrize(
     "name,fn",
     [
