@@ -28,13 +28,26 @@ torch = pytest.importorskip("torch")
 
 
 @contextlib.contextmanager
+def patched(*replacements):
+    """Sets each (owner, name, value) of ``replacements`` for the block, then puts the
+    originals back."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in replacements]
+    for owner, name, value in replacements:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
+@contextlib.contextmanager
 def same_random_numbers(lib, seed=0):
     """Both libraries' random draws, from one NumPy generator: uniform [0, 1), normal, and
     randint's 32-bit words (an integer in [low, high) is low + the word modulo the span)."""
     rng = np.random.default_rng(seed)
     random.seed(seed)
     if lib is clgrad:
-        original = creation._random
 
         def _random(kind, size, dtype, device, generator, requires_grad):
             shape = creation._shape(size)
@@ -46,16 +59,9 @@ def same_random_numbers(lib, seed=0):
             words = rng.integers(0, 2**32, n, dtype=np.int64)
             return creation.tensor(words, dtype=clgrad.int64, device=device)
 
-        original_bits = creation._random_bits
-        creation._random, creation._random_bits = _random, _random_bits
-        try:
+        with patched((creation, "_random", _random), (creation, "_random_bits", _random_bits)):
             yield
-        finally:
-            creation._random, creation._random_bits = original, original_bits
         return
-
-    saved = {n: getattr(torch, n) for n in ("rand", "randn", "randint")}
-    saved_methods = {n: getattr(torch.Tensor, n) for n in ("uniform_", "normal_")}
 
     def _size(args, kw):
         size = kw.pop("size", args)
@@ -89,15 +95,14 @@ def same_random_numbers(lib, seed=0):
         with torch.no_grad():
             return self.copy_(torch.tensor(rng.standard_normal(tuple(self.shape))) * std + mean)
 
-    torch.rand, torch.randn, torch.randint = rand, randn, randint
-    torch.Tensor.uniform_, torch.Tensor.normal_ = uniform_, normal_
-    try:
+    with patched(
+        (torch, "rand", rand),
+        (torch, "randn", randn),
+        (torch, "randint", randint),
+        (torch.Tensor, "uniform_", uniform_),
+        (torch.Tensor, "normal_", normal_),
+    ):
         yield
-    finally:
-        for n, f in saved.items():
-            setattr(torch, n, f)
-        for n, f in saved_methods.items():
-            setattr(torch.Tensor, n, f)
 
 
 def import_all_of_clgrad():

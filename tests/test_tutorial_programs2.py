@@ -36,11 +36,6 @@ def more_random_numbers(lib, seed=0):
             return
         from torch.utils.data import RandomSampler
 
-        saved = {n: getattr(torch, n) for n in SAMPLERS}
-        saved_methods = {n: getattr(torch.Tensor, n) for n in ("multinomial", "bernoulli")}
-        saved_methods["bernoulli_"] = torch.Tensor.bernoulli_
-        saved_iter = RandomSampler.__iter__
-
         def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
             w = input.detach().double().reshape(-1, input.shape[-1]).numpy()
             rows, k = w.shape
@@ -92,25 +87,26 @@ def more_random_numbers(lib, seed=0):
                 order += torch.randperm(n).tolist()
             return iter(order[: self.num_samples])
 
-        torch.multinomial, torch.randperm, torch.bernoulli = multinomial, randperm, bernoulli
-        torch.randn_like, torch.rand_like, torch.normal = randn_like, rand_like, normal
-        torch.Tensor.multinomial, torch.Tensor.bernoulli = multinomial, bernoulli
-        torch.Tensor.bernoulli_ = bernoulli_
-        RandomSampler.__iter__ = sampler_iter
+        samplers = {
+            "multinomial": multinomial,
+            "randperm": randperm,
+            "bernoulli": bernoulli,
+            "randn_like": randn_like,
+            "rand_like": rand_like,
+            "normal": normal,
+        }
         split_module = sys.modules["torch.utils.data.dataset"]  # random_split's own randperm
-        saved_split_randperm, split_module.randperm = split_module.randperm, randperm
-        try:
+        with base.patched(
+            *((torch, name, fn) for name, fn in samplers.items()),
+            (torch.Tensor, "multinomial", multinomial),
+            (torch.Tensor, "bernoulli", bernoulli),
+            (torch.Tensor, "bernoulli_", bernoulli_),
+            (RandomSampler, "__iter__", sampler_iter),
+            (split_module, "randperm", randperm),
+        ):
             yield
-        finally:
-            for n, f in saved.items():
-                setattr(torch, n, f)
-            for n, f in saved_methods.items():
-                setattr(torch.Tensor, n, f)
-            RandomSampler.__iter__ = saved_iter
-            split_module.randperm = saved_split_randperm
 
 
-SAMPLERS = ("multinomial", "randperm", "bernoulli", "randn_like", "rand_like", "normal")
 _same_random_numbers = base.same_random_numbers
 
 
