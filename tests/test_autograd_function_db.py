@@ -516,3 +516,23 @@ def test_forward_mode_keeps_the_functions_node(device):
             seen.append(lib.autograd.grad(out.sum(), [x, y]))
     _same(seen[0], seen[2])
     _same(seen[1], seen[3])
+
+
+def test_needs_input_grad_is_readable_in_forward_without_grad():
+    # torch's ctx has needs_input_grad in forward even when nothing records (all False); a
+    # forward reading it raised AttributeError here
+    seen = []
+    for lib in (torch, clgrad):
+
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                seen.append(ctx.needs_input_grad)
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+
+        Scale.apply(lib.ones(2), 2.0)
+    assert seen == [(False, False), (False, False)]

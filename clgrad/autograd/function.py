@@ -753,6 +753,7 @@ class Function(metaclass=_FunctionMeta):
                 else:
                     _own_outputs(out, args)
                 return out
+            ctx.needs_input_grad = (False,) * len(args)  # (torch's ctx has it in forward too)
             prev = is_grad_enabled()
             _set(False)
             try:

@@ -316,10 +316,12 @@ class _Eig(Function):
             raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
         L, V = _lapack("linalg.eig", np.linalg.eig, host)
         cdt = A.dtype if A.is_complex() else A.dtype.to_complex()
-        Vinv = _lapack("linalg.eig", np.linalg.inv, V)
-        L, V, Vinv = (_up(x.astype(np.complex128), A, cdt) for x in (L, V, Vinv))
-        ctx.save_for_backward(L, V, Vinv)
-        ctx.real_input = not A.is_complex()
+        L, V_host = _up(L.astype(np.complex128), A, cdt), V
+        V = _up(V_host.astype(np.complex128), A, cdt)
+        if ctx.recording:  # (only a backward reads the inverse)
+            Vinv = _up(_lapack("linalg.eig", np.linalg.inv, V_host).astype(np.complex128), A, cdt)
+            ctx.save_for_backward(L, V, Vinv)
+            ctx.real_input = not A.is_complex()
         return L, V
 
     @staticmethod
