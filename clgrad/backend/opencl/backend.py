@@ -79,16 +79,16 @@ class OpenCLBackend(Backend):
         for."""
         if plan is EMPTY:
             return
-        k, global_size, local_size, tail, fuse, kernel, compute = plan
-        # a plan indexes with 32-bit ints: only for storages whose sizes allow it
-        big = out.nbytes > INT32_MAX
+        # a plan indexes with 32-bit ints: only for storages whose sizes allow it (fields by
+        # index, here and below: this runs for every elementwise op)
+        big = out[5] > INT32_MAX  # nbytes
         for x in operands:
-            if type(x) is View and x.nbytes > INT32_MAX:
+            if type(x) is View and x[5] > INT32_MAX:
                 big = True
-        if big:
-            self._elementwise_uncached(kernel, out, operands, compute)
+        if big:  # (the plan's kernel and compute dtypes)
+            self._elementwise_uncached(plan[5], out, operands, plan[6])
         elif self.fuse:  # the arguments are made at the flush, if it runs the launch alone
-            self.rt.defer(Deferred(fuse, out, operands, plan))
+            self.rt.defer(Deferred(plan[4], out, operands, plan))
         else:
             self.rt.enqueue(*alone(plan, out, operands))
 

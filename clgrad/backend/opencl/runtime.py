@@ -980,19 +980,18 @@ class Runtime:
     def defer(self, entry) -> None:
         """Keeps an elementwise launch for ``flush`` (which fuses what it can)."""
         with self.flush_lock:  # threads share the list: none may append to one being flushed
-            self._keep(entry)
-            if len(self.deferred) >= MAX_DEFERRED:
+            deferred = self.deferred
+            deferred.append(entry)
+            # _keep's filing inline: this runs for every elementwise op
+            self.written.setdefault(id(entry.out[0]), []).append(entry)
+            if len(deferred) >= MAX_DEFERRED:
                 self.flush(hold_last=True)
 
     def _keep(self, entry) -> None:
         """Appends ``entry`` to the deferred list, filed under the buffer it writes (which
         ``released`` looks up), under ``flush_lock``."""
         self.deferred.append(entry)
-        written = self.written.get(id(entry.out.buffer))
-        if written is None:
-            self.written[id(entry.out.buffer)] = [entry]
-        else:
-            written.append(entry)
+        self.written.setdefault(id(entry.out[0]), []).append(entry)
 
     def flush(self, hold_last: bool = False) -> None:
         """Queues the deferred launches (as few kernels as fusion makes them): called before
