@@ -171,6 +171,46 @@ def _flat3(out, batch, m, n):
     return (b, m, n), (m * n, n, 1), out._offset
 
 
+class ProductSum(Function):
+    """``product_sum`` by the device's kernel that sums over the batch as it multiplies."""
+
+    @staticmethod
+    def forward(ctx, a, b, chunks):
+        ctx.save_for_backward(a, b)
+        out = Tensor._empty((chunks, a._shape[1], b._shape[1]), a.dtype, a.device)
+        a.device.backend.product_sum(out._record(), a._record(), b._record(), _ACC[a.dtype])
+        return out.sum(0)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (g @ b if needs[0] else None), (g.mT @ a if needs[1] else None), None
+
+
+def product_sum(a: Tensor, b: Tensor) -> Tensor:
+    """The sum over the batch of ``a[z] @ b[z].mT`` for ``a`` (Z, M, K) and ``b`` (Z, N, K):
+    a convolution's weight gradient (the output gradient and the column matrix, both
+    contiguous along the window positions K). Where the device has a kernel that sums over
+    the batch as it multiplies (``Backend.product_sum_chunks``: CPU devices, for a small (M,
+    N), as the first convolution of a network has) it runs there: one pass over both operands,
+    no transposed copy and no (Z, M, N) products to add up. Else a batched product reads the
+    bigger ``b`` in place as its left operand, then sums.
+
+    >>> a, b = clgrad.ones(4, 2, 3), clgrad.ones(4, 5, 3)
+    >>> product_sum(a, b)[0]
+    tensor([12., 12., 12., 12., 12.])
+    """
+    z, m, k = a._shape
+    n = b._shape[1]
+    chunks = 0
+    if a.dtype is b.dtype and a._stride[2] == 1 and b._stride[2] == 1 and a.device is b.device:
+        chunks = a.device.backend.product_sum_chunks(z, m, n, k, a.dtype)
+    if not chunks:
+        return (b @ a.mT).sum(0).mT
+    return ProductSum.apply(a, b, chunks)
+
+
 # A device matmul may pad a vector operand into a panel this many columns wide (PoCL's packed
 # kernel: 16 floats): a product with a vector whose other operand has fewer rows than that is
 # computed as a product and a sum instead, which needs only the elementwise product (a 300M

@@ -31,7 +31,7 @@ from .core import launch, sum_to
 from .creation import arange
 from .elementwise import add, where
 from .indexing import put, take
-from .linalg import matmul
+from .linalg import matmul, product_sum
 
 
 # ---- constant padding ------------------------------------------------------------------------
@@ -290,7 +290,8 @@ class Convolution(Function):
         if needs[0]:
             gx = Col2Im.apply((w.mT @ g3).reshape(cols._shape), x._shape[2:], stride, dilation, lo)
         if needs[1]:
-            gw = (c @ g3.mT).sum(0).mT.reshape(weight._shape)
+            gw = product_sum(g3, c) if groups == 1 else (c @ g3.mT).sum(0).mT
+            gw = gw.reshape(weight._shape)
         if needs[2]:
             gb = g.sum((0,) + tuple(range(2, g.ndim)))
         return gx, gw, gb, None, None, None, None, None

@@ -406,6 +406,12 @@ class OpenCLBackend(Backend):
 
         return norm_family.fits(self.rt, a * b)
 
+    def product_sum_chunks(self, Z, M, N, K, dtype) -> int:
+        return matmul_family.product_sum_chunks(self.rt, Z, M, N, K, dtype)
+
+    def product_sum(self, out, a, b, acc):
+        matmul_family.product_sum(self.rt, out, a, b, acc)
+
     def matmul_row_align(self, dtype) -> int:
         # CPU devices: the micro-kernel reads B's rows in place as NR-wide vectors (direct),
         # at full speed only where every row starts on a vector boundary and its last block is

@@ -55,6 +55,16 @@ DIRECT_MAX_M = 48
 PACK_A_MIN_BYTES = 256 << 10
 # packed: scratch per chunk of batches; a chunk always holds at least one batch.
 PACKED_SCRATCH_BYTES = 256 << 20
+# dot (``product_sum``): an RM x RN block of VW-wide partial sums per work-item: 9 vector sums
+# and 3 + 3 vector loads fill AVX2's 16 registers. The batches are cut into chunks until
+# there are about DOT_ITEMS work-items (a convolution's weight gradient has few blocks).
+DOT_TILE = {"float": (3, 3, 8), "double": (3, 3, 4)}
+DOT_ITEMS = 128
+# ... and only for a small (M, N): the micro-kernel, with B packed and a sum after it, wins
+# from (16, 144) and (32, 72) (the second convolution of a small CNN); dot wins at (16, 9)
+# (the first: 2.8x), (64, 9), (16, 48), (64, 27)
+DOT_MAX_SIDE = 27
+DOT_MAX_OTHER = 128
 # tiled: (TM, TN, TK, WM, WN), a 16 x 16 work-group; at most MAX_GRID_Z groups along the
 # batch (CUDA-based drivers cap the third grid dimension), the kernel loops over the rest.
 TILED_TILE = (64, 64, 16, 4, 4)
@@ -315,3 +325,53 @@ def _micro(rec, out, a, b, acc, Z, M, N, K, direct):
         ]
         _launch1d(rec, gemm, I, mq * np_ * zc, args)
     # scratch goes back to the allocator after the last launch of each replay (plans.run)
+
+
+def product_sum_chunks(rt, Z, M, N, K, dtype) -> int:
+    """How many chunks of batches ``product_sum`` cuts a sum over ``Z`` batches of (M, K) x
+    (K, N) products of ``dtype`` into on ``rt``'s device; 0 where it does not run there (GPUs,
+    whose tiled product keeps them busy; a type without the kernel; K too short to repay
+    summing along it in vectors)."""
+    ct = dtype.ctype
+    if rt.is_gpu or ct not in DOT_TILE:
+        return 0
+    RM, RN, VW = DOT_TILE[ct]
+    if K < 4 * VW or Z == 0 or min(M, N) > DOT_MAX_SIDE or max(M, N) > DOT_MAX_OTHER:
+        return 0  # (the micro-kernel is 2-3x as fast on a product with blocks enough)
+    if rt.loop_limit is not None and K > rt.loop_limit // 2:
+        return 0
+    blocks = -(-M // RM) * -(-N // RN)
+    chunks = max(1, min(Z, -(-DOT_ITEMS // blocks)))
+    if rt.loop_limit is not None:  # a work-item's loops take zc * K iterations in all
+        most = max(1, rt.loop_limit // 2 // K)
+        chunks = max(chunks, -(-Z // most))
+    return -(-Z // -(-Z // chunks))  # no empty chunk
+
+
+def product_sum(rt, out: View, a: View, b: View, acc) -> None:
+    """out (C, M, N), contiguous = for each of the C chunks of the Z batches (as
+    ``product_sum_chunks`` cut them), the sum over its batches z of a[z] @ b[z].T, where a (Z,
+    M, K) and b (Z, N, K) are both contiguous along K (stride 1); ``acc`` is their dtype."""
+    chunks, M, N = out.shape
+    Z, _, K = a.shape
+    zc = -(-Z // chunks)
+    tile = DOT_TILE[acc.ctype]
+    params, I = _params(out, a, b, acc, "dot", tile)
+    kernel = _kernel(rt, "cg_matmul_dot", params)
+    nbm, nbn = -(-M // tile[0]), -(-N // tile[1])
+    items = nbm * nbn * chunks
+    args = [
+        out.buffer,
+        I(out.offset),
+        *_operand_args(I, a)[:-1],  # the stride along K is 1
+        *_operand_args(I, b)[:-1],
+        I(M),
+        I(N),
+        I(K),
+        I(Z),
+        I(zc),
+        I(nbm),
+        I(nbn),
+        I(items),
+    ]
+    rt.launch(kernel, (-(-items // LOCAL) * LOCAL,), (LOCAL,), args)
