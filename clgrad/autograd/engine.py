@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import heapq
+import sys
 import threading
+import warnings
 
 from ..tensor import Tensor
 from .function import AccumulateGrad, _node_post_hooks, _node_pre_hooks, grad_accumulator
@@ -179,9 +181,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                     if type(nr) is not int:  # the node's own hooks ("node", "node_pre")
                         continue
                     for hook in hooks:
-                        if grads[nr] is not None:
-                            new = hook(grads[nr])
-                            grads[nr] = grads[nr] if new is None else new
+                        # called with None too where this output got no gradient (the node
+                        # runs for its others), as PyTorch's tensor hooks are
+                        new = hook(grads[nr])
+                        if new is not None:
+                            grads[nr] = _replaced(grads[nr], new)
             if node._retained:
                 for nr, ref in node._retained.items():
                     t = ref()
@@ -199,8 +203,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                     elif g is not None and sink:
                         node.accumulate(g, create_graph)
                     elif g is not None:
-                        t = inputs[k]
-                        t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+                        t = inputs[k]  # (a non-leaf: ``_grad``, as ``.grad`` would warn)
+                        t._grad = g.detach() if t._grad is None else t._grad + g.detach()
             if node._pre_hooks and "node_pre" in node._pre_hooks and not sink:
                 grads = _node_pre_hooks(node, grads)
             if sink:
@@ -210,6 +214,9 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                     grads = in_grads = None
                     node.accumulate(g, create_graph)
                     g = None
+                elif not hit and inputs is None and node.variable._hooks:
+                    # no gradient reached the leaf: its hooks still see None, as PyTorch's
+                    node.accumulate(None, create_graph)
                 continue
             if (
                 hit
@@ -275,6 +282,14 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     return captured
 
 
+def _replaced(grad, new):
+    """A tensor hook's replacement for ``grad``: refused for a gradient that is None, as
+    PyTorch's engine refuses it (a hook may not create a gradient where none arrived)."""
+    if grad is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    return new
+
+
 def _check_nan(node, in_grads):
     """Anomaly mode's check, as torch's: the first gradient a backward function returned that
     holds a NaN raises, naming the function and the output's position."""
@@ -290,7 +305,7 @@ def _n_outputs(node):
 
 def _make_grads(tensors, grads):
     out = []
-    for t, g in zip(tensors, grads):
+    for i, (t, g) in enumerate(zip(tensors, grads)):
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -301,8 +316,8 @@ def _make_grads(tensors, grads):
             g = Tensor._full(t._shape, 1, t.dtype, t.device)
         elif tuple(g.shape) != tuple(t.shape):
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[0] has a shape of {list(g.shape)} and output[0] "
-                f"has a shape of {list(t.shape)}."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {t.shape}."
             )
         out.append(g)
     return out
@@ -339,7 +354,32 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_list(inputs)
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if create_graph:
+        _warn_create_graph()
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs)
+
+
+_create_graph_warned = [False]
+
+
+def _warn_create_graph():
+    """PyTorch's warning for ``backward(create_graph=True)``: given once (every time under
+    ``set_warn_always(True)``); ``autograd.grad`` does not give it."""
+    # clgrad.set_warn_always's flag, read from the loaded package: autograd sits below the
+    # package's __init__ in the layers and may not import it
+    root = sys.modules[__name__.partition(".")[0]]
+    if _create_graph_warned[0] and not root.is_warn_always_enabled():
+        return
+    _create_graph_warned[0] = True
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+        "make sure to reset the .grad fields of your parameters to None after use to break the "
+        "cycle and avoid the leak.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def grad(

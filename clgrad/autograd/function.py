@@ -97,6 +97,22 @@ class Node:
     def release(self):
         pass
 
+    def __call__(self, *grads):
+        """Runs this backward step by hand on the gradients of its outputs (one argument per
+        output) and returns its inputs' gradients (a tuple when there are several), as calling
+        a PyTorch ``grad_fn`` does.
+
+        >>> x = clgrad.tensor([3.0], requires_grad=True)
+        >>> (x * 2).grad_fn(clgrad.tensor([1.0]))
+        (tensor([2.]), None)
+        """
+        meta = getattr(self, "output_meta", None)
+        expected = len(meta) if meta is not None else 1
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
+        result = tuple(self.apply(list(grads)))
+        return result[0] if len(result) == 1 else result
+
 
 def _hook_results(hook, new, expected) -> tuple:
     """A node hook's replacement gradients, as many as it was given (torch's check)."""
@@ -149,8 +165,13 @@ class AccumulateGrad(Node):
             capture.note_grad(v, "accumulate")
         for hook in v._hooks or ():
             new = hook(grad)
-            grad = grad if new is None else new
+            if new is not None:
+                if grad is None:  # PyTorch's engine refuses it too
+                    raise RuntimeError("can't replace a None gradient with a non-None value")
+                grad = new
         new = None
+        if grad is None:  # none reached the leaf (its hooks have seen the None)
+            return
         own = self._pre_hooks
         if own and "node_pre" in own:  # the node's pre-hooks see it after the tensor's
             (grad,) = _node_pre_hooks(self, [grad])
@@ -348,6 +369,14 @@ class FunctionCtx:
             raise RuntimeError(FREED)
         node = self._node()
         return tuple(None if s is None else s.unpack(node) for s in self._saved)
+
+    @property
+    def saved_variables(self):
+        """``saved_tensors`` under its old name, with PyTorch's deprecation warning."""
+        warnings.warn(
+            "'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2
+        )
+        return self.saved_tensors
 
 
 class BackwardNode(Node):

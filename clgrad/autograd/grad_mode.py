@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -65,15 +67,68 @@ class _GradMode:
         return False
 
     def __call__(self, fn: _F) -> _F:
+        make = self._clone
+        if inspect.isclass(fn):
+            # torch's (deprecated) class form: the construction runs in the mode, nothing else
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
+
+        elif inspect.isgeneratorfunction(fn):
+            return _wrap_generator(make, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with make():
                 return fn(*args, **kwargs)
 
         return wrapper
 
+    def _clone(self):
+        return self.__class__(*self._args())
+
     def _args(self):
         return ()
+
+
+def _wrap_generator(make, gen_fn):
+    """``gen_fn`` wrapped so that each step of its generator (first run, ``send``, ``throw``,
+    ``close``) runs in a fresh ``make()`` context and the caller's mode holds between steps, as
+    torch's decorators wrap generators: a plain ``with`` around the call would switch the mode
+    only while the generator object is created."""
+
+    @functools.wraps(gen_fn)
+    def generator_context(*args, **kwargs):
+        gen = gen_fn(*args, **kwargs)
+        try:
+            with make():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make():
+                        gen.close()
+                    raise
+                except BaseException as error:
+                    with make():
+                        response = gen.throw(error)
+                else:
+                    with make():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator_context
 
 
 class no_grad(_GradMode):

@@ -1,0 +1,224 @@
+"""Autograd behaviours that PyTorch's own autograd test suite checks, compared with torch itself:
+grad-mode decorators on generators and classes, calling a ``grad_fn`` by hand, tensor hooks
+that see None, the messages and warnings of ``backward``/``grad``, and ``ctx.saved_variables``.
+"""
+
+import warnings
+
+import pytest
+import torch
+
+import clgrad
+
+LIBS = (torch, clgrad)
+
+
+def _err(fn):
+    """The exception ``fn()`` raises (None when it raises nothing)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 -- the class and text are compared with PyTorch's
+        return e
+    return None
+
+
+def _generator_trace(lib, decorator_name, outer_name):
+    """The grad mode seen inside a decorated generator and by its caller at each step, with
+    send, throw and close, as a list."""
+    seen = []
+    decorator = getattr(lib, decorator_name)
+
+    @decorator()
+    def gen():
+        try:
+            for i in range(3):
+                try:
+                    got = yield i
+                    seen.append(("in", got, lib.is_grad_enabled()))
+                except ValueError:
+                    seen.append(("caught", lib.is_grad_enabled()))
+        except GeneratorExit:
+            seen.append(("exit", lib.is_grad_enabled()))
+            raise
+
+    with getattr(lib, outer_name)():
+        g = gen()
+        seen.append(("first", next(g), lib.is_grad_enabled()))
+        seen.append(("sent", g.send("a"), lib.is_grad_enabled()))
+        seen.append(("thrown", g.throw(ValueError), lib.is_grad_enabled()))
+        g.close()
+        seen.append(("closed", lib.is_grad_enabled()))
+    return seen
+
+
+@pytest.mark.parametrize(
+    "decorator_name, outer_name", [("no_grad", "enable_grad"), ("enable_grad", "no_grad")]
+)
+def test_grad_mode_decorator_wraps_each_step_of_a_generator(decorator_name, outer_name):
+    # the decorator switched the mode only while the generator object was made: its body ran
+    # in the caller's mode
+    want = _generator_trace(torch, decorator_name, outer_name)
+    assert _generator_trace(clgrad, decorator_name, outer_name) == want
+
+
+def test_grad_mode_decorator_generator_returns_its_value():
+    def run(lib):
+        @lib.no_grad()
+        def gen():
+            yield 1
+            return "done"
+
+        g = gen()
+        next(g)
+        with pytest.raises(StopIteration) as stop:
+            next(g)
+        return stop.value.value
+
+    assert run(clgrad) == run(torch) == "done"
+
+
+def test_grad_mode_decorator_on_a_class_constructs_it_in_the_mode():
+    def run(lib):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+
+            @lib.no_grad()
+            class Holder:
+                def __init__(self):
+                    self.mode = lib.is_grad_enabled()
+
+            holder = Holder()
+        return holder.mode, lib.is_grad_enabled(), [w.category for w in ws]
+
+    assert run(clgrad) == run(torch)
+
+
+def test_grad_output_shape_mismatch_message(device):
+    def message(lib, dev):
+        x = lib.ones(2, 2, device=dev, requires_grad=True)
+        out = x * 2
+        e = _err(lambda: lib.autograd.grad(out, x, lib.ones(2, device=dev)))
+        return str(e), str(lib.ones(2).shape), str(out.shape)
+
+    got, small, big = message(clgrad, device)
+    want, t_small, t_big = message(torch, "cpu")
+    # the message holds the shapes as the library prints them (torch.Size / clgrad.Size)
+    assert got == want.replace(t_small, small).replace(t_big, big)
+
+
+def test_calling_grad_fn_by_hand(device):
+    def run(lib, dev):
+        x = lib.tensor([3.0], device=dev, requires_grad=True)
+        one = lib.tensor([1.0], device=dev)
+        errors = [type(e).__name__ + str(e) for e in (
+            _err(lambda: (x ** 2).grad_fn(one, one)),
+            _err(lambda: (x ** 2).grad_fn()),
+        )]  # fmt: skip
+        single = (x**2).grad_fn(one)
+        double = (x * x).grad_fn(one)
+        return errors, single.tolist(), [g.tolist() for g in double]
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+class _TwoOut:
+    """A Function of two outputs whose backward gives no gradient to its second input."""
+
+    @staticmethod
+    def make(lib):
+        class TwoOut(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 1, a * 2
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga, None
+
+        return TwoOut
+
+
+def test_tensor_hooks_see_none_where_no_gradient_arrives(device):
+    def run(lib, dev):
+        calls = []
+        a = lib.ones(2, device=dev, requires_grad=True)
+        b = lib.ones(2, device=dev, requires_grad=True)
+        b.register_hook(lambda g: calls.append(("leaf", g is None)))
+        p, q = _TwoOut.make(lib).apply(a, b)
+        q.register_hook(lambda g: calls.append(("q", g is None)))
+        p.register_hook(lambda g: calls.append(("p", g is None)))
+        p.sum().backward()
+        return sorted(calls), b.grad is None, a.grad.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_hook_given_none_may_not_make_a_gradient(device, leaf):
+    def run(lib, dev):
+        a = lib.ones(2, device=dev, requires_grad=True)
+        b = lib.ones(2, device=dev, requires_grad=True)
+        p, q = _TwoOut.make(lib).apply(a, b)
+        t = b if leaf else q
+        t.register_hook(lambda g: lib.full((2,), 5.0, device=dev) if g is None else g)
+        e = _err(lambda: p.sum().backward())
+        return type(e).__name__, str(e)
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_backward_create_graph_warns_and_grad_does_not(device):
+    def run(lib, dev):
+        prev = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)
+        try:
+            b = lib.ones(3, device=dev, requires_grad=True)
+            c = b * b
+            with warnings.catch_warnings(record=True) as w1:
+                warnings.simplefilter("always")
+                c.backward(lib.ones_like(c), create_graph=True)
+            with warnings.catch_warnings(record=True) as w2:
+                warnings.simplefilter("always")
+                lib.autograd.grad(c, b, lib.ones_like(c), create_graph=True)
+        finally:
+            lib.set_warn_always(prev)
+        text = "Using backward() with create_graph=True"
+        return [text in str(w.message) for w in w1], [text in str(w.message) for w in w2]
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_backward_into_a_non_leaf_input_does_not_warn(device):
+    def run(lib, dev):
+        x = lib.ones(2, device=dev, requires_grad=True)
+        mid = x * 2
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            (mid * mid).sum().backward(inputs=[mid])
+            grad = mid.grad  # read after: torch's warning for a non-leaf's .grad is not counted
+        return [str(w.message) for w in ws], grad.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_ctx_saved_variables_is_deprecated_saved_tensors(device):
+    def run(lib, dev):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_variables
+                return g * x
+
+        x = lib.full((2,), 3.0, device=dev, requires_grad=True)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            F.apply(x).sum().backward()
+        flagged = any("deprecated" in str(w) and "saved_variables" in str(w) for w in ws)
+        return flagged, x.grad.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")
