@@ -1094,8 +1094,9 @@ erfc = _float_unary(
 sinc = _float_unary(
     "sinc", "(in0 == 0 ? ({T})1 : sin(({T})3.14159265358979323846 * in0) "
     "/ (({T})3.14159265358979323846 * in0))", _np_sinc,
+    # 0 wherever x*x underflows to 0 (not only at 0): 0/0 there, as torch's gradient is not
     lambda grad, input: grad * where(
-        input == 0, 0.0,
+        input * input == 0, 0.0,
         ((_PI * input) * (_PI * input).cos() - (_PI * input).sin()) / (_PI * input * input),
     ),
     "[0.0, 0.5]", "tensor([1.0000, 0.6366])",
