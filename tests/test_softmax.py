@@ -101,6 +101,26 @@ def test_large_values_infinities_and_nan(device, fn):
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS)
+def test_specials_inside_vectors_and_masked_rows(device, fn):
+    """Rows long enough for a CPU device's vec kernel (whole vectors, then a tail): a NaN, an
+    inf and -inf inside a vector reach their rows as torch's do, and attention-style masked
+    rows (most of each -inf or -1e4: terms below float's normal range, which the vec kernel
+    gives as 0 where torch rounds to denormals) match torch, forward and gradient."""
+    inf, nan = float("inf"), float("nan")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 20)).astype(np.float32)
+    x[0, 3], x[1, 9], x[2, 5], x[3, 17] = nan, inf, -inf, -inf
+    got = getattr(clgrad.tensor(x, device=device), fn)(1)
+    _check(got, getattr(torch.tensor(x), fn)(1), "float32")
+    scores = rng.standard_normal((6, 67, 67)).astype(np.float32) * 3
+    causal = np.tril(np.ones((67, 67), bool))
+    for fill in (-inf, -1e4):
+        masked = np.where(causal, scores, np.float32(fill)).reshape(-1, 67)
+        g = rng.standard_normal(masked.shape).astype(np.float32)
+        _check_gradient(device, fn, masked, g, 1, check_output=True)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS)
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_gradient_matches_torch(device, fn, dim):
     rng = np.random.default_rng(3)

@@ -28,6 +28,17 @@ PASSES = 3
 CPU_LOCAL = 32
 
 
+# CPU devices: a contiguous float row is a work-item's, walked in vectors this wide (the vec
+# kernel), in launches of VEC_LOCAL rows per work-group
+VEC_WIDTH = 8
+VEC_LOCAL = 16
+
+
+def _vector(rt, n, inner, in_ct, ct, out_ct) -> bool:
+    """Whether rows of ``n`` elements ``inner`` apart take the vec kernel on ``rt``'s device."""
+    return not rt.is_gpu and inner == 1 and in_ct == ct == out_ct == "float" and SPLIT is None
+
+
 def _grouped(n: int, inner: int) -> bool:
     """Whether rows of ``n`` elements ``inner`` apart get a work-group each."""
     return inner == 1 and n >= GROUP_ROW
@@ -39,6 +50,8 @@ def fits(rt, n: int, inner: int) -> bool:
     of a work-group's row, ``PASSES`` times."""
     limit = rt.loop_limit
     walk = -(-n // _local_size(rt)) if _grouped(n, inner) else n
+    if not rt.is_gpu and inner == 1:  # the vec kernel's: whole vectors, then the tail
+        walk = max(walk, n // VEC_WIDTH + VEC_WIDTH)
     return limit is None or PASSES * walk <= limit
 
 
@@ -57,19 +70,20 @@ def softmax(rt, out: View, x: View, dim: int, log: bool, acc, g: View | None = N
     for s in shape[dim + 1 :]:
         inner *= s
     rows = x.numel() // n
-    grouped = _grouped(n, inner)
-    ls = _local_size(rt)
     views = (x, out) if g is None else (x, g, out)
-    itype = index_type(*map(extent, views), rows * n + ls)
     in_ct, ct, out_ct = x.dtype.ctype, acc.compute_ctype, out.dtype.ctype
+    vec = VEC_WIDTH if _vector(rt, n, inner, in_ct, ct, out_ct) else 0
+    grouped = not vec and _grouped(n, inner)
+    ls = VEC_LOCAL if vec else _local_size(rt)
+    itype = index_type(*map(extent, views), rows * n + ls)
     name = "log_softmax" if log else "softmax"
     backward = g is not None
     split = not rt.is_gpu if SPLIT is None else SPLIT
     function = f"cg_softmax_{'backward_' if backward else ''}{name}"
     k = rt.cached(
-        ("softmax", name, backward, grouped, in_ct, ct, out_ct, ls, split, itype),
+        ("softmax", name, backward, grouped, in_ct, ct, out_ct, ls, split, vec, itype),
         "softmax.cl.mako",
-        f"{function}_{'group' if grouped else 'item'}",
+        f"{function}_{'vec' if vec else 'group' if grouped else 'item'}",
         in_ct=in_ct,
         ct=ct,
         out_ct=out_ct,
@@ -77,6 +91,7 @@ def softmax(rt, out: View, x: View, dim: int, log: bool, acc, g: View | None = N
         log=log,
         backward=backward,
         split=split,
+        vec=vec,
         index_t=itype,
         fp64="double" in (ct, in_ct, out_ct),
     )
