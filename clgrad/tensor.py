@@ -12,6 +12,7 @@ import weakref
 
 import numpy as np
 
+from . import _torch_function as _tf
 from . import capture
 from . import dtypes as D
 from .backend.base import FILL, View
@@ -170,11 +171,44 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers `array + tensor` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
-        # PyTorch's legacy constructor: Tensor(data), Tensor(*sizes), Tensor(other)
-        return Tensor._legacy_new(None, args, device)
+        # PyTorch's legacy constructor: Tensor(data), Tensor(*sizes), Tensor(other); a
+        # subclass's (``MyTensor([1.0])``, ``Tensor.__new__(cls, ...)``) is of that subclass
+        t = Tensor._legacy_new(None, args, device)
+        return t if cls is Tensor else _retype(t, cls)
 
     def __init__(self, *args, **kwargs):
         pass  # __new__ made the tensor
+
+    def __init_subclass__(cls, **kwargs):
+        # a subclass that overrides __torch_function__ switches clgrad's dispatch on (see
+        # clgrad._torch_function): until one exists, no op looks for overrides
+        super().__init_subclass__(**kwargs)
+        _tf.subclass_defined(cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default override of a Tensor subclass, as torch's: ``func`` runs with subclass
+        dispatch off, and its Tensor results (also inside tuples and lists) come back as
+        ``cls`` (``as_subclass``, which keeps their history), except for the functions of
+        ``clgrad.overrides.get_default_nowrap_functions()`` (``.grad``). ``NotImplemented``
+        when another overriding type is not a base of ``cls``.
+
+        >>> class Mine(clgrad.Tensor):
+        ...     pass
+        >>> x = clgrad.ones(2).as_subclass(Mine)
+        >>> type(x + 1).__name__, type(x.max(0).values).__name__
+        ('Mine', 'Mine')
+        """
+        if kwargs is None:
+            kwargs = {}
+        for t in types:
+            if not issubclass(cls, t):
+                return NotImplemented
+        with _tf.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _tf.NOWRAP:
+                return ret
+            return _convert(ret, cls)
 
     # Set by clgrad.ops.creation (the creation functions live above this layer)
     _legacy_new = staticmethod(lambda dt, args, device: None)
@@ -609,10 +643,38 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce__(self):
-        return (
-            _rebuild,
-            (self._numpy(), str(self.device), self._requires_grad, self.dtype.name),
-        )
+        args = (self._numpy(), str(self.device), self._requires_grad, self.dtype.name)
+        cls = type(self)
+        if cls is not Tensor and not cls.__module__.startswith("clgrad."):
+            # a user's subclass comes back as itself, with its attributes, as torch's
+            return (_rebuild_subclass, (cls, args, getattr(self, "__dict__", None)))
+        return (_rebuild, args)
+
+
+_tf.PLAIN.add(Tensor)
+
+
+def _retype(t: Tensor, cls: type) -> Tensor:
+    """A new ``cls`` object that is ``t`` (the same slots: elements, history, version)."""
+    out = object.__new__(cls)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__":
+            setattr(out, slot, getattr(t, slot))
+    return out
+
+
+def _convert(ret, cls):
+    """torch's ``_convert``: the Tensors of ``ret`` (itself, or inside tuples, named tuples and
+    lists) as ``cls``."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = (_convert(r, cls) for r in ret)
+        make = getattr(type(ret), "_make", None)  # a named tuple takes its fields one by one
+        return make(items) if make is not None else type(ret)(items)
+    return ret
 
 
 def real_view(t) -> Tensor:
@@ -657,6 +719,13 @@ def _rebuild(array, device, requires_grad, dtype_name=None):
     dt = D.as_dtype(array.dtype if dtype_name is None else dtype_name)
     t = Tensor._from_numpy(array, dt, device)
     return t.requires_grad_(requires_grad)
+
+
+def _rebuild_subclass(cls, args, state):
+    t = _retype(_rebuild(*args), cls)
+    if state:
+        t.__dict__.update(state)
+    return t
 
 
 class _HookHandle:

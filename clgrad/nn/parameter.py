@@ -3,6 +3,7 @@ attributes; the uninitialized placeholders of the lazy modules."""
 
 from __future__ import annotations
 
+from .._torch_function import PLAIN, _disabled_torch_function_impl
 from ..tensor import Tensor
 
 
@@ -21,6 +22,9 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    # ops on a parameter give plain Tensors, as torch's; and defining these classes does not
+    # switch clgrad's __torch_function__ dispatch on
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
@@ -131,6 +135,7 @@ class UninitializedBuffer(Tensor):
     """
 
     __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl
     persistent = True  # whether a Module that it is assigned to keeps it in the state dict
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
@@ -191,6 +196,7 @@ class Buffer(Tensor):
     """
 
     __slots__ = ("persistent",)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
         if data is None:
@@ -208,3 +214,6 @@ class Buffer(Tensor):
 
     def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
         pass
+
+
+PLAIN.update((Parameter, Buffer))  # skipped by the dispatch's argument scan without a look-up

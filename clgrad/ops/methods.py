@@ -474,6 +474,22 @@ def deepcopy(self, memo):
         )
     if id(self) in memo:
         return memo[id(self)]
+    cls = type(self)
+    if (
+        cls is not Tensor
+        and not cls.__module__.startswith("clgrad.")  # (Buffer: a Tensor to copy)
+        and type(self.new_empty([])) is not cls
+    ):
+        # torch's refusal for a user's subclass (whose own __deepcopy__ would make one): its
+        # default __torch_function__ runs this with subclass dispatch off, where new_empty
+        # gives a Tensor
+        raise RuntimeError(
+            "The default implementation of __deepcopy__() for non-wrapper subclasses only works "
+            "for subclass types that implement new_empty() and for which that function returns "
+            "another instance of the same subclass. You should either properly implement "
+            "new_empty() for your subclass or override __deepcopy__() if it is intended behavior "
+            "for new_empty() to return an instance of a different type."
+        )
     t = self.detach().clone()
     t._requires_grad = self._requires_grad
     if self._grad is not None:
@@ -1443,6 +1459,29 @@ def as_subclass(self, cls):
     return out
 
 
+def _make_subclass(cls, data, require_grad=False, **kwargs):
+    """A ``cls`` (a subclass of Tensor) over ``data``'s elements, detached from its history and
+    requiring grad if ``require_grad``, as ``torch.Tensor._make_subclass``: what a subclass's
+    ``__new__`` returns (``nn.Parameter``'s pattern).
+
+    >>> class Weight(clgrad.Tensor):
+    ...     def __new__(cls, data):
+    ...         return clgrad.Tensor._make_subclass(cls, data, True)
+    >>> w = Weight(clgrad.ones(2))
+    >>> type(w).__name__, w.requires_grad, w.is_leaf
+    ('Weight', True, True)
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(data).__name__}")
+    out = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+    out._counter = data._counter  # a detached alias: the same version counter
+    if require_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def storage_type(self):
     """The legacy storage class of the tensor's dtype (``clgrad.FloatStorage`` for float32), as
     ``Tensor.storage_type``.
@@ -1457,6 +1496,7 @@ def _attach_storage_methods():
     for fn in (set_, is_set_to, resize, resize_as, as_strided_, map_, map2_, as_subclass):
         setattr(Tensor, fn.__name__, fn)
     Tensor.storage_type = storage_type
+    Tensor._make_subclass = staticmethod(_make_subclass)
     Tensor.const_data_ptr = data_ptr
     Tensor.as_strided_scatter = M.as_strided_scatter
 
