@@ -312,35 +312,38 @@ RM, RN, VW = tile
 VT = f"{acc}{VW}"
 VTU = f"cg_{VT}_u"
 %>
-## out[c, m, n] = sum over the batches z of chunk c and over k of a[z, m, k] * b[z, n, k]: a
-## product of two operands that are both contiguous along the sum (a convolution's weight
-## gradient: the output gradient times the column matrix, each contiguous along the window
-## positions), summed over the batch as it goes. The micro-kernel would need one of them
+## out[c, g, m, n] = sum over the batches z of chunk c and over k of a[z, g, m, k] * b[z, g, n,
+## k]: a product of two operands that are both contiguous along the sum (a convolution's
+## weight gradient, each group's: the output gradient times the column matrix, each contiguous
+## along the window positions), summed over the batch as it goes. The micro-kernel would need one of them
 ## packed transposed and a sum over the batch after it; here each work-item holds an RM x RN
 ## block of VW-wide partial sums over k, which it adds up across the vector at the end.
 ## Chunks of batches give the parallelism a small (M, N) lacks; the caller sums the chunks.
 typedef ${VT} ${VTU} __attribute__((aligned(${8 if acc == "double" else 4})));
 __kernel void cg_matmul_dot(
     __global ${out_ct} *out, const ${I} out_off,
-    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sm,
-    __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sn,
-    const ${I} M, const ${I} N, const ${I} K, const ${I} Z, const ${I} zc,
+    __global const ${a_ct} *a, const ${I} a_off, const ${I} a_sz, const ${I} a_sg,
+    const ${I} a_sm,
+    __global const ${b_ct} *b, const ${I} b_off, const ${I} b_sz, const ${I} b_sg,
+    const ${I} b_sn,
+    const ${I} M, const ${I} N, const ${I} K, const ${I} Z, const ${I} G, const ${I} zc,
     const ${I} nbm, const ${I} nbn, const ${I} items)
 {
   if (get_global_id(0) >= items) return;  // compared as size_t: the padded range may pass 2^31
   const ${I} id = get_global_id(0);
   const ${I} bn = id % nbn;
   const ${I} bm = id / nbn % nbm;
-  const ${I} c = id / nbn / nbm;
+  const ${I} g = id / nbn / nbm % G;
+  const ${I} c = id / nbn / nbm / G;
   const ${I} m0 = bm * ${RM}, n0 = bn * ${RN};
   const ${I} z1 = min(Z, (c + 1) * zc);
   // Rows past M (columns past N) re-read the last one, so the loop needs no branch; their
   // sums are never stored.
 % for i in range(RM):
-  const ${I} ar${i} = a_off + min(m0 + ${i}, M - 1) * a_sm;
+  const ${I} ar${i} = a_off + g * a_sg + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
 % for j in range(RN):
-  const ${I} bc${j} = b_off + min(n0 + ${j}, N - 1) * b_sn;
+  const ${I} bc${j} = b_off + g * b_sg + min(n0 + ${j}, N - 1) * b_sn;
 % endfor
 % for i in range(RM):
   % for j in range(RN):
@@ -377,7 +380,7 @@ __kernel void cg_matmul_dot(
 % endfor
     }
   }
-  __global ${out_ct} *o = out + out_off + c * M * N;
+  __global ${out_ct} *o = out + out_off + (c * G + g) * M * N;
 % for i in range(RM):
   if (m0 + ${i} < M) {
   % for j in range(RN):

@@ -27,47 +27,50 @@ def cldev(cl_device):
     d.give_back()
 
 
-def run_kernel(device, Z, M, N, K, dt, chunks, room=0, seed=0):
-    """out (chunks, M, N) of the kernel over a (Z, M, K) and b (Z, N, K) whose rows have
-    ``room`` elements after them; checked for stray writes around it."""
+def run_kernel(device, Z, G, M, N, K, dt, chunks, room=0, seed=0):
+    """out (chunks, G, M, N) of the kernel, summed over the chunks, over a (Z, G, M, K) and b
+    (Z, G, N, K) whose rows have ``room`` elements after them; checked for stray writes."""
     rng = np.random.default_rng(seed)
     width = K + room
 
     def operand(rows):
-        flat = rng.uniform(-1, 1, Z * rows * width).astype(dt.np)
-        return flat, flat.reshape(Z, rows, width)[:, :, :K]
+        flat = rng.uniform(-1, 1, Z * G * rows * width).astype(dt.np)
+        return flat, flat.reshape(Z, G, rows, width)[..., :K]
 
     (fa, va), (fb, vb) = operand(M), operand(N)
     a, b = upload(device, va, fa, dt), upload(device, vb, fb, dt)
-    size = chunks * M * N
+    size = chunks * G * M * N
     sentinel = np.full(size + 2 * GUARD, 77, dt.np)
     buf = device.buffer(sentinel)
-    out = View(buf, GUARD, (chunks, M, N), (M * N, N, 1), dt, sentinel.nbytes)
+    out = View(buf, GUARD, (chunks, G, M, N), (G * M * N, M * N, N, 1), dt, sentinel.nbytes)
     product_sum_kernel(device.rt, out, a, b, dt)
     host = np.empty_like(sentinel)
     cl.enqueue_copy(device.rt.queue, host, buf, is_blocking=True)
     assert (host[:GUARD] == 77).all() and (host[GUARD + size :] == 77).all(), "stray write"
-    want = np.einsum("zmk,znk->mn", va.astype(np.float64), vb.astype(np.float64))
-    return host[GUARD : GUARD + size].reshape(chunks, M, N).astype(np.float64).sum(0), want
+    want = np.einsum("zgmk,zgnk->gmn", va.astype(np.float64), vb.astype(np.float64))
+    got = host[GUARD : GUARD + size].reshape(chunks, G, M, N).astype(np.float64).sum(0)
+    return got, want
 
 
 @pytest.mark.parametrize(
-    "Z, M, N, K, chunks, room",
+    "Z, G, M, N, K, chunks, room",
     [
-        (1, 1, 1, 8, 1, 0),
-        (3, 4, 5, 33, 3, 0),  # a tail of K past the vectors, a chunk per batch
-        (7, 5, 3, 50, 3, 0),  # chunks of 3, 3, 1 batches
-        (5, 7, 2, 40, 8, 0),  # more chunks than batches: the last ones sum nothing
-        (16, 16, 9, 196, 4, 12),  # a padded column matrix's rows
-        (2, 10, 11, 64, 1, 5),  # blocks past M and N
+        (1, 1, 1, 1, 8, 1, 0),
+        (3, 1, 4, 5, 33, 3, 0),  # a tail of K past the vectors, a chunk per batch
+        (7, 1, 5, 3, 50, 3, 0),  # chunks of 3, 3, 1 batches
+        (5, 1, 7, 2, 40, 8, 0),  # more chunks than batches: the last ones sum nothing
+        (16, 1, 16, 9, 196, 4, 12),  # a padded column matrix's rows
+        (2, 1, 10, 11, 64, 1, 5),  # blocks past M and N
+        (4, 6, 1, 9, 70, 2, 3),  # groups: a depthwise convolution's
+        (3, 3, 4, 5, 41, 2, 0),
     ],
 )
 @pytest.mark.parametrize("name", ["float32", "float64"])
-def test_kernel_against_numpy(cldev, Z, M, N, K, chunks, room, name):
+def test_kernel_against_numpy(cldev, Z, G, M, N, K, chunks, room, name):
     dt = getattr(dtypes, name)
     if not cldev.rt.device.supports(dt):
         pytest.skip(f"{cldev.rt.device} has no {name}")
-    got, want = run_kernel(cldev, Z, M, N, K, dt, chunks, room)
+    got, want = run_kernel(cldev, Z, G, M, N, K, dt, chunks, room)
     tol = (1e-5 if name == "float32" else 1e-12) * (Z * K) ** 0.5
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
@@ -76,23 +79,26 @@ def test_chunks_where_the_kernel_pays(cl_device):
     """The first convolution's shape takes the kernel on a CPU device, in chunks enough for
     its cores; a product with blocks enough for the micro-kernel, or K too short, does not."""
     rt = clgrad.device(cl_device).runtime
-    chunks = product_sum_chunks(rt, 128, 16, 9, 784, dtypes.float32)
+    chunks = product_sum_chunks(rt, 128, 1, 16, 9, 784, dtypes.float32)
     if rt.is_gpu:
         assert chunks == 0
         return
     assert 1 < chunks <= 128
-    assert product_sum_chunks(rt, 128, 32, 144, 196, dtypes.float32) == 0
-    assert product_sum_chunks(rt, 128, 16, 9, 7, dtypes.float32) == 0
-    assert product_sum_chunks(rt, 128, 16, 9, 784, dtypes.float16) == 0
+    assert product_sum_chunks(rt, 128, 1, 32, 144, 196, dtypes.float32) == 0
+    assert product_sum_chunks(rt, 128, 1, 16, 9, 7, dtypes.float32) == 0
+    assert product_sum_chunks(rt, 128, 1, 16, 9, 784, dtypes.float16) == 0
+    assert product_sum_chunks(rt, 16, 32, 1, 9, 1024, dtypes.float32) > 0  # depthwise
 
 
-@pytest.mark.parametrize("z, m, n, k", [(6, 4, 3, 40), (2, 3, 2, 1)])
-def test_product_sum_values_and_gradients(device, z, m, n, k):
+@pytest.mark.parametrize("z, g, m, n, k", [(6, 0, 4, 3, 40), (2, 0, 3, 2, 1), (5, 3, 1, 9, 48)])
+def test_product_sum_values_and_gradients(device, z, g, m, n, k):
     """``product_sum`` (the kernel where the device has it, else a product and a sum) equals
-    torch's ``(a @ b.mT).sum(0)``, with its gradients."""
+    torch's ``(a @ b.mT).sum(0)``, with its gradients, without groups (g 0) and with."""
     rng = np.random.default_rng(1)
-    a_np, b_np = rng.standard_normal((z, m, k)), rng.standard_normal((z, n, k))
-    g_np = rng.standard_normal((m, n))
+    groups = (g,) if g else ()
+    a_np = rng.standard_normal((z, *groups, m, k))
+    b_np = rng.standard_normal((z, *groups, n, k))
+    g_np = rng.standard_normal((*groups, m, n))
     a = clgrad.tensor(a_np, dtype=clgrad.float32, device=device, requires_grad=True)
     b = clgrad.tensor(b_np, dtype=clgrad.float32, device=device, requires_grad=True)
     ta = torch.tensor(a_np, dtype=torch.float32, requires_grad=True)
@@ -109,23 +115,25 @@ def test_product_sum_values_and_gradients(device, z, m, n, k):
 
 
 @pytest.mark.parametrize(
-    "cin, cout, side, stride, padding",
-    [(1, 16, 28, 1, 1), (3, 8, 17, 2, 1), (2, 5, 12, 1, 0)],
+    "cin, cout, side, stride, padding, groups",
+    [(1, 16, 28, 1, 1, 1), (3, 8, 17, 2, 1, 1), (2, 5, 12, 1, 0, 1), (8, 8, 14, 1, 1, 8)]
+    + [(6, 4, 11, 2, 1, 2)],
 )
-def test_small_channel_conv_weight_gradient(device, cin, cout, side, stride, padding):
+def test_small_channel_conv_weight_gradient(device, cin, cout, side, stride, padding, groups):
     """The weight gradient of a first convolution (few input channels, long rows of window
-    positions: the kernel's case on a CPU device) and its bias's, as torch's."""
+    positions: the kernel's case on a CPU device), of depthwise and grouped ones, and the
+    bias's, as torch's."""
     rng = np.random.default_rng(2)
     x_np = rng.standard_normal((9, cin, side, side)).astype(np.float32)
-    w_np = rng.standard_normal((cout, cin, 3, 3)).astype(np.float32)
+    w_np = rng.standard_normal((cout, cin // groups, 3, 3)).astype(np.float32)
     b_np = rng.standard_normal(cout).astype(np.float32)
     w = clgrad.tensor(w_np, device=device, requires_grad=True)
     bias = clgrad.tensor(b_np, device=device, requires_grad=True)
     tw = torch.tensor(w_np, requires_grad=True)
     tbias = torch.tensor(b_np, requires_grad=True)
     x = clgrad.tensor(x_np, device=device)
-    out = clgrad.nn.functional.conv2d(x, w, bias, stride=stride, padding=padding)
-    want = torch.nn.functional.conv2d(torch.tensor(x_np), tw, tbias, stride=stride, padding=padding)
+    out = clgrad.nn.functional.conv2d(x, w, bias, stride, padding, groups=groups)
+    want = torch.nn.functional.conv2d(torch.tensor(x_np), tw, tbias, stride, padding, groups=groups)
     g_np = rng.standard_normal(tuple(want.shape)).astype(np.float32)
     out.backward(clgrad.tensor(g_np, device=device))
     want.backward(torch.tensor(g_np))

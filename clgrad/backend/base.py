@@ -302,15 +302,16 @@ class Backend:
         this device (else Tensor ops normalize)."""
         return True
 
-    def product_sum_chunks(self, Z, M, N, K, dtype) -> int:
-        """How many chunks of its Z batches ``product_sum`` sums a batched product over on
-        this device (0: it has no such kernel, and the caller multiplies, then sums)."""
+    def product_sum_chunks(self, Z, G, M, N, K, dtype) -> int:
+        """How many chunks of its Z batches ``product_sum`` sums a batched product of G
+        groups over on this device (0: it has no such kernel, and the caller multiplies, then
+        sums)."""
         return 0
 
     def product_sum(self, out: View, a: View, b: View, acc) -> None:
-        """``out`` (C, M, N), contiguous = for each of the C chunks of the Z batches that
-        ``product_sum_chunks`` gave, the sum over its batches of ``a[z] @ b[z].T``; ``a`` (Z,
-        M, K) and ``b`` (Z, N, K) are contiguous along K."""
+        """``out`` (C, G, M, N), contiguous = for each of the C chunks of the Z batches that
+        ``product_sum_chunks`` gave and each group g, the sum over its batches of ``a[z, g] @
+        b[z, g].T``; ``a`` (Z, G, M, K) and ``b`` (Z, G, N, K) are contiguous along K."""
         raise NotImplementedError
 
     def matmul_row_align(self, dtype) -> int:

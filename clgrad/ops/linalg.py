@@ -177,9 +177,11 @@ class ProductSum(Function):
     @staticmethod
     def forward(ctx, a, b, chunks):
         ctx.save_for_backward(a, b)
-        out = Tensor._empty((chunks, a._shape[1], b._shape[1]), a.dtype, a.device)
-        a.device.backend.product_sum(out._record(), a._record(), b._record(), _ACC[a.dtype])
-        return out.sum(0)
+        a4, b4 = (t if t.ndim == 4 else t.unsqueeze(1) for t in (a, b))  # (Z, G, rows, K)
+        g, m, n = a4._shape[1], a4._shape[2], b4._shape[2]
+        out = Tensor._empty((chunks, g, m, n), a.dtype, a.device)
+        a.device.backend.product_sum(out._record(), a4._record(), b4._record(), _ACC[a.dtype])
+        return out.sum(0) if a.ndim == 4 else out.sum((0, 1))
 
     @staticmethod
     def backward(ctx, g):
@@ -189,23 +191,23 @@ class ProductSum(Function):
 
 
 def product_sum(a: Tensor, b: Tensor) -> Tensor:
-    """The sum over the batch of ``a[z] @ b[z].mT`` for ``a`` (Z, M, K) and ``b`` (Z, N, K):
-    a convolution's weight gradient (the output gradient and the column matrix, both
-    contiguous along the window positions K). Where the device has a kernel that sums over
-    the batch as it multiplies (``Backend.product_sum_chunks``: CPU devices, for a small (M,
-    N), as the first convolution of a network has) it runs there: one pass over both operands,
-    no transposed copy and no (Z, M, N) products to add up. Else a batched product reads the
-    bigger ``b`` in place as its left operand, then sums.
+    """The sum over the batch of ``a[z] @ b[z].mT`` for ``a`` (Z, [G,] M, K) and ``b`` (Z, [G,]
+    N, K): a convolution's weight gradient, each group's (the output gradient and the column
+    matrix, both contiguous along the window positions K). Where the device has a kernel that
+    sums over the batch as it multiplies (``Backend.product_sum_chunks``: CPU devices, for a
+    small (M, N), as the first convolution of a network and a depthwise one have) it runs there:
+    one pass over both operands, no transposed copy and no (Z, [G,] M, N) products to add up.
+    Else a batched product reads the bigger ``b`` in place as its left operand, then sums.
 
     >>> a, b = clgrad.ones(4, 2, 3), clgrad.ones(4, 5, 3)
     >>> product_sum(a, b)[0]
     tensor([12., 12., 12., 12., 12.])
     """
-    z, m, k = a._shape
-    n = b._shape[1]
+    z, m, k = a._shape[0], a._shape[-2], a._shape[-1]
+    groups = a._shape[1] if a.ndim == 4 else 1
     chunks = 0
-    if a.dtype is b.dtype and a._stride[2] == 1 and b._stride[2] == 1 and a.device is b.device:
-        chunks = a.device.backend.product_sum_chunks(z, m, n, k, a.dtype)
+    if a.dtype is b.dtype and a._stride[-1] == 1 and b._stride[-1] == 1 and a.device is b.device:
+        chunks = a.device.backend.product_sum_chunks(z, groups, m, b._shape[-2], k, a.dtype)
     if not chunks:
         return (b @ a.mT).sum(0).mT
     return ProductSum.apply(a, b, chunks)
@@ -815,7 +817,8 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` (…, P, M) and each row of ``x2``
     (…, R, M): (…, P, R), like ``torch.cdist``; computed from the broadcast differences, with
-    PyTorch's gradient (``Cdist``).
+    PyTorch's gradient (``Cdist``), or for p = 2 where PyTorch does (``compute_mode``, by default
+    past 25 rows) from a matrix product (``EuclideanDist``).
 
     >>> clgrad.cdist(clgrad.tensor([[0.0, 0.0]]), clgrad.tensor([[3.0, 4.0], [0.0, 1.0]]))
     tensor([[5., 1.]])
@@ -836,13 +839,55 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
         raise NotImplementedError("\"cdist\" not implemented for 'BFloat16'")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _CDIST_MODES[compute_mode]
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    # PyTorch's rule: p = 2 through a matrix product where asked, or by default past 25 rows
+    # (no empty input); its rounding (and gradient) as PyTorch's _euclidean_dist
+    if p == 2 and x1.numel() and x2.numel() and (mode == 1 or (mode == 0 and max(r1, r2) > 25)):
+        return EuclideanDist.apply(x1, x2)
     return Cdist.apply(x1, x2, float(p))
+
+
+_CDIST_MODES = {
+    None: 0,
+    "use_mm_for_euclid_dist_if_necessary": 0,
+    "use_mm_for_euclid_dist": 1,
+    "donot_use_mm_for_euclid_dist": 2,
+}
+
+
+class EuclideanDist(Function):
+    """``cdist``'s p = 2 distances from one matrix product, as PyTorch's ``_euclidean_dist``:
+    [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 0, square-rooted; its gradient is
+    PyTorch's ``_euclidean_dist_backward`` (none through a zero distance), written with Tensor
+    ops, batch dims summed back to each input's shape."""
+
+    @staticmethod
+    def forward(ctx, x1, x2):
+        n1, n2 = (x1 * x1).sum(-1, keepdim=True), (x2 * x2).sum(-1, keepdim=True)
+        a = cat([x1 * -2, n1, Tensor._full(n1._shape, 1, n1.dtype, n1.device)], -1)
+        b = cat([x2, Tensor._full(n2._shape, 1, n2.dtype, n2.device), n2], -1)
+        out = matmul(a, b.transpose(-2, -1)).clamp_min(0).sqrt()
+        ctx.save_for_backward(x1, x2, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x1, x2, out = ctx.saved_tensors
+        ratio = where(out == 0, 0.0, grad / out)
+        g1 = x1 * ratio.sum(-1, keepdim=True) - matmul(ratio, x2)
+        g2 = x2 * ratio.sum(-2).unsqueeze(-1) - matmul(ratio.transpose(-2, -1), x1)
+        return sum_to(g1, x1.shape), sum_to(g2, x2.shape)
 
 
 def _distances(diff, p):
     """The ``p``-norm over the last dim of the differences ``diff``."""
     if p == 0:
         return (diff != 0).sum(-1).to(diff.dtype)
+    if p == 2:  # PyTorch's two-norm: the root of the summed squares
+        return (diff * diff).sum(-1).sqrt()
     a = diff.abs()
     if p == float("inf"):
         return a.amax(-1)
@@ -954,8 +999,10 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     if n < 2:
         return input.reshape(-1)[:0]  # no pairs: empty, still in input's graph
     i, j = triu_indices(n, n, 1, device=input.device)
-    # the differences of the chosen pairs only, not all N * N distances
-    return cdist(input[i].unsqueeze(-2), input[j].unsqueeze(-2), p).reshape(-1)
+    # PyTorch's direct differences (never the matrix product: an equal pair is exactly 0), of
+    # every pair at once, broadcast, and the upper triangle's taken: gathering the two rows
+    # of each pair first moved more than all N * N differences do
+    return Cdist.apply(input, input, float(p))[i, j]
 
 
 @autocast_op

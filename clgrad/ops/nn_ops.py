@@ -290,8 +290,7 @@ class Convolution(Function):
         if needs[0]:
             gx = Col2Im.apply((w.mT @ g3).reshape(cols._shape), x._shape[2:], stride, dilation, lo)
         if needs[1]:
-            gw = product_sum(g3, c) if groups == 1 else (c @ g3.mT).sum(0).mT
-            gw = gw.reshape(weight._shape)
+            gw = product_sum(g3, c).reshape(weight._shape)
         if needs[2]:
             gb = g.sum((0,) + tuple(range(2, g.ndim)))
         return gx, gw, gb, None, None, None, None, None

@@ -406,8 +406,8 @@ class OpenCLBackend(Backend):
 
         return norm_family.fits(self.rt, a * b)
 
-    def product_sum_chunks(self, Z, M, N, K, dtype) -> int:
-        return matmul_family.product_sum_chunks(self.rt, Z, M, N, K, dtype)
+    def product_sum_chunks(self, Z, G, M, N, K, dtype) -> int:
+        return matmul_family.product_sum_chunks(self.rt, Z, G, M, N, K, dtype)
 
     def product_sum(self, out, a, b, acc):
         matmul_family.product_sum(self.rt, out, a, b, acc)

@@ -327,11 +327,11 @@ def _micro(rec, out, a, b, acc, Z, M, N, K, direct):
     # scratch goes back to the allocator after the last launch of each replay (plans.run)
 
 
-def product_sum_chunks(rt, Z, M, N, K, dtype) -> int:
-    """How many chunks of batches ``product_sum`` cuts a sum over ``Z`` batches of (M, K) x
-    (K, N) products of ``dtype`` into on ``rt``'s device; 0 where it does not run there (GPUs,
-    whose tiled product keeps them busy; a type without the kernel; K too short to repay
-    summing along it in vectors)."""
+def product_sum_chunks(rt, Z, G, M, N, K, dtype) -> int:
+    """How many chunks of batches ``product_sum`` cuts a sum over ``Z`` batches of ``G`` groups'
+    (M, K) x (K, N) products of ``dtype`` into on ``rt``'s device; 0 where it does not run
+    there (GPUs, whose tiled product keeps them busy; a type without the kernel; K too short to
+    repay summing along it in vectors)."""
     ct = dtype.ctype
     if rt.is_gpu or ct not in DOT_TILE:
         return 0
@@ -340,7 +340,7 @@ def product_sum_chunks(rt, Z, M, N, K, dtype) -> int:
         return 0  # (the micro-kernel is 2-3x as fast on a product with blocks enough)
     if rt.loop_limit is not None and K > rt.loop_limit // 2:
         return 0
-    blocks = -(-M // RM) * -(-N // RN)
+    blocks = -(-M // RM) * -(-N // RN) * G
     chunks = max(1, min(Z, -(-DOT_ITEMS // blocks)))
     if rt.loop_limit is not None:  # a work-item's loops take zc * K iterations in all
         most = max(1, rt.loop_limit // 2 // K)
@@ -349,26 +349,32 @@ def product_sum_chunks(rt, Z, M, N, K, dtype) -> int:
 
 
 def product_sum(rt, out: View, a: View, b: View, acc) -> None:
-    """out (C, M, N), contiguous = for each of the C chunks of the Z batches (as
-    ``product_sum_chunks`` cut them), the sum over its batches z of a[z] @ b[z].T, where a (Z,
-    M, K) and b (Z, N, K) are both contiguous along K (stride 1); ``acc`` is their dtype."""
-    chunks, M, N = out.shape
-    Z, _, K = a.shape
+    """out (C, G, M, N), contiguous = for each of the C chunks of the Z batches (as
+    ``product_sum_chunks`` cut them) and each group g, the sum over its batches z of a[z, g] @
+    b[z, g].T, where a (Z, G, M, K) and b (Z, G, N, K) are both contiguous along K (stride
+    1); ``acc`` is their dtype."""
+    chunks, G, M, N = out.shape
+    Z, _, _, K = a.shape
     zc = -(-Z // chunks)
     tile = DOT_TILE[acc.ctype]
     params, I = _params(out, a, b, acc, "dot", tile)
     kernel = _kernel(rt, "cg_matmul_dot", params)
     nbm, nbn = -(-M // tile[0]), -(-N // tile[1])
-    items = nbm * nbn * chunks
+    items = nbm * nbn * G * chunks
     args = [
         out.buffer,
         I(out.offset),
-        *_operand_args(I, a)[:-1],  # the stride along K is 1
-        *_operand_args(I, b)[:-1],
+        a.buffer,
+        I(a.offset),
+        *map(I, a.strides[:3]),  # batch, group and row strides: along K it is 1
+        b.buffer,
+        I(b.offset),
+        *map(I, b.strides[:3]),
         I(M),
         I(N),
         I(K),
         I(Z),
+        I(G),
         I(zc),
         I(nbm),
         I(nbn),
