@@ -30,7 +30,7 @@ class _State:
         self.modes: list = []  # the TorchFunctionMode stack, innermost last
         # whether a wrapped entry point looks at its arguments at all: read first by each, so
         # that the disabled state (inside every default __torch_function__) costs one test
-        self.check = True
+        self.check = False
         self.installed = False
         # set by clgrad.overrides, which can reach the namespaces to wrap
         self.install = self.uninstall = lambda: None
@@ -40,7 +40,9 @@ S = _State()
 
 
 def _refresh() -> None:
-    S.check = S.all and (S.subclass or bool(S.modes))
+    # (not installed: a wrapper left under another, the profiler's, when they were taken off
+    # stays until that one puts it back; it then only calls through)
+    S.check = S.installed and S.all and (S.subclass or bool(S.modes))
 
 
 # types that never override, skipped without looking them up (Tensor and Parameter are added by

@@ -505,7 +505,6 @@ def _function_wrapper(fn: Callable, qualname: str | None) -> Callable:
                 return dispatch(wrapper, found, args, kwargs or None, qualname)
         return fn(*args, **kwargs)
 
-    wrapper._dispatches = True
     return wrapper
 
 
@@ -537,7 +536,6 @@ def _operator_wrapper(fn: Callable, public: str) -> Callable:
                 return dispatch(func, found, args, kwargs, qualname, NotImplemented)
         return fn(self, other)
 
-    wrapper._dispatches = True
     return wrapper
 
 
@@ -557,7 +555,6 @@ def _method_wrapper(fn: Callable, name: str, public: str | None = None) -> Calla
                 return dispatch(func, found, args, kwargs or None, qualname)
         return fn(*args, **kwargs)
 
-    wrapper._dispatches = True
     return wrapper
 
 
@@ -571,7 +568,6 @@ def _iter_wrapper(fn: Callable) -> Callable:
             return iter(self.unbind(0))
         return fn(self)
 
-    __iter__._dispatches = True
     return __iter__
 
 
@@ -588,7 +584,6 @@ def _property_wrapper(name: str, get: Callable, set_: Callable | None, doc: str 
                 return dispatch(prop.__get__, found, args, None, qualname)
         return get(self)
 
-    getter._dispatches = True
     prop = property(getter, set_, None, doc)
     return prop
 
@@ -602,7 +597,10 @@ def _is_wrapper(value) -> bool:
     """Whether ``value`` (a namespace's or Tensor's attribute) is a dispatching wrapper."""
     if isinstance(value, property):
         value = value.fget
-    return getattr(value, "_dispatches", False)
+    try:
+        return value in _ORIGINALS
+    except TypeError:  # (unhashable)
+        return False
 
 
 _SAVED: list = []  # (owner, name, original, wrapper) of each wrapped entry point
@@ -611,11 +609,19 @@ _SAVED: list = []  # (owner, name, original, wrapper) of each wrapped entry poin
 _MADE: dict = {}
 
 
+# wrapper (a property's getter) -> the attribute it replaced; kept here, not on the wrapper,
+# where functools.wraps of another wrapper over it (the profiler's) would copy it
+_ORIGINALS: dict = {}
+
+
 def _original(value):
     """What ``value`` wraps, if it is a wrapper of this module left in place (another wrapper,
     the profiler's, was over it when they were taken off), else ``value``."""
     fget = value.fget if isinstance(value, property) else value
-    return getattr(fget, "_original", value)
+    try:
+        return _ORIGINALS.get(fget, value)
+    except TypeError:  # (unhashable)
+        return value
 
 
 def _put(owner, name: str, make: Callable) -> None:
@@ -624,7 +630,7 @@ def _put(owner, name: str, make: Callable) -> None:
     if made is None or made[0] is not original:
         wrapper = make(original)
         fget = wrapper.fget if isinstance(wrapper, property) else wrapper
-        fget._original = original
+        _ORIGINALS[fget] = original
         made = _MADE[(id(owner), name)] = (original, wrapper)
     setattr(owner, name, made[1])
     _SAVED.append((owner, name, original, made[1]))
@@ -673,6 +679,7 @@ def _install() -> None:
     if _S.installed:
         return
     _S.installed = True
+    _tf._refresh()
     made = _MADE
     for owner, name, make in _targets():
         current = owner.__dict__.get(name)
@@ -696,6 +703,7 @@ def _uninstall() -> None:
         if owner.__dict__.get(name) is wrapper:
             setattr(owner, name, original)
     _S.installed = False
+    _tf._refresh()
     _tf.NOWRAP.clear()
     _tf.NOWRAP.update(get_default_nowrap_functions())
 

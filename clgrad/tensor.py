@@ -637,8 +637,8 @@ class Tensor:
 
     def __format__(self, spec: str) -> str:
         """A 0-d tensor formats as its number (``f"{loss:.4f}"``), as PyTorch's; any other as
-        its repr."""
-        if not self._shape:
+        its repr (a subclass's 0-d too: torch refuses a format spec for it, TypeError)."""
+        if not self._shape and type(self) is Tensor:
             return format(self.item(), spec)
         return object.__format__(self, spec)
 

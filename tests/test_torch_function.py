@@ -170,6 +170,11 @@ def _logged_calls(lib, dev):
         "numel": lambda: x.numel(),
         "size": lambda: x.size(),
         "max(dim)": lambda: x.max(1),
+        "str": lambda: str(x)[:0],
+        "tolist": lambda: x.tolist(),
+        "bool": lambda: bool(x.sum()),
+        "any": lambda: (x > 0).any(),
+        "format": lambda: f"{x.sum()}"[:0],
     }
     out = {}
     for key, call in scenarios.items():
@@ -177,6 +182,10 @@ def _logged_calls(lib, dev):
         del log[:]
         call()
         out[key] = list(log)
+    # a 0-d subclass refuses a format spec, as torch's (its __format__ is object's for it)
+    s = x.sum()
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{s:.2f}"
     return out
 
 
@@ -260,6 +269,9 @@ def _modes(lib, dev):
     lin = lib.nn.Linear(3, 2).to(dev)
     out = {}
     with Outer():
+        # the factories: no tensor argument, only modes see them (not settings, manual_seed)
+        lib.tensor([1.0], device=dev), lib.zeros(2, device=dev), lib.arange(3, device=dev)
+        lib.manual_seed(0), lib.is_grad_enabled(), lib.full((2,), 1.0, device=dev)
         y = x * 2 + 1
         with Inner() as inner:
             z = lib.mul(y, 3)
@@ -620,3 +632,30 @@ def test_entry_points_unwrapped_until_a_subclass_then_again_after():
     print("ok")
     """
     assert _run(code).strip() == "ok"
+
+
+def test_profiler_times_ops_while_dispatch_is_on():
+    """The profiler's wrappers and the dispatch's go on the same entry points: either may be
+    put on first, and each takes only its own off."""
+    from clgrad.profiler import ProfilerActivity, profile
+
+    x = clgrad.ones(4, 5)
+
+    class Sub(clgrad.Tensor):
+        pass
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        y = _name(clgrad.mm(x.as_subclass(Sub), x.t()))
+        del Sub
+        gc.collect()  # dispatch goes off while profiling
+        z = clgrad.mm(x, x.t())
+    assert y == "Sub" and _name(z) == "Tensor" and not _tf.S.installed
+    assert dict((e.key, e.count) for e in prof.key_averages())["aten::mm"] == 2
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+
+        class Sub(clgrad.Tensor):  # dispatch goes on while profiling
+            pass
+
+        y = _name(clgrad.mm(x.as_subclass(Sub), x.t()))
+    assert y == "Sub"
+    assert dict((e.key, e.count) for e in prof.key_averages())["aten::mm"] == 1
