@@ -485,6 +485,8 @@ def _tensor_names() -> list[str]:
         elif name.startswith("_") or name in _NOT_METHODS:
             continue
         elif isinstance(value, (_types.FunctionType, property)):
+            # (not the dtype slot: clgrad's own code reads it many times an op, and a property
+            # over it would cost every op a third more while dispatch is on)
             out.append(name)
     return out
 
@@ -572,8 +574,10 @@ def _iter_wrapper(fn: Callable) -> Callable:
 
 
 def _property_wrapper(name: str, get: Callable, set_: Callable | None, doc: str | None):
+    """A property whose getter (and setter) dispatch, with ``Tensor.<name>.__get__`` (and
+    ``__set__``) as the function, as torch's."""
     overloaded, dispatch, with_self = _tf.overloaded, _tf.dispatch, _tf.with_self
-    plain, modes, qualname = _tf.PLAIN, _S.modes, f"clgrad.Tensor.{name}.__get__"
+    plain, modes, qualname = _tf.PLAIN, _S.modes, f"clgrad.Tensor.{name}"
 
     def getter(self):
         # (read by clgrad's own code on every op: a plain tensor's costs two tests)
@@ -581,10 +585,19 @@ def _property_wrapper(name: str, get: Callable, set_: Callable | None, doc: str 
             args = (self,)
             found = with_self(overloaded(args, None), args)
             if found is not None:
-                return dispatch(prop.__get__, found, args, None, qualname)
+                return dispatch(prop.__get__, found, args, None, qualname + ".__get__")
         return get(self)
 
-    prop = property(getter, set_, None, doc)
+    def setter(self, value):
+        if _S.check and (modes or type(self) not in plain):
+            args = (self, value)
+            found = with_self(overloaded((self,), None), args)
+            if found is not None:
+                dispatch(prop.__set__, found, args, None, qualname + ".__set__")
+                return
+        set_(self, value)
+
+    prop = property(getter, None if set_ is None else setter, None, doc)
     return prop
 
 

@@ -132,6 +132,7 @@ def _logged_calls(lib, dev):
 
     base = lib.ones(2, 3, device=dev)
     x = base.as_subclass(Logged)
+    other = base.clone().as_subclass(Logged)
     w = lib.ones(4, 3, device=dev)
     F = lib.nn.functional
     scenarios = {
@@ -175,6 +176,9 @@ def _logged_calls(lib, dev):
         "bool": lambda: bool(x.sum()),
         "any": lambda: (x > 0).any(),
         "format": lambda: f"{x.sum()}"[:0],
+        "set requires_grad": lambda: setattr(other, "requires_grad", False),
+        "set grad": lambda: setattr(other, "grad", None),
+        "set data": lambda: setattr(other, "data", base),
     }
     out = {}
     for key, call in scenarios.items():
