@@ -663,3 +663,33 @@ def test_profiler_times_ops_while_dispatch_is_on():
         y = _name(clgrad.mm(x.as_subclass(Sub), x.t()))
     assert y == "Sub"
     assert dict((e.key, e.count) for e in prof.key_averages())["aten::mm"] == 1
+
+
+def _declining_mode(lib, dev):
+    seen = []
+
+    class Declines(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, [t.__name__ for t in types]))
+            return NotImplemented
+
+    class Sub(lib.Tensor):
+        pass
+
+    x = lib.ones(2, device=dev)
+    s = x.as_subclass(Sub)
+    out = []
+    with Declines() as mode:
+        # nothing but the mode: torch's TypeError names it; with a subclass, its default
+        # override runs add again, which the mode declines again
+        for call in (lambda: lib.add(x, 1), lambda: lib.add(s, 1)):
+            with pytest.raises(TypeError) as info:
+                call()
+            msg = str(info.value).replace(repr(mode), "MODE")
+            out.append(msg.replace(f"'{lib.__name__}.", "'LIB."))
+    return out, seen
+
+
+def test_a_declining_mode_falls_through_like_torch(device):
+    theirs, ours = (_declining_mode(lib, dev) for lib, dev in _both(device))
+    assert ours == theirs
