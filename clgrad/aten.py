@@ -19,7 +19,6 @@ tensor([[0., 0., 1.],
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from collections.abc import Sequence
 
 from .distributions import Binomial
@@ -30,6 +29,8 @@ from .ops.creation import empty as _empty_factory
 from .ops.creation import randn as _randn_factory
 from .ops.creation import tensor as _tensor_factory
 from .ops.decomp import qr, svd, svdvals
+from .ops.results import return_type
+from .ops.sorting import no_formula
 from .storage import UntypedStorage
 from .tensor import Tensor
 
@@ -1234,7 +1235,7 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int
 __all__ += ["pca_lowrank", "svd_lowrank"]
 
 
-_histogramdd_result = namedtuple("histogramdd", ["hist", "bin_edges"])
+_histogramdd_result = return_type("histogramdd", ["hist", "bin_edges"])
 
 
 def histogramdd(input: Tensor, bins=10, *, range=None, weight=None, density=False):
@@ -1297,10 +1298,21 @@ def histogramdd(input: Tensor, bins=10, *, range=None, weight=None, density=Fals
         points.astype(np.float64), [e.astype(np.float64) for e in edges], weights=w,
         density=density,
     )  # fmt: skip
-    return _histogramdd_result(
-        _tensor_factory(hist.astype(np_dtype), device=input.device),
+    # torch's two nodes for its results (grad_fn NotImplemented) where an input requires grad
+    edge_tensors = no_formula(
+        "_histogramdd_bin_edges",
         tuple(_tensor_factory(e, device=input.device) for e in edges),
+        input,
+        weight,
     )
+    (counts,) = no_formula(
+        "_histogramdd_from_bin_cts",
+        (_tensor_factory(hist.astype(np_dtype), device=input.device),),
+        input,
+        weight,
+        *bins,
+    )
+    return _histogramdd_result(counts, tuple(edge_tensors))
 
 
 __all__ += ["histogramdd"]

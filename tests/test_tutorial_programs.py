@@ -84,8 +84,11 @@ def same_random_numbers(lib, seed=0):
     def randint(low, high=None, size=None, **kw):
         if size is None:
             low, high, size = 0, low, high
+        elif high is None:  # randint(high, size=...)
+            low, high = 0, low
         words = rng.integers(0, 2**32, int(np.prod(size)), dtype=np.int64)
-        return torch.tensor(words % (high - low) + low).reshape(tuple(size))
+        values = torch.tensor(words % (high - low) + low, dtype=kw.get("dtype") or torch.int64)
+        return values.reshape(tuple(size))
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
         with torch.no_grad():
@@ -123,6 +126,8 @@ def run_program(source, lib, device="cpu", tmp_path=None):
     saved = {k: m for k, m in sys.modules.items() if k == "torch" or k.startswith("torch.")}
     out = io.StringIO()
     old_cwd = None
+    # a program's set_default_device (the lectures' device under test) ends with it
+    default_device = lib.get_default_device()
     try:
         if lib is clgrad:
             # `import torch`, `from torch import nn`, `import torch.nn.functional as F`
@@ -140,6 +145,7 @@ def run_program(source, lib, device="cpu", tmp_path=None):
             code = compile(source.replace("DEVICE", repr(device)), f"<{name}>", "exec")
             exec(code, module.__dict__)
     finally:
+        lib.set_default_device(default_device)
         # put torch's own modules back; a torch module first imported by the program stays
         # (importing one twice would initialise its C extension twice)
         for k in list(sys.modules):
@@ -157,7 +163,8 @@ def run_program(source, lib, device="cpu", tmp_path=None):
     return out.getvalue()
 
 
-NUMBER = re.compile(r"-?\d+\.?\d*(?:[eE][-+]?\d+)?")
+# a sign of either kind: "%+f" of a value that is 0 up to rounding prints +0.000000 or -0.000000
+NUMBER = re.compile(r"[-+]?\d+\.?\d*(?:[eE][-+]?\d+)?")
 
 
 def assert_same_output(got, want, rtol=1e-3, atol=1e-4):

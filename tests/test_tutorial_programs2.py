@@ -67,7 +67,9 @@ def more_random_numbers(lib, seed=0):
         def normal(mean=0.0, std=1.0, size=None, *, generator=None, **kw):
             tensors = [t for t in (mean, std) if isinstance(t, torch.Tensor)]
             if not tensors:
-                return torch.randn(size, **kw) * std + mean
+                # d2l's torch.normal(0, 0.01, size=(2, 1), requires_grad=True): a leaf
+                requires_grad = kw.pop("requires_grad", False)
+                return (torch.randn(size, **kw) * std + mean).requires_grad_(requires_grad)
             shape = torch.broadcast_shapes(*(t.shape for t in tensors))
             return (torch.randn(shape, dtype=tensors[0].dtype) * std + mean).detach()
 
@@ -80,12 +82,13 @@ def more_random_numbers(lib, seed=0):
         def sampler_iter(self):
             # torch's pass seeds a private generator and draws one more randperm at its end;
             # here it draws from the shared numbers as clgrad's sampler does
-            n, order = len(self.data_source), []
-            if self.replacement:
-                return iter(torch.randint(0, n, (self.num_samples,)).tolist())
-            while len(order) < self.num_samples:
-                order += torch.randperm(n).tolist()
-            return iter(order[: self.num_samples])
+            n = len(self.data_source)
+            for start in range(0, self.num_samples, 32 if self.replacement else n):
+                size = min(32, self.num_samples - start)
+                if self.replacement:
+                    yield from torch.randint(0, n, (size,)).tolist()
+                else:
+                    yield from torch.randperm(n).tolist()[: self.num_samples - start]
 
         samplers = {
             "multinomial": multinomial,
@@ -110,13 +113,17 @@ def more_random_numbers(lib, seed=0):
 _same_random_numbers = base.same_random_numbers
 
 
-def compare(source, device="cpu", tmp_path=None, rtol=1e-3, atol=1e-4):
-    """Runs ``source`` with torch on cpu and clgrad on ``device``; the printouts must agree."""
+def compare(source, device="cpu", tmp_path=None, rtol=1e-3, atol=1e-4, normalize=None):
+    """Runs ``source`` with torch on cpu and clgrad on ``device``; the printouts must agree
+    (after ``normalize(text, device)`` of each, where given)."""
     with _draws_shared():
         want = base.run_program(source, torch, "cpu", tmp_path)
         got = base.run_program(source, clgrad, device, tmp_path)
     assert want.strip(), "the program printed nothing"
-    base.assert_same_output(got.replace("clgrad.", "torch."), want, rtol=rtol, atol=atol)
+    got = got.replace("clgrad.", "torch.")
+    if normalize is not None:
+        got, want = normalize(got, device), normalize(want, device)
+    base.assert_same_output(got, want, rtol=rtol, atol=atol)
 
 
 @contextlib.contextmanager

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from .core import SCALAR_TYPE_NAMES, check_out, sum_to, with_out, write_out
 from .creation import _upload, eye
 from .linalg import matmul
 from .movement import cat, diag_embed, diagonal
+from .results import return_type
 
 
 def _check_square(name, A, square=True, complex_ok=False):
@@ -117,13 +117,15 @@ def slogdet(A: Tensor):
     Host-computed: the data makes a round trip.
 
     >>> clgrad.linalg.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
-    slogdet(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    clgrad.return_types.slogdet(
+    sign=tensor(-1.),
+    logabsdet=tensor(0.6931))
     """
     _check_square("linalg.slogdet", A)
     return slogdet_result(*_Slogdet.apply(A))
 
 
-slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+slogdet_result = return_type("slogdet", ["sign", "logabsdet"])
 
 
 class _Det(Function):

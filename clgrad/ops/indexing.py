@@ -402,11 +402,14 @@ def basic_view(x, basic_key):
     return x._view(shape, stride, offset)
 
 
-def _drop_leading_ones(values):
-    """``values`` without its leading size-1 dims: PyTorch's copy into an indexed tensor
-    accepts ``x[1] = tensor([5.0])`` (more dims than the target, all of them 1)."""
-    if isinstance(values, Tensor) and values.ndim and values._shape[0] == 1:
-        lead = next((i for i, n in enumerate(values._shape) if n != 1), values.ndim)
+def _drop_leading_ones(values, ndim):
+    """``values`` without the leading size-1 dims it has beyond the target's ``ndim``:
+    PyTorch's copy into an indexed tensor accepts ``x[1] = tensor([5.0])`` (more dims than the
+    target, all of them 1). No more are dropped: ``w.data[:] -= lr * g`` writes a value in
+    w's own layout back into it, which must stay that layout to read as the same elements."""
+    if isinstance(values, Tensor) and values.ndim > ndim and values._shape[0] == 1:
+        extra = values.ndim - ndim
+        lead = next((i for i, n in enumerate(values._shape[:extra]) if n != 1), extra)
         return values._view(values._shape[lead:], values._stride[lead:], values._offset)
     return values
 
@@ -414,7 +417,7 @@ def _drop_leading_ones(values):
 def write(x, basic_key, advanced, values, accumulate=False):
     """Writes ``values`` into x[basic_key][advanced] in place (no graph, bumps the version)."""
     v = basic_view(x, basic_key)
-    values = _drop_leading_ones(values)
+    values = _drop_leading_ones(values, v.ndim)
     if advanced:
         if isinstance(values, Tensor) and values.dtype is not x.dtype:
             names = SCALAR_TYPE_NAMES

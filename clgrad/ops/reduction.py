@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -33,11 +32,12 @@ from .registry import (
     refuse_integral_output,
     run_reduce,
 )
+from .results import return_type
 from .scans import cumprod
 
 # torch.return_types.max / .min: ``values, indices = x.max(0)`` and ``.values`` / ``.indices``
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
+max_result = return_type("max", ["values", "indices"])
+min_result = return_type("min", ["values", "indices"])
 
 
 def _prod_grad(grad, input, result, dim):
@@ -433,14 +433,16 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _variance_mean(StdMean, "std_mean", input, dim, unbiased, keepdim, correction)
 
 
-aminmax_result = namedtuple("aminmax", ["min", "max"])
+aminmax_result = return_type("aminmax", ["min", "max"])
 
 
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over one ``dim`` (or every dim).
 
     >>> clgrad.aminmax(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
-    aminmax(min=tensor([1, 2]), max=tensor([5, 7]))
+    clgrad.return_types.aminmax(
+    min=tensor([1, 2]),
+    max=tensor([5, 7]))
     """
     if dim is not None:
         dim = int_dim("aminmax", dim)
@@ -632,7 +634,9 @@ def max(input, dim=EVERY_DIM, keepdim=False, other=None):
     ``maximum``.
 
     >>> clgrad.max(clgrad.tensor([[1, 5], [7, 2]]), dim=1)
-    max(values=tensor([5, 7]), indices=tensor([1, 0]))
+    clgrad.return_types.max(
+    values=tensor([5, 7]),
+    indices=tensor([1, 0]))
     """
     return _max_min("max", input, dim, keepdim, other)
 

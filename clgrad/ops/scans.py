@@ -8,8 +8,6 @@ input), and cummax/cummin send the gradient to the index each value came from, a
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..autograd.grad_mode import no_grad
@@ -21,9 +19,10 @@ from .elementwise import maximum, where
 from .indexing import ScatterAdd
 from .movement import cat
 from .registry import SCALAR_TYPE_NAMES, refuse_integral_output
+from .results import return_type
 
-cummax_result = namedtuple("cummax", ["values", "indices"])
-cummin_result = namedtuple("cummin", ["values", "indices"])
+cummax_result = return_type("cummax", ["values", "indices"])
+cummin_result = return_type("cummin", ["values", "indices"])
 
 
 def _scan(xs, dim, combine):
@@ -165,7 +164,9 @@ def cummax(input: Tensor, dim: int):
     ``torch.cummax`` (a NaN stays the maximum from where it appears).
 
     >>> clgrad.cummax(clgrad.tensor([1, 3, 2, 5]), dim=0)
-    cummax(values=tensor([1, 3, 3, 5]), indices=tensor([0, 1, 1, 3]))
+    clgrad.return_types.cummax(
+    values=tensor([1, 3, 3, 5]),
+    indices=tensor([0, 1, 1, 3]))
     """
     return _cum_extreme("cummax", input, dim, True, cummax_result)
 
@@ -175,7 +176,9 @@ def cummin(input: Tensor, dim: int):
     ``torch.cummin``.
 
     >>> clgrad.cummin(clgrad.tensor([3, 1, 2, 0]), dim=0)
-    cummin(values=tensor([3, 1, 1, 0]), indices=tensor([0, 1, 1, 3]))
+    clgrad.return_types.cummin(
+    values=tensor([3, 1, 1, 0]),
+    indices=tensor([0, 1, 1, 3]))
     """
     return _cum_extreme("cummin", input, dim, False, cummin_result)
 

@@ -9,8 +9,6 @@ back to the position its index names).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from .. import dtypes as D
@@ -23,13 +21,14 @@ from .elementwise import where
 from .indexing import ScatterAdd
 from .movement import cat
 from .registry import SCALAR_TYPE_NAMES
+from .results import return_type
 
 # torch.return_types' names: ``values, indices = x.sort()`` and ``.values`` / ``.indices`` work
-sort_result = namedtuple("sort", ["values", "indices"])
-topk_result = namedtuple("topk", ["values", "indices"])
-kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
-median_result = namedtuple("median", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
+sort_result = return_type("sort", ["values", "indices"])
+topk_result = return_type("topk", ["values", "indices"])
+kthvalue_result = return_type("kthvalue", ["values", "indices"])
+median_result = return_type("median", ["values", "indices"])
+nanmedian_result = return_type("nanmedian", ["values", "indices"])
 
 
 class Sort(Function):
@@ -110,7 +109,9 @@ def sort(
     order, ``stable=True``'s promise); NaN sorts as the largest value.
 
     >>> clgrad.sort(clgrad.tensor([3.0, float("nan"), 1.0, 2.0]))
-    sort(values=tensor([1., 2., 3., nan]), indices=tensor([2, 3, 0, 1]))
+    clgrad.return_types.sort(
+    values=tensor([1., 2., 3., nan]),
+    indices=tensor([2, 3, 0, 1]))
     >>> clgrad.tensor([[1, 5], [7, 2]]).sort(dim=0, descending=True).indices
     tensor([[1, 0],
             [0, 1]])
@@ -145,7 +146,9 @@ def topk(
     ``largest=False``), in sorted order, like ``torch.topk`` (NaN counts as the largest).
 
     >>> clgrad.topk(clgrad.tensor([1.0, 4.0, 2.0, 3.0]), 2)
-    topk(values=tensor([4., 3.]), indices=tensor([1, 3]))
+    clgrad.return_types.topk(
+    values=tensor([4., 3.]),
+    indices=tensor([1, 3]))
     """
     d = wrap_dim(int_dim("topk", dim), input.ndim)
     n = input._shape[d] if input.ndim else 1
@@ -178,7 +181,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     ``torch.kthvalue``.
 
     >>> clgrad.kthvalue(clgrad.tensor([4.0, 1.0, 3.0, 2.0]), 2)
-    kthvalue(values=tensor(2.), indices=tensor(3))
+    clgrad.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(3))
     """
     d = wrap_dim(int_dim("kthvalue", dim), input.ndim)
     _refuse_complex(input, "kthvalue_cpu")
@@ -261,7 +266,9 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     >>> clgrad.median(clgrad.tensor([4.0, 1.0, 3.0, 2.0]))
     tensor(2.)
     >>> clgrad.tensor([[1, 5, 3]]).median(dim=1)
-    median(values=tensor([3]), indices=tensor([2]))
+    clgrad.return_types.median(
+    values=tensor([3]),
+    indices=tensor([2]))
     """
     _refuse_complex(input, "median_cpu")
     return _median(input, dim, keepdim, False, "median", median_result)
@@ -394,7 +401,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return Tensor._from_numpy(counts, input.dtype, input.device)
 
 
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = return_type("histogram", ["hist", "bin_edges"])
 
 
 def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False):
@@ -404,7 +411,9 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False
     ``density`` scales to a density (integral 1). Computed on the host, as PyTorch's (CPU only).
 
     >>> clgrad.histogram(clgrad.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
-    histogram(hist=tensor([2., 1., 1.]), bin_edges=tensor([1., 2., 3., 4.]))
+    clgrad.return_types.histogram(
+    hist=tensor([2., 1., 1.]),
+    bin_edges=tensor([1., 2., 3., 4.]))
     """
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
@@ -440,10 +449,11 @@ def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False
         edges = np.linspace(lo, hi, bins + 1)
     edges = edges.astype(D.host_type(input.dtype))
     hist, _ = np.histogram(a, edges.astype(np.float64), weights=w, density=density)
-    return histogram_result(
+    results = (
         Tensor._from_numpy(hist.astype(D.host_type(input.dtype)), input.dtype, input.device),
         Tensor._from_numpy(edges, input.dtype, input.device),
     )
+    return histogram_result(*no_formula("histogram", results, input, weight, bins))
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
@@ -484,6 +494,39 @@ class _NoDerivative(Function):
     @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError(f"the derivative for '{ctx.op}' is not implemented.")
+
+
+class _NoFormula(Function):
+    """Results torch records under a node with no formula for them (an aten op its
+    derivatives.yaml leaves out, as histogram): they require grad, and a backward through them
+    raises torch's RuntimeError."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, op, n, *values_then_inputs):
+        ctx.op = op
+        return tuple(values_then_inputs[:n])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{ctx.op} is not implemented")
+
+
+def no_formula(op: str, values: tuple, *inputs) -> tuple:
+    """``values`` (the results of aten's ``op`` on ``inputs``, any of them None or not a
+    tensor), under a node whose backward raises where an input requires grad and grad is on,
+    as torch's: the makemore lecture plots ``torch.histogram(t)`` of an activation that
+    requires grad, with ``hx.detach()`` because torch's results require grad.
+
+    >>> h = clgrad.histogram(clgrad.tensor([0.0, 1.0], requires_grad=True), bins=2)
+    >>> h.hist.requires_grad, type(h.hist.grad_fn).__name__
+    (True, 'NotImplemented')
+    """
+    inputs = [t for t in inputs if isinstance(t, Tensor)]
+    if not (is_grad_enabled() and any(t.requires_grad for t in inputs)):
+        return values
+    return _NoFormula.apply(op, len(values), *values, *inputs)
 
 
 def _unique_result(
@@ -562,7 +605,7 @@ def unique_consecutive(
     )
 
 
-mode_result = namedtuple("mode", ["values", "indices"])
+mode_result = return_type("mode", ["values", "indices"])
 
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
@@ -714,7 +757,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     the run's last element came last in the input.
 
     >>> clgrad.mode(clgrad.tensor([1, 2, 2, 3, 3]))
-    mode(values=tensor(2), indices=tensor(2))
+    clgrad.return_types.mode(
+    values=tensor(2),
+    indices=tensor(2))
     """
     d = wrap_dim(dim, input.ndim) if input.ndim else 0
     x = input.movedim(d, -1) if input.ndim else input.reshape(1)

@@ -22,6 +22,7 @@ from ..backend.base import MapKernel
 from ..tensor import Tensor
 from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, with_out, write_out
 from .elementwise import where
+from .results import return_type
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -399,19 +400,8 @@ def _exponent_dtype(x):
     return D.float64 if x.device.supports(D.float64) else D.float32
 
 
-class _Frexp(tuple):
-    def __new__(cls, mantissa, exponent):
-        return super().__new__(cls, (mantissa, exponent))
-
-    mantissa = property(lambda self: self[0])
-    exponent = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"frexp(mantissa={self[0]!r}, exponent={self[1]!r})"
-
-
-# torch.return_types.frexp's name (type(r).__name__ reads "frexp")
-_Frexp.__name__ = _Frexp.__qualname__ = "frexp"
+# torch.return_types.frexp (type(r).__name__ reads "frexp", and it prints as torch's)
+_Frexp = return_type("frexp", ["mantissa", "exponent"])
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:

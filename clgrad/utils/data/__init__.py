@@ -407,17 +407,19 @@ class RandomSampler(Sampler[int]):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        # drawn as the pass goes, as torch's: minGPT's trainer asks for num_samples=int(1e10)
+        # with replacement and reads a few batches (one draw of them all ran out of memory)
         n = len(self.data_source)
         if self.replacement:
             from ...ops.creation import randint
 
-            return iter(
-                randint(0, n, (self.num_samples,), device="cpu", generator=self.generator).tolist()
-            )
-        out = []
-        while len(out) < self.num_samples:
-            out += randperm(n, generator=self.generator).tolist()
-        return iter(out[: self.num_samples])
+            for start in range(0, self.num_samples, 32):
+                size = min(32, self.num_samples - start)
+                yield from randint(0, n, (size,), device="cpu", generator=self.generator).tolist()
+            return
+        for start in range(0, self.num_samples, n):
+            perm = randperm(n, generator=self.generator).tolist()
+            yield from perm[: self.num_samples - start]
 
     def __len__(self):
         return self.num_samples
