@@ -9,8 +9,13 @@
 ##   cg_sort_init: idx[r][i] = i
 ##   cg_sort_step: one compare-exchange stage (k, j) of the network over every row
 ##   cg_sort_out:  values[r][i] = x[r][idx[r][i]], indices[r][i] = idx[r][i] for i < n
+##   cg_sort_local: the whole network of a row in one launch, a work-group of ls items per
+##                  row, keys and indices in local memory (rows of P <= a few thousand): the
+##                  same order as the launches above give; keys of <= 32 bits packed with
+##                  their index into one ulong (branch-free compare-exchanges)
 ##
-## Params: st (storage C type), ct (compute C type), descending, fp64.
+## Params: st (storage C type), ct (compute C type), descending, fp64; P, ls (cg_sort_local's:
+## the padded row length, the work-group size; None where only the others are built).
 <%
 raw = h.raw_type(st)
 nan = h.has_nan(ct)
@@ -71,3 +76,85 @@ __kernel void cg_sort_out(__global const ${raw} *x, const long x_off, const long
     indices[i_off + t] = id;
   }
 }
+% if P is not None:
+<%
+# keys of at most 32 bits pack with their index into one ulong that orders as cg_before does
+packed = ct in ("float", "int", "short", "char", "uchar")
+%>
+% if packed:
+// the value as an unsigned that orders as cg_before (NaN the largest, -0.0 equal to 0.0)
+static inline uint cg_order(${ct} v)
+{
+%   if ct == "float":
+  if (v != v) return 0xFFFFFFFFu;
+  const uint u = as_uint(v == 0.0f ? 0.0f : v);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+%   elif ct == "uchar":
+  return (uint)v;
+%   else:
+  return as_uint((int)v) ^ 0x80000000u;
+%   endif
+}
+% endif
+
+__kernel void cg_sort_local(__global const ${st} *x, __global const ${raw} *x_raw,
+                            const long x_off, const long n,
+                            __global ${raw} *values, const long v_off,
+                            __global long *indices, const long i_off)
+{
+  const long r = get_group_id(0);
+  const int lid = get_local_id(0);
+  const long base = x_off + r * n;
+% if packed:
+  // (order << 32 | index), descending by the complemented order; padding: the largest order
+  // and an index >= n, after every element. A branch-free min/max per compare-exchange.
+  __local ulong key[${P}];
+  for (int i = lid; i < ${P}; i += ${ls}) {
+    const uint o = i < n ? ${"~" if descending else ""}cg_order(cg_key(x, base + i)) : 0xFFFFFFFFu;
+    key[i] = ((ulong)o << 32) | (uint)i;
+  }
+% else:
+  __local ${ct} key[${P}];
+  __local int id[${P}];
+  for (int i = lid; i < ${P}; i += ${ls}) {
+    id[i] = i;
+    key[i] = i < n ? cg_key(x, base + i) : (${ct})0;
+  }
+% endif
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = 2; k <= ${P}; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int t = lid; t < ${P // 2}; t += ${ls}) {
+        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)), hi = lo + j;
+        const bool up = (lo & k) == 0;
+% if packed:
+        const ulong a = key[lo], b = key[hi];
+        const ulong mn = min(a, b), mx = max(a, b);
+        key[lo] = up ? mn : mx;
+        key[hi] = up ? mx : mn;
+% else:
+        const int ia = id[lo], ib = id[hi];
+        const ${ct} a = key[lo], b = key[hi];
+        if (up ? cg_before(b, ib, a, ia, n) : cg_before(a, ia, b, ib, n)) {
+          id[lo] = ib;
+          id[hi] = ia;
+          key[lo] = b;
+          key[hi] = a;
+        }
+% endif
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
+  const long out = r * n;
+  for (int i = lid; i < n; i += ${ls}) {
+% if packed:
+    const int s = (int)(key[i] & 0xFFFFFFFFu);
+% else:
+    const int s = id[i];
+% endif
+    values[v_off + out + i] = x_raw[base + s];
+    indices[i_off + out + i] = s;
+  }
+}
+% endif

@@ -9,7 +9,11 @@ needs a decomposition itself (an inverse). ``matrix_power`` never leaves the dev
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
 import math
+import os
 import warnings
 
 import numpy as np
@@ -50,10 +54,70 @@ def _up(arr, like, dtype=None):
     return _upload(np.array(np.asarray(arr), dtype=dt.np, order="C"), dt, like.device)
 
 
-def _lapack(name, fn, *arrays):
-    """``fn(*arrays)``, NumPy's LinAlgError raised as clgrad's (a RuntimeError, as torch's)."""
+def _openblas_threads():
+    """(set, get) of the OpenBLAS that NumPy loaded (its thread count), or None: found by the
+    symbol names OpenBLAS builds carry (NumPy's wheels prefix them ``scipy_``, suffix ``64_``)."""
+    libs = []
+    for folder in ("numpy.libs", os.path.join("numpy", ".dylibs")):
+        pattern = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), folder, "*openblas*")
+        libs += glob.glob(pattern)
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)  # loaded by NumPy already: the same library
+        except OSError:
+            continue
+        for prefix in ("scipy_", ""):
+            for suffix in ("64_", "_64", ""):
+                setter = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+                getter = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+                if setter is not None and getter is not None:
+                    setter.restype, getter.restype = None, ctypes.c_int
+                    return setter, getter
+    return None
+
+
+_BLAS = []  # [(set, get) or None], found on first use
+
+# up to this order a matrix's LAPACK call runs on one thread: OpenBLAS's threads wait for each
+# other by spinning, so on a CPU shared with the OpenCL device's threads (or other processes)
+# a 256 x 256 solve took 100-400 ms on two threads against 1-2 ms on one
+_ONE_THREAD_MAX_N = 512
+
+
+@contextlib.contextmanager
+def _blas_threads(*arrays):
+    """Runs the block with NumPy's OpenBLAS on one thread when every matrix of ``arrays`` is
+    of order <= _ONE_THREAD_MAX_N (small ones gain nothing from threads), restored after."""
+    if not _BLAS:
+        _BLAS.append(_openblas_threads())
+    blas = _BLAS[0]
+    small = all(max(a.shape[-2:], default=0) <= _ONE_THREAD_MAX_N for a in arrays)
+    if blas is None or not small:
+        yield
+        return
+    setter, getter = blas
+    before = getter()
+    if before <= 1:
+        yield
+        return
+    setter(1)
     try:
-        with np.errstate(all="ignore"):
+        yield
+    finally:
+        setter(before)
+
+
+def _blas(fn, a, **kwargs):
+    """``fn(a, **kwargs)`` with small matrices on one BLAS thread (``_blas_threads``)."""
+    with _blas_threads(a):
+        return fn(a, **kwargs)
+
+
+def _lapack(name, fn, *arrays):
+    """``fn(*arrays)``, NumPy's LinAlgError raised as clgrad's (a RuntimeError, as torch's);
+    small matrices on one BLAS thread (``_blas_threads``)."""
+    try:
+        with np.errstate(all="ignore"), _blas_threads(*arrays):
             return fn(*arrays)
     except np.linalg.LinAlgError as e:
         raise LinAlgError(f"{name}: {e} (the input is singular or not positive-definite)") from e
@@ -101,7 +165,7 @@ def _out(result, out):
 class _Slogdet(Function):
     @staticmethod
     def forward(ctx, A):
-        sign, logabs = np.linalg.slogdet(_host(A))
+        sign, logabs = _blas(np.linalg.slogdet, _host(A))
         sign, logabs = _up(sign, A), _up(logabs, A)
         ctx.save_for_backward(A)  # sign is an output with a zero gradient, as PyTorch's
         return sign, logabs
@@ -131,7 +195,7 @@ slogdet_result = return_type("slogdet", ["sign", "logabsdet"])
 class _Det(Function):
     @staticmethod
     def forward(ctx, A):
-        out = _up(np.linalg.det(_host(A)), A)
+        out = _up(_blas(np.linalg.det, _host(A)), A)
         ctx.save_for_backward(A, out)
         return out
 
@@ -262,7 +326,7 @@ def _skew(X):
 class _Eigh(Function):
     @staticmethod
     def forward(ctx, A, uplo):
-        w, V = np.linalg.eigh(_host(A), UPLO=uplo)
+        w, V = _blas(np.linalg.eigh, _host(A), UPLO=uplo)
         w, V = _up(w, A), _up(V, A)
         ctx.save_for_backward(w, V)
         return w, V
@@ -491,7 +555,7 @@ def svd_legacy(input: Tensor, some: bool = True, compute_uv: bool = True):
 class _Qr(Function):
     @staticmethod
     def forward(ctx, A):
-        Q, R = np.linalg.qr(_host(A), mode="reduced")
+        Q, R = _blas(np.linalg.qr, _host(A), mode="reduced")
         Q, R = _up(Q, A), _up(R, A)
         ctx.save_for_backward(Q, R, A)
         return Q, R
@@ -524,7 +588,7 @@ class _QrComplete(Function):
 
     @staticmethod
     def forward(ctx, A):
-        Q, R = np.linalg.qr(_host(A), mode="complete")
+        Q, R = _blas(np.linalg.qr, _host(A), mode="complete")
         return _up(Q, A), _up(R, A)
 
     @staticmethod
@@ -573,7 +637,7 @@ class _Pinv(Function):
         a = _host(A)
         if hermitian:
             a = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
-        P = _up(np.linalg.pinv(a, rcond=rtol, hermitian=hermitian), A)
+        P = _up(_blas(np.linalg.pinv, a, rcond=rtol, hermitian=hermitian), A)
         ctx.save_for_backward(A, P)
         return P
 
@@ -631,7 +695,7 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
     _check_square("linalg.matrix_rank", A, square=False)
     if tol is not None:
         atol, rtol = tol, 0.0
-    s = np.linalg.svd(_host(A), compute_uv=False)
+    s = _blas(np.linalg.svd, _host(A), compute_uv=False)
     eps = float(np.finfo(A.dtype.np).eps)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else eps * max(A.shape[-2:])
