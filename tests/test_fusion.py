@@ -194,6 +194,39 @@ def test_repeated_flushes_replay_their_plan_with_new_arguments(cl_device):
             _same(t, wt)
 
 
+def test_a_loop_over_slices_keeps_one_plan(cl_device):
+    """An RNN-style loop over the slices of one tensor flushes the same launches through views
+    that start elsewhere each step: the plans decide by which views are the same, not by their
+    offsets, so one kept plan serves every step (700 steps would otherwise make 700 plans and
+    overflow the cache, planning every flush anew); two slices of one buffer in one flush still
+    count as two views. Every step equals the unfused result bit for bit."""
+    rt = _runtime(cl_device)
+    rng = np.random.default_rng(2)
+    xs = rng.standard_normal((40, 3, 50)).astype(np.float32)
+
+    def run():
+        inputs = clgrad.tensor(xs, device=cl_device)
+        h = clgrad.zeros(3, 50, device=cl_device)
+        out = []
+        for t, x in enumerate(inputs):
+            h = (x * 0.5 + h * inputs[t // 2]).tanh()  # a second slice of the same storage
+            rt.flush()
+            out.append(h)
+        return out
+
+    with fusion(cl_device) as fuser:
+        before = len(fuser.plans)
+        run()  # plans made (and the fused kernels built: the fixture waits for builds)
+        plans = len(fuser.plans)
+        assert plans - before <= 4
+        got = run()
+        assert len(fuser.plans) == plans
+    with fusion(cl_device, on=False):
+        want = run()
+    for y, wy in zip(got, want):
+        _same(y, wy)
+
+
 def test_broadcast_scalars_casts_and_strides(cl_device):
     rng = np.random.default_rng(1)
     a = rng.standard_normal((5, 6)).astype(np.float32)

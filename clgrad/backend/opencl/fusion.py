@@ -412,18 +412,22 @@ PLAN_CACHE_SIZE = 512
 
 
 def signature(entries, hold_last) -> tuple:
-    """(key, buffers, numbers) of a list of deferred launches. ``key`` holds all that ``plan``
-    and ``Fuser.flush_plan`` decide by: each launch's ``Fusable`` (its kind, shapes, strides),
-    whether its output died, which buffers (numbered in order of first use) at which offsets
-    each launch and reduction touches, the reductions' geometry. ``buffers`` (by number) and
-    ``numbers`` (the Python numbers, in order) only fill in arguments.
+    """(key, buffers, offsets, numbers) of a list of deferred launches. ``key`` holds all that
+    ``plan`` and ``Fuser.flush_plan`` decide by: each launch's ``Fusable`` (its kind, shapes,
+    strides), whether its output died, which buffers (numbered in order of first use) each
+    launch and reduction touches and through which of each buffer's offsets (numbered in order
+    of first use too), the reductions' geometry. ``buffers`` (by number), ``offsets`` (per
+    buffer, its offsets by number) and ``numbers`` (the Python numbers, in order) only fill in
+    arguments: the plans decide by which views are the same, never by where they start, so a
+    loop over a tensor's slices (an RNN's time steps) keeps one plan for all of them.
 
     The key is one flat tuple (no tuple per launch: a flush of 256 launches hashes and compares
     it in one pass); it still reads back unambiguously: each launch starts with its ``Fusable``
     (a reduction with its kernel object), which no number or buffer index equals and which
-    tells how many operands follow, each a None (a number) or a buffer's number and offset."""
+    tells how many operands follow, each a None (a number) or a buffer's and its offset's
+    numbers."""
     number: dict[int, int] = {}
-    buffers, numbers = [], []
+    buffers, offsets, numbers = [], [], []
     key = [hold_last]
     add = key.append
     for e in entries:
@@ -441,12 +445,23 @@ def signature(entries, hold_last) -> tuple:
                 if c is None:
                     c = number[id(x[0])] = len(buffers)
                     buffers.append(x[0])
+                    offsets.append([x[1]])
+                    q = 0
+                else:
+                    seen = offsets[c]
+                    if seen[0] == x[1]:  # (a buffer is mostly touched at one offset)
+                        q = 0
+                    elif x[1] in seen:
+                        q = seen.index(x[1])
+                    else:
+                        q = len(seen)
+                        seen.append(x[1])
                 add(c)
-                add(x[1])
+                add(q)
             else:
                 numbers.append(x)
                 add(None)
-    return tuple(key), buffers, numbers
+    return tuple(key), buffers, offsets, numbers
 
 
 class Fuser:
@@ -518,19 +533,19 @@ class Fuser:
                 k, gs, ls, args = e.launch
                 self.rt.enqueue_now(k, gs, ls, args)
             return []
-        key, buffers, numbers = signature(entries, hold_last)
+        key, buffers, offsets, numbers = signature(entries, hold_last)
         steps = self.plans.get(key)
         if steps is None:
-            steps, final = self.flush_plan(entries, hold_last, buffers)
+            steps, final = self.flush_plan(entries, hold_last, buffers, offsets)
             if final:  # every kernel it uses is built (or failed for good)
                 if len(self.plans) >= PLAN_CACHE_SIZE:  # flushes that keep changing
                     self.plans.clear()
                 self.plans[key] = steps
         held_from = steps[-1]
-        self._execute(steps, entries, buffers, numbers)
+        self._execute(steps, entries, buffers, offsets, numbers)
         return entries[held_from:] if held_from is not None else []
 
-    def flush_plan(self, entries, hold_last, buffers) -> tuple:
+    def flush_plan(self, entries, hold_last, buffers, offsets) -> tuple:
         """(steps, final): what ``run`` does with ``entries``, the last step the position
         from which entries stay deferred (``hold_last``) or None; ``final`` unless a group runs
         apart only while its kernel is being built."""
@@ -538,7 +553,10 @@ class Fuser:
         held_from = None
         if hold_last and len(groups) > 1:
             held_from = groups.pop().start
-        number = {id(b): c for c, b in enumerate(buffers)}
+        # a view's (buffer number, offset number): what a FUSED step's arguments are filled from
+        number = {
+            (id(b), off): (c, q) for c, b in enumerate(buffers) for q, off in enumerate(offsets[c])
+        }
         before = [0]  # Python numbers in the entries before each position
         for e in entries:
             n = 0 if type(e) is ReduceEntry else sum(type(x) is not View for x in e.operands)
@@ -567,9 +585,9 @@ class Fuser:
         steps.append(held_from)
         return tuple(steps), final
 
-    def _execute(self, steps, entries, buffers, numbers):
-        """Runs a flush's ``steps`` over ``entries``, arguments filled in from ``buffers`` and
-        ``numbers`` (``signature``)."""
+    def _execute(self, steps, entries, buffers, offsets, numbers):
+        """Runs a flush's ``steps`` over ``entries``, arguments filled in from ``buffers``,
+        ``offsets`` and ``numbers`` (``signature``)."""
         rt = self.rt
         enqueue = rt.enqueue_now
         for i in range(len(steps) - 1):
@@ -581,11 +599,11 @@ class Fuser:
             elif kind == FUSED:
                 _, k, gs, ls, views, first, last, reduces, tail = step
                 args = []
-                for c, offset in views:
-                    args += (buffers[c], offset)
+                for c, q in views:
+                    args += (buffers[c], offsets[c][q])
                 args += numbers[first:last]
-                for c, offset in reduces:
-                    args += (buffers[c], offset)
+                for c, q in reduces:
+                    args += (buffers[c], offsets[c][q])
                 args += tail
                 enqueue(k, gs, ls, args)
                 self.launched += 1
@@ -666,10 +684,10 @@ class Fuser:
             k,
             gs,
             ls,
-            tuple((number[id(v[0])], v[1]) for v in views),
+            tuple(number[id(v[0]), v[1]] for v in views),
             first,
             last,
-            tuple((number[id(r.out.buffer)], r.out.offset) for _, r, _ in g.reduces),
+            tuple(number[id(r.out.buffer), r.out.offset] for _, r, _ in g.reduces),
             tuple(tail),
         )
         return step, True
