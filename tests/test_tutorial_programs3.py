@@ -4105,3 +4105,42 @@ def test_return_types_print_as_torchs(call):
 def test_tensor_type_prints_as_torchs():
     got = [repr(type(t)).replace("clgrad", "torch") for t in (clgrad.ones(1), clgrad.ones(1).shape)]
     assert got == [repr(type(t)) for t in (torch.ones(1), torch.ones(1).shape)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.nn.functional.one_hot(t.tensor([5.0]), num_classes=27),
+        lambda t: t.nn.functional.one_hot(t.tensor([1], dtype=t.int32), num_classes=3),
+        lambda t: t.arange(6).reshape(2, 3).mean(),
+        lambda t: t.ones(2, dtype=t.int32).mean(0),
+        lambda t: t.dot(t.tensor([1.0, 2.0]), t.tensor([1, 2])),
+        lambda t: t.tensor([1.0, 2.0]) @ t.tensor([1, 2]),
+        lambda t: t.ones(2, 2) @ t.ones(2, 2, dtype=t.int64),
+        lambda t: t.mm(t.ones(2, 2, dtype=t.float64), t.ones(2, 2)),
+    ],
+)
+def test_lecture_mistakes_raise_torchs_messages(call):
+    """The mistakes the lectures make on purpose (a float index to one_hot, the mean of an
+    int arange, a float times a long vector) raise torch's messages: clgrad's named dtypes as
+    "float32"/"int64" (or "Int64") where torch names them "Float"/"Long" or "float"/"long int"."""
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(clgrad)
+    assert str(got.value) == str(want.value)
+
+
+def _optimizer_reprs(lib):
+    w, b = lib.nn.Parameter(lib.ones(2, 2)), lib.nn.Parameter(lib.ones(2))
+    groups = [{"params": [w], "weight_decay": 0.1}, {"params": [b], "weight_decay": 0.0}]
+    return [
+        repr(lib.optim.AdamW(groups, lr=1e-3, betas=(0.9, 0.95))),
+        repr(lib.optim.SGD([w], lr=0.1)),
+    ]
+
+
+def test_optimizer_prints_as_torchs():
+    """nanoGPT's two param groups (decay / no decay): torch prints a blank line between the
+    groups; clgrad printed none."""
+    assert _optimizer_reprs(clgrad) == _optimizer_reprs(torch)

@@ -2452,10 +2452,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             [0, 1, 0]])
     """
     if tensor.dtype is not _D.int64:
-        raise RuntimeError(
-            f"one_hot is only applicable to index tensor of type LongTensor (int64), got "
-            f"{tensor.dtype.name}"
-        )
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if tensor.numel():
         lo, hi = int(tensor.min().item()), int(tensor.max().item())
         if lo < 0:

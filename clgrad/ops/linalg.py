@@ -9,7 +9,14 @@ from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
 from .autocast import autocast_op
-from .core import COMPLEX_HOOKS, SCALAR_TYPE_NAMES, broadcast_shapes, same_device, sum_to
+from .core import (
+    COMPLEX_HOOKS,
+    SCALAR_TYPE_NAMES,
+    TYPE_META_NAMES,
+    broadcast_shapes,
+    same_device,
+    sum_to,
+)
 from .creation import triu_indices
 from .elementwise import add, where
 from .movement import cat, view_strides
@@ -254,8 +261,14 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         )
     same_device(a, b)
     if a.dtype is not b.dtype:
+        if a.ndim == 1 and b.ndim == 1:  # torch's dot
+            raise RuntimeError(
+                "dot : expected both vectors to have same dtype, but found "
+                f"{SCALAR_TYPE_NAMES[a.dtype.name]} and {SCALAR_TYPE_NAMES[b.dtype.name]}"
+            )
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}"
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{TYPE_META_NAMES[a.dtype.name]} != {TYPE_META_NAMES[b.dtype.name]}"
         )
     if a.dtype is D.bool_:
         raise NotImplementedError("\"matmul\" not implemented for 'Bool'")

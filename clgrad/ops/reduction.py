@@ -211,7 +211,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             return COMPLEX_HOOKS["mean"](input, dim, keepdim, dt)
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {SCALAR_TYPE_NAMES[input.dtype.name]}"
         )
     dims = normalize_dims(dim, input.ndim)
     node = MeanAll if dim is None else Mean

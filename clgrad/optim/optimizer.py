@@ -855,13 +855,14 @@ class Optimizer:
                 self._tensor_scalars(p, st)
 
     def __repr__(self):
-        lines = [type(self).__name__ + " ("]
+        # torch's: each group after a line break of its own, so a blank line between groups
+        text = type(self).__name__ + " ("
         for i, g in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            text += f"\nParameter Group {i}\n"
             for k in sorted(g):
                 if k != "params":
-                    lines.append(f"    {k}: {g[k]}")
-        return "\n".join(lines) + "\n)"
+                    text += f"    {k}: {g[k]}\n"
+        return text + ")"
 
 
 def _cast(p, value, key=None):
