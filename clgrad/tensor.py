@@ -167,6 +167,9 @@ class Tensor:
         "_retains_grad",
         "_counter",
         "__weakref__",
+        # attributes a program sets on a tensor (``p.shared = True``), as on torch's: the dict
+        # is made at the first one, so a tensor without any pays a pointer
+        "__dict__",
     )
     __array_priority__ = 1000  # NumPy defers `array + tensor` to Tensor.__radd__
 
@@ -514,6 +517,10 @@ class Tensor:
                 )
         self._grad = value
 
+    @grad.deleter
+    def grad(self):
+        self.grad = None  # ``del p.grad``, as torch's: no gradient
+
     @property
     def retains_grad(self) -> bool:
         return self._retains_grad
@@ -544,6 +551,14 @@ class Tensor:
         return Tensor._alias(self)
 
     def detach_(self) -> Tensor:
+        if self._base is not None:  # (its base's history is the view's too)
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
         if self.grad_fn is not None and self._storage is not None:
             self.grad_fn = None
         self._requires_grad = False
@@ -647,19 +662,23 @@ class Tensor:
         cls = type(self)
         if cls is not Tensor and not cls.__module__.startswith("clgrad."):
             # a user's subclass comes back as itself, with its attributes, as torch's
-            return (_rebuild_subclass, (cls, args, getattr(self, "__dict__", None)))
-        return (_rebuild, args)
+            return (_rebuild_subclass, (cls, args, self.__dict__ or None))
+        return (_rebuild, args, self.__dict__ or None)  # (pickle sets the attributes back)
 
 
 _tf.PLAIN.add(Tensor)
 
 
+# what a tensor object is (elements, history, version): the slots a new object over the same
+# tensor takes (not its weak references, nor the attributes a program set on the old object)
+_STATE_SLOTS = tuple(s for s in Tensor.__slots__ if s not in ("__weakref__", "__dict__"))
+
+
 def _retype(t: Tensor, cls: type) -> Tensor:
     """A new ``cls`` object that is ``t`` (the same slots: elements, history, version)."""
     out = object.__new__(cls)
-    for slot in Tensor.__slots__:
-        if slot != "__weakref__":
-            setattr(out, slot, getattr(t, slot))
+    for slot in _STATE_SLOTS:
+        setattr(out, slot, getattr(t, slot))
     return out
 
 

@@ -62,6 +62,7 @@ class Parameter(Tensor):
         return (
             _rebuild_parameter,
             (host, str(self.device), self._requires_grad, self.dtype.name),
+            self.__dict__ or None,  # the attributes a program set (not deep-copied: torch's)
         )
 
 

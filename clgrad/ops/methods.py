@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import warnings
@@ -16,7 +17,7 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import Function, register_post_accumulate_grad_hook
 from ..device import cuda_device, resolve
 from ..storage import UntypedStorage
-from ..tensor import Tensor, contiguous_strides
+from ..tensor import _STATE_SLOTS, Tensor, contiguous_strides
 from . import activation as _activation  # noqa: F401  (declares its ops before _attach)
 from . import complex as CX
 from . import creation as C
@@ -495,6 +496,8 @@ def deepcopy(self, memo):
     if self._grad is not None:
         t._grad = self._grad.clone()
     memo[id(self)] = t
+    if self.__dict__:  # the attributes a program set, copied too, as torch's
+        t.__dict__.update(copy.deepcopy(self.__dict__, memo))
     return t
 
 
@@ -1449,9 +1452,8 @@ def as_subclass(self, cls):
         )
     src = M.view(self, self._shape) if self._requires_grad and is_grad_enabled() else self
     out = object.__new__(cls)
-    for slot in Tensor.__slots__:
-        if slot != "__weakref__":
-            setattr(out, slot, getattr(src, slot))
+    for slot in _STATE_SLOTS:
+        setattr(out, slot, getattr(src, slot))
     if src is self:  # no history: a new tensor object over the same elements
         out._grad = out._hooks = out._accumulator = None
         out._retains_grad = False
