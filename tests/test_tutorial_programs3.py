@@ -4144,3 +4144,17 @@ def test_optimizer_prints_as_torchs():
     """nanoGPT's two param groups (decay / no decay): torch prints a blank line between the
     groups; clgrad printed none."""
     assert _optimizer_reprs(clgrad) == _optimizer_reprs(torch)
+
+
+def test_nanogpt_compiled_trains_as_torchs_eager(device, tmp_path):
+    """train.py's default ``compile = True`` (``model = torch.compile(model)``): the compiled
+    model trains, checkpoints its state_dict under ``_orig_mod.`` (which the resume strips)
+    and samples as torch's eager one (torch's own compile of it takes a minute on 2 cores)."""
+    source = PROGRAMS["nanogpt"]
+    with harness._draws_shared():
+        want = harness.base.run_program(source, torch, "cpu", tmp_path)
+        compiled = source.replace("compile = False", "compile = True")
+        got = harness.base.run_program(compiled, clgrad, device, tmp_path)
+    assert "compiling the model... (takes a ~minute)\n" in got
+    got = got.replace("compiling the model... (takes a ~minute)\n", "")
+    harness.base.assert_same_output(got.replace("clgrad.", "torch."), want)
