@@ -2230,6 +2230,245 @@ print(torch.zeros(2, dtype=torch.int64).dtype, torch.float32, torch.long, torch.
 """
 )
 
+D2L_BUILDERS_GUIDE = (
+    d2l_helpers
+    + """
+# layers and modules
+net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+X = torch.rand(2, 20)
+print(net(X).shape)
+print(net)
+
+class MLP(nn.Module):
+    def __init__(self):
+        # Call the constructor of the parent class nn.Module to perform
+        # the necessary initialization
+        super().__init__()
+        self.hidden = nn.LazyLinear(256)
+        self.out = nn.LazyLinear(10)
+
+    # Define the forward propagation of the model, that is, how to return the
+    # required model output based on the input X
+    def forward(self, X):
+        return self.out(F.relu(self.hidden(X)))
+
+net = MLP()
+print(net(X).shape)
+
+class MySequential(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+        for idx, module in enumerate(args):
+            self.add_module(str(idx), module)
+
+    def forward(self, X):
+        for module in self.children():
+            X = module(X)
+        return X
+
+net = MySequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+print(net(X).shape, net)
+
+class FixedHiddenMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        # Random weight parameters that will not compute gradients and
+        # therefore keep constant during training
+        self.rand_weight = torch.rand((20, 20))
+        self.linear = nn.LazyLinear(20)
+
+    def forward(self, X):
+        X = self.linear(X)
+        X = F.relu(X @ self.rand_weight + 1)
+        # Reuse the fully connected layer. This is equivalent to sharing
+        # parameters with two fully connected layers
+        X = self.linear(X)
+        # Control flow
+        while X.abs().sum() > 1:
+            X /= 2
+        return X.sum()
+
+net = FixedHiddenMLP()
+print(net(X))
+
+class NestMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.LazyLinear(64), nn.ReLU(),
+                                 nn.LazyLinear(32), nn.ReLU())
+        self.linear = nn.LazyLinear(16)
+
+    def forward(self, X):
+        return self.linear(self.net(X))
+
+chimera = nn.Sequential(NestMLP(), nn.LazyLinear(20), FixedHiddenMLP())
+print(chimera(X))
+
+# parameter management
+net = nn.Sequential(nn.LazyLinear(8),
+                    nn.ReLU(),
+                    nn.LazyLinear(1))
+
+X = torch.rand(size=(2, 4))
+print(net(X).shape)
+print(net[2].state_dict())
+print(type(net[2].bias), net[2].bias.data)
+print(net[2].weight.grad == None)
+print([(name, param.shape) for name, param in net.named_parameters()])
+print(net.state_dict()['2.bias'].data)
+
+def block1():
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(),
+                         nn.Linear(8, 4), nn.ReLU())
+
+def block2():
+    net = nn.Sequential()
+    for i in range(4):
+        # Nested here
+        net.add_module(f'block {i}', block1())
+    return net
+
+rgnet = nn.Sequential(block2(), nn.Linear(4, 1))
+print(rgnet(X))
+print(rgnet)
+print(rgnet[0][1][0].bias.data)
+
+# We need to give the shared layer a name so that we can refer to its
+# parameters
+shared = nn.LazyLinear(8)
+net = nn.Sequential(nn.LazyLinear(8), nn.ReLU(),
+                    shared, nn.ReLU(),
+                    shared, nn.ReLU(),
+                    nn.LazyLinear(1))
+
+net(X)
+# Check whether the parameters are the same
+print(net[2].weight.data[0] == net[4].weight.data[0])
+net[2].weight.data[0, 0] = 100
+# Make sure that they are actually the same object rather than just having the
+# same value
+print(net[2].weight.data[0] == net[4].weight.data[0])
+
+# parameter initialization
+net = nn.Sequential(nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(1))
+X = torch.rand(size=(2, 4))
+print(net(X).shape)
+
+def init_normal(module):
+    if type(module) == nn.Linear:
+        nn.init.normal_(module.weight, mean=0, std=0.01)
+        nn.init.zeros_(module.bias)
+
+net.apply(init_normal)
+print(net[0].weight.data[0], net[0].bias.data[0])
+
+def init_constant(module):
+    if type(module) == nn.Linear:
+        nn.init.constant_(module.weight, 1)
+        nn.init.zeros_(module.bias)
+
+net.apply(init_constant)
+print(net[0].weight.data[0], net[0].bias.data[0])
+
+def init_xavier(module):
+    if type(module) == nn.Linear:
+        nn.init.xavier_uniform_(module.weight)
+
+def init_42(module):
+    if type(module) == nn.Linear:
+        nn.init.constant_(module.weight, 42)
+
+net[0].apply(init_xavier)
+net[2].apply(init_42)
+print(net[0].weight.data[0])
+print(net[2].weight.data)
+
+def my_init(module):
+    if type(module) == nn.Linear:
+        print("Init", *[(name, param.shape)
+                        for name, param in module.named_parameters()][0])
+        nn.init.uniform_(module.weight, -10, 10)
+        module.weight.data *= module.weight.data.abs() >= 5
+
+net.apply(my_init)
+print(net[0].weight[:2])
+net[0].weight.data[:] += 1
+net[0].weight.data[0, 0] = 42
+print(net[0].weight.data[0])
+
+# lazy initialization
+net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+print(net[0].weight)
+X = torch.rand(2, 20)
+net(X)
+print(net[0].weight.shape)
+
+# custom layers
+class CenteredLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, X):
+        return X - X.mean()
+
+layer = CenteredLayer()
+print(layer(torch.tensor([1.0, 2, 3, 4, 5])))
+net = nn.Sequential(nn.LazyLinear(128), CenteredLayer())
+Y = net(torch.rand(4, 8))
+print(Y.mean())
+
+class MyLinear(nn.Module):
+    def __init__(self, in_units, units):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(in_units, units))
+        self.bias = nn.Parameter(torch.randn(units,))
+
+    def forward(self, X):
+        linear = torch.matmul(X, self.weight.data) + self.bias.data
+        return F.relu(linear)
+
+linear = MyLinear(5, 3)
+print(linear.weight)
+print(linear(torch.rand(2, 5)))
+net = nn.Sequential(MyLinear(64, 8), MyLinear(8, 1))
+print(net(torch.rand(2, 64)))
+
+# file I/O
+x = torch.arange(4)
+torch.save(x, 'x-file')
+x2 = torch.load('x-file')
+print(x2)
+y = torch.zeros(4)
+torch.save([x, y],'x-files')
+x2, y2 = torch.load('x-files')
+print((x2, y2))
+mydict = {'x': x, 'y': y}
+torch.save(mydict, 'mydict')
+mydict2 = torch.load('mydict')
+print(mydict2)
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.LazyLinear(256)
+        self.output = nn.LazyLinear(10)
+
+    def forward(self, x):
+        return self.output(F.relu(self.hidden(x)))
+
+net = MLP()
+X = torch.randn(size=(2, 20))
+Y = net(X)
+torch.save(net.state_dict(), 'mlp.params')
+clone = MLP()
+print(clone.load_state_dict(torch.load('mlp.params')))
+print(clone.eval())
+Y_clone = clone(X)
+print(Y_clone == Y)
+print(torch.cuda.device_count(), torch.device('cpu'), try_gpu().type in ('cpu', 'cl'))
+"""
+)
+
 D2L_LINEAR_REGRESSION_SCRATCH = (
     d2l_helpers
     + """
