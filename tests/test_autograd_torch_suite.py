@@ -237,3 +237,17 @@ def test_sinc_gradient_where_the_square_underflows(device):
     got, want = run(clgrad, device), run(torch, "cpu")
     assert got[:2] == want[:2]
     assert abs(got[2] - want[2]) < 1e-5
+
+
+def test_as_strided_of_overlapping_input_has_a_differentiable_gradient(device):
+    # the gradient of an expanded (overlapping) input's as_strided is divided by the count of
+    # elements sharing each location; that division was left out of create_graph's graph
+    def run(lib, dev):
+        x = lib.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        y = x.expand(3, 3).as_strided([3, 3], [0, 1], 0)
+        g = lib.arange(9.0, device=dev).reshape(3, 3).requires_grad_()
+        (gx,) = lib.autograd.grad(y, x, g, create_graph=True)
+        (gg,) = lib.autograd.grad(gx.sum(), g)
+        return gx.requires_grad, gx.tolist(), gg.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -301,7 +301,9 @@ class AsStrided(Function):
         if _overlapping(src[0], src[1]):
             with no_grad():  # how many of the input's elements share each one's location
                 ones = Tensor._full(src[0], 1, g.dtype.to_real(), g.device)
-                gx = gx / _Restride.apply(ones, src, src, None, lo, n)
+                count = _Restride.apply(ones, src, src, None, lo, n)
+            # (the division outside no_grad: under create_graph it is part of the gradient)
+            gx = gx / count
         return gx, None, None, None
 
 
