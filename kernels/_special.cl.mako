@@ -451,6 +451,11 @@ EPSILON = {"float": 2.0**-23, "double": 2.0**-52}
 # the order beyond which hermite_polynomial_h/he give NaN, per type
 HERMITE_LIMIT = {"float": 128, "double": 512}
 
+# calc_erfinv's coefficients (PyTorch's a, b, c, d), highest power first for polevl
+ERFINV_A = (-0.140543331, 0.914624893, -1.645349621, 0.886226899)
+ERFINV_B = (0.012229801, -0.329097515, 1.442710462, -2.118377725)
+ERFINV_C = (1.641345311, 3.429567803, -1.624906493, -1.970840454)
+ERFINV_D = (1.6370678, 3.5438892)
 # each helper and those it calls (defined first)
 CALLS = {
     "bessel_y0": ("bessel_j0",),
@@ -473,6 +478,7 @@ ORDER = (
     "ndtri", "erfcx_y100", "erfcx", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0",
     "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "scaled_modified_bessel_i0", "scaled_modified_bessel_i1", "erfinv",
     "spherical_bessel_j0", "polynomial_order", *POLYNOMIALS,
 )
 NAMED = re.compile(r"\bcg_(\w+)_(float|double)\b")
@@ -693,6 +699,51 @@ static inline ${T} cg_modified_bessel_i1_${T}(${T} v) {
   return v < 0 ? -r : r;  // odd
 }
 </%def>\
+## erfinv, PyTorch's calc_erfinv: a rational first guess (Pavlis' erfinv), two Newton steps
+<%def name="erfinv(T)">
+static inline ${T} cg_erfinv_${T}(${T} y) {
+  const ${T} y_abs = y < 0 ? -y : y;
+  if (y_abs > 1) return NAN;
+  if (y_abs == 1) return copysign((${T})INFINITY, y);
+  ${T} x;
+  if (y_abs <= ${lit(0.7, T)}) {
+    const ${T} z = y * y;
+    const ${T} num = ${polevl("z", ERFINV_A, T)};
+    const ${T} dem = (${polevl("z", ERFINV_B, T)} * z + 1);
+    x = y * num / dem;
+  } else {
+    const ${T} z = cg_sqrt_${T}(-cg_log_${T}((1 - y_abs) / 2));
+    const ${T} num = ${polevl("z", ERFINV_C, T)};
+    const ${T} dem = ${polevl("z", ERFINV_D, T)} * z + 1;
+    x = copysign(num, y) / dem;
+  }
+  const ${T} two_over_root_pi = ${lit(2.0, T)} / ${lit(1.7724538509055159, T)};
+  x = x - (cg_erf_${T}(x) - y) / (two_over_root_pi * cg_exp_${T}(-x * x));
+  x = x - (cg_erf_${T}(x) - y) / (two_over_root_pi * cg_exp_${T}(-x * x));
+  return x;
+}
+</%def>\
+## I0 and I1 times exp(-|x|) (PyTorch's calc_i0e, calc_i1e): the same fits without the exp
+<%def name="scaled_modified_bessel_i(T, nu)">
+static inline ${T} cg_scaled_modified_bessel_i${nu}_${T}(${T} v) {
+  const ${T} x = v < 0 ? -v : v;
+  ${T} r;
+  if (x <= 8) {
+    const ${T} y = x / 2 - 2;
+    ${chbevl("y", I1_A if nu else I0_A, T, 4)}
+    r = ${lit(0.5, T)} * (b0 - b2)${" * x" if nu else ""};
+  } else {
+    const ${T} y = 32 / x - 2;
+    ${chbevl("y", I1_B if nu else I0_B, T, 4)}
+    r = ${lit(0.5, T)} * (b0 - b2) / cg_sqrt_${T}(x);
+  }
+% if nu:
+  return v < 0 ? -r : r;  // odd
+% else:
+  return r;
+% endif
+}
+</%def>\
 ## K0 and K1 (scaled: times exp(x)): a series around I0 / I1 up to 2, a Chebyshev fit beyond
 <%def name="bessel_k(T, nu, scaled)">
 <% name = ("scaled_" if scaled else "") + f"modified_bessel_k{nu}" %>\
@@ -861,6 +912,9 @@ defs = {
     "modified_bessel_k1": lambda T: bessel_k(T, 1, False),
     "scaled_modified_bessel_k0": lambda T: bessel_k(T, 0, True),
     "scaled_modified_bessel_k1": lambda T: bessel_k(T, 1, True),
+    "scaled_modified_bessel_i0": lambda T: scaled_modified_bessel_i(T, 0),
+    "scaled_modified_bessel_i1": lambda T: scaled_modified_bessel_i(T, 1),
+    "erfinv": erfinv,
     "spherical_bessel_j0": spherical_bessel_j0, "polynomial_order": polynomial_order,
     "hermite_polynomial_h": lambda T: hermite(T, True),
     "hermite_polynomial_he": lambda T: hermite(T, False),

@@ -11,8 +11,8 @@
 ##   cg_sort_out:  values[r][i] = x[r][idx[r][i]], indices[r][i] = idx[r][i] for i < n
 ##   cg_sort_local: the whole network of a row in one launch, a work-group of ls items per
 ##                  row, keys and indices in local memory (rows of P <= a few thousand): the
-##                  same order as the launches above give; keys of <= 32 bits packed with
-##                  their index into one ulong (branch-free compare-exchanges)
+##                  same order as the launches above give; each key mapped to an unsigned
+##                  that orders as cg_before (cg_order): compare-exchanges without branches
 ##
 ## Params: st (storage C type), ct (compute C type), descending, fp64; P, ls (cg_sort_local's:
 ## the padded row length, the work-group size; None where only the others are built).
@@ -78,24 +78,27 @@ __kernel void cg_sort_out(__global const ${raw} *x, const long x_off, const long
 }
 % if P is not None:
 <%
-# keys of at most 32 bits pack with their index into one ulong that orders as cg_before does
-packed = ct in ("float", "int", "short", "char", "uchar")
+# each key as an unsigned of its width that orders as cg_before does (cg_order)
+small = ct in ("float", "int", "short", "char", "uchar")
+ot = "uint" if small else "ulong"
+top = "0x80000000u" if small else "0x8000000000000000ul"
+ones = "0xFFFFFFFFu" if small else "0xFFFFFFFFFFFFFFFFul"
 %>
-% if packed:
 // the value as an unsigned that orders as cg_before (NaN the largest, -0.0 equal to 0.0)
-static inline uint cg_order(${ct} v)
+static inline ${ot} cg_order(${ct} v)
 {
-%   if ct == "float":
-  if (v != v) return 0xFFFFFFFFu;
-  const uint u = as_uint(v == 0.0f ? 0.0f : v);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-%   elif ct == "uchar":
+% if ct in ("float", "double"):
+  if (v != v) return ${ones};
+  const ${ot} u = as_${ot}(v == (${ct})0 ? (${ct})0 : v);
+  return (u & ${top}) ? ~u : (u | ${top});
+% elif ct == "uchar":
   return (uint)v;
-%   else:
-  return as_uint((int)v) ^ 0x80000000u;
-%   endif
-}
+% elif small:
+  return as_uint((int)v) ^ ${top};
+% else:
+  return as_ulong(v) ^ ${top};
 % endif
+}
 
 __kernel void cg_sort_local(__global const ${st} *x, __global const ${raw} *x_raw,
                             const long x_off, const long n,
@@ -105,54 +108,40 @@ __kernel void cg_sort_local(__global const ${st} *x, __global const ${raw} *x_ra
   const long r = get_group_id(0);
   const int lid = get_local_id(0);
   const long base = x_off + r * n;
-% if packed:
-  // (order << 32 | index), descending by the complemented order; padding: the largest order
-  // and an index >= n, after every element. A branch-free min/max per compare-exchange.
-  __local ulong key[${P}];
-  for (int i = lid; i < ${P}; i += ${ls}) {
-    const uint o = i < n ? ${"~" if descending else ""}cg_order(cg_key(x, base + i)) : 0xFFFFFFFFu;
-    key[i] = ((ulong)o << 32) | (uint)i;
-  }
-% else:
-  __local ${ct} key[${P}];
+  // (order, index) pairs, compared in that order, the order complemented for a descending
+  // sort; padding: the largest order and an index >= n, after every element
+  __local ${ot} key[${P}];
   __local int id[${P}];
   for (int i = lid; i < ${P}; i += ${ls}) {
+    key[i] = i < n ? ${"~" if descending else ""}cg_order(cg_key(x, base + i)) : ${ones};
     id[i] = i;
-    key[i] = i < n ? cg_key(x, base + i) : (${ct})0;
   }
-% endif
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int k = 2; k <= ${P}; k <<= 1) {
     for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int t = lid; t < ${P // 2}; t += ${ls}) {
-        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)), hi = lo + j;
-        const bool up = (lo & k) == 0;
-% if packed:
-        const ulong a = key[lo], b = key[hi];
-        const ulong mn = min(a, b), mx = max(a, b);
-        key[lo] = up ? mn : mx;
-        key[hi] = up ? mx : mn;
+## one pair per item where the group is P / 2 items: no loop (PoCL vectorizes the region)
+% if 2 * ls == P:
+      {
+        const int t = lid;
 % else:
-        const int ia = id[lo], ib = id[hi];
-        const ${ct} a = key[lo], b = key[hi];
-        if (up ? cg_before(b, ib, a, ia, n) : cg_before(a, ia, b, ib, n)) {
-          id[lo] = ib;
-          id[hi] = ia;
-          key[lo] = b;
-          key[hi] = a;
-        }
+      for (int t = lid; t < ${P // 2}; t += ${ls}) {
 % endif
+        const int lo = ((t & ~(j - 1)) << 1) | (t & (j - 1)), hi = lo + j;
+        const ${ot} a = key[lo], b = key[hi];
+        const int ia = id[lo], ib = id[hi];
+        // a compare-exchange without branches
+        const bool swap = ((lo & k) == 0) == (b < a || (b == a && ib < ia));
+        key[lo] = swap ? b : a;
+        key[hi] = swap ? a : b;
+        id[lo] = swap ? ib : ia;
+        id[hi] = swap ? ia : ib;
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
   const long out = r * n;
   for (int i = lid; i < n; i += ${ls}) {
-% if packed:
-    const int s = (int)(key[i] & 0xFFFFFFFFu);
-% else:
     const int s = id[i];
-% endif
     values[v_off + out + i] = x_raw[base + s];
     indices[i_off + out + i] = s;
   }

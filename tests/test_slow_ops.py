@@ -146,3 +146,52 @@ def test_host_decompositions_match_torch(device, op):
     for ours, theirs in zip(run(clgrad, device), run(torch, "cpu")):
         scale = float(theirs.detach().abs().max())  # (float32 against a float64 host computation)
         _close(ours, theirs, rtol=2e-3, atol=2e-3 * max(scale, 1.0))
+
+
+@pytest.mark.parametrize("name", ["i0", "special.i0e", "special.i1", "special.i1e"])
+def test_bessel_i_matches_torch(device, name):
+    """Values (both branches of the fits, signs, 0, inf, NaN) and gradients, float32 and
+    float64 where the device has it."""
+    a = np.random.default_rng(6).standard_normal(500) * 10
+    a = np.concatenate(
+        [a, [0.0, -0.0, 8.0, -8.0, 8.5, 1e-30, 60.0, -60.0, np.inf, -np.inf, np.nan]]
+    )
+    dtypes = ["float32"] + (["float64"] if _f64(device) else [])
+    for dt in dtypes:
+        outs = []
+        for lib, dev in ((clgrad, device), (torch, "cpu")):
+            fn = lib
+            for part in name.split("."):
+                fn = getattr(fn, part)
+            x = lib.tensor(a.astype(dt), device=dev, requires_grad=True)
+            y = fn(x)
+            y.backward(lib.tensor(np.linspace(0.5, 1.5, a.size).astype(dt), device=dev))
+            outs.append((y, x.grad))
+        (y, g), (ty, tg) = outs
+        assert y.dtype.name == dt
+        tol = 2e-6 if dt == "float32" else 1e-13
+        np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=tol)
+        fin = np.isfinite(tg.numpy())
+        np.testing.assert_allclose(
+            g.cpu().numpy()[fin],
+            tg.numpy()[fin],
+            rtol=1e-5,
+            atol=1e-6 * np.abs(tg.numpy()[fin]).max(),
+        )
+
+
+def test_erfinv_matches_torch(device):
+    """Both branches of the first guess, +-1, outside [-1, 1], NaN; values and gradients."""
+    a = np.random.default_rng(7).uniform(-1, 1, 2000)
+    a = np.concatenate([a, [0.0, -0.0, 0.7, -0.7, 0.70001, 1.0, -1.0, 1.5, -2.0, np.nan, 0.99999]])
+    for dt in ["float32"] + (["float64"] if _f64(device) else []):
+        outs = []
+        for lib, dev in ((clgrad, device), (torch, "cpu")):
+            x = lib.tensor(a.astype(dt), device=dev, requires_grad=True)
+            y = lib.erfinv(x)
+            y.backward(lib.ones_like(y))
+            outs.append((y, x.grad))
+        (y, g), (ty, tg) = outs
+        assert y.dtype.name == dt
+        np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-5)
+        np.testing.assert_allclose(g.cpu().numpy(), tg.numpy(), rtol=1e-4)

@@ -767,18 +767,21 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     if n == 0:
         raise IndexError("mode(): Expected reduction dim 0 to have non-zero size.")
     values, order = sort(x.detach(), -1, stable=True)
-    position = arange(n, device=input.device).expand(values.shape)
+    it = D.int32 if n < 2**31 else D.int64
+    position = arange(n, dtype=it, device=input.device).expand(values.shape)
     differs = values[..., 1:] != values[..., :-1]
     edge = ones(values.shape[:-1] + (1,), dtype=D.bool_, device=input.device)
-    starts = cat([edge, differs], -1)  # where a run starts, and where one ends
-    ends = cat([differs, edge], -1)
-    start = where(starts, position, 0).cummax(-1).values
-    end = where(ends, position, n).flip(-1).cummin(-1).values.flip(-1)
-    length = end - start + 1
+    starts = cat([edge, differs], -1)  # where a run starts
+    # the runs' starts in order (then n for each other position): a run ends where the next
+    # starts, so its length is the difference (0 past the last run); a sort of int32 keys is
+    # one launch where running max/min scans took dozens
+    first = sort(where(starts, position, n), -1).values
+    after = cat([first[..., 1:], Tensor._full(edge._shape, n, it, input.device)], -1)
+    length = after - first
     best = length.amax(-1, keepdim=True)
-    # the first longest run holds the smallest value tied: its first position, then its last
-    first = (length == best).long().argmax(-1, keepdim=True)
-    index = order.gather(-1, first + best - 1)
+    # the first longest run holds the smallest value tied: from its start to its last element
+    which = (length == best).to(it).argmax(-1, keepdim=True)
+    index = order.gather(-1, (first.gather(-1, which) + best - 1).long())
     out = x.gather(-1, index)  # from x: the gradient reaches the element picked
     if keepdim and input.ndim:
         out, index = out.movedim(-1, d), index.movedim(-1, d)

@@ -21,7 +21,7 @@ from ..autograd.function import Function
 from ..backend.base import MapKernel
 from ..tensor import Tensor
 from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, with_out, write_out
-from .elementwise import where
+from .elementwise import _np_erf, where
 from .results import return_type
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -171,35 +171,32 @@ def digamma(input: Tensor) -> Tensor:
     return _Digamma.apply(_floating("digamma", input))
 
 
-# Giles (2010), "Approximating the erfinv function": single precision, refined by Newton below
-_GILES_CENTRAL = (
-    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
-)  # fmt: skip
-_GILES_TAIL = (
-    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
-)  # fmt: skip
-
-
-def _horner(coefs, w):
-    p = coefs[0]
-    for c in coefs[1:]:
-        p = c + p * w
-    return p
+def _np_erfinv(y):
+    """PyTorch's calc_erfinv in ``y``'s dtype (the OpenCL helper cg_erfinv's steps)."""
+    t = y.dtype.type
+    with np.errstate(all="ignore"):
+        y_abs = np.abs(y)
+        z = y * y
+        num = ((t(-0.140543331) * z + t(0.914624893)) * z + t(-1.645349621)) * z + t(0.886226899)
+        dem = ((t(0.012229801) * z + t(-0.329097515)) * z + t(1.442710462)) * z + t(-2.118377725)
+        central = y * num / (dem * z + t(1))
+        z = np.sqrt(-np.log((t(1) - y_abs) / t(2)))
+        num = ((t(1.641345311) * z + t(3.429567803)) * z + t(-1.624906493)) * z + t(-1.970840454)
+        dem = (t(1.6370678) * z + t(3.5438892)) * z + t(1)
+        x = np.where(y_abs <= t(0.7), central, np.copysign(num, y) / dem).astype(y.dtype)
+        slope = t(2.0) / t(1.7724538509055159)
+        for _ in range(2):
+            x = x - (_np_erf(x) - y) / (slope * np.exp(-x * x))
+        x = np.where(y_abs == 1, np.copysign(t(np.inf), y), x)
+        return np.where(y_abs > 1, t(np.nan), x).astype(y.dtype)
 
 
 def _erfinv_values(x):
-    y = _wide(x)
-    w = -((1 - y) * (1 + y)).clamp(min=1e-300).log()
-    central = _horner(_GILES_CENTRAL, w - 2.5)
-    tail = _horner(_GILES_TAIL, w.clamp(min=5.0).sqrt() - 3)
-    r = where(w < 5, central, tail) * y
-    for _ in range(2):  # Newton on erf(r) = y: quadratic, from ~1e-7 to the dtype's precision
-        r = r - (r.erf() - y) / (2 / math.sqrt(math.pi) * (-r * r).exp())
-    r = where(y.abs() == 1, y * float("inf"), r)
-    r = where(y.abs() > 1, float("nan"), r)
-    return r.to(x.dtype)
+    """PyTorch's calc_erfinv, one kernel, in float64 where the device has it (float32's
+    Newton steps lose a few ulp near +-1, where PyTorch's float32 values are within one; a
+    chain of 40 float64 Tensor ops took 10x torch's time on a CPU OpenCL device)."""
+    wide = D.float64 if x.device.supports(D.float64) else D.float32
+    return launch(_KERNELS["erfinv"], [x], x.dtype, wide)
 
 
 class _Erfinv(Function):
@@ -221,7 +218,8 @@ class _Erfinv(Function):
 
 def erfinv(input: Tensor) -> Tensor:
     """The inverse of ``erf`` on (-1, 1) (``±inf`` at ``±1``, NaN outside), like
-    ``torch.erfinv``: Giles' approximation refined by two Newton steps, on the device.
+    ``torch.erfinv``: PyTorch's rational approximation refined by two Newton steps, one
+    kernel.
 
     >>> clgrad.erfinv(clgrad.tensor([0.0, 0.5, -1.0]))
     tensor([0.0000, 0.4769,   -inf])
@@ -230,33 +228,12 @@ def erfinv(input: Tensor) -> Tensor:
 
 
 def _bessel_i(x, nu, scaled=False):
-    """I_nu(x) for nu in (0, 1) (times ``exp(-|x|)`` when ``scaled``): the power series for
-    |x| <= 20, the asymptotic expansion beyond (where the series would need many more
-    terms; scaled, it never forms ``exp(|x|)``, which overflows)."""
-    y = _wide(x)
-    a = y.abs()
-    near = a.clamp(max=20.0)
-    q = near * near / 4
-    term = (near / 2) if nu else near * 0 + 1
-    total = term
-    for k in range(1, 60):  # (x^2/4)^k / (k! (k+nu)!): below 1e-17 of the sum by k = 60
-        term = term * q / (k * (k + nu))
-        total = total + term
-    far = a.clamp(min=20.0)
-    t = Tensor._full(far.shape, 1.0, far.dtype, far.device)  # (far * 0 + 1 is NaN at inf)
-    acc = t
-    for k in range(1, 16):
-        t = t * (-(4 * nu * nu - (2 * k - 1) ** 2)) / (8 * k * far)
-        acc = acc + t
-    asym = acc / (2 * math.pi * far).sqrt()
-    if scaled:
-        total = total * (-near).exp()
-    else:
-        asym = asym * far.exp()
-    out = where(a <= 20, total, asym)
-    if nu:
-        out = where(y < 0, -out, out)  # I1 is odd
-    return out.to(x.dtype)
+    """I_nu(x) for nu in (0, 1) (times ``exp(-|x|)`` when ``scaled``): PyTorch's Chebyshev
+    fits (Cephes': calc_i0, calc_i1, calc_i0e, calc_i1e), one kernel in float32 (float64 for
+    float64), as PyTorch's kernels compute (a 60-term power series in Tensor ops, in float64,
+    took 10-20x torch's time)."""
+    name = ("scaled_" if scaled else "") + f"modified_bessel_i{nu}"
+    return launch(_KERNELS[name], [x], x.dtype, D.float64 if x.dtype is D.float64 else D.float32)
 
 
 class _I0(Function):
@@ -427,10 +404,12 @@ class _I1(Function):
 
     @staticmethod
     def backward(ctx, g):
-        # I1' = I0 - I1 / x, which is 1/2 at 0
+        # I1' = I0 - I1 / x, which is 1/2 at 0: as PyTorch's i1_backward, 1/2 where |x| is
+        # not above the dtype's eps (NaN too)
         x, out = ctx.saved_tensors
-        safe = where(x == 0, 1.0, x)
-        return g * where(x == 0, 0.5, _I0.apply(x) - out / safe)
+        tiny = (x.abs() > D.finfo(x.dtype).eps).logical_not()
+        safe = where(tiny, 1.0, x)
+        return g * where(tiny, 0.5, _I0.apply(x) - out / safe)
 
 
 def i1(input: Tensor) -> Tensor:
@@ -477,10 +456,11 @@ class _Scaled(Function):
         x, out = ctx.saved_tensors
         if ctx.nu == 0:  # i0e' = i1e - sign(x) i0e
             return g * (_Scaled.apply(x, 1) - x.sign() * out), None
-        # i1e' = i0e - i1e (sign(x) + 1 / x), 1/2 at 0
-        safe = where(x == 0, 1.0, x)
+        # i1e' = i0e - i1e (sign(x) + 1 / x), 1/2 at 0 (as i1's, where |x| <= eps or NaN)
+        tiny = (x.abs() > D.finfo(x.dtype).eps).logical_not()
+        safe = where(tiny, 1.0, x)
         d = _Scaled.apply(x, 0) - out * (x.sign() + 1 / safe)
-        return g * where(x == 0, 0.5, d), None
+        return g * where(tiny, 0.5, d), None
 
 
 # B_2j / (2j)! for j = 1..6: the Euler-Maclaurin tail of the Hurwitz zeta series
@@ -1126,6 +1106,21 @@ def _np_modified_bessel_i1(v):
     return np.where(v < 0, -r, r)  # odd
 
 
+def _np_scaled_modified_bessel_i(nu):
+    """I0 or I1 times exp(-|x|): the fits of ``_np_modified_bessel_i0/1`` without the exp."""
+    a_table, b_table = (_I1_A, _I1_B) if nu else (_I0_A, _I0_B)
+
+    def i(v):
+        x = np.abs(v)
+        small = 0.5 * _np_chbevl(x / 2 - 2, a_table) * (x if nu else 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            large = 0.5 * _np_chbevl(32 / x - 2, b_table) / np.sqrt(x)
+        r = np.where(x <= 8, small, large)
+        return np.where(v < 0, -r, r) if nu else r
+
+    return i
+
+
 def _np_bessel_k(nu, scaled):
     """K0 or K1 (``scaled``: times exp(x)): a series around I0 / I1 up to 2, a Chebyshev fit
     beyond."""
@@ -1331,6 +1326,13 @@ _KERNELS = {
     "modified_bessel_k1": _kernel("modified_bessel_k1", _np_bessel_k(1, False)),
     "scaled_modified_bessel_k0": _kernel("scaled_modified_bessel_k0", _np_bessel_k(0, True)),
     "scaled_modified_bessel_k1": _kernel("scaled_modified_bessel_k1", _np_bessel_k(1, True)),
+    "erfinv": _kernel("erfinv", _np_erfinv),
+    "scaled_modified_bessel_i0": _kernel(
+        "scaled_modified_bessel_i0", _np_scaled_modified_bessel_i(0)
+    ),
+    "scaled_modified_bessel_i1": _kernel(
+        "scaled_modified_bessel_i1", _np_scaled_modified_bessel_i(1)
+    ),
     "spherical_bessel_j0": _kernel("spherical_bessel_j0", _np_spherical_bessel_j0),
     "hermite_polynomial_h": _kernel("hermite_polynomial_h", _np_hermite(True), 2),
     "hermite_polynomial_he": _kernel("hermite_polynomial_he", _np_hermite(False), 2),
