@@ -1,6 +1,9 @@
 """Autograd behaviours that PyTorch's own autograd test suite checks, compared with torch itself:
 grad-mode decorators on generators and classes, calling a ``grad_fn`` by hand, tensor hooks
-that see None, the messages and warnings of ``backward``/``grad``, and ``ctx.saved_variables``.
+that see None, the messages and warnings of ``backward``/``grad``, ``ctx.saved_variables``;
+gradcheck's checks (perturbing the inputs themselves, complex parts, reentrancy, grad_output
+scaling, undefined gradients, its refusals), ``autograd.functional``'s messages, forward AD's
+levels and tangents.
 """
 
 import warnings
@@ -249,5 +252,227 @@ def test_as_strided_of_overlapping_input_has_a_differentiable_gradient(device):
         (gx,) = lib.autograd.grad(y, x, g, create_graph=True)
         (gg,) = lib.autograd.grad(gx.sum(), g)
         return gx.requires_grad, gx.tolist(), gg.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def _real(device):
+    """float64 where the device runs it (gradcheck's step is sized for it), else float32."""
+    return "float64" if clgrad.device(device).supports(clgrad.float64) else "float32"
+
+
+def _gradcheck_outcome(lib, fn, inputs, **kw):
+    """What ``gradcheck`` does: ("ok", result) or (exception class name, first message line),
+    with the warnings it gave."""
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        try:
+            got = ("ok", lib.autograd.gradcheck(fn, inputs, **kw))
+        except Exception as e:  # noqa: BLE001 -- the class and text are compared with PyTorch's
+            got = (type(e).__name__, str(e).splitlines()[0])
+    return got, sorted({str(w.message)[:40] for w in ws})
+
+
+def test_gradcheck_perturbs_the_inputs_themselves(device):
+    # a function that reads the input from a closure sees the perturbation, as PyTorch's
+    def run(lib, dev):
+        x = lib.tensor([1.0, 2.0], dtype=getattr(lib, _real(device)), device=dev)
+        x.requires_grad_()
+        return _gradcheck_outcome(lib, lambda t: x * t, (x,), atol=1e-2, rtol=1e-2)
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("case", ["hook_adds", "nondeterministic", "undefined", "no_outputs"])
+def test_gradcheck_checks_backward_as_torch_does(device, case):
+    def run(lib, dev):
+        x = lib.ones(2, dtype=getattr(lib, _real(device)), device=dev, requires_grad=True)
+
+        class Jitter(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * (1 + lib.rand_like(g) * 1e-6)
+
+        def hooked(hook):
+            def fn(t):
+                y = t.clone()
+                y.register_hook(hook)
+                return y
+
+            return fn
+
+        def refuse_none(g):
+            if g is None:
+                raise RuntimeError("undefined")
+
+        fn, kw = {
+            "hook_adds": (hooked(lambda g: g + 1e-2), dict(atol=0.1)),
+            "nondeterministic": (Jitter.apply, {}),
+            "undefined": (hooked(refuse_none), {}),
+            "no_outputs": (lambda t: lib.tensor(t.tolist(), device=dev), {}),
+        }[case]
+        return _gradcheck_outcome(lib, fn, (x,), **kw), _gradcheck_outcome(
+            lib, fn, (x,), raise_exception=False, **kw
+        )
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_gradcheck_complex_parts(device):
+    if not clgrad.device(device).supports(clgrad.complex128):
+        pytest.skip("no complex128 on this device")
+
+    def run(lib, dev):
+        z = lib.tensor([1 + 2j, -0.5 + 1j], dtype=lib.complex128, device=dev, requires_grad=True)
+        r = lib.tensor([0.5, 2.0], dtype=lib.float64, device=dev, requires_grad=True)
+
+        def bumped(t):
+            y = t * 1
+            y.register_hook(lambda g: g + 1e-2)
+            return y
+
+        return [
+            _gradcheck_outcome(lib, lambda a, b: (a * b).exp(), (z, r)),
+            _gradcheck_outcome(lib, lambda a: (a.abs(), a.conj() * a), (z,)),
+            _gradcheck_outcome(lib, bumped, (z,), raise_exception=False),
+            _gradcheck_outcome(lib, lambda t: bumped(lib.complex(t, t)), (r,)),
+            _gradcheck_outcome(lib, lambda a: bumped(lib.real(a)), (z,)),
+        ]
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("case", ["float32", "stride0", "none", "shape"])
+def test_gradcheck_refuses_inputs_and_functions_as_torch_does(device, case):
+    def run(lib, dev):
+        dt = getattr(lib, _real(device))
+        if case == "float32":
+            x = lib.ones(1, device=dev, requires_grad=True)
+            return _gradcheck_outcome(lib, lambda t: t, (x,), atol=0.1)
+        if case == "stride0":
+            x = lib.ones(1, dtype=dt, device=dev, requires_grad=True).expand(2, 2)
+            return _gradcheck_outcome(lib, lambda t: t, (x,), raise_exception=False)
+        if case == "none":
+            return _gradcheck_outcome(lib, lambda t: t, (lib.ones(1, dtype=dt, device=dev),))
+        a = lib.ones(1, dtype=dt, device=dev, requires_grad=True)
+        return _gradcheck_outcome(lib, lambda t: lib.cat([t, t]) if lib.all(t >= 1) else t, (a,))
+
+    got, want = run(clgrad, device), run(torch, "cpu")
+    # the library's own name in a message (torch.Size / clgrad.Size) is the only difference
+    assert got[0][0] == want[0][0]
+    assert str(got[0][1]).replace("clgrad", "torch") == str(want[0][1])
+    assert got[1] == want[1]
+
+
+def test_gradgradcheck_sees_nondeterministic_double_backward(device):
+    def run(lib, dev):
+        class Jitter(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return Jitter.apply(g) * (1 + lib.rand_like(g) * 1e-12)
+
+        x = lib.ones(3, dtype=getattr(lib, _real(device)), device=dev, requires_grad=True)
+        outcomes = []
+        for tol in (0.0, 1e-5):
+            try:
+                outcomes.append(lib.autograd.gradgradcheck(Jitter.apply, (x,), nondet_tol=tol))
+            except RuntimeError as e:
+                outcomes.append(str(e)[:26])
+        return outcomes
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def _functional_error(lib, call):
+    e = _err(call)
+    return type(e).__name__, str(e).replace("clgrad", "torch") if e else None
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["v_single", "v_size", "v_tuple", "hess_tuple", "hess_elems", "hess_linear",
+     "hess_strict_vec", "jac_strict_vec", "jac_strict_fwd", "vhp_elems", "hvp_tuple",
+     "vjp_strict_graph", "vjp_strict_unused", "jvp_strict_unused"],
+)  # fmt: skip
+def test_functional_messages_are_torchs(device, case):
+    def run(lib, dev):
+        F = lib.autograd.functional
+        x = lib.rand(4, device=dev)
+        v = lib.ones(4, device=dev)
+        narrow = lambda a: 3 * a.narrow(0, 0, 3)  # noqa: E731
+        unused = lambda a: a.long().float().requires_grad_().clone()  # noqa: E731
+        call = {
+            "v_single": lambda: F.vjp(narrow, x, (v[:3], v[:3])),
+            "v_size": lambda: F.jvp(narrow, x, v[:2]),
+            "v_tuple": lambda: F.jvp(lambda a, b: a + b, (x, x), (v,)),
+            "hess_tuple": lambda: F.hessian(lambda a: (a.sum(), a.sum()), x),
+            "hess_elems": lambda: F.hessian(narrow, x),
+            "hess_linear": lambda: F.hessian(lambda a: (3 * a).sum(), x, strict=True),
+            "hess_strict_vec": lambda: F.hessian(lambda a: a.sum(), x, strict=True, vectorize=True),
+            "jac_strict_vec": lambda: F.jacobian(lambda a: a, x, strict=True, vectorize=True),
+            "jac_strict_fwd": lambda: F.jacobian(
+                lambda a: a, x, strict=True, vectorize=True, strategy="forward-mode"
+            ),
+            "vhp_elems": lambda: F.vhp(narrow, x, v),
+            "hvp_tuple": lambda: F.hvp(lambda a: (a.sum(),), x, v),
+            "vjp_strict_graph": lambda: F.vjp(
+                lambda a: a.clone(), x.clone().requires_grad_(), v, create_graph=True, strict=True
+            ),
+            "vjp_strict_unused": lambda: F.vjp(unused, x, v, strict=True),
+            "jvp_strict_unused": lambda: F.jvp(unused, x, v, strict=True),
+        }[case]
+        return _functional_error(lib, call)
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_functional_construct_standard_basis_for(device):
+    def run(lib, dev):
+        from importlib import import_module
+
+        F = import_module(lib.__name__ + ".autograd.functional")
+        ts = (lib.ones(2, device=dev), lib.ones((), device=dev), lib.ones(1, 2, device=dev))
+        chunks = F._construct_standard_basis_for(ts, tuple(t.numel() for t in ts))
+        return [(c.dtype is ts[i].dtype, c.tolist()) for i, c in enumerate(chunks)]
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_forward_ad_levels_and_tangents(device):
+    def run(lib, dev):
+        from importlib import import_module
+
+        fwAD = import_module(lib.__name__ + ".autograd.forward_ad")
+        seen = [fwAD._current_level]
+        p = lib.tensor([1.0, 2.0], device=dev)
+        t = lib.tensor([3.0, 4.0], device=dev)
+        with fwAD.dual_level():
+            seen.append(fwAD._current_level)
+            seen.append(type(_err(fwAD.enter_dual_level)).__name__)
+            dual = fwAD.make_dual(p, t)
+            seen.append(fwAD.unpack_dual(dual).tangent is t)
+            # a tangent laid out unlike its primal is copied: writing it leaves the caller's
+            strided = lib.tensor([5.0, 0.0, 6.0, 0.0], device=dev)[::2]
+            other = fwAD.make_dual(p, strided)
+            unpacked = fwAD.unpack_dual(other).tangent
+            seen.append(unpacked is strided)
+            unpacked *= 2
+            seen.append(strided.tolist())
+            seen.append(type(_err(lambda: fwAD.make_dual(p, dual))).__name__)
+            # an in-place write through a view of a dual changes its tangent
+            base = fwAD.make_dual(p.clone(), lib.ones(2, device=dev))
+            view = base.narrow(0, 0, 1)
+            view *= 2
+            seen.append(fwAD.unpack_dual(base).tangent.tolist())
+        seen.append(fwAD._current_level)
+        return seen
 
     assert run(clgrad, device) == run(torch, "cpu")

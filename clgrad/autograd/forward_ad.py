@@ -41,6 +41,7 @@ class _Dual(NamedTuple):
     dual: Tensor  # what make_dual returned
     seed: Tensor  # the zeros it adds, whose gradient is the primal's
     tangent: Tensor
+    version: int = -1  # the dual's when made: an in-place write since makes its tangent stale
 
 
 # the levels entered and not exited, innermost last: each, its duals in the order made
@@ -54,9 +55,26 @@ class UnpackedDualTensor(NamedTuple):
     tangent: Tensor | None
 
 
+def __getattr__(name: str) -> Any:
+    # ``fwAD._current_level``, PyTorch's module global (-1 outside any level), read live
+    if name == "_current_level":
+        return len(_levels) - 1
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def enter_dual_level() -> int:
     """Enters a new forward-AD level (the one ``make_dual`` and ``unpack_dual`` use); its
-    number."""
+    number. One level at a time, as PyTorch's: entering a second raises RuntimeError.
+
+    >>> import clgrad.autograd.forward_ad as fwAD
+    >>> fwAD.enter_dual_level(), fwAD._current_level
+    (0, 0)
+    >>> fwAD.exit_dual_level()
+    >>> fwAD._current_level
+    -1
+    """
+    if _levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _levels.append([])
     return len(_levels) - 1
 
@@ -115,11 +133,36 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if not t.is_floating_point():
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {t.dtype}")
     _check_tangent_size(tensor, tangent)
+    if tangent.requires_grad and _tangent(tangent, duals) is not None:
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level"
+            f"{len(_levels) - 1} is not supported."
+        )
     seed = tensor.detach().new_zeros(tensor.shape).requires_grad_(True)
     with enable_grad():
         dual = tensor + seed
-    duals.append(_Dual(dual, seed, tangent.detach().to(tensor.device, tensor.dtype)))
+    duals.append(_Dual(dual, seed, _as_forward_grad(tensor, tangent), dual._version))
     return dual
+
+
+def _as_forward_grad(tensor: Tensor, tangent: Tensor) -> Tensor:
+    """The tangent kept for ``tensor``: ``tangent`` itself, as PyTorch's (``unpack_dual`` gives
+    it back), where it is laid out as the primal (strides, offset, storage size, device);
+    else a copy laid out so, so that writing the unpacked tangent leaves the caller's alone.
+    Its dtype stays its own, as PyTorch's."""
+    if tangent.device != tensor.device:
+        tangent = tangent.to(tensor.device)
+    if (
+        tangent.stride() == tensor.stride()
+        and tangent.storage_offset() == tensor.storage_offset()
+        and tangent.untyped_storage().nbytes() // tangent.element_size()
+        == tensor.untyped_storage().nbytes() // tensor.element_size()
+    ):
+        return tangent
+    copy = Tensor._full(tensor.shape, 0, tangent.dtype, tensor.device)
+    with no_grad():
+        copy.copy_(tangent)
+    return copy
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -139,7 +182,7 @@ def _tangent(tensor: Tensor, duals) -> Tensor | None:
     if not tensor.requires_grad:
         return None
     for d in duals:
-        if d.dual is tensor:
+        if d.dual is tensor and d.version in (-1, tensor._version):
             return d.tangent
     _tangent_pass[0] += 1
     try:

@@ -25,6 +25,27 @@ from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 
+def _construct_standard_basis_for(tensors, tensor_numels) -> tuple:
+    """PyTorch's helper: for tensors of ``tensor_numels`` elements (N in all), one ``(N, n_i)``
+    chunk each (its dtype and device), the chunks side by side the N x N identity.
+
+    >>> from clgrad.autograd.functional import _construct_standard_basis_for
+    >>> _construct_standard_basis_for((clgrad.ones(1), clgrad.ones(2)), (1, 2))[1]
+    tensor([[0., 0.],
+            [1., 0.],
+            [0., 1.]])
+    """
+    total = sum(tensor_numels)
+    chunks = []
+    start = 0
+    for t, n in zip(tensors, tensor_numels):
+        chunk = t.new_zeros((total, n))
+        chunk.diagonal(-start).fill_(1)
+        chunks.append(chunk)
+        start += n
+    return tuple(chunks)
+
+
 def _as_tuple(x, what: str, fn: str) -> tuple[bool, tuple]:
     """(whether ``x`` was a tuple, ``x`` as a tuple of tensors); torch's TypeError else."""
     if isinstance(x, Tensor):
@@ -95,13 +116,18 @@ def _grads(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=
     return _grad(list(outs), list(inputs), gs, retain_graph, create_graph, allow_unused=True)
 
 
-def _zeros_where_none(grads, refs, strict: bool, what: str):
+def _zeros_where_none(grads, refs, strict: bool, what: str, create_graph: bool = False):
     res = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
+        if strict and create_graph and g is not None and not g.requires_grad:
+            raise RuntimeError(
+                f"The jacobian of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode when create_graph=True."
+            )
         if g is None:
             if strict:
                 raise RuntimeError(
-                    f"The {what} for the user-provided function is independent of input {i}. "
+                    f"The {what} of the user-provided function is independent of input {i}. "
                     "This is not allowed in strict mode."
                 )
             g = ref.new_zeros(ref.shape)
@@ -109,16 +135,20 @@ def _zeros_where_none(grads, refs, strict: bool, what: str):
     return tuple(res)
 
 
-def _check_v(v, others, what: str) -> None:
+def _check_v(v, others, others_tuple: bool) -> None:
+    """PyTorch's checks of ``v`` against what it pairs with (``others``, given as a tuple or
+    not: the messages say which)."""
     if len(v) != len(others):
+        if not others_tuple:
+            raise RuntimeError("The given v should contain a single Tensor.")
         raise RuntimeError(
             f"v is a tuple of invalid length: should be {len(others)} but got {len(v)}."
         )
     for i, (a, b) in enumerate(zip(v, others)):
         if tuple(a.shape) != tuple(b.shape):
+            entry = f"Entry {i} in " if others_tuple else ""
             raise RuntimeError(
-                f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
-                f"{list(a.shape)}."
+                f"{entry}v has invalid size: should be {b.size()} but got {a.size()}."
             )
 
 
@@ -140,7 +170,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         _check_outputs(outputs, strict)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", "vjp")[1], create_graph, need_graph=False)
-            _check_v(v, outputs, "v")
+            _check_v(v, outputs, outputs_tuple)
         elif len(outputs) != 1 or outputs[0].numel() != 1:
             raise RuntimeError(
                 "The vector v can only be None if the user-provided function returns a single "
@@ -148,7 +178,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             )
         with set_grad_enabled(create_graph or is_grad_enabled()):
             grads = _grads(outputs, inputs, v, create_graph)
-            result = _zeros_where_none(grads, inputs, strict, "vjp")
+            result = _zeros_where_none(grads, inputs, strict, "output", create_graph)
     return (
         _untuple(_finish(outputs, create_graph), outputs_tuple),
         _untuple(_finish(result, create_graph), inputs_tuple),
@@ -169,7 +199,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         inputs = _prepare(inputs, create_graph, need_graph=True)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", "jvp")[1], create_graph, need_graph=False)
-            _check_v(v, inputs, "v")
+            _check_v(v, inputs, inputs_tuple)
         elif len(inputs) != 1 or inputs[0].numel() != 1:
             raise RuntimeError(
                 "The vector v can only be None if the input to the user-provided function is a "
@@ -185,18 +215,33 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         if v is None:
             v = tuple(x.new_ones(x.shape) for x in inputs)
         used = [(g, w) for g, w in zip(vjps, v) if g is not None]
-        if strict and len(used) != len(vjps):
-            raise RuntimeError(
-                "The jvp for the user-provided function is independent of an input. This is "
-                "not allowed in strict mode."
-            )
+        if strict:  # PyTorch's checks of the double-backward trick's first pass
+            for i, g in enumerate(vjps):
+                if g is None:
+                    raise RuntimeError(
+                        f"The output of the user-provided function is independent of input {i}."
+                        " This is not allowed in strict mode."
+                    )
+                if not g.requires_grad:
+                    raise RuntimeError(
+                        f"The gradient with respect to input {i} is independent of the inputs "
+                        "of the user-provided function. This is not allowed in strict mode."
+                    )
         with set_grad_enabled(create_graph or is_grad_enabled()):
             if used:
                 gs, ws = zip(*used)
                 result = _grads(gs, us, ws, create_graph)
             else:
                 result = (None,) * len(us)
-            result = _zeros_where_none(result, outputs, strict, "jvp")
+            if strict:
+                for i, r in enumerate(result):
+                    if r is None:
+                        raise RuntimeError(
+                            f"The gradient with respect to the input is independent of entry {i}"
+                            " in the grad_outputs when using the double backward trick to "
+                            "compute forward mode gradients. This is not allowed in strict mode."
+                        )
+            result = _zeros_where_none(result, outputs, False, "output")
     return (
         _untuple(_finish(outputs, create_graph), outputs_tuple),
         _untuple(_finish(result, create_graph), outputs_tuple),
@@ -226,6 +271,12 @@ def jacobian(
             'function has more outputs than inputs, "forward-mode" tends to be more '
             'performant. Otherwise, prefer to use "reverse-mode".'
         )
+    if strict and strategy == "forward-mode":
+        raise RuntimeError(
+            'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+            "are not supported together (yet). Please either set `strict=False` or "
+            '`strategy="reverse-mode"`.'
+        )
     if strategy == "forward-mode" and not vectorize:
         raise NotImplementedError(
             "torch.autograd.functional.jacobian: `strategy=forward-mode` only works with "
@@ -238,6 +289,11 @@ def jacobian(
             func(*inputs), "outputs of the user-provided function", "jacobian"
         )
         _check_outputs(outputs, strict)
+        if strict and vectorize:  # (after the function ran, as PyTorch's)
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                "supported together. Please either set `strict=False` or `vectorize=False`."
+            )
         result = []
         for i, out in enumerate(outputs):
             flat = out.reshape(-1)
@@ -282,13 +338,31 @@ def hessian(
 
     def scalar(*xs):
         out = func(*xs)
-        _, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        if len(outs) != 1 or outs[0].numel() != 1:
+        out_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_outputs(outs, strict)
+        if out_tuple:
             raise RuntimeError("The function given to hessian should return a single Tensor")
-        return outs[0].reshape(())
+        if out.numel() != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain a single "
+                "element"
+            )
+        return out.reshape(())
 
     def gradient(*xs):
-        return jacobian(scalar, xs, create_graph=True, strict=strict)
+        jac = jacobian(scalar, xs, create_graph=True)
+        if strict:
+            for i, j in enumerate(jac):
+                if not j.requires_grad:
+                    raise RuntimeError(
+                        "While computing the hessian, found that the jacobian of the "
+                        f"user-provided function with respect to input {i} is independent of "
+                        "the input. This is not allowed in strict mode. You should ensure that "
+                        "your function is twice differentiable and that the jacobian depends "
+                        "on the inputs (this would be violated by a linear function for "
+                        "example)."
+                    )
+        return jac
 
     res = jacobian(
         gradient, inputs, create_graph, strict, vectorize, strategy=outer_jacobian_strategy
@@ -323,7 +397,7 @@ def _hessian_product(name, func, inputs, v, create_graph, strict):
         inputs = _prepare(inputs, create_graph, need_graph=True)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", name)[1], create_graph, need_graph=False)
-            _check_v(v, inputs, "v")
+            _check_v(v, inputs, inputs_tuple)
         elif len(inputs) != 1 or inputs[0].numel() != 1:
             raise RuntimeError(
                 "The vector v can only be None if the input to the user-provided function is a "
@@ -333,14 +407,17 @@ def _hessian_product(name, func, inputs, v, create_graph, strict):
             func(*inputs), "outputs of the user-provided function", name
         )
         _check_outputs(outputs, strict)
-        if len(outputs) != 1 or outputs[0].numel() != 1:
+        if outputs_tuple:
+            raise RuntimeError(f"The function given to {name} should return a single Tensor")
+        if outputs[0].numel() != 1:
             raise RuntimeError(
-                f"The function given to {name} should return a single Tensor with a single element."
+                f"The Tensor returned by the function given to {name} should contain a single "
+                "element"
             )
         if v is None:
             v = (inputs[0].new_ones(inputs[0].shape),)
         g = _grads(outputs, inputs, create_graph=True)
-        g = _zeros_where_none(g, inputs, strict, "jacobian")
+        g = _zeros_where_none(g, inputs, strict, "output")
         with set_grad_enabled(create_graph or is_grad_enabled()):
             if name == "vhp":  # v^T H: the gradient of g . v
                 res = _grads(g, inputs, v, create_graph)
@@ -351,7 +428,7 @@ def _hessian_product(name, func, inputs, v, create_graph, strict):
                 res = (None,) * len(us)
                 if pairs:
                     res = _grads([b for b, _ in pairs], us, [w for _, w in pairs], create_graph)
-            res = _zeros_where_none(res, inputs, strict, name)
+            res = _zeros_where_none(res, inputs, strict, "jacobian")
     return (
         _untuple(_finish(outputs, create_graph), outputs_tuple),
         _untuple(_finish(res, create_graph), inputs_tuple),
