@@ -145,7 +145,10 @@ def run_program(source, lib, device="cpu", tmp_path=None):
             code = compile(source.replace("DEVICE", repr(device)), f"<{name}>", "exec")
             exec(code, module.__dict__)
     finally:
-        lib.set_default_device(default_device)
+        if lib.get_default_device() != default_device:
+            # None, not cpu: torch's set_default_device(cpu) leaves a device mode on, which
+            # slows every op that follows
+            lib.set_default_device(None if default_device.type == "cpu" else default_device)
         # put torch's own modules back; a torch module first imported by the program stays
         # (importing one twice would initialise its C extension twice)
         for k in list(sys.modules):
