@@ -591,73 +591,81 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return _Polygamma.apply(_floating("polygamma", input), n)
 
 
-_INCOMPLETE_GAMMA_CHECK = 16  # iterations between convergence checks (each reads the device)
-_INCOMPLETE_GAMMA_MAX = 20_000
+_INCOMPLETE_GAMMA_MAX = 20_000  # (kernels/_special.cl.mako's INCOMPLETE_GAMMA_MAX)
+_np_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _np_incomplete_gamma(upper):
+    """P(a, x) (``upper``: Q) in the operands' dtype, the steps of the OpenCL helper
+    cg_incomplete_gamma: each element's series or continued fraction to its own convergence
+    (the loops run over the elements still converging)."""
+
+    def f(a, x):
+        a, x = np.broadcast_arrays(a, x)
+        t = np.result_type(a, x).type
+        eps, tiny = np.finfo(t).eps, t(1e-300 if t is np.float64 else 1e-30)
+        out = np.zeros(a.shape, t)
+        with np.errstate(all="ignore"):
+            inner = (a > 0) & (x > 0) & (x < np.inf)
+            ai, xi = a[inner].astype(t), x[inner].astype(t)
+            front = np.exp(-xi + ai * np.log(xi) - _np_lgamma(ai).astype(t))
+            series = xi < ai + 1
+            value = np.zeros(ai.shape, t)
+            # the series (P) where x < a + 1
+            sa, sx = ai[series], xi[series]
+            term = t(1) / sa
+            total = term.copy()
+            live = np.arange(sa.size)
+            n = 1
+            while live.size and n < _INCOMPLETE_GAMMA_MAX:
+                term[live] = term[live] * sx[live] / (sa[live] + t(n))
+                total[live] = total[live] + term[live]
+                live = live[term[live] > total[live] * eps]
+                n += 1
+            p = total * front[series]
+            value[series] = 1 - p if upper else p
+            # the continued fraction (Q) elsewhere
+            fa, fx = ai[~series], xi[~series]
+            b = fx + 1 - fa
+            c = np.full(fa.shape, t(1) / tiny, t)
+            d = t(1) / b
+            h = d.copy()
+            live = np.arange(fa.size)
+            i = 1
+            while live.size and i < _INCOMPLETE_GAMMA_MAX:
+                an = t(-i) * (t(i) - fa[live])
+                b[live] = b[live] + t(2)
+                dl = an * d[live] + b[live]
+                dl = np.where(np.abs(dl) < tiny, tiny, dl)
+                cl = b[live] + an / c[live]
+                c[live] = np.where(np.abs(cl) < tiny, tiny, cl)
+                d[live] = t(1) / dl
+                step = d[live] * c[live]
+                h[live] = h[live] * step
+                live = live[np.abs(step - 1) > 4 * eps]
+                i += 1
+            q = h * front[~series]
+            value[~series] = q if upper else 1 - q
+            out[inner] = value
+            out[(x == 0) | (a == 0)] = t(1 if upper else 0)
+            out[(a == 0) & (x > 0)] = t(0 if upper else 1)
+            out[x == np.inf] = t(0 if upper else 1)
+            nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | (a != a) | (x != x)
+            out[nan] = t(np.nan)
+        return out
+
+    return f
 
 
 def _regularized_gamma_values(a, x, upper: bool):
     """P(a, x) (``upper``: Q = 1 - P), elementwise: the power series where x < a + 1, the
-    continued fraction (modified Lentz) elsewhere, each to convergence in float64 where the
-    device has it; PyTorch's conventions at the edges (a or x negative: NaN; x = 0: P = 0;
-    a = 0, x > 0: P = 1; x = inf: P = 1)."""
-    a, x = _broadcast_pair(_wide(a), _wide(x))
-    series_side = x < a + 1
-    # converged once a step changes nothing at this precision (more steps only add rounding)
-    eps = float(D.finfo(x.dtype).eps)
-    safe_a = where(a > 0, a, 1.0)
-    safe_x = where(x > 0, x, 1.0)
-    log_front = -safe_x + safe_a * safe_x.log() - _lgamma_values(safe_a)
-    front = log_front.exp()
-    # the series for P: sum_n x^n / (a (a+1) ... (a+n))
-    xs = where(series_side, safe_x, 0.0)
-    term = 1 / safe_a
-    total = term
-    n = 1
-    while n < _INCOMPLETE_GAMMA_MAX:
-        term = term * xs / (safe_a + n)
-        total = total + term
-        if n % _INCOMPLETE_GAMMA_CHECK == 0 and not bool((term > total * eps).any()):
-            break
-        n += 1
-    p_series = total * front
-    # the continued fraction for Q
-    tiny = 1e-300 if x.dtype is D.float64 else 1e-30
-    xc = where(series_side, safe_a + 2, safe_x)  # (the series side gets a harmless argument)
-    # the elements whose answer the fraction gives: only they must converge, and to a few ulps
-    # (a step rounds to within 2 eps of 1 and can stay there: an eps test never ended for
-    # those, and every element ran the 20,000 steps, a minute for 10^5 elements)
-    fraction_side = ~series_side & (a > 0) & (x > 0) & (x < float("inf"))
-    tolerance = 4 * eps
-    b = xc + 1 - safe_a
-    c = Tensor._full(b.shape, 1 / tiny, b.dtype, b.device)
-    d = 1 / b
-    h = d
-    i = 1
-    while i < _INCOMPLETE_GAMMA_MAX:
-        an = -i * (i - safe_a)
-        b = b + 2
-        d = an * d + b
-        d = where(d.abs() < tiny, tiny, d)
-        c = b + an / c
-        c = where(c.abs() < tiny, tiny, c)
-        d = 1 / d
-        step = d * c
-        h = h * step
-        if i % _INCOMPLETE_GAMMA_CHECK == 0 and not bool(
-            (((step - 1).abs() > tolerance) & fraction_side).any()
-        ):
-            break
-        i += 1
-    q_fraction = h * where(series_side, 0.0, front)
-    p = where(series_side, p_series, 1 - q_fraction)
-    p = where(x == 0, 0.0, where(a == 0, 1.0, p))
-    p = where(x == float("inf"), 1.0, p)
-    p = where((a < 0) | (x < 0) | ((a == 0) & (x == 0)) | (a != a) | (x != x), float("nan"), p)
-    q = where(series_side, 1 - p_series, q_fraction)
-    q = where(x == 0, 1.0, where(a == 0, 0.0, q))
-    q = where(x == float("inf"), 0.0, q)
-    q = where((a < 0) | (x < 0) | ((a == 0) & (x == 0)) | (a != a) | (x != x), float("nan"), q)
-    return q if upper else p
+    continued fraction (modified Lentz) elsewhere, each element to its own convergence in one
+    kernel, in float64 where the device has it; PyTorch's conventions at the edges (a or x
+    negative: NaN; x = 0: P = 0; a = 0, x > 0: P = 1; x = inf: P = 1). (The loops as Tensor
+    ops, a launch per op and step, took 10x torch's time.)"""
+    wide = D.float64 if x.device.supports(D.float64) else D.float32
+    name = "igammac" if upper else "igamma"
+    return launch(_KERNELS[name], [a, x], x.dtype, wide)
 
 
 class _RegularizedGamma(Function):
@@ -665,7 +673,7 @@ class _RegularizedGamma(Function):
     def forward(ctx, a, x, upper):
         ctx.save_for_backward(a, x)
         ctx.upper = upper
-        return _regularized_gamma_values(a, x, upper).to(x.dtype)
+        return _regularized_gamma_values(a, x, upper)
 
     @staticmethod
     def backward(ctx, g):
@@ -1327,6 +1335,8 @@ _KERNELS = {
     "scaled_modified_bessel_k0": _kernel("scaled_modified_bessel_k0", _np_bessel_k(0, True)),
     "scaled_modified_bessel_k1": _kernel("scaled_modified_bessel_k1", _np_bessel_k(1, True)),
     "erfinv": _kernel("erfinv", _np_erfinv),
+    "igamma": _kernel("igamma", _np_incomplete_gamma(False), 2),
+    "igammac": _kernel("igammac", _np_incomplete_gamma(True), 2),
     "scaled_modified_bessel_i0": _kernel(
         "scaled_modified_bessel_i0", _np_scaled_modified_bessel_i(0)
     ),
