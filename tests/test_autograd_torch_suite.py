@@ -476,3 +476,156 @@ def test_forward_ad_levels_and_tangents(device):
         return seen
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_execution_engine_queue_callback(device):
+    # Variable._execution_engine.queue_callback: a callback may queue another, and one queued
+    # in a reentrant backward runs when that backward ends
+    def run(lib, dev):
+        order = []
+        engine = lib.autograd.Variable._execution_engine
+
+        class Inner(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                engine.queue_callback(lambda: order.append("inner done"))
+                return g
+
+        class Outer(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                engine.queue_callback(
+                    lambda: (order.append("outer done"), engine.queue_callback(
+                        lambda: order.append("queued by a callback")))
+                )  # fmt: skip
+                with lib.enable_grad():
+                    t = g.detach().requires_grad_()
+                    Inner.apply(t).sum().backward()
+                order.append("outer backward")
+                return g
+
+        x = lib.ones(2, device=dev, requires_grad=True)
+        Outer.apply(x).sum().backward()
+        return order
+
+    assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("how", ["grad", "inputs", "backward"])
+def test_reentrant_checkpoint_refuses_grad_and_inputs(device, how):
+    def run(lib, dev):
+        from importlib import import_module
+
+        checkpoint = import_module(lib.__name__ + ".utils.checkpoint").checkpoint
+        a = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        b = checkpoint(lib.exp, a, use_reentrant=True).sum()
+        call = {
+            "grad": lambda: lib.autograd.grad(b, (a,)),
+            "inputs": lambda: b.backward(inputs=[a]),
+            "backward": lambda: b.backward(),
+        }[how]
+        e = _err(call)
+        return (type(e).__name__, str(e)) if e else a.grad.tolist()
+
+    got, want = run(clgrad, device), run(torch, "cpu")
+    if how == "backward":
+        assert got == pytest.approx(want)
+    else:
+        assert got == want
+
+
+def _anomaly_warnings(lib, dev, in_forward):
+    """The anomaly-mode warnings of a NaN in a backward made during another backward: which
+    functions they name and whether they hold the forward calls."""
+
+    class Outer(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return Inner.apply(g.expand(2) * x)
+
+    class Inner(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g / 0 * 0  # NaN
+
+    x = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            if not in_forward:
+                lib.autograd.set_detect_anomaly(False)
+            out = Outer.apply(x)
+            (gx,) = lib.autograd.grad(out, (x,), create_graph=True)
+            lib.autograd.set_detect_anomaly(True)
+            e = _err(lambda: gx.sum().backward())
+    texts = [str(w.message) for w in ws][1:]  # (the first: anomaly mode's own)
+    return (
+        str(e),
+        [t.split(".")[0] for t in texts],
+        ["Inner.apply" in t for t in texts],
+        ["Outer.apply" in t for t in texts],
+        ["No forward pass information" in t for t in texts],
+    )
+
+
+@pytest.mark.parametrize("in_forward", [True, False])
+def test_anomaly_mode_names_the_forward_calls(device, in_forward):
+    got = _anomaly_warnings(clgrad, device, in_forward)
+    assert got == _anomaly_warnings(torch, "cpu", in_forward)
+    assert not clgrad.is_anomaly_enabled()
+
+
+def test_anomaly_warning_made_an_error_is_printed(device, capsys):
+    def run(lib, dev):
+        with warnings.catch_warnings(record=True) as ws:
+            with lib.autograd.detect_anomaly():
+                warnings.simplefilter("error")
+                a = lib.ones(3, device=dev, requires_grad=True)
+                b = a + 1
+                c = b**2
+                b += 1
+                e = _err(lambda: lib.autograd.grad(c.sum(), a))
+        return "modified by an inplace operation" in str(e), len(ws), capsys.readouterr().err
+
+    got, want = run(clgrad, device), run(torch, "cpu")
+    assert got[:2] == want[:2]
+    assert "Error detected in PowBackward0" in got[2]
+    assert "Error detected in PowBackward0" in want[2]
+
+
+def test_node_metadata_is_a_dict_freed_with_the_node(device):
+    import weakref
+
+    def run(lib, dev):
+        class Thing:
+            pass
+
+        t = lib.ones(2, device=dev, requires_grad=True).exp()
+        thing = Thing()
+        t.grad_fn.metadata["k"] = thing
+        ref = weakref.ref(thing)
+        del thing
+        kept = ref() is not None
+        same = t.grad_fn.metadata is t.grad_fn.metadata
+        del t
+        return kept, same, ref() is None
+
+    assert run(clgrad, device) == run(torch, "cpu")

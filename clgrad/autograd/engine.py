@@ -51,11 +51,12 @@ def _needed(nodes, targets):
 
 
 # Callbacks queued during a backward (queue_callback), per thread as grad mode is: run when the
-# outermost backward of the thread finishes.
+# backward that was running when they were queued finishes (a reentrant one's, its own).
 
 
 class _ThreadCallbacks(threading.local):
     callbacks = None  # every thread's default (``grad_mode._ThreadState`` says why)
+    restricted = False  # the backward now running was given ``inputs`` (autograd.grad's too)
 
 
 _local = _ThreadCallbacks()
@@ -127,17 +128,28 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     With ``capture`` the gradients reaching ``inputs`` are returned instead of accumulated
     (``autograd.grad``); with ``inputs`` alone only those tensors' ``.grad`` are filled.
     """
-    outermost = _local.callbacks is None
-    if outermost:
-        _local.callbacks = []
+    # each backward (a reentrant one in a node's backward too) runs the callbacks queued
+    # during it when it ends, as PyTorch's graph tasks do
+    callbacks, _local.callbacks = _local.callbacks, []
+    restricted, _local.restricted = _local.restricted, inputs is not None
     try:
         captured = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, capture)
-        if outermost:
-            _run_callbacks(_local.callbacks)
+        _run_callbacks(_local.callbacks)
     finally:
-        if outermost:
-            _local.callbacks = None
+        _local.restricted = restricted
+        _local.callbacks = callbacks
     return captured
+
+
+def _is_checkpoint_valid() -> bool:
+    """Whether the backward now running goes everywhere (PyTorch's name): not one given
+    ``inputs`` (``autograd.grad``, ``backward(inputs=...)``), whose gradients a reentrant
+    checkpoint's inner backward, which accumulates into ``.grad``, cannot deliver.
+
+    >>> clgrad.autograd.engine._is_checkpoint_valid()
+    True
+    """
+    return not _local.restricted
 
 
 def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, capture):
@@ -168,6 +180,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     # place (``accumulate_into``); an id leaves the set when its buffer is handed on
     owned: set = set()
     fast_slices = not create_graph and not ANOMALY[0]
+    node = None
     try:
         _set(create_graph)
         while ready:
@@ -272,6 +285,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 if left == 0:
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
             in_grads = g = buf = None  # the buffers hold them now (see _owned)
+    except Exception as e:
+        if ANOMALY[0] and node is not None and not getattr(e, "_anomaly_reported", False):
+            _report_anomaly(node)
+            e._anomaly_reported = True  # (an enclosing backward does not report it again)
+        raise
     finally:
         _set(prev)
     # the end of a backward pass ends a training step's launches: queued now, a step's
@@ -288,6 +306,53 @@ def _replaced(grad, new):
     if grad is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     return new
+
+
+def _running_node(frame):
+    """The node whose backward is running in ``frame``'s thread (the innermost backward), or
+    None outside a backward: anomaly mode's parent of a node made then."""
+    code = _run_backward.__code__
+    while frame is not None:
+        if frame.f_code is code:
+            return frame.f_locals.get("node")
+        frame = frame.f_back
+    return None
+
+
+def _anomaly_warn(message: str) -> None:
+    # warnings made errors print instead: the backward's own error is the one to raise
+    try:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    except UserWarning:
+        print(message, file=sys.stderr)
+
+
+def _report_anomaly(node) -> None:
+    """Anomaly mode's warnings for an error in ``node``'s backward, as PyTorch's: the forward
+    call that made it, then those that made its parents (nodes made in a backward)."""
+    no_info = (
+        "No forward pass information available. Enable detect anomaly during forward pass for "
+        "more information."
+    )
+    stack = getattr(node, "_anomaly_stack", None)
+    if stack is None:
+        _anomaly_warn(f"Error detected in {node.name()}. {no_info}")
+        return
+    _anomaly_warn(
+        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+        f"{stack}"
+    )
+    parent = getattr(node, "_anomaly_parent", None)
+    while parent is not None:
+        stack = getattr(parent, "_anomaly_stack", None)
+        if stack is None:
+            _anomaly_warn(f"\n\nPrevious calculation was induced by {parent.name()}. {no_info}")
+            return
+        _anomaly_warn(
+            f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call "
+            f"that induced the previous calculation:\n{stack}"
+        )
+        parent = getattr(parent, "_anomaly_parent", None)
 
 
 def _check_nan(node, in_grads):

@@ -7,13 +7,14 @@ import inspect
 import itertools
 import re
 import sys
+import traceback
 import warnings
 import weakref
 from types import MappingProxyType
 
 from .. import capture
 from ..tensor import Tensor
-from .grad_mode import _set, _state, is_grad_enabled
+from .grad_mode import _ANOMALY_LISTENERS, _set, _state, is_grad_enabled
 
 _sequence = itertools.count()
 
@@ -93,6 +94,21 @@ class Node:
         hooks = self.hooks_of("node_pre")
         hooks.append(fn)
         return _PostHookHandle(hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of this node's for the user's use, as ``torch.autograd.graph.Node.metadata``
+        (made on first use).
+
+        >>> y = clgrad.ones(1, requires_grad=True) * 2
+        >>> y.grad_fn.metadata["note"] = "doubled"
+        >>> y.grad_fn.metadata
+        {'note': 'doubled'}
+        """
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
 
     def release(self):
         pass
@@ -476,6 +492,28 @@ class BackwardNode(Node):
         if saved is not None and any(s is not None for s in saved):
             self.ctx._saved = None
             self._released = True
+
+
+_plain_node_init = BackwardNode.__init__
+
+
+def _recording_node_init(self, ctx, next_functions, outputs):
+    """BackwardNode's constructor while anomaly mode is on, as PyTorch's: the node also keeps
+    the stack of the forward call that made it and, made during a backward (create_graph), the
+    node whose backward that was (its "parent")."""
+    _plain_node_init(self, ctx, next_functions, outputs)
+    frame = sys._getframe(1)
+    self._anomaly_stack = "".join(traceback.format_stack(frame))
+    from .engine import _running_node  # (the engine imports this module)
+
+    self._anomaly_parent = _running_node(frame)
+
+
+def _anomaly_switch(on: bool) -> None:
+    BackwardNode.__init__ = _recording_node_init if on else _plain_node_init
+
+
+_ANOMALY_LISTENERS.append(_anomaly_switch)
 
 
 class BackwardCFunction(BackwardNode):

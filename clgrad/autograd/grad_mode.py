@@ -251,6 +251,17 @@ class set_grad_enabled(_GradMode):
 # anomaly mode: a plain list, not thread-local, as torch's flag is global; the engine reads
 # ANOMALY[0] once per node, so the check costs one boolean test while it is off
 ANOMALY = [False]
+# called with the new setting when anomaly mode switches (autograd.function swaps in the node
+# constructor that records the forward's stack then: nothing is recorded while it is off)
+_ANOMALY_LISTENERS: list = []
+
+
+def _set_anomaly(on: bool) -> None:
+    on = bool(on)
+    if on != ANOMALY[0]:
+        ANOMALY[0] = on
+        for listener in _ANOMALY_LISTENERS:
+            listener(on)
 
 
 def is_anomaly_enabled() -> bool:
@@ -286,13 +297,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = ANOMALY[0]
-        ANOMALY[0] = bool(mode) and bool(check_nan)
+        _set_anomaly(bool(mode) and bool(check_nan))
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        ANOMALY[0] = self.prev
+        _set_anomaly(self.prev)
 
 
 class detect_anomaly:
@@ -320,10 +331,10 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         self.prev = ANOMALY[0]
-        ANOMALY[0] = self.check_nan
+        _set_anomaly(self.check_nan)
 
     def __exit__(self, *exc) -> None:
-        ANOMALY[0] = self.prev
+        _set_anomaly(self.prev)
 
     def __call__(self, fn: _F) -> _F:
         import functools

@@ -9,6 +9,14 @@ import warnings
 from .. import dtypes as D
 from ..device import resolve
 from ..tensor import Tensor
+from .engine import queue_callback
+
+
+class _ImperativeEngine:
+    """``Variable._execution_engine``, PyTorch's handle on its autograd engine, for the one
+    use programs make of it: ``queue_callback``."""
+
+    queue_callback = staticmethod(queue_callback)
 
 
 class _VariableMeta(type):
@@ -29,6 +37,8 @@ class Variable(metaclass=_VariableMeta):
     >>> v.grad
     tensor([3., 3.])
     """
+
+    _execution_engine = _ImperativeEngine()
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         if volatile:
