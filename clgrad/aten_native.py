@@ -496,7 +496,7 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     >>> clgrad.set_anomaly_enabled(False)
     """
     _check_bool("set_anomaly_enabled", "enabled", enabled)
-    grad_mode.ANOMALY[0] = enabled and bool(check_nan)
+    grad_mode._set_anomaly(enabled and bool(check_nan))
 
 
 # ---- matrix_rank, removed from torch ----------------------------------------------------------
