@@ -219,3 +219,33 @@ def test_incomplete_gamma_matches_torch(device, name):
         np.testing.assert_allclose(y.detach().cpu().numpy(), ty.detach().numpy(), atol=atol)
         fin = np.isfinite(tg.numpy())
         np.testing.assert_allclose(g.cpu().numpy()[fin], tg.numpy()[fin], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int8", "uint8", "bool", "int64"])
+def test_cum_extremes_match_torch(device, fn, dtype):
+    """Ties (the later index), NaN (it wins, a later NaN takes the index), -0.0 against 0.0,
+    along a middle and the last dim; the gradient goes to the index."""
+    a = np.random.default_rng(9).integers(-3, 4, (3, 40, 5)).astype(np.float32)
+    if dtype.startswith("float"):
+        a.flat[::7] = np.nan
+        a.flat[3::11] = -0.0
+    for dim in (1, -1):
+        outs = []
+        for lib, dev in ((clgrad, device), (torch, "cpu")):
+            x = lib.tensor(a, device=dev).to(getattr(lib, dtype))
+            if dtype.startswith("float"):
+                x.requires_grad_()
+            v, i = getattr(lib, fn)(x, dim)
+            if dtype.startswith("float"):
+                # (ones: each gradient a count, exact in float16 whatever the summing order)
+                v.float().sum().backward()
+            outs.append((v, i, x.grad))
+        (v, i, g), (tv, ti, tg) = outs
+        assert v.dtype.name == str(tv.dtype).split(".")[1]
+        got, want = v.detach().float().cpu().numpy(), tv.detach().float().numpy()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(i.cpu().numpy(), ti.numpy())
+        if g is not None:
+            np.testing.assert_array_equal(g.float().cpu().numpy(), tg.float().numpy())

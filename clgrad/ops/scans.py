@@ -117,6 +117,26 @@ class Logcumsumexp(Function):
         return parts[0] - parts[1], None
 
 
+# dtypes whose values rank within 32 bits: cummax/cummin scan one int64 key (rank, index)
+_PACKED = (D.float32, D.float16, D.bfloat16, D.int32, D.int16, D.int8, D.uint8, D.bool_)
+
+
+def _ranks(x, largest):
+    """int64 ranks of ``x``'s values in [-2**31, 2**31): larger for the value cummax
+    (``largest``) or cummin keeps, equal for equal values (-0.0 and 0.0 too), NaN's the
+    largest (it wins either way)."""
+    if not x.dtype.is_floating_point:
+        r = x.long()
+        return r if largest else -r - 1
+    f = x.float()  # (exact for the 16-bit floats)
+    u = f.view(D.int32).long()
+    # IEEE bits as an ordered integer: a negative value's magnitude bits flipped
+    r = where(u < 0, u ^ 0x7FFFFFFF, u)
+    r = where(f == 0, 0, r)
+    r = r if largest else -r - 1
+    return where(f.isnan(), 2**31 - 1, r)
+
+
 class CumExtreme(Function):
     """cummax / cummin: values and the index each came from; the gradient of each value goes
     to that index (PyTorch's ``cummaxmin_backward``)."""
@@ -137,7 +157,16 @@ class CumExtreme(Function):
             return where(better, b[0], a[0]), where(better, b[1], a[1])
 
         with no_grad():
-            values, indices = _scan((x, idx), dim, pick)
+            if x.dtype in _PACKED and x._shape[dim] < 2**32:
+                # one scan of rank * 2**32 + index by maximum: the winner's rank, and the
+                # later index among equals (a step is a maximum and a cat where the pairs of
+                # values and indices took a dozen launches); the values read back by index
+                key = _ranks(x, largest) * 2**32 + idx
+                (key,) = _scan((key,), dim, lambda a, b: (maximum(a[0], b[0]),))
+                indices = key & 0xFFFFFFFF
+                values = x.gather(dim, indices)
+            else:
+                values, indices = _scan((x, idx), dim, pick)
         values = values.contiguous() if values is x else values
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
