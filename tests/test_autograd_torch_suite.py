@@ -629,3 +629,28 @@ def test_node_metadata_is_a_dict_freed_with_the_node(device):
         return kept, same, ref() is None
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("where", ["forward", "backward", "both"])
+def test_saved_tensor_hooks_are_not_differentiated_through(device, where):
+    # an unpacked tensor's gradient goes to the saved tensor's own history (here the leaf),
+    # as PyTorch's: the pack hook's ``2 * x`` is not part of the double backward's graph
+    def run(lib, dev):
+        hooks = lib.autograd.graph.saved_tensors_hooks(lambda x: 2 * x, lambda x: x)
+        a = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        mid = (a + 0) if where == "both" else a  # a saved non-leaf too
+        if where in ("forward", "both"):
+            with hooks:
+                s = (mid**3).sum()
+        else:
+            s = (mid**3).sum()
+        if where in ("backward", "both"):
+            with hooks:
+                (g,) = lib.autograd.grad(s, (a,), create_graph=True)
+                g.sum().backward()
+        else:
+            (g,) = lib.autograd.grad(s, (a,), create_graph=True)
+            g.sum().backward()
+        return g.tolist(), a.grad.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -266,7 +266,7 @@ class SavedTensor:
     Under ``autograd.graph.saved_tensors_hooks`` what is kept is the pack hook's result, given
     back through the unpack hook."""
 
-    __slots__ = ("tensor", "version", "output_nr", "unpack_hook")
+    __slots__ = ("tensor", "version", "output_nr", "unpack_hook", "edge")
 
     def __init__(self, tensor, output_nr=None):
         # An output is kept without its grad_fn (that would be a cycle) and given it back later.
@@ -277,6 +277,15 @@ class SavedTensor:
         hooks = _state.saved_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
+            # what the unpacked tensor's gradient flows to: the saved tensor's history (its
+            # grad_fn, or its AccumulateGrad for a leaf), as PyTorch's, not the hooks' own
+            # computation (a pack hook's ``2 * x`` is not differentiated through)
+            self.edge = None
+            if output_nr is None and tensor.requires_grad:
+                if tensor._grad_fn is not None:
+                    self.edge = (tensor._grad_fn, tensor._output_nr)
+                else:
+                    self.edge = (grad_accumulator(tensor), 0)
             self.tensor = pack(self.tensor)
 
     def unpack(self, node):
@@ -289,6 +298,8 @@ class SavedTensor:
                 )
             if self.output_nr is not None:
                 return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
+            if self.edge is not None:
+                return Tensor._alias(t, grad_fn=self.edge[0], output_nr=self.edge[1])
             return t
         t = self.tensor
         if t._version != self.version:
