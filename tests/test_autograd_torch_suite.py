@@ -654,3 +654,83 @@ def test_saved_tensor_hooks_are_not_differentiated_through(device, where):
         return g.tolist(), a.grad.tolist()
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+def _custom_view_outcomes(lib, dev):
+    """What in-place writes into the views a user Function returns do (an input viewed or
+    returned as is, a temporary's view, one of two outputs; recorded or not), and mark_dirty's
+    warning and refusal."""
+
+    class ViewOf(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class TempView(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()[:1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return lib.cat([g, g.new_zeros(1)])
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.narrow(0, 0, 1), x + 1
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return h + lib.cat([g, g.new_zeros(1)])
+
+    class DirtyNotInput(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 3
+            y.add_(1)
+            ctx.mark_dirty(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return 3 * g
+
+    class DirtyTwo(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x, x + 1
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return g + h
+
+    def text(call):
+        e = _err(call)
+        return str(e).replace("clgrad", "torch") if e else None
+
+    out = []
+    w = lib.ones(1, device=dev, requires_grad=True)
+    for rg in (False, True):
+        x = lib.ones(2, device=dev, requires_grad=rg).clone()
+        out.append(text(lambda x=x: ViewOf.apply(x).add_(w)))
+        out.append(text(lambda x=x: ViewOf.apply(x).add_(1)))
+        out.append(text(lambda x=x: TempView.apply(x).add_(w)))
+        out.append(text(lambda x=x: Two.apply(x)[0].add_(w)))
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        DirtyNotInput.apply(lib.ones(2, device=dev, requires_grad=True))
+    out.append([str(m.message)[:50] for m in ws])
+    base = lib.ones(2, device=dev, requires_grad=True)
+    out.append(text(lambda: DirtyTwo.apply(base.clone().view_as(base))))
+    return out
+
+
+def test_custom_function_views_refuse_recorded_inplace(device):
+    assert _custom_view_outcomes(clgrad, device) == _custom_view_outcomes(torch, "cpu")

@@ -838,7 +838,7 @@ class Function(metaclass=_FunctionMeta):
                 out = cls._forward(ctx, args)
             finally:
                 _set(prev)
-            _mark_views(cls, [out] if not isinstance(out, tuple) else out, args)
+            _mark_views(cls, [out] if not isinstance(out, tuple) else out, args, False)
             return out
         ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
         ctx.recording = True
@@ -855,12 +855,30 @@ class Function(metaclass=_FunctionMeta):
         outputs = [out] if single else list(out)
         dirty = ctx._dirty
         for t in dirty:
+            if not _is_among(t, args):
+                warnings.warn(
+                    "ctx.mark_dirty() received a tensor that was not an input. Only input "
+                    "Tensors that have been mutated should be passed to ctx.mark_dirty().",
+                    UserWarning,
+                    stacklevel=3,
+                )
             if not _is_among(t, outputs):
                 raise RuntimeError(
                     "Some elements marked as dirty during the forward method were not returned "
                     "as output. The inputs that are modified inplace must all be outputs of the "
                     "Function."
                 )
+        if len(outputs) > 1 and any(t._base is not None for t in dirty):
+            raise RuntimeError(
+                "If your Function modifies inplace an input that is a view of another Tensor, "
+                "your Function cannot return more than one Tensor. This is not supported by the "
+                "current autograd engine. You should either make sure the input is not a view "
+                "(using .clone() for example) or make your Function only return one Tensor "
+                "(potentially splitting it into two Functions: one doing the inplace that "
+                "returns a single Tensor and a second one that does the other operations). You "
+                "can ask on the forum https://discuss.pytorch.org/ if you need help to do this "
+                "change."
+            )
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and _is_among(o, args):
                 if dirty and _is_among(o, dirty) and o._base is None:
@@ -1015,7 +1033,7 @@ def mark_view(o, a, name):
         o._view_meta = meta if meta is NO_GRAD_VIEW else ("multi", name, 0)
 
 
-def _mark_views(cls, outputs, args):
+def _mark_views(cls, outputs, args, recording=True):
     for o in outputs:
         if isinstance(o, Tensor):
             for a in args:
@@ -1024,6 +1042,27 @@ def _mark_views(cls, outputs, args):
                     break
     if cls._internal:
         _own_outputs(outputs, args)
+    elif is_grad_enabled():
+        _custom_views(cls, outputs, args, recording)
+
+
+def _custom_views(cls, outputs, args, recording):
+    """A user Function's outputs that are views (of an input, returned as is or viewed, or of
+    a temporary of its forward) refuse in-place writes that autograd would record, as
+    PyTorch's: the view+inplace logic would bypass the Function's backward. With several
+    differentiable outputs (recorded) the message is that of a function returning multiple
+    views."""
+    views = [
+        (i, o)
+        for i, o in enumerate(outputs)
+        if isinstance(o, Tensor) and o._base is not None and not _is_among(o, args)
+    ]  # (an input written in place, mark_dirty, is returned itself: a view as it was)
+    if not views:
+        return
+    n = sum(1 for o in outputs if isinstance(o, Tensor) and o.dtype.category >= 2)
+    kind = "multi" if recording and n > 1 else "custom"
+    for i, o in views:
+        o._view_meta = (kind, cls.__name__, i)
 
 
 def _own_outputs(outputs, args):

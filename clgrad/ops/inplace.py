@@ -38,6 +38,12 @@ _MULTI = (
     "allow the output views to be modified inplace. You should replace the inplace operation "
     "by an out-of-place one."
 )
+_CUSTOM = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
 _NO_GRAD = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
 )
@@ -122,12 +128,13 @@ def _inplace_view(x, functional):
             "outside (if you want the inplace to be tracked)."
         )
     if meta is not None:
-        _, name, nr = meta
+        kind, name, nr = meta
+        why = _CUSTOM if kind == "custom" else _MULTI
         if x._requires_grad:
             raise RuntimeError(
-                f"Output {nr} of {name} is a view and is being modified inplace. {_MULTI}"
+                f"Output {nr} of {name} is a view and is being modified inplace. {why}"
             )
-        raise RuntimeError(f"{_NO_GRAD} {_MULTI}")
+        raise RuntimeError(f"{_NO_GRAD} {why}")
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(VIEW_LEAF_ERROR)
     new = functional(x.clone())
