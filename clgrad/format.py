@@ -174,7 +174,8 @@ def tensor_repr(t) -> str:
     cls = type(t)
     # a program's subclass prints under its own name, as torch's (clgrad's own: Parameter
     # prints its header, then as a tensor; Buffer as a tensor)
-    prefix = "tensor(" if cls.__module__.startswith("clgrad.") else f"{cls.__name__}("
+    ours = cls.__module__ == "clgrad" or cls.__module__.startswith("clgrad.")
+    prefix = "tensor(" if ours else f"{cls.__name__}("
     indent = len(prefix)
     if t.is_meta:  # no elements to show: PyTorch's "...", and the size always
         body = "..."

@@ -667,6 +667,9 @@ class Tensor:
 
 
 _tf.PLAIN.add(Tensor)
+# torch's classes print as torch.Tensor and torch.Size: clgrad's as clgrad.Tensor and clgrad.Size
+# (``type(x)`` in a program's output; pickles name them so too, which ``clgrad`` resolves)
+Tensor.__module__ = Size.__module__ = "clgrad"
 
 
 # what a tensor object is (elements, history, version): the slots a new object over the same

@@ -4705,14 +4705,6 @@ def test_return_types_print_as_torchs(call):
     assert type(got).__name__ == type(want).__name__
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clgrad/tensor.py (not this session's to edit): Tensor.__module__ is "
-    "'clgrad.tensor', so type(x) prints <class 'clgrad.tensor.Tensor'> where torch prints "
-    "<class 'torch.Tensor'> (d2l's ndarray section prints type(A), type(B)); the fix: "
-    "Tensor.__module__ = 'clgrad' (Size likewise, <class 'torch.Size'>), with the doctest "
-    "finder told that clgrad.tensor's Tensor is its own",
-)
 def test_tensor_type_prints_as_torchs():
     got = [repr(type(t)).replace("clgrad", "torch") for t in (clgrad.ones(1), clgrad.ones(1).shape)]
     assert got == [repr(type(t)) for t in (torch.ones(1), torch.ones(1).shape)]
