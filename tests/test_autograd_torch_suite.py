@@ -734,3 +734,26 @@ def _custom_view_outcomes(lib, dev):
 
 def test_custom_function_views_refuse_recorded_inplace(device):
     assert _custom_view_outcomes(clgrad, device) == _custom_view_outcomes(torch, "cpu")
+
+
+@pytest.mark.parametrize("primal_requires_grad", [True, False])
+def test_forward_ad_tangent_is_differentiable(device, primal_requires_grad):
+    # reverse over forward: a tangent depends on the primal's history, as PyTorch's
+    def run(lib, dev):
+        from importlib import import_module
+
+        fwAD = import_module(lib.__name__ + ".autograd.forward_ad")
+        x = lib.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=primal_requires_grad)
+        v = lib.tensor([1.0, 0.5, -1.0], device=dev)
+        with fwAD.dual_level():
+            out = (fwAD.make_dual(x, v) ** 3).sum()
+            tan = fwAD.unpack_dual(out).tangent
+            seen = [tan.item(), tan.requires_grad]
+            if tan.requires_grad:
+                tan.backward()
+                seen.append(x.grad.tolist())
+            with lib.no_grad():
+                seen.append(fwAD.unpack_dual(out).tangent.requires_grad)
+        return seen
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -172,13 +172,17 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     duals = _level(level)
     if not duals or not isinstance(tensor, Tensor) or not tensor.requires_grad:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(tensor.detach(), _tangent(tensor, duals))
+    return UnpackedDualTensor(tensor.detach(), _tangent(tensor, duals, differentiable=True))
 
 
-def _tangent(tensor: Tensor, duals) -> Tensor | None:
+def _tangent(tensor: Tensor, duals, differentiable: bool = False) -> Tensor | None:
     """``J @ v`` of ``tensor`` over ``duals`` (None where it depends on none of them): the
     gradient, with respect to a cotangent ``u``, of ``<J^T u, v>``. A custom Function's node
-    whose outputs are duals of their own (its jvp) passes nothing back meanwhile."""
+    whose outputs are duals of their own (its jvp) passes nothing back meanwhile. With
+    ``differentiable`` the tangent keeps its history where it depends on tensors that require
+    grad besides the level's own seeds (the primals' history, a tangent that requires grad), as
+    PyTorch's tangents are differentiable (reverse over forward); in any grad mode, as
+    PyTorch's tangent was computed with the forward."""
     if not tensor.requires_grad:
         return None
     for d in duals:
@@ -198,12 +202,33 @@ def _tangent(tensor: Tensor, duals) -> Tensor | None:
                 total = total + p
             if not total.requires_grad:  # J^T u does not depend on u: J is zero
                 return tensor.detach().new_zeros(tensor.shape)
-            (jvp,) = grad(total, [cotangent], allow_unused=True)
+            keep = differentiable
+            (jvp,) = grad(total, [cotangent], create_graph=keep, allow_unused=True)
     finally:
         _tangent_pass[0] -= 1
     if jvp is None:
-        jvp = tensor.detach().new_zeros(tensor.shape)
+        return tensor.detach().new_zeros(tensor.shape)
+    if keep and jvp.requires_grad and _reaches_others(jvp, {id(s) for s in seeds}, cotangent):
+        return jvp
     return jvp.detach()
+
+
+def _reaches_others(t: Tensor, seeds: set, cotangent: Tensor) -> bool:
+    """Whether ``t``'s history reaches a leaf that requires grad other than the level's
+    seeds and ``cotangent`` (only then is the tangent differentiable, as PyTorch's)."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            if id(variable) not in seeds and variable is not cotangent:
+                return True
+            continue
+        stack.extend(n for n, _ in node.next_functions)
+    return False
 
 
 def _differentiable(t) -> bool:
