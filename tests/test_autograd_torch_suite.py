@@ -757,3 +757,32 @@ def test_forward_ad_tangent_is_differentiable(device, primal_requires_grad):
         return seen
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_deeply_reentrant_backward(device):
+    # a backward inside each node's backward, hundreds deep: PyTorch runs it (its engine
+    # moves to a new thread); here the recursion limit grows with the depth
+    def run(lib, dev):
+        calls = []
+
+        class Deep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                with lib.enable_grad():
+                    ctx.x = x.detach().requires_grad_() - 1
+                return ctx.x.detach()
+
+            @staticmethod
+            def backward(ctx, g):
+                calls.append(1)
+                if ctx.x < 0:
+                    return g
+                with lib.enable_grad():
+                    Deep.apply(ctx.x).sum().backward()
+                return g
+
+        v = lib.tensor(300.0, device=dev, requires_grad=True)
+        Deep.apply(v).sum().backward()
+        return len(calls), v.grad.item()
+
+    assert run(clgrad, device) == run(torch, "cpu")

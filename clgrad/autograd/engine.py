@@ -57,6 +57,8 @@ def _needed(nodes, targets):
 class _ThreadCallbacks(threading.local):
     callbacks = None  # every thread's default (``grad_mode._ThreadState`` says why)
     restricted = False  # the backward now running was given ``inputs`` (autograd.grad's too)
+    depth = 0  # backwards running in this thread, one inside another's node (reentrant)
+    limit = None  # the recursion limit before a reentrant backward raised it
 
 
 _local = _ThreadCallbacks()
@@ -132,13 +134,30 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     # during it when it ends, as PyTorch's graph tasks do
     callbacks, _local.callbacks = _local.callbacks, []
     restricted, _local.restricted = _local.restricted, inputs is not None
+    depth = _local.depth
+    _local.depth = depth + 1
+    if depth and sys.getrecursionlimit() < _FRAMES_PER_REENTRANT * (depth + 10):
+        # a backward inside a node's backward (a Function that calls backward, checkpoint)
+        # nests Python frames, about ten a level: PyTorch runs thousands deep (its engine
+        # moves to a new thread), so the limit grows with the depth instead of raising
+        # (back to what it was when the outermost backward ends)
+        if _local.limit is None:
+            _local.limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(_FRAMES_PER_REENTRANT * (depth + 10))
     try:
         captured = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, capture)
         _run_callbacks(_local.callbacks)
     finally:
         _local.restricted = restricted
         _local.callbacks = callbacks
+        _local.depth = depth
+        if not depth and _local.limit is not None:
+            sys.setrecursionlimit(_local.limit)
+            _local.limit = None
     return captured
+
+
+_FRAMES_PER_REENTRANT = 100  # a generous bound on the frames a reentrant level takes
 
 
 def _is_checkpoint_valid() -> bool:
