@@ -192,6 +192,33 @@ class Device:
         """
 
 
+class _Unavailable(Device):
+    """``cuda`` or ``cuda:N`` where there is no such device: a name that prints, compares and
+    pickles as torch's ``torch.device("cuda")`` does on a machine without a GPU (a program may
+    make one without using it), while whatever would use it (a tensor made there, a copy to it,
+    its properties) raises the RuntimeError that says why."""
+
+    is_cpu = False
+    kind = "cuda"
+    type = "cuda"
+
+    def _refuse(self):
+        raise RuntimeError(f"no device matches {str(self)!r}: {self.why}")
+
+    backend = allocator = property(_refuse)
+    name = platform = vendor = driver_version = property(_refuse)
+    compute_units = global_memory = property(_refuse)
+
+    def supports(self, dt) -> bool:
+        self._refuse()
+
+    def synchronize(self) -> None:
+        self._refuse()
+
+    def flush(self) -> None:  # nothing queued there: nothing to do
+        pass
+
+
 # ---- the registry ------------------------------------------------------------------------------
 _lock = threading.Lock()
 _host: Device | None = None
@@ -275,7 +302,8 @@ def _parse(spec: str) -> Device:
         pool = cuda_devices()
         n = _cuda_index if m[1] is None else int(m[1])
         if n >= len(pool):
-            raise _no_device(spec, _NO_CUDA if not pool else f"there are {len(pool)} cuda devices")
+            why = _NO_CUDA if not pool else f"there are {len(pool)} cuda devices"
+            return _Unavailable._make(None if m[1] is None else n, why=why)
         return pool[n]
     if s == "cl":
         env = os.environ.get("CLGRAD_DEVICE", "").strip().lower()
@@ -444,4 +472,7 @@ def cuda_device(spec=None) -> Device:
     >>> cuda_device("cpu")
     device(type='cpu')
     """
-    return resolve("cuda" if spec is None else spec)
+    dev = resolve("cuda" if spec is None else spec)
+    if type(dev) is _Unavailable:  # what needs a cuda device raises without one, as torch's
+        dev._refuse()
+    return dev

@@ -377,8 +377,8 @@ torch.cuda.set_device(0)
 torch.accelerator.set_device_index(0)
 with torch.cuda.device(0), torch.accelerator.device_index(0):
     out["in context"] = torch.cuda.current_device()
-try:
-    torch.device("cuda:1")
+try:  # (a name torch makes without a second GPU: using it is what fails)
+    torch.zeros(1, device=torch.device("cuda:1"))
     out["cuda:1"] = "no error"
 except RuntimeError as e:
     out["cuda:1"] = "there are 1 cuda devices" in str(e)
@@ -459,8 +459,10 @@ from clgrad.device import DeviceType, accelerators
 gpus = [str(d) for d in accelerators() if d.type is DeviceType.GPU]
 out = {"gpus": gpus, "available": torch.cuda.is_available(), "count": torch.cuda.device_count(),
        "accelerator": torch.accelerator.is_available()}
+cuda = torch.device("cuda")  # a name, as torch's, whether or not there is such a device
+out["cuda name"] = [str(cuda), repr(cuda), cuda == "cuda"]
 try:
-    out["cuda"] = str(torch.device("cuda"))
+    out["cuda"] = str(torch.ones(1, device=cuda).device)
 except RuntimeError as e:
     out["cuda"] = "error: " + str(e)
 out["cl0 is cuda"] = torch.ones(1, device="cl:0").is_cuda
@@ -478,4 +480,5 @@ def test_without_clgrad_device_cuda_is_the_opencl_gpus():
         assert got["cuda"] == gpus[0] and got["cl0 is cuda"] is (gpus[0] == "cl:0")
     else:  # a CPU OpenCL device (PoCL) alone: no cuda, and the error says how to get one
         assert got["cuda"].startswith("error:") and "CLGRAD_DEVICE=cl:0" in got["cuda"]
+        assert got["cuda name"] == ["cuda", "device(type='cuda')", True]  # torch's, unused
         assert got["cl0 is cuda"] is False

@@ -693,3 +693,25 @@ def _declining_mode(lib, dev):
 def test_a_declining_mode_falls_through_like_torch(device):
     theirs, ours = (_declining_mode(lib, dev) for lib, dev in _both(device))
     assert ours == theirs
+
+
+def test_default_activations_are_recognized_while_dispatch_is_on():
+    """A TransformerEncoderLayer's default activation (F.relu, bound when the class was
+    defined) is still F.relu while a subclass keeps dispatch on and F.relu is a wrapper: its
+    fast-path flag is torch's 1 (relu) and 2 (gelu)."""
+
+    class Alive(clgrad.Tensor):
+        pass
+
+    keep = clgrad.ones(1).as_subclass(Alive)
+    assert clgrad.nn.functional.relu is not clgrad.nn.functional.relu.__wrapped__
+    flags = [
+        clgrad.nn.TransformerEncoderLayer(4, 2, 8, **kw).activation_relu_or_gelu
+        for kw in ({}, {"activation": clgrad.nn.functional.gelu}, {"activation": "gelu"})
+    ]
+    want = [
+        torch.nn.TransformerEncoderLayer(4, 2, 8, **kw).activation_relu_or_gelu
+        for kw in ({}, {"activation": torch.nn.functional.gelu}, {"activation": "gelu"})
+    ]
+    assert flags == want == [1, 2, 2]
+    del keep

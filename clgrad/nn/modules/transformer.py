@@ -147,6 +147,17 @@ class MultiheadAttention(Module):
         return out, weights
 
 
+def _is_function(fn, public) -> bool:
+    """``fn is public`` for one of clgrad's public functions, which may be wrapped while
+    ``__torch_function__`` dispatch is on (a Tensor subclass alive) or the profiler runs: a
+    default argument bound before then is a function under the wrappers."""
+    while public is not None:
+        if fn is public:
+            return True
+        public = getattr(public, "__wrapped__", None)
+    return False
+
+
 def _activation(activation):
     if isinstance(activation, str):
         if activation == "relu":
@@ -203,9 +214,9 @@ class _TransformerLayer(Module):
             act = self.activation
             self.activation_relu_or_gelu = (
                 1
-                if act is F.relu or isinstance(act, ReLU)
+                if _is_function(act, F.relu) or isinstance(act, ReLU)
                 else 2
-                if act is F.gelu or isinstance(act, GELU)
+                if _is_function(act, F.gelu) or isinstance(act, GELU)
                 else 0
             )
 
