@@ -8,8 +8,9 @@ kernels/random.cl.mako.
 import numpy as np
 
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-W0, W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+W0, W1 = 0x9E3779B9, 0xBB67AE85
 MASK = np.uint64(0xFFFFFFFF)
+SHIFT = np.uint64(32)
 
 
 def philox_bits(seed: int, offset: int, n: int) -> np.ndarray:
@@ -24,23 +25,30 @@ def philox_words(seed: int, offset: int, n: int) -> tuple[np.ndarray, np.ndarray
     >>> first.dtype, second.dtype, bool((first == philox_bits(0, 0, 2)).all())
     (dtype('uint32'), dtype('uint32'), True)
     """
-    counter = np.arange(offset, offset + n, dtype=np.uint64)
-    c0 = (counter & MASK).astype(np.uint32)
-    c1 = (counter >> np.uint64(32)).astype(np.uint32)
-    c2 = np.zeros(n, np.uint32)
-    c3 = np.zeros(n, np.uint32)
-    k0 = np.uint32(seed & 0xFFFFFFFF)
-    k1 = np.uint32((seed >> 32) & 0xFFFFFFFF)
-    with np.errstate(over="ignore"):
-        for _ in range(10):
-            p0 = M0 * c0.astype(np.uint64)
-            p1 = M1 * c2.astype(np.uint64)
-            hi0, lo0 = (p0 >> np.uint64(32)).astype(np.uint32), (p0 & MASK).astype(np.uint32)
-            hi1, lo1 = (p1 >> np.uint64(32)).astype(np.uint32), (p1 & MASK).astype(np.uint32)
-            c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
-            k0 = np.uint32(k0 + W0)
-            k1 = np.uint32(k1 + W1)
-    return c0, c1
+    # The four 32-bit words live in uint64 arrays, updated in place: no conversions between
+    # uint32 and uint64 in the rounds (2.5x faster for the cpu device's draws)
+    c1 = np.arange(offset, offset + n, dtype=np.uint64)
+    c0 = c1 & MASK
+    c1 >>= SHIFT
+    c2 = np.zeros(n, np.uint64)
+    c3 = np.zeros(n, np.uint64)
+    p0, p1 = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    k0, k1 = seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+    for _ in range(10):
+        np.multiply(c0, M0, out=p0)  # (32-bit words times 32-bit constants: below 2**64)
+        np.multiply(c2, M1, out=p1)
+        # c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+        np.right_shift(p1, SHIFT, out=c0)
+        c0 ^= c1
+        c0 ^= np.uint64(k0)
+        np.bitwise_and(p1, MASK, out=c1)
+        np.right_shift(p0, SHIFT, out=c2)
+        c2 ^= c3
+        c2 ^= np.uint64(k1)
+        np.bitwise_and(p0, MASK, out=c3)
+        k0 = (k0 + W0) & 0xFFFFFFFF
+        k1 = (k1 + W1) & 0xFFFFFFFF
+    return c0.astype(np.uint32), c1.astype(np.uint32)
 
 
 def uniform_bits(dtype_name: str) -> int:
