@@ -786,3 +786,15 @@ def test_deeply_reentrant_backward(device):
         return len(calls), v.grad.item()
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_view_made_in_inference_mode_written_in_normal_mode(device, requires_grad):
+    def run(lib, dev):
+        a = lib.ones(2, 3, device=dev, requires_grad=requires_grad).clone()
+        with lib.inference_mode():
+            view = a.view_as(a)
+        e = _err(lambda: view.add_(2))
+        return str(e) if e else view.tolist()
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -1018,6 +1018,7 @@ def _saved(t, outputs) -> SavedTensor:
 # ("no_grad",) made with grad mode off; ("multi", op name, output number) an output of an op
 # that returns several views (split, unbind, chunk), or a view of one.
 NO_GRAD_VIEW = ("no_grad",)
+INFERENCE_VIEW = ("inference",)  # a no-grad view made in inference mode: its own message
 
 
 def mark_view(o, a, name):
@@ -1028,9 +1029,10 @@ def mark_view(o, a, name):
     o._view_version = a._storage.version
     meta = a._view_meta
     if not is_grad_enabled():
-        o._view_meta = NO_GRAD_VIEW
+        o._view_meta = INFERENCE_VIEW if _state.inference else NO_GRAD_VIEW
     elif meta is not None:
-        o._view_meta = meta if meta is NO_GRAD_VIEW else ("multi", name, 0)
+        inherited = meta is NO_GRAD_VIEW or meta is INFERENCE_VIEW
+        o._view_meta = meta if inherited else ("multi", name, 0)
 
 
 def _mark_views(cls, outputs, args, recording=True):

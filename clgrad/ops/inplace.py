@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.function import NO_GRAD_VIEW, Function
+from ..autograd.function import INFERENCE_VIEW, NO_GRAD_VIEW, Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..backend.base import COPY, FILL
 from ..tensor import Tensor
@@ -120,6 +120,14 @@ def _inplace_view(x, functional):
     base = x._base
     x.grad_fn  # noqa: B018 -- brings a stale view's history up to date first
     meta = x._view_meta
+    if meta is INFERENCE_VIEW:
+        raise RuntimeError(
+            "A view was created in inference mode and is being modified inplace in normal mode. "
+            "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+            "clarify your code by moving both the view and the inplace either both inside the "
+            "inference_mode block (if you don't want the inplace to be tracked) or both outside "
+            "(if you want the inplace to be tracked)."
+        )
     if meta is NO_GRAD_VIEW:
         raise RuntimeError(
             f"{_NO_GRAD} Given that this use case is ambiguous and error-prone, it is forbidden. "
@@ -183,7 +191,7 @@ def _as_view_of_base(v):
 def _refresh_view(v):
     """A view whose storage was written since its history was set: when its base requires
     grad, its history becomes a view of the base's current one (PyTorch regenerates it too)."""
-    if v._view_meta is NO_GRAD_VIEW or not v._base._requires_grad:
+    if v._view_meta is NO_GRAD_VIEW or v._view_meta is INFERENCE_VIEW or not v._base._requires_grad:
         v._view_version = v._storage.version
         return
     _as_view_of_base(v)
