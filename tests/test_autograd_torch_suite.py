@@ -798,3 +798,26 @@ def test_view_made_in_inference_mode_written_in_normal_mode(device, requires_gra
         return str(e) if e else view.tolist()
 
     assert run(clgrad, device) == run(torch, "cpu")
+
+
+def test_gradient_edge_as_grad_input(device):
+    def run(lib, dev):
+        x = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        y = x * 2
+        graph = lib.autograd.graph
+        edge, leaf = graph.get_gradient_edge(y), graph.get_gradient_edge(x)
+        y.mul_(3)  # the edge is where y's gradient arrived before the write
+        seen = [type(edge).__name__, edge.output_nr]
+        grads = lib.autograd.grad((y * y).sum(), [edge, leaf], retain_graph=True)
+        seen.append([g.tolist() for g in grads])
+        seen.append(lib.autograd.grad(y.sum(), edge, retain_graph=True)[0].tolist())
+        unused = lib.autograd.graph.get_gradient_edge(x * 5)
+        seen.append(lib.autograd.grad(y.sum(), [unused], allow_unused=True, retain_graph=True))
+        for call in (
+            lambda: lib.autograd.grad(y.sum(), [unused], allow_unused=True, materialize_grads=True),
+            lambda: lib.autograd.graph.get_gradient_edge(lib.ones(1, device=dev)),
+        ):
+            seen.append(str(_err(call)))
+        return seen
+
+    assert run(clgrad, device) == run(torch, "cpu")

@@ -8,7 +8,13 @@ import threading
 import warnings
 
 from ..tensor import Tensor
-from .function import AccumulateGrad, _node_post_hooks, _node_pre_hooks, grad_accumulator
+from .function import (
+    AccumulateGrad,
+    GradientEdge,
+    _node_post_hooks,
+    _node_pre_hooks,
+    grad_accumulator,
+)
 from .grad_mode import ANOMALY, _set, is_grad_enabled
 
 
@@ -177,7 +183,12 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
     targets = {}  # (node, output_nr) -> position in inputs
     if inputs is not None:
         for k, t in enumerate(inputs):
-            key = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (grad_accumulator(t), 0)
+            if isinstance(t, GradientEdge):
+                key = (t.node, t.output_nr)
+            elif t.grad_fn is not None:
+                key = (t.grad_fn, t._output_nr)
+            else:
+                key = (grad_accumulator(t), 0)
             targets[key] = k
         needed = _needed(nodes, {n for n, _ in targets})
     else:
@@ -410,6 +421,8 @@ def _make_grads(tensors, grads):
 def _as_list(x):
     if x is None:
         return None
+    if isinstance(x, GradientEdge):  # (a named tuple, but one input)
+        return [x]
     return [x] if not isinstance(x, (list, tuple)) else list(x)
 
 
@@ -493,7 +506,12 @@ def grad(
     outputs, inputs = _as_list(outputs), _as_list(inputs)
     _check_requires_grad(outputs)
     for t in inputs:
-        if not t.requires_grad:
+        if isinstance(t, GradientEdge):
+            if materialize_grads:
+                raise RuntimeError(
+                    "materialize_grads cannot be used when the given input is a GradientEdge"
+                )
+        elif not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, _as_list(grad_outputs) or [None] * len(outputs))
     if retain_graph is None:

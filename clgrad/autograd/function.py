@@ -11,6 +11,7 @@ import traceback
 import warnings
 import weakref
 from types import MappingProxyType
+from typing import NamedTuple
 
 from .. import capture
 from ..tensor import Tensor
@@ -570,6 +571,15 @@ def grad_accumulator(t) -> AccumulateGrad:
         acc = AccumulateGrad(t)
         t._accumulator = weakref.ref(acc)
     return acc
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the backward graph: a node and which of its outputs (PyTorch's
+    ``torch.autograd.graph.GradientEdge``); ``autograd.grad`` takes one among its inputs for the
+    gradient arriving there."""
+
+    node: Node
+    output_nr: int
 
 
 class _Held:

@@ -1,5 +1,6 @@
 """``torch.autograd.graph``: hooks on the tensors the graph saves for backward
-(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), and ``Node``.
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), ``Node``, and
+``GradientEdge`` / ``get_gradient_edge``.
 
 >>> x = clgrad.ones(3, requires_grad=True)
 >>> packed = []
@@ -20,12 +21,14 @@ from typing import Any
 
 from ..tensor import Tensor
 from .engine import queue_callback
-from .function import Node
+from .function import GradientEdge, Node, grad_accumulator
 from .grad_mode import _state
 
 __all__ = [
+    "GradientEdge",
     "Node",
     "disable_saved_tensors_hooks",
+    "get_gradient_edge",
     "increment_version",
     "register_multi_grad_hook",
     "save_on_cpu",
@@ -82,6 +85,29 @@ class disable_saved_tensors_hooks:  # noqa: N801  (PyTorch's name)
 
     def __exit__(self, *exc):
         _state.saved_hooks_refused = self.previous
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge of the backward graph where ``tensor``'s gradient arrives, as PyTorch's: its
+    grad_fn and output number, a leaf's AccumulateGrad; ``autograd.grad`` takes it among its
+    inputs (the gradient there even after ``tensor`` has been changed in place).
+
+    >>> x = clgrad.ones(2, requires_grad=True)
+    >>> y = x * 2
+    >>> edge = clgrad.autograd.graph.get_gradient_edge(y)
+    >>> y.mul_(3)
+    tensor([6., 6.], grad_fn=<MulBackward0>)
+    >>> clgrad.autograd.grad(y.sum(), edge)
+    (tensor([3., 3.]),)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    if tensor.grad_fn is None:
+        return GradientEdge(grad_accumulator(tensor), 0)
+    return GradientEdge(tensor.grad_fn, tensor._output_nr)
 
 
 def increment_version(tensor: Tensor) -> None:
