@@ -9,6 +9,7 @@ import warnings
 
 from ..tensor import Tensor
 from .function import (
+    RUNNING_NODE,
     AccumulateGrad,
     GradientEdge,
     _node_post_hooks,
@@ -347,6 +348,9 @@ def _running_node(frame):
             return frame.f_locals.get("node")
         frame = frame.f_back
     return None
+
+
+RUNNING_NODE[0] = _running_node
 
 
 def _anomaly_warn(message: str) -> None:

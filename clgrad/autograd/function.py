@@ -516,9 +516,11 @@ def _recording_node_init(self, ctx, next_functions, outputs):
     _plain_node_init(self, ctx, next_functions, outputs)
     frame = sys._getframe(1)
     self._anomaly_stack = "".join(traceback.format_stack(frame))
-    from .engine import _running_node  # (the engine imports this module)
+    self._anomaly_parent = RUNNING_NODE[0](frame)
 
-    self._anomaly_parent = _running_node(frame)
+
+# the engine's ``_running_node(frame)``, set when it loads (it imports this module: no cycle)
+RUNNING_NODE = [lambda frame: None]
 
 
 def _anomaly_switch(on: bool) -> None:
