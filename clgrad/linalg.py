@@ -243,7 +243,7 @@ def inv_ex(A, *, check_errors=False):
     tensor(2, dtype=clgrad.int32)
     """
     out, info = _ex("inv_ex", inv, _lu_info, A, check_errors)
-    return _DC._Result(("inverse", "info"), (out, info))
+    return _DC._Result("linalg_inv_ex", (out, info))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -258,7 +258,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     out, info = _ex(
         "cholesky_ex", lambda a: cholesky(a, upper=upper), _cholesky_info, A, check_errors
     )
-    return _DC._Result(("L", "info"), (out, info))
+    return _DC._Result("linalg_cholesky_ex", (out, info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
@@ -269,7 +269,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     tensor([1., 1.])
     """
     out, info = _ex("solve_ex", lambda a: solve(a, B, left=left), _lu_info, A, check_errors)
-    return _DC._Result(("result", "info"), (out, info))
+    return _DC._Result("linalg_solve_ex", (out, info))
 
 
 # PyTorch's out= (a tuple of tensors for the decompositions) on every function that takes one

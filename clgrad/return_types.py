@@ -6,14 +6,17 @@ annotations naming them work; ``values, indices = x.max(0)`` and ``r.values`` wo
 >>> isinstance(r, clgrad.return_types.max), r.indices
 (True, tensor([1, 0]))
 
-The linear-algebra results (``linalg_svd``, ``linalg_qr``, ``linalg_eigh``, the ``lu`` and
-``*_ex`` families) are tuples whose fields read by name too, but of one class for them all, so
-they have no class of their own here.
+The linear-algebra results are torch's classes too (``linalg_svd``, ``linalg_qr``,
+``linalg_eigh``, the ``lu`` and ``*_ex`` families, ``svd``, ``qr``, ``geqrf``, ...).
+
+>>> type(clgrad.linalg.qr(clgrad.eye(2))) is clgrad.return_types.linalg_qr
+True
 """
 
 from __future__ import annotations
 
 from .aten import _histogramdd_result as histogramdd
+from .ops.decomp import RESULT_TYPES as _LINALG
 from .ops.decomp import slogdet_result as slogdet
 from .ops.reduction import aminmax_result as aminmax
 from .ops.reduction import max_result as max
@@ -50,3 +53,7 @@ __all__ = [
 
 # torch.linalg.slogdet and torch.slogdet give one named tuple in clgrad (sign, logabsdet)
 linalg_slogdet = slogdet
+
+# the linear-algebra ops' classes, under their names (pickles of results find them here)
+globals().update(_LINALG)
+__all__ += sorted(name for name in _LINALG if not name.startswith("_"))

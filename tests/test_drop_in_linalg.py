@@ -4,6 +4,7 @@ every test device: values, dtypes, gradients (float64), error classes."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch_helper import Input, compare
@@ -280,3 +281,45 @@ def test_eig_refusals_as_torch():
         a = lib.tensor([[0.0, -1.0], [1.0, 0.0]], requires_grad=True)
         with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
             lib.linalg.eig(a)[1].imag.sum().backward()
+
+
+@pytest.mark.filterwarnings("ignore:torch.(lu|triangular_solve) is deprecated")
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L, A: L.linalg.qr(A),
+        lambda L, A: L.qr(A),
+        lambda L, A: A.qr(),
+        lambda L, A: L.linalg.svd(A),
+        lambda L, A: L.svd(A),
+        lambda L, A: L.linalg.eigh(A @ A.mT),
+        lambda L, A: L.linalg.eig(A),
+        lambda L, A: L.linalg.lstsq(A, A),
+        lambda L, A: L.linalg.lu(A),
+        lambda L, A: L.linalg.lu_factor(A),
+        lambda L, A: L.linalg.lu_factor_ex(A),
+        lambda L, A: L.lu_unpack(*L.linalg.lu_factor(A)),
+        lambda L, A: L.lu(A, get_infos=True),
+        lambda L, A: L.linalg.ldl_factor(A @ A.mT),
+        lambda L, A: L.linalg.ldl_factor_ex(A @ A.mT),
+        lambda L, A: L.linalg.inv_ex(A),
+        lambda L, A: L.linalg.cholesky_ex(A @ A.mT),
+        lambda L, A: L.linalg.solve_ex(A, A),
+        lambda L, A: L.triangular_solve(A, A.triu()),
+        lambda L, A: L.geqrf(A),
+    ],
+)
+def test_linalg_results_are_torchs_named_tuples(call):
+    """Each result is torch's ``return_types`` class: its name, its fields by name, and how it
+    prints (a field per line), as tutorials print them."""
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype=np.float32)
+    got = call(clgrad, clgrad.tensor(a))
+    want = call(torch, torch.tensor(a))
+    assert type(got).__name__ == type(want).__name__
+    assert isinstance(got, getattr(clgrad.return_types, type(want).__name__))
+    head = repr(got).split("(\n")[0]
+    assert head.replace("clgrad.", "torch.") == repr(want).split("(\n")[0]
+    fields = [line.split("=")[0] for line in repr(want).split("\n") if "=tensor(" in line]
+    assert [line.split("=")[0] for line in repr(got).split("\n") if "=tensor(" in line] == fields
+    for name in fields:
+        assert getattr(got, name).shape == tuple(getattr(want, name).shape)

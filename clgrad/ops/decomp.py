@@ -357,7 +357,7 @@ def eigh(A: Tensor, UPLO: str = "L"):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     w, V = _Eigh.apply(A, UPLO)
-    return _Result(("eigenvalues", "eigenvectors"), (w, V))
+    return _Result("linalg_eigh", (w, V))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
@@ -428,7 +428,7 @@ def eig(A: Tensor):
     """
     _check_square("linalg.eig", A, complex_ok=True)
     L, V = _Eig.apply(A)
-    return _Result(("eigenvalues", "eigenvectors"), (L, V))
+    return _Result("linalg_eig", (L, V))
 
 
 def eigvals(A: Tensor) -> Tensor:
@@ -442,23 +442,41 @@ def eigvals(A: Tensor) -> Tensor:
     return _Eig.apply(A)[0]
 
 
-class _Result(tuple):
-    """A tuple whose fields also read by name (``torch.return_types``'s named tuples)."""
+# the linear-algebra ops' results: torch's ``return_types`` named tuples, by name (exported by
+# ``clgrad.return_types``)
+RESULT_TYPES = {
+    kind: return_type(kind, fields.split())
+    for kind, fields in {
+        "linalg_eigh": "eigenvalues eigenvectors",
+        "linalg_eig": "eigenvalues eigenvectors",
+        "linalg_svd": "U S Vh",
+        "svd": "U S V",
+        "linalg_qr": "Q R",
+        "qr": "Q R",
+        "linalg_lstsq": "solution residuals rank singular_values",
+        "triangular_solve": "solution cloned_coefficient",
+        "geqrf": "a tau",
+        "linalg_lu_factor_ex": "LU pivots info",
+        "linalg_lu_factor": "LU pivots",
+        "linalg_lu": "P L U",
+        "lu_unpack": "P L U",
+        "_lu_with_info": "LU pivots info",
+        "linalg_ldl_factor_ex": "LD pivots info",
+        "linalg_ldl_factor": "LD pivots",
+        "linalg_inv_ex": "inverse info",
+        "linalg_cholesky_ex": "L info",
+        "linalg_solve_ex": "result info",
+    }.items()
+}
 
-    def __new__(cls, names, values):
-        t = super().__new__(cls, values)
-        t._names = names
-        return t
 
-    def __getattr__(self, name):
-        try:
-            return self[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(name) from None
+def _Result(kind, values):
+    """``values`` as torch's ``return_types.<kind>``: fields read by name, printed one per line.
 
-    def _make(self, values):
-        """The same fields over ``values`` (as a named tuple's ``_make``: out= returns them)."""
-        return _Result(self._names, values)
+    >>> _Result("linalg_qr", (1, 2)).R
+    2
+    """
+    return RESULT_TYPES[kind](*values)
 
 
 class _Svd(Function):
@@ -525,8 +543,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     _check_square("linalg.svd", A, square=False)
     m, n = A.shape[-2], A.shape[-1]
     if full_matrices and m != n:
-        return _Result(("U", "S", "Vh"), _SvdFull.apply(A))
-    return _Result(("U", "S", "Vh"), _Svd.apply(A))
+        return _Result("linalg_svd", _SvdFull.apply(A))
+    return _Result("linalg_svd", _Svd.apply(A))
 
 
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
@@ -549,7 +567,7 @@ def svd_legacy(input: Tensor, some: bool = True, compute_uv: bool = True):
     U, S, Vh = svd(input, full_matrices=not some)
     if not compute_uv:
         U, Vh = U.detach() * 0, Vh.detach() * 0
-    return _Result(("U", "S", "V"), (U, S, _t(Vh)))
+    return _Result("svd", (U, S, _t(Vh)))
 
 
 class _Qr(Function):
@@ -614,11 +632,11 @@ def qr(A: Tensor, mode: str = "reduced"):
             "'r', or 'complete'"
         )
     if mode == "complete" and A.shape[-2] > A.shape[-1]:
-        return _Result(("Q", "R"), _QrComplete.apply(A))
+        return _Result("linalg_qr", _QrComplete.apply(A))
     Q, R = _Qr.apply(A)
     if mode == "r":
         Q = Q.new_empty((0,))
-    return _Result(("Q", "R"), (Q, R))
+    return _Result("linalg_qr", (Q, R))
 
 
 def qr_legacy(input: Tensor, some: bool = True):
@@ -628,7 +646,7 @@ def qr_legacy(input: Tensor, some: bool = True):
     tensor([[1., 0.],
             [0., 1.]])
     """
-    return qr(input, "reduced" if some else "complete")
+    return _Result("qr", qr(input, "reduced" if some else "complete"))
 
 
 class _Pinv(Function):
@@ -744,9 +762,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if driver not in (None, "gelsy") and m > n and bool((rank == n).all()):
         # the squared residual of each column: computed where every matrix has full rank
         residuals = ((A @ X - B) ** 2).sum(-2)
-    return _Result(
-        ("solution", "residuals", "rank", "singular_values"), (X, residuals, rank, singular_values)
-    )
+    return _Result("linalg_lstsq", (X, residuals, rank, singular_values))
 
 
 # Pade [6/6] coefficients of exp: c_k = (12 - k)! 6! / (12! k! (6 - k)!)
@@ -988,7 +1004,7 @@ def triangular_solve(
     # the triangle of A read as op(A)'s: transposing swaps which triangle holds it
     T = A.mT if transpose else A
     X = solve_triangular(T, B, upper=upper != transpose, unitriangular=unitriangular)
-    return _Result(("solution", "cloned_coefficient"), (X, A.clone()))
+    return _Result("triangular_solve", (X, A.clone()))
 
 
 def _reflector_checks(name, A, tau):
@@ -1119,7 +1135,7 @@ def geqrf(input: Tensor):
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _check_lapack_dtype("geqrf_cpu", input)
-    return _Result(("a", "tau"), _Geqrf.apply(input))
+    return _Result("geqrf", _Geqrf.apply(input))
 
 
 def ormqr(

@@ -217,14 +217,17 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     Host-computed; not differentiable, as torch's.
 
     >>> clgrad.linalg.ldl_factor_ex(clgrad.tensor([[4.0, 2.0], [2.0, 3.0]]))
-    (tensor([[4.0000, 0.0000],
-            [0.5000, 2.0000]]), tensor([1, 2], dtype=clgrad.int32), tensor(0, dtype=clgrad.int32))
+    clgrad.return_types.linalg_ldl_factor_ex(
+    LD=tensor([[4.0000, 0.0000],
+            [0.5000, 2.0000]]),
+    pivots=tensor([1, 2], dtype=clgrad.int32),
+    info=tensor(0, dtype=clgrad.int32))
     """
     _check_ldl_input(A)
     LD, pivots, info = _LdlFactor.apply(A)
     if check_errors and info.numel() and bool(info.any()):
         raise _ldl_error("torch.linalg.ldl_factor_ex", info)
-    return _Result(("LD", "pivots", "info"), (LD, pivots, info))
+    return _Result("linalg_ldl_factor_ex", (LD, pivots, info))
 
 
 def _ldl_error(name, info):
@@ -247,7 +250,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False):
     LD, pivots, info = _LdlFactor.apply(A)
     if info.numel() and bool(info.any()):
         raise _ldl_error("torch.linalg.ldl_factor", info)
-    return _Result(("LD", "pivots"), (LD, pivots))
+    return _Result("linalg_ldl_factor", (LD, pivots))
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:

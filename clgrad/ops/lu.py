@@ -184,15 +184,18 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     refused on the cpu device, as on PyTorch's CPU. Host-computed: the data makes a round trip.
 
     >>> clgrad.linalg.lu_factor_ex(clgrad.tensor([[1.0, 2.0], [2.0, 4.0]]))
-    (tensor([[2.0000, 4.0000],
-            [0.5000, 0.0000]]), tensor([2, 2], dtype=clgrad.int32), tensor(2, dtype=clgrad.int32))
+    clgrad.return_types.linalg_lu_factor_ex(
+    LU=tensor([[2.0000, 4.0000],
+            [0.5000, 0.0000]]),
+    pivots=tensor([2, 2], dtype=clgrad.int32),
+    info=tensor(2, dtype=clgrad.int32))
     """
     _check_factor_input("torch.lu_factor", A)
     _check_pivot(pivot, A)
     LU, pivots, info = _LuFactor.apply(A, pivot)
     if check_errors and info.numel() and bool(info.any()):
         raise _factor_error("linalg.lu_factor_ex", np.asarray(info._numpy()))
-    return _Result(("LU", "pivots", "info"), (LU, pivots, info))
+    return _Result("linalg_lu_factor_ex", (LU, pivots, info))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True):
@@ -210,7 +213,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True):
     LU, pivots, info = _LuFactor.apply(A, pivot)
     if info.numel() and bool(info.any()):
         raise _factor_error("linalg.lu_factor", np.asarray(info._numpy()))
-    return _Result(("LU", "pivots"), (LU, pivots))
+    return _Result("linalg_lu_factor", (LU, pivots))
 
 
 def lu(A: Tensor, *, pivot: bool = True):
@@ -231,7 +234,7 @@ def lu(A: Tensor, *, pivot: bool = True):
     _check_factor_input("linalg.lu", A)
     _check_pivot(pivot, A)
     LU, pivots, _ = _LuFactor.apply(A, pivot)
-    return _Result(("P", "L", "U"), tuple(lu_unpack(LU, pivots, unpack_pivots=pivot)))
+    return _Result("linalg_lu", tuple(lu_unpack(LU, pivots, unpack_pivots=pivot)))
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data=True, unpack_pivots=True):
@@ -275,10 +278,10 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data=True, unpack_pivot
         if tuple(P.shape[:-2]) != batch:
             P = P.expand(batch + (m, m)).contiguous()
     if not unpack_data:
-        return _Result(("P", "L", "U"), (P, empty, empty.clone()))
+        return _Result("lu_unpack", (P, empty, empty.clone()))
     L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
     U = LU_data[..., :k, :].triu()
-    return _Result(("P", "L", "U"), (P, L, U))
+    return _Result("lu_unpack", (P, L, U))
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left=True, adjoint=False) -> Tensor:
@@ -375,7 +378,7 @@ def lu_legacy(A: Tensor, pivot: bool = True, get_infos: bool = False):
     )
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     if get_infos:
-        return _Result(("LU", "pivots", "info"), (LU, pivots, info))
+        return _Result("_lu_with_info", (LU, pivots, info))
     return LU, pivots
 
 
