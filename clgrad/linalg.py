@@ -33,7 +33,7 @@ __all__ += ["matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve"]
 __all__ += ["householder_product", "tensorinv", "tensorsolve", "ldl_factor_ex", "ldl_factor"]
 __all__ += ["ldl_solve"]
 
-inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.slogdet, _DC.solve, _DC.cholesky
+inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.linalg_slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
 eig, eigvals = _DC.eig, _DC.eigvals
 lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond

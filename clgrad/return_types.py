@@ -40,7 +40,6 @@ __all__ = [
     "histogram",
     "histogramdd",
     "kthvalue",
-    "linalg_slogdet",
     "max",
     "median",
     "min",
@@ -50,9 +49,6 @@ __all__ = [
     "sort",
     "topk",
 ]
-
-# torch.linalg.slogdet and torch.slogdet give one named tuple in clgrad (sign, logabsdet)
-linalg_slogdet = slogdet
 
 # the linear-algebra ops' classes, under their names (pickles of results find them here)
 globals().update(_LINALG)

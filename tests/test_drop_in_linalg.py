@@ -307,6 +307,9 @@ def test_eig_refusals_as_torch():
         lambda L, A: L.linalg.solve_ex(A, A),
         lambda L, A: L.triangular_solve(A, A.triu()),
         lambda L, A: L.geqrf(A),
+        lambda L, A: L.linalg.slogdet(A),
+        lambda L, A: L.slogdet(A),
+        lambda L, A: A.slogdet(),
     ],
 )
 def test_linalg_results_are_torchs_named_tuples(call):

@@ -177,16 +177,25 @@ class _Slogdet(Function):
 
 
 def slogdet(A: Tensor):
-    """``(sign, log|det|)`` of each square matrix in ``A``, like ``torch.linalg.slogdet``.
+    """``(sign, log|det|)`` of each square matrix in ``A``, like ``torch.slogdet``.
     Host-computed: the data makes a round trip.
 
-    >>> clgrad.linalg.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+    >>> clgrad.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
     clgrad.return_types.slogdet(
     sign=tensor(-1.),
     logabsdet=tensor(0.6931))
     """
     _check_square("linalg.slogdet", A)
     return slogdet_result(*_Slogdet.apply(A))
+
+
+def linalg_slogdet(A: Tensor):
+    """``slogdet`` as ``torch.linalg.slogdet``: its result is torch's ``linalg_slogdet``.
+
+    >>> clgrad.linalg.slogdet(clgrad.tensor([[-2.0, 0.0], [0.0, 1.0]])).sign
+    tensor(-1.)
+    """
+    return _Result("linalg_slogdet", slogdet(A))
 
 
 slogdet_result = return_type("slogdet", ["sign", "logabsdet"])
@@ -447,6 +456,7 @@ def eigvals(A: Tensor) -> Tensor:
 RESULT_TYPES = {
     kind: return_type(kind, fields.split())
     for kind, fields in {
+        "linalg_slogdet": "sign logabsdet",
         "linalg_eigh": "eigenvalues eigenvectors",
         "linalg_eig": "eigenvalues eigenvectors",
         "linalg_svd": "U S Vh",
