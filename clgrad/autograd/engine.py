@@ -368,25 +368,18 @@ def _report_anomaly(node) -> None:
         "No forward pass information available. Enable detect anomaly during forward pass for "
         "more information."
     )
-    stack = getattr(node, "_anomaly_stack", None)
-    if stack is None:
-        _anomaly_warn(f"Error detected in {node.name()}. {no_info}")
-        return
-    _anomaly_warn(
-        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-        f"{stack}"
-    )
-    parent = getattr(node, "_anomaly_parent", None)
-    while parent is not None:
-        stack = getattr(parent, "_anomaly_stack", None)
+    lead, what = "Error detected in {}.", "caused the error"
+    while node is not None:
+        stack = getattr(node, "_anomaly_stack", None)
         if stack is None:
-            _anomaly_warn(f"\n\nPrevious calculation was induced by {parent.name()}. {no_info}")
+            _anomaly_warn(f"{lead.format(node.name())} {no_info}")
             return
-        _anomaly_warn(
-            f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call "
-            f"that induced the previous calculation:\n{stack}"
+        _anomaly_warn(f"{lead.format(node.name())} Traceback of forward call that {what}:\n{stack}")
+        lead, what = (
+            "\n\nPrevious calculation was induced by {}.",
+            "induced the previous calculation",
         )
-        parent = getattr(parent, "_anomaly_parent", None)
+        node = getattr(node, "_anomaly_parent", None)
 
 
 def _check_nan(node, in_grads):
