@@ -573,9 +573,11 @@ def _iter_wrapper(fn: Callable) -> Callable:
     return __iter__
 
 
-def _property_wrapper(name: str, get: Callable, set_: Callable | None, doc: str | None):
+def _property_wrapper(
+    name: str, get: Callable, set_: Callable | None, delete: Callable | None, doc: str | None
+):
     """A property whose getter (and setter) dispatch, with ``Tensor.<name>.__get__`` (and
-    ``__set__``) as the function, as torch's."""
+    ``__set__``) as the function, as torch's; its deleter (``del t.grad``) is the original's."""
     overloaded, dispatch, with_self = _tf.overloaded, _tf.dispatch, _tf.with_self
     plain, modes, qualname = _tf.PLAIN, _S.modes, f"clgrad.Tensor.{name}"
 
@@ -597,7 +599,7 @@ def _property_wrapper(name: str, get: Callable, set_: Callable | None, doc: str 
                 return
         set_(self, value)
 
-    prop = property(getter, None if set_ is None else setter, None, doc)
+    prop = property(getter, None if set_ is None else setter, delete, doc)
     return prop
 
 
@@ -652,7 +654,7 @@ def _put(owner, name: str, make: Callable) -> None:
 def _make_tensor_wrapper(name: str, value):
     d = vars(Tensor)
     if isinstance(value, property):
-        return _property_wrapper(name, value.fget, value.fset, value.__doc__)
+        return _property_wrapper(name, value.fget, value.fset, value.fdel, value.__doc__)
     if name == "__str__":  # str(t) is torch's Tensor.__repr__ (it has no __str__ of its own)
         return _method_wrapper(value, name, "__repr__")
     if name == "__iter__":

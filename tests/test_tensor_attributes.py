@@ -62,3 +62,18 @@ def test_a_subclass_prints_under_its_name(lib):
     x = lib.ones(2, 3).as_subclass(Mine)
     assert repr(x) == "Mine([[1., 1., 1.],\n      [1., 1., 1.]])"
     assert repr(lib.nn.Parameter(lib.ones(2))).startswith("Parameter containing:\ntensor(")
+
+
+def test_deleting_grad_while_torch_function_dispatch_is_on():
+    """``del t.grad`` works while a Tensor subclass keeps ``__torch_function__`` dispatch on
+    (its property wrappers keep the deleter)."""
+
+    class Alive(clgrad.Tensor):
+        pass
+
+    keep = clgrad.ones(1).as_subclass(Alive)
+    x = clgrad.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    del x.grad
+    assert x.grad is None
+    del keep
