@@ -506,7 +506,7 @@ def _pad_last(x, p, mode):
         idx = [i % n for i in idx]
     else:
         raise NotImplementedError(f"stft: pad_mode {mode!r} is not supported")
-    return _I.index_select(x, x.ndim - 1, _C.tensor(idx, device=x.device))
+    return _I.select_positions(x, x.ndim - 1, idx)
 
 
 def stft(

@@ -9,7 +9,7 @@ import functools
 from numbers import Number
 
 from ..autograd.grad_mode import enable_grad
-from ..ops.creation import tensor
+from ..ops.indexing import select_positions
 from ..ops.movement import cat
 from ..tensor import Size, Tensor
 from .distribution import _broadcast_all, _clamp_probs, _logits_to_probs, _probs_to_logits
@@ -122,8 +122,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    index = tensor(_tril_positions(n, diag), device=mat.device)
-    return mat.reshape(*mat.shape[:-2], n * n).index_select(-1, index)
+    return select_positions(mat.reshape(*mat.shape[:-2], n * n), -1, _tril_positions(n, diag))
 
 
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
@@ -150,5 +149,4 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     for k, p in enumerate(positions):
         source[p] = k
     padded = cat([vec, vec.new_zeros((*vec.shape[:-1], 1))], -1)
-    index = tensor(source, device=vec.device)
-    return padded.index_select(-1, index).reshape(Size((*vec.shape[:-1], n, n)))
+    return select_positions(padded, -1, source).reshape(Size((*vec.shape[:-1], n, n)))

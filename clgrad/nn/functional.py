@@ -37,6 +37,7 @@ from ..ops.creation import linspace as _linspace
 from ..ops.creation import rand as _rand
 from ..ops.creation import tensor as _tensor
 from ..ops.indexing import Gather as _Gather
+from ..ops.indexing import select_positions as _select_positions
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import pdist
 from ..ops.movement import broadcast_tensors as _broadcast_tensors
@@ -1363,7 +1364,7 @@ def _taps_total(x, dim, taps):
     along[dim] = len(taps[0][0])
     total = None
     for index, weight, inside in taps:
-        term = x.index_select(dim, _tensor(index, dtype=_D.int64, device=x.device))
+        term = _select_positions(x, dim, index)
         if weight is not None:
             term = term * _tensor(weight, dtype=x.dtype, device=x.device).reshape(along)
         if inside is not None:
@@ -1373,18 +1374,23 @@ def _taps_total(x, dim, taps):
 
 
 def _adaptive_average(x, dim, n, m):
-    """Adaptive average pooling of ``x`` along ``dim`` from ``n`` to ``m`` positions: each
-    window's elements added (tap k of every window, masked where a window is shorter) and
-    divided by its width."""
+    """Adaptive average pooling of ``x`` along ``dim`` (>= 0) from ``n`` to ``m`` positions:
+    every window gathered at once, padded to the widest with a slice of zeros appended to
+    ``x`` (added, never multiplied: an infinite element stays in its own windows), summed and
+    divided by the window's width: a fixed handful of kernels for any window count."""
     lo, hi = _adaptive_bounds(n, m)
     width = hi - lo
-    taps = [
-        (np.minimum(lo + k, hi - 1), None, None if k < width.min() else k < width)
-        for k in range(int(width.max()))
-    ]
-    along = [1] * x.ndim
+    k = int(width.max())
+    pos = lo[:, None] + np.arange(k)
+    if (width < k).any():
+        pad = list(x.shape)
+        pad[dim] = 1
+        x = _cat([x, x.new_zeros(pad)], dim)
+        pos = np.where(pos < hi[:, None], pos, n)  # past a window's end: the zeros
+    total = _select_positions(x, dim, pos).unflatten(dim, (m, k)).sum(dim + 1)
+    along = [1] * total.ndim
     along[dim] = m
-    return _taps_total(x, dim, taps) / _tensor(width, dtype=x.dtype, device=x.device).reshape(along)
+    return total / _tensor(width, dtype=x.dtype, device=x.device).reshape(along)
 
 
 def _adaptive_sizes(name, nd, input, output_size):
@@ -1521,8 +1527,7 @@ def _adaptive_max_poolnd(name, nd, input, output_size, return_indices):
         lo, hi = _adaptive_bounds(n, m)
         k = int((hi - lo).max())
         pos = np.minimum(lo[:, None] + np.arange(k), hi[:, None] - 1)
-        idx = _tensor(pos.reshape(-1), dtype=_D.int64, device=x.device)
-        x = x.index_select(2 + 2 * i, idx).unflatten(2 + 2 * i, (m, k))
+        x = _select_positions(x, 2 + 2 * i, pos).unflatten(2 + 2 * i, (m, k))
         widths.append(k)
         bounds.append((lo, hi))
     # (N, C, o1, k1, o2, k2, ...) -> (N, C, o1, o2, ..., k1 * k2 * ...)
@@ -2136,7 +2141,7 @@ def interpolate(
         for i, (n, m, s) in enumerate(zip(spatial, outs, scales)):
             if n != m or s is not None:
                 idx = _nearest_index(n, m, s, mode == "nearest-exact", ft)
-                out = out.index_select(2 + i, _tensor(idx, dtype=_D.int64, device=input.device))
+                out = _select_positions(out, 2 + i, idx)
         return out
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
@@ -2484,7 +2489,7 @@ def _index_pad(x, dim, lo, hi, mode):
         if lo > n or hi > n:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         pos = pos % n
-    return x.index_select(dim, _tensor(pos, dtype=_D.int64, device=x.device))
+    return _select_positions(x, dim, pos)
 
 
 def pad(

@@ -500,8 +500,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 IndexSelect = type("IndexSelect", (Index,), {"__module__": __name__})
 
 
-def _getitem(x, key, gather):
-    """``x[key]``, its tensor indices gathered by ``gather`` (Index, or IndexSelect)."""
+def _getitem(x, key, gather, in_range=False):
+    """``x[key]``, its tensor indices gathered by ``gather`` (Index, or IndexSelect); with
+    ``in_range`` they are int64 tensors clgrad made itself, in range: not checked."""
     shape, stride, offset, basic_key, advanced = _parse(x, key)
     if advanced and x.dtype.category == 3:
         return COMPLEX_HOOKS["getitem"](x, key)
@@ -515,7 +516,9 @@ def _getitem(x, key, gather):
     else:
         node = Slice if advanced else _view_node(x, key, basic_key)
         v = node.apply(x, shape, stride, offset, basic_key)
-    return gather.apply(v, check_advanced(v, advanced)) if advanced else v
+    if not advanced:
+        return v
+    return gather.apply(v, advanced if in_range else check_advanced(v, advanced))
 
 
 def _lone_mask(key, value) -> Tensor | None:
@@ -707,6 +710,23 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if x.ndim == 0:
         return getitem(flat, index).reshape(())
     return _getitem(x, (slice(None),) * d + (index,), IndexSelect)
+
+
+def select_positions(x: Tensor, dim: int, positions) -> Tensor:
+    """``x.index_select(dim, positions)`` for positions clgrad computed itself (a NumPy array
+    or a list of ints, each in ``[0, x.shape[dim])``): the same gather and gradient, without the
+    range check, which waits for the device to read back the smallest and largest index (a pad,
+    an interpolation or a pooling would wait once per call for indices that cannot be wrong).
+
+    >>> from clgrad.ops.indexing import select_positions
+    >>> select_positions(clgrad.tensor([[1.0, 2.0, 3.0]]), 1, [2, 0, 0])
+    tensor([[3., 1., 1.]])
+    """
+    index = tensor(np.asarray(positions, dtype=np.int64).reshape(-1), device=x.device)
+    d = wrap_dim(dim, x.ndim)
+    if x.dtype.category == 3 or x.ndim == 0:  # (complex: through its real view's gather)
+        return index_select(x, d, index)
+    return _getitem(x, (slice(None),) * d + (index,), IndexSelect, in_range=True)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:

@@ -33,6 +33,11 @@ STRIDED_DIMS = 4
 PLAN_CACHE_SIZE = 4096
 EMPTY = ()  # the plan of a launch over no element
 
+# host data up to this size is written to the device from a private copy without waiting for
+# the queue (``from_numpy``): a tensor made from a list, an index a pad or a pooling computes,
+# a batch a loop uploads; a bigger array is written blocking rather than copied on the host
+ASYNC_UPLOAD_BYTES = 1 << 20
+
 
 # values a serial put_add (no 64-bit atomics) adds per launch: under llvmpipe's 65535-iteration
 # loop limit (``Runtime.loop_limit``, ``OpenCLBackend.put``)
@@ -272,16 +277,27 @@ class OpenCLBackend(Backend):
         )
 
     def from_numpy(self, dst, arr):
-        """Copies a host array into a contiguous view (blocking: the array may be temporary)."""
+        """Copies a host array into a contiguous view. Up to ASYNC_UPLOAD_BYTES the copy is
+        queued behind the device's work, from a private copy of the array that is kept until
+        the device has read it (the caller may change or drop its array at once), instead of
+        waiting for all that work first; a bigger array is written blocking, from itself."""
         if dst.dtype is D.bfloat16 and arr.dtype != np.uint16:  # numbers, not bit patterns
             arr = D.bfloat16_bits(arr)
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
-        if arr.size:
-            capture.note_transfer("a copy of host data to the device (a tensor made from data)")
-            offset = dst.offset * dst.dtype.itemsize
-            self.rt.host_wait(
-                lambda q: cl.enqueue_copy(q, dst.buffer, arr, dst_offset=offset, is_blocking=True)
+        if not arr.size:
+            return
+        capture.note_transfer("a copy of host data to the device (a tensor made from data)")
+        offset = dst.offset * dst.dtype.itemsize
+        if arr.nbytes <= ASYNC_UPLOAD_BYTES:
+            own = arr.copy()
+            done = cl.enqueue_copy(
+                self.rt.queue, dst.buffer, own, dst_offset=offset, is_blocking=False
             )
+            self.rt.hold(done, own)
+            return
+        self.rt.host_wait(
+            lambda q: cl.enqueue_copy(q, dst.buffer, arr, dst_offset=offset, is_blocking=True)
+        )
 
     def copy_from(self, dst, src, src_backend, keep):
         """A buffer-to-buffer copy on this device's queue from another device of the same
