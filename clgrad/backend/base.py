@@ -242,6 +242,17 @@ class Backend:
         """dst's storage at ``offsets`` = values (``+=`` with ``accumulate``)."""
         raise NotImplementedError
 
+    def gather_rows(self, out: View, src: View, index: View) -> None:
+        """``out[o, j, i] = src[o, index[j], i]``: ``out`` contiguous (O, J, I), ``src``
+        (O, R, I) through its strides, ``index`` a contiguous int64 vector of J positions in
+        [0, R) (checked by the caller)."""
+        raise NotImplementedError
+
+    def add_rows(self, out: View, index: View, src: View) -> None:
+        """``out[o, index[j], i] += src[o, j, i]``, a repeated index's rows all added:
+        ``out`` (O, R, I) through its strides, ``src`` contiguous (O, J, I)."""
+        raise NotImplementedError
+
     def sort(self, values: View, indices: View, x: View, descending: bool) -> None:
         """Sorts every row (the last dim) of the contiguous ``x`` into contiguous ``values``
         and int64 ``indices`` (the position of each value in its row): stably, NaN as the

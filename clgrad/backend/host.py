@@ -125,6 +125,20 @@ class HostBackend(Backend):
         flat = array(View(src.buffer, 0, (src.nbytes // src.dtype.itemsize,), (1,), src.dtype, 0))
         np.copyto(array(out), flat[array(offsets)], casting="unsafe")
 
+    def gather_rows(self, out, src, index):
+        np.copyto(array(out), np.take(array(src), array(index), axis=1), casting="unsafe")
+
+    def add_rows(self, out, index, src):
+        o, idx, values = array(out), array(index), array(src)
+        if out.dtype is bfloat16:  # through flat positions, each add rounded in order
+            positions = np.arange(o.size).reshape(o.shape)[:, idx, :]
+            flat = np.empty(o.size, np.uint16)
+            flat[:] = o.reshape(-1)
+            _accumulate_bfloat16(flat, positions.reshape(-1), bfloat16_values(values).reshape(-1))
+            o[...] = flat.reshape(o.shape)
+        else:
+            np.add.at(o, (slice(None), idx), values)
+
     def put(self, dst, offsets, values, accumulate):
         flat = array(View(dst.buffer, 0, (dst.nbytes // dst.dtype.itemsize,), (1,), dst.dtype, 0))
         offs, vals = array(offsets).reshape(-1), array(values).reshape(-1)

@@ -54,6 +54,8 @@ for _name in (
     "matmul",
     "take",
     "put",
+    "gather_rows",
+    "add_rows",
     "sort",
     "random",
     "optimizer_step",

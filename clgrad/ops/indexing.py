@@ -331,6 +331,72 @@ def _offsets(v, advanced):
     return off.contiguous() if not off.is_contiguous() else off, out_shape
 
 
+def _run(shape, strides):
+    """(elements, stride) of dims that walk memory as one run of equal steps, or None."""
+    size, step = 1, 0
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if size == 1:
+            size, step = n, s
+        elif s == step * size:
+            size *= n
+        else:
+            return None
+    return size, step
+
+
+def _rows(v, d, parts=1):
+    """v as (O, R, I) (its dims before ``d``, the ``parts`` dims from ``d``: an index's, none
+    for a 0-d one; those after), each one run (through a copy of v where one is not): the
+    tensor and its record reshaped."""
+    groups = [(0, d), (d, d + parts), (d + parts, v.ndim)]
+    runs = [_run(v._shape[a:b], v._stride[a:b]) for a, b in groups]
+    if None in runs:
+        v = v.contiguous()
+        runs = [_run(v._shape[a:b], v._stride[a:b]) for a, b in groups]
+    shape, strides = zip(*runs)
+    return v, v._record()._replace(shape=shape, strides=strides)
+
+
+def gather_rows(v, d, index):
+    """``v[(slice(None),) * d + (index,)]`` for one int64 ``index`` (any shape, in range):
+    v's dims before ``d``, index's dims, v's dims after, gathered row by row by the backend
+    (``gather_rows``), not through an int64 offset per element as ``take``."""
+    flat = index.reshape(-1).contiguous()
+    out = Tensor._empty(v._shape[:d] + index._shape + v._shape[d + 1 :], v.dtype, v.device)
+    if out.numel():
+        v, src = _rows(v, d)
+        _, rec = _rows(out, d, index.ndim)
+        v.device.backend.gather_rows(rec, src, flat._record())
+    return out
+
+
+def add_rows(dst, d, index, values):
+    """``dst[(slice(None),) * d + (index,)] += values`` in place for one int64 ``index`` (in
+    range): every row of a repeated index added (``put``'s accumulate), row by row by the
+    backend (``add_rows``). ``values`` is broadcast to the indexed shape (an expanded one is
+    read in place)."""
+    shape = dst._shape[:d] + index._shape + dst._shape[d + 1 :]
+    if math.prod(shape) == 0:
+        return
+    # (every tensor a record is taken of stays bound until the launch: a storage that dies
+    # first takes the pending work that writes it along, ``Runtime.release``)
+    flat = index.reshape(-1).contiguous()
+    same_device(dst, values) if isinstance(values, Tensor) else None
+    if not isinstance(values, Tensor):
+        values = full((), values, dtype=dst.dtype, device=dst.device)
+    values, src = _rows(values.to(dst.dtype).expand(shape), d, index.ndim)
+    view, out = _rows(dst, d)
+    if view is not dst:  # (no run of memory: added into a copy, copied back)
+        add_rows(view, d, index, values)
+        launch(COPY, [view], dst.dtype, dst.dtype, out=dst)
+        dst._bump_version()
+        return
+    dst.device.backend.add_rows(out, flat._record(), src)
+    dst._bump_version()
+
+
 def take(v, offsets):
     out = Tensor._empty(offsets._shape, v.dtype, v.device)
     if out.numel():
@@ -354,11 +420,13 @@ def put(dst, offsets, values, accumulate):
 class Index(Function):
     @staticmethod
     def forward(ctx, v, advanced):
-        offsets, _ = _offsets(v, advanced)
         # the index tensors are saved (version-checked), as PyTorch's: an index changed in
         # place before backward raises there instead of scattering to the new positions
         ctx.shape, ctx.dims = v.shape, [d for d, _ in advanced]
         ctx.save_for_backward(*[i for _, i in advanced])
+        if len(advanced) == 1 and v.dtype.category != 3:
+            return gather_rows(v, *advanced[0])
+        offsets, _ = _offsets(v, advanced)
         return take(v, offsets)
 
     @staticmethod
@@ -426,6 +494,10 @@ def write(x, basic_key, advanced, values, accumulate=False):
                 f"{names[x.dtype.name]} for the destination and {names[values.dtype.name]} for "
                 "the source."
             )
+        if accumulate and len(advanced) == 1 and x.dtype.category != 3:
+            add_rows(v, *advanced[0], values)
+            x._bump_version()
+            return
         offsets, _ = _offsets(v, advanced)
         put(x, offsets, values, accumulate)
         return

@@ -30,7 +30,7 @@ from ..tensor import Tensor, contiguous_strides
 from .core import launch, sum_to
 from .creation import arange
 from .elementwise import add, where
-from .indexing import put, take
+from .indexing import add_rows, gather_rows, put, take
 from .linalg import matmul, product_sum
 
 
@@ -824,6 +824,8 @@ class EmbeddingFn(Function):
     def forward(ctx, weight, idx, padding_idx, scale_grad_by_freq=False):
         ctx.save_for_backward(idx)
         ctx.meta = (weight._shape[0], padding_idx, scale_grad_by_freq)
+        if weight.dtype.category != 3:
+            return gather_rows(weight, 0, idx)
         w = weight if weight.is_contiguous() else weight.contiguous()
         offsets = _row_offsets(idx, w._shape[1], w.device)
         return take(w, offsets + w._offset if w._offset else offsets)
@@ -852,7 +854,9 @@ class EmbeddingGrad(Function):
         width = g._shape[-1]
         out = Tensor._empty((num, width), g.dtype, g.device)
         launch(FILL, [0], out.dtype, out.dtype, out=out)
-        if g.numel():
+        if g.dtype.category != 3:
+            add_rows(out, 0, idx, g)
+        elif g.numel():
             put(out, _row_offsets(idx, width, g.device).contiguous(), g, accumulate=True)
         return out
 

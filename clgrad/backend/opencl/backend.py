@@ -38,6 +38,16 @@ EMPTY = ()  # the plan of a launch over no element
 # a batch a loop uploads; a bigger array is written blocking rather than copied on the host
 ASYNC_UPLOAD_BYTES = 1 << 20
 
+# gather_rows: dim 0 of the launch walks the inner elements of a row from this many of them
+# (else the indices)
+GATHER_ALONG_INNER = 64
+# add_rows on a GPU: runs of the index added atomically until about this many work-items
+ADD_ROWS_ITEMS = 16384
+# add_rows on a CPU device: a work-item's run of columns (a contiguous 512 bytes of float
+# rows: fewer, longer streams read faster than one per column), in small groups
+ADD_ROWS_WIDTH = 128
+ADD_ROWS_LOCAL_CPU = 4
+
 
 # values a serial put_add (no 64-bit atomics) adds per launch: under llvmpipe's 65535-iteration
 # loop limit (``Runtime.loop_limit``, ``OpenCLBackend.put``)
@@ -352,6 +362,93 @@ class OpenCLBackend(Backend):
                 np.int64(n),
             ],
         )
+
+    def gather_rows(self, out, src, index):
+        """out[o, j, i] = src[o, index[j], i]: ``out`` contiguous (O, J, I), ``src`` (O, R, I)
+        through its strides, ``index`` a contiguous int64 vector of J rows in [0, R)."""
+        O, J, I = out.shape
+        if I >= GATHER_ALONG_INNER or I >= J:
+            along = "inner_unit" if src.strides[2] == 1 else "inner"
+        else:
+            along = "index"
+        k = self._index_kernel(src.dtype, f"cg_index_gather_rows_{along}")
+        n0, rows = (J, O * I) if along == "index" else (I, O * J)
+        L = self.rt.local_size
+        self.rt.launch(
+            k,
+            (-(-n0 // L) * L, rows),
+            (L, 1),
+            [
+                out.buffer,
+                np.int64(out.offset),
+                src.buffer,
+                np.int64(src.offset),
+                np.int64(src.nbytes // src.dtype.itemsize),
+                *(np.int64(s) for s in src.strides),
+                index.buffer,
+                np.int64(index.offset),
+                np.int64(J),
+                np.int64(I),
+                np.int64(n0),
+            ],
+        )
+
+    def add_rows(self, out, index, src):
+        """out[o, index[j], i] += src[o, j, i]: ``out`` (O, R, I) and ``src`` (O, J, I) through
+        their strides, ``index`` a contiguous int64 vector of J rows in [0, R).
+
+        On a CPU device a work-item adds a run of ADD_ROWS_WIDTH columns of every row, in order
+        (``cg_index_add_rows_cpu``). On a GPU a work-item walks a run of j for one (o, i):
+        alone (plain adds, in order) where O * I work-items fill the device, else J is cut
+        into runs added atomically, up to ADD_ROWS_ITEMS work-items (never for 64-bit types
+        without 64-bit atomics). Launches of few enough rows keep llvmpipe's loops whole."""
+        rt = self.rt
+        O, J, I = src.shape
+        steps = [
+            "1" if s == 1 else "0" if s == 0 else "s" for s in (out.strides[2], src.strides[2])
+        ]
+        if steps[0] != "1":  # (an out of stride 0 has no run to add to)
+            steps = ["s", "s"]
+        args = [
+            out.buffer,
+            np.int64(out.offset),
+            np.int64(out.nbytes // out.dtype.itemsize),
+            *(np.int64(s) for s in out.strides),
+            index.buffer,
+            np.int64(index.offset),
+            src.buffer,
+            np.int64(src.offset),
+            *(np.int64(s) for s in src.strides),
+            np.int64(I),
+        ]
+        if not rt.is_gpu:
+            if steps[1] == "s":
+                steps = ["s", "s"]
+            k = self._index_kernel(out.dtype, "cg_index_add_rows_cpu_{}_{}".format(*steps))
+            width = min(I, ADD_ROWS_WIDTH)
+            n_chunks = -(-I // width)
+            step = J if rt.loop_limit is None else max(1, rt.loop_limit // (width + 1))
+            L = min(rt.local_size, ADD_ROWS_LOCAL_CPU)
+            for j0 in range(0, J, step):
+                count = np.int64(min(step, J - j0))
+                rt.launch(
+                    k,
+                    (-(-(O * n_chunks) // L) * L,),
+                    (L,),
+                    [*args, np.int64(j0), count, np.int64(width), np.int64(n_chunks), np.int64(O)],
+                )
+            return
+        k = self._index_kernel(out.dtype, "cg_index_add_rows_{}_{}".format(*steps))
+        columns = O * I
+        chunks = 1
+        if columns < ADD_ROWS_ITEMS and (out.dtype.itemsize < 8 or rt.atomic64):
+            chunks = max(1, min(J, ADD_ROWS_ITEMS // columns))
+        step = J if rt.loop_limit is None else rt.loop_limit * chunks
+        L = rt.local_size
+        for j0 in range(0, J, step):
+            count = np.int64(min(step, J - j0))
+            tail = [np.int64(j0), count, np.int64(chunks)]
+            rt.launch(k, (-(-I // L) * L, O * chunks), (L, 1), [*args, *tail])
 
     def put(self, dst, offsets, values, accumulate):
         """dst's storage at ``offsets`` = values, or += values (atomically) with ``accumulate``.
