@@ -14,8 +14,12 @@
 ##                  same order as the launches above give; each key mapped to an unsigned
 ##                  that orders as cg_before (cg_order): compare-exchanges without branches
 ##
+##   cg_topk_rows: the first k (<= K) of each row in that order, one work-item per row keeping
+##                 them in a sorted list: a selection, not a sort (topk of a long row)
+##
 ## Params: st (storage C type), ct (compute C type), descending, fp64; P, ls (cg_sort_local's:
-## the padded row length, the work-group size; None where only the others are built).
+## the padded row length, the work-group size; None where only the others are built); K
+## (cg_topk_rows' list length; None where it is not built).
 <%
 raw = h.raw_type(st)
 nan = h.has_nan(ct)
@@ -144,6 +148,42 @@ __kernel void cg_sort_local(__global const ${st} *x, __global const ${raw} *x_ra
     const int s = id[i];
     values[v_off + out + i] = x_raw[base + s];
     indices[i_off + out + i] = s;
+  }
+}
+% endif
+
+% if K:
+// The first k (<= K) elements of each row in cg_before's order, one work-item per row: a list
+// of them, sorted, in private memory. An element enters where it goes before the list's last
+// (most of a long row's elements do not: one comparison each) and moves the later ones down;
+// scanning in index order keeps equal elements in index order, as the sort does.
+__kernel void cg_topk_rows(__global const ${st} *x, __global const ${raw} *x_raw,
+                           const long x_off, const long n, const long k, const long rows,
+                           __global ${raw} *values, const long v_off,
+                           __global long *indices, const long i_off)
+{
+  const long r = get_global_id(0);
+  if (r >= rows) return;
+  const long base = x_off + r * n;
+  ${ct} kv[${K}];
+  long ki[${K}];
+  long held = 0;
+  for (long i = 0; i < n; ++i) {
+    const ${ct} v = cg_key(x, base + i);
+    if (held == k && !cg_before(v, i, kv[k - 1], ki[k - 1], n)) continue;
+    long p = held < k ? held : k - 1;  // the free slot: the list grows, or its last drops
+    while (p > 0 && cg_before(v, i, kv[p - 1], ki[p - 1], n)) {
+      kv[p] = kv[p - 1];
+      ki[p] = ki[p - 1];
+      --p;
+    }
+    kv[p] = v;
+    ki[p] = i;
+    held += held < k;
+  }
+  for (long t = 0; t < k; ++t) {
+    values[v_off + r * k + t] = x_raw[base + ki[t]];  // (the stored bits: half and bf16 exact)
+    indices[i_off + r * k + t] = ki[t];
   }
 }
 % endif

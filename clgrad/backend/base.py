@@ -259,6 +259,17 @@ class Backend:
         largest value (PyTorch's order), ascending or ``descending``."""
         raise NotImplementedError
 
+    def selects_topk(self, rows: int, n: int, k: int) -> bool:
+        """Whether ``topk`` serves k of (rows, n) rows better than a sort of them (by default it
+        has no selection: the caller sorts)."""
+        return False
+
+    def topk(self, values: View, indices: View, x: View, k: int, largest: bool) -> None:
+        """The first ``k`` of every row of the contiguous ``x`` in ``sort``'s order (``largest``:
+        descending) into contiguous (rows, k) ``values`` and int64 ``indices``, where
+        ``selects_topk`` says so."""
+        raise NotImplementedError
+
     def nonzero(self, x: View):
         """A NumPy int64 array (count, ndim) of the indices of x's nonzero elements."""
         raise NotImplementedError

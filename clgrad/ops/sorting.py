@@ -71,8 +71,13 @@ class Topk(Sort):
 
     @staticmethod
     def forward(ctx, x, dim, largest, k):
-        values, indices = Sort.forward(ctx, x, dim, largest)
-        values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+        picked = _select(x, dim, largest, k)
+        if picked is None:
+            values, indices = Sort.forward(ctx, x, dim, largest)
+            values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+        else:
+            values, indices = picked
+            ctx.shape, ctx.dim = x._shape, dim
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
         return values, indices
@@ -80,6 +85,27 @@ class Topk(Sort):
     @staticmethod
     def backward(ctx, g, _):
         return *Sort.backward(ctx, g, _), None
+
+
+def _select(x, dim, largest, k):
+    """(values, indices) of the first ``k`` along ``dim`` in the sort's order, through the
+    backend's selection (``Backend.topk``), or None where it has none for this case."""
+    n = x._shape[dim]
+    if not n or not x.device.backend.selects_topk(x.numel() // n, n, k):
+        return None
+    last = x.ndim - 1
+    perm = list(range(x.ndim))
+    perm[dim], perm[last] = last, dim
+    src = x.permute(perm).contiguous() if dim != last else x.contiguous()
+    shape = src._shape[:-1] + (k,)
+    values = Tensor._empty(shape, x.dtype, x.device)
+    indices = Tensor._empty(shape, D.int64, x.device)
+    if values.numel():
+        x.device.backend.topk(values._record(), indices._record(), src._record(), k, largest)
+    if dim != last:  # laid back along dim, row-major (as Sort's)
+        values = values.permute(perm).contiguous()
+        indices = indices.permute(perm).contiguous()
+    return values, indices
 
 
 def _refuse_complex(x, kernel):

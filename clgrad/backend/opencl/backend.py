@@ -492,6 +492,16 @@ class OpenCLBackend(Backend):
 
         sort_family.sort(self.rt, values, indices, x, descending)
 
+    def selects_topk(self, rows, n, k):
+        from . import sort as sort_family
+
+        return sort_family.selects(self.rt, rows, n, k)
+
+    def topk(self, values, indices, x, k, largest):
+        from . import sort as sort_family
+
+        sort_family.topk(self.rt, values, indices, x, k, largest)
+
     def optimizer_step(self, kind, flags, views, scalars):
         from . import optim as optim_family  # the family loads on first use
 
