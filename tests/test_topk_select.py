@@ -63,8 +63,8 @@ def test_selection_equals_the_sort(cl_device, dtype, case, monkeypatch):
 
 
 def test_gradient_goes_to_the_selected_places(device):
-    x = clgrad.tensor(np.random.default_rng(1).standard_normal((64, 80)), device=device)
-    x = x.float().requires_grad_()
+    a = np.random.default_rng(1).standard_normal((64, 80)).astype(np.float32)
+    x = clgrad.tensor(a, device=device, requires_grad=True)
     t = torch.tensor(x.detach().cpu().numpy(), requires_grad=True)
     g = np.random.default_rng(2).standard_normal((64, 7)).astype(np.float32)
     x.topk(7, 1)[0].backward(clgrad.tensor(g, device=device))

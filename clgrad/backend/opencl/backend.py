@@ -427,7 +427,9 @@ class OpenCLBackend(Backend):
             k = self._index_kernel(out.dtype, "cg_index_add_rows_cpu_{}_{}".format(*steps))
             width = min(I, ADD_ROWS_WIDTH)
             n_chunks = -(-I // width)
-            step = J if rt.loop_limit is None else max(1, rt.loop_limit // (width + 1))
+            # (llvmpipe's limit counts every loop's iterations and each exit test: two loops
+            # deep, a row takes 2 * width + 3 of them)
+            step = J if rt.loop_limit is None else max(1, rt.loop_limit // (2 * width + 3))
             L = min(rt.local_size, ADD_ROWS_LOCAL_CPU)
             for j0 in range(0, J, step):
                 count = np.int64(min(step, J - j0))

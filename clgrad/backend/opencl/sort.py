@@ -94,7 +94,8 @@ def selects(rt, rows, n, k) -> bool:
     GPU, a row short enough for llvmpipe to let a work-item loop over it."""
     if not 0 < k <= TOPK_MAX_K or (rt.is_gpu and rows < TOPK_GPU_MIN_ROWS):
         return False
-    return rt.loop_limit is None or n * (k + 1) + k <= rt.loop_limit
+    # (llvmpipe counts each loop's exit test too: an element takes at most k + 2)
+    return rt.loop_limit is None or n * (k + 2) + k + 1 <= rt.loop_limit
 
 
 def topk(rt, values, indices, x, k, descending):
