@@ -3,6 +3,7 @@
 ##   ct: storage C type; raw copies move half and bf16 as their 16 bits (ushort)
 ##   atomic64: the device has cl_khr_int64_base_atomics (else put_add on 64-bit types runs serially)
 ##   logical: the storage holds bools (uchar 0/1): put_add ORs, as PyTorch's bool sum saturates
+##   gpu: add_rows' kernels for a GPU (one item per column, atomic runs) or for a CPU device
 ## Every offset is clamped to [0, limit): indices are checked on the host first, and the clamp
 ## keeps a kernel inside its buffer whatever happens.
 % if atomic64 and ct in ("double", "long"):
@@ -161,7 +162,9 @@ cg_atomic_add(${p}, ${v})\
 // column alone: plain adds in index order; more runs add atomically (a GPU's work-items are
 // many more than O * I). The inner strides are written in where they are 1 (out, src) or 0
 // (src: an expanded gradient), as ``_<out>_<src>``.
-% for out_step, src_step in (("1", "1"), ("1", "0"), ("1", "s"), ("s", "1"), ("s", "0"), ("s", "s")):
+## (a program holds the add_rows kernels of its device's kind only: the front end parses
+## every kernel of a program, launched or not)
+% for out_step, src_step in ((("1", "1"), ("1", "0"), ("1", "s"), ("s", "1"), ("s", "0"), ("s", "s")) if gpu else ()):
 __kernel void cg_index_add_rows_${out_step}_${src_step}(
     __global ${ct} *restrict out, const long out_off, const long limit, const long so,
     const long sr, const long si, __global const long *restrict index, const long index_off,
@@ -202,7 +205,7 @@ __kernel void cg_index_add_rows_${out_step}_${src_step}(
 // loop LLVM vectorizes, over contiguous runs of both rows (one item per column read each
 // row's elements 32 bytes at a time, from as many streams as columns: 9 ms against 1.6 ms for
 // 16384 rows of 384 floats into 65).
-% for out_step, src_step in (("1", "1"), ("1", "0"), ("s", "s")):
+% for out_step, src_step in ((("1", "1"), ("1", "0"), ("s", "s")) if not gpu else ()):
 __kernel void cg_index_add_rows_cpu_${out_step}_${src_step}(
     __global ${ct} *restrict out, const long out_off, const long limit, const long so,
     const long sr, const long si, __global const long *restrict index, const long index_off,

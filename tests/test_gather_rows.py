@@ -114,30 +114,27 @@ def test_embedding_of_a_transposed_weight(device):
     _close(cw.grad, tw.grad)
 
 
+def _accumulating_put_matches_torch(device, rows, width, n, seed):
+    x, tx = _pair((rows, width), "float32", device)
+    idx_np = np.random.default_rng(seed).integers(0, rows, n)
+    vals, tvals = _pair((n, width), "float32", device, seed=seed + 1)
+    x.index_put_((clgrad.tensor(idx_np, device=device),), vals, accumulate=True)
+    tx.index_put_((torch.tensor(idx_np),), tvals, accumulate=True)
+    assert_close(x, tx, rtol=1e-5, atol=1e-4)
+
+
 def test_gpu_path_atomic_runs(cl_device, monkeypatch):
     """The GPU's add_rows (one item per column, J cut into runs added atomically) on a CPU
     device: the same sums."""
     monkeypatch.setattr(opencl_backend, "ADD_ROWS_ITEMS", 1 << 20)
-    rt = clgrad.device(cl_device).backend.rt
-    monkeypatch.setattr(rt, "is_gpu", True)
-    x, tx = _pair((9, 33), "float32", cl_device)
-    idx_np = np.random.default_rng(3).integers(0, 9, 500)
-    vals, tvals = _pair((500, 33), "float32", cl_device, seed=4)
-    x.index_put_((clgrad.tensor(idx_np, device=cl_device),), vals, accumulate=True)
-    tx.index_put_((torch.tensor(idx_np),), tvals, accumulate=True)
-    assert_close(x, tx, rtol=1e-5, atol=1e-4)
+    monkeypatch.setattr(clgrad.device(cl_device).backend.rt, "is_gpu", True)
+    _accumulating_put_matches_torch(cl_device, 9, 33, 500, seed=3)
 
 
 def test_loop_limited_launches(cl_device, monkeypatch):
     """Rows split across launches where a work-item's loops are bounded (llvmpipe)."""
-    rt = clgrad.device(cl_device).backend.rt
-    monkeypatch.setattr(rt, "loop_limit", 300)
-    x, tx = _pair((5, 130), "float32", cl_device)
-    idx_np = np.random.default_rng(5).integers(0, 5, 40)
-    vals, tvals = _pair((40, 130), "float32", cl_device, seed=6)
-    x.index_put_((clgrad.tensor(idx_np, device=cl_device),), vals, accumulate=True)
-    tx.index_put_((torch.tensor(idx_np),), tvals, accumulate=True)
-    assert_close(x, tx, rtol=1e-5, atol=1e-4)
+    monkeypatch.setattr(clgrad.device(cl_device).backend.rt, "loop_limit", 300)
+    _accumulating_put_matches_torch(cl_device, 5, 130, 40, seed=5)
 
 
 def test_a_0d_index(device):

@@ -376,25 +376,28 @@ def add_rows(dst, d, index, values):
     """``dst[(slice(None),) * d + (index,)] += values`` in place for one int64 ``index`` (in
     range): every row of a repeated index added (``put``'s accumulate), row by row by the
     backend (``add_rows``). ``values`` is broadcast to the indexed shape (an expanded one is
-    read in place)."""
+    read in place). The caller counts the write (``write`` bumps the version)."""
     shape = dst._shape[:d] + index._shape + dst._shape[d + 1 :]
     if math.prod(shape) == 0:
         return
     # (every tensor a record is taken of stays bound until the launch: a storage that dies
     # first takes the pending work that writes it along, ``Runtime.release``)
     flat = index.reshape(-1).contiguous()
-    same_device(dst, values) if isinstance(values, Tensor) else None
-    if not isinstance(values, Tensor):
-        values = full((), values, dtype=dst.dtype, device=dst.device)
-    values, src = _rows(values.to(dst.dtype).expand(shape), d, index.ndim)
+    values, src = _rows(_values_like(dst, values, shape), d, index.ndim)
     view, out = _rows(dst, d)
-    if view is not dst:  # (no run of memory: added into a copy, copied back)
-        add_rows(view, d, index, values)
-        launch(COPY, [view], dst.dtype, dst.dtype, out=dst)
-        dst._bump_version()
-        return
     dst.device.backend.add_rows(out, flat._record(), src)
-    dst._bump_version()
+    if view is not dst:  # (no run of memory: added into a copy, copied back)
+        launch(COPY, [view], dst.dtype, dst.dtype, out=dst)
+
+
+def _values_like(dst, values, shape):
+    """``values`` (a tensor on dst's device, or a number) in dst's dtype, broadcast to
+    ``shape`` (a view: nothing copied)."""
+    if isinstance(values, Tensor):
+        same_device(dst, values)
+    else:
+        values = full((), values, dtype=dst.dtype, device=dst.device)
+    return values.to(dst.dtype).expand(shape)
 
 
 def take(v, offsets):
@@ -408,10 +411,7 @@ def put(dst, offsets, values, accumulate):
     """dst's storage at offsets = values (or += with accumulate); values broadcast to offsets."""
     if offsets.numel() == 0:
         return
-    same_device(dst, values) if isinstance(values, Tensor) else None
-    if not isinstance(values, Tensor):
-        values = full((), values, dtype=dst.dtype, device=dst.device)
-    values = values.to(dst.dtype).expand(offsets._shape).contiguous()
+    values = _values_like(dst, values, offsets._shape).contiguous()
     dst.device.backend.put(dst._record(), offsets._record(), values._record(), accumulate)
     dst._bump_version()
 

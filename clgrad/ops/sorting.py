@@ -36,22 +36,14 @@ class Sort(Function):
 
     @staticmethod
     def forward(ctx, x, dim, descending):
-        last = x.ndim - 1
-        perm = list(range(x.ndim))
-        perm[dim], perm[last] = last, dim
-        src = x.permute(perm).contiguous() if dim != last else x.contiguous()
+        src = _rows_along(x, dim)
         values = Tensor._empty(src._shape, x.dtype, x.device)
         indices = Tensor._empty(src._shape, D.int64, x.device)
         if values.numel():
             x.device.backend.sort(
                 values._record(), indices._record(), src._record(), bool(descending)
             )
-        if dim != last:  # the sorted rows laid back along dim, row-major as PyTorch's results
-            # (a transposed layout would refuse the .view() that PyTorch's takes)
-            stride = list(values._stride)
-            stride[dim], stride[last] = stride[last], stride[dim]
-            values = Tensor._make(values._storage, x._shape, stride, 0, values.dtype).contiguous()
-            indices = Tensor._make(indices._storage, x._shape, stride, 0, D.int64).contiguous()
+        values, indices = _laid_back(values, dim), _laid_back(indices, dim)
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
         ctx.shape, ctx.dim = x._shape, dim
@@ -93,19 +85,37 @@ def _select(x, dim, largest, k):
     n = x._shape[dim]
     if not n or not x.device.backend.selects_topk(x.numel() // n, n, k):
         return None
-    last = x.ndim - 1
-    perm = list(range(x.ndim))
-    perm[dim], perm[last] = last, dim
-    src = x.permute(perm).contiguous() if dim != last else x.contiguous()
+    src = _rows_along(x, dim)
     shape = src._shape[:-1] + (k,)
     values = Tensor._empty(shape, x.dtype, x.device)
     indices = Tensor._empty(shape, D.int64, x.device)
     if values.numel():
         x.device.backend.topk(values._record(), indices._record(), src._record(), k, largest)
-    if dim != last:  # laid back along dim, row-major (as Sort's)
-        values = values.permute(perm).contiguous()
-        indices = indices.permute(perm).contiguous()
-    return values, indices
+    return _laid_back(values, dim), _laid_back(indices, dim)
+
+
+def _rows_along(x, dim):
+    """x with ``dim`` swapped with the last dim, contiguous: the rows a backend sorts or
+    selects from."""
+    last = x.ndim - 1
+    if dim == last:
+        return x.contiguous()
+    perm = list(range(x.ndim))
+    perm[dim], perm[last] = last, dim
+    return x.permute(perm).contiguous()
+
+
+def _laid_back(rows, dim):
+    """``rows`` (a result of ``_rows_along``'s rows) with its last dim swapped back to ``dim``,
+    row-major as PyTorch's results (a transposed layout would refuse the .view() PyTorch's
+    takes)."""
+    last = rows.ndim - 1
+    if dim == last:
+        return rows
+    shape, stride = list(rows._shape), list(rows._stride)
+    shape[dim], shape[last] = shape[last], shape[dim]
+    stride[dim], stride[last] = stride[last], stride[dim]
+    return Tensor._make(rows._storage, tuple(shape), stride, 0, rows.dtype).contiguous()
 
 
 def _refuse_complex(x, kernel):

@@ -291,6 +291,7 @@ class OpenCLBackend(Backend):
         queued behind the device's work, from a private copy of the array that is kept until
         the device has read it (the caller may change or drop its array at once), instead of
         waiting for all that work first; a bigger array is written blocking, from itself."""
+        given = arr
         if dst.dtype is D.bfloat16 and arr.dtype != np.uint16:  # numbers, not bit patterns
             arr = D.bfloat16_bits(arr)
         arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
@@ -299,7 +300,7 @@ class OpenCLBackend(Backend):
         capture.note_transfer("a copy of host data to the device (a tensor made from data)")
         offset = dst.offset * dst.dtype.itemsize
         if arr.nbytes <= ASYNC_UPLOAD_BYTES:
-            own = arr.copy()
+            own = arr.copy() if np.may_share_memory(arr, given) else arr  # (converted: ours)
             done = cl.enqueue_copy(
                 self.rt.queue, dst.buffer, own, dst_offset=offset, is_blocking=False
             )
@@ -343,6 +344,7 @@ class OpenCLBackend(Backend):
             atomic64=rt.atomic64,
             logical=dtype.name == "bool",
             fp64=dtype.name == "float64",
+            gpu=rt.is_gpu,
         )
 
     def take(self, out, src, offsets):
