@@ -1,4 +1,4 @@
-"""The OpenCL reduction and cumsum kernels against NumPy, on strided views of raw buffers.
+"""The OpenCL reduction and scan kernels against NumPy, on strided views of raw buffers.
 
 Calls the backend's entry points directly with ``View`` records over buffers from the device's
 allocator and the declared ``REDUCE_KERNELS``, so no Tensor is involved. Every case runs both
@@ -17,7 +17,7 @@ import pytest
 
 import clgrad
 from clgrad import dtypes as D
-from clgrad.backend.base import View
+from clgrad.backend.base import LOGADDEXP, PROD, SUM, View
 from clgrad.ops.reduction import REDUCE_KERNELS
 
 R = pytest.importorskip("clgrad.backend.opencl.reduce")
@@ -67,7 +67,7 @@ GPU_SMOKE = {
     "test_nansum",
     "test_large_two_pass",
     "test_all_any_bool",
-    "test_cumsum_all_dtypes",
+    "test_scan_all_dtypes",
     "test_empty_reductions",
     "test_zero_outputs",
 }
@@ -425,20 +425,28 @@ def test_all_any_bool(rt, path):
         np.testing.assert_array_equal(download(rt, out), want)
 
 
-# ---- cumsum -----------------------------------------------------------------------------------
+# ---- scans -----------------------------------------------------------------------------------
+
+SCANS = {"sum": SUM, "prod": PROD, "logaddexp": LOGADDEXP}
+SCAN_REFERENCE = {"sum": np.cumsum, "prod": np.cumprod, "logaddexp": np.logaddexp.accumulate}
 
 
-def run_cumsum(rt, x, a, dim):
+def run_scan(rt, x, a, dim, op="sum"):
     dt = x.dtype
     out_dt = dt if dt.is_floating_point else D.int64
     acc = D.float32 if dt.name == "float16" else out_dt
     out = empty(rt, out_dt, x.shape, offset=5)
-    R.cumsum(rt, out, x, dim, acc)
+    R.scan(rt, out, x, dim, acc, SCANS[op])
     got = download(rt, out)
     src = a.astype(np.float32 if dt.name == "float16" else acc.np)
-    want = np.cumsum(src, axis=dim) if a.ndim else src
+    want = SCAN_REFERENCE[op](src, axis=dim) if a.ndim else src
     if dt.is_floating_point:
-        scale = np.cumsum(np.abs(src.astype(np.float64)), axis=dim) if a.ndim else abs(src)
+        # a sum's error grows with the sum of magnitudes; a product's and a logaddexp's with
+        # the result's (the chunks combine in another order than NumPy's serial walk)
+        if op == "sum" and a.ndim:
+            scale = np.cumsum(np.abs(src.astype(np.float64)), axis=dim)
+        else:
+            scale = np.abs(want.astype(np.float64)) * (1 + (a.shape[dim] if a.ndim else 1)) ** 0.5
         tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}[dt.name]
         err = np.abs(got.astype(np.float64) - want.astype(np.float64))
         assert np.all(err <= tol * (scale + 1) + np.abs(want) * tol), np.max(err)
@@ -446,8 +454,19 @@ def run_cumsum(rt, x, a, dim):
         np.testing.assert_array_equal(got, want.astype(got.dtype))
 
 
-@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
-def test_cumsum_all_dtypes(rt, path, dt):
+def scan_values(rng, dt, n, op):
+    """Test data for a scan by op: logaddexp's spread wide (each term matters somewhere)."""
+    if op == "logaddexp":
+        return rng.uniform(-30, 30, n)
+    return values(rng, dt, n, op)
+
+
+SCAN_DTYPES = {"sum": ALL, "prod": ALL, "logaddexp": FLOATS}
+SCAN_CASES = [(op, dt) for op, dts in SCAN_DTYPES.items() for dt in dts]
+
+
+@pytest.mark.parametrize("op,dt", SCAN_CASES, ids=lambda c: getattr(c, "name", c))
+def test_scan_all_dtypes(rt, path, op, dt):
     rng = np.random.default_rng(6)
     shapes = [(7,), (1,), (4, 5, 6), (3, 1, 40), (40, 3, 17), (70, 128), (9, 130)]
     if path == "gpu-kernels":
@@ -455,29 +474,37 @@ def test_cumsum_all_dtypes(rt, path, dt):
         shapes = [(7,), (4, 5, 6), (70, 128)]
     for shape in shapes:
         for _name, size, vshape, stride, off in views(shape):
-            base = values(rng, dt, size, "sum")
+            base = scan_values(rng, dt, size, op)
             x, a = upload(rt, base, dt, vshape, stride, off)
             for dim in range(len(shape)):
-                run_cumsum(rt, x, a, dim)
+                run_scan(rt, x, a, dim, op)
 
 
-def test_cumsum_0d(rt, path):
+@pytest.mark.parametrize("op", SCANS)
+def test_scan_0d(rt, path, op):
     x, a = upload(rt, np.array([2.5]), D.float32, (), (), 0)
-    run_cumsum(rt, x, a, 0)
+    run_scan(rt, x, a, 0, op)
 
 
-def test_cumsum_empty(rt, path):
+@pytest.mark.parametrize("op", SCANS)
+def test_scan_empty(rt, path, op):
     x, a = upload(rt, np.zeros(0), D.float32, (3, 0), (0, 1), 0)
-    run_cumsum(rt, x, a, 1)
-    run_cumsum(rt, x, a, 0)
+    run_scan(rt, x, a, 1, op)
+    run_scan(rt, x, a, 0, op)
 
 
-@pytest.mark.parametrize("dt", [D.float32, D.int32, D.float64], ids=lambda d: d.name)
-def test_cumsum_long_lines(rt, path, dt):
-    """Few long lines: cut into chunks that start from the sums of the chunks before."""
+@pytest.mark.parametrize(
+    "op,dt",
+    [("sum", D.float32), ("sum", D.int32), ("sum", D.float64), ("prod", D.float32)]
+    + [("prod", D.int64), ("logaddexp", D.float32)],
+    ids=lambda c: getattr(c, "name", c),
+)
+def test_scan_long_lines(rt, path, op, dt):
+    """Few long lines: cut into chunks that start from the chunks before, each reduced by the
+    scan's own combination."""
     rng = np.random.default_rng(7)
     n = 1_000_003
-    base = values(rng, dt, n + 1, "sum")
+    base = scan_values(rng, dt, n + 1, op)
     for shape, stride, off, dim in [
         ((n,), (1,), 1, 0),
         ((n,), (1,), 0, 0),
@@ -488,7 +515,49 @@ def test_cumsum_long_lines(rt, path, dt):
         ((n // 20, 20), (20, 1), 0, 0),
     ]:
         x, a = upload(rt, base, dt, shape, stride, off)
-        run_cumsum(rt, x, a, dim)
+        run_scan(rt, x, a, dim, op)
+
+
+def cum_extreme_reference(a, dim, largest):
+    """(values, indices) by a walk of each line: a later equal value or NaN takes the index."""
+    lines = np.moveaxis(a, dim, -1)
+    values, indices = np.empty(lines.shape, lines.dtype), np.zeros(lines.shape, np.int64)
+    for line in np.ndindex(lines.shape[:-1]):
+        best, at = None, 0
+        for i, v in enumerate(lines[line]):
+            if best is None or np.isnan(v):
+                keeps = True
+            else:
+                keeps = not np.isnan(best) and (v >= best if largest else v <= best)
+            if keeps:
+                best, at = v, i
+            values[line + (i,)], indices[line + (i,)] = best, at
+    return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+
+
+@pytest.mark.parametrize("largest", [True, False], ids=["max", "min"])
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
+def test_cum_extreme(rt, dt, largest):
+    rng = np.random.default_rng(8)
+    for shape in [(7,), (1,), (4, 5, 6), (3, 1, 40), (9, 13)]:
+        for _name, size, vshape, stride, off in views(shape):
+            base = values(rng, dt, size, "amax")
+            if dt.is_floating_point:  # NaN and both zeros
+                base = base.astype(np.float64)
+                base[rng.random(size) < 0.05] = np.nan
+                base[rng.random(size) < 0.1] = -0.0
+            x, a = upload(rt, base, dt, vshape, stride, off)
+            for dim in range(len(shape)):
+                got_values = empty(rt, dt, x.shape, offset=3)
+                got_indices = empty(rt, D.int64, x.shape, offset=1)
+                R.cum_extreme(rt, got_values, got_indices, x, dim, largest)
+                want_values, want_indices = cum_extreme_reference(a, dim, largest)
+                np.testing.assert_array_equal(download(rt, got_indices), want_indices)
+                got = download(rt, got_values)
+                np.testing.assert_array_equal(got, want_values)
+                # the value is the element at its index (-0.0 and 0.0 apart)
+                picked = np.take_along_axis(a, want_indices, dim) if a.ndim else a
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(picked))
 
 
 def test_more_than_2_31_elements(rt):

@@ -127,7 +127,15 @@ def bundle(key: tuple, kernel: MapKernel | ReduceKernel) -> None:
 COPY = MapKernel("copy", "in0", lambda a: a)
 FILL = MapKernel("fill", "in0", lambda v: v)
 ARANGE = MapKernel("arange", "(in0 + ({T})_i * in1)", None)
-SUM = ReduceKernel("sum", "0", "a + b")  # a scan's chunk sums
+# the combinations ``Backend.scan`` runs (cumsum, cumprod, logcumsumexp); a long line's chunks
+# are reduced by the same kernels first
+SUM = ReduceKernel("sum", "0", "a + b")
+PROD = ReduceKernel("prod", "1", "a * b")
+# log(exp(a) + exp(b)), shifted by the larger; two equal infinities are themselves (their
+# difference would be NaN); a NaN reaches the result through fabs(a - b)
+LOGADDEXP = ReduceKernel(
+    "logaddexp", "LOWEST", "((a) == (b) && isinf(a)) ? (a) : fmax(a, b) + log1p(exp(-fabs(a - b)))"
+)
 
 
 class OptimizerKernel(NamedTuple):
@@ -226,8 +234,21 @@ class Backend:
         accumulated in dtype ``acc``; arg reductions write int64 indices."""
         raise NotImplementedError
 
-    def cumsum(self, out: View, x: View, dim: int, acc) -> None:
-        """The inclusive prefix sum of x along ``dim``, accumulated in ``acc``."""
+    def scan(self, out: View, x: View, dim: int, acc, kernel: ReduceKernel) -> None:
+        """The inclusive scan of x along ``dim`` by ``kernel`` (``SUM``, ``PROD`` or
+        ``LOGADDEXP``), accumulated in ``acc``."""
+        raise NotImplementedError
+
+    def scans_extreme(self, lines: int, length: int) -> bool:
+        """Whether ``cum_extreme`` serves ``lines`` lines of ``length`` elements (by default it
+        does not: the caller scans with Tensor ops)."""
+        return False
+
+    def cum_extreme(self, values: View, indices: View, x: View, dim: int, largest: bool) -> None:
+        """The running maximum (``largest``) or minimum of x along ``dim`` into contiguous
+        ``values`` and the int64 index each came from into contiguous ``indices``, as
+        ``torch.cummax`` / ``torch.cummin``: a later equal value takes the index, a NaN stays
+        the extreme and a later NaN takes the index."""
         raise NotImplementedError
 
     def matmul(self, out: View, a: View, b: View, acc) -> None:

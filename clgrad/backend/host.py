@@ -57,6 +57,10 @@ def _compute_np(dt):
     return np.float32 if dt.name in ("float16", "bfloat16") else dt.np
 
 
+# Backend.scan's combinations by ReduceKernel name
+_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "logaddexp": np.logaddexp.accumulate}
+
+
 class HostAllocator:
     """Host storage is a byte array from NumPy (its allocator already pools memory)."""
 
@@ -112,8 +116,26 @@ class HostBackend(Backend):
                 r = kernel.numpy(a, axis=tuple(dims))
         write(out, r)
 
-    def cumsum(self, out, x, dim, acc):
-        write(out, np.cumsum(read(x, _compute_np(acc)), axis=dim))
+    def scan(self, out, x, dim, acc, kernel):
+        a = read(x, _compute_np(acc))
+        with np.errstate(all="ignore"):  # overflow and NaN propagate silently, as in PyTorch
+            write(out, _SCANS[kernel.name](a, axis=dim))
+
+    def scans_extreme(self, lines, length):
+        return True
+
+    def cum_extreme(self, values, indices, x, dim, largest):
+        a = read(x)
+        running = (np.maximum if largest else np.minimum).accumulate(a, axis=dim)
+        shape = [1] * a.ndim
+        shape[dim] = a.shape[dim]
+        position = np.arange(a.shape[dim]).reshape(shape)
+        # the last position up to each whose value is the running extreme (a NaN: the last
+        # NaN, which the extreme is from its first on)
+        hit = (a == running) | np.isnan(a) if a.dtype.kind in "fc" else a == running
+        index = np.maximum.accumulate(np.where(hit, position, 0), axis=dim)
+        write(indices, index)
+        write(values, np.take_along_axis(a, index, axis=dim))
 
     def matmul(self, out, a, b, acc):
         dt = _compute_np(acc)

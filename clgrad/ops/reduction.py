@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.function import Function, apply_new_output, needs_recording
 from ..autograd.grad_mode import is_grad_enabled
-from ..backend.base import COPY
+from ..backend.base import COPY, SUM
 from ..tensor import Tensor, int_list_arg, wrap_dim
 from .autocast import autocast_op
 from .core import COMPLEX_HOOKS, EVERY_DIM, int_dim, launch, normalize_dims
@@ -834,7 +834,7 @@ class Cumsum(Function):
             if x.ndim == 0:
                 launch(COPY, [x], dt, x.dtype, out=out)
             else:
-                x.device.backend.cumsum(out._record(), x._record(), dim, D.accumulation(dt))
+                x.device.backend.scan(out._record(), x._record(), dim, D.accumulation(dt), SUM)
         return out
 
     @staticmethod

@@ -1,9 +1,12 @@
 """Running (cumulative) ops beyond cumsum: cumprod, cummax, cummin, logcumsumexp.
 
-Each is a doubling scan written with Tensor ops (log2(n) steps, each combining every element
-with the one ``s`` before it), so it runs on every device with no kernel of its own; cumprod and
-logcumsumexp differentiate through those ops (exactly, zeros included: no division by the
-input), and cummax/cummin send the gradient to the index each value came from, as PyTorch.
+Each runs as one of the backend's scans (``Backend.scan`` by product or logaddexp,
+``Backend.cum_extreme``); complex cumprod, and cummax / cummin where the backend prefers it (a
+GPU's few long lines), run as a doubling scan of Tensor ops instead (log2(n) steps, each
+combining every element with the one ``s`` before it). cumprod's gradient is exact where the
+input holds zeros (PyTorch's formula: the first zero of a line gets the product of the others,
+the elements after it nothing), logcumsumexp's reads the result, and cummax / cummin send the
+gradient to the index each value came from, as PyTorch.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..autograd.grad_mode import no_grad
+from ..backend.base import LOGADDEXP, PROD
 from ..tensor import Tensor, wrap_dim
 from .autocast import autocast_op
 from .core import int_dim
@@ -62,10 +66,50 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     x = input if input.dtype is dt else input.to(dt)
     if x.ndim == 0:
         return x.clone()
-    return _scan((x,), d, lambda a, b: (a[0] * b[0],))[0]
+    if x.dtype.is_complex:
+        return _scan((x,), d, lambda a, b: (a[0] * b[0],))[0]
+    return Cumprod.apply(x, d)
 
 
 cumprod.out_dtype = "compute"  # out= computes in out's dtype, as PyTorch's (core.with_out)
+
+
+def _run_scan(x, dim, kernel):
+    """A new tensor: x's scan along ``dim`` by ``kernel`` on x's backend."""
+    out = Tensor._empty(x._shape, x.dtype, x.device)
+    x.device.backend.scan(out._record(), x._record(), dim, D.accumulation(x.dtype), kernel)
+    return out
+
+
+def _reversed_cumsum(t, dim):
+    return t.flip(dim).cumsum(dim).flip(dim)
+
+
+class Cumprod(Function):
+    """cumprod along ``dim`` (a real dtype); backward by PyTorch's ``cumprod_backward``: before
+    a line's first zero, the reversed running sum of grad * result over the element; at the
+    first zero, that sum with the zero taken as one; after it, nothing."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = _run_scan(x, dim, PROD)
+        ctx.save_for_backward(x, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        d = ctx.dim
+        zeros_so_far = (x == 0).cumsum(d)
+        before = zeros_so_far == 0
+        first_zero = (zeros_so_far == 1) & (x == 0)
+        x_safe = where(before, x, 1)
+        grad_in = where(before, _reversed_cumsum(grad * out, d) / x_safe, 0)
+        # (computed for every line, zeros or not: asking whether any has one would wait for
+        # the device)
+        past_zero = cumprod(where(first_zero, 1, x), d)
+        return where(first_zero, _reversed_cumsum(grad * past_zero, d), grad_in), None
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
@@ -85,13 +129,6 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     return Logcumsumexp.apply(input, d)
 
 
-def _logaddexp(a, b):
-    # shifted by the larger; an infinite one by 0
-    m = maximum(a[0], b[0])
-    m = where(m.isinf(), 0.0, m)
-    return (((a[0] - m).exp() + (b[0] - m).exp()).log() + m,)
-
-
 class Logcumsumexp(Function):
     """logcumsumexp along ``dim``; its gradient reads the result, as PyTorch's (which refuses
     it written in place before backward), by PyTorch's formula: the reversed logcumsumexp of
@@ -99,7 +136,7 @@ class Logcumsumexp(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = _scan((x,), dim, _logaddexp)[0]
+        out = _run_scan(x, dim, LOGADDEXP)
         ctx.save_for_backward(x, out)
         ctx.dim = dim
         return out
@@ -143,6 +180,13 @@ class CumExtreme(Function):
 
     @staticmethod
     def forward(ctx, x, dim, largest):
+        n = x._shape[dim]
+        if x.device.backend.scans_extreme(x.numel() // max(n, 1), n):
+            values = Tensor._empty(x._shape, x.dtype, x.device)
+            indices = Tensor._empty(x._shape, D.int64, x.device)
+            backend = x.device.backend
+            backend.cum_extreme(values._record(), indices._record(), x._record(), dim, largest)
+            return CumExtreme._saved(ctx, x, dim, values, indices)
         shape = [1] * x.ndim
         shape[dim] = x._shape[dim]
         idx = arange(x._shape[dim], device=x.device).reshape(shape).expand(x._shape)
@@ -168,6 +212,10 @@ class CumExtreme(Function):
             else:
                 values, indices = _scan((x, idx), dim, pick)
         values = values.contiguous() if values is x else values
+        return CumExtreme._saved(ctx, x, dim, values, indices)
+
+    @staticmethod
+    def _saved(ctx, x, dim, values, indices):
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
         ctx.shape, ctx.dim = x._shape, dim

@@ -52,6 +52,8 @@ ADD_ROWS_LOCAL_CPU = 4
 # values a serial put_add (no 64-bit atomics) adds per launch: under llvmpipe's 65535-iteration
 # loop limit (``Runtime.loop_limit``, ``OpenCLBackend.put``)
 SERIAL_CHUNK = 32768
+# lines from which a GPU's cummax / cummin walks each line in a work-item (scans_extreme)
+GPU_EXTREME_LINES = 4096
 
 
 class OpenCLBackend(Backend):
@@ -224,8 +226,20 @@ class OpenCLBackend(Backend):
                     return
         reduce_family.reduce(rt, kernel, out, x, dims, acc)
 
-    def cumsum(self, out, x, dim, acc):
-        reduce_family.cumsum(self.rt, out, x, dim, acc)
+    def scan(self, out, x, dim, acc, kernel):
+        reduce_family.scan(self.rt, out, x, dim, acc, kernel)
+
+    def scans_extreme(self, lines, length):
+        # a work-item walks a line: on a GPU only where lines fill it or are short (a doubling
+        # scan of Tensor ops is faster on a few long lines there); where loops are limited
+        # (llvmpipe), only lines within the limit (its count includes the exit test)
+        rt = self.rt
+        if rt.loop_limit is not None and length >= rt.loop_limit:
+            return False
+        return not rt.is_gpu or lines >= GPU_EXTREME_LINES or length <= 64
+
+    def cum_extreme(self, values, indices, x, dim, largest):
+        reduce_family.cum_extreme(self.rt, values, indices, x, dim, largest)
 
     def matmul(self, out, a, b, acc):
         matmul_family.matmul(self.rt, out, a, b, acc)

@@ -405,31 +405,91 @@ def _plan_reduce(rec, kernel, out, x, dims, acc) -> None:
     _reduce_src(rt, rec, kernel, ct, src, M, R, dst)
 
 
-def cumsum(rt, out: View, x: View, dim: int, acc) -> None:
-    """out = inclusive cumulative sum of x along dim, accumulated in dtype ``acc`` (None:
-    out's). Enqueues only."""
+def scan(rt, out: View, x: View, dim: int, acc, kernel: ReduceKernel = SUM) -> None:
+    """out = the inclusive scan of x along dim by ``kernel``'s combination (sum, product,
+    logaddexp), accumulated in dtype ``acc`` (None: out's). Enqueues only."""
     if out.numel() == 0:
         return
-    key = ("scan", x[1:5], out[1:5], dim, acc, GPU_PATH)
-    plans.run(rt, key, (x.buffer, out.buffer), _plan_cumsum, out, x, dim, acc)
+    key = ("scan", kernel, x[1:5], out[1:5], dim, acc, GPU_PATH)
+    plans.run(rt, key, (x.buffer, out.buffer), _plan_scan, out, x, dim, acc, kernel)
 
 
-def _plan_cumsum(rec, out, x, dim, acc) -> None:
-    """Records ``cumsum``'s launches in ``rec`` (a ``plans.Recorder``)."""
+def cum_extreme(rt, values: View, indices: View, x: View, dim: int, largest: bool) -> None:
+    """values, indices = the running maximum (``largest``) or minimum of x along dim and the
+    index each came from, as ``torch.cummax`` / ``torch.cummin``: ``values`` and ``indices``
+    contiguous, x's shape. Enqueues only."""
+    if values.numel() == 0:
+        return
+    key = ("cum_extreme", largest, x[1:5], values[1:5], indices[1:5], dim, GPU_PATH)
+    bufs = (x.buffer, values.buffer, indices.buffer)
+    plans.run(rt, key, bufs, _plan_cum_extreme, values, indices, x, dim, largest)
+
+
+def _lines(out: View, x: View, dim: int):
+    """(L, sx, so, bshape, bx, bo): x's and out's lines along ``dim`` (L elements, strides sx
+    and so) and the other dims merged (sizes bshape, strides bx and bo)."""
+    if x.ndim == 0:
+        return 1, 0, 0, (1,), (0,), (0,)
+    dim %= x.ndim
+    others = [d for d in range(x.ndim) if d != dim]
+    bshape, (bx, bo) = merge_dims(
+        [x.shape[d] for d in others],
+        [[x.strides[d] for d in others], [out.strides[d] for d in others]],
+    )
+    return x.shape[dim], x.strides[dim], out.strides[dim], bshape, bx, bo
+
+
+def _plan_cum_extreme(rec, values, indices, x, dim, largest) -> None:
+    """Records ``cum_extreme``'s launch in ``rec``: a work-item walks a line."""
+    rt = rec.rt
+    n = values.numel()
+    L, sx, so, bshape, bx, bo = _lines(values, x, dim)
+    B = n // L
+    in_ct, out_ct = x.dtype.ctype, values.dtype.ctype
+    ct = x.dtype.compute_ctype
+    extreme = "max" if largest else "min"
+    itype = _itype(extent(x), max(values.offset, indices.offset) + n, B, B, L)
+    I = INDEX_NP[itype]
+    out_bool = values.dtype.name == "bool"
+    kernel = rt.cached(
+        ("scan", "extreme", extreme, in_ct, ct, out_ct, out_bool, len(bshape), itype),
+        "scan.cl.mako",
+        "cg_scan_extreme",
+        kernel=SUM,
+        extreme=extreme,
+        mode="extreme",
+        in_ct=in_ct,
+        ct=ct,
+        out_ct=out_ct,
+        out_bool=out_bool,
+        nb=len(bshape),
+        vw=0,
+        unroll=0,
+        aligned=False,
+        lvec=0,
+        ls=0,
+        has_part=False,
+        index_t=itype,
+        fp64=_fp64(in_ct, ct, out_ct),
+    )
+    args = [SLOTS[0], I(x.offset)]
+    for size, a, b in zip(bshape, bx, bo):
+        args += [I(size), I(a), I(b)]
+    args += [I(L), I(sx), I(so), I(L), I(1), SLOTS[1], I(values.offset)]
+    args += [SLOTS[2], I(indices.offset), I(B)]
+    if _gpu(rt):
+        rec.launch1d(kernel, B, args)
+    else:
+        _cpu_launch(rt, rec, kernel, B, args)
+
+
+def _plan_scan(rec, out, x, dim, acc, kernel) -> None:
+    """Records ``scan``'s launches in ``rec`` (a ``plans.Recorder``)."""
     rt = rec.rt
     n = out.numel()
     ct = (acc or out.dtype).compute_ctype
     in_ct, out_ct = x.dtype.ctype, out.dtype.ctype
-    if x.ndim == 0:
-        L, sx, so, bshape, bx, bo = 1, 0, 0, (1,), (0,), (0,)
-    else:
-        dim %= x.ndim
-        L, sx, so = x.shape[dim], x.strides[dim], out.strides[dim]
-        others = [d for d in range(x.ndim) if d != dim]
-        bshape, (bx, bo) = merge_dims(
-            [x.shape[d] for d in others],
-            [[x.strides[d] for d in others], [out.strides[d] for d in others]],
-        )
+    L, sx, so, bshape, bx, bo = _lines(out, x, dim)
     B = n // L
     gpu = _gpu(rt)
     K0 = bshape[-1]
@@ -471,20 +531,22 @@ def _plan_cumsum(rec, out, x, dim, acc) -> None:
     I = INDEX_NP[itype]
 
     part = None
-    if P > 1:  # each chunk starts from the sum of the chunks before it
+    if P > 1:  # each chunk starts from the chunks before it, each reduced first
         src = _Src(SLOTS[0], x.offset, in_ct, None, bshape, bx, (L,), (sx,), extent(x))
-        plan = _plan(rt, SUM, ct, itype, src, B, L, direct=True)
-        part, _ = _partials(rt, rec, SUM, ct, itype, plan, src, B, L, P, chunk)
+        plan = _plan(rt, kernel, ct, itype, src, B, L, direct=True)
+        part, _ = _partials(rt, rec, kernel, ct, itype, plan, src, B, L, P, chunk)
 
     has_part = part is not None
     vwt = vw if mode == "tiles" else 0
     out_bool = out.dtype.name == "bool"
-    key = ("scan", mode, in_ct, ct, out_ct, out_bool, len(bshape), vwt, unroll, aligned, lvec)
-    key += (ls, has_part, itype)
-    kernel = rt.cached(
+    key = ("scan", kernel, mode, in_ct, ct, out_ct, out_bool, len(bshape), vwt, unroll, aligned)
+    key += (lvec, ls, has_part, itype)
+    program = rt.cached(
         key,
         "scan.cl.mako",
         f"cg_scan_{mode}",
+        kernel=kernel,
+        extreme="",
         mode=mode,
         in_ct=in_ct,
         ct=ct,
@@ -510,11 +572,11 @@ def _plan_cumsum(rec, out, x, dim, acc) -> None:
     n_items = base * P
     args += [SLOTS[1], I(out.offset), I(n_items)]
     if mode == "wg":
-        rec.launch(kernel, (n_items * ls,), (ls,), args)
+        rec.launch(program, (n_items * ls,), (ls,), args)
     elif gpu:
-        rec.launch1d(kernel, n_items, args)
+        rec.launch1d(program, n_items, args)
     else:
-        _cpu_launch(rt, rec, kernel, n_items, args)
+        _cpu_launch(rt, rec, program, n_items, args)
 
 
-__all__ = ["reduce", "cumsum"]
+__all__ = ["reduce", "scan", "cum_extreme"]
