@@ -769,3 +769,21 @@ def test_random_eager_programs_match_torch(cl_device, seed):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("n", [32768, 40000])
+def test_scratch_taken_during_a_flush_spares_what_its_launches_read(cl_device, n):
+    """A storage that dies while deferred launches read it gives its buffer back; a reduction
+    long enough for two passes takes scratch for its partials during the flush, which must not
+    be that buffer (the add after it read the partials instead of ``m``; logsumexp of 32,768
+    zeros gave 16394.4)."""
+
+    def shifted_sum(x):
+        m = clgrad.ones(1, device=x.device) if isinstance(x, clgrad.Tensor) else torch.ones(1)
+        return m + (x - m).exp().sum(0, keepdim=True)  # (m dies before the flush)
+
+    a = np.linspace(-1, 1, n, dtype=np.float32)
+    for fn in (shifted_sum, lambda x: x.logsumexp(0)):
+        got = fn(clgrad.tensor(a, device=cl_device))
+        want = fn(torch.tensor(a))
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5)

@@ -542,7 +542,12 @@ class Fuser:
                     self.plans.clear()
                 self.plans[key] = steps
         held_from = steps[-1]
-        self._execute(steps, entries, buffers, offsets, numbers)
+        rt = self.rt
+        rt.flush_buffers = buffers
+        try:
+            self._execute(steps, entries, buffers, offsets, numbers)
+        finally:
+            rt.flush_buffers = []
         return entries[held_from:] if held_from is not None else []
 
     def flush_plan(self, entries, hold_last, buffers, offsets) -> tuple:

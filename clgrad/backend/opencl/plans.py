@@ -116,7 +116,7 @@ def run(rt, key, buffers, planner, *args) -> None:
     allocator = rt.allocator
     try:
         for nbytes in scratch:
-            bufs.append(allocator.alloc(nbytes))
+            bufs.append(_scratch(rt, nbytes))
         for k, global_size, local_size, template, slots in steps:
             launch_args = list(template)
             for i, s in slots:
@@ -127,6 +127,25 @@ def run(rt, key, buffers, planner, *args) -> None:
     finally:
         for buf, nbytes in zip(bufs[len(buffers) :], scratch):
             allocator.release(buf, nbytes)
+
+
+def _scratch(rt, nbytes: int):
+    """A scratch buffer of ``nbytes``. During a flush, none that its launches touch: a storage
+    that died while deferred launches read it gave its buffer back, and a scratch buffer is
+    written now, ahead of the launches after this one (a reduction's partials overwrote the
+    input of the add that read its result)."""
+    allocator = rt.allocator
+    buf = allocator.alloc(nbytes)
+    if not rt.flush_buffers:
+        return buf
+    touched = {id(b) for b in rt.flush_buffers}
+    aside = []
+    while id(buf) in touched:
+        aside.append(buf)
+        buf = allocator.alloc(nbytes)
+    for b in aside:
+        allocator.put_back(b, nbytes)
+    return buf
 
 
 def clear() -> None:

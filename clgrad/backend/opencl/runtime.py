@@ -446,6 +446,11 @@ class Allocator:
     def release(self, buf: cl.Buffer, nbytes: int):
         if self.runtime.written:
             self.runtime.released(buf)
+        self.put_back(buf, nbytes)
+
+    def put_back(self, buf: cl.Buffer, nbytes: int):
+        """Files ``buf`` for reuse as ``release`` does, leaving the deferred launches that
+        write it alone: a block ``alloc`` just handed out and the caller could not use."""
         if nbytes <= RECENT_BYTES and not self.pinned:
             size = 256 if nbytes <= 256 else bucket_size(nbytes)
             recent = self.recent.get(size)
@@ -718,6 +723,9 @@ class Runtime:
         self.gated = 0
         self.gate_closed = 0.0  # perf_counter() when the gate closed
         self.late_release: list = []  # buffers the allocator let go while deferred launches held
+        # the buffers the launches of the flush under way touch (``Fuser.run``): what a scratch
+        # buffer taken meanwhile must not be (``plans.run``)
+        self.flush_buffers: list = []
         self.fuser = Fuser(self, FUSE_AFTER) if FUSION else None
         _runtimes.add(self)
 
