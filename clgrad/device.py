@@ -22,41 +22,52 @@ NO_OPENCL_HINT = (
 )
 
 
-class DeviceType(enum.Enum):
-    """What kind of device a ``Device`` is. It also compares equal to the device's kind string
-    ("cpu" for the host, "cl" for the OpenCL kinds), because PyTorch code tests
-    ``x.device.type == "cpu"`` (PyTorch's ``device.type`` is a string).
+class DeviceType(str, enum.Enum):
+    """What kind of device a ``Device`` is. It is a ``str`` too, the device's kind string
+    ("cpu" for the host, "cl" for the OpenCL kinds, "meta"), because PyTorch code uses
+    ``x.device.type`` as one (PyTorch's ``device.type`` is a string): compares it with
+    ``"cpu"``, passes it to ``torch.autocast(device_type=...)``, writes it to JSON.
 
-    It prints as that string too (``f"{x.device.type}"`` is "cpu", as in PyTorch); ``.value``
-    is its description.
+    Two kinds compare by identity (an OpenCL GPU and an OpenCL CPU device are both "cl");
+    ``.value`` is its description.
 
     >>> clgrad.device("cpu").type == "cpu", clgrad.device("cpu").type is clgrad.DeviceType.HOST
     (True, True)
     >>> f"{clgrad.device('cpu').type}", clgrad.device("cpu").type.value
     ('cpu', 'host cpu')
+    >>> isinstance(clgrad.device("cpu").type, str), clgrad.DeviceType.GPU == clgrad.DeviceType.CPU
+    (True, False)
     """
 
-    HOST = "host cpu"
-    GPU = "opencl gpu"
-    CPU = "opencl cpu"
-    ACCELERATOR = "opencl accelerator"
-    META = "meta: shapes and dtypes, no data"
+    def __new__(cls, kind: str, description: str):
+        member = str.__new__(cls, kind)
+        member._value_ = description
+        return member
+
+    HOST = ("cpu", "host cpu")
+    GPU = ("cl", "opencl gpu")
+    CPU = ("cl", "opencl cpu")
+    ACCELERATOR = ("cl", "opencl accelerator")
+    META = ("meta", "meta: shapes and dtypes, no data")
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            return other == str(self)
-        return self is other
+        if isinstance(other, DeviceType):
+            return self is other
+        return str.__eq__(self, other)
 
-    def __hash__(self):  # as the string it equals: {"cpu": ...}[x.device.type] finds it
-        return hash(str(self))
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = str.__hash__  # as the string it equals: {"cpu": ...}[x.device.type] finds it
 
     def __str__(self):
-        if self is DeviceType.HOST:
-            return "cpu"
-        return "meta" if self is DeviceType.META else "cl"
+        return str.__str__(self)
 
     def __format__(self, spec):
-        return format(str(self), spec)
+        return str.__format__(str(self), spec)
+
+    def __reduce_ex__(self, protocol):  # pickled by name: two kinds share a string
+        return getattr, (DeviceType, self.name)
 
 
 class Device:

@@ -482,3 +482,30 @@ def test_without_clgrad_device_cuda_is_the_opencl_gpus():
         assert got["cuda"].startswith("error:") and "CLGRAD_DEVICE=cl:0" in got["cuda"]
         assert got["cuda name"] == ["cuda", "device(type='cuda')", True]  # torch's, unused
         assert got["cl0 is cuda"] is False
+
+
+def test_device_type_is_a_string(device):
+    """``x.device.type`` is a ``str`` as PyTorch's: string methods, JSON, dict keys, pickling;
+    two OpenCL kinds stay apart though both are "cl"."""
+    import pickle
+
+    kind = clgrad.device(device).type
+    name = "cpu" if device == "cpu" else "cl"
+    assert isinstance(kind, str) and kind == name and str(kind) == name and f"{kind}" == name
+    assert json.dumps({"device": kind}) == json.dumps({"device": name})
+    assert kind.startswith(name[0]) and {name: 1}[kind] == 1
+    assert pickle.loads(pickle.dumps(kind)) is kind
+    assert clgrad.DeviceType.GPU != clgrad.DeviceType.CPU
+
+
+def test_autocast_takes_device_type(device):
+    """The AMP idiom ``torch.autocast(device_type=x.device.type)`` on every device ("cl" is
+    autocast's "cuda")."""
+    d = clgrad.device(device)
+    assert clgrad.amp.is_autocast_available(d.type)
+    with clgrad.autocast(device_type=d.type, dtype=clgrad.bfloat16):
+        y = clgrad.ones(2, 3, device=d) @ clgrad.ones(3, 2, device=d)
+        assert clgrad.is_autocast_enabled(d.type)
+    assert y.dtype == clgrad.bfloat16
+    with pytest.raises(ValueError):
+        clgrad.autocast(device_type=d)  # a device, not its type: PyTorch's error too

@@ -43,6 +43,17 @@ __all__ = [
 ]
 
 DEVICE_TYPES = ("cuda", "cpu")
+# clgrad's own name of the OpenCL kind: ``x.device.type`` of an OpenCL tensor is "cl", and code
+# passes it as it would CUDA's "cuda" (``torch.autocast(device_type=x.device.type)``)
+ALIASES = {"cl": "cuda"}
+
+
+def _kind(device_type) -> str:
+    """``device_type`` (a string) as autocast keys its state: "cl" is "cuda"."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    device_type = str(device_type)
+    return ALIASES.get(device_type, device_type)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -51,7 +62,7 @@ def is_autocast_available(device_type: str) -> bool:
     >>> clgrad.amp.is_autocast_available("cpu")
     True
     """
-    return device_type in DEVICE_TYPES
+    return ALIASES.get(device_type, device_type) in DEVICE_TYPES
 
 
 class autocast:
@@ -70,8 +81,7 @@ class autocast:
         enabled: bool = True,
         cache_enabled: bool | None = None,
     ):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        device_type = _kind(device_type)
         if device_type not in DEVICE_TYPES:
             raise RuntimeError(
                 f"User specified an unsupported autocast device_type '{device_type}'"
@@ -122,6 +132,7 @@ class autocast:
 
 
 def _device_type(device_type) -> str:
+    device_type = ALIASES.get(device_type, device_type)
     if device_type not in DEVICE_TYPES:
         raise RuntimeError(f"unsupported autocast device_type '{device_type}'")
     return device_type
@@ -219,8 +230,7 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
     ...     Double.apply(clgrad.ones(2, dtype=clgrad.float16)).dtype
     clgrad.float32
     """
-    if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    device_type = _kind(device_type)
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -245,8 +255,7 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
 def custom_bwd(bwd=None, *, device_type: str):
     """Decorates a custom ``Function``'s ``backward``: it runs under the autocast state its
     forward ran in (``custom_fwd``), as ``torch.amp.custom_bwd``."""
-    if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    device_type = _kind(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 
