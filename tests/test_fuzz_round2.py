@@ -254,6 +254,26 @@ def test_checkpoint_recomputes_as_torch(device, use_reentrant):
     both(device, case)
 
 
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_recomputes_in_its_autocast_region(device, use_reentrant):
+    """A checkpoint taken inside autocast recomputes inside it too: the bfloat16 forward's
+    gradients, as torch's (recomputed in float32, backward met float32 and bfloat16)."""
+
+    def case(lib, dev):
+        lin = lib.nn.Linear(4, 3).to(dev)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+            lin.bias.fill_(0.25)
+        x = lib.tensor(np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4), device=dev)
+        x.requires_grad_(True)
+        with lib.autocast(device_type=lib.device(dev).type, dtype=lib.bfloat16):
+            out = lib.utils.checkpoint.checkpoint(lin, x, use_reentrant=use_reentrant)
+        out.float().square().sum().backward()
+        return [out.float(), x.grad, lin.weight.grad, lin.bias.grad]
+
+    both(device, case)
+
+
 def test_validation_and_metadata_as_torch():
     import copy
 

@@ -15,6 +15,7 @@ to float32: exp, softmax and sum among them). The state is per thread, as PyTorc
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 
@@ -72,6 +73,36 @@ class _State(threading.local):
 state = _State()
 # enabled regions in every thread: while 0, an op's wrapper only reads this
 active = [0]
+
+
+def snapshot() -> tuple:
+    """This thread's autocast state (which device types are on, their dtypes), for
+    ``restored``."""
+    return dict(state.enabled), dict(state.dtype)
+
+
+@contextlib.contextmanager
+def restored(snap: tuple):
+    """Runs its block under the autocast state ``snap`` (``snapshot``), then puts this
+    thread's own back: a checkpoint's recomputation runs in its forward's autocast region, as
+    PyTorch's (outside it, a bfloat16 forward recomputed in float32 failed in backward).
+
+    >>> with clgrad.autocast("cpu", dtype=clgrad.bfloat16):
+    ...     snap = snapshot()
+    >>> with restored(snap):
+    ...     (clgrad.ones(2, 2) @ clgrad.ones(2, 2)).dtype
+    clgrad.bfloat16
+    """
+    own = snapshot()
+    state.enabled.update(snap[0])
+    state.dtype.update(snap[1])
+    active[0] += 1  # (the ops' wrappers read the state while any region is open)
+    try:
+        yield
+    finally:
+        active[0] -= 1
+        state.enabled.update(own[0])
+        state.dtype.update(own[1])
 
 
 def device_type_of(t: Tensor) -> str:

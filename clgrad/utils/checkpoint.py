@@ -13,6 +13,7 @@ from ..autograd.engine import _is_checkpoint_valid
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.graph import saved_tensors_hooks
+from ..ops import autocast as _autocast
 from ..ops.creation import get_rng_state, set_rng_state
 from ..tensor import Tensor
 
@@ -93,14 +94,16 @@ def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
 
 class CheckpointFunction(Function):
     """``run_function(*args)`` computed without a graph; backward runs it again with one (the
-    random-number state restored, so dropout draws the same mask) and back-propagates through
-    it: the gradients of the tensor arguments are returned, those of the tensors it uses
-    inside (a module's parameters) accumulate into their ``.grad``."""
+    random-number state restored, so dropout draws the same mask, and the forward's autocast
+    state) and back-propagates through it: the gradients of the tensor arguments are returned,
+    those of the tensors it uses inside (a module's parameters) accumulate into their
+    ``.grad``."""
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.autocast = _autocast.snapshot()
         ctx.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.others = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[args[i] for i in ctx.positions])
@@ -123,7 +126,7 @@ class CheckpointFunction(Function):
             now = get_rng_state()
             set_rng_state(ctx.rng_state)
         try:
-            with enable_grad():
+            with enable_grad(), _autocast.restored(ctx.autocast):
                 outputs = ctx.run_function(*args)
         finally:
             if ctx.rng_state is not None:
@@ -218,6 +221,7 @@ def _checkpoint_without_reentrant(
     the context managers the forward and the recomputation run in."""
     forward_context, recompute_context = contexts
     rng_state = get_rng_state() if preserve_rng_state else None
+    autocast_state = _autocast.snapshot()
     count = [0]
     recomputed: list = []
 
@@ -234,6 +238,7 @@ def _checkpoint_without_reentrant(
         try:
             with (
                 enable_grad(),
+                _autocast.restored(autocast_state),
                 recompute_context,
                 saved_tensors_hooks(_keep_in(recomputed), _never_unpacked),
             ):
