@@ -326,3 +326,47 @@ def test_linalg_results_are_torchs_named_tuples(call):
     assert [line.split("=")[0] for line in repr(got).split("\n") if "=tensor(" in line] == fields
     for name in fields:
         assert getattr(got, name).shape == tuple(getattr(want, name).shape)
+
+
+def test_eigenvalues_alone_differentiate_at_repeated_eigenvalues(device):
+    """No gradient reaches the eigenvectors: the gaps between eigenvalues are not divided by
+    (the identity's gradient was all NaN), as torch's."""
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+    for make in (
+        lambda lib: lib.eye(3, dtype=lib.float64),
+        lambda lib: 2 * lib.ones(2, 2).double(),
+    ):
+        grads = []
+        for lib, dev in ((torch, "cpu"), (clgrad, device)):
+            a = make(lib).to(dev).requires_grad_()
+            (lib.linalg.eigvalsh(a) ** 2).sum().backward()
+            b = make(lib).to(dev).requires_grad_()
+            lib.linalg.eigh(b).eigenvalues.sum().backward()
+            grads.append([a.grad.cpu().numpy(), b.grad.cpu().numpy()])
+        for got, want in zip(grads[1], grads[0]):
+            np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_det_gradient_of_a_singular_matrix_is_its_cofactor_matrix(device):
+    """A singular matrix's det has a gradient (the cofactor matrix, through the SVD, as torch's
+    double-backward path computes it) where inverting it raised LinAlgError."""
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+    cases = {
+        (1.0, 2.0, 2.0, 4.0): [[4.0, -2.0], [-2.0, 1.0]],
+        (2.0, 0.0, 0.0, 0.0): [[0.0, 0.0], [0.0, 2.0]],
+        (0.0, 0.0, 0.0, 0.0): [[0.0, 0.0], [0.0, 0.0]],
+    }
+    for values, cofactors in cases.items():
+        a = clgrad.tensor(values, dtype=clgrad.float64, device=device).reshape(2, 2)
+        a.requires_grad_()
+        clgrad.linalg.det(a).backward()
+        np.testing.assert_allclose(a.grad.cpu().numpy(), cofactors, atol=1e-12)
+    # and where it is invertible, Jacobi's formula as before, against torch
+    m = np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0], [1.0, 0.2, 4.0]])
+    a = clgrad.tensor(m, device=device, requires_grad=True)
+    t = torch.tensor(m, requires_grad=True)
+    clgrad.linalg.det(a).backward()
+    torch.linalg.det(t).backward()
+    np.testing.assert_allclose(a.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-12)

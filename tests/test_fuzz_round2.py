@@ -367,3 +367,23 @@ def test_int64_accumulating_put_past_65535_values(device):
         clgrad.ones(n, dtype=clgrad.int64, device=device),
     )
     assert counts.tolist() == [n, 0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_mean_and_var_accumulate_in_float32(device, dtype):
+    """A 16-bit float's mean, var and std sum in float32 and round once, as torch's (100,000
+    halves of 1 sum to inf; their mean is 1); a value past the dtype's range becomes inf
+    quietly (no NumPy warning)."""
+
+    def case(lib, dev):
+        h = lib.ones(100000, dtype=getattr(lib, dtype), device=dev)
+        big = h * 300
+        out = [h.mean(), big.var(), big.std(), *lib.var_mean(big), *lib.std_mean(big, 0)]
+        out += [h.reshape(10, 10000).mean(1), big.reshape(100, 1000).var(1), h.sum()]
+        return [t.float() for t in out] + [lib.tensor([1e300], device=dev)]
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        both(device, case)

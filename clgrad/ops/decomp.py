@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function, once_differentiable
+from ..autograd.grad_mode import is_grad_enabled
 from ..errors import LinAlgError
 from ..tensor import Tensor
 from .complex import imag, real
@@ -28,6 +29,7 @@ from .creation import _upload, eye
 from .linalg import matmul
 from .movement import cat, diag_embed, diagonal
 from .results import return_type
+from .scans import product_of_others
 
 
 def _check_square(name, A, square=True, complex_ok=False):
@@ -204,14 +206,23 @@ slogdet_result = return_type("slogdet", ["sign", "logabsdet"])
 class _Det(Function):
     @staticmethod
     def forward(ctx, A):
-        out = _up(_blas(np.linalg.det, _host(A)), A)
+        host = _blas(np.linalg.det, _host(A))
+        out = _up(host, A)
         ctx.save_for_backward(A, out)
+        ctx.singular = not np.all(host != 0)
         return out
 
     @staticmethod
     def backward(ctx, g):
         A, d = ctx.saved_tensors
-        return (g * d)[..., None, None] * _t(inv(A))  # Jacobi's formula
+        if not (ctx.singular or is_grad_enabled()):
+            return (g * d)[..., None, None] * _t(inv(A))  # Jacobi's formula
+        # PyTorch's singular case (and its create_graph one): through the SVD A = U S Vh,
+        # d det = det(U) det(Vh) * sum_i (prod_{j != i} s_j) (U^T dA Vh^T)_ii, no inverse
+        U, S, Vh = _Svd.apply(A)
+        alpha = _Det.apply(U) * _Det.apply(Vh)
+        D = product_of_others(S, (-1,)) * (g * alpha)[..., None]
+        return (U * D.unsqueeze(-2)) @ Vh
 
 
 def det(A: Tensor) -> Tensor:
@@ -338,6 +349,9 @@ class _Eigh(Function):
         w, V = _blas(np.linalg.eigh, _host(A), UPLO=uplo)
         w, V = _up(w, A), _up(V, A)
         ctx.save_for_backward(w, V)
+        # an output no gradient reaches stays None: eigenvalues alone must not divide by the
+        # gaps between them (repeated eigenvalues made every entry NaN)
+        ctx.set_materialize_grads(False)
         return w, V
 
     @staticmethod
@@ -345,12 +359,14 @@ class _Eigh(Function):
         # PyTorch's linalg_eig_backward (real symmetric case): gA = V (skew(V^T gV)/2 / E +
         # diag(gw)) V^T with E_ij = w_j - w_i (1 on the diagonal)
         w, V = ctx.saved_tensors
-        E = w.unsqueeze(-2) - w.unsqueeze(-1)
-        n = w.shape[-1]
-        I = eye(n, dtype=w.dtype, device=w.device)
-        E = E + I
-        M = 0.5 * _skew(_t(V) @ gV) / E
-        M = M * (1 - I) + diag_embed(gw)
+        M = diag_embed(gw) if gw is not None else None
+        if gV is not None:
+            E = w.unsqueeze(-2) - w.unsqueeze(-1)
+            I = eye(w.shape[-1], dtype=w.dtype, device=w.device)
+            skew = 0.5 * _skew(_t(V) @ gV) / (E + I) * (1 - I)
+            M = skew if M is None else skew + M
+        if M is None:
+            return None, None
         return V @ M @ _t(V), None
 
 

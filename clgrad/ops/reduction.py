@@ -21,7 +21,6 @@ from .core import COMPLEX_HOOKS, EVERY_DIM, int_dim, launch, normalize_dims
 from .decomp import matrix_norm_spectral
 from .elementwise import maximum, minimum, where
 from .indexing import ScatterAdd
-from .movement import cat
 from .registry import (
     ELEMENTWISE,
     REDUCTIONS,
@@ -33,7 +32,7 @@ from .registry import (
     run_reduce,
 )
 from .results import return_type
-from .scans import cumprod
+from .scans import product_of_others
 
 # torch.return_types.max / .min: ``values, indices = x.max(0)`` and ``.values`` / ``.indices``
 max_result = return_type("max", ["values", "indices"])
@@ -43,32 +42,13 @@ min_result = return_type("min", ["values", "indices"])
 def _prod_grad(grad, input, result, dim):
     # the result read (and saved), as PyTorch's: written in place before backward, it raises
     if is_grad_enabled():  # create_graph: a formula whose own gradient is right with zeros
-        return grad * _product_of_others(input, dim)
+        return grad * product_of_others(input, dim)
     # exact with zeros: one zero gets the product of the others, two or more give 0
     is_zero = input == 0
     zeros = is_zero.sum(dim=dim, keepdim=True)
     nonzero = input.masked_fill(is_zero, 1)
     p = REDUCTIONS["prod"].apply(nonzero, dim, True)  # over several dims: no public form
     return grad * where(zeros == 0, result / nonzero, where(is_zero & (zeros == 1), p, 0.0))
-
-
-def _product_of_others(x, dims):
-    """For each element, the product of the others along ``dims``: running products from both
-    ends, excluding the element (PyTorch's prod_safe_zeros_backward). No division, so it and its
-    gradient are exact where elements are zero, where the quotient form loses the dependence
-    of a zero's neighbours on it."""
-    if len(dims) != 1:  # every dim: as one flat dim
-        return _product_of_others(x.reshape(-1), (0,)).reshape(x.shape)
-    (d,) = dims
-    n = x.shape[d] if x.ndim else 1
-    if x.ndim == 0 or n <= 1:
-        return x.new_ones(x.shape)
-    shape = list(x.shape)
-    shape[d] = 1
-    one = x.new_ones(shape)
-    before = cat([one, cumprod(x.narrow(d, 0, n - 1), d)], d)
-    after = cat([one, cumprod(x.flip([d]).narrow(d, 0, n - 1), d)], d).flip([d])
-    return before * after
 
 
 def _extreme_grad(grad, input, result, dim):
@@ -230,10 +210,14 @@ class Mean(Function):
     def forward(ctx, input, dims, keepdim, dt):
         # unrecorded ops: the node made for this call is the only one
         n = _count(input, dims)
-        total = run_reduce(REDUCTIONS["sum"].kernel, input, dims, keepdim, dt, D.accumulation(dt))
+        # a 16-bit float sums and divides in float32, rounded once at the end, as PyTorch's (its
+        # sum alone would overflow: 100,000 halves of 1 are inf, their mean 1)
+        acc = D.accumulation(dt)
+        total = run_reduce(REDUCTIONS["sum"].kernel, input, dims, keepdim, acc, acc)
         if ctx is not None:
             ctx.shape, ctx.dims, ctx.keepdim, ctx.count = input._shape, dims, keepdim, n
-        return ELEMENTWISE["div"].run(total, n) if n else ELEMENTWISE["mul"].run(total, math.nan)
+        out = ELEMENTWISE["div"].run(total, n) if n else ELEMENTWISE["mul"].run(total, math.nan)
+        return out if acc is dt else out.to(dt)
 
     @staticmethod
     def backward(ctx, grad):
@@ -295,10 +279,14 @@ def _variance(name, input, dim, unbiased, correction):
 
 
 def _var_of(input, dims, correction, keepdim):
-    """The variance's value: the squared deviations from the mean, summed and divided."""
-    centered = input - mean(input, dims, keepdim=True)
+    """The variance's value: the squared deviations from the mean, summed and divided (a 16-bit
+    float's in float32, as PyTorch's: its squares overflow)."""
+    acc = D.accumulation(input.dtype)
+    x = input if acc is input.dtype else input.to(acc)
+    centered = x - mean(x, dims, keepdim=True)
     n = _count(input, dims)
-    return sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
+    out = sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
+    return out if acc is input.dtype else out.to(input.dtype)
 
 
 def _var_grad(grad, input, dims, correction, keepdim):

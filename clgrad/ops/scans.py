@@ -74,6 +74,25 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 cumprod.out_dtype = "compute"  # out= computes in out's dtype, as PyTorch's (core.with_out)
 
 
+def product_of_others(x, dims):
+    """For each element, the product of the others along ``dims``: running products from both
+    ends, excluding the element (PyTorch's prod_safe_zeros_backward). No division, so it and its
+    gradient are exact where elements are zero, where the quotient form loses the dependence
+    of a zero's neighbours on it."""
+    if len(dims) != 1:  # every dim: as one flat dim
+        return product_of_others(x.reshape(-1), (0,)).reshape(x.shape)
+    (d,) = dims
+    n = x.shape[d] if x.ndim else 1
+    if x.ndim == 0 or n <= 1:
+        return x.new_ones(x.shape)
+    shape = list(x.shape)
+    shape[d] = 1
+    one = x.new_ones(shape)
+    before = cat([one, cumprod(x.narrow(d, 0, n - 1), d)], d)
+    after = cat([one, cumprod(x.flip([d]).narrow(d, 0, n - 1), d)], d).flip([d])
+    return before * after
+
+
 def _run_scan(x, dim, kernel):
     """A new tensor: x's scan along ``dim`` by ``kernel`` on x's backend."""
     out = Tensor._empty(x._shape, x.dtype, x.device)

@@ -308,7 +308,8 @@ class OpenCLBackend(Backend):
         given = arr
         if dst.dtype is D.bfloat16 and arr.dtype != np.uint16:  # numbers, not bit patterns
             arr = D.bfloat16_bits(arr)
-        arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
+        with np.errstate(over="ignore", invalid="ignore"):  # 1e300 as float32 is inf, quietly
+            arr = np.ascontiguousarray(arr, dtype=dst.dtype.np)
         if not arr.size:
             return
         capture.note_transfer("a copy of host data to the device (a tensor made from data)")
