@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes as D
 from .ops.complex import join, view_as_real
 from .ops.core import with_out
-from .ops.creation import arange, tensor, zeros
+from .ops.creation import tensor, zeros
 from .ops.linalg import matmul
 from .ops.movement import cat
 from .tensor import Tensor, wrap_dim
@@ -618,7 +618,7 @@ def rfftfreq(
     tensor([0.0000, 0.3333, 0.6667, 1.0000])
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    out = arange(n // 2 + 1, dtype=D.float64).numpy() / (d * n)
+    out = np.arange(n // 2 + 1) / (d * n)  # (on the host: the default device may be another)
     out = tensor(out, dtype=dt, device=device)
     return out.requires_grad_(True) if requires_grad else out
 

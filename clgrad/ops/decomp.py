@@ -762,11 +762,14 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
             [2.]])
     """
     _check_square("linalg.lstsq", A, square=False)
-    if B.ndim == A.ndim - 1:
+    vector = B.ndim == A.ndim - 1  # a (batch of) right-hand side vector(s), as torch's
+    if B.ndim > A.ndim or A.ndim - B.ndim > 1:
         raise RuntimeError(
             "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
             "(input.dim() - other.dim()) <= 1"
         )
+    if vector:
+        B = B.unsqueeze(-1)
     if A.shape[-2] != B.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
@@ -788,6 +791,8 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if driver not in (None, "gelsy") and m > n and bool((rank == n).all()):
         # the squared residual of each column: computed where every matrix has full rank
         residuals = ((A @ X - B) ** 2).sum(-2)
+    if vector:  # (its residuals keep their column, as torch's)
+        X = X.squeeze(-1)
     return _Result("linalg_lstsq", (X, residuals, rank, singular_values))
 
 

@@ -428,13 +428,20 @@ def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     return apply(input, exponent)
 
 
+def _atan2_recip(input, other):
+    # 1 / (input^2 + other^2), 0 where that is 0: the gradient at the origin (or where the
+    # squares underflow) is 0, not 0 * inf, as PyTorch's
+    squares = input * input + other * other
+    return where(squares == 0, 0.0, squares.reciprocal())
+
+
 @elementwise(
     "atan2(in0, in1)",
     np.arctan2,
     result=floating,
     grad=(
-        lambda grad, input, other: grad * other / (input * input + other * other),
-        lambda grad, input, other: -grad * input / (input * input + other * other),
+        lambda grad, input, other: grad * other * _atan2_recip(input, other),
+        lambda grad, input, other: grad * -input * _atan2_recip(input, other),
     ),
     inplace=True,
 )
@@ -1124,7 +1131,10 @@ def frac(apply, input: Tensor) -> Tensor:
     "cg_log_{T}(in0 / (({T})1 - in0))",
     lambda a: np.log(a / (1 - a)),
     result=floating,
-    grad=lambda grad, input: grad / (input * (1 - input)),
+    # NaN outside [0, 1], where the function is not real, as PyTorch's logit_backward
+    grad=lambda grad, input: where(
+        (input < 0) | (input > 1), math.nan, grad / (input * (1 - input))
+    ),
     inplace=True,
     domain=(0.05, 0.95),
     scalars=("eps",),  # an option: the body clamps with it

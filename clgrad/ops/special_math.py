@@ -22,6 +22,7 @@ from ..backend.base import MapKernel
 from ..tensor import Tensor
 from .core import SCALAR_TYPE_NAMES, broadcast_shapes, check_out, launch, with_out, write_out
 from .elementwise import _np_erf, where
+from .movement import broadcast_tensors
 from .results import return_type
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -273,8 +274,26 @@ def xlog1py(input, other) -> Tensor:
     x, y = input, other
     if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
         x = x.to(D.get_default_dtype())
-    prod = x * y.log1p()
-    return where((x == 0) & ~y.isnan(), 0.0, prod).to(prod.dtype)
+    dt = D.result_type(x, y)  # (a 0-d operand does not promote, as in PyTorch)
+    x, y = broadcast_tensors(x.to(dt), y.to(dt))
+    return _Xlog1py.apply(x, y)
+
+
+class _Xlog1py(Function):
+    """xlog1py of two tensors of one shape and dtype; PyTorch's gradients: log1p(other) for
+    ``input`` (0 where ``input`` is 0 and ``other`` <= -1, where log1p is -inf or NaN), and
+    ``input / (other + 1)`` for ``other``."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return where((x == 0) & ~y.isnan(), 0.0, x * y.log1p())
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        gx = where((x == 0) & (y <= -1), 0.0, xlog1py(grad, y))
+        return gx, grad * x / (y + 1)
 
 
 def _integral(name, *xs):

@@ -1,0 +1,92 @@
+"""Families a sixth differential round found (realistic programs and PyTorch's own tests run
+against clgrad): gradients at the edges of their domains, vector right-hand sides, factory
+functions under another default device; each checked against torch on every device."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from test_fuzz_families import both
+
+import clgrad
+
+
+def _grads(lib, dev, fn, *values, dtype="float32"):
+    xs = [lib.tensor(v, dtype=getattr(lib, dtype), device=dev).requires_grad_() for v in values]
+    out = fn(lib, *xs)
+    out.sum().backward()
+    return [out, *[x.grad for x in xs]]
+
+
+def test_atan2_gradient_at_the_origin(device):
+    """0 (signed as torch's) where input^2 + other^2 is 0, underflow included; not NaN."""
+
+    def case(lib, dev):
+        x, y = [0.0, 0.0, 1e-30, 0.0, 1.0, -3.0], [0.0, -0.0, 0.0, 1e-30, 2.0, 0.5]
+        return _grads(lib, dev, lambda L, a, b: L.atan2(a, b), x, y)
+
+    both(device, case)
+
+
+def test_xlog1py_gradients(device):
+    """The input's gradient is log1p(other), 0 only where input is 0 and other <= -1."""
+
+    def case(lib, dev):
+        x, y = [0.0, 0.0, 2.0, 0.0, -1.5], [-1.0, 2.0, 3.0, -2.0, 0.5]
+        out = _grads(lib, dev, lambda L, a, b: L.special.xlog1py(a, b), x, y)
+        row = lib.tensor([[0.0], [1.0]], device=dev, requires_grad=True)  # broadcast
+        lib.special.xlog1py(row, lib.tensor([1.0, 2.0], device=dev)).sum().backward()
+        scalar = lib.special.xlog1py(2, lib.tensor([1, 2], device=dev))
+        return [*out, row.grad, scalar, lib.special.xlog1py(lib.tensor([1, 2], device=dev), 3)]
+
+    both(device, case)
+
+
+def test_logit_gradient_outside_the_unit_interval(device):
+    """NaN outside [0, 1] without eps; 0 outside [eps, 1 - eps] with it."""
+
+    def case(lib, dev):
+        x = [-0.1, 1.1, 0.5, 0.25]
+        plain = _grads(lib, dev, lambda L, a: L.special.logit(a), x)
+        clamped = _grads(lib, dev, lambda L, a: L.logit(a, eps=0.2), x)
+        return plain + clamped
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("shapes", [((5, 3), (5,)), ((2, 5, 3), (2, 5)), ((2, 5, 3), (5,))])
+@pytest.mark.parametrize("driver", [None, "gelsd", "gels"])
+def test_lstsq_takes_vector_right_hand_sides(device, shapes, driver):
+    """``other`` one dim shorter than ``input`` is a (batch of) vector(s): the solution drops
+    the column, the residuals keep it, as torch's; two dims shorter raises."""
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+    rng = np.random.default_rng(0)
+    a, b = rng.random(shapes[0]), rng.random(shapes[1])
+
+    def case(lib, dev):
+        out = lib.linalg.lstsq(lib.tensor(a, device=dev), lib.tensor(b, device=dev), driver=driver)
+        return [out.solution, out.residuals, out.rank, out.singular_values]
+
+    both(device, case)
+
+
+def test_factories_of_host_values_under_an_opencl_default_device():
+    """``fft.rfftfreq`` with ``CLGRAD_DEVICE=cl:0`` and no ``device=``: its values are made on
+    the host, not read back from the default device (TypeError)."""
+    if not any(d.is_cl for d in clgrad.devices()):
+        pytest.skip("no OpenCL device")
+    code = (
+        "import clgrad\n"
+        "f = clgrad.fft.rfftfreq(8)\n"
+        "assert str(f.device) == 'cl:0', f.device\n"
+        "print(f.cpu().tolist(), clgrad.fft.fftfreq(5).cpu().tolist())\n"
+    )
+    env = dict(os.environ, CLGRAD_DEVICE="cl:0")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    want = [torch.fft.rfftfreq(8).tolist(), torch.fft.fftfreq(5).tolist()]
+    assert done.stdout.strip() == " ".join(str(w) for w in want)
