@@ -90,3 +90,29 @@ def test_factories_of_host_values_under_an_opencl_default_device():
     assert done.returncode == 0, done.stderr
     want = [torch.fft.rfftfreq(8).tolist(), torch.fft.fftfreq(5).tolist()]
     assert done.stdout.strip() == " ".join(str(w) for w in want)
+
+
+def test_complex_powers_of_zero_and_negative_integers(device):
+    """A complex base takes negative integer powers; a zero base gives torch's (C99 cpow's)
+    0, inf + NaN j or NaN by the exponent's real part; ``** 0`` is one."""
+
+    def case(lib, dev):
+        c = lib.complex64
+        y = lib.tensor([0, 1j, -1 + 1j, 2 + 0j, 0.5, -0.5, 1.5 + 1j, -2, 3], dtype=c, device=dev)
+        zero = lib.zeros(9, dtype=c, device=dev)
+        pair = lib.tensor([0j, 1 + 1j], device=dev)
+        return [
+            lib.view_as_real(r)
+            for r in (
+                zero**y,
+                0 ** y[6:],
+                pair**2.5,
+                pair**-1,
+                pair**-3,
+                pair**0,
+                lib.tensor([True, False], device=dev) ** lib.tensor(1.5 + 1j, device=dev),
+                lib.tensor([0j, 2j], device=dev) ** lib.tensor([2.0, -1.0], device=dev),
+            )
+        ]
+
+    both(device, case)

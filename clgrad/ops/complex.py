@@ -360,12 +360,15 @@ def _pow(x, y, cdt):
     if isinstance(y, (int, float)) and not isinstance(y, bool) and isinstance(x, Tensor):
         if y == 2:
             return _cmul(parts(x), parts(x))
+        if y == 0:  # ones, whatever the base (NaN and 0 too), as PyTorch's shortcut
+            a = parts(x)[0]
+            return a.new_ones(a.shape), None
         if y == 1:
             return parts(x)
         if y == 0.5:
             return _csqrt(x)
-        if y == -1:
-            return _cdiv((1.0, None), parts(x))
+        if y == -1:  # (1 / 0 is NaN there; torch's inf + NaN j)
+            return _zero_base(x, y, *_cdiv((1.0, None), parts(x)))
     z = x if isinstance(x, Tensor) and x.dtype.category == 3 else None
     if z is None:
         if isinstance(x, Tensor):
@@ -376,7 +379,21 @@ def _pow(x, y, cdt):
             dev = y.device
             z = full((), _pycomplex(x), dtype=cdt, device=dev)
     log = _clog(parts(z), z)
-    return _cexp(_cmul(log, parts(y)))
+    return _zero_base(z, y, *_cexp(_cmul(log, parts(y))))
+
+
+def _zero_base(z, y, re, im):
+    """(re, im) of z ** y where z is 0 as PyTorch's (C99's cpow), where exp(y log 0) is NaN:
+    0 where y's real part is positive, inf + NaN j where it is negative, NaN where it is 0."""
+    a, b = parts(z)
+    zero = (a == 0) & (b == 0)
+    yr = parts(y)[0]
+    yr = yr if isinstance(yr, Tensor) else a.new_full((), yr)
+    positive, negative = zero & (yr > 0), zero & (yr < 0)
+    other = zero & ~positive & ~negative
+    re = re.masked_fill(positive, 0.0).masked_fill(negative, math.inf).masked_fill(other, math.nan)
+    im = im.masked_fill(positive, -0.0).masked_fill(negative | other, math.nan)
+    return re, im
 
 
 # the declared elementwise ops computed for complex operands (others are refused)

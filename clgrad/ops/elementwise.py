@@ -420,7 +420,7 @@ def pow(apply, input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
         return input.clone() if exponent else input.new_ones(input.shape)
     if (
         is_tensor(input)
-        and not input.dtype.is_floating_point
+        and input.dtype.category < 2  # (integral: a complex base takes any power)
         and isinstance(exponent, (int, np.integer))
         and exponent < 0
     ):
