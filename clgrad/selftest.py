@@ -687,7 +687,7 @@ def device_info(dev: Device) -> dict:
         "platform": dev.platform if isinstance(dev.platform, str) else str(dev.platform),
         "type": dev.type.value,
         "float64": bool(dev.supports_float64),
-        "clgrad": getattr(clgrad, "__version__", "unknown"),
+        "clgrad": clgrad.version.clgrad_version,
         "numpy": np.__version__,
         "python": platform.python_version(),
         "os": platform.platform(),

@@ -116,3 +116,30 @@ def test_complex_powers_of_zero_and_negative_integers(device):
         ]
 
     both(device, case)
+
+
+def test_version_gates_take_the_modern_paths():
+    """``torch.__version__ >= "2.0"`` (and packaging's parse) as programs gate features:
+    clgrad names the PyTorch API it implements, its own release as the local label."""
+    from packaging import version
+
+    v = clgrad.__version__
+    assert v >= "2.0" and v >= (2, 1) and version.parse(v) >= version.parse("2.0")
+    assert v.split("+")[0] == torch.__version__.split("+")[0] == clgrad.version.TORCH_API
+    assert v.endswith("+clgrad." + clgrad.version.clgrad_version)
+
+
+def test_advanced_indices_that_do_not_broadcast_raise_index_error(device):
+    def case(lib, dev):
+        x = lib.arange(24, device=dev).reshape(2, 3, 4)
+        return x[[0, 1], [0, 1, 2]]
+
+    def put(lib, dev):
+        x = lib.arange(24, device=dev).reshape(2, 3, 4)
+        index = (lib.tensor([0, 1], device=dev), lib.tensor([[0, 1, 2]], device=dev))
+        return x.index_put_(index, lib.tensor(1, device=dev))
+
+    both(device, case)
+    both(device, put)
+    with pytest.raises(IndexError, match="shape mismatch"):
+        clgrad.arange(24, device=device).reshape(2, 3, 4)[:, [0, 1], [[0, 1, 2]]]

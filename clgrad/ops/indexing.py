@@ -298,7 +298,14 @@ def _index_geometry(v, advanced):
     result's shape) of v[advanced]: the indices' dims in place where they are adjacent, else
     first (NumPy's and PyTorch's rule)."""
     dims = [d for d, _ in advanced]
-    bshape = broadcast_shapes(*(i._shape for _, i in advanced))
+    shapes = [i._shape for _, i in advanced]
+    try:
+        bshape = broadcast_shapes(*shapes)
+    except RuntimeError:
+        listed = ", ".join(str(list(s)) for s in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
+        ) from None
     rest = [d for d in range(v.ndim) if d not in dims]
     adjacent = dims == list(range(dims[0], dims[-1] + 1))
     first = dims[0] if adjacent else 0
