@@ -143,3 +143,23 @@ def test_advanced_indices_that_do_not_broadcast_raise_index_error(device):
     both(device, put)
     with pytest.raises(IndexError, match="shape mismatch"):
         clgrad.arange(24, device=device).reshape(2, 3, 4)[:, [0, 1], [[0, 1, 2]]]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(1, 4), (5, 4), (2, 3, 4)])
+def test_half_linear_rounds_once(device, dtype, shape):
+    """A 16-bit Linear layer adds its bias to the float32 sums and rounds once, as torch's
+    addmm (3-d input flattened into it too): bit for bit, gradients included."""
+    rng = np.random.default_rng(1)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in (shape, (3, 4), (3,)))
+
+    def case(lib, dev):
+        d = getattr(lib, dtype)
+        xt, wt, bt = (lib.tensor(v, device=dev).to(d).requires_grad_() for v in (x, w, b))
+        y = lib.nn.functional.linear(xt, wt, bt)
+        y.float().square().sum().backward()
+        return [t.float() for t in (y, xt.grad, wt.grad, bt.grad)]
+
+    both(device, case)
+    got, want = case(clgrad, device)[0], case(torch, "cpu")[0]
+    np.testing.assert_array_equal(got.detach().cpu().numpy(), want.detach().numpy())

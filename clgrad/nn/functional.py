@@ -589,8 +589,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.ndim > 2:
         lead = tuple(input.shape[:-1])
         rows = math.prod(lead)  # (not -1: ambiguous where in_features is 0)
-        out = input.reshape(rows, input.shape[-1]) @ weight.t()
-        out = out.reshape(lead + (weight.shape[0],))
+        flat = input.reshape(rows, input.shape[-1])
+        if weight.ndim == 2 and bias is not None:  # one addmm, as PyTorch's for 3-d input
+            return _L.addmm(bias, flat, weight.t()).reshape(lead + (weight.shape[0],))
+        out = (flat @ weight.t()).reshape(lead + (weight.shape[0],))
     elif input.ndim == 2 and weight.ndim == 2 and bias is not None:
         return _L.addmm(bias, input, weight.t())  # one node, as PyTorch's (AddmmBackward0)
     else:

@@ -105,7 +105,15 @@ class Addmm(Function):
 
 
 def _addmm2(bias, a, b):
-    out = _mm2(a, b) if a.dtype in _FAST_DTYPES else matmul(a, b)  # (float64's, half's checks)
+    if a.dtype in _ROUNDED_ONCE:
+        # the bias joins the float32 sums and the result is rounded once, as PyTorch's (a
+        # rounded product plus the bias, rounded again, was 1-3 bfloat16 ulps off a layer)
+        a.device.require(a.dtype)
+        out = _mm2(a, b, D.float32)
+        if out.numel():
+            add.op.run(out, bias, out=out)
+        return out.to(a.dtype)
+    out = _mm2(a, b) if a.dtype in _FAST_DTYPES else matmul(a, b)  # (float64's checks)
     if out.numel():
         add.op.run(out, bias, out=out)
     return out
@@ -124,6 +132,8 @@ _ACC = {dt: D.accumulation(dt) for dt in D.ALL if dt.is_floating_point}
 _ACC.update({dt: D.int64 for dt in D.ALL if not dt.is_floating_point})
 
 
+# the dtypes whose biased products are summed and rounded in float32 (``_addmm2``)
+_ROUNDED_ONCE = frozenset((D.float16, D.bfloat16))
 # what every device runs (float64 and the 16-bit floats go through ``matmul``'s checks)
 _FAST_DTYPES = frozenset(
     dt for dt in D.ALL if dt not in (D.bool_, D.float64, D.float16, D.bfloat16)
@@ -136,11 +146,11 @@ def _record3(t):
     return new_view((s.data, t._offset, (1, *t._shape), (0, *t._stride), t.dtype, s.nbytes))
 
 
-def _mm2(a, b):
-    """The product of two matrices: the records made directly, without 3-D views (the path of
-    every Linear layer, forward and backward)."""
+def _mm2(a, b, dtype=None):
+    """The product of two matrices (in ``dtype``, by default theirs): the records made
+    directly, without 3-D views (the path of every Linear layer, forward and backward)."""
     m, n = a._shape[0], b._shape[1]
-    out = Tensor._empty((m, n), a.dtype, a.device)
+    out = Tensor._empty((m, n), dtype or a.dtype, a.device)
     if m and n:
         backend = a.device.backend
         max_k = backend.matmul_max_k()
