@@ -163,3 +163,22 @@ def test_half_linear_rounds_once(device, dtype, shape):
     both(device, case)
     got, want = case(clgrad, device)[0], case(torch, "cpu")[0]
     np.testing.assert_array_equal(got.detach().cpu().numpy(), want.detach().numpy())
+
+
+def test_einsum_sublist_form(device):
+    """``einsum(op1, sublist1, op2, sublist2, [out])``, ints for subscripts and ``...``."""
+
+    def case(lib, dev):
+        a = lib.arange(6.0, device=dev).reshape(2, 3)
+        b = lib.arange(12.0, device=dev).reshape(3, 4)
+        c = lib.arange(30.0, device=dev).reshape(5, 2, 3)
+        return [
+            lib.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+            lib.einsum(a, [0, 1], b, [1, 2]),
+            lib.einsum(c, [..., 0, 1], b, [1, 2], [..., 0, 2]),
+            lib.einsum(lib.eye(3, device=dev), [27, 27]),
+        ]
+
+    both(device, case)
+    with pytest.raises(ValueError):
+        clgrad.einsum(clgrad.ones(3, device=device), [52])

@@ -705,6 +705,33 @@ def _contract(a, la, b, lb, keep, sizes):
 
 
 @autocast_op
+def _einsum_sublists(args) -> tuple[str, tuple]:
+    """(equation, operands) of einsum's sublist form: operands each followed by its list of
+    subscripts (ints in [0, 52) for a-z and A-Z, ``...`` for broadcast dims), then optionally
+    the output's list."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sublist):
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < len(letters):
+                out.append(letters[s])
+            else:
+                raise ValueError(
+                    "einsum(): subscript in subscript list is not within the valid range [0, 52)"
+                )
+        return "".join(out)
+
+    with_output = len(args) % 2 == 1  # (an output sublist last)
+    operands = args[0:-1:2] if with_output else args[0::2]
+    equation = ",".join(term(sub) for sub in args[1::2])
+    if with_output:
+        equation += "->" + term(args[-1])
+    return equation, tuple(operands)
+
+
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sums of products of the operands' elements named by Einstein notation, like
     ``torch.einsum``: ``...`` for broadcast dims, a label repeated in one operand for its
@@ -714,7 +741,11 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     >>> a, b = clgrad.ones(2, 3), clgrad.ones(3, 4)
     >>> clgrad.einsum("ij,jk->ik", a, b).shape, clgrad.einsum("ii", clgrad.eye(3))
     (clgrad.Size([2, 4]), tensor(3.))
+    >>> clgrad.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape  # the sublist form
+    clgrad.Size([2, 4])
     """
+    if isinstance(equation, Tensor):  # einsum(op1, sublist1, op2, sublist2, ..., [out])
+        equation, operands = _einsum_sublists((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for x in operands:
