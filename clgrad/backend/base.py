@@ -440,6 +440,18 @@ class Backend:
         the sum of the weights of those that count (one group: the totals)."""
         raise NotImplementedError
 
+    def computes_distances(self, outputs: int, length: int) -> bool:
+        """Whether ``distances`` serves ``outputs`` distances over ``length`` coordinates (by
+        default it does not: the caller reduces the broadcast differences)."""
+        return False
+
+    def distances(self, out: View, x1: View, x2: View, p: float) -> None:
+        """cdist's p-norm distances: contiguous ``out`` (B, P, R) of x1 (B, P, M) and x2
+        (B, R, M), strided views of out's dtype; p = 0 counts the coordinates that differ,
+        p = inf takes the largest difference (NaN propagates), p = 2 the root of the summed
+        squares, any other p the sum of |d|^p to the power 1/p."""
+        raise NotImplementedError
+
     def nll_grad(self, out: View, g: View, target: View, weight, ignore_index: int, acc) -> None:
         """nll_loss's gradient: ``out`` (outer, C, inner), contiguous, = -weight[t] * g[e] at
         element e's target class t where e counts (as in ``nll``), 0 elsewhere; ``g`` holds a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from functools import cached_property
 
@@ -124,6 +125,31 @@ class HostBackend(Backend):
 
     def scans_extreme(self, lines, length):
         return True
+
+    def computes_distances(self, outputs, length):
+        # (NumPy makes the differences of a block of rows at a time)
+        return True
+
+    def distances(self, out, x1, x2, p):
+        a = read(x1, _compute_np(out.dtype))
+        b = read(x2, _compute_np(out.dtype))
+        result = np.empty(out.shape, a.dtype)
+        rows = max(1, (1 << 22) // max(1, b.shape[1] * b.shape[2]))  # ~4M differences a block
+        with np.errstate(all="ignore"):  # NaN and inf propagate silently, as in PyTorch
+            for i in range(0, a.shape[1], rows):
+                diff = np.abs(a[:, i : i + rows, None, :] - b[:, None, :, :])
+                if p == 0:  # (a NaN makes it NaN, as PyTorch's min(ceil(|d|), 1))
+                    part = np.minimum(np.ceil(diff), 1).sum(-1)
+                elif p == 2:
+                    part = np.sqrt((diff * diff).sum(-1))
+                elif p == math.inf:  # (a NaN passed over, as PyTorch's)
+                    part = np.fmax.reduce(diff, axis=-1, initial=0)
+                elif p == 1:
+                    part = diff.sum(-1)
+                else:
+                    part = (diff**p).sum(-1) ** (1 / p)
+                result[:, i : i + rows] = part
+        write(out, result)
 
     def cum_extreme(self, values, indices, x, dim, largest):
         a = read(x)

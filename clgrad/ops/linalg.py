@@ -936,15 +936,32 @@ class EuclideanDist(Function):
         return sum_to(g1, x1.shape), sum_to(g2, x2.shape)
 
 
+def _cdist_values(x1, x2, p):
+    """cdist's distances: the backend's one pass where it serves them (``Backend.distances``:
+    no (..., P, R, M) array of differences), else the broadcast differences reduced."""
+    batch = broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
+    (P, M), R, B = x1._shape[-2:], x2._shape[-2], math.prod(batch)
+    n = B * P * R
+    backend = x1.device.backend
+    if x1.dtype is not x2.dtype or not backend.computes_distances(n, M):
+        return _distances(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
+    a = x1.expand(batch + (P, M)).reshape(B, P, M)
+    b = x2.expand(batch + (R, M)).reshape(B, R, M)
+    out = Tensor._empty((B, P, R), x1.dtype, x1.device)
+    if n:
+        backend.distances(out._record(), a._record(), b._record(), p)
+    return out.reshape(batch + (P, R))
+
+
 def _distances(diff, p):
     """The ``p``-norm over the last dim of the differences ``diff``."""
-    if p == 0:
-        return (diff != 0).sum(-1).to(diff.dtype)
+    if p == 0:  # how many differ; a NaN makes it NaN, as PyTorch's min(ceil(|d|), 1)
+        return diff.abs().ceil().clamp_max(1).sum(-1)
     if p == 2:  # PyTorch's two-norm: the root of the summed squares
         return (diff * diff).sum(-1).sqrt()
     a = diff.abs()
-    if p == float("inf"):
-        return a.amax(-1)
+    if p == float("inf"):  # a NaN passed over, as PyTorch's max(agg, d)
+        return a.nan_to_num(nan=0.0).amax(-1)
     if p == 1:
         return a.sum(-1)
     return (a**p).sum(-1) ** (1.0 / p)
@@ -959,7 +976,7 @@ class Cdist(Function):
 
     @staticmethod
     def forward(ctx, x1, x2, p):
-        out = _distances(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
+        out = _cdist_values(x1, x2, p)
         # the result too, as PyTorch's (writing into it before backward fails there)
         ctx.save_for_backward(x1, x2, out)
         ctx.p = p

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyopencl as cl
 
@@ -21,6 +23,9 @@ from .launch import (
     contiguous_strides,
     dims_args,
     dims_types,
+    extent,
+    group_kernel,
+    index_type,
     merge_dims,
 )
 from .template_helpers import FLOAT16_STORAGE
@@ -510,6 +515,28 @@ class OpenCLBackend(Backend):
         from . import sort as sort_family  # the family loads on first use
 
         sort_family.sort(self.rt, values, indices, x, descending)
+
+    def computes_distances(self, outputs, length):
+        # a work-item walks a pair's coordinates: within llvmpipe's loop limit (its launches
+        # are grid-stride: each item walks that many pairs at most)
+        limit = self.rt.loop_limit
+        per_item = -(-outputs // self.rt.max_work_items)
+        return limit is None or per_item * (length + 2) + 1 < limit
+
+    def distances(self, out, x1, x2, p):
+        n = out.numel()
+        if n == 0:
+            return
+        rt = self.rt
+        norm = {0.0: "zero", 1.0: "one", 2.0: "two", math.inf: "inf"}.get(float(p), "p")
+        itype = index_type(extent(x1), extent(x2), extent(out), n + rt.max_work_items)
+        I = INDEX_NP[itype]
+        k = group_kernel(rt, "distance.cl.mako", "cg_cdist", out, out.dtype, itype, norm=norm)
+        ct = np.float64 if out.dtype.compute_ctype == "double" else np.float32
+        args = [out.buffer, I(out.offset), x1.buffer, I(x1.offset), *map(I, x1.strides)]
+        args += [x2.buffer, I(x2.offset), *map(I, x2.strides)]
+        args += [I(x1.shape[1]), I(x2.shape[1]), I(x1.shape[2]), ct(p), I(n)]
+        rt.launch1d(k, n, args)
 
     def selects_topk(self, rows, n, k):
         from . import sort as sort_family
