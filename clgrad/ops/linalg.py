@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
 from ..tensor import Tensor, new_view, wrap_dim
@@ -17,8 +19,8 @@ from .core import (
     same_device,
     sum_to,
 )
-from .creation import triu_indices
 from .elementwise import add, where
+from .indexing import select_positions
 from .movement import cat, view_strides
 
 
@@ -1069,11 +1071,12 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     n = input.shape[0]
     if n < 2:
         return input.reshape(-1)[:0]  # no pairs: empty, still in input's graph
-    i, j = triu_indices(n, n, 1, device=input.device)
+    rows, cols = np.triu_indices(n, 1)
     # PyTorch's direct differences (never the matrix product: an equal pair is exactly 0), of
-    # every pair at once, broadcast, and the upper triangle's taken: gathering the two rows
-    # of each pair first moved more than all N * N differences do
-    return Cdist.apply(input, input, float(p))[i, j]
+    # every pair at once, and the upper triangle's taken at positions computed here (no range
+    # check, which would wait for the device): gathering the two rows of each pair first
+    # moved more than all N * N distances do
+    return select_positions(Cdist.apply(input, input, float(p)).reshape(-1), 0, rows * n + cols)
 
 
 @autocast_op
