@@ -182,3 +182,35 @@ def test_einsum_sublist_form(device):
     both(device, case)
     with pytest.raises(ValueError):
         clgrad.einsum(clgrad.ones(3, device=device), [52])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "bfloat16", "uint8"])
+def test_gather_in_one_pass(device, dtype):
+    """gather reads each value at its index in one pass (``Backend.gather_dim``): every dim,
+    an index smaller than the input in the other dims, strided and expanded indices and
+    inputs, as torch's; its gradient too."""
+    if not clgrad.device(device).supports(getattr(clgrad, dtype)):
+        pytest.skip(f"{device} has no {dtype}")
+    rng = np.random.default_rng(4)
+    data, data2 = rng.standard_normal((4, 6, 8)) * 4, rng.standard_normal((5, 7))
+
+    def case(lib, dev):
+        x = lib.tensor(data.astype(np.float32), device=dev).to(getattr(lib, dtype))
+        outs = []
+        for d, shape in ((0, (3, 5, 2)), (1, (4, 6, 8)), (2, (2, 6, 3))):
+            idx = lib.tensor(np.random.default_rng(d).integers(0, x.shape[d], shape), device=dev)
+            outs.append(lib.gather(x, d, idx))
+        idx = lib.tensor([[0, 3, 1]], device=dev).expand(5, 3)  # stride 0
+        outs.append(lib.gather(x[:, 1, :].t(), 1, idx))
+        outs.append(lib.gather(x[::2, ::3, 1], 0, lib.tensor([[1], [0]], device=dev)))
+        return [o.float() if o.dtype == lib.bfloat16 else o for o in outs]
+
+    both(device, case)
+
+    def grad(lib, dev):
+        x = lib.tensor(data2.astype(np.float32), device=dev).requires_grad_()
+        idx = lib.tensor([[0, 0, 6], [1, 2, 1]], device=dev)
+        lib.gather(x, 1, idx).square().sum().backward()
+        return [x.grad]
+
+    both(device, grad)

@@ -269,6 +269,12 @@ class Backend:
         [0, R) (checked by the caller)."""
         raise NotImplementedError
 
+    def gather_dim(self, out: View, src: View, index: View, dim: int) -> None:
+        """``torch.gather``: ``out`` (contiguous, index's shape) = src at each coordinate of
+        index's shape with its coordinate along ``dim`` replaced by ``index``'s value there
+        (int64, in [0, src.shape[dim]): checked by the caller); src and index strided."""
+        raise NotImplementedError
+
     def add_rows(self, out: View, index: View, src: View) -> None:
         """``out[o, index[j], i] += src[o, j, i]``, a repeated index's rows all added:
         ``out`` (O, R, I) through its strides, ``src`` contiguous (O, J, I)."""

@@ -177,6 +177,14 @@ class HostBackend(Backend):
     def gather_rows(self, out, src, index):
         np.copyto(array(out), np.take(array(src), array(index), axis=1), casting="unsafe")
 
+    def gather_dim(self, out, src, index, dim):
+        idx = array(index)
+        # src's other dims cut to index's sizes, as gather reads them
+        a = array(src)[
+            tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(idx.shape))
+        ]
+        np.copyto(array(out), np.take_along_axis(a, idx, axis=dim), casting="unsafe")
+
     def add_rows(self, out, index, src):
         o, idx, values = array(out), array(index), array(src)
         if out.dtype is bfloat16:  # through flat positions, each add rounded in order

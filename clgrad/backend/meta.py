@@ -56,6 +56,7 @@ for _name in (
     "take",
     "put",
     "gather_rows",
+    "gather_dim",
     "add_rows",
     "sort",
     "random",

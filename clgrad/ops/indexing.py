@@ -687,7 +687,10 @@ class Gather(Function):
     def forward(ctx, x, dim, index):
         ctx.save_for_backward(index)
         ctx.shape, ctx.dim = x.shape, dim
-        return take(x, _dim_offsets(x, dim, index))
+        out = Tensor._empty(index._shape, x.dtype, x.device)
+        if out.numel():  # (one pass: no int64 offset per element built first)
+            x.device.backend.gather_dim(out._record(), x._record(), index._record(), dim)
+        return out
 
     @staticmethod
     def backward(ctx, g):

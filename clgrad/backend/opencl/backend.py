@@ -415,6 +415,25 @@ class OpenCLBackend(Backend):
             ],
         )
 
+    def gather_dim(self, out, src, index, dim):
+        nd = len(out.shape)
+        rt = self.rt
+        k = rt.cached(
+            ("gather_dim", src.dtype, nd, dim),
+            "gather.cl.mako",
+            "cg_gather_dim",
+            ct=src.dtype.ctype,
+            nd=nd,
+            d=dim,
+            fp64=False,  # (moved as raw bits: no double arithmetic)
+        )
+        args = [out.buffer, np.int64(out.offset), src.buffer, np.int64(src.offset)]
+        args += [np.int64(src.nbytes // src.dtype.itemsize), index.buffer, np.int64(index.offset)]
+        for size, ss, is_ in zip(out.shape, src.strides, index.strides):
+            args += [np.int64(size), np.int64(ss), np.int64(is_)]
+        n = out.numel()
+        rt.launch1d(k, n, [*args, np.int64(n)])
+
     def add_rows(self, out, index, src):
         """out[o, index[j], i] += src[o, j, i]: ``out`` (O, R, I) and ``src`` (O, J, I) through
         their strides, ``index`` a contiguous int64 vector of J rows in [0, R).
