@@ -323,14 +323,16 @@ class iinfo:
     """
 
     def __init__(self, type):
-        if type.is_floating_point:
+        if type is bool_:  # (PyTorch's message names it as torch's)
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != 1:
             raise TypeError(
                 "torch.iinfo() requires an integer input type. Use torch.finfo to "
                 "handle 'torch.iinfo'"
             )
-        info = np.iinfo(np.uint8 if type is bool_ else type.np)
+        info = np.iinfo(type.np)
         self.dtype, self.bits = type.name, info.bits
-        self.max, self.min = (1, 0) if type is bool_ else (int(info.max), int(info.min))
+        self.max, self.min = int(info.max), int(info.min)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # as finfo's

@@ -214,3 +214,13 @@ def test_gather_in_one_pass(device, dtype):
         return [x.grad]
 
     both(device, grad)
+
+
+def test_iinfo_refuses_bool_and_non_integers():
+    for dt in ("bool", "float32", "complex64"):
+        for lib in (torch, clgrad):
+            with pytest.raises(TypeError):
+                lib.iinfo(getattr(lib, dt))
+    for dt in ("uint8", "int8", "int16", "int32", "int64"):
+        want, got = torch.iinfo(getattr(torch, dt)), clgrad.iinfo(getattr(clgrad, dt))
+        assert (got.min, got.max, got.bits) == (want.min, want.max, want.bits)
