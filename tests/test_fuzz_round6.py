@@ -224,3 +224,13 @@ def test_iinfo_refuses_bool_and_non_integers():
     for dt in ("uint8", "int8", "int16", "int32", "int64"):
         want, got = torch.iinfo(getattr(torch, dt)), clgrad.iinfo(getattr(clgrad, dt))
         assert (got.min, got.max, got.bits) == (want.min, want.max, want.bits)
+
+
+def test_complex_exp2_and_logical_not(device):
+    def case(lib, dev):
+        z = lib.tensor([1 + 2j, 0j, -1.5 + 0.5j], device=dev, requires_grad=True)
+        out = lib.exp2(z)
+        out.abs().sum().backward()
+        return [lib.view_as_real(out), lib.logical_not(z.detach()), lib.view_as_real(z.grad)]
+
+    both(device, case)

@@ -317,6 +317,9 @@ def _unary(name, z):
         return -a, -b
     if name == "exp":
         return _cexp((a, b))
+    if name == "exp2":  # 2^z = exp(z ln 2)
+        k = math.log(2.0)
+        return _cexp((a * k, b * k))
     if name == "log":
         return _clog((a, b), z)
     if name in ("log2", "log10"):
@@ -399,7 +402,8 @@ def _zero_base(z, y, re, im):
 # the declared elementwise ops computed for complex operands (others are refused)
 SUPPORTED = frozenset(
     "add sub mul div pow neg exp log log2 log10 sqrt rsqrt reciprocal sin cos tan sinh cosh "
-    "tanh sigmoid abs angle eq ne isnan isinf isfinite where lerp log1p expm1".split()
+    "tanh sigmoid abs angle eq ne isnan isinf isfinite where lerp log1p expm1 exp2 "
+    "logical_not".split()
 )
 
 
@@ -430,6 +434,9 @@ def _elementwise(op, operands):
         (a, b), (c, d) = parts(operands[0]), parts(operands[1])
         same = (a == c) & ((0.0 if b is None else b) == (0.0 if d is None else d))
         return same if name == "eq" else ~same
+    if name == "logical_not":  # true where both parts are zero
+        a, b = parts(operands[0])
+        return (a == 0) & (b == 0)
     if name in ("isnan", "isinf", "isfinite"):
         a, b = parts(operands[0])
         if name == "isfinite":
