@@ -95,6 +95,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is None and ord is not None and A.ndim not in (1, 2):
+        raise RuntimeError(
+            "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.ndim}D."
+        )
     if (
         isinstance(ord, str)
         or (dim is not None and len(dim) == 2)
@@ -114,8 +119,16 @@ def multi_dot(tensors):
     clgrad.Size([2, 3])
     """
     tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("multi_dot(): expected at least 2 tensors but got 0")
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):  # the ends may be vectors, the middle are matrices
+        where = "first" if i == 0 else "last" if i == len(tensors) - 1 else None
+        if where is not None and t.ndim not in (1, 2):
+            raise RuntimeError(
+                f"multi_dot(): the {where} tensor must be 1D or 2D but got {t.ndim}D"
+            )
+        if where is None and t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
     out = tensors[0]
     for t in tensors[1:]:
         out = _L.matmul(out, t)

@@ -234,3 +234,19 @@ def test_complex_exp2_and_logical_not(device):
         return [lib.view_as_real(out), lib.logical_not(z.detach()), lib.view_as_real(z.grad)]
 
     both(device, case)
+
+
+def test_norm_and_multi_dot_shape_checks(device):
+    cases = [
+        lambda L, d: L.linalg.norm(L.ones(2, 3, 4, device=d), ord=1),
+        lambda L, d: L.linalg.norm(L.ones(2, 3, 4, device=d), ord=1, dim=(0,)),
+        lambda L, d: L.linalg.multi_dot([L.ones(3, 3, device=d)]),
+        lambda L, d: L.linalg.multi_dot([L.ones(2, 3, 3, device=d), L.ones(3, 3, device=d)]),
+        lambda L, d: L.linalg.multi_dot([L.ones(3, 3, device=d), L.ones(3, 3, 3, device=d)]),
+        lambda L, d: L.linalg.multi_dot(
+            [L.ones(3, device=d), L.ones(3, 3, 3, device=d), L.ones(3, device=d)]
+        ),
+        lambda L, d: L.linalg.multi_dot([L.ones(3, device=d), L.ones(3, device=d)]),
+    ]
+    for fn in cases:
+        both(device, lambda lib, dev, fn=fn: [fn(lib, dev)])
