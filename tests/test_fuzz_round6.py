@@ -250,3 +250,8 @@ def test_norm_and_multi_dot_shape_checks(device):
     ]
     for fn in cases:
         both(device, lambda lib, dev, fn=fn: [fn(lib, dev)])
+
+
+def test_bincount_refuses_other_dtypes_as_torch(device):
+    for values in ([True, False], [1.0, 2.0], [[1, 2]], [1, 2]):
+        both(device, lambda lib, dev, v=values: [lib.bincount(lib.tensor(v, device=dev))])

@@ -500,7 +500,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     >>> clgrad.bincount(clgrad.tensor([0, 2, 2, 3]))
     tensor([1, 0, 2, 1])
     """
-    if input.ndim != 1 or input.dtype.is_floating_point or input.dtype is D.bool_:
+    if input.dtype.category != 1:  # (the dtype dispatch comes first, as in ATen)
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
+    if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
