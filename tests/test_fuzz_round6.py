@@ -255,3 +255,47 @@ def test_norm_and_multi_dot_shape_checks(device):
 def test_bincount_refuses_other_dtypes_as_torch(device):
     for values in ([True, False], [1.0, 2.0], [[1, 2]], [1, 2]):
         both(device, lambda lib, dev, v=values: [lib.bincount(lib.tensor(v, device=dev))])
+
+
+def test_nn_edges_as_torch(device):
+    """LPPool with p = +-inf is max pooling of |x| (its gradient too); RReLU's gradient at 0
+    is its slope; adaptive max pooling picks the last NaN of a window."""
+    nan = float("nan")
+
+    def case(lib, dev):
+        F = lib.nn.functional
+        x = lib.tensor([[[[0.5, -3.0], [2.0, 1.0]]]], device=dev, requires_grad=True)
+        pooled = lib.nn.LPPool2d(float("inf"), 2)(x)
+        pooled.sum().backward()
+        low = F.lp_pool1d(lib.tensor([[1.0, -4.0, 2.0, 0.5]], device=dev), float("-inf"), 2)
+        cube = F.lp_pool3d(lib.full((1, 2, 2, 2), -2.0, device=dev), float("inf"), 2)
+        r = lib.tensor([0.0, -1.0, 2.0], device=dev, requires_grad=True)
+        lib.nn.RReLU(0.1, 0.3).eval()(r).sum().backward()
+        w = lib.tensor([[[1.0, nan, 3.0, nan, 0.0]]], device=dev, requires_grad=True)
+        values, index = F.adaptive_max_pool1d(w, 1, return_indices=True)
+        values.sum().backward()
+        square = lib.tensor([[[[1.0, nan], [nan, 2.0]]]], device=dev)
+        return [pooled, x.grad, low, cube, r.grad, values, index, w.grad,
+                F.adaptive_max_pool2d(square, 1, return_indices=True)[1]]  # fmt: skip
+
+    both(device, case)
+
+
+def test_embedding_argument_checks(device):
+    """EmbeddingBag's offsets checked as torch's; an index on another device than the table
+    and a loss's non-tensor target raise torch's classes (not a driver's error)."""
+    bag = clgrad.nn.EmbeddingBag(10, 2).to(device)
+    words = clgrad.tensor([1, 2, 3, 4], device=device)
+    for offsets in ([1, 3], [0, 3, 9], [0, 3, 1]):
+        with pytest.raises(RuntimeError):
+            bag(words, clgrad.tensor(offsets, device=device))
+    assert tuple(bag(words, clgrad.tensor([0, 2, 4], device=device)).shape) == (3, 2)
+    other = "cpu" if device != "cpu" else next((d for d in clgrad.devices() if d.is_cl), None)
+    if other is not None:
+        with pytest.raises(RuntimeError, match="same device"):
+            clgrad.nn.Embedding(10, 4).to(device)(clgrad.tensor([1, 2], device=other))
+    F = clgrad.nn.functional
+    with pytest.raises(TypeError):
+        F.cross_entropy(clgrad.randn(10, device=device), 3)
+    with pytest.raises(TypeError):
+        F.nll_loss(clgrad.randn(3, 4, device=device), 1)

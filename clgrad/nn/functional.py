@@ -1296,7 +1296,13 @@ def avg_pool3d(
 
 
 def _lp_poolnd(nd, input, norm_type, kernel_size, stride, ceil_mode):
-    """PyTorch's formula: (sum of x ** p over the window) ** (1 / p), through avg pooling."""
+    """PyTorch's formula: (sum of x ** p over the window) ** (1 / p), through avg pooling; for
+    p = inf the largest |x| (max pooling), for p = -inf the smallest, as PyTorch's."""
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        if norm_type > 0:
+            return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     k = _ntuple(kernel_size, nd, "kernel_size")
     out = _avg_poolnd(f"lp_pool{nd}d", nd, input**norm_type, k, stride, 0, ceil_mode, True, None)
     return (out.sign() * out.abs().relu() * math.prod(k)) ** (1.0 / norm_type)
@@ -2430,6 +2436,11 @@ def embedding(
         input = _tensor(input, dtype=_D.int64, device=weight.device)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if input.device != weight.device:  # (a 0-d cpu index too: its buffer is the host's)
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{weight.device} and {input.device}!"
+        )
     num = weight.shape[0]
     if padding_idx is not None:
         if not -num <= padding_idx < num:
@@ -2886,7 +2897,8 @@ def rrelu(
         slope = slope * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
-    return _act(lambda x: _E.where(x >= 0, x, x * slope), input, inplace=inplace)
+    # (0 takes the slope, as PyTorch's: its gradient there is the slope, not 1)
+    return _act(lambda x: _E.where(x > 0, x, x * slope), input, inplace=inplace)
 
 
 def rrelu_(
@@ -3399,6 +3411,7 @@ def nll_loss(
     >>> clgrad.nn.functional.nll_loss(logp, clgrad.tensor([0, 2]), reduction="none")
     tensor([0.2413, 0.1096])
     """
+    _tensor_args("nll_loss_nd", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -3471,6 +3484,17 @@ def linear_cross_entropy(
     )
 
 
+def _tensor_args(name: str, **args) -> None:
+    """PyTorch's TypeError for a loss's argument that is not a Tensor (its C++ signature's),
+    named by position; a None passes (an optional argument left out)."""
+    for position, (arg, value) in enumerate(args.items(), 1):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+
+
 @autocast_op
 def cross_entropy(
     input: Tensor,
@@ -3495,6 +3519,7 @@ def cross_entropy(
     >>> F.cross_entropy(logits, clgrad.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
     tensor(0.1755)
     """
+    _tensor_args("cross_entropy_loss", input=input, target=target, weight=weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -4415,6 +4440,23 @@ def grid_sample(
 
 
 # ---- embedding_bag ---------------------------------------------------------------------------
+def _check_bag_offsets(starts, total: int) -> None:
+    """PyTorch's checks of embedding_bag's offsets (read to the host already): the first bag
+    starts at 0, none past the input, and they do not go back."""
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            f"from position 0. However, got {starts[0]}"
+        )
+    if starts.size and starts[-1] > total:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {total} but got offsets[-1] "
+            f"of {starts[-1]}"
+        )
+    if starts.size > 1 and (np.diff(starts) < 0).any():
+        raise RuntimeError("Expected i < index_size to be true, but got false.")
+
+
 def embedding_bag(
     input: Tensor,
     weight: Tensor,
@@ -4475,6 +4517,7 @@ def embedding_bag(
         # the bag boundaries are host ints: they decide the shapes of the result
         starts = offsets.detach().cpu().numpy().astype(np.int64)
         total = input.shape[0]
+        _check_bag_offsets(starts, total)
         if include_last_offset:
             starts = starts[:-1]
         flat = input

@@ -11,8 +11,8 @@ Function of this module), so gradients of gradients work too:
   per geometry): never a loop in Python. convNd is ``Patches`` -> one copy into the
   (C*prod(kernel), N*prod(out)) column matrix -> one matmul; a transposed convolution is the
   matmul first, then ``Fold``; pooling reduces the window dims of the view directly.
-- ``MaxLast``: max over the last dim whose gradient goes to the first maximal element
-  (an elementwise one-hot product: no scatter, no atomics). ``WindowMax``: the same over
+- ``MaxLast``: max over the last dim whose gradient goes to the first maximal element (the
+  last NaN), an elementwise one-hot product (no scatter, no atomics). ``WindowMax``: the same over
   sliding windows, in one kernel that reads them in place (max pooling); where the windows
   tile the input, ``WindowPut`` writes its gradient in one pass (no one-hot, no fold).
 - ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
@@ -310,13 +310,19 @@ def _conv_operands(weight, cols, groups):
 
 # ---- max over the last dim -------------------------------------------------------------------
 class MaxLast(Function):
-    """max over the last dim; the gradient goes to the first maximal element (PyTorch's pick)."""
+    """max over the last dim; the gradient goes to the first maximal element, or to the last
+    NaN where there is one (PyTorch's adaptive max pooling's pick: ``val > max || isnan(val)``
+    replaces)."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
     def forward(ctx, x):
-        idx = x.argmax(-1)
+        idx = x.argmax(-1)  # (the first maximum, or the first NaN)
+        if x.dtype.is_floating_point:
+            nan = x.isnan()
+            last_nan = (x._shape[-1] - 1) - nan.flip(-1).to(D.uint8).argmax(-1)
+            idx = where(nan.any(-1), last_nan, idx)
         ctx.save_for_backward(idx)
         ctx.k = x._shape[-1]
         ctx.mark_non_differentiable(idx)
