@@ -299,3 +299,16 @@ def test_embedding_argument_checks(device):
         F.cross_entropy(clgrad.randn(10, device=device), 3)
     with pytest.raises(TypeError):
         F.nll_loss(clgrad.randn(3, 4, device=device), 1)
+
+
+def test_grid_sample_takes_one_dtype(device):
+    """input and grid of different dtypes: torch's RuntimeError, not a float64 result."""
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+
+    def case(lib, dev):
+        image = lib.ones(1, 1, 2, 2, device=dev)
+        grid = lib.zeros(1, 1, 1, 2, dtype=lib.float64, device=dev)
+        return [lib.nn.functional.grid_sample(image, grid, align_corners=False)]
+
+    both(device, case)

@@ -4353,6 +4353,11 @@ def _check_grid_sample(input, grid, mode):
         )
     if rank == 5 and mode == "bicubic":
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.dtype is not input.dtype:  # (the kernel's dispatch: one scalar type for both)
+        raise RuntimeError(
+            f"expected scalar type {_SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+            f"{_SCALAR_TYPE_NAMES[grid.dtype.name]}"
+        )
 
 
 def grid_sample(
