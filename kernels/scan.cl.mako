@@ -19,8 +19,8 @@
 ##                 the index it came from: a later equal value takes the index, a NaN stays the
 ##                 extreme and a later NaN takes the index (PyTorch's cummax / cummin).
 ##
-## Params: kernel (ignored by "extreme"), extreme, mode, in_ct, ct (accumulator), out_ct, out_bool, nb, vw, unroll,
-## aligned, lvec, ls, has_part, index_t, fp64.
+## Params: kernel (its combination; "extreme" ignores it), extreme, mode, in_ct, ct (the
+## accumulator), out_ct, out_bool, nb, vw, unroll, aligned, lvec, ls, has_part, index_t, fp64.
 <%
 I = index_t
 DIGITS = "0123456789abcdef"

@@ -171,3 +171,14 @@ def test_loop_limit(cl_device, monkeypatch):
     want = torch.cummax(torch.tensor(a), 1)
     np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
     np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+
+
+def test_host_float_scans_run_in_double():
+    """The host device sums and multiplies float32 lines in double, as PyTorch's CPU kernels: a
+    running product that passes float's range and comes back is finite there, as torch's."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal((20, 300)) * 3).astype(np.float32)
+    for op in ("cumprod", "cumsum"):
+        got = getattr(clgrad, op)(clgrad.tensor(a), 1).numpy()
+        want = getattr(torch, op)(torch.tensor(a), 1).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

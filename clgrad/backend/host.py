@@ -119,7 +119,12 @@ class HostBackend(Backend):
         write(out, r)
 
     def scan(self, out, x, dim, acc, kernel):
-        a = read(x, _compute_np(acc))
+        ct = _compute_np(acc)
+        if ct == np.float32 and kernel.name in ("sum", "prod"):
+            # PyTorch's CPU kernels run float sums and products in double (a running product
+            # may pass float's range and come back): so does the host device
+            ct = np.float64
+        a = read(x, ct)
         with np.errstate(all="ignore"):  # overflow and NaN propagate silently, as in PyTorch
             write(out, _SCANS[kernel.name](a, axis=dim))
 

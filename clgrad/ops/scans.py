@@ -100,6 +100,14 @@ def _run_scan(x, dim, kernel):
     return out
 
 
+def _saved_scan(ctx, x, dim, kernel):
+    """``_run_scan``'s result, saved with its input for a backward that reads both."""
+    out = _run_scan(x, dim, kernel)
+    ctx.save_for_backward(x, out)
+    ctx.dim = dim
+    return out
+
+
 def _reversed_cumsum(t, dim):
     return t.flip(dim).cumsum(dim).flip(dim)
 
@@ -111,10 +119,7 @@ class Cumprod(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = _run_scan(x, dim, PROD)
-        ctx.save_for_backward(x, out)
-        ctx.dim = dim
-        return out
+        return _saved_scan(ctx, x, dim, PROD)
 
     @staticmethod
     def backward(ctx, grad):
@@ -155,10 +160,7 @@ class Logcumsumexp(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = _run_scan(x, dim, LOGADDEXP)
-        ctx.save_for_backward(x, out)
-        ctx.dim = dim
-        return out
+        return _saved_scan(ctx, x, dim, LOGADDEXP)
 
     @staticmethod
     def backward(ctx, grad):

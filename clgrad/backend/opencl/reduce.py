@@ -439,6 +439,40 @@ def _lines(out: View, x: View, dim: int):
     return x.shape[dim], x.strides[dim], out.strides[dim], bshape, bx, bo
 
 
+def _scan_program(rt, mode, types, out_bool, nb, itype, kernel=SUM, extreme="", **layout):
+    """The scan template's ``mode`` kernel for (input, accumulator, output) C ``types`` and
+    ``nb`` merged batch dims; ``layout``: vw, unroll, aligned, lvec, ls, has_part (off by
+    default)."""
+    params = dict(vw=0, unroll=0, aligned=False, lvec=0, ls=0, has_part=False) | layout
+    in_ct, ct, out_ct = types
+    key = ("scan", mode, kernel, extreme, types, out_bool, nb, itype, *params.values())
+    return rt.cached(
+        key,
+        "scan.cl.mako",
+        f"cg_scan_{mode}",
+        kernel=kernel,
+        extreme=extreme,
+        mode=mode,
+        in_ct=in_ct,
+        ct=ct,
+        out_ct=out_ct,
+        out_bool=out_bool,
+        nb=nb,
+        index_t=itype,
+        fp64=_fp64(*types),
+        **params,
+    )
+
+
+def _line_args(x, I, bshape, bx, bo) -> list:
+    """A scan kernel's first arguments: x (its slot) and offset, each batch dim's size and
+    strides."""
+    args = [SLOTS[0], I(x.offset)]
+    for size, a, b in zip(bshape, bx, bo):
+        args += [I(size), I(a), I(b)]
+    return args
+
+
 def _plan_cum_extreme(rec, values, indices, x, dim, largest) -> None:
     """Records ``cum_extreme``'s launch in ``rec``: a work-item walks a line."""
     rt = rec.rt
@@ -447,34 +481,13 @@ def _plan_cum_extreme(rec, values, indices, x, dim, largest) -> None:
     B = n // L
     in_ct, out_ct = x.dtype.ctype, values.dtype.ctype
     ct = x.dtype.compute_ctype
-    extreme = "max" if largest else "min"
     itype = _itype(extent(x), max(values.offset, indices.offset) + n, B, B, L)
     I = INDEX_NP[itype]
-    out_bool = values.dtype.name == "bool"
-    kernel = rt.cached(
-        ("scan", "extreme", extreme, in_ct, ct, out_ct, out_bool, len(bshape), itype),
-        "scan.cl.mako",
-        "cg_scan_extreme",
-        kernel=SUM,
-        extreme=extreme,
-        mode="extreme",
-        in_ct=in_ct,
-        ct=ct,
-        out_ct=out_ct,
-        out_bool=out_bool,
-        nb=len(bshape),
-        vw=0,
-        unroll=0,
-        aligned=False,
-        lvec=0,
-        ls=0,
-        has_part=False,
-        index_t=itype,
-        fp64=_fp64(in_ct, ct, out_ct),
-    )
-    args = [SLOTS[0], I(x.offset)]
-    for size, a, b in zip(bshape, bx, bo):
-        args += [I(size), I(a), I(b)]
+    kernel = _scan_program(
+        rt, "extreme", (in_ct, ct, out_ct), values.dtype.name == "bool", len(bshape), itype,
+        extreme="max" if largest else "min",
+    )  # fmt: skip
+    args = _line_args(x, I, bshape, bx, bo)
     args += [I(L), I(sx), I(so), I(L), I(1), SLOTS[1], I(values.offset)]
     args += [SLOTS[2], I(indices.offset), I(B)]
     if _gpu(rt):
@@ -538,34 +551,12 @@ def _plan_scan(rec, out, x, dim, acc, kernel) -> None:
 
     has_part = part is not None
     vwt = vw if mode == "tiles" else 0
-    out_bool = out.dtype.name == "bool"
-    key = ("scan", kernel, mode, in_ct, ct, out_ct, out_bool, len(bshape), vwt, unroll, aligned)
-    key += (lvec, ls, has_part, itype)
-    program = rt.cached(
-        key,
-        "scan.cl.mako",
-        f"cg_scan_{mode}",
-        kernel=kernel,
-        extreme="",
-        mode=mode,
-        in_ct=in_ct,
-        ct=ct,
-        out_ct=out_ct,
-        out_bool=out_bool,
-        nb=len(bshape),
-        vw=vwt,
-        unroll=unroll,
-        aligned=aligned,
-        lvec=lvec,
-        ls=ls,
+    program = _scan_program(
+        rt, mode, (in_ct, ct, out_ct), out.dtype.name == "bool", len(bshape), itype,
+        kernel=kernel, vw=vwt, unroll=unroll, aligned=aligned, lvec=lvec, ls=ls,
         has_part=has_part,
-        index_t=itype,
-        fp64=_fp64(in_ct, ct, out_ct),
-    )
-    args = [SLOTS[0], I(x.offset)]
-    for size, a, b in zip(bshape, bx, bo):
-        args += [I(size), I(a), I(b)]
-    args += [I(L), I(sx), I(so), I(chunk), I(P)]
+    )  # fmt: skip
+    args = _line_args(x, I, bshape, bx, bo) + [I(L), I(sx), I(so), I(chunk), I(P)]
     if has_part:
         ps_b, ps_c = part.strides
         args += [part.buffer, I(ps_b), I(ps_c)]
