@@ -547,7 +547,9 @@ class OpenCLBackend(Backend):
         if n == 0:
             return
         rt = self.rt
-        norm = {0.0: "zero", 1.0: "one", 2.0: "two", math.inf: "inf"}.get(float(p), "p")
+        norm = {0.0: "zero", 1.0: "one", 2.0: "two", 3.0: "three", math.inf: "inf"}.get(
+            float(p), "p"
+        )
         itype = index_type(extent(x1), extent(x2), extent(out), n + rt.max_work_items)
         I = INDEX_NP[itype]
         k = group_kernel(rt, "distance.cl.mako", "cg_cdist", out, out.dtype, itype, norm=norm)
