@@ -63,6 +63,8 @@ class DeviceType(str, enum.Enum):
     def __str__(self):
         return str.__str__(self)
 
+    __repr__ = str.__repr__  # 'cpu', as PyTorch's string prints (``.name`` tells the kinds apart)
+
     def __format__(self, spec):
         return str.__format__(str(self), spec)
 

@@ -494,7 +494,7 @@ def test_device_type_is_a_string(device):
     assert isinstance(kind, str) and kind == name and str(kind) == name and f"{kind}" == name
     assert json.dumps({"device": kind}) == json.dumps({"device": name})
     assert kind.startswith(name[0]) and {name: 1}[kind] == 1
-    assert pickle.loads(pickle.dumps(kind)) is kind
+    assert pickle.loads(pickle.dumps(kind)) is kind and repr(kind) == repr(name)
     assert clgrad.DeviceType.GPU != clgrad.DeviceType.CPU
 
 
