@@ -312,3 +312,39 @@ def test_grid_sample_takes_one_dtype(device):
         return [lib.nn.functional.grid_sample(image, grid, align_corners=False)]
 
     both(device, case)
+
+
+def test_cpu_autocast_casts_what_torch_casts():
+    """The host device's autocast lists are PyTorch's CPU lists: the matrix-vector products
+    keep float32, einsum casts only the products it runs."""
+    names = ["mv", "addmv", "addr", "mm", "multi_dot", "prelu", "einsum_ew", "einsum_mm"]
+    names += ["addbmm", "vec@mat", "mat@vec"]
+
+    def dtypes(lib):
+        F, m, v = lib.nn.functional, lib.ones(3, 3), lib.ones(3)
+        cases = [
+            lambda: lib.mv(m, v),
+            lambda: lib.addmv(v, m, v),
+            lambda: lib.addr(m, v, v),
+            lambda: m @ m,
+            lambda: lib.linalg.multi_dot([m, m]),
+            lambda: F.prelu(m, lib.ones(1)),
+            lambda: lib.einsum("ij,ij->ij", m, m),
+            lambda: lib.einsum("ij,kj->ik", m, m),
+            lambda: lib.addbmm(m, m[None], m[None]),
+            lambda: v @ m,
+            lambda: m @ v,
+        ]
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            return {n: str(f().dtype).split(".")[-1] for n, f in zip(names, cases)}
+
+    assert dtypes(clgrad) == dtypes(torch)
+
+
+def test_einsum_is_on_the_cuda_list(cl_device):
+    """On an OpenCL device (autocast's "cuda" lists, where einsum is one of the ops cast),
+    einsum casts its operands itself, even where it runs no product."""
+    a = clgrad.ones(2, 3, device=cl_device)
+    with clgrad.autocast(device_type=clgrad.device(cl_device).type, dtype=clgrad.bfloat16):
+        outs = [clgrad.einsum("ij,ij->ij", a, a), clgrad.einsum(a, [0, 1], a, [0, 1], [0, 1])]
+    assert [o.dtype for o in outs] == [clgrad.bfloat16] * 2

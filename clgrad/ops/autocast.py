@@ -26,6 +26,7 @@ LOWER = "lower"  # cast to the region's dtype
 FP32 = "fp32"  # cast to float32
 FP32_UNLESS_DTYPE = "fp32 unless dtype"  # float32 where no ``dtype=`` is given
 BANNED = "banned"  # raises: PyTorch's CUDA autocast refuses it
+AS_IS = "as is"  # runs in its inputs' dtypes, and so do the ops it calls (no list has it)
 
 # ops in the lower precision on both device types
 _LOWER = {
@@ -52,7 +53,10 @@ _POLICIES = {
         "binary_cross_entropy": BANNED,
     },
     "cpu": {
-        **dict.fromkeys(_LOWER, LOWER),
+        # PyTorch's CPU list lacks the matrix-vector products and einsum: mv, addmv and addr
+        # keep their dtype (their own kernels), einsum casts only the products it runs
+        **dict.fromkeys(_LOWER - {"mv", "addmv", "addr", "einsum"}, LOWER),
+        **dict.fromkeys(("mv", "addmv", "addr"), AS_IS),
         **dict.fromkeys(_LOSSES, FP32),
         "binary_cross_entropy": FP32,
         "prod": FP32,
@@ -166,9 +170,10 @@ def autocast_op(fn=None, *, name: str | None = None):
             raise RuntimeError(_BANNED_MESSAGE)
         if policy is FP32_UNLESS_DTYPE and kwargs.get("dtype") is not None:
             return fn(*args, **kwargs)
-        target = state.dtype[device_type] if policy is LOWER else D.float32
-        args = [_cast(a, target, device_type) for a in args]
-        kwargs = {k: _cast(v, target, device_type) for k, v in kwargs.items()}
+        if policy is not AS_IS:
+            target = state.dtype[device_type] if policy is LOWER else D.float32
+            args = [_cast(a, target, device_type) for a in args]
+            kwargs = {k: _cast(v, target, device_type) for k, v in kwargs.items()}
         state.inside = True
         try:
             return fn(*args, **kwargs)

@@ -706,7 +706,6 @@ def _contract(a, la, b, lb, keep, sizes):
     return out, batch + own_a + own_b
 
 
-@autocast_op
 def _einsum_sublists(args) -> tuple[str, tuple]:
     """(equation, operands) of einsum's sublist form: operands each followed by its list of
     subscripts (ints in [0, 52) for a-z and A-Z, ``...`` for broadcast dims), then optionally
@@ -734,6 +733,7 @@ def _einsum_sublists(args) -> tuple[str, tuple]:
     return equation, tuple(operands)
 
 
+@autocast_op
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sums of products of the operands' elements named by Einstein notation, like
     ``torch.einsum``: ``...`` for broadcast dims, a label repeated in one operand for its

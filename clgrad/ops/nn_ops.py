@@ -15,7 +15,8 @@ Function of this module), so gradients of gradients work too:
   last NaN), an elementwise one-hot product (no scatter, no atomics). ``WindowMax``: the same over
   sliding windows, in one kernel that reads them in place (max pooling); where the windows
   tile the input, ``WindowPut`` writes its gradient in one pass (no one-hot, no fold).
-- ``EmbeddingFn`` / ``EmbeddingGrad``: row gather through int64 offsets and its scatter-add.
+- ``EmbeddingFn`` / ``EmbeddingGrad``: whole rows gathered and added back (``gather_rows`` /
+  ``add_rows``; complex weights through int64 offsets).
 """
 
 from __future__ import annotations

@@ -201,11 +201,10 @@ class CumExtreme(Function):
 
     @staticmethod
     def forward(ctx, x, dim, largest):
-        n = x._shape[dim]
-        if x.device.backend.scans_extreme(x.numel() // max(n, 1), n):
+        n, backend = x._shape[dim], x.device.backend
+        if backend.scans_extreme(x.numel() // max(n, 1), n):
             values = Tensor._empty(x._shape, x.dtype, x.device)
             indices = Tensor._empty(x._shape, D.int64, x.device)
-            backend = x.device.backend
             backend.cum_extreme(values._record(), indices._record(), x._record(), dim, largest)
             return CumExtreme._saved(ctx, x, dim, values, indices)
         shape = [1] * x.ndim

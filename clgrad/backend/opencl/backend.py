@@ -553,7 +553,7 @@ class OpenCLBackend(Backend):
         itype = index_type(extent(x1), extent(x2), extent(out), n + rt.max_work_items)
         I = INDEX_NP[itype]
         k = group_kernel(rt, "distance.cl.mako", "cg_cdist", out, out.dtype, itype, norm=norm)
-        ct = np.float64 if out.dtype.compute_ctype == "double" else np.float32
+        ct = SCALAR_NP[out.dtype.compute_ctype]
         args = [out.buffer, I(out.offset), x1.buffer, I(x1.offset), *map(I, x1.strides)]
         args += [x2.buffer, I(x2.offset), *map(I, x2.strides)]
         args += [I(x1.shape[1]), I(x2.shape[1]), I(x1.shape[2]), ct(p), I(n)]
