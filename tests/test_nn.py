@@ -279,8 +279,10 @@ def test_state_dict_round_trip_and_errors():
     fresh = Net()
     w = fresh.fc1.weight
     fresh.load_state_dict(a.state_dict(), assign=True)
-    assert fresh.fc1.weight is w and w.requires_grad
-    assert w._storage is a.fc1.weight._storage  # shares the state dict's tensor
+    # a new Parameter over the state dict's tensor, as PyTorch's
+    assert fresh.fc1.weight is not w and fresh.fc1.weight.requires_grad
+    assert isinstance(fresh.fc1.weight, nn.Parameter)
+    assert fresh.fc1.weight._storage is a.fc1.weight._storage
     sd = a.state_dict()
     sd["fc1.weight"] = clgrad.zeros(2, 2)
     with pytest.raises(RuntimeError, match="size mismatch for fc1.weight"):

@@ -113,8 +113,8 @@ class AveragedModel(Module):
         self.avg_fn, self.multi_avg_fn, self.use_buffers = avg_fn, multi_avg_fn, use_buffers
         self._updates = 0  # n_averaged on the host: a training step reads nothing back
 
-    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
-        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+    def _load_from_state_dict(self, state_dict, prefix, *rest):
+        super()._load_from_state_dict(state_dict, prefix, *rest)
         self._updates = int(self.n_averaged.item())  # (one read, when a checkpoint loads)
 
     def forward(self, *args, **kwargs):

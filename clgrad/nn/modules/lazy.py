@@ -68,14 +68,14 @@ class LazyModuleMixin:
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
 
-    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
+    def _load_from_state_dict(self, state_dict, prefix, *rest):
         # a checkpoint of the initialized module gives the placeholders their shapes
         for name, t in chain(self._parameters.items(), self._buffers.items()):
             value = state_dict.get(prefix + name)
             if is_lazy(t) and value is not None and not is_lazy(value):
                 with no_grad():
                     t.materialize(value.shape)
-        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+        super()._load_from_state_dict(state_dict, prefix, *rest)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         # a placeholder is saved as itself (its detached data would be an empty tensor)

@@ -634,7 +634,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -646,7 +646,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             d["_modules"][name] = _registered(_global_module_registration_hooks, self, name, value)
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
@@ -669,10 +669,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep=None):
+        """Drops ``name`` from every store but ``keep``: a parameter or child assigned over one
+        of its own kind keeps its place in the order (``parameters()``, ``state_dict()``, a
+        ``Sequential``'s forward), as PyTorch's."""
         self.__dict__.pop(name, None)
         for key in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[key].pop(name, None)
+            if key != keep:
+                self.__dict__[key].pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
@@ -1280,7 +1284,25 @@ class Module:
         ``torch.nn.Module.register_load_state_dict_post_hook``."""
         return self._add_hook(self._hooks_table("_load_state_dict_post_hooks"), hook)
 
-    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        """Loads this module's own parameters and persistent buffers (not its children's) from
+        ``state_dict``, with PyTorch's signature, so that a subclass overriding it the PyTorch
+        way (torchvision's FrozenBatchNorm2d drops a key first) runs unchanged: the pre-hooks
+        first, then each tensor copied in place (or, with ``local_metadata``'s
+        ``assign_to_params_buffers``, assigned); missing keys, and with ``strict`` the keys
+        under ``prefix`` that name nothing of this module, are appended to the lists."""
+        for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            hook(
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
         own = {n: p for n, p in self._parameters.items() if p is not None}
         own.update(
             {
@@ -1289,37 +1311,54 @@ class Module:
                 if b is not None and n not in self._non_persistent_buffers_set
             }
         )
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, target in own.items():
             key = prefix + name
             if key not in state_dict:
-                missing.append(key)
+                missing_keys.append(key)
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                errors.append(
+                error_msgs.append(
                     f'While copying the parameter named "{key}", expected Tensor or Tensor-like '
-                    f"object from checkpoint but received {type(value).__name__}"
+                    f"object from checkpoint but received {type(value)}"
                 )
                 continue
+            if not target.shape and tuple(value.shape) == (1,):  # (PyTorch's old checkpoints)
+                value = value[0]
             if tuple(value.shape) != tuple(target.shape):
-                errors.append(
+                error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from "
                     f"checkpoint, the shape in current model is {target.shape}."
                 )
                 continue
             if not assign:
-                with no_grad():
-                    target.copy_(value)
-            elif name in self._parameters:
-                target.data = value.detach()  # the Parameter object stays; its data is value's
+                try:
+                    with no_grad():
+                        target.copy_(value)
+                except Exception as e:
+                    error_msgs.append(
+                        f'While copying the parameter named "{key}", whose dimensions in the '
+                        f"model are {target.shape} and whose dimensions in the checkpoint are "
+                        f"{value.shape}, an exception occurred : {e.args}."
+                    )
+            elif name in self._parameters:  # a new Parameter over the checkpoint's tensor
+                setattr(self, name, Parameter(value, requires_grad=target.requires_grad))
             else:
-                self._buffers[name] = value.detach()
+                setattr(self, name, value)
+        extra_key = prefix + _EXTRA_STATE
         if type(self).set_extra_state is not Module.set_extra_state:
-            key = prefix + _EXTRA_STATE
-            if key in state_dict:
-                self.set_extra_state(state_dict[key])
-            else:
-                missing.append(key)
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        if strict:
+            for key in state_dict.keys():
+                if key.startswith(prefix) and key != extra_key:
+                    name = key[len(prefix) :].split(".", 1)
+                    # a dotted name must lead to a child; a plain one, to a tensor of this one
+                    if name[0] not in (self._modules if len(name) > 1 else own):
+                        unexpected_keys.append(key)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -1341,34 +1380,32 @@ class Module:
         """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, errors, unexpected = [], [], []
-        expected = set()
-        modules = list(self.named_modules())
+        missing, unexpected, errors = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
-        if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in modules):
-            state_dict = OrderedDict(state_dict)  # the hooks may edit it: a copy of yours
-            if metadata is not None:
-                state_dict._metadata = metadata
-        for prefix_mod, m in modules:
-            prefix = prefix_mod + "." if prefix_mod else ""
-            local_metadata = {} if metadata is None else metadata.get(prefix_mod, {})
-            for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
-                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-            m._load_from_state_dict(state_dict, prefix, missing, errors, assign)
-            for name, p in m._parameters.items():
-                if p is not None:
-                    expected.add(prefix + name)
-            for name, b in m._buffers.items():
-                if b is not None and name not in m._non_persistent_buffers_set:
-                    expected.add(prefix + name)
-            if type(m).set_extra_state is not Module.set_extra_state:
-                expected.add(prefix + _EXTRA_STATE)
-        unexpected += [k for k in state_dict.keys() if k not in expected and k not in unexpected]
-        keys = _IncompatibleKeys(missing, unexpected)
-        for _, m in reversed(modules):  # submodules first, as PyTorch's recursion
-            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
-                if hook(m, keys) is not None:
+        state_dict = OrderedDict(state_dict)  # hooks and overrides may edit it: a copy of yours
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(
+                local_state_dict, prefix, local_metadata, True, missing, unexpected, errors
+            )
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state_dict = {
+                        k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)
+                    }
+                    load(child, child_state_dict, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(module, keys) is not None:
                     raise RuntimeError("load_state_dict post-hook must return None")
+
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(
@@ -1387,7 +1424,7 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(errors)
             )
-        return keys
+        return _IncompatibleKeys(missing, unexpected)
 
     # ---- repr ------------------------------------------------------------------------------
     def extra_repr(self) -> str:

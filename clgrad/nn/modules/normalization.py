@@ -69,14 +69,14 @@ class _BatchNorm(_NormBase):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
-    def _load_from_state_dict(self, state_dict, prefix, missing, errors, assign=False):
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *rest):
         # PyTorch's rule for checkpoints from before the count existed (version < 2, and a
         # plain dict, which has no version): a missing count loads as the module's own
         key = prefix + "num_batches_tracked"
-        version = getattr(state_dict, "_metadata", {}).get(prefix[:-1], {}).get("version")
+        version = local_metadata.get("version")
         if self.track_running_stats and key not in state_dict and (version or 0) < 2:
-            state_dict = {**state_dict, key: self.num_batches_tracked}
-        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *rest)
 
     def reset_running_stats(self) -> None:
         """Resets ``running_mean`` to 0, ``running_var`` to 1 and ``num_batches_tracked``
