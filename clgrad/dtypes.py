@@ -204,8 +204,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 
 def scalar_dtype(value) -> dtype:
     """The dtype PyTorch gives a Python scalar when it stands alone."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool):
         return bool_
+    if isinstance(value, np.bool_):  # PyTorch's Scalar takes NumPy's bool as a float
+        return _default_float
     if isinstance(value, (int, np.integer)):
         return int64
     if isinstance(value, (float, np.floating)):

@@ -263,8 +263,8 @@ del _methods
 # PyTorch names added for drop-in use (tests/test_drop_in_names.py, tests/test_drop_in_linalg.py)
 # whose own signatures already follow PyTorch's (out= where they take one)
 _MORE = {
-    "select": _M.select,
-    "unflatten": _M.unflatten,
+    "select": _numpy_named(_M.select),  # (input= for its first parameter, as the others)
+    "unflatten": _numpy_named(_M.unflatten),
     "select_scatter": _M.select_scatter,
     "slice_scatter": _M.slice_scatter,
     "diagonal_scatter": _M.diagonal_scatter,

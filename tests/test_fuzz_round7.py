@@ -2,11 +2,8 @@
 way, indexed writes, NumPy scalars, distributions, interpolation edges); each checked against
 torch on every device."""
 
-import copy
-
 import numpy as np
 import pytest
-import torch
 from test_fuzz_families import both
 
 import clgrad
@@ -92,3 +89,156 @@ def test_load_state_dict_assign_makes_new_parameters(device):
         return [lin.weight is old, type(lin.weight).__name__, lin.weight.requires_grad, lin.weight]
 
     both(device, case)
+
+
+# ---- indexed writes ------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16"])
+def test_cpu_scalar_tensor_written_through_an_index(device, dtype):
+    """A 0-d cpu value written into a device tensor through tensor indices, index_put_,
+    index_fill and take's index: moved to the device (it crashed the OpenCL driver)."""
+
+    def case(lib, dev):
+        dt = getattr(lib, dtype)
+        x = lib.zeros(4, dtype=dt, device=dev)
+        x[lib.tensor([0, 2], device=dev)] = lib.tensor(1, dtype=dt)
+        y = lib.zeros(4, dtype=dt, device=dev)
+        y.index_put_((lib.tensor([3], device=dev),), lib.tensor(1, dtype=dt))
+        z = lib.zeros(4, dtype=dt, device=dev).index_fill(0, lib.tensor(1), lib.tensor(1, dtype=dt))
+        t = lib.take(lib.arange(4, device=dev), lib.tensor(2))
+        return [x, y, z, t]
+
+    both(device, case)
+
+
+def test_mask_write_of_a_one_element_value_of_another_dtype(device):
+    """PyTorch writes a one-element cpu value through a lone mask with masked_fill_ (cast to
+    x's dtype); with tensor indices the dtypes must match (RuntimeError)."""
+
+    def case(lib, dev):
+        x = lib.zeros(4, dtype=lib.float16, device=dev)
+        x[x == 0] = lib.tensor(1.5)
+        w = lib.zeros(2, 3, device=dev)
+        w[w[:, 0] == 0] = lib.tensor([2], dtype=lib.int64)
+        return [x, w]
+
+    def refused(lib, dev):
+        x = lib.zeros(4, dtype=lib.float16, device=dev)
+        x[lib.tensor([0], device=dev)] = lib.tensor(1.5)
+
+    both(device, case)
+    both(device, refused)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "uint8", "int8"])
+@pytest.mark.parametrize("value", [-1e9, 1e39, 65519.0, -2.7, 127.5, -1, 300])
+def test_number_written_by_index_past_the_dtype_range(device, dtype, value):
+    """``x[mask] = -1e9`` in float16 stores -inf (PyTorch's setitem skips fill_'s range check
+    for floating dtypes); integer dtypes refuse a value they cannot hold, a float one
+    outside their range too (-2.7 into uint8), as c10's overflow check."""
+
+    def case(lib, dev):
+        x = lib.zeros(2, 3, dtype=getattr(lib, dtype), device=dev)
+        x[0] = value
+        x[x == 0] = value
+        return x
+
+    def filled(lib, dev):
+        return lib.zeros(2, dtype=getattr(lib, dtype), device=dev).fill_(value)
+
+    both(device, case)
+    both(device, filled)
+
+
+def test_indexed_write_drops_the_values_leading_ones(device):
+    def case(lib, dev):
+        x = lib.zeros(2, 2, 3, device=dev)
+        x[lib.tensor([[True, False], [False, True]], device=dev)] = lib.ones(1, 1, 3, device=dev)
+        y = lib.zeros(2, 2, 3, device=dev)
+        y[lib.tensor([0, 1], device=dev), lib.tensor([1, 0], device=dev)] = lib.ones(
+            1, 1, 3, device=dev
+        )
+        v = lib.ones(1, 1, 3, device=dev, requires_grad=True)
+        z = lib.zeros(2, 2, 3, device=dev)
+        z[lib.tensor([0, 1], device=dev)] = v * 2
+        z.sum().backward()
+        return [x, y, z, v.grad]
+
+    both(device, case)
+
+
+def test_index_ops_take_pytorchs_keywords_and_aliases(device):
+    def case(lib, dev):
+        x = lib.arange(6.0, device=dev).reshape(2, 3)
+        i = lib.tensor([[0], [2]], device=dev)
+        return [
+            lib.gather(input=x, dim=1, index=i),
+            x.gather(1, i, sparse_grad=False),
+            lib.index_select(input=x, dim=0, index=i[:, 0] // 2),
+            lib.masked_select(input=x, mask=x > 2),
+            lib.nonzero(input=x),
+            lib.select(input=x, dim=0, index=1),
+            lib.narrow(input=x, dim=1, start=0, length=2),
+            lib.scatter_add(input=x, dim=1, index=i, src=x),
+            x.scatter_reduce(0, lib.tensor([[0, 1, 1]], device=dev), x[:1] + 5, reduce="max"),
+            x.scatter_reduce(0, lib.tensor([[0, 1, 1]], device=dev), -x[:1], reduce="min"),
+            lib.zeros(3, dtype=lib.bool, device=dev).index_add(
+                0, lib.tensor([1], device=dev), lib.tensor([True], device=dev), alpha=2
+            ),
+        ]
+
+    both(device, case)
+
+
+def test_cdist_refuses_tensors_on_two_devices():
+    devices = [d for d in ("cpu", "cl:0") if d == "cpu" or clgrad.cl.is_available()]
+    if len(devices) < 2:
+        pytest.skip("one device")
+    with pytest.raises(RuntimeError, match="same device"):
+        clgrad.cdist(clgrad.ones(2, 2), clgrad.ones(2, 2, device="cl:0"))
+
+
+# ---- NumPy scalars and nested tensors ------------------------------------------------------
+def test_numpy_bool_is_a_scalar(device):
+    """A comparison of NumPy scalars gives np.bool_, which PyTorch takes as a float Scalar."""
+
+    def case(lib, dev):
+        x = lib.tensor([1.0, 2.0], device=dev)
+        i = lib.tensor([1, 2], device=dev)
+        b = np.float64(3.0) > 1.0
+        return [
+            x * b,
+            i + b,
+            lib.tensor([True, False], device=dev) == np.True_,
+            x < b,
+            lib.where(x > 1, b, 0),
+            lib.full((2,), b, device=dev),
+            x.clone().fill_(b),
+            x.clamp(max=b),
+        ]
+
+    both(device, case)
+
+
+def test_arange_with_numpy_float_scalars(device):
+    def case(lib, dev):
+        return [
+            lib.arange(0, 1, np.float32(0.25), device=dev),
+            lib.arange(np.float32(2.5), device=dev),
+            lib.arange(np.int32(3), device=dev),
+        ]
+
+    both(device, case)
+
+
+def test_tensor_of_a_list_of_tensors(device):
+    """Tensors among a list's items are numbers to torch.tensor; more than one element is a
+    ValueError."""
+
+    def case(lib, dev):
+        return lib.tensor([lib.tensor([1.0]), lib.tensor(2.0)], device=dev)
+
+    def refused(lib, dev):
+        return lib.tensor([lib.tensor([1.0, 2.0]), lib.tensor([2.0, 3.0])], device=dev)
+
+    both(device, case)
+    both(device, refused)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import numbers
 import warnings
+
+import numpy as np
 
 from .. import dtypes as D
 from ..autograd.grad_mode import is_grad_enabled
@@ -13,6 +16,8 @@ from ..backend.base import COPY, FILL, MapKernel
 from ..tensor import Tensor, new_view, real_view, wrap_dim
 
 Number = numbers.Number
+# what PyTorch takes as a Scalar: NumPy's bool too (a comparison of NumPy scalars gives one)
+SCALARS = (numbers.Number, np.bool_)
 
 
 def is_tensor(x) -> bool:
@@ -65,6 +70,8 @@ def as_operand(x, device):
         return x
     if isinstance(x, Number):
         return x.item() if hasattr(x, "item") else float(x)
+    if isinstance(x, np.bool_):  # (no Number: ``a * (s > 1)``) PyTorch takes it as a float
+        return float(x)
     raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
 
 
@@ -147,6 +154,9 @@ def overflows(value, dt) -> bool:
     if isinstance(value, float) and not math.isfinite(value):
         return True
     bits = 8 * dt.itemsize
+    if isinstance(value, float):  # a float must lie in the range itself: no wrap (-2.7 to uint8)
+        lo = -(1 << (bits - 1)) if dt.is_signed else 0
+        return not lo <= value <= (1 << (bits - dt.is_signed)) - 1
     if dt.is_signed:
         return not -(1 << (bits - 1)) <= value < (1 << (bits - 1))
     return not -(1 << bits) < value < (1 << bits)
@@ -796,10 +806,13 @@ def with_out(fn, overlap: str | None = None, dtype: str = "cast"):
     # False where PyTorch resizes out silently (its resize_ rather than resize_output)
     warn = getattr(fn, "out_resize_warns", True)
     cast_error = {"cat": TypeError, "any": None}.get(dtype, RuntimeError)
+    first = _first_parameter(fn)
 
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
         kwargs = numpy_names(name, kwargs)
+        if first is not None and "input" in kwargs:
+            kwargs[first] = kwargs.pop("input")
         if out is None:
             return fn(*args, **kwargs)
         check_out(name, out, args, kwargs, overlap)
@@ -862,9 +875,27 @@ def numpy_named(fn):
     """``fn`` (a hand-written method: ``Tensor.mean``, ...) taking NumPy's ``axis``/``keepdims``
     names, as PyTorch's methods do."""
     name = fn.__name__
+    first = _first_parameter(fn)
 
     @functools.wraps(fn)
     def method(*args, **kwargs):
-        return fn(*args, **numpy_names(name, kwargs)) if kwargs else fn(*args)
+        if not kwargs:
+            return fn(*args)
+        kwargs = numpy_names(name, kwargs)
+        if first is not None and "input" in kwargs:
+            kwargs[first] = kwargs.pop("input")
+        return fn(*args, **kwargs)
 
     return method
+
+
+def _first_parameter(fn) -> str | None:
+    """The name ``fn`` gives the tensor PyTorch's function calls ``input``
+    (``torch.gather(input=x, dim=1, index=i)``), where it gives another; else None."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not params or params[0].kind not in (params[0].POSITIONAL_OR_KEYWORD,):
+        return None
+    return None if params[0].name in ("input", "self", "tensors") else params[0].name

@@ -321,8 +321,13 @@ def _flat(data):
 
 
 def _to_lists(data):
+    """Nested sequences as lists of Python numbers: a tensor among the items is a number to
+    PyTorch (``tensor([t1, t2])`` of one-element tensors has shape (2,)), and one of more
+    elements is refused, as PyTorch refuses it."""
     if isinstance(data, Tensor):
-        return data.tolist()
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
     if isinstance(data, (list, tuple)):
         return [_to_lists(x) for x in data]
     return data
@@ -552,7 +557,8 @@ def arange(
         start, end = 0, start
     elif start is None:  # arange(end=n)
         start = 0
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    # (a NumPy scalar as the Python number it holds: np.float32 is no float)
+    vals = [v.item() if isinstance(v, (Tensor, np.generic)) else v for v in (start, end, step)]
     if any(isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX for v in vals):
         raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = vals

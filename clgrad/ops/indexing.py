@@ -401,7 +401,8 @@ def _values_like(dst, values, shape):
     """``values`` (a tensor on dst's device, or a number) in dst's dtype, broadcast to
     ``shape`` (a view: nothing copied)."""
     if isinstance(values, Tensor):
-        same_device(dst, values)
+        if same_device(dst, values) is not values.device:  # a 0-d cpu value joins any device
+            values = values.to(dst.device)
     else:
         values = full((), values, dtype=dst.dtype, device=dst.device)
     return values.to(dst.dtype).expand(shape)
@@ -621,6 +622,51 @@ def _check_byte_mask_fill(key, value):
         )
 
 
+def _put_value(x, key, value, accumulate=False):
+    """The value tensor an indexed write of ``x`` writes, as PyTorch's ``index_put_`` takes
+    it: through its ``masked_fill_`` (one mask as the key, a one-element cpu value) the value
+    in x's dtype; a 0-d cpu value moved to x's device (other values must be on it already)."""
+    if not isinstance(value, Tensor):
+        return value
+    if (
+        not accumulate
+        and value.dtype is not x.dtype
+        and value.device.is_cpu
+        and value.numel() == 1
+    ):
+        mask = _lone_mask(key, value)
+        if mask is not None and mask.dtype in (D.bool_, D.uint8) and mask.device == x.device:
+            value = value.reshape(()).to(x.dtype)
+    if value.device != x.device and value.ndim == 0 and value.device.is_cpu:
+        value = value.to(x.device)
+    return value
+
+
+def _number_put(x, value):
+    """A Python number written by ``x[key] = value``: PyTorch converts it to a float16 or
+    bfloat16 tensor without the range check of ``fill_``, so a number past their range is
+    stored as the infinity it rounds to (``scores[mask] = -1e9`` in float16); other dtypes
+    still refuse what they cannot hold."""
+    if x.dtype in _HALVES and type(value) in (int, float) and overflows(value, x.dtype):
+        with np.errstate(over="ignore"):
+            narrow = np.float16 if x.dtype is D.float16 else np.float32
+            return float(narrow(value))  # (bfloat16 rounds from float32: its range is wider)
+    return value
+
+
+_HALVES = (D.float16, D.bfloat16)
+
+
+def _without_leading_ones(value):
+    """``value`` without its leading size-1 dims (PyTorch's slicePrefix1sSize, a view that
+    records as one): an indexed write broadcasts what is left to the indexed shape."""
+    shape = value._shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.reshape(shape[lead:]) if lead else value
+
+
 def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     """``x[key] = value`` in place, ``value`` broadcast to the indexed shape."""
 
@@ -629,9 +675,12 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
         return COMPLEX_HOOKS["setitem"](x, key, value)
     if isinstance(value, Tensor):
         if advanced:
+            value = _without_leading_ones(_put_value(x, key, value))
             same_device(x, value)
         elif value.device != x.device:  # a basic index writes with copy_, which moves, as torch's
             value = value.to(x.device)
+    else:
+        value = _number_put(x, value)
     _check_byte_mask_fill(key, value)
     if advanced:
         advanced = check_advanced(basic_view(x, basic_key), advanced)
@@ -700,10 +749,11 @@ class Gather(Function):
         return ScatterAdd.apply(z, ctx.dim, index, g), None, None
 
 
-def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values of ``x`` picked along ``dim`` by the int64 ``index`` (``out[i][j] =
     x[i][index[i][j]]`` for ``dim=1``); the result has ``index``'s shape, like
-    ``torch.gather``.
+    ``torch.gather`` (``sparse_grad``: x's gradient is dense all the same, the values a sparse
+    one would hold).
 
     >>> x = clgrad.tensor([[1, 2], [3, 4]])
     >>> clgrad.gather(x, 1, clgrad.tensor([[0, 0], [1, 0]]))
@@ -1139,6 +1189,7 @@ def scatter_reduce(
     >>> x.scatter_reduce(0, i, clgrad.tensor([5.0, 6.0, 7.0]), "mean", include_self=False)
     tensor([5.5000, 2.0000, 7.0000])
     """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # (PyTorch's aliases)
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
@@ -1170,12 +1221,19 @@ def scatter_reduce(
     return total.div(count, rounding_mode="floor")
 
 
+def _on_device_of(x, t):
+    """``t`` on x's device: ``same_device`` lets a 0-d cpu tensor join any device (a number
+    there), and an index or value read as a buffer must be on the device that reads it."""
+    same_device(x, t)
+    return t if t.device == x.device else t.to(x.device)
+
+
 def _index_args(name, x, dim, index, wrap, error=None, source=None, bool_kernel=None):
     """dim wrapped, index (1-d, int64/int32) checked against x's size along dim (negatives
     wrapped where ``wrap``; ``error``: what an index out of range raises); before that range,
     ``source`` checked (``_check_source``, returned too where given) and
     ``refuse_bool(x, bool_kernel)``."""
-    same_device(x, index)
+    index = _on_device_of(x, index)
     d = wrap_dim(dim, x.ndim)
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
@@ -1210,7 +1268,7 @@ def _index_write(x, d, index, values, accumulate):
 
 
 def _check_source(name, x, d, index, source):
-    same_device(x, source)
+    source = _on_device_of(x, source)
     if source.dtype is not x.dtype:
         raise RuntimeError(
             f"{name}(): self ({x.dtype}) and source ({source.dtype}) must have the same scalar type"
@@ -1247,7 +1305,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     source = _check_source("index_add", input, d, index, source)
     if not input.numel():  # nowhere to add (an index there, unchecked, has no offset to take)
         return input.clone()
-    return _index_write(input, d, index, source if alpha == 1 else source * alpha, True)
+    if alpha != 1:  # (in source's dtype: a bool source times 2 is still a bool)
+        source = (source * alpha).to(source.dtype)
+    return _index_write(input, d, index, source, True)
 
 
 def index_reduce(
@@ -1358,6 +1418,7 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
     """
     _, _, _, basic_key, advanced = _parse(input, tuple(indices))
     advanced = check_advanced(basic_view(input, basic_key), advanced)
+    values = _put_value(input, tuple(indices), values, accumulate)
     if advanced and isinstance(values, Tensor):
         # values broadcast to the indexed shape as they are: index_put takes no leading ones
         # away (``x[i] = v`` does)
@@ -1380,6 +1441,7 @@ def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tens
     sharing memory with others takes the value written last, or with ``accumulate`` the sum of
     them all."""
     check_no_overlap(input, (indices, values))
+    values = _put_value(input, tuple(indices), values, accumulate)
     result = index_put(input, indices, values, accumulate)  # (its checks)
     if not shared_dims(input):
         return copy_(input, result)
@@ -1440,7 +1502,7 @@ def take_elements(input: Tensor, index: Tensor) -> Tensor:
     >>> clgrad.take(clgrad.tensor([[1, 2], [3, 4]]), clgrad.tensor([0, -1]))
     tensor([1, 4])
     """
-    same_device(input, index)
+    index = _on_device_of(input, index)
     if index.dtype is not D.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
     if input.dtype.category == 3:
@@ -1494,6 +1556,7 @@ def put_elements(input: Tensor, index: Tensor, source: Tensor, accumulate: bool 
             [0., 1.]])
     """
     same_device(input, index, source)
+    index, source = _on_device_of(input, index), _on_device_of(input, source)
     if index.dtype is not D.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype}")
     if source.dtype is not input.dtype:

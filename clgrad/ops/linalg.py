@@ -885,6 +885,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
             if x1.ndim < 2
             else f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D"
         )
+    same_device(x1, x2)
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"

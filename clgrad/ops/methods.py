@@ -33,6 +33,7 @@ from . import sparse as SP
 from . import typed_storage
 from .core import (
     SCALAR_TYPE_NAMES,
+    SCALARS,
     TYPE_META_NAMES,
     check_no_overlap,
     check_out,
@@ -72,7 +73,7 @@ def _comparison(fn, arrays=False):
     def method(self, other):
         if arrays and isinstance(other, np.ndarray) and other.dtype.kind in "biuf":
             other = C.tensor(other, device=self.device)
-        if not isinstance(other, (Tensor, numbers.Number)):
+        if not isinstance(other, (Tensor, *SCALARS)):
             return NotImplemented
         return fn(self, other)
 
