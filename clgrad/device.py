@@ -305,7 +305,7 @@ def _best() -> Device:
 
 def _parse(spec: str) -> Device:
     s = spec.strip().lower()
-    if s == "cpu":
+    if s in ("cpu", "cpu:0"):  # (PyTorch's "cpu:0": the host is one device)
         return host()
     if s in _named:
         return _named[s]

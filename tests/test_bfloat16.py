@@ -683,8 +683,10 @@ def test_autocast_to_bfloat16_on_every_device(device):
     assert out.dtype is clgrad.bfloat16 and loss.dtype is clgrad.float32
     loss.backward()
     assert model.weight.grad.dtype is clgrad.float32  # (the cast's gradient: back in float32)
-    want = x.bfloat16() @ model.weight.detach().bfloat16().T + model.bias.detach().bfloat16()
-    assert_matches(out, torch.from_numpy(want.float().cpu().numpy()).bfloat16(), ulps=1)
+    # the bfloat16 operands' float32 products and bias, rounded once (addmm's epilogue)
+    w, b = model.weight.detach().bfloat16().float(), model.bias.detach().bfloat16().float()
+    want = x.bfloat16().float() @ w.T + b
+    assert_matches(out, torch.from_numpy(want.cpu().numpy()).bfloat16(), ulps=1)
 
 
 def test_state_dict_save_load_roundtrip(device, tmp_path):

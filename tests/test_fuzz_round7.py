@@ -2,6 +2,8 @@
 way, indexed writes, NumPy scalars, distributions, interpolation edges); each checked against
 torch on every device."""
 
+import copy
+
 import numpy as np
 import pytest
 from test_fuzz_families import both
@@ -242,3 +244,160 @@ def test_tensor_of_a_list_of_tensors(device):
 
     both(device, case)
     both(device, refused)
+
+
+# ---- nn utilities, containers, copies ------------------------------------------------------
+def test_clip_grad_norm_of_half_gradients(device):
+    """The squares of 16-bit gradients past 256 overflow: the norm is taken in float32."""
+
+    def case(lib, dev):
+        p = lib.nn.Parameter(lib.zeros(4, dtype=lib.float16, device=dev))
+        p.grad = lib.full((4,), 200.0, dtype=lib.float16, device=dev)
+        return [lib.nn.utils.clip_grad_norm_([p], 1.0), p.grad]
+
+    both(device, case)
+
+
+def test_a_childs_apply_override_is_reached_by_its_parents_to(device):
+    def case(lib, dev):
+        class WithState(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.state = lib.zeros(2)
+
+            def _apply(self, fn, recurse=True):
+                super()._apply(fn, recurse)
+                self.state = fn(self.state)
+                return self
+
+        net = lib.nn.Sequential(lib.nn.Linear(2, 2), WithState()).to(dev).half()
+        dtypes = [str(t.dtype).rpartition(".")[2] for t in (net[1].state, net[0].weight)]
+        return [*dtypes, net[1].state.device == net[0].weight.device]
+
+    both(device, case)
+
+
+def test_container_methods():
+    def case(lib, dev):
+        nn = lib.nn
+        params = nn.ParameterList([lib.zeros(2), lib.ones(3)])
+        params[0] = nn.Parameter(lib.full((2,), 5.0))
+        params.append("not a tensor")
+        d = nn.ParameterDict({"a": lib.ones(1)})
+        both_dicts = d | nn.ParameterDict({"z": lib.ones(1)})
+        modules = nn.ModuleDict({"a": nn.ReLU()})
+        modules.clear()
+        return [
+            len(params[0:1]),
+            params[0],
+            (len(params), params[2], len(list(params.parameters()))),
+            d.copy()["a"] is d["a"],
+            d.setdefault("b", lib.zeros(2)),
+            list(both_dicts.keys()),
+            list(d.fromkeys(["x", "y"], lib.ones(1)).keys()),
+            len(modules),
+        ]
+
+    def bad_insert(lib, dev):
+        lib.nn.Sequential(lib.nn.ReLU()).insert(10, lib.nn.ReLU())
+
+    def bad_vector(lib, dev):
+        lib.nn.utils.vector_to_parameters([1.0], lib.nn.Linear(1, 1).parameters())
+
+    for c in (case, bad_insert, bad_vector):
+        both("cpu", c)
+
+
+def test_deepcopy_keeps_views_of_one_storage_together(device):
+    def case(lib, dev):
+        t = lib.arange(4.0, device=dev)
+        views = copy.deepcopy([t, t[:2], t.view(2, 2).t()])
+        views[1].fill_(9)
+        alias = copy.copy(t)
+        alias.add_(1)
+        return [views[0], views[2], views[2].stride(), views[2].is_contiguous(), t]
+
+    both(device, case)
+
+
+def test_activation_gradients_at_their_kinks(device):
+    def case(lib, dev):
+        x = lib.tensor([-3.0, 3.0, -4.0, 0.5], device=dev, requires_grad=True)
+        lib.nn.functional.hardswish(x).sum().backward()
+        a = lib.tensor([[0.1, 0.2]], device=dev, requires_grad=True)
+        b = lib.tensor([[0.3, -0.1]], device=dev)
+        y = lib.nn.functional.cosine_similarity(a, b, eps=1.0)
+        y.sum().backward()
+        return [x.grad, y, a.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize(
+    "shape, scale, mode",
+    [
+        ((1, 1, 5), 1.1, "nearest"),
+        ((1, 1, 4, 4), 1.2, "nearest-exact"),
+        ((1, 1, 3, 5), 1.2, "nearest"),
+        ((1, 1, 4, 2, 1), 1.25, "nearest"),
+        ((1, 1, 4, 4), 1.2, "bilinear-aa"),
+        ((1, 1, 5, 2), 1.2, "bicubic-aa"),
+    ],
+)
+def test_interpolate_where_a_dim_keeps_its_size(device, shape, scale, mode):
+    """A dim of unchanged size is mapped by the scale (1-d and 3-d nearest, nearest-exact),
+    copied (2-d nearest), or skipped (antialiased: ATen's separable kernel). The values are
+    PyTorch's; the gradient is the forward's own (PyTorch's backward kernels take other
+    shortcuts there than its forward ones, so its gradient is not its forward's)."""
+    kind, _, aa = mode.partition("-")
+
+    def case(lib, dev):
+        x = lib.arange(float(np.prod(shape)), device=dev).reshape(shape)
+        return lib.nn.functional.interpolate(
+            x, scale_factor=scale, mode=kind if aa else mode, antialias=aa == "aa"
+        )
+
+    both(device, case)
+    x = clgrad.arange(float(np.prod(shape)), device=device).reshape(shape).requires_grad_()
+    y = clgrad.nn.functional.interpolate(
+        x, scale_factor=scale, mode=kind if aa else mode, antialias=aa == "aa"
+    )
+    g = clgrad.arange(float(y.numel()), device=device).reshape(y.shape)
+    (y * g).sum().backward()
+    # linear in x: <y(x), g> = <x, grad>, so y(arange) . g must equal arange . grad
+    assert abs(float((y * g).sum()) - float((x.detach() * x.grad).sum())) < 1e-3 * float(
+        (y * g).abs().sum() + 1
+    )
+
+
+def test_transformer_encoder_inference_zeroes_padded_positions(device):
+    """PyTorch's eval, no-grad encoder runs on nested tensors and pads with zeros."""
+
+    def case(lib, dev):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+        enc = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=True).eval().to(dev)
+        with lib.no_grad():
+            for i, p in enumerate(enc.parameters()):
+                p.copy_(lib.linspace(-0.5, 0.5, p.numel()).view(p.shape) * (1 + i % 3))
+        x = lib.tensor(np.random.RandomState(0).randn(2, 4, 8).astype(np.float32), device=dev)
+        pad = lib.tensor([[False, False, True, True], [False] * 4], device=dev)
+        with lib.no_grad():
+            inference = enc(x, src_key_padding_mask=pad)
+            float_mask = enc(x, src_key_padding_mask=pad.float() * -1e9)
+        trained = enc.train()(x, src_key_padding_mask=pad)  # (dropout: compare the shape)
+        return [inference, float_mask, trained.shape]
+
+    both(device, case)
+
+
+def test_cpu_device_has_no_index():
+    def case(lib, dev):
+        return [
+            str(lib.device("cpu").index),
+            str(lib.zeros(1).device.index),
+            lib.zeros(1).get_device(),
+            lib.device("cpu:0").type,
+        ]
+
+    both("cpu", case)

@@ -520,4 +520,5 @@ class HostDevice(Device):
         return HostAllocator()
 
 
-register_kind(lambda first: [HostDevice._make(0)], host=True)
+# index None, as PyTorch's ``torch.device("cpu").index`` (the host is one device)
+register_kind(lambda first: [HostDevice._make(None)], host=True)

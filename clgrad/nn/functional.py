@@ -1965,9 +1965,7 @@ def _source_coords(n_in, n_out, align_corners, scale, ft, cubic=False):
 
 
 def _nearest_index(n_in, n_out, scale, exact, ft):
-    if n_in == n_out:
-        return np.arange(n_out)
-    if n_out == 2 * n_in and not exact:
+    if n_out == 2 * n_in and not exact and scale in (None, 2.0):
         return np.arange(n_out) >> 1
     s = _interp_scale(n_in, n_out, False, scale, ft)
     dst = np.arange(n_out, dtype=ft) + (ft(0.5) if exact else ft(0))
@@ -2146,11 +2144,14 @@ def interpolate(
     if mode.startswith("nearest"):
         ft = np.float64 if input.dtype is _D.float64 else np.float32
         out = input
+        # a dim of unchanged size is copied where no scale is given, and by ATen's 2-d nearest
+        # kernel whatever the scale; the others map it by the scale (5 -> 5 at 1.1: 0 0 1 2 3)
+        keep = mode == "nearest" and nd == 2
         for i, (n, m, s) in enumerate(zip(spatial, outs, scales)):
-            if n != m or s is not None:
+            if n != m or (s is not None and not keep):
                 idx = _nearest_index(n, m, s, mode == "nearest-exact", ft)
                 out = _select_positions(out, 2 + i, idx)
-        return out
+        return out if out is not input else input.clone()
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"compute_indices_weights_{mode}\" not implemented for '{input.dtype.name}'"
@@ -2160,12 +2161,14 @@ def interpolate(
     out = input
     # the last dim first: PyTorch's kernels interpolate along W inside H inside D
     for i in reversed(range(nd)):
+        if antialias and spatial[i] == outs[i]:  # ATen's separable kernel skips such a dim
+            continue
         if antialias:
             taps = _antialias_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
         else:
             taps = _interp_taps(kind, spatial[i], outs[i], align_corners, scales[i], ft)
         out = _taps_total(out, 2 + i, [(index, weight, None) for index, weight in taps])
-    return out
+    return out if out is not input else input.clone()
 
 
 def upsample(
@@ -2737,9 +2740,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """
     # broadcast first: an input of size 1 along dim is the same vector in every position
     x1, x2 = _broadcast_tensors(x1, x2)
-    # vector norms, whose gradient is 0 at a zero slice, as PyTorch's (no NaN there)
-    n1 = _R.norm(x1, 2, dim, True).clamp(min=eps)
-    n2 = _R.norm(x2, 2, dim, True).clamp(min=eps)
+    # vector norms, whose gradient is 0 at a zero slice, as PyTorch's (no NaN there); PyTorch
+    # clamps them in place under no_grad, so the gradient is the unclamped norm's
+    n1 = _R.norm(x1, 2, dim, True)
+    n2 = _R.norm(x2, 2, dim, True)
+    n1 = n1 + (n1.detach().clamp(min=eps) - n1.detach())
+    n2 = n2 + (n2.detach().clamp(min=eps) - n2.detach())
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

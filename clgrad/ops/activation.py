@@ -258,9 +258,9 @@ def hardsigmoid(apply, input: Tensor) -> Tensor:
     "(in0 * (in0 + ({T})3 > ({T})6 ? ({T})6 : (in0 + ({T})3 < ({T})0 ? ({T})0 : in0 + ({T})3))"
     " / ({T})6)",
     lambda a: a * np.clip(a + 3, 0, 6) / 6,
-    # PyTorch's hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3 (inclusive), 1 above
+    # PyTorch's hardswish_backward: 0 up to -3 (inclusive), x / 3 + 0.5 below 3, 1 from 3 on
     grad=lambda grad, input: where(
-        input < -3, 0.0, where(input <= 3, grad * (input / 3 + 0.5), grad)
+        input <= -3, 0.0, where(input < 3, grad * (input / 3 + 0.5), grad)
     ),
     dtypes=FLOAT_DTYPES,
 )

@@ -492,14 +492,47 @@ def deepcopy(self, memo):
             "new_empty() for your subclass or override __deepcopy__() if it is intended behavior "
             "for new_empty() to return an instance of a different type."
         )
-    t = self.detach().clone()
+    t = _storage_copy(self, memo)
     t._requires_grad = self._requires_grad
     if self._grad is not None:
-        t._grad = self._grad.clone()
+        t._grad = copy.deepcopy(self._grad, memo)
     memo[id(self)] = t
     if self.__dict__:  # the attributes a program set, copied too, as torch's
         t.__dict__.update(copy.deepcopy(self.__dict__, memo))
     return t
+
+
+def shallow_copy(self):
+    """``copy.copy(t)``: a new leaf over t's own memory (writes to one show in the other), of
+    t's class and geometry, with t's ``requires_grad`` and attributes, as PyTorch's (its
+    pickling protocol rebuilds a tensor over the same storage).
+
+    >>> import copy
+    >>> t = clgrad.zeros(2)
+    >>> _ = copy.copy(t).add_(1)
+    >>> t
+    tensor([1., 1.])
+    """
+    t = type(self)._make(self._storage, self._shape, self._stride, self._offset, self.dtype)
+    t._requires_grad = self._requires_grad
+    t._counter = self._counter
+    if self.__dict__:
+        t.__dict__.update(self.__dict__)
+    return t
+
+
+def _storage_copy(x, memo):
+    """A tensor of x's geometry over a copy of x's storage, made once per storage within one
+    deepcopy (``memo``), as PyTorch's: views deep-copied together (``[t, t[:2]]``) share
+    their copied storage as the originals share theirs."""
+    key = ("clgrad.Storage", id(x._storage))
+    storage = memo.get(key)
+    if storage is None:
+        whole = x._storage.nbytes // x.dtype.itemsize
+        storage = x.detach()._view((whole,), (1,), 0).clone()._storage
+        memo[key] = storage
+        memo.setdefault(id(memo), []).append(x._storage)  # (kept alive: copy's own rule)
+    return Tensor._make(storage, x._shape, x._stride, x._offset, x.dtype)
 
 
 def invert(self):
@@ -582,6 +615,7 @@ def _attach():
         "backward": backward,
         "__iter__": iter_,
         "__deepcopy__": deepcopy,
+        "__copy__": shallow_copy,
         # operators
         "__add__": ELEMENTWISE["add"].operator,
         "__radd__": ELEMENTWISE["add"].operator,  # self first, as PyTorch's

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
@@ -110,6 +111,11 @@ class _ModuleSequence(Module):
           (1): ReLU()
         )
         """
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._renumber(modules)
@@ -333,6 +339,15 @@ class ModuleDict(Module):
         """
         return self._modules.pop(key)
 
+    def clear(self) -> None:
+        """Removes every module.
+
+        >>> d = clgrad.nn.ModuleDict({"a": clgrad.nn.ReLU()})
+        >>> d.clear(); len(d)
+        0
+        """
+        self._modules.clear()
+
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         """Adds (or replaces) the modules of a mapping or of an iterable of ``(key, module)``
         pairs, in order.
@@ -353,7 +368,8 @@ class ModuleDict(Module):
 
 class ParameterList(Module):
     """A list of Parameters, registered as "0", "1", ... so that the module holding it sees
-    them, as ``torch.nn.ParameterList``; plain tensors are wrapped into Parameters.
+    them, as ``torch.nn.ParameterList``; plain tensors are wrapped into Parameters and other
+    objects kept as they are (unregistered), as PyTorch's.
 
     >>> params = clgrad.nn.ParameterList([clgrad.zeros(2), clgrad.ones(3)])
     >>> params
@@ -361,38 +377,53 @@ class ParameterList(Module):
       (0): Parameter containing: [clgrad.float32 of size 2]
       (1): Parameter containing: [clgrad.float32 of size 3]
     )
-    >>> params[1].requires_grad, len(list(params.parameters()))
-    (True, 2)
+    >>> params[1].requires_grad, len(list(params.parameters())), len(params[1:])
+    (True, 2, 1)
     """
 
-    def __init__(self, values: Iterable[Tensor] | None = None) -> None:
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
+        self._size = 0
         for v in values or ():
             self.append(v)
 
     def __len__(self):
-        return len(self._parameters)
+        return self._size
 
     def __iter__(self):
-        return iter(self._parameters.values())
+        return iter(self[i] for i in range(len(self)))
 
     def __getitem__(self, idx):
-        return self._parameters[str(_index(idx, len(self), "ParameterList"))]
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_index(idx, len(self), "ParameterList")))
 
-    def append(self, value: Tensor) -> ParameterList:
-        """Adds ``value`` (wrapped into a Parameter unless it is one) at the end and returns
-        the list.
+    def __setitem__(self, idx, value):
+        idx = _index(idx, len(self), "ParameterList")
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, str(idx), value)
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value: Any) -> ParameterList:
+        """Adds ``value`` (a tensor wrapped into a Parameter unless it is one) at the end and
+        returns the list.
 
         >>> len(clgrad.nn.ParameterList().append(clgrad.zeros(2)))
         1
         """
-        if not isinstance(value, Parameter):
-            value = Parameter(value)
-        self.register_parameter(str(len(self)), value)
+        new = self._size
+        self._size += 1
+        self[new] = value
         return self
 
-    def extend(self, values: Iterable[Tensor]) -> ParameterList:
-        """Appends every tensor of ``values`` in order and returns the list.
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Appends every value of ``values`` in order and returns the list.
 
         >>> len(clgrad.nn.ParameterList().extend([clgrad.zeros(2), clgrad.zeros(1)]))
         2
@@ -404,11 +435,16 @@ class ParameterList(Module):
     def extra_repr(self) -> str:
         # each line indented by two spaces of its own, as torch's (so that printed, a list of
         # several is indented by four, and a list of one prints on its parent's line)
-        return "\n".join(
-            f"  ({k}): Parameter containing: [{p.type_name()} of size "
-            f"{'x'.join(map(str, p.shape))}{'' if p.device.is_cpu else ' (' + str(p.device) + ')'}]"
-            for k, p in self._parameters.items()
-        )
+        lines = []
+        for k, p in enumerate(self):
+            if isinstance(p, Tensor):
+                dev = "" if p.device.is_cpu else " (" + str(p.device) + ")"
+                size = "x".join(map(str, p.shape))
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.type_name()} of size {size}{dev}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
 
 
 class ParameterDict(Module):
@@ -493,6 +529,59 @@ class ParameterDict(Module):
         v = self[key]
         del self[key]
         return v
+
+    def popitem(self) -> tuple[str, Any]:
+        """Removes the last inserted ``(key, value)`` pair and returns it."""
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        """Removes every value.
+
+        >>> d = clgrad.nn.ParameterDict({"a": clgrad.ones(1)})
+        >>> d.clear(); len(d)
+        0
+        """
+        for k in list(self._keys):
+            del self[k]
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """The value under ``key``, set to ``default`` first where there is none.
+
+        >>> d = clgrad.nn.ParameterDict()
+        >>> tuple(d.setdefault("a", clgrad.ones(2)).shape), list(d)
+        ((2,), ['a'])
+        """
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same Parameters (not copies of them).
+
+        >>> d = clgrad.nn.ParameterDict({"a": clgrad.ones(1)})
+        >>> d.copy()["a"] is d["a"]
+        True
+        """
+        return ParameterDict(OrderedDict(self.items()))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        """A new ParameterDict of ``keys``, each holding ``default``."""
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
 
     def update(self, parameters: Any) -> None:
         """Adds (or replaces) the values of a mapping or of an iterable of ``(key, value)``

@@ -980,24 +980,28 @@ class Module:
                     p._grad.zero_()
 
     # ---- devices and dtypes ----------------------------------------------------------------
-    def _apply(self, fn, buffers=True):
-        """Replaces every parameter's data (and grad) by fn(data) in place, and every buffer."""
+    def _apply(self, fn, recurse=True):
+        """Replaces every parameter's data (and grad) by fn(data) in place, and every buffer:
+        the children's first, each through its own ``_apply``, as PyTorch's (a module that
+        overrides it to convert state of its own, as torchmetrics' do, is reached by its
+        parent's ``to()``)."""
+        if recurse:
+            for child in self.children():
+                child._apply(fn)
         with no_grad():
-            for m in self.modules():
-                for p in m._parameters.values():
-                    if p is None:
-                        continue
-                    new = fn(p.detach())
-                    if new._storage is not p._storage or new.dtype is not p.dtype:
-                        p.data = new
-                    if p._grad is not None:
-                        p._grad = fn(p._grad)
-                if buffers:
-                    for name, b in m._buffers.items():
-                        if isinstance(b, UninitializedBuffer):  # stays a placeholder
-                            b.data = fn(b.detach())
-                        elif b is not None:
-                            m._buffers[name] = fn(b)
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p.detach())
+                if new._storage is not p._storage or new.dtype is not p.dtype:
+                    p.data = new
+                if p._grad is not None:
+                    p._grad = fn(p._grad)
+            for name, b in self._buffers.items():
+                if isinstance(b, UninitializedBuffer):  # stays a placeholder
+                    b.data = fn(b.detach())
+                elif b is not None:
+                    self._buffers[name] = fn(b)
         return self
 
     def to(self: _M, *args: Any, **kwargs: Any) -> _M:

@@ -10,6 +10,9 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ... import dtypes as D
+from ...autograd.grad_mode import is_grad_enabled
+from ...ops import autocast as _ac
 from ...ops.creation import empty, full
 from .. import functional as F
 from .. import init
@@ -381,9 +384,50 @@ class TransformerEncoder(_TransformerStack):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool | None = None,
     ) -> Tensor:
-        """``src`` through every layer (and ``norm``)."""
-        return self._run(src, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                         is_causal=bool(is_causal))  # fmt: skip
+        """``src`` through every layer (and ``norm``). Where PyTorch's inference takes its
+        nested-tensor path (eval, no gradient, a padding mask padding at the end, see
+        ``_padded_positions``), the padded positions come out as zeros before ``norm``, as
+        PyTorch's ``to_padded_tensor(0.0)`` leaves them; the others are the same either way
+        (no query attends a padded key)."""
+        padded = self._padded_positions(src, mask, src_key_padding_mask)
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))  # fmt: skip
+        if padded is not None:
+            x = x.masked_fill(padded.unsqueeze(-1), 0.0)
+        return self.norm(x) if self.norm is not None else x
+
+    def _padded_positions(self, src, mask, src_key_padding_mask) -> Tensor | None:
+        """The padding mask as bools (True: padded) where PyTorch's TransformerEncoder would
+        run its layers on a nested tensor, by its conditions in its order; else None."""
+        first = self.layers[0] if len(self.layers) else None
+        if (
+            src_key_padding_mask is None
+            or not self.use_nested_tensor
+            or first is None
+            or first.training
+            or src.ndim != 3
+            or mask is not None
+            or _ac.state.enabled["cuda"]
+        ):
+            return None
+        attn = first.self_attn
+        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, first.norm1.weight, first.norm1.bias,
+                   first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                   first.linear1.bias, first.linear2.weight, first.linear2.bias)  # fmt: skip
+        if is_grad_enabled() and any(w is not None and w.requires_grad for w in weights):
+            return None
+        m = src_key_padding_mask
+        padded = m if m.dtype is D.bool_ else m != 0
+        if self.mask_check:  # padding only at the end of each row (one read of the mask)
+            if padded.shape != src.shape[:2]:
+                return None
+            rows = padded.cpu().numpy()
+            if (rows[:, 1:] < rows[:, :-1]).any():
+                return None
+        return padded
 
 
 class TransformerDecoder(_TransformerStack):

@@ -70,8 +70,8 @@ def _grads(parameters):
 def _norm(x, p):
     """The vector ``p``-norm of every element of ``x`` (linalg.vector_norm's: inf, -inf, 0 and
     the rest)."""
-    if p == 2:  # (the common case, as two ops)
-        return (x * x).sum().sqrt()
+    if p == 2 and x.dtype.itemsize >= 4:  # (the common case, as two ops; 16-bit squares
+        return (x * x).sum().sqrt()  # overflow past 256: vector_norm sums them in float32)
     return vector_norm(x, p)
 
 
@@ -247,6 +247,8 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     Parameter containing:
     tensor([6., 7.], requires_grad=True)
     """
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
     start = 0
     with no_grad():
         for p in parameters:
