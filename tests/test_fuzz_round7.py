@@ -401,3 +401,57 @@ def test_cpu_device_has_no_index():
         ]
 
     both("cpu", case)
+
+
+# ---- the dtypes a kernel takes, and PyTorch's error classes ---------------------------------
+_REFUSED = {
+    "max_pool1d int": lambda L, x: L.nn.functional.max_pool1d(x[0].long(), 2),
+    "max_pool2d bool": lambda L, x: L.nn.functional.max_pool2d(x.bool(), 2),
+    "adaptive_max_pool2d int": lambda L, x: L.nn.functional.adaptive_max_pool2d(x.long(), 2),
+    "adaptive_max_pool1d uint8": lambda L, x: L.nn.functional.adaptive_max_pool1d(x[0].byte(), 2),
+    "adaptive_avg_pool2d int": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.long(), 2),
+    "adaptive_avg_pool3d int": lambda L, x: L.nn.functional.adaptive_avg_pool3d(x[None].int(), 2),
+    "interpolate nearest int": lambda L, x: L.nn.functional.interpolate(x.long(), scale_factor=2),
+    "interpolate nearest bool 1-d": lambda L, x: L.nn.functional.interpolate(
+        x[0].bool(), scale_factor=2
+    ),
+    "unfold int": lambda L, x: L.nn.functional.unfold(x.long(), 2),
+    "unfold 2-d": lambda L, x: L.nn.functional.unfold(x[0, 0], 2),
+    "fold int": lambda L, x: L.nn.functional.fold(x.reshape(1, 4, 4).long(), (3, 3), 2),
+    "grid_sample int": lambda L, x: L.nn.functional.grid_sample(
+        x.long(), L.zeros(1, 2, 2, 2).long(), align_corners=False
+    ),
+    "dropout int": lambda L, x: L.nn.functional.dropout(x.long(), 0.5),
+    "GRU proj_size": lambda L, x: L.nn.GRU(4, 4, proj_size=2),
+    "conv2d padding string": lambda L, x: L.nn.functional.conv2d(x, x[:, :, :2, :2], padding="x"),
+    "multilabel_margin float target": lambda L, x: L.nn.functional.multilabel_margin_loss(
+        x[0, 0], x[0, 0]
+    ),
+    "one_hot float classes": lambda L, x: L.nn.functional.one_hot(L.tensor([1]), 3.0),
+    "index_copy count": lambda L, x: L.zeros(3, 2).index_copy_(0, L.tensor([1]), L.zeros(2, 2)),
+    "index_copy dims": lambda L, x: L.zeros(3, 2).index_copy_(0, L.tensor([1]), L.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REFUSED))
+def test_refused_as_pytorch_refuses(device, name):
+    def case(lib, dev):
+        x = lib.arange(16.0, device=dev).reshape(1, 1, 4, 4)
+        return _REFUSED[name](lib, x)
+
+    both(device, case)
+
+
+def test_kernels_take_what_pytorch_takes(device):
+    def case(lib, dev):
+        x = lib.arange(16.0, device=dev).reshape(1, 1, 4, 4)
+        F = lib.nn.functional
+        return [
+            F.max_pool2d(x.long(), 2),
+            F.interpolate(x.byte(), scale_factor=2),
+            F.unfold(x.bool(), 2),
+            F.dropout(x.long(), 0.5, training=False),
+            lib.nn.modules.activation.MultiheadAttention(4, 2).embed_dim,
+        ]
+
+    both(device, case)

@@ -503,10 +503,25 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _kernel_takes(kernel, x, ok) -> None:
+    """ATen's NotImplementedError where its CPU kernel ``kernel`` has no instance for x's dtype
+    (``ok(dtype)`` False): PyTorch refuses the dtype before any other check of the values."""
+    if not ok(x.dtype):
+        kind = _SCALAR_TYPE_NAMES[x.dtype.name]
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind}'")
+
+
+def _floating(dt) -> bool:
+    return dt.is_floating_point
+
+
 def _dropout(x, p, training, inplace, mask_shape):
     _check_p(p)
     if not training or p == 0.0:
         return x
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        kind = _SCALAR_TYPE_NAMES[x.dtype.name]
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {kind}")
     if p == 1.0:
         out = x * 0.0
     else:
@@ -643,7 +658,7 @@ def _conv_pads(padding, kernel, stride, dilation):
             # PyTorch puts the odd element of an even total on the high side
             totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
             return tuple((t // 2, t - t // 2) for t in totals)
-        raise ValueError(f"Invalid padding string {padding!r}, should be one of 'valid', 'same'")
+        raise RuntimeError(f"Invalid padding string: {padding!r}")  # (ATen's; modules check first)
     pads = _ntuple(padding, n, "padding")
     if min(pads) < 0:
         raise RuntimeError("negative padding is not supported")
@@ -936,11 +951,17 @@ def unfold(
     >>> clgrad.nn.functional.unfold(clgrad.ones(1, 2, 4, 4), kernel_size=2).shape
     clgrad.Size([1, 8, 9])
     """
-    if input.ndim not in (3, 4):
+    if input.ndim < 3:  # ATen's im2col reads dims -3 and -1 first
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-{input.ndim}, "
+            f"{input.ndim - 1}], but got {2 if input.ndim == 2 else -3})"
+        )
+    if input.ndim > 4:
         raise RuntimeError(
             f"Expected 3D or 4D (batch mode) tensor for input with possible 0 batch size and "
             f"non-zero dimensions for input, but got: {list(input.shape)}"
         )
+    _kernel_takes("im2col_out_cpu", input, lambda dt: dt.category != 1)
     x = input.unsqueeze(0) if input.ndim == 3 else input
     kh, kw = _pair(kernel_size)
     (ph, pw), stride, dilation = _pair(padding), _pair(stride), _pair(dilation)
@@ -981,6 +1002,7 @@ def fold(
             f"Expected 2D or 3D (batch mode) tensor for input with possible 0 batch size and "
             f"non-zero dimensions for input, but got: {list(input.shape)}"
         )
+    _kernel_takes("col2im_out_cpu", input, lambda dt: dt.category != 1)
     x = input.unsqueeze(0) if input.ndim == 2 else input
     (h, w), (kh, kw), (ph, pw) = _pair(output_size), _pair(kernel_size), _pair(padding)
     stride, dilation = _pair(stride), _pair(dilation)
@@ -1104,7 +1126,10 @@ def _window_origin(idx, outs, kernel, stride, dilation, padding, spatial, device
 
 
 def _max_poolnd(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if nd == 1 and not indices:
+        _kernel_takes("max_pool1d_impl", input, _floating)
     k, s, p, d = _pool_args(name, nd, input, kernel_size, stride, padding, dilation, indices)
+    _kernel_takes(name if nd > 1 else "max_pool1d_impl", input, lambda dt: dt is not _D.bool_)
     unbatched = input.ndim == nd + 1
     x = input.unsqueeze(0) if unbatched else input
     spatial = tuple(x.shape[2:])
@@ -1469,6 +1494,8 @@ def _adaptive_avg_poolnd(name, nd, input, output_size):
             (input.shape[d] if o is None else o) == 1 for d, o in zip(dims, wanted)
         ):
             return input.mean(dims, keepdim=True)
+    kernel = "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d"
+    _kernel_takes(kernel, input, _floating)
     spatial, outs = _adaptive_sizes(name, nd, input, output_size)
     if 0 in outs:
         return _empty_pool(name, input, outs)
@@ -1524,6 +1551,8 @@ def adaptive_avg_pool3d(
 def _adaptive_max_poolnd(name, nd, input, output_size, return_indices):
     """Gathers every (possibly shorter) window, padded to the longest by repeating its last
     element (a repeat changes neither the max nor which element is first), then ``MaxLast``."""
+    kernel = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"
+    _kernel_takes(kernel, input, _floating)
     spatial, outs = _adaptive_sizes(name, nd, input, output_size)
     if 0 in outs:
         values = _empty_pool(name, input, outs)
@@ -2142,6 +2171,10 @@ def interpolate(
             antialias,
         ).to(input.dtype)  # fmt: skip
     if mode.startswith("nearest"):
+        kernel = (
+            "upsample_nearest2d_channels_last" if nd == 2 else "compute_indices_weights_nearest"
+        )
+        _kernel_takes(kernel, input, lambda dt: dt.is_floating_point or dt is _D.uint8)
         ft = np.float64 if input.dtype is _D.float64 else np.float32
         out = input
         # a dim of unchanged size is copied where no scale is given, and by ATen's 2-d nearest
@@ -2472,6 +2505,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             [0, 0, 1],
             [0, 1, 0]])
     """
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool):  # (its parser's)
+        raise TypeError(
+            "one_hot(): argument 'num_classes' (position 2) must be int, not "
+            f"{type(num_classes).__name__}"
+        )
     if tensor.dtype is not _D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if tensor.numel():
@@ -3734,6 +3772,9 @@ def multilabel_margin_loss(
             "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
             f"{list(input.shape)}"
         )
+    if target.dtype is not _D.int64:
+        kind = _SCALAR_TYPE_NAMES[target.dtype.name]
+        raise RuntimeError(f"expected scalar type Long but found {kind}")
     x, t, batched = _margin_input("multilabel_margin_loss", input, target)
     if tuple(t.shape) != tuple(x.shape) or (not batched and target.ndim > 1):
         raise RuntimeError(
@@ -4399,6 +4440,8 @@ def grid_sample(
         warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
     align_corners = bool(align_corners)
     _check_grid_sample(input, grid, mode)
+    kernel = "grid_sampler_3d_cpu" if input.ndim == 5 else "grid_sampler_2d_cpu_kernel_impl"
+    _kernel_takes(kernel, input, _floating)
     n, c, *spatial = input.shape
     k = len(spatial)
     points = grid.shape[1:-1]

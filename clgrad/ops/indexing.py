@@ -1276,6 +1276,21 @@ def _check_source(name, x, d, index, source):
     want = list(x._shape)
     if want:
         want[d] = index.numel()
+    if name == "index_copy" and source.ndim and x.ndim:  # ATen's order: dims, slices, count
+        if source.ndim != x.ndim:
+            raise IndexError(
+                "index_copy_(): When source and destination are not scalars, their "
+                f"dimensionality must match. Source dimensionality ({source.ndim}), destination "
+                f"dimensionality ({x.ndim})"
+            )
+        slices = [n for i, n in enumerate(source._shape) if i != d]
+        if slices == [n for i, n in enumerate(x._shape) if i != d] and source._shape[d] != (
+            index.numel()
+        ):
+            raise IndexError(
+                f"index_copy_(): Number of indices ({index.numel()}) should be equal to "
+                f"source.size(dim) ({source._shape[d]})"
+            )
     if list(source._shape if source.ndim else ()) != want and source.numel() != index.numel() * (
         x.numel() // max(x._shape[d], 1) if x.ndim else 1
     ):

@@ -113,6 +113,12 @@ class GRUCellStep(Function):
         return cat([dr, dz, dn], -1), cat([dr, dz, dn * r], -1), gh * z
 
 
+def _refuse_projection(proj_size):
+    """PyTorch's RNN and GRU take ``proj_size`` only to refuse it (their base class has it)."""
+    if proj_size:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNNBase(Module):
     """The multi-layer, optionally bidirectional recurrence behind RNN, LSTM and GRU."""
 
@@ -400,7 +406,9 @@ class RNN(RNNBase):
         bidirectional: bool = False,
         device: Device | str | None = None,
         dtype: DType | None = None,
+        proj_size: int = 0,
     ) -> None:
+        _refuse_projection(proj_size)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(
                 f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'."
@@ -474,7 +482,9 @@ class GRU(RNNBase):
         bidirectional: bool = False,
         device: Device | str | None = None,
         dtype: DType | None = None,
+        proj_size: int = 0,
     ) -> None:
+        _refuse_projection(proj_size)
         super().__init__(
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
             bidirectional, 0, device, dtype,
