@@ -455,3 +455,13 @@ def test_kernels_take_what_pytorch_takes(device):
         ]
 
     both(device, case)
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, float("nan"), 0.5, 0.0])
+def test_binary_cross_entropy_checks_its_input_range_on_the_host(value):
+    """PyTorch's CPU kernel refuses a probability outside [0, 1] (a logit passed by mistake)."""
+
+    def case(lib, dev):
+        return lib.nn.functional.binary_cross_entropy(lib.tensor([value]), lib.tensor([1.0]))
+
+    both("cpu", case)

@@ -3254,6 +3254,13 @@ def binary_cross_entropy(
             f"{_SCALAR_TYPE_NAMES[input.dtype.name]}"
         )
     _refuse_grad("binary_cross_entropy", "weight", weight)
+    if input.device.is_cpu and input.numel():
+        # PyTorch's CPU kernel checks each element (a probability passed as a logit raises);
+        # on an OpenCL device, as on CUDA (an asynchronous device assert), no read-back is
+        # spent on it
+        values = input.detach()._numpy()
+        if not ((values >= 0) & (values <= 1)).all():
+            raise RuntimeError("all elements of input should be between 0 and 1")
     return _reduce(_N.BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
