@@ -465,3 +465,18 @@ def test_binary_cross_entropy_checks_its_input_range_on_the_host(value):
         return lib.nn.functional.binary_cross_entropy(lib.tensor([value]), lib.tensor([1.0]))
 
     both("cpu", case)
+
+
+@pytest.mark.parametrize("expr", ["x * 2", "2 * x", "x / 2", "x * 2.5", "x + 1", "x - 1", "x"])
+def test_second_backward_through_a_number_product(device, expr):
+    """PyTorch's ``x * 2`` and ``x / 2`` save the number wrapped in a tensor: a second
+    backward raises, as after ``x * x``; ``x + 1`` saves nothing and runs again."""
+
+    def case(lib, dev):
+        x = lib.ones(2, device=dev, requires_grad=True)
+        y = eval(expr).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+
+    both(device, case)

@@ -501,7 +501,9 @@ class BackwardNode(Node):
         # only a node that saved tensors is spent: one that saved none (a sum, a view, an add)
         # backpropagates again, as PyTorch's
         saved = self.ctx._saved
-        if saved is not None and any(s is not None for s in saved):
+        if saved is not None and (
+            any(s is not None for s in saved) or getattr(self.ctx, "holds_number", False)
+        ):
             self.ctx._saved = None
             self._released = True
 

@@ -502,6 +502,7 @@ class ElementwiseOp:
         result_readers = tuple(
             i for i, g in enumerate(self.grads) if g is not None and "result" in g[1]
         )
+        wraps_numbers = self.name in ("mul", "div")
 
         def forward(ctx, *operands):
             out = op.run(*operands)
@@ -520,6 +521,13 @@ class ElementwiseOp:
                     operands[i] if _is_tensor(operands[i]) and _any_needs(operands, js) else None
                     for i, js in zip(saved, saved_readers)
                 ]
+                if wraps_numbers:
+                    # PyTorch's ``x * 2`` and ``x / 2`` run mul/div on the number wrapped in a
+                    # tensor, which their nodes save: a second backward through them raises
+                    ctx.holds_number = any(
+                        not _is_tensor(operands[i]) and _any_needs(operands, js)
+                        for i, js in zip(saved, saved_readers)
+                    )
                 saves_result = False
                 for i in result_readers:
                     x = operands[i]
