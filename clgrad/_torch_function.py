@@ -328,3 +328,45 @@ def release() -> bool:
 def _maybe_uninstall() -> None:
     if S.installed and not _LIVE and not S.modes:
         S.uninstall()
+
+
+# (here, at the bottom, so that the layers below clgrad.overrides may define modes too;
+# clgrad.overrides exports it under PyTorch's name)
+class TorchFunctionMode:
+    """A context manager that sees every clgrad function, method and property call made inside
+    its ``with`` block, as ``torch.overrides.TorchFunctionMode``: a subclass defines
+    ``__torch_function__(self, func, types, args=(), kwargs=None)``, which runs with the mode
+    off (what it calls reaches the modes entered before it, then the subclasses' overrides).
+
+    >>> class Count(TorchFunctionMode):
+    ...     def __init__(self):
+    ...         self.names = []
+    ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+    ...         self.names.append(func.__name__)
+    ...         return func(*args, **(kwargs or {}))
+    >>> with Count() as mode:
+    ...     y = clgrad.ones(2).mul(3).sum()
+    >>> mode.names, y
+    (['ones', 'mul', 'sum'], tensor(6.))
+    """
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn(
+            "`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+            stacklevel=2,
+        )
+        return cls(*args, **kwargs)

@@ -1,7 +1,7 @@
 """``clgrad.func``: ``torch.func``'s function transforms on clgrad's autograd: ``grad``,
 ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``,
-``vmap``, and
-``functional_call`` / ``stack_module_state`` to use them on modules.
+``vmap``, ``functionalize``, and ``functional_call`` / ``stack_module_state`` /
+``replace_all_batch_norm_modules_`` to use them on modules.
 
 Arguments are pytrees: tensors inside tuples, lists and dicts (a module's parameter dict, as
 ``functional_call`` takes it). The transforms compose (``vmap(grad(f))`` gives per-sample
@@ -21,13 +21,16 @@ tensor([[ 3.],
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._torch_function import TorchFunctionMode
 from .autograd.engine import grad as _autograd_grad
 from .autograd.forward_ad import _check_tangent_size, _Dual, _tangent
 from .autograd.function import _dual_levels, _transform_depth, _vmap_depth
 from .autograd.grad_mode import enable_grad
+from .nn.modules.normalization import _BatchNorm
 from .nn.utils.stateless import functional_call
 from .ops.creation import default_generator
 from .ops.movement import stack
@@ -35,6 +38,7 @@ from .tensor import Tensor
 
 __all__ = [
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -42,6 +46,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -580,6 +585,12 @@ def vmap(
     index and stacks the results. ``randomness``: ``"error"`` (a random op inside raises, as in
     PyTorch), ``"same"`` (each call draws the same numbers) or ``"different"``.
 
+    An output whose out_dims is None must not derive from the mapped inputs (ValueError, as
+    torch's, whose output would be a BatchedTensor there): while such a vmap runs, the results
+    of clgrad's functions, methods and operators applied to the mapped slices are tracked.
+    (Unlike torch's, an inner vmap's out_dims=None accepts a value derived only from an
+    enclosing vmap's mapped inputs: those are the outer vmap's to track.)
+
     >>> from clgrad.func import vmap
     >>> vmap(lambda row, w: (row * w).sum(), in_dims=(0, None))(
     ...     clgrad.tensor([[1.0, 2.0], [3.0, 4.0]]), clgrad.tensor([1.0, 10.0]))
@@ -626,6 +637,9 @@ def vmap(
                 f"sizes {sizes} for the mapped dimension"
             )
         n = sizes[0]
+        # an output left unbatched (out_dims None) must not derive from the mapped inputs:
+        # torch's would be a BatchedTensor there and raises; the tracker tells which did
+        tracker = _BatchedTracker() if _has_none(out_dims) else None
 
         def call(i):
             """func on the i-th slice of every mapped input (i None: on zeros of a slice's
@@ -636,12 +650,18 @@ def vmap(
                 for x, d in zip(leaves, leaf_dims):
                     if d is None:
                         new.append(x)
-                    elif i is None:
+                        continue
+                    if i is None:
                         new.append(x.select(d, 0) if x.shape[d] else _slice_zeros(x, d))
                     else:
                         new.append(x.select(d, i))
+                    if tracker is not None:
+                        tracker.mark(new[-1])
                 sliced.append(_unflatten(new, spec))
-            return func(*sliced, **kwargs)
+            if tracker is None:
+                return func(*sliced, **kwargs)
+            with tracker:
+                return func(*sliced, **kwargs)
 
         state = default_generator.get_state()
         results = []
@@ -664,9 +684,45 @@ def vmap(
         finally:
             _vmap_depth[0] -= 1
         name = getattr(func, "__name__", repr(func))
-        return _batched(results, out_dims, out_dims, name, empty)
+        return _batched(results, out_dims, out_dims, name, empty, tracker)
 
     return wrapper
+
+
+def _has_none(dims) -> bool:
+    """Whether ``out_dims`` leaves some output unbatched (None, itself or inside a tuple)."""
+    if isinstance(dims, (tuple, list)):
+        return any(_has_none(d) for d in dims)
+    return dims is None
+
+
+class _BatchedTracker(TorchFunctionMode):
+    """Marks the tensors a vmapped call derives from its mapped inputs: the slices, and the
+    results of every clgrad function, method or operator that takes a marked tensor (an
+    in-place one marks the tensor it writes). That is the data flow that makes a
+    BatchedTensor in torch's vmap; this loop-based vmap has none, so the out_dims=None check
+    reads the marks. Only what goes through clgrad's dispatched entry points is seen: a value
+    that leaves as a Python number (``.item()``, which torch's vmap refuses) and comes back
+    is not marked. Used only when out_dims has a None (a mode costs each op a dispatch)."""
+
+    def __init__(self):
+        super().__init__()
+        # by id, weakly: a marked tensor that dies must not mark a new one given its id
+        self._marked: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def mark(self, tree) -> None:
+        for t in _flatten(tree)[0]:
+            self._marked[id(t)] = t
+
+    def is_batched(self, t) -> bool:
+        return self._marked.get(id(t)) is t
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if any(self.is_batched(t) for t in _flatten([list(args), kwargs])[0]):
+            self.mark(out)
+        return out
 
 
 def _in_dims_of(tree, dim, in_dims) -> list:
@@ -685,12 +741,19 @@ def _in_dims_of(tree, dim, in_dims) -> list:
     )
 
 
-def _batched(samples, dims, out_dims, name, empty):
+def _batched(samples, dims, out_dims, name, empty, tracker=None):
     """vmap's outputs: the per-sample ``samples`` (each an output tree) stacked along
     ``dims`` (an int, None for an output that is not batched, or a tuple matching a tuple
-    output, as torch's out_dims prefix)."""
+    output, as torch's out_dims prefix). An output under None that derives from the mapped
+    inputs (``tracker``'s marks) raises ValueError, as torch's BatchedTensor there."""
     first = samples[0]
     if dims is None:
+        if tracker is not None and any(
+            tracker.is_batched(t) for sample in samples for t in _flatten(sample)[0]
+        ):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+            )
         return first
     if isinstance(dims, (tuple, list)):
         if not isinstance(first, (tuple, list)) or len(first) != len(dims):
@@ -699,7 +762,8 @@ def _batched(samples, dims, out_dims, name, empty):
                 "the structure of `outputs`."
             )
         parts = [
-            _batched([s[k] for s in samples], d, out_dims, name, empty) for k, d in enumerate(dims)
+            _batched([s[k] for s in samples], d, out_dims, name, empty, tracker)
+            for k, d in enumerate(dims)
         ]
         return type(first)(parts) if not hasattr(first, "_fields") else type(first)(*parts)
     bad = _flatten_strict(first)
@@ -754,3 +818,92 @@ def stack_module_state(models: Sequence) -> tuple[dict[str, Tensor], dict[str, T
         n: stack([dict(m.named_buffers())[n] for m in models]) for n, _ in models[0].named_buffers()
     }
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Makes every batch norm in ``root`` (``root`` included) normalize with its batch's
+    statistics alone, in place, as ``torch.func.replace_all_batch_norm_modules_``: its
+    ``running_mean``, ``running_var`` and ``num_batches_tracked`` become None and
+    ``track_running_stats`` False, so that no buffer is updated under ``vmap`` (an ensemble or
+    per-sample gradients). Returns ``root``.
+
+    >>> from clgrad.func import replace_all_batch_norm_modules_
+    >>> net = clgrad.nn.Sequential(clgrad.nn.Linear(3, 4), clgrad.nn.BatchNorm1d(4))
+    >>> net is replace_all_batch_norm_modules_(net)
+    True
+    >>> net[1].running_mean is None, net[1].track_running_stats
+    (True, False)
+    """
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """``torch.func.functionalize``'s signature and results: a function with ``func``'s
+    semantics. torch's rewrites the in-place ops (and with ``remove="mutations_and_views"`` the
+    views) of the program it traces into out-of-place ones, for backends and compilers that
+    cannot express mutation; clgrad runs its ops eagerly and has no such program to rewrite,
+    so the function returned runs ``func`` itself. What is observable matches torch's: the
+    same outputs, in-place changes to the inputs land on the inputs (torch copies them back),
+    and the outputs alias what torch's do: none aliases an input that ``func`` wrote to (such
+    an output is returned as a copy), and with ``remove="mutations_and_views"`` no output is
+    a view (one is returned as a copy), though an input returned unchanged is that input.
+
+    >>> from clgrad.func import functionalize
+    >>> def f(a):
+    ...     b = a + 1
+    ...     b.view(-1).add_(1)
+    ...     return b
+    >>> functionalize(f)(clgrad.zeros(2))
+    tensor([2., 2.])
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will "
+            "be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+            "{view} will be replaced with their non-aliasing counterparts, {view}_copy.\n"
+        )
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        inputs = _flatten([list(args), kwargs])[0]
+        versions = [x._version for x in inputs]
+        out = func(*args, **kwargs)
+        # torch's outputs never alias an input the function wrote to (it copies the new
+        # values back into the input, the outputs are its own); views only without
+        # remove="mutations_and_views"
+        written = {id(x._storage) for x, v in zip(inputs, versions) if x._version != v}
+        given = {id(x) for x in inputs}
+
+        def own(x):
+            if id(x._storage) in written:
+                return x.clone()
+            if remove == "mutations_and_views" and id(x) not in given and x._base is not None:
+                return x.clone()
+            return x
+
+        return _map_tensors(out, own)
+
+    return wrapped
+
+
+def _map_tensors(tree, fn):
+    """``tree`` with each tensor ``t`` replaced by ``fn(t)``, its tuples (named ones too), lists
+    and dicts rebuilt as they were."""
+    if isinstance(tree, Tensor):
+        return fn(tree)
+    if isinstance(tree, dict):
+        return type(tree)((k, _map_tensors(v, fn)) for k, v in tree.items())
+    if isinstance(tree, (tuple, list)):
+        items = [_map_tensors(v, fn) for v in tree]
+        if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+            return type(tree)(*items)
+        return type(tree)(items)
+    return tree

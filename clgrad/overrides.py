@@ -33,13 +33,13 @@ import functools
 import numbers
 import sys
 import types as _types
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _C  # noqa: F401  (binds clgrad._C, torch._C's names of the protocol)
 from . import _torch_function as _tf
 from ._torch_function import S as _S
+from ._torch_function import TorchFunctionMode
 from .tensor import Tensor
 
 __all__ = [
@@ -223,46 +223,6 @@ def get_ignored_functions() -> set[Callable]:
 
 
 # ---- modes ---------------------------------------------------------------------------------------
-class TorchFunctionMode:
-    """A context manager that sees every clgrad function, method and property call made inside
-    its ``with`` block, as ``torch.overrides.TorchFunctionMode``: a subclass defines
-    ``__torch_function__(self, func, types, args=(), kwargs=None)``, which runs with the mode
-    off (what it calls reaches the modes entered before it, then the subclasses' overrides).
-
-    >>> class Count(TorchFunctionMode):
-    ...     def __init__(self):
-    ...         self.names = []
-    ...     def __torch_function__(self, func, types, args=(), kwargs=None):
-    ...         self.names.append(func.__name__)
-    ...         return func(*args, **(kwargs or {}))
-    >>> with Count() as mode:
-    ...     y = clgrad.ones(2).mul(3).sum()
-    >>> mode.names, y
-    (['ones', 'mul', 'sum'], tensor(6.))
-    """
-
-    def __init__(self):
-        pass
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        raise NotImplementedError
-
-    def __enter__(self):
-        _tf.push_mode(self)
-        return self
-
-    def __exit__(self, exc_type, exc_val, exc_tb):
-        _tf.pop_mode()
-
-    @classmethod
-    def push(cls, *args, **kwargs):
-        warnings.warn(
-            "`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
-            stacklevel=2,
-        )
-        return cls(*args, **kwargs)
-
-
 class BaseTorchFunctionMode(TorchFunctionMode):
     """A mode whose ``__torch_function__`` calls the function, as torch's: a base for modes
     that override a few functions only.

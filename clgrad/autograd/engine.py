@@ -493,6 +493,11 @@ def grad(
     >>> clgrad.autograd.grad(x ** 3, x)[0].item()
     27.0
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:  # one backward per slice of the gradients' leading dim, stacked

@@ -1,6 +1,6 @@
 """``torch.autograd.graph``: hooks on the tensors the graph saves for backward
-(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), ``Node``, and
-``GradientEdge`` / ``get_gradient_edge``.
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``,
+``allow_mutation_on_saved_tensors``), ``Node``, and ``GradientEdge`` / ``get_gradient_edge``.
 
 >>> x = clgrad.ones(3, requires_grad=True)
 >>> packed = []
@@ -16,17 +16,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import inspect
+import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..tensor import Tensor
 from .engine import queue_callback
 from .function import GradientEdge, Node, grad_accumulator
-from .grad_mode import _state
+from .grad_mode import _state, no_grad
 
 __all__ = [
     "GradientEdge",
     "Node",
+    "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",
@@ -164,3 +168,175 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
         return hook
 
     return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors)])
+
+
+# ---- allow_mutation_on_saved_tensors ------------------------------------------------------------
+class _Saved:
+    """One tensor saved for backward inside ``allow_mutation_on_saved_tensors``: the tensor
+    and its version then, and the copy made of it before a write to its memory."""
+
+    __slots__ = ("tensor", "version", "clone", "__weakref__")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor, self.version, self.clone = tensor, tensor._version, None
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block (torch's class of that name):
+    the tensors saved in it, by the memory they view, and the copies made of them. Held weakly:
+    what the graph frees is forgotten here too; cleared when the block exits."""
+
+    def __init__(self) -> None:
+        self.active = True
+        # Storage -> the saved tensors over it; (id, version) -> the one entry of a tensor saved
+        # again unchanged (the entry keeps its tensor alive, so the id is not reused meanwhile)
+        self.by_storage: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.by_tensor: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def pack(self, tensor: Tensor) -> _Saved:
+        key = (id(tensor), tensor._version)
+        entry = self.by_tensor.get(key)
+        if entry is None or entry.tensor is not tensor:
+            entry = _Saved(tensor)
+            self.by_tensor[key] = entry
+            self.by_storage.setdefault(tensor._storage, weakref.WeakSet()).add(entry)
+        return entry
+
+    def unpack(self, entry: _Saved) -> Tensor:
+        if not self.active:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in "
+                "which the graph was originally recorded."
+            )
+        if entry.clone is not None:
+            return entry.clone
+        t = entry.tensor
+        if t._version != entry.version:
+            # written by a path the block does not see (not a clgrad function, method or
+            # operator): the values saved are gone, and backward must not use the new ones
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.type()} {list(t.shape)}] is at version {t._version}; "
+                f"expected version {entry.version} instead. allow_mutation_on_saved_tensors "
+                "copies a saved tensor before a clgrad operation writes to it; this write did "
+                "not go through one."
+            )
+        return t
+
+    def before_write(self, tensor: Tensor) -> None:
+        """Copies every tensor saved over ``tensor``'s memory, not copied yet, before a write."""
+        entries = self.by_storage.get(getattr(tensor, "_storage", None))
+        if not entries:
+            return
+        with no_grad():
+            for entry in list(entries):
+                if entry.clone is None and entry.tensor is not None:
+                    entry.clone = entry.tensor.detach().clone()
+                    entry.tensor = None  # as torch's: the copy stands for it from now on
+
+    def clear(self) -> None:
+        self.active = False
+        for entries in list(self.by_storage.values()):
+            for entry in list(entries):
+                entry.tensor = entry.clone = None
+        self.by_storage.clear()
+        self.by_tensor.clear()
+
+
+# functions, methods and operators that write to a tensor other than by a trailing underscore
+_WRITES_ARG0 = frozenset(
+    {"__setitem__"}
+    | {
+        f"__i{op}__"
+        for op in "add sub mul matmul truediv floordiv mod pow and or xor lshift rshift".split()
+    }
+)
+# ...and ones with a trailing underscore that change no values
+_NO_WRITE = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_"})
+_INPLACE_PARAM: dict = {}  # function -> the position of its ``inplace`` parameter, or None
+
+
+def _inplace_position(func) -> int | None:
+    try:
+        return _INPLACE_PARAM[func]
+    except (KeyError, TypeError):
+        pass
+    position = None
+    try:
+        names = list(inspect.signature(func).parameters)
+        position = names.index("inplace") if "inplace" in names else None
+    except (TypeError, ValueError):
+        pass
+    try:
+        _INPLACE_PARAM[func] = position
+    except TypeError:
+        pass
+    return position
+
+
+def _written(func, args: tuple, kwargs: dict) -> list:
+    """The tensors a call of ``func`` writes to: ``self`` of an in-place method (``add_``,
+    ``copy_``, ``x[i] = v``, ``x += v``) or the first argument of an in-place function
+    (``relu_``, ``_foreach_add_``'s list), ``out=``, and the input of a function called with
+    ``inplace=True``."""
+    name = getattr(func, "__name__", "")
+    found = []
+    out = kwargs.get("out")
+    if out is not None:
+        found += list(out) if isinstance(out, (tuple, list)) else [out]
+    first = args[0] if args else None
+    base = name.lstrip("_")
+    writes = name in _WRITES_ARG0 or (
+        base.endswith("_") and not name.startswith("__") and base not in _NO_WRITE
+    )
+    if not writes and first is not None:
+        if kwargs.get("inplace") is True:
+            writes = True
+        elif "inplace" not in kwargs:
+            position = _inplace_position(func)
+            writes = position is not None and len(args) > position and args[position] is True
+    if writes and first is not None:
+        found += list(first) if isinstance(first, (tuple, list)) else [first]
+    return [t for t in found if isinstance(t, Tensor)]
+
+
+_mutation_allowed = [False]
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationOnSavedContext]:
+    """Inside it, a tensor saved for backward may be changed in place: it is copied before the
+    write and backward uses the copy, as ``torch.autograd.graph.allow_mutation_on_saved_tensors``
+    (the forward and the backward both run inside; not nested). The writes seen are those of
+    clgrad's functions, methods and operators (in-place methods, ``x[i] = v``, ``out=``,
+    ``inplace=True``); a write by another path still fails backward, as it does outside.
+
+    >>> with clgrad.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     a = clgrad.ones(2, 3, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.sin_()
+    ...     out.backward()
+    >>> a.grad
+    tensor([[2., 2., 2.],
+            [2., 2., 2.]])
+    """
+    from .._torch_function import TorchFunctionMode
+
+    class _CloneBeforeWrite(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            for t in _written(func, args, kwargs):
+                ctx.before_write(t)
+            return func(*args, **kwargs)
+
+    if _mutation_allowed[0]:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    _mutation_allowed[0] = True
+    try:
+        with saved_tensors_hooks(ctx.pack, ctx.unpack), _CloneBeforeWrite():
+            yield ctx
+    finally:
+        ctx.clear()
+        _mutation_allowed[0] = False

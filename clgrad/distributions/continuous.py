@@ -68,15 +68,18 @@ class Normal(ExponentialFamily):
     def sample(self, sample_shape=_NO_SHAPE) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            return normal(self.loc.expand(shape), self.scale.expand(shape))
+            # in loc's dtype, as torch's: its normal(mean, std) draws in the mean's dtype, and
+            # its broadcast_all leaves float32 loc and float64 scale each as it is
+            scale = self.scale.to(self.loc.dtype)
+            return normal(self.loc.expand(shape), scale.expand(shape))
 
     def rsample(self, sample_shape=_NO_SHAPE) -> Tensor:
         eps = _standard_normal(self._extended_shape(sample_shape), self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         return (
             -((value - self.loc) ** 2) / (2 * self.scale**2)
             - self.scale.log()
@@ -84,6 +87,7 @@ class Normal(ExponentialFamily):
         )
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.loc)
         return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
 
@@ -111,9 +115,11 @@ class Uniform(Distribution):
         super().__init__(self.low.shape, validate_args=validate_args)
         self._check(self.low < self.high, "low (LessThan)", self.low)
 
-    @constraints.dependent_property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
-        return constraints.half_open_interval(self.low, self.high)
+        # closed, as torch's: draws fall in [low, high), but ``high`` is a valid value (its
+        # density is 0 there; log_prob gives -inf rather than raising)
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self) -> Tensor:
@@ -133,13 +139,13 @@ class Uniform(Distribution):
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.low)
-        if self._validate_args:
-            self._check((self.low <= value) & (value <= self.high), "value (Interval)", value)
         inside = (self.low <= value).to(self.low.dtype) * (self.high > value).to(self.low.dtype)
         return inside.log() - (self.high - self.low).log()
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.low)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
@@ -192,11 +198,12 @@ class Exponential(ExponentialFamily):
         return -(-u).log1p() / self.rate  # u < 1, so 1 - u > 0: a finite standard draw
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.rate)
         self._validate_sample(value)
+        value = _as_tensor(value, self.rate)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.rate)
         return 1 - (-self.rate * value).exp()
 
@@ -257,11 +264,12 @@ class Laplace(Distribution):
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.loc)
         z = value - self.loc
         return 0.5 - 0.5 * z.sign() * (-z.abs() / self.scale).expm1()
@@ -311,12 +319,13 @@ class Cauchy(Distribution):
         return self.loc + ((u - 0.5) * math.pi).tan() * self.scale
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         z = (value - self.loc) / self.scale
         return -math.log(math.pi) - self.scale.log() - (z**2).log1p()
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.loc)
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
 
@@ -365,12 +374,13 @@ class HalfNormal(Distribution):
         return self.base_dist.rsample(sample_shape).abs()
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.scale)
         self._validate_sample(value)
+        value = _as_tensor(value, self.scale)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return where(value >= 0, log_prob, float("-inf"))
 
     def cdf(self, value) -> Tensor:
+        self._validate_sample(value)
         value = _as_tensor(value, self.scale)
         return 2 * self.base_dist.cdf(value) - 1
 

@@ -144,15 +144,15 @@ class ContinuousBernoulli(ExponentialFamily):
         return self.icdf(rand(shape, dtype=self.probs.dtype, device=self.probs.device))
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.probs)
         self._validate_sample(value)
+        value = _as_tensor(value, self.probs)
         logits, value = broadcast_tensors(self.logits, value)
         bce = F.binary_cross_entropy_with_logits(logits, value, reduction="none")
         return -bce + self._cont_bern_log_norm()
 
     def cdf(self, value) -> Tensor:
-        value = _as_tensor(value, self.probs)
         self._validate_sample(value)
+        value = _as_tensor(value, self.probs)
         cut_probs = self._cut_probs()
         cdfs = (cut_probs**value * (1.0 - cut_probs) ** (1.0 - value) + cut_probs - 1.0) / (
             2.0 * cut_probs - 1.0

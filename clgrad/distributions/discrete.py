@@ -97,8 +97,8 @@ class Bernoulli(ExponentialFamily):
             )
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.logits)
         self._validate_sample(value)
+        value = _as_tensor(value, self.logits)
         logits, value = broadcast_tensors(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
@@ -197,8 +197,8 @@ class Categorical(Distribution):
         return draws.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.logits) if not isinstance(value, Tensor) else value
         self._validate_sample(value)
+        value = _as_tensor(value, self.logits) if not isinstance(value, Tensor) else value
         value = value.long().unsqueeze(-1)
         value, log_pmf = broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
@@ -372,8 +372,8 @@ class Binomial(Distribution):
             return success.to(self.probs.dtype).sum(-1)
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.logits)
         self._validate_sample(value)
+        value = _as_tensor(value, self.logits)
         n, logits = self.total_count, self.logits
         log_factorial_n = (n + 1).lgamma()
         log_factorial_k = (value + 1).lgamma()
@@ -455,8 +455,8 @@ class Geometric(Distribution):
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.probs)
         self._validate_sample(value)
+        value = _as_tensor(value, self.probs)
         value, probs = broadcast_tensors(value, self.probs)
         # probs == 1 puts all mass on 0: 0 * log(0) there is 0, not NaN
         probs = where((probs == 1) & (value == 0), 0.0, probs)
@@ -501,8 +501,8 @@ class Poisson(ExponentialFamily):
             return poisson(self.rate.expand(self._extended_shape(sample_shape)).contiguous())
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.rate)
         self._validate_sample(value)
+        value = _as_tensor(value, self.rate)
         rate, value = broadcast_tensors(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 

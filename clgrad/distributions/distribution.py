@@ -206,9 +206,29 @@ class Distribution:
             )
 
     def _validate_sample(self, value: Tensor) -> None:
-        """ValueError for a value outside ``support`` (when validating)."""
+        """ValueError (when validating) for a value that is not a tensor, whose rightmost dims
+        do not match ``event_shape``, that does not broadcast with ``batch_shape +
+        event_shape``, or that lies outside ``support``, as torch's: the checks of
+        ``log_prob``, ``cdf`` and the like."""
+        if not self._validate_args:
+            return
+        if not isinstance(value, Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        actual, event = tuple(value.shape), tuple(self._event_shape)
+        if actual[len(actual) - len(event) :] != event:
+            raise ValueError(
+                f"The right-most size of value must match event_shape: {Size(actual)} vs "
+                f"{Size(event)}."
+            )
+        expected = tuple(self._batch_shape) + event
+        for i, j in zip(reversed(actual), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(
+                    "Value is not broadcastable with batch_shape+event_shape: "
+                    f"{Size(actual)} vs {Size(expected)}."
+                )
         support = self.support
-        if not self._validate_args or support is None:
+        if support is None:
             return
         if not bool(support.check(value).all()):
             raise ValueError(

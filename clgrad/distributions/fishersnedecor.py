@@ -70,8 +70,8 @@ class FisherSnedecor(Distribution):
         return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.df1)
         self._validate_sample(value)
+        value = _as_tensor(value, self.df1)
         ct1, ct2 = self.df1 * 0.5, self.df2 * 0.5
         ct3 = self.df1 / self.df2
         t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()

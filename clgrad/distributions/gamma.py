@@ -135,8 +135,8 @@ class Gamma(ExponentialFamily):
         return value.clamp(min=D.finfo(value.dtype).tiny)
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.rate)
         self._validate_sample(value)
+        value = _as_tensor(value, self.rate)
         return (
             self.concentration.xlogy(self.rate)
             + (self.concentration - 1).xlogy(value)
@@ -145,8 +145,8 @@ class Gamma(ExponentialFamily):
         )
 
     def cdf(self, value) -> Tensor:
-        value = _as_tensor(value, self.rate)
         self._validate_sample(value)
+        value = _as_tensor(value, self.rate)
         return igamma(self.concentration, self.rate * value)
 
     def entropy(self) -> Tensor:
@@ -306,8 +306,8 @@ class Beta(ExponentialFamily):
         return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.concentration1)
         self._validate_sample(value)
+        value = _as_tensor(value, self.concentration1)
         heads_tails = stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 
@@ -372,8 +372,8 @@ class StudentT(Distribution):
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.df)
         self._validate_sample(value)
+        value = _as_tensor(value, self.df)
         y = (value - self.loc) / self.scale
         normalizer = (
             self.scale.log()

@@ -61,8 +61,8 @@ class GeneralizedPareto(Distribution):
         return self.icdf(rand(shape, dtype=self.loc.dtype, device=self.loc.device))
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe()
         y = 1 / safe_conc + ones_like(z)
@@ -72,11 +72,12 @@ class GeneralizedPareto(Distribution):
     def log_survival_function(self, value) -> Tensor:
         """``log(1 - cdf(value))``.
 
-        >>> clgrad.distributions.GeneralizedPareto(0.0, 1.0, 0.0).log_survival_function(2.0)
+        >>> d = clgrad.distributions.GeneralizedPareto(0.0, 1.0, 0.0)
+        >>> d.log_survival_function(clgrad.tensor(2.0))
         tensor(-2.)
         """
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe()
         where_nonzero = -(safe_conc * z).log1p() / safe_conc

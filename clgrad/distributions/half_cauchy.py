@@ -53,14 +53,14 @@ class HalfCauchy(TransformedDistribution):
         return self.base_dist.variance
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.scale)
         self._validate_sample(value)
+        value = _as_tensor(value, self.scale)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return where(value >= 0, log_prob, -math.inf)
 
     def cdf(self, value) -> Tensor:
-        value = _as_tensor(value, self.scale)
         self._validate_sample(value)
+        value = _as_tensor(value, self.scale)
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, prob) -> Tensor:

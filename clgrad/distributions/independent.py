@@ -136,6 +136,30 @@ class MixtureSameFamily(Distribution):
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(component_batch, component_distribution.event_shape, validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        """This mixture with a larger ``batch_shape``: its mixture distribution expanded to
+        it, its components to it plus the component dim, as torch's.
+
+        >>> D = clgrad.distributions
+        >>> mix = D.Categorical(logits=clgrad.zeros(3))
+        >>> d = D.MixtureSameFamily(mix, D.Normal(clgrad.zeros(3), 1.0)).expand((4,))
+        >>> d.batch_shape, d.sample().shape
+        (clgrad.Size([4]), clgrad.Size([4]))
+        """
+        batch_shape = Size(batch_shape)
+        new = self._get_checked_instance(MixtureSameFamily, _instance)
+        new._component_distribution = self._component_distribution.expand(
+            tuple(batch_shape) + (self._num_component,)
+        )
+        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
+        new._num_component = self._num_component
+        new._event_ndims = self._event_ndims
+        Distribution.__init__(
+            new, batch_shape, new._component_distribution.event_shape, validate_args=False
+        )
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def mixture_distribution(self) -> Categorical:
         return self._mixture_distribution

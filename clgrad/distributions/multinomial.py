@@ -95,8 +95,8 @@ class Multinomial(Distribution):
         return term1 + (binomial_probs * weights).sum(0).sum(-1)
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.logits)
         self._validate_sample(value)
+        value = _as_tensor(value, self.logits)
         logits, value = broadcast_tensors(self.logits, value)
         log_factorial_n = (value.sum(-1) + 1).lgamma()
         log_factorial_xs = (value + 1).lgamma().sum(-1)

@@ -100,8 +100,8 @@ class NegativeBinomial(Distribution):
             return poisson(rate.contiguous())
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self._param)
         self._validate_sample(value)
+        value = _as_tensor(value, self._param)
         log_unnormalized_prob = self.total_count * F.logsigmoid(
             -self.logits
         ) + value * F.logsigmoid(self.logits)

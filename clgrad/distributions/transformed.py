@@ -133,8 +133,8 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, _first_param(self.base_dist))
         self._validate_sample(value)
+        value = _as_tensor(value, _first_param(self.base_dist))
         event_dim = len(self.event_shape)
         log_prob = 0.0
         y = value
@@ -265,8 +265,8 @@ class Gumbel(TransformedDistribution):
         )
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         y = (self.loc - value) / self.scale
         return (y - y.exp()) - self.scale.log()
 
@@ -332,8 +332,8 @@ class LogitRelaxedBernoulli(Distribution):
         return (u.log() - (-u).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.logits)
         self._validate_sample(value)
+        value = _as_tensor(value, self.logits)
         logits, value = broadcast_tensors(self.logits, value)
         diff = logits - value * self.temperature
         return self.temperature.log() + diff - 2 * diff.exp().log1p()

@@ -109,8 +109,8 @@ class VonMises(Distribution):
         )
 
     def log_prob(self, value) -> Tensor:
-        value = _as_tensor(value, self.loc)
         self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
         log_prob = self.concentration * (value - self.loc).cos()
         return (
             log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)

@@ -1,5 +1,6 @@
 """The layer classes of clgrad.nn."""
 
+from . import activation
 from .activation import (
     CELU,
     ELU,
@@ -187,6 +188,10 @@ from .upsampling import (
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+
+# PyTorch defines MultiheadAttention in its activation module (``from torch.nn.modules.activation
+# import MultiheadAttention``); clgrad's lives with the transformer, which imports activation
+activation.MultiheadAttention = MultiheadAttention
 
 __all__ = [
     "Module",

@@ -545,13 +545,3 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
-
-
-def __getattr__(name):
-    # PyTorch defines MultiheadAttention here (``from torch.nn.modules.activation import
-    # MultiheadAttention``); clgrad's lives with the transformer, which imports this module
-    if name == "MultiheadAttention":
-        from .transformer import MultiheadAttention
-
-        return MultiheadAttention
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
