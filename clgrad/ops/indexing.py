@@ -628,12 +628,7 @@ def _put_value(x, key, value, accumulate=False):
     in x's dtype; a 0-d cpu value moved to x's device (other values must be on it already)."""
     if not isinstance(value, Tensor):
         return value
-    if (
-        not accumulate
-        and value.dtype is not x.dtype
-        and value.device.is_cpu
-        and value.numel() == 1
-    ):
+    if not accumulate and value.dtype is not x.dtype and value.device.is_cpu and value.numel() == 1:
         mask = _lone_mask(key, value)
         if mask is not None and mask.dtype in (D.bool_, D.uint8) and mask.device == x.device:
             value = value.reshape(()).to(x.dtype)
