@@ -480,3 +480,16 @@ def test_second_backward_through_a_number_product(device, expr):
         return x.grad
 
     both(device, case)
+
+
+def test_normal_of_two_tensors_draws_in_the_means_dtype():
+    def case(lib, dev):
+        pairs = [
+            (lib.zeros(2), lib.ones(2, dtype=lib.float64)),
+            (lib.zeros(2, dtype=lib.float64), lib.ones(2)),
+            (lib.zeros(2, dtype=lib.float16), lib.ones(2)),
+            (0.0, lib.ones(2, dtype=lib.float64)),
+        ]
+        return [str(lib.normal(m, s).dtype).rpartition(".")[2] for m, s in pairs]
+
+    both("cpu", case)

@@ -1124,9 +1124,10 @@ def normal(
     shape = like.shape
     if len(tensors) == 2:
         shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
-    dt = tensors[0].dtype if len(tensors) == 1 else D.promote_types(mean.dtype, std.dtype)
+    # mean's dtype where both are tensors: PyTorch draws into an empty_like(mean) in place
+    dt = tensors[0].dtype if len(tensors) == 1 else mean.dtype
     z = randn(shape, dtype=dt, device=like.device, generator=generator)
-    return (z * std + mean).detach()
+    return (z * std + mean).to(dt).detach()
 
 
 def bernoulli(
