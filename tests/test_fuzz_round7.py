@@ -6,6 +6,7 @@ import copy
 
 import numpy as np
 import pytest
+import torch
 from test_fuzz_families import both
 
 import clgrad
@@ -493,3 +494,66 @@ def test_normal_of_two_tensors_draws_in_the_means_dtype():
         return [str(lib.normal(m, s).dtype).rpartition(".")[2] for m, s in pairs]
 
     both("cpu", case)
+
+
+# ---- derivatives of derivatives --------------------------------------------------------------
+def _hvp(lib, fn, x, w, v, create_graph=False):
+    """(gradient of sum(fn(x) * w), its derivative along v)."""
+    out = fn(x)
+    (g,) = lib.autograd.grad((out * w).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad((g * v).sum(), x, create_graph=create_graph)
+    return g, h
+
+
+_SECOND_ORDER = {
+    "smooth_l1 at a zero residual": (
+        lambda L, x: L.nn.functional.smooth_l1_loss(x, L.zeros_like(x), reduction="none"),
+        [0.0, 0.3, -2.0],
+    ),
+    "huber at a zero residual": (
+        lambda L, x: L.nn.functional.huber_loss(x, L.zeros_like(x), reduction="none"),
+        [0.0, 0.3, -2.0],
+    ),
+    "cumprod with zeros": (lambda L, x: x.cumprod(0), [0.0, 0.0, 2.0]),
+    "cumprod with one zero": (lambda L, x: x.cumprod(0), [1.0, 0.0, 3.0]),
+    "prod with a zero": (lambda L, x: x.prod().expand(3), [0.0, 1.0, 2.0]),
+    "det of a regular matrix": (
+        lambda L, x: L.linalg.det(L.stack([x, x.flip(0) * 2, x * x]).reshape(3, 3)).expand(3),
+        [1.0, 2.0, 0.5],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SECOND_ORDER))
+def test_second_derivatives_where_first_order_formulas_cut_corners(device, name):
+    fn, values = _SECOND_ORDER[name]
+
+    def case(lib, dev):
+        x = lib.tensor(values, device=dev, requires_grad=True)
+        w = lib.tensor([0.5, -1.0, 2.0], device=dev)
+        v = lib.tensor([1.0, 0.25, -0.5], device=dev)
+        return list(_hvp(lib, lambda t: fn(lib, t), x, w, v))
+
+    both(device, case)
+
+
+def test_cosine_similarity_mixed_derivative_at_a_zero_vector(device):
+    def case(lib, dev):
+        x = lib.zeros(1, 3, device=dev, requires_grad=True)
+        y = lib.tensor([[1.0, 2.0, 3.0]], device=dev, requires_grad=True)
+        f = lib.nn.functional.cosine_similarity(x, y, eps=1e-3)
+        (gx,) = lib.autograd.grad(f.sum(), x, create_graph=True)
+        return lib.autograd.grad(gx.sum(), y)[0]
+
+    both(device, case)
+
+
+def test_det_third_derivative_is_finite():
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    results = []
+    for lib in (torch, clgrad):
+        A = lib.tensor(a.numpy(), dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.det(A), A, create_graph=True)
+        (h,) = lib.autograd.grad(g[0, 0], A, create_graph=True)
+        results.append(lib.autograd.grad(h[1, 1], A)[0].detach().numpy())
+    np.testing.assert_allclose(results[1], results[0], atol=1e-12)

@@ -3183,8 +3183,10 @@ def huber_loss(
     tensor(0.3333)
     """
     _warn_broadcast(input, target)
-    d = (input - target).abs()
-    loss = _E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    r = input - target
+    d = r.abs()
+    # the square of r itself, not of |r|: its second derivative is 1 at r = 0 too
+    loss = _E.where(d < delta, 0.5 * r * r, delta * (d - 0.5 * delta))
     if weight is not None:  # (its "mean" is the weighted elements' mean, as PyTorch's)
         return _weighted(loss, weight, input, reduction, by_weight=False)
     return _reduce(loss, reduction)
@@ -3209,10 +3211,12 @@ def smooth_l1_loss(
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
-    d = (input - target).abs()
+    r = input - target
+    d = r.abs()
     if beta == 0:
         return _reduce(d, reduction)
-    return _reduce(_E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    # the square of r itself, not of |r|: its second derivative is 1 / beta at r = 0 too
+    return _reduce(_E.where(d < beta, 0.5 * r * r / beta, d - 0.5 * beta), reduction)
 
 
 def _refuse_grad(function: str, argument: str, t: Tensor | None) -> None:

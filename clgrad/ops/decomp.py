@@ -20,12 +20,11 @@ import numpy as np
 
 from .. import dtypes as D
 from ..autograd.function import Function, once_differentiable
-from ..autograd.grad_mode import is_grad_enabled
 from ..errors import LinAlgError
 from ..tensor import Tensor
 from .complex import imag, real
 from .core import SCALAR_TYPE_NAMES, check_out, sum_to, with_out, write_out
-from .creation import _upload, eye
+from .creation import _upload, eye, zeros
 from .linalg import matmul
 from .movement import cat, diag_embed, diagonal
 from .results import return_type
@@ -215,9 +214,9 @@ class _Det(Function):
     @staticmethod
     def backward(ctx, g):
         A, d = ctx.saved_tensors
-        if not (ctx.singular or is_grad_enabled()):
-            return (g * d)[..., None, None] * _t(inv(A))  # Jacobi's formula
-        # PyTorch's singular case (and its create_graph one): through the SVD A = U S Vh,
+        if not ctx.singular:  # Jacobi's formula, differentiable again through inv and det
+            return (g * d)[..., None, None] * _t(inv(A))
+        # PyTorch's singular case: through the SVD A = U S Vh,
         # d det = det(U) det(Vh) * sum_i (prod_{j != i} s_j) (U^T dA Vh^T)_ii, no inverse
         U, S, Vh = _Svd.apply(A)
         alpha = _Det.apply(U) * _Det.apply(Vh)
@@ -511,6 +510,7 @@ class _Svd(Function):
         U, S, Vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=False), _host(A))
         U, S, Vh = _up(U, A), _up(S, A), _up(Vh, A)
         ctx.save_for_backward(U, S, Vh)
+        ctx.set_materialize_grads(False)  # (_svd_backward: no U or Vh gradient is no term)
         return U, S, Vh
 
     @staticmethod
@@ -527,17 +527,31 @@ class _SvdFull(Function):
         U, S, Vh = _lapack("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=True), _host(A))
         U, S, Vh = _up(U, A), _up(S, A), _up(Vh, A)
         ctx.save_for_backward(U, S, Vh)
+        ctx.set_materialize_grads(False)
         return U, S, Vh
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
         U, S, Vh = ctx.saved_tensors
         k = S.shape[-1]
-        return _svd_backward(U[..., :k], S, Vh[..., :k, :], gU[..., :k], gS, gVh[..., :k, :])
+        gU = None if gU is None else gU[..., :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+        return _svd_backward(U[..., :k], S, Vh[..., :k, :], gU, gS, gVh)
 
 
 def _svd_backward(U, S, Vh, gU, gS, gVh):
-    """PyTorch's svd_backward (real, reduced, distinct singular values)."""
+    """PyTorch's svd_backward (real, reduced, distinct singular values). Gradients that are
+    None (no output used) add no term: with the singular values' alone, U diag(gS) Vh, with
+    no division by their differences (a repeated value gives no NaN there, as in PyTorch's:
+    det's gradient reads only S of the SVD of an orthogonal matrix)."""
+    if gS is None:
+        gS = zeros(S.shape, dtype=S.dtype, device=S.device)
+    if gU is None and gVh is None:
+        return (U * gS.unsqueeze(-2)) @ Vh
+    if gU is None:
+        gU = zeros(U.shape, dtype=U.dtype, device=U.device)
+    if gVh is None:
+        gVh = zeros(Vh.shape, dtype=Vh.dtype, device=Vh.device)
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     V, gV = _t(Vh), _t(gVh)
     S2 = S * S

@@ -432,7 +432,8 @@ def _atan2_recip(input, other):
     # 1 / (input^2 + other^2), 0 where that is 0: the gradient at the origin (or where the
     # squares underflow) is 0, not 0 * inf, as PyTorch's
     squares = input * input + other * other
-    return where(squares == 0, 0.0, squares.reciprocal())
+    zero = squares == 0  # (safe inside too: its own derivatives would be 0 * inf there)
+    return where(zero, 0.0, where(zero, 1.0, squares).reciprocal())
 
 
 @elementwise(
@@ -1277,7 +1278,9 @@ def xlogy(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     np.copysign,
     result=floating,
     grad=(
-        lambda grad, input, result: grad * where(input == 0, 0.0, result / input),
+        lambda grad, input, result: (
+            grad * where(input == 0, 0.0, result / where(input == 0, 1.0, input))
+        ),
         _zero_grad,
     ),
     inplace=True,

@@ -933,7 +933,7 @@ class EuclideanDist(Function):
     @staticmethod
     def backward(ctx, grad):
         x1, x2, out = ctx.saved_tensors
-        ratio = where(out == 0, 0.0, grad / out)
+        ratio = where(out == 0, 0.0, grad / where(out == 0, 1.0, out))  # (safe inside too)
         g1 = x1 * ratio.sum(-1, keepdim=True) - matmul(ratio, x2)
         g2 = x2 * ratio.sum(-2).unsqueeze(-1) - matmul(ratio.transpose(-2, -1), x1)
         return sum_to(g1, x1.shape), sum_to(g2, x2.shape)

@@ -316,7 +316,8 @@ class Var(Function):
 def _std_grad(grad, result):
     # sqrt's gradient, 0 where the deviation is 0 (a constant slice), where sqrt's own would
     # be 0 * inf = NaN (PyTorch's std_backward)
-    return (grad / (2 * result)).masked_fill(result == 0, 0)
+    zero = result == 0  # (safe inside too: the derivatives of grad / 0 are NaN)
+    return (grad / (2 * where(zero, 1.0, result))).masked_fill(zero, 0)
 
 
 class Std(Function):
@@ -560,9 +561,14 @@ class VectorNorm(Function):
             kept = reduced_shape(x._shape, ctx.dims, True)
             g, out = g.reshape(kept), out.reshape(kept)
         if p < 1:  # |x|^(p-1) is infinite at 0, where PyTorch's gradient is 0
-            scaled = x.sign() * where(x == 0, 0.0, x.abs() ** (p - 1))
+            zero = x == 0
+            scaled = x.sign() * where(zero, 0.0, where(zero, 1.0, x.abs()) ** (p - 1))
             return scaled * g * out ** (1 - p), None, None, None
-        scale = where(out == 0, 0.0, g / out if p == 2 else g / out ** (p - 1))
+        # the norm made safe inside as well as outside (a 0 divided in the unselected branch
+        # would still give the derivatives of this gradient NaN: 0 * inf)
+        zero = out == 0
+        safe = where(zero, 1.0, out)
+        scale = where(zero, 0.0, g / safe if p == 2 else g / safe ** (p - 1))
         if p == 2:
             return x * scale, None, None, None
         scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd.function import Function, needs_recording
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend.base import LOGADDEXP, PROD
 from ..tensor import Tensor, wrap_dim
 from .autocast import autocast_op
@@ -125,6 +125,8 @@ class Cumprod(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         d = ctx.dim
+        if is_grad_enabled():  # create_graph: a formula differentiable where x has zeros
+            return _cumprod_grad_by_pairs(x, grad, d), None
         zeros_so_far = (x == 0).cumsum(d)
         before = zeros_so_far == 0
         first_zero = (zeros_so_far == 1) & (x == 0)
@@ -134,6 +136,25 @@ class Cumprod(Function):
         # the device)
         past_zero = cumprod(where(first_zero, 1, x), d)
         return where(first_zero, _reversed_cumsum(grad * past_zero, d), grad_in), None
+
+
+def _cumprod_grad_by_pairs(x, grad, d):
+    """cumprod's input gradient as PyTorch computes it under create_graph:
+    ``g_k = sum_{j >= k} grad_j * prod_{i <= j, i != k} x_i``, from the products before each
+    element and those from it on to each later one (an (n, n) matrix per line: the formula
+    divides by nothing, so its derivatives are exact at zeros, where the first-order one's
+    lose the dependence of a zero's neighbours on it)."""
+    xt, gt = x.movedim(d, -1), grad.movedim(d, -1)
+    n = xt.shape[-1]
+    if n == 0:
+        return grad
+    pos = arange(n, device=x.device)
+    later = pos.unsqueeze(0) > pos.unsqueeze(1)  # [k, i]: i after k
+    from_k = cumprod(where(later, xt.unsqueeze(-2), 1), -1)  # [k, j]: prod_{k < i <= j} x_i
+    before = cat([xt.new_ones((*xt.shape[:-1], 1)), cumprod(xt.narrow(-1, 0, n - 1), -1)], -1)
+    upper = pos.unsqueeze(0) >= pos.unsqueeze(1)  # [k, j]: j from k on
+    terms = where(upper, from_k * gt.unsqueeze(-2), 0).sum(-1)
+    return (before * terms).movedim(-1, d)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
