@@ -414,3 +414,30 @@ def test_options_and_decorator():
     assert fn(clgrad.ones(1)).item() == 2.0
     f = lambda x: x  # noqa: E731
     assert clgrad.compile(f, disable=True) is f
+
+
+def test_embedding_step_replays_and_checks_its_indices(cl_device):
+    """An embedding's index range check is a device check: a captured step replays (its
+    kernels clamp offsets into the weight) and a replay with an index out of range raises
+    IndexError after its launches, as a device-side assert would."""
+    clgrad.manual_seed(0)
+    emb = clgrad.nn.Embedding(10, 4).to(cl_device)
+    head = clgrad.nn.Linear(4, 10).to(cl_device)
+    params = [*emb.parameters(), *head.parameters()]
+    opt = clgrad.optim.SGD(params, lr=0.1)
+
+    def step(idx):
+        opt.zero_grad()
+        logits = head(emb(idx))
+        loss = clgrad.nn.functional.cross_entropy(logits.reshape(-1, 10), idx.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss
+
+    fn = clgrad.compile(step)
+    good = clgrad.tensor([[1, 2, 3], [4, 5, 6]], device=cl_device)
+    losses = [fn(good).item() for _ in range(4)]
+    assert fn.counts == {"eager": 1, "capture": 1, "replay": 2}
+    assert losses == sorted(losses, reverse=True)  # it learns
+    with pytest.raises(IndexError, match="index out of range"):
+        fn(clgrad.tensor([[1, 2, 3], [4, 5, 12]], device=cl_device))

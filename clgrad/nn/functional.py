@@ -2482,7 +2482,17 @@ def embedding(
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= num
-    _N.check_index_range(input, num)
+    _N.check_index_dtype(input)
+    if input.numel() and not input.is_meta:
+        # (a device_check: a captured step reads it after its replay, whose kernels clamp
+        # every offset into the weight, so that an embedding does not make it run eagerly)
+        indices = input
+        device_check(
+            lambda: ((indices < 0) | (indices >= num)).any(),
+            _embedding_index_error,
+            (indices,),
+            ("embedding index", num),
+        )
     if input.dtype is not _D.int64:
         input = input.to(_D.int64)
     if max_norm is not None:
@@ -3375,6 +3385,10 @@ def _class_targets(name, input, target, weight):
 def _target_error(target, bad, c):
     first = target.masked_select(bad)[0].item()
     raise IndexError(f"Target {first} is out of bounds.")
+
+
+def _embedding_index_error():
+    raise IndexError("index out of range in self")
 
 
 def device_check(flag_of, fail, inputs=(), key=None) -> None:

@@ -873,15 +873,13 @@ class EmbeddingGrad(Function):
         return EmbeddingFn.apply(gg, idx, None), None, None
 
 
-def check_index_range(idx, n, what="index out of range in self"):
-    """IndexError when an index is outside [0, n) (one host read)."""
+def check_index_dtype(idx):
+    """PyTorch's RuntimeError for embedding indices that are not int64 or int32."""
     if idx.dtype not in (D.int64, D.int32):
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {idx.type_name()} instead"
         )
-    if idx.numel() and not idx.is_meta and bool(((idx < 0) | (idx >= n)).any().item()):
-        raise IndexError(what)
 
 
 # ---- max unpooling ---------------------------------------------------------------------------
