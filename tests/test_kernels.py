@@ -4,6 +4,7 @@ import pytest
 
 import clgrad
 from clgrad.backend.opencl.render import templates
+from clgrad.ops.nn_ops import Col2Im, Im2Col
 
 FLOATS = ["float32", "float64", "float16"]
 INTS = ["int64", "int32", "int16", "int8", "uint8"]
@@ -30,7 +31,10 @@ def _exercise(device, name):
     x.sort(1).values.tolist()  # sort
     img = clgrad.ones(1, 1, 3, 3, dtype=dt, device=device)
     F = clgrad.nn.functional
-    assert F.fold(F.unfold(img, 2), (3, 3), 2)[0, 0, 1].tolist() == [2, 4, 2]  # conv
+    # conv: im2col and col2im (through their Functions: PyTorch's unfold and fold refuse
+    # integer dtypes, as its CPU kernels have none, but the templates take every dtype)
+    cols = Im2Col.apply(img, (2, 2), (2, 2), (1, 1), (1, 1), (0, 0))
+    assert Col2Im.apply(cols, (3, 3), (1, 1), (1, 1), (0, 0))[0, 0, 1].tolist() == [2, 4, 2]
     assert F.max_pool2d(img, 2, padding=1).tolist() == [[[[1, 1], [1, 1]]]]  # conv: windows
     if dt.is_floating_point:
         clgrad.rand(5, dtype=dt, device=device).tolist()  # random
