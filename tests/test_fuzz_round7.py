@@ -557,3 +557,69 @@ def test_det_third_derivative_is_finite():
         (h,) = lib.autograd.grad(g[0, 0], A, create_graph=True)
         results.append(lib.autograd.grad(h[1, 1], A)[0].detach().numpy())
     np.testing.assert_allclose(results[1], results[0], atol=1e-12)
+
+
+# ---- complex tensors -----------------------------------------------------------------------
+_RNG7 = np.random.default_rng(7)
+_CX = {
+    k: (_RNG7.standard_normal(s) + 1j * _RNG7.standard_normal(s)).astype(np.complex64)
+    for k, s in (("x", (2, 3)), ("w", (4, 3)), ("b", (4,)))
+}
+
+
+def test_complex_linear_and_addmm(device):
+    def case(lib, dev):
+        x, w, b = (lib.tensor(_CX[k], device=dev) for k in "xwb")
+        lin = lib.nn.Linear(3, 4, dtype=lib.cfloat).to(dev)
+        with lib.no_grad():
+            lin.weight.copy_(w)
+            lin.bias.copy_(b)
+        xr = x.clone().requires_grad_()
+        y = lin(xr)
+        y.abs().pow(2).sum().backward()
+        return [
+            y,
+            lib.addmm(b, x, w.T, beta=0.5, alpha=2),
+            xr.grad,
+            lin.weight.grad,
+            lin.bias.grad,
+        ]
+
+    both(device, case)
+
+
+def test_complex_accumulating_index_writes(device):
+    def case(lib, dev):
+        idx = lib.tensor([0, 0, 2], device=dev)
+        v = lib.tensor([1 + 1j, 2 - 1j, 3j], device=dev)
+        real = lib.zeros(3, device=dev)
+        real[0] = lib.tensor(1 + 2j, device=dev)
+        real[1:] = lib.tensor([3 - 1j, 4j], device=dev)
+        return [
+            lib.zeros(3, dtype=lib.cfloat, device=dev).index_add_(0, idx, v),
+            lib.zeros(3, dtype=lib.cfloat, device=dev).scatter_add(0, idx, v),
+            lib.zeros(3, dtype=lib.cfloat, device=dev).index_put_((idx,), v, accumulate=True),
+            real,
+        ]
+
+    both(device, case)
+
+
+def test_clip_grad_norm_of_complex_gradients(device):
+    def case(lib, dev):
+        p = lib.nn.Parameter(lib.zeros(2, dtype=lib.cfloat, device=dev))
+        p.grad = lib.tensor([3 + 4j, 0j], device=dev)
+        return [lib.nn.utils.clip_grad_norm_([p], 1.0), p.grad]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "erfinv", "i0", "special.i1"])
+def test_special_functions_refuse_complex(name):
+    def case(lib, dev):
+        fn = lib
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        return fn(lib.tensor([1 + 2j]))
+
+    both("cpu", case)

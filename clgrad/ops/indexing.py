@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Tensor, real_view, wrap_dim
 from .core import (
     COMPLEX_HOOKS,
     broadcast_shapes,
@@ -420,6 +420,13 @@ def put(dst, offsets, values, accumulate):
     if offsets.numel() == 0:
         return
     values = _values_like(dst, values, offsets._shape).contiguous()
+    if dst.dtype.category == 3 and accumulate:
+        # the device kernels add reals (atomically): a complex element is its two parts, at
+        # storage offsets 2k and 2k + 1 of the real view
+        parts = stack([offsets * 2, offsets * 2 + 1], -1)
+        put(real_view(dst), parts, real_view(values), True)
+        dst._bump_version()
+        return
     dst.device.backend.put(dst._record(), offsets._record(), values._record(), accumulate)
     dst._bump_version()
 
@@ -511,6 +518,8 @@ def write(x, basic_key, advanced, values, accumulate=False):
         return
     if isinstance(values, Tensor):
         broadcast_shapes(v._shape, values._shape)  # names both shapes when they don't fit
+        if values.dtype.category == 3 and v.dtype.category != 3:
+            values = real_view(values)[..., 0]  # (PyTorch's copy keeps the real parts)
     if accumulate:
         add.op.run(v, values, out=v)
     else:

@@ -409,7 +409,7 @@ def _scaled_sum(name, input, product, beta, alpha):
             f"{name}: the expanded size of the input {list(input._shape)} must match the "
             f"result's {list(product._shape)}"
         )
-    if not product.dtype.is_floating_point:
+    if product.dtype.category < 2:  # integers and bools (complex scalars stay as they are)
         if name == "addr":  # (the other ops truncate, as ATen casts the scalars to the dtype)
             for arg, value in (("beta", beta), ("alpha", alpha)):
                 if isinstance(value, float):
@@ -459,6 +459,7 @@ def _fast_addmm(bias, a, b) -> bool:
         and b.dtype is dt
         and bias.dtype is dt
         and dt is not D.bool_
+        and dt.category != 3  # (complex: through the complex product and sum)
     )
 
 

@@ -28,9 +28,30 @@ from .results import return_type
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
+# the CPU kernels PyTorch names when it refuses a complex input to these functions
+_COMPLEX_KERNELS = {
+    "lgamma": "lgamma_vml_cpu",
+    "erfinv": "erfinv_vml_cpu",
+    "i0": "i0_vml_cpu",
+    "i0e": "i0e_cpu",
+    "i1": "i1_cpu",
+    "i1e": "i1e_cpu",
+    "multigammaln": "arange_cpu",
+    "polygamma": "trigamma",
+    "zeta": "zeta_cpu",
+}
+
+
 def _floating(name, x):
+    """``x`` in a floating dtype (integers and bools in the default one); a complex ``x`` is
+    refused, as PyTorch's kernels for these functions have no complex instance (its real
+    part alone would be a wrong answer)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x.dtype.category == 3:
+        kind = SCALAR_TYPE_NAMES[x.dtype.name]
+        kernel = _COMPLEX_KERNELS.get(name, name)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind}'")
     return x if x.dtype.is_floating_point else x.to(D.get_default_dtype())
 
 

@@ -70,8 +70,10 @@ def _grads(parameters):
 def _norm(x, p):
     """The vector ``p``-norm of every element of ``x`` (linalg.vector_norm's: inf, -inf, 0 and
     the rest)."""
-    if p == 2 and x.dtype.itemsize >= 4:  # (the common case, as two ops; 16-bit squares
-        return (x * x).sum().sqrt()  # overflow past 256: vector_norm sums them in float32)
+    # the common case as two ops (16-bit squares overflow past 256, and a complex x * x is no
+    # square of its modulus: vector_norm takes those)
+    if p == 2 and x.dtype.category == 2 and x.dtype.itemsize >= 4:
+        return (x * x).sum().sqrt()
     return vector_norm(x, p)
 
 
