@@ -623,3 +623,20 @@ def test_special_functions_refuse_complex(name):
         return fn(lib.tensor([1 + 2j]))
 
     both("cpu", case)
+
+
+def test_complex_cov_corrcoef_nan_to_num_isclose(device):
+    n, i = float("nan"), float("inf")
+
+    def case(lib, dev):
+        x = lib.tensor(_CX["x"], device=dev)
+        z = lib.tensor([complex(n, 1), complex(i, -i), complex(1, n), 2 + 3j], device=dev)
+        return [
+            lib.cov(x),
+            lib.corrcoef(x),
+            lib.nan_to_num(z, posinf=5.0),
+            lib.isclose(z, z, equal_nan=True),
+            lib.isclose(z, z),
+        ]
+
+    both(device, case)

@@ -1602,7 +1602,7 @@ def isclose(
         which, v = ("rtol", rtol) if rtol < 0 else ("atol", atol)
         raise RuntimeError(f"{which} must be greater than or equal to zero, but got {v}")
     close = input == other
-    if input.dtype.is_floating_point and equal_nan:
+    if (input.dtype.is_floating_point or input.dtype.is_complex) and equal_nan:
         close = close | (input.isnan() & other.isnan())
     if input.dtype is D.bool_ or (rtol == 0 and atol == 0):
         return close
@@ -1702,6 +1702,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     >>> clgrad.nan_to_num(clgrad.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0)
     tensor([0., 1., 9.])
     """
+    if input.dtype.category == 3:  # each part on its own, as PyTorch's
+        parts = [nan_to_num(p, nan, posinf, neginf) for p in (input.real, input.imag)]
+        return parts[0] + parts[1] * 1j
     if not input.dtype.is_floating_point:
         return input.clone()
     info, dt = D.finfo(input.dtype), input.dtype

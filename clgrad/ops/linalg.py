@@ -799,7 +799,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             f"input with {input.ndim} dimensions"
         )
     x = input.reshape(1, -1) if input.ndim < 2 else input
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < 2:  # (integers and bools; complex stays complex)
         x = x.to(D.get_default_dtype())
     w = None
     if fweights is not None:
@@ -822,7 +822,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         )
     xm = x - avg
     xw = xm if w is None else xm * w
-    c = matmul(xw, xm.mT) / norm
+    c = matmul(xw, xm.mT.conj() if xm.dtype.category == 3 else xm.mT) / norm
     # one variable (a vector, or a single row): a 0-d result, as PyTorch's
     return c.reshape(()) if input.ndim < 2 or input.shape[0] == 1 else c
 
@@ -839,8 +839,12 @@ def corrcoef(input):
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    d = c.diagonal().sqrt()
-    return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+    d = c.diagonal()
+    d = (d.real if d.dtype.category == 3 else d).sqrt()
+    c = c / d.unsqueeze(1) / d.unsqueeze(0)
+    if c.dtype.category == 3:  # each part clipped, as PyTorch's
+        return c.real.clamp(-1, 1) + c.imag.clamp(-1, 1) * 1j
+    return c.clamp(-1, 1)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
