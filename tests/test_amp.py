@@ -226,8 +226,20 @@ def test_grad_scaler_protocol_errors_and_state():
     assert other.get_scale() == 8.0 and other.state_dict() == scaler.state_dict()
     off = clgrad.amp.GradScaler("cpu", enabled=False)
     assert off.scale(w) is w and off.get_scale() == 1.0 and off.state_dict() == {}
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError):  # (PyTorch's assert)
         clgrad.amp.GradScaler("cpu", growth_factor=0.5)
+    with pytest.raises(AssertionError):
+        clgrad.amp.GradScaler("cpu", backoff_factor=1.0)
+    # the scale stops growing where float32 would overflow (PyTorch keeps it in a float32)
+    top = clgrad.amp.GradScaler("cpu", init_scale=2.0**127, growth_interval=1)
+    w = clgrad.nn.Parameter(clgrad.ones(1))
+    opt = clgrad.optim.SGD([w], lr=0.0)
+    for _ in range(2):
+        top.scale(w.sum()).backward()
+        top.step(opt)
+        top.update()
+        w.grad = None
+    assert top.get_scale() == 2.0**127
 
 
 def _custom_function(lib, device_type, cast_inputs):

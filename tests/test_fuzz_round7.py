@@ -640,3 +640,36 @@ def test_complex_cov_corrcoef_nan_to_num_isclose(device):
         ]
 
     both(device, case)
+
+
+def test_a_user_optimizers_int_step_survives_a_resume():
+    """PyTorch's built-in optimizers keep "step" as a tensor (their own __setstate__); a
+    subclass of Optimizer keeps the int it stores (Lion's ``range(state["step"])``)."""
+
+    def case(lib, dev):
+        class Lion(lib.optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, dict(lr=0.1))
+
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        state["step"] = state.get("step", 0) + 1
+
+        p = lib.nn.Parameter(lib.ones(2))
+        p.grad = lib.ones(2)
+        mine, adam = Lion([p]), lib.optim.Adam([p])
+        mine.step()
+        adam.step()
+        resumed, adam2 = Lion([p]), lib.optim.Adam([p])
+        resumed.load_state_dict(mine.state_dict())
+        adam2.load_state_dict(adam.state_dict())
+        steps = [
+            resumed.state[p]["step"],
+            next(iter(copy.deepcopy(mine).state.values()))["step"],
+            adam2.state[p]["step"],
+        ]
+        return [type(s).__name__ for s in steps]
+
+    both("cpu", case)

@@ -18,6 +18,9 @@ class _Stage(Enum):
     STEPPED = 2
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 class GradScaler:
     """Multiplies the loss by a scale so that float16 gradients do not underflow, divides the
     gradients by it before the optimizer steps, skips a step whose gradients hold an inf or a
@@ -53,10 +56,10 @@ class GradScaler:
             )
             self._enabled = False
         if self._enabled:
-            if growth_factor <= 1.0:
-                raise ValueError("The growth factor must be > 1.0.")
+            if growth_factor <= 1.0:  # (PyTorch's asserts)
+                raise AssertionError("The growth factor must be > 1.0.")
             if backoff_factor >= 1.0:
-                raise ValueError("The backoff factor must be < 1.0.")
+                raise AssertionError("The backoff factor must be < 1.0.")
         self._scale = float(init_scale)
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
@@ -148,7 +151,10 @@ class GradScaler:
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
+                    # PyTorch's scale is a float32 tensor that grows only while it stays finite
+                    grown = self._scale * self._growth_factor
+                    if grown <= _FLOAT32_MAX:
+                        self._scale = grown
                     self._growth_tracker = 0
         self._per_optimizer = {}
 

@@ -59,6 +59,8 @@ class Adam(Optimizer):
     (['exp_avg', 'exp_avg_sq', 'step'], tensor(1.))
     """
 
+    _scalar_keys: tuple[str, ...] = ("step",)
+
     _decoupled = False
 
     def __init__(

@@ -46,6 +46,8 @@ class _Simple(Optimizer):
     real view (the real and imaginary parts two coordinates), its state kept complex, as
     PyTorch's, unless the optimizer refuses complex parameters."""
 
+    _scalar_keys: tuple[str, ...] = ("step",)
+
     _supports_complex = True
     _supports_sparse = False  # Adagrad's update takes a sparse gradient (torch's)
 

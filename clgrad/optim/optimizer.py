@@ -833,7 +833,10 @@ class Optimizer:
 
     #: The state entries PyTorch keeps as 0-d tensors (``scalar_state``), and whether they live on
     #: the parameter's device (ASGD's) rather than the host.
-    _scalar_keys: tuple[str, ...] = ("step",)
+    # the state entries kept as 0-d tensors: PyTorch's built-in optimizers convert their
+    # "step" in their own __setstate__; a user's subclass of Optimizer keeps its Python ints
+    # (``range(state["step"])`` in Lion or LAMB after a checkpoint resume)
+    _scalar_keys: tuple[str, ...] = ()
     _scalars_on_param_device = False
 
     def _tensor_scalars(self, p: Tensor, state: dict) -> dict:

@@ -50,6 +50,8 @@ class RMSprop(Optimizer):
     tensor([0.9000, 1.9000], requires_grad=True)
     """
 
+    _scalar_keys: tuple[str, ...] = ("step",)
+
     def __init__(
         self,
         params: ParamsT,
