@@ -673,3 +673,24 @@ def test_a_user_optimizers_int_step_survives_a_resume():
         return [type(s).__name__ for s in steps]
 
     both("cpu", case)
+
+
+def test_lbfgs_strong_wolfe_takes_pytorchs_float32_path(device):
+    """PyTorch's line search computes with float32 0-d tensors: its evaluations and steps."""
+
+    def case(lib, dev):
+        x = lib.tensor([-1.2, 1.0, 0.5], device=dev, requires_grad=True)
+        opt = lib.optim.LBFGS([x], lr=1, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = (x[0] - 1) ** 2 + 3 * (x[1] + 2) ** 2 + 0.5 * (x[2] - x[0]) ** 2
+            loss = loss + 0.01 * (x**4).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        state = opt.state[x]
+        return [state["func_evals"], state["n_iter"], x]
+
+    both(device, case)

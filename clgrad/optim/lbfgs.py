@@ -1,16 +1,20 @@
 """L-BFGS, a transcription of ``torch.optim.LBFGS`` (minFunc's algorithm) onto clgrad tensors.
 
 The flat gradient and the direction live on the parameters' device; the scalars the algorithm
-branches on (dot products, the step length, the loss) are read back as Python floats, as
-PyTorch's own ``if ys > 1e-10`` on a 0-d tensor does. The curvature history's scalars (``ro``,
-``al``, ``H_diag``) stay 0-d tensors on that device, as PyTorch keeps them in the state.
+branches on (dot products, the step length, the loss) are read back, as PyTorch's own
+``if ys > 1e-10`` on a 0-d tensor does: the line search's as NumPy scalars of the parameters'
+dtype (``_scalar``), since PyTorch's computes with 0-d tensors, in float32 for float32
+parameters, and its path (how many evaluations, which step) depends on that rounding. The
+curvature history's scalars (``ro``, ``al``, ``H_diag``) stay 0-d tensors on that device, as
+PyTorch keeps them in the state.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros
@@ -19,6 +23,12 @@ from .optimizer import Optimizer, check_hyperparameters, real_view, scalar_value
 
 if TYPE_CHECKING:
     from .optimizer import ParamsT
+
+
+def _scalar(t):
+    """A 0-d tensor's value as a NumPy scalar of its dtype (float32 arithmetic with Python
+    numbers stays float32, as a 0-d tensor's does)."""
+    return t.detach().cpu().numpy()[()]
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -30,7 +40,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
+        d2 = np.sqrt(d2_square)
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -42,11 +52,11 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
 def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """A line search along ``d`` for a step satisfying the strong Wolfe conditions (PyTorch's
     port of minFunc's); returns (loss, flat gradient, step, evaluations)."""
-    d_norm = d.abs().max().item()
+    d_norm = _scalar(d.abs().max())
     g = g.clone()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = g_new.dot(d).item()
+    gtd_new = _scalar(g_new.dot(d))
 
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
@@ -72,7 +82,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = _scalar(g_new.dot(d))
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -101,7 +111,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = _scalar(g_new.dot(d))
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
@@ -289,10 +299,10 @@ class LBFGS(Optimizer):
             prev_loss = loss
 
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+                t = min(1.0, 1.0 / _scalar(flat_grad.abs().sum())) * lr
             else:
                 t = lr
-            gtd = flat_grad.dot(d).item()
+            gtd = _scalar(flat_grad.dot(d))
             if gtd > -tolerance_change:  # not a descent direction
                 break
 
@@ -329,7 +339,7 @@ class LBFGS(Optimizer):
             if abs(loss - prev_loss) < tolerance_change:
                 break
 
-        state["d"], state["t"] = d, t
+        state["d"], state["t"] = d, float(t)
         state["old_dirs"], state["old_stps"], state["ro"] = old_dirs, old_stps, ro
         state["H_diag"] = H_diag
         state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
