@@ -694,3 +694,12 @@ def test_lbfgs_strong_wolfe_takes_pytorchs_float32_path(device):
         return [state["func_evals"], state["n_iter"], x]
 
     both(device, case)
+
+
+def test_complex_division_by_large_and_tiny_divisors(device):
+    def case(lib, dev):
+        a = lib.tensor([1 + 1j, 3 - 2j, 1 + 1j, 2j], device=dev)
+        b = lib.tensor([1e20 + 1e20j, 1e-30 + 2e-30j, 2 - 1j, 3e25 + 0j], device=dev)
+        return [a / b, a / (1e20 + 1e20j), b / a]
+
+    both(device, case)

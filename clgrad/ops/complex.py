@@ -197,10 +197,25 @@ def _abs2(c, d):
 
 
 def _cdiv(x, y):
+    """x / y by parts, with the divisor scaled by its larger part first: c^2 + d^2 of a
+    divisor past 1.8e19 overflowed float32 (a NaN quotient) and of a tiny one underflowed."""
     (a, b), (c, d) = x, y
     if d is None:
         return a / c, (None if b is None else b / c)
-    den = _abs2(c, d)
+    if isinstance(c, Tensor) or isinstance(d, Tensor):
+        from .elementwise import maximum, where
+
+        ac, ad = abs(c), abs(d)
+        if isinstance(ac, Tensor) and isinstance(ad, Tensor):
+            big = maximum(ac, ad)
+        else:  # (one part a number)
+            big = ac.clamp(min=ad) if isinstance(ac, Tensor) else ad.clamp(min=ac)
+        scale = where(big == 0, 1.0, where(big.isfinite(), big, 1.0))  # (0 and inf: as before)
+    else:
+        big = max(abs(c), abs(d))
+        scale = big if big and math.isfinite(big) else 1.0
+    c, d = c / scale, d / scale
+    den = _abs2(c, d) * scale
     return _add(_mul(a, c), _mul(b, d)) / den, _sub(_mul(b, c), _mul(a, d)) / den
 
 
