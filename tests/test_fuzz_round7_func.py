@@ -12,6 +12,18 @@ from test_fuzz_families import both
 import clgrad
 
 
+@pytest.fixture(autouse=True)
+def _validation_on():
+    """Distribution argument validation on in both libraries (PyTorch's default, which torch's
+    dynamo turns off for the whole process once any test has used torch.compile)."""
+    before = [lib.distributions.Distribution._validate_args for lib in (torch, clgrad)]
+    for lib in (torch, clgrad):
+        lib.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for lib, value in zip((torch, clgrad), before):
+        lib.distributions.Distribution.set_default_validate_args(value)
+
+
 def _t(lib, dev, values):
     return lib.tensor(values, dtype=lib.float32, device=dev)
 

@@ -162,7 +162,8 @@ class Categorical(Distribution):
         return self.logits.softmax(-1)
 
     def _check_simplex(self, probs, validate_args):
-        self._validate_args = self._validate_default if validate_args is None else validate_args
+        if validate_args is not None:
+            self._validate_args = validate_args
         self._check((probs >= 0).all() & (probs.sum(-1) > 0).all(), "probs (Simplex)", probs)
 
     @constraints.dependent_property(is_discrete=True)

@@ -64,11 +64,14 @@ class Distribution:
     has_enumerate_support = False
     arg_constraints: dict = {}
     support = None
-    _validate_default = True
+    # PyTorch's class attribute: the default an instance without validate_args reads (so that
+    # set_default_validate_args reaches existing ones too, and code reading it finds it)
+    _validate_args = True
 
     def __init__(self, batch_shape=_NO_SHAPE, event_shape=_NO_SHAPE, validate_args=None):
         self._batch_shape, self._event_shape = Size(batch_shape), Size(event_shape)
-        self._validate_args = self._validate_default if validate_args is None else validate_args
+        if validate_args is not None:
+            self._validate_args = validate_args
         if self._validate_args:
             for name, constraint in self.arg_constraints.items():
                 # a parameter derived later (probs from logits) is not checked, as torch's;
@@ -93,7 +96,7 @@ class Distribution:
 
         >>> clgrad.distributions.Distribution.set_default_validate_args(True)
         """
-        Distribution._validate_default = bool(value)
+        Distribution._validate_args = bool(value)
 
     @property
     def batch_shape(self) -> Size:
