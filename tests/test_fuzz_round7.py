@@ -703,3 +703,28 @@ def test_complex_division_by_large_and_tiny_divisors(device):
         return [a / b, a / (1e20 + 1e20j), b / a]
 
     both(device, case)
+
+
+def test_optimizer_and_scaler_refusals_as_pytorchs():
+    def short_betas(lib, dev):
+        lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], betas=(0.9,))
+
+    def step_before_scale(lib, dev):
+        scaler = lib.amp.GradScaler("cpu")
+        w = lib.nn.Parameter(lib.ones(1))
+        w.grad = lib.ones(1)
+        scaler.step(lib.optim.SGD([w], lr=0.1))
+
+    def update_before_scale(lib, dev):
+        lib.amp.GradScaler("cpu").update()
+
+    def scaled_then_stepped(lib, dev):
+        scaler = lib.amp.GradScaler("cpu")
+        w = lib.nn.Parameter(lib.ones(1))
+        scaler.scale(w.sum() * 2).backward()
+        scaler.step(lib.optim.SGD([w], lr=0.1))
+        scaler.update()
+        return [w, scaler.get_scale()]
+
+    for case in (short_betas, step_before_scale, update_before_scale, scaled_then_stepped):
+        both("cpu", case)

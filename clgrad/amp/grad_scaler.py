@@ -66,17 +66,28 @@ class GradScaler:
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
         self._per_optimizer: dict[int, dict] = {}
+        # PyTorch makes its scale tensor at the first scale() (or load_state_dict): before
+        # it, unscale_, step and update are an AssertionError
+        self._started = False
 
     # ---- scaling --------------------------------------------------------------------------
     def scale(self, outputs):
         """``outputs`` (a tensor, or lists and tuples of them) times the scale."""
         if not self._enabled:
             return outputs
+        self._started = True
         if isinstance(outputs, Tensor):
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
         raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+    def _check_started(self, funcname: str) -> None:
+        if not self._started:
+            raise AssertionError(
+                f"Attempted {funcname} but _scale is None.  This may indicate your script did "
+                "not use scaler.scale(loss or outputs) earlier in the iteration."
+            )
 
     def _state(self, optimizer) -> dict:
         return self._per_optimizer.setdefault(
@@ -88,6 +99,7 @@ class GradScaler:
         holds an inf or a NaN (``step`` then skips); once per optimizer between updates."""
         if not self._enabled:
             return
+        self._check_started("unscale_")
         state = self._state(optimizer)
         if state["stage"] is _Stage.UNSCALED:
             raise RuntimeError(
@@ -119,6 +131,7 @@ class GradScaler:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_started("step")
         state = self._state(optimizer)
         if state["stage"] is _Stage.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -135,6 +148,7 @@ class GradScaler:
         tensor); starts the next iteration's bookkeeping."""
         if not self._enabled:
             return
+        self._check_started("update")
         if new_scale is not None:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1:
@@ -203,6 +217,7 @@ class GradScaler:
                 "from a disabled instance of GradScaler."
             )
         self._scale = float(state_dict["scale"])
+        self._started = True
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])

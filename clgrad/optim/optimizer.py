@@ -208,9 +208,9 @@ def check_hyperparameters(**values: Any) -> None:
     """
     for name, value in values.items():
         if name == "betas":
-            for i, beta in enumerate(value):
-                if not 0.0 <= beta < 1.0:
-                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+            for i in (0, 1):  # (PyTorch's: a 1-tuple is an IndexError, extra values unread)
+                if not 0.0 <= value[i] < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {value[i]}")
         elif value is not required:
             # a Tensor lr (which a scheduler can update in place) is one number
             if isinstance(value, Tensor) and value.numel() != 1:
