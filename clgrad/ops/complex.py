@@ -27,6 +27,7 @@ from .core import (
     real_view,
     warn_complex_to_real,
 )
+from .elementwise import maximum, where
 from .registry import ELEMENTWISE
 
 _pycomplex = builtins.complex
@@ -203,8 +204,6 @@ def _cdiv(x, y):
     if d is None:
         return a / c, (None if b is None else b / c)
     if isinstance(c, Tensor) or isinstance(d, Tensor):
-        from .elementwise import maximum, where
-
         ac, ad = abs(c), abs(d)
         if isinstance(ac, Tensor) and isinstance(ad, Tensor):
             big = maximum(ac, ad)
@@ -437,7 +436,6 @@ def _elementwise(op, operands):
     if name == "where":
         cond, x, y = operands
         (a, b), (c, d) = parts(x), parts(y)
-        from .elementwise import where
 
         def pick(p, q):
             if p is None and q is None:

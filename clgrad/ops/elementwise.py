@@ -235,6 +235,7 @@ def _sub_check(input, other):
     np.multiply,
     grad=(lambda grad, other: grad * other, lambda grad, input: grad * input),
     inplace=True,
+    saves_numbers=True,
 )
 def mul(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input * other``.
@@ -254,6 +255,7 @@ def mul(apply, input: Tensor | Number, other: Tensor | Number) -> Tensor:
         lambda grad, input, other: -grad * input / (other * other),
     ),
     inplace=True,
+    saves_numbers=True,
 )
 def div(
     apply, input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None

@@ -401,8 +401,7 @@ def _values_like(dst, values, shape):
     """``values`` (a tensor on dst's device, or a number) in dst's dtype, broadcast to
     ``shape`` (a view: nothing copied)."""
     if isinstance(values, Tensor):
-        if same_device(dst, values) is not values.device:  # a 0-d cpu value joins any device
-            values = values.to(dst.device)
+        values = _on_device_of(dst, values)
     else:
         values = full((), values, dtype=dst.dtype, device=dst.device)
     return values.to(dst.dtype).expand(shape)
@@ -634,16 +633,15 @@ def _check_byte_mask_fill(key, value):
 def _put_value(x, key, value, accumulate=False):
     """The value tensor an indexed write of ``x`` writes, as PyTorch's ``index_put_`` takes
     it: through its ``masked_fill_`` (one mask as the key, a one-element cpu value) the value
-    in x's dtype; a 0-d cpu value moved to x's device (other values must be on it already)."""
+    in x's dtype; a 0-d cpu value moved to x's device (``_on_device_of``: other values on another
+    device are refused)."""
     if not isinstance(value, Tensor):
         return value
     if not accumulate and value.dtype is not x.dtype and value.device.is_cpu and value.numel() == 1:
         mask = _lone_mask(key, value)
         if mask is not None and mask.dtype in (D.bool_, D.uint8) and mask.device == x.device:
             value = value.reshape(()).to(x.dtype)
-    if value.device != x.device and value.ndim == 0 and value.device.is_cpu:
-        value = value.to(x.device)
-    return value
+    return _on_device_of(x, value)
 
 
 def _number_put(x, value):
@@ -680,7 +678,6 @@ def setitem(x: Tensor, key: Any, value: Tensor | Number) -> None:
     if isinstance(value, Tensor):
         if advanced:
             value = _without_leading_ones(_put_value(x, key, value))
-            same_device(x, value)
         elif value.device != x.device:  # a basic index writes with copy_, which moves, as torch's
             value = value.to(x.device)
     else:

@@ -203,6 +203,8 @@ def _public(
 class ElementwiseOp:
     """A declared elementwise op; see ``elementwise``."""
 
+    saves_numbers = False  # (``elementwise``'s: set by the declaration)
+
     def __init__(
         self,
         body,
@@ -502,7 +504,6 @@ class ElementwiseOp:
         result_readers = tuple(
             i for i, g in enumerate(self.grads) if g is not None and "result" in g[1]
         )
-        wraps_numbers = self.name in ("mul", "div")
 
         def forward(ctx, *operands):
             out = op.run(*operands)
@@ -521,9 +522,7 @@ class ElementwiseOp:
                     operands[i] if _is_tensor(operands[i]) and _any_needs(operands, js) else None
                     for i, js in zip(saved, saved_readers)
                 ]
-                if wraps_numbers:
-                    # PyTorch's ``x * 2`` and ``x / 2`` run mul/div on the number wrapped in a
-                    # tensor, which their nodes save: a second backward through them raises
+                if op.saves_numbers:  # (a second backward through them raises)
                     ctx.holds_number = any(
                         not _is_tensor(operands[i]) and _any_needs(operands, js)
                         for i, js in zip(saved, saved_readers)
@@ -722,6 +721,7 @@ def elementwise(
     out: bool = True,
     dtype_check: Callable | None = None,
     nodes: Callable | None = None,
+    saves_numbers: bool = False,
 ) -> Callable:
     """Declares the decorated function as an elementwise op.
 
@@ -755,6 +755,8 @@ def elementwise(
     shapes' checks. ``nodes(*operands)``: ``(node name, edges)`` of PyTorch's overload for
     these operands (``ElementwiseOp.variant``; pow's with a number exponent is PowBackward0,
     its node without the exponent's edge), None for the op's own ``<Name>Backward0``.
+    ``saves_numbers``: PyTorch's node saves a Python number operand its formulas read (mul and
+    div run on the number wrapped in a tensor), so a second backward through it raises.
     """
 
     def declare(body: Callable) -> Callable:
@@ -776,6 +778,7 @@ def elementwise(
             out,
             nodes,
         )
+        op.saves_numbers = saves_numbers
         ELEMENTWISE[name] = op
         op.public.op = op
         _bundle(op)
