@@ -75,7 +75,7 @@ class Stream(metaclass=_AlsoCudaKind):
     >>> s = clgrad.Stream(device="cpu")
     >>> s
     clgrad.Stream device_type=cpu, device_index=-1, stream_id=0
-    >>> s.synchronize(), s.is_capturing(), s == clgrad.Stream()  # no accelerator: cpu
+    >>> s.synchronize(), s.is_capturing(), s == clgrad.Stream("cpu")  # the cpu's one stream
     (None, False, True)
     """
 

@@ -106,7 +106,7 @@ __kernel void ${name}(
   % if is_bool:
     const uchar r${k} = (uchar)((${expr}) != 0);
   % else:
-    const ${st} r${k} = (${st})(${expr});
+    const ${st} r${k} = ${h.narrow(st, expr)};
   % endif
   % if store >= 0:
     p${store}[i${store}] = r${k};

@@ -336,6 +336,20 @@ def test_cast_shortcuts(device):
         assert x.double().dtype == clgrad.float64
 
 
+@pytest.mark.parametrize("src", FLOATS)
+def test_float_to_uint8_wraps_through_int64(device, src):
+    """PyTorch converts a float to uint8 through int64 (``static_cast_with_inter_type``): a
+    negative or large value wraps. C leaves it undefined, and NVIDIA's driver saturated -1 to 0."""
+    skip_unsupported(device, src)
+    a = np.array([[-1.0, -7.75, 300.0, 1e4], [-200.5, 255.9, 0.5, 3e4]], dtype=src)
+    want = a.astype(np.int64).astype(np.uint8)
+    for layout, t in layouts(a, device, getattr(clgrad, src)):
+        assert t.to(clgrad.uint8).tolist() == want.tolist(), layout
+    x = clgrad.tensor(a, device=device, dtype=getattr(clgrad, src))
+    assert (x * 1).byte().tolist() == want.tolist()
+    assert clgrad.empty(2, 4, dtype=clgrad.uint8, device=device).copy_(x).tolist() == want.tolist()
+
+
 def test_empty_and_zero_dim(device):
     e = clgrad.ones(0, 3, device=device)
     assert (e + 1).shape == (0, 3)

@@ -54,7 +54,9 @@ def check_grad(fn, inputs, device):
             )
         return (out * weights["w"]).sum()
 
-    assert gradcheck(scalar, xs)
+    # (a GPU adds overlapping contributions in the order its work-items finish: a repeated
+    # backward may differ in the last bits, as PyTorch's CUDA scatter-adds do)
+    assert gradcheck(scalar, xs, nondet_tol=1e-12)
 
 
 # ---- NumPy references ------------------------------------------------------------------------

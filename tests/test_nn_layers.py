@@ -7,6 +7,8 @@ built in torch, their state dict loaded into the clgrad module (PyTorch's parame
 outputs plus input and parameter gradients compared. Few, small float32 shapes: every kernel
 variant costs an OpenCL build from a cold cache."""
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -397,12 +399,15 @@ def test_gradcheck_float64():
         )
 
     F = clgrad.nn.functional
+    # a GPU adds a backward's overlapping contributions in whatever order its work-items
+    # finish (as PyTorch's CUDA kernels do), so a repeated backward may differ in the last bits
+    check = functools.partial(gradcheck, nondet_tol=1e-12)
     x, w = leaf(1, 2, 4, 3), leaf(2, 3, 2, 2)
-    assert gradcheck(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1).sum(), [x, w])
+    assert check(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1).sum(), [x, w])
     x = leaf(1, 2, 3, 4)
-    assert gradcheck(lambda x: (F.interpolate(x, size=(5, 3), mode="bicubic") ** 2).sum(), [x])
+    assert check(lambda x: (F.interpolate(x, size=(5, 3), mode="bicubic") ** 2).sum(), [x])
     q, k = leaf(2, 3, 4), leaf(2, 5, 4)
-    assert gradcheck(lambda q, k: (F.scaled_dot_product_attention(q, k, k) ** 2).sum(), [q, k])
+    assert check(lambda q, k: (F.scaled_dot_product_attention(q, k, k) ** 2).sum(), [q, k])
 
 
 # ---- modules against torch modules with the same weights ---------------------------------------

@@ -159,6 +159,17 @@ def loadv(st: str, ct: str, n: int, ptr: str, idx: str, aligned: bool = False) -
     return f"convert_{v}(vload{n}(0, {ptr} + ({idx})))"
 
 
+def narrow(st: str, val: str) -> str:
+    """``val`` converted to the integer or float C type ``st``. uint8 goes through long, as
+    PyTorch's ``static_cast_with_inter_type`` does: a negative float then wraps (-1 -> 255) on
+    every device, where a direct conversion is undefined in C (NVIDIA's driver saturates to 0).
+
+    >>> narrow("uchar", "x"), narrow("int", "x")
+    ('(uchar)(long)(x)', '(int)(x)')
+    """
+    return f"(uchar)(long)({val})" if st == "uchar" else f"({st})({val})"
+
+
 def store(st: str, is_bool: bool, ptr: str, idx: str, val: str) -> str:
     """The statement (without ``;``) storing ``val`` as element ``idx`` of ``ptr``: rounded
     to half or bfloat16 (to nearest even), 0/1 for bool, else converted to ``st``."""
@@ -168,7 +179,7 @@ def store(st: str, is_bool: bool, ptr: str, idx: str, val: str) -> str:
         return f"{ptr}[{idx}] = cg_narrow_bf16((float)({val}))"
     if is_bool:
         return f"{ptr}[{idx}] = (uchar)(({val}) != 0)"
-    return f"{ptr}[{idx}] = ({st})({val})"
+    return f"{ptr}[{idx}] = {narrow(st, val)}"
 
 
 def storev(
@@ -187,6 +198,8 @@ def storev(
         return f"vstore{n}({bits}, 0, {ptr} + ({idx}))"
     if is_bool:
         v = f"convert_uchar{n}(-(({val}) != ({vtype(ct, n)})0))"
+    elif st == "uchar" and ct in ("float", "double"):  # as ``narrow``
+        v = f"convert_uchar{n}(convert_long{n}({val}))"
     else:
         v = f"convert_{st}{n}({val})"
     if aligned:
