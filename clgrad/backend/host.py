@@ -46,12 +46,15 @@ def read(v: View, ct=None) -> np.ndarray:
 def write(v: View, values) -> None:
     """Stores ``values`` (broadcast to the view's shape) into the view in its dtype: rounded to
     nearest even for bfloat16, else NumPy's unsafe cast (float to half overflows to inf,
-    quietly)."""
+    quietly). Floats reach uint8 through int64, as in PyTorch (and the OpenCL kernels): a
+    negative value wraps on every machine, where NumPy's direct cast saturates on ARM."""
     if v.dtype is bfloat16:
         np.copyto(array(v), bfloat16_bits(values))
-    else:
-        with np.errstate(over="ignore", invalid="ignore"):  # (NumPy warns on both)
-            np.copyto(array(v), values, casting="unsafe")
+        return
+    with np.errstate(over="ignore", invalid="ignore"):  # (NumPy warns on both)
+        if v.dtype.np == np.uint8 and np.asarray(values).dtype.kind == "f":
+            values = np.asarray(values).astype(np.int64)
+        np.copyto(array(v), values, casting="unsafe")
 
 
 def _compute_np(dt):
