@@ -18,6 +18,7 @@ from . import dtypes as D
 from .backend.base import FILL, View
 from .device import resolve
 from .format import tensor_repr
+from .hooks import ListHookHandle
 from .storage import Storage
 
 
@@ -545,7 +546,7 @@ class Tensor:
         else:
             hooks = self.grad_fn.hooks_of(self._output_nr)
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return ListHookHandle(hooks, hook)
 
     def detach(self) -> Tensor:
         return Tensor._alias(self)
@@ -748,12 +749,3 @@ def _rebuild_subclass(cls, args, state):
     if state:
         t.__dict__.update(state)
     return t
-
-
-class _HookHandle:
-    def __init__(self, hooks, hook):
-        self.hooks, self.hook = hooks, hook
-
-    def remove(self):
-        if self.hook in self.hooks:
-            self.hooks.remove(self.hook)

@@ -242,13 +242,15 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, cap
                 k = targets.get((node, nr))
                 if k is not None:
                     hit = True
-                    if capture:
-                        captured[k] = g
+                    if capture:  # (a leaf's tensor hooks first, as in its accumulation)
+                        captured[k] = node.hooked(g) if sink and node.variable._hooks else g
                     elif g is not None and sink:
                         node.accumulate(g, create_graph)
                     elif g is not None:
                         t = inputs[k]  # (a non-leaf: ``_grad``, as ``.grad`` would warn)
-                        t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+                        retained = node._retained.get(nr) if node._retained else None
+                        if retained is None or retained() is not t:  # (else .grad has it)
+                            t._grad = g.detach() if t._grad is None else t._grad + g.detach()
             if node._pre_hooks and "node_pre" in node._pre_hooks and not sink:
                 grads = _node_pre_hooks(node, grads)
             if sink:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from .. import capture
+from ..hooks import ListHookHandle
 from ..tensor import Tensor
 from .grad_mode import _ANOMALY_LISTENERS, _set, _state, is_grad_enabled
 
@@ -79,7 +80,7 @@ class Node:
         replacement input gradients, as ``torch.autograd.graph.Node.register_hook``."""
         hooks = self.hooks_of("node")
         hooks.append(fn)
-        return _PostHookHandle(hooks, fn)
+        return ListHookHandle(hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node (after its tensors' own hooks) and may
@@ -94,7 +95,7 @@ class Node:
         """
         hooks = self.hooks_of("node_pre")
         hooks.append(fn)
-        return _PostHookHandle(hooks, fn)
+        return ListHookHandle(hooks, fn)
 
     @property
     def metadata(self) -> dict:
@@ -175,18 +176,23 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's, for code that compares it
 
-    def accumulate(self, grad, create_graph):
-        v = self.variable
-        new = None
-        if capture.active is not None:
-            capture.note_grad(v, "accumulate")
-        for hook in v._hooks or ():
+    def hooked(self, grad):
+        """``grad`` through the leaf's tensor hooks (``register_hook``), in their order: what
+        the leaf accumulates, and what ``autograd.grad`` gives for it."""
+        for hook in self.variable._hooks or ():
             new = hook(grad)
             if new is not None:
                 if grad is None:  # PyTorch's engine refuses it too
                     raise RuntimeError("can't replace a None gradient with a non-None value")
                 grad = new
-        new = None
+        return grad
+
+    def accumulate(self, grad, create_graph):
+        v = self.variable
+        if capture.active is not None:
+            capture.note_grad(v, "accumulate")
+        if v._hooks:
+            grad = self.hooked(grad)
         if grad is None:  # none reached the leaf (its hooks have seen the None)
             return
         own = self._pre_hooks
@@ -623,16 +629,7 @@ def register_post_accumulate_grad_hook(t, hook):
     if isinstance(acc._post_hooks, tuple):
         acc._post_hooks = []
     acc._post_hooks.append(hook)
-    return _PostHookHandle(acc._post_hooks, hook)
-
-
-class _PostHookHandle:
-    def __init__(self, hooks, hook):
-        self.hooks, self.hook = hooks, hook
-
-    def remove(self):
-        if self.hook in self.hooks:
-            self.hooks.remove(self.hook)
+    return ListHookHandle(acc._post_hooks, hook)
 
 
 def _edge(t):

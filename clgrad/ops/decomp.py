@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import glob
 import math
+import operator
 import os
 import warnings
 
@@ -325,8 +326,9 @@ def cholesky(A: Tensor, *, upper=False, out=None) -> Tensor:
             [1., 1.]])
     """
     _check_square("linalg.cholesky", A)
-    L = _Cholesky.apply(A)
-    return _out(_t(L) if upper else L, out)
+    if upper:  # the upper triangle read, as PyTorch's: the lower one of A^T, factor transposed
+        return _out(_t(_Cholesky.apply(_t(A))), out)
+    return _out(_Cholesky.apply(A), out)
 
 
 def cholesky_legacy(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -689,13 +691,49 @@ def qr_legacy(input: Tensor, some: bool = True):
     return _Result("qr", qr(input, "reduced" if some else "complete"))
 
 
+def _spectrum(a, hermitian):
+    """The singular values of each host matrix in ``a``, largest first, or with ``hermitian``
+    the moduli of its eigenvalues, from its lower triangle (LAPACK's eigh reads that one)."""
+    if hermitian:
+        return np.abs(_blas(np.linalg.eigvalsh, a))
+    return _blas(np.linalg.svd, a, compute_uv=False)
+
+
+def _tolerance(s, atol, rtol, shape, dtype):
+    """PyTorch's cut-off ``max(atol, rtol * largest)`` per matrix (``atol``/``rtol`` numbers or
+    tensors broadcast over the batch): ``rtol`` defaults to ``eps * max(m, n)``, or to 0 where
+    a positive ``atol`` is given."""
+    atol_h = 0.0 if atol is None else _host_number(atol)
+    if rtol is None:
+        positive = atol is not None and np.all(np.asarray(atol_h) > 0)
+        rtol = 0.0 if positive else float(np.finfo(dtype.np).eps) * max(shape[-2:])
+    return np.maximum(atol_h, _host_number(rtol) * s.max(-1, initial=0.0))
+
+
+def _host_number(v):
+    return _host(v) if isinstance(v, Tensor) else np.asarray(v, dtype=np.float64)
+
+
 class _Pinv(Function):
     @staticmethod
-    def forward(ctx, A, rtol, hermitian):
+    def forward(ctx, A, cutoff, hermitian):
         a = _host(A)
         if hermitian:
-            a = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
-        P = _up(_blas(np.linalg.pinv, a, rcond=rtol, hermitian=hermitian), A)
+            a = np.tril(a) + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))
+            w, V = _blas(np.linalg.eigh, a)
+            keep = np.abs(w) > cutoff[..., None]
+            w_inv = np.where(keep, 1 / np.where(keep, w, 1), 0)
+            p = (V * w_inv[..., None, :]) @ np.conj(np.swapaxes(V, -1, -2))
+        else:
+            U, sv, Vh = _blas(np.linalg.svd, a, full_matrices=False)
+            keep = sv > cutoff[..., None]
+            s_inv = np.where(keep, 1 / np.where(keep, sv, 1), 0)
+            p = (
+                np.conj(np.swapaxes(Vh, -1, -2))
+                * s_inv[..., None, :]
+                @ np.conj(np.swapaxes(U, -1, -2))
+            )
+        P = _up(p, A)
         ctx.save_for_backward(A, P)
         return P
 
@@ -716,21 +754,27 @@ class _Pinv(Function):
         return gA, None, None
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """The Moore-Penrose pseudo-inverse of each matrix in ``A``, like ``torch.linalg.pinv``
-    (singular values below ``rtol`` times the largest count as zero). Host-computed: the data
-    makes a round trip.
+def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of each matrix in ``A``, like ``torch.linalg.pinv``:
+    singular values (with ``hermitian``, eigenvalues of the lower triangle) at or below
+    ``max(atol, rtol * largest)`` count as zero; ``atol``/``rtol`` may be tensors, one value
+    per matrix; ``rcond`` is the older name of ``rtol``. Host-computed: the data makes a round
+    trip.
 
     >>> clgrad.linalg.pinv(clgrad.tensor([[2.0, 0.0], [0.0, 0.0]]))
     tensor([[0.5000, 0.0000],
             [0.0000, 0.0000]])
+    >>> clgrad.linalg.pinv(clgrad.tensor([[2.0, 0.0], [0.0, 0.1]]), atol=0.5)
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
     """
     _check_square("linalg.pinv", A, square=False)
-    if atol is not None:
-        raise NotImplementedError("linalg.pinv: atol is not supported by clgrad; use rtol")
-    if rtol is None:
-        rtol = max(A.shape[-2:]) * float(np.finfo(A.dtype.np).eps)
-    return _Pinv.apply(A, float(rtol), hermitian)
+    if rcond is not None:
+        if rtol is not None:
+            raise RuntimeError("linalg.pinv: rcond and rtol cannot both be given")
+        rtol = rcond
+    cutoff = _tolerance(_spectrum(_host(A.detach()), hermitian), atol, rtol, A.shape, A.dtype)
+    return _Pinv.apply(A, np.broadcast_to(cutoff, A.shape[:-2]), hermitian)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -753,12 +797,8 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
     _check_square("linalg.matrix_rank", A, square=False)
     if tol is not None:
         atol, rtol = tol, 0.0
-    s = _blas(np.linalg.svd, _host(A), compute_uv=False)
-    eps = float(np.finfo(A.dtype.np).eps)
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else eps * max(A.shape[-2:])
-    big = s.max(-1, initial=0.0)
-    tolerance = np.maximum(atol or 0.0, rtol * big)[..., None]
+    s = _spectrum(_host(A), hermitian)
+    tolerance = _tolerance(s, atol, rtol, A.shape, A.dtype)[..., None]
     return _up((s > tolerance).sum(-1), A, D.int64)
 
 
@@ -843,6 +883,8 @@ def matrix_exp(A: Tensor) -> Tensor:
         return A.clone()
     # the largest 1-norm in the batch sets the scaling (one host read)
     norm = float(A.detach().abs().sum(-2).amax())
+    if not math.isfinite(norm):  # (no scaling brings it under 1/2: NaN, as PyTorch's)
+        return A * 0 + float("nan")
     squarings = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
     X = A / (2.0**squarings) if squarings else A
     identity = eye(n, dtype=A.dtype, device=A.device)
@@ -872,8 +914,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
             "linalg.matrix_power: A must be batches of square matrices, but they are "
             f"{A.shape[-2] if A.ndim >= 2 else 1} by {A.shape[-1] if A.ndim else 1} matrices"
         )
-    if not isinstance(n, int):
+    if isinstance(n, bool) or not hasattr(n, "__index__"):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    n = operator.index(n)  # (an integer tensor of one element, a NumPy integer)
     if n == 0:
         I = eye(A.shape[-1], dtype=A.dtype, device=A.device)
         return I.expand(A.shape).clone() if not A.requires_grad else A * 0 + I
@@ -909,12 +952,34 @@ def cond(A: Tensor, p=None) -> Tensor:
     >>> clgrad.linalg.cond(clgrad.tensor([[2.0, 0.0], [0.0, 0.5]]))
     tensor(4.)
     """
-    _check_square("linalg.cond", A, square=p in (None, 2, -2))
+    _check_square("linalg.cond", A, square=p not in (None, 2, -2))
     if p is None or p in (2, -2):
         s = svdvals(A)
         return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
-    from_norm = _matrix_norm_any
-    return from_norm(A, p) * from_norm(inv(A), p)
+    # a singular matrix's is inf, as PyTorch's (which inverts with inv_ex, then fills)
+    singular = _singular(_host(A.detach()))
+    if not np.any(singular):
+        return _matrix_norm_any(A, p) * _matrix_norm_any(inv(A), p)
+    invertible = _up(np.where(singular[..., None, None], np.eye(A.shape[-1]), 0), A)
+    result = _matrix_norm_any(A, p) * _matrix_norm_any(inv(A + invertible), p)
+    return result.masked_fill(_up(singular, A, D.bool_), float("inf"))
+
+
+def _singular(a) -> np.ndarray:
+    """Which host matrices of the batch ``a`` LAPACK cannot invert (an exact zero pivot)."""
+    try:
+        np.linalg.inv(a)
+        return np.zeros(a.shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:  # which ones: one at a time
+        flat = a.reshape((-1,) + a.shape[-2:])
+        found = []
+        for m in flat:
+            try:
+                np.linalg.inv(m)
+                found.append(False)
+            except np.linalg.LinAlgError:
+                found.append(True)
+        return np.array(found).reshape(a.shape[:-2])
 
 
 def _matrix_norm_any(A, p):
@@ -1006,11 +1071,10 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
         raise RuntimeError(
             "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
         )
-    T = A.triu() if upper else A.tril()
-    if unitriangular:
-        n = A.shape[-1]
-        I = eye(n, dtype=A.dtype, device=A.device)
-        T = T * (1 - I) + I
+    if unitriangular:  # the diagonal is not read at all (a NaN there changes nothing)
+        T = (A.triu(1) if upper else A.tril(-1)) + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    else:
+        T = A.triu() if upper else A.tril()
     return solve(T, B, left=left)
 
 

@@ -709,9 +709,10 @@ def _contract(a, la, b, lb, keep, sizes):
 
 def _einsum_sublists(args) -> tuple[str, tuple]:
     """(equation, operands) of einsum's sublist form: operands each followed by its list of
-    subscripts (ints in [0, 52) for a-z and A-Z, ``...`` for broadcast dims), then optionally
-    the output's list."""
-    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    subscripts (ints in [0, 52): 0-25 for A-Z and 26-51 for a-z, as PyTorch's, so an implicit
+    output orders them by number; ``...`` for broadcast dims), then optionally the output's
+    list."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
     def term(sublist):
         out = []

@@ -32,54 +32,79 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _BackwardHooks:
-    """One call's full backward hooks (``register_full_backward_hook``): identity Functions
-    wrap the call's tensor inputs that require grad and its tensor outputs; the outputs'
-    backward runs the backward pre-hooks on the gradients reaching the outputs, the inputs'
-    runs the hooks with the gradients reaching the inputs (where no input requires grad, the
-    hooks run at the outputs, with ``grad_input`` all None)."""
+    """One call's full backward hooks (``register_full_backward_hook``), laid out as PyTorch's
+    ``BackwardHook``: identity Functions wrap the call's tensor arguments (where one requires
+    grad) and its tensor outputs (a tensor or a tuple's; where one requires grad). The outputs'
+    backward runs the backward pre-hooks on ``grad_output``, the inputs' runs the hooks with
+    ``grad_input``; each tuple has an entry per argument (per output), None where it is not a
+    tensor, and ``grad_output`` None where an output got no gradient. Where no input requires
+    grad, the hooks run at the outputs with ``grad_input`` all None; where the outputs are not
+    tensors (a list, a dict) the hooks do not run."""
 
     def __init__(self, module, args):
         self.module = module
         self.grad_output = None
-        self.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        self.wrapped = [i for i in self.positions if _needs_grad(args[i])]
-        # PyTorch's grad_input holds zeros for a tensor input that does not require grad
-        # (where another one does): their shape, dtype and device
-        self.unwrapped = {
-            i: (args[i].shape, args[i].dtype, args[i].device)
-            for i in self.positions
-            if i not in self.wrapped
-        }
+        self.n_inputs, self.n_outputs = len(args), 0
+        self.input_index = self.output_index = None
+        self.input_like: dict = {}
+
+    @staticmethod
+    def _wrap(items, on_grads, materialize):
+        """``items`` with their tensors through a BackwardHookFunction calling ``on_grads``,
+        and the tensors' positions; ``items`` and None where no tensor requires grad."""
+        index = [i for i, a in enumerate(items) if isinstance(a, Tensor)]
+        if not any(items[i].requires_grad for i in index):
+            return items, None
+        new = BackwardHookFunction.apply(on_grads, materialize, *[items[i] for i in index])
+        items = list(items)
+        for i, t in zip(index, new if isinstance(new, tuple) else (new,)):
+            items[i] = t
+        return items, index
 
     def inputs(self, args):
-        if not self.wrapped:
+        new, self.input_index = self._wrap(args, self.at_inputs, True)
+        if self.input_index is None:
             return args
-        args = list(args)
-        new = BackwardHookFunction.apply(self.at_inputs, *[args[i] for i in self.wrapped])
-        for i, t in zip(self.wrapped, new if isinstance(new, tuple) else (new,)):
-            args[i] = t
-        return tuple(args)
+        # PyTorch's grad_input holds zeros for a tensor argument that got no gradient or does
+        # not require grad: their shape, dtype and device (not the tensors, which would stay
+        # alive with the graph)
+        self.input_like = {
+            i: (args[i].shape, args[i].dtype, args[i].device, args[i].requires_grad)
+            for i in self.input_index
+        }
+        return tuple(new)
 
     def outputs(self, out):
         single = isinstance(out, Tensor)
-        outs = (out,) if single else out
-        if not isinstance(outs, tuple) or not any(_needs_grad(t) for t in outs):
+        if not (single or isinstance(out, tuple)):
+            warnings.warn(
+                "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                f"Tensors but received {type(out)}",
+                UserWarning,
+                stacklevel=3,
+            )
             return out
-        picked = [i for i, t in enumerate(outs) if _needs_grad(t)]
-        new = BackwardHookFunction.apply(self.at_outputs, *[outs[i] for i in picked])
-        outs = list(outs)
-        for i, t in zip(picked, new if isinstance(new, tuple) else (new,)):
-            outs[i] = t
-        return outs[0] if single else type(out)(outs)
+        outs = (out,) if single else out
+        self.n_outputs = len(outs)
+        new, self.output_index = self._wrap(outs, self.at_outputs, False)
+        if self.output_index is None:
+            return out
+        return new[0] if single else type(out)(new)
 
     def at_outputs(self, grads):
         module = self.module
+        grad_output = _packed(self.output_index, grads, self.n_outputs)
         for hook in [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]:
-            result = hook(module, grads)
+            result = hook(module, grad_output)
             if result is not None:
-                grads = _replaced(result, len(grads), "backward pre-hook", "grad_output")
-        self.grad_output = grads
-        if not self.wrapped and (module._backward_hooks or _global_backward_hooks):
+                if len(result) != len(grad_output):
+                    raise RuntimeError(
+                        "Backward pre hook returned an invalid number of grad_output, got "
+                        f"{len(result)}, but expected {len(grad_output)}"
+                    )
+                grad_output = result
+        self.grad_output = grad_output
+        if self.input_index is None and (module._backward_hooks or _global_backward_hooks):
             warnings.warn(
                 "Full backward hook is firing when gradients are computed with respect to "
                 "module outputs since no inputs require gradients. See "
@@ -88,54 +113,70 @@ class _BackwardHooks:
                 UserWarning,
                 stacklevel=1,
             )
-            self.at_inputs(())
-        return grads
+            grad_input = (None,) * self.n_inputs
+            for hook in [*_global_backward_hooks.values(), *module._backward_hooks.values()]:
+                result = hook(module, grad_input, grad_output)
+                if result is not None and not (
+                    isinstance(result, tuple) and all(r is None for r in result)
+                ):
+                    raise RuntimeError(
+                        "Backward hook for Modules where no input requires gradient should "
+                        "always return None or None for all gradients."
+                    )
+            self.grad_output = None
+        return tuple(grad_output[i] for i in self.output_index)
 
-    def _zeros(self, i):
-        shape, dt, device = self.unwrapped[i]
-        return zeros(shape, dtype=dt, device=device)
+    def _given(self, i, g):
+        shape, dtype, device, requires_grad = self.input_like[i]
+        return g if g is not None and requires_grad else zeros(shape, dtype=dtype, device=device)
 
     def at_inputs(self, grads):
+        if self.grad_output is None:  # the gradient did not come through the outputs
+            return grads
         module = self.module
-        if self.wrapped:
-            given = dict(zip(self.wrapped, grads))
-            grad_input = tuple(given[i] if i in given else self._zeros(i) for i in self.positions)
-        else:
-            grad_input = (None,) * len(self.positions)
+        grads = [self._given(i, g) for i, g in zip(self.input_index, grads)]
+        grad_input = _packed(self.input_index, grads, self.n_inputs)
         for hook in [*_global_backward_hooks.values(), *module._backward_hooks.values()]:
             result = hook(module, grad_input, self.grad_output)
-            if result is not None:
-                grad_input = _replaced(result, len(grad_input), "backward hook", "grad_input")
-        slot = {i: n for n, i in enumerate(self.positions)}
-        return tuple(grad_input[slot[i]] for i in self.wrapped)
+            if result is None:
+                continue
+            if len(result) != len(grad_input):
+                raise RuntimeError(
+                    "Backward hook returned an invalid number of grad_input, got "
+                    f"{len(result)}, but expected {len(grad_input)}"
+                )
+            grad_input = result
+        self.grad_output = None
+        return tuple(grad_input[i] for i in self.input_index)
+
+
+def _packed(index, values, size) -> tuple:
+    """A tuple of ``size`` Nones with ``values`` at the positions ``index``."""
+    packed = [None] * size
+    for i, v in zip(index, values):
+        packed[i] = v
+    return tuple(packed)
 
 
 def _needs_grad(t) -> bool:
     return isinstance(t, Tensor) and t.requires_grad
 
 
-def _replaced(result, n, kind, what) -> tuple:
-    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    if len(result) != n:
-        raise RuntimeError(
-            f"Module {kind} returned {len(result)} values for {what}, but {n} were expected"
-        )
-    return result
-
-
 class BackwardHookFunction(Function):
     """The identity over a module call's tensors, whose backward hands their gradients to
     ``on_grads`` (``_BackwardHooks``'s ``at_inputs`` or ``at_outputs``) and passes on what it
-    returns."""
+    returns; ``materialize`` False: an output that got no gradient hands on None."""
 
     @staticmethod
-    def forward(ctx, on_grads, *tensors):
+    def forward(ctx, on_grads, materialize, *tensors):
         ctx.on_grads = on_grads
+        ctx.set_materialize_grads(materialize)
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None, *ctx.on_grads(grads))
+        return (None, None, *ctx.on_grads(grads))
 
 
 def _addindent(s, num_spaces):

@@ -7,6 +7,7 @@ ops (backpropagation through time by the autograd engine)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -231,7 +232,9 @@ class RNNBase(Module):
         """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of a layer and direction, None
         for those it lacks."""
         sfx = f"_l{layer}" + ("_reverse" if d else "")
-        get = self.__getattr__
+        # getattr, not the parameters dict: weight_norm, spectral_norm, pruning and
+        # parametrizations put a weight in the instance or behind a class property
+        get = functools.partial(getattr, self)
         w_hr = get("weight_hr" + sfx) if self.proj_size else None
         if self.bias:
             return (

@@ -22,12 +22,18 @@ __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
-    """The 2-norm of ``v`` over every dim but ``dim`` (kept with size 1; None: all dims): the
-    vector norm, whose gradient is 0 at a zero ``v`` (a sqrt of the sum of squares: NaN)."""
+    """The 2-norm of ``v`` over every dim but ``dim`` (kept with size 1; None or -1: all dims),
+    as PyTorch's ``norm_except_dim``: the vector norm, whose gradient is 0 at a zero ``v`` (a
+    sqrt of the sum of squares: NaN). A vector's norm along its one dim is its modulus."""
     if dim is None or dim == -1:
         return v.norm(2)
+    if not -v.ndim <= dim < v.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-v.ndim}, {v.ndim - 1}], "
+            f"but got {dim})"
+        )
     dims = tuple(d for d in range(v.ndim) if d != dim % v.ndim)
-    return v.norm(2, dims, keepdim=True)
+    return v.norm(2, dims, keepdim=True) if dims else v.abs()
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int | None) -> Tensor:
@@ -57,15 +63,28 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
     >>> layer.parametrizations.weight.original0.shape
     clgrad.Size([2, 1])
+
+    A state dict of the older ``nn.utils.weight_norm`` (``<name>_g``, ``<name>_v``) loads
+    into it, as into PyTorch's.
     """
-    return register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, *_):
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    return module
 
 
 def _weight_matrix(weight: Tensor, dim: int) -> Tensor:
-    """``weight`` as a matrix with dim ``dim`` as its rows (the rest flattened)."""
+    """``weight`` as a matrix with dim ``dim`` as its rows (the rest flattened; a vector is one
+    column)."""
     if dim != 0:
         weight = weight.movedim(dim, 0)
-    return weight.flatten(1)
+    return weight.reshape(weight.shape[0], -1)
 
 
 def _power_iteration(
@@ -148,8 +167,11 @@ class _SpectralNorm(Module):
 
 
 def _default_spectral_dim(module: Module) -> int:
-    # a transposed convolution's output channels are its weight's dim 1
-    return 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    # a transposed convolution's output channels are its weight's dim 1 (subclasses and the
+    # lazy ones too)
+    from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
 
 
 def spectral_norm(

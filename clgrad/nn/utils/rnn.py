@@ -30,7 +30,14 @@ __all__ = [
 ]
 
 
-class PackedSequence(NamedTuple):
+class _PackedSequenceFields(NamedTuple):
+    data: Tensor
+    batch_sizes: Tensor
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(_PackedSequenceFields):
     """The packed form of a batch of sequences, as ``torch.nn.utils.rnn.PackedSequence``:
     ``data`` ``(sum of lengths, *)``, ``batch_sizes`` (int64, on the CPU), and the
     permutation to and from decreasing length (``sorted_indices`` / ``unsorted_indices``,
@@ -40,12 +47,28 @@ class PackedSequence(NamedTuple):
     >>> p = pack_sequence([clgrad.tensor([1.0, 2.0]), clgrad.tensor([3.0])])
     >>> p.data, p.batch_sizes
     (tensor([1., 3., 2.]), tensor([2, 1]))
+
+    As PyTorch's, made from ``(data, batch_sizes)`` too, and ``unsorted_indices`` is worked out
+    from ``sorted_indices`` where not given.
     """
 
-    data: Tensor
-    batch_sizes: Tensor
-    sorted_indices: Tensor | None = None
-    unsorted_indices: Tensor | None = None
+    __slots__ = ()
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is None:  # PackedSequence((data, batch_sizes), ...)
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("PackedSequence: give (data, batch_sizes) or both")
+            data, batch_sizes = data
+        elif batch_sizes.device.type != "cpu":
+            raise ValueError(
+                "batch_sizes should always be on CPU. Instances of PackedSequence should never "
+                "be created manually. They should be instantiated by functions like "
+                "pack_sequence and pack_padded_sequences in nn.utils.rnn. "
+                "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence"
+            )
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> PackedSequence:
         """The same packing with ``data.to(*args, **kwargs)`` (the index tensors follow a
@@ -139,7 +162,7 @@ def pad_sequence(
             [3, 0]])
     """
     if padding_side not in ("left", "right"):
-        raise ValueError(
+        raise RuntimeError(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
         )
     if isinstance(sequences, Tensor):

@@ -106,10 +106,6 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
 
-    def __getitems__(self, indices):
-        batch = self._batch(indices)
-        return [tuple(t[i] for t in batch) for i in range(len(indices))]
-
     def __len__(self):
         return self.tensors[0].shape[0]
 
@@ -122,6 +118,22 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
             raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {n}")
         idx = idx % n if n else idx
         return [_rows(t, idx) for t in self.tensors]
+
+
+def _tensor_rows(dataset, indices):
+    """The default-collated batch of ``indices`` as one gather per tensor, where ``dataset`` is
+    a TensorDataset (or a Subset of one, as ``random_split`` makes) whose samples are its
+    tensors' rows: a subclass with its own ``__getitem__`` is not. None where it is not."""
+    while type(dataset).__getitem__ is Subset.__getitem__ and isinstance(dataset, Subset):
+        if type(dataset).__getitems__ is not Subset.__getitems__:
+            return None
+        indices = [dataset.indices[i] for i in indices]
+        dataset = dataset.dataset
+    if type(dataset).__getitem__ is TensorDataset.__getitem__ and isinstance(
+        dataset, TensorDataset
+    ):
+        return dataset._batch(indices)
+    return None
 
 
 def _rows(t, idx):
@@ -154,6 +166,13 @@ class Subset(Dataset[T_co]):
         if isinstance(idx, list):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices: list[int]) -> list:
+        """The samples at ``indices``: through the dataset's own ``__getitems__`` where it has
+        one (a dataset that loads batches at once), as PyTorch's Subset."""
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
 
     def __len__(self):
         return len(self.indices)
@@ -321,6 +340,9 @@ def random_split(
     """
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, fraction in enumerate(lengths):
+            if fraction < 0 or fraction > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
         counts = [int(math.floor(n * f)) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
@@ -395,6 +417,10 @@ class RandomSampler(Sampler[int]):
     ) -> None:
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(
                 f"num_samples should be a positive integer value, but got "
@@ -440,6 +466,8 @@ class BatchSampler(Sampler[list[int]]):
             raise ValueError(
                 f"batch_size should be a positive integer value, but got batch_size={batch_size}"
             )
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
@@ -766,11 +794,13 @@ class DataLoader(Generic[T_co]):
         drop_last: bool = False,
         timeout: float = 0,
         worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context: Any = None,
         generator: Generator | None = None,
         *,
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,
-        **_: Any,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -786,6 +816,11 @@ class DataLoader(Generic[T_co]):
             )
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
+        if batch_size is None and drop_last:
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually exclusive with "
+                "drop_last"
+            )
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             # an iterable dataset orders itself: PyTorch refuses the ordering options
@@ -828,7 +863,25 @@ class DataLoader(Generic[T_co]):
         )
         self.worker_init_fn, self.timeout = worker_init_fn, timeout
         self.persistent_workers = persistent_workers
+        self.multiprocessing_context, self.prefetch_factor = (
+            multiprocessing_context,
+            prefetch_factor,
+        )
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self._workers: list[WorkerInfo] | None = None  # kept between epochs if persistent
+        self._initialized = True
+
+    _initialized = False
+    _FIXED = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset")
+
+    def __setattr__(self, attr, value):
+        # PyTorch's guard: the loader's batching is set once (its batch sampler was made
+        # from these), so a later assignment would be silently ignored
+        if self._initialized and attr in self._FIXED + ("persistent_workers",):
+            raise ValueError(
+                f"{attr} attribute should not be set after {type(self).__name__} is initialized"
+            )
+        super().__setattr__(attr, value)
 
     def _start_workers(self) -> list[WorkerInfo]:
         """This epoch's workers (the persistent ones of an earlier epoch if kept), each
@@ -855,11 +908,10 @@ class DataLoader(Generic[T_co]):
         self._workers = workers
         return workers
 
-    def __iter__(self):
+    def __iter__(self) -> _BaseDataLoaderIter:
         if self.num_workers > 0:
-            yield from self._iter_workers(self._start_workers())
-            return
-        yield from self._iter_batches()
+            return _MultiProcessingDataLoaderIter(self, self._iter_workers(self._start_workers()))
+        return _SingleProcessDataLoaderIter(self, self._iter_batches())
 
     def _iter_workers(self, workers: list[WorkerInfo]):
         """The batches, each loaded inside the worker PyTorch would load it in."""
@@ -899,8 +951,10 @@ class DataLoader(Generic[T_co]):
         """The batch of ``index`` (the sample, without batching) from ``dataset``."""
         if not self._auto_collation:
             return self.collate_fn(dataset[index])
-        if isinstance(dataset, TensorDataset) and self.collate_fn is default_collate:
-            return dataset._batch(index)  # one gather per tensor
+        if self.collate_fn is default_collate:
+            rows = _tensor_rows(dataset, index)  # one gather per tensor
+            if rows is not None:
+                return rows
         if hasattr(dataset, "__getitems__"):
             return self.collate_fn(dataset.__getitems__(index))
         return self.collate_fn([dataset[i] for i in index])
@@ -927,6 +981,39 @@ class DataLoader(Generic[T_co]):
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.batch_sampler) if self._auto_collation else len(self.sampler)
+
+
+class _BaseDataLoaderIter:
+    """An epoch's iterator over a DataLoader's batches, as PyTorch's: ``len()`` is the
+    loader's, ``_num_yielded`` counts the batches handed out so far.
+
+    >>> it = iter(clgrad.utils.data.DataLoader(range(5), batch_size=2))
+    >>> len(it), next(it).tolist(), it._num_yielded
+    (3, [0, 1], 1)
+    """
+
+    def __init__(self, loader: DataLoader, batches) -> None:
+        self._loader, self._batches, self._num_yielded = loader, batches, 0
+        self._dataset, self._num_workers = loader.dataset, loader.num_workers
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self._batches)
+        self._num_yielded += 1
+        return batch
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """The iterator of a loader with ``num_workers=0``."""
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """The iterator of a loader with workers (which take turns in this process)."""
 
 
 # ---- sharding over the ranks of a distributed job ---------------------------------------

@@ -1,0 +1,304 @@
+"""Families an eighth differential round found (linear algebra's tolerances and triangles,
+the DataLoader and its datasets, reparametrized weights, packed sequences, hooks and the
+engine), each checked against torch on every device."""
+
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.utils.prune  # noqa: F401 -- (torch.nn.utils does not import it)
+from test_fuzz_families import both
+
+import clgrad
+
+
+def _f64(device):
+    if not clgrad.device(device).supports(clgrad.float64):
+        pytest.skip(f"{device} has no float64")
+
+
+# ---- linear algebra --------------------------------------------------------------------------
+def test_cond_of_non_square_and_singular_matrices(device):
+    """cond's default and 2-norms take any matrix; the other norms give inf for a singular one
+    (in a batch too), as PyTorch's inv_ex-based formula."""
+    a = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+
+    def case(lib, dev):
+        batch = lib.stack([lib.tensor(singular), 2 * lib.eye(2)]).to(dev)
+        out = [lib.linalg.cond(lib.tensor(a, device=dev)), lib.linalg.cond(batch, 1)]
+        for p in (1, -1, float("inf"), "fro"):
+            out.append(lib.linalg.cond(lib.tensor(singular, device=dev), p))
+        return out
+
+    both(device, case)
+
+
+def test_pinv_and_matrix_rank_tolerances(device):
+    """pinv takes atol, rtol and the older rcond; matrix_rank's atol/rtol may be tensors, one
+    value per matrix; hermitian reads the lower triangle."""
+    _f64(device)
+    m = np.random.default_rng(1).standard_normal((2, 3, 3))
+
+    def case(lib, dev):
+        x = lib.tensor(m, device=dev, requires_grad=True)
+        out = [lib.linalg.pinv(x, atol=0.5), lib.linalg.pinv(x[0], rcond=0.3)]
+        out.append(lib.linalg.pinv(x, atol=0.2, hermitian=True))
+        out[0].sum().backward()
+        out.append(x.grad)
+        tol = lib.tensor([0.01, 5.0], device=dev, dtype=lib.float64)
+        out.append(lib.linalg.matrix_rank(x.detach(), atol=tol))
+        lower = lib.tensor([[1.0, 0.0], [2.0, 4.0]], device=dev)
+        out.append(lib.linalg.matrix_rank(lower, hermitian=True))
+        return out
+
+    both(device, case)
+
+
+def test_cholesky_upper_reads_the_upper_triangle(device):
+    def case(lib, dev):
+        a = lib.tensor([[4.0, 1.0], [-1.5, 3.0]], device=dev, requires_grad=True)
+        u = lib.linalg.cholesky(a, upper=True)
+        u.sum().backward()
+        return [u, lib.cholesky(a.detach(), upper=True), a.grad]
+
+    both(device, case)
+
+
+def test_matrix_exp_power_and_unitriangular_edges(device):
+    """matrix_exp of an inf is NaN (no scaling brings it down); matrix_power takes any integer
+    (a NumPy one, a one-element tensor) but not a bool; a unit triangle's diagonal is not read,
+    NaN or not."""
+    nan = float("nan")
+
+    def case(lib, dev):
+        out = [lib.linalg.matrix_exp(lib.tensor([[float("inf"), 0.0], [0.0, 1.0]], device=dev))]
+        two = 2 * lib.eye(2, device=dev)
+        out += [lib.linalg.matrix_power(two, np.int64(2)), lib.linalg.matrix_power(two, 3)]
+        t = lib.tensor([[nan, 0.0], [2.0, nan]], device=dev)
+        b = lib.ones(2, 1, device=dev)
+        out.append(lib.linalg.solve_triangular(t, b, upper=False, unitriangular=True))
+        return out
+
+    both(device, case)
+    for lib in (torch, clgrad):
+        with pytest.raises(TypeError):
+            lib.linalg.matrix_power(lib.eye(2), True)
+
+
+def test_einsum_sublist_labels_order_as_torch(device):
+    """Sublist ints 0-25 are A-Z and 26-51 a-z: an implicit output follows their order."""
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def case(lib, dev):
+        t = lib.tensor(x, device=dev)
+        return [lib.einsum(t, [1, 30]), lib.einsum(t, [30, 1]), lib.einsum(t, [27, 2], t, [27, 3])]
+
+    both(device, case)
+
+
+# ---- data ------------------------------------------------------------------------------------
+def test_dataloader_uses_a_tensor_dataset_subclass_getitem(device):
+    """The one-gather batch of a TensorDataset is taken only where its samples are its rows:
+    a subclass's own __getitem__ runs (augmentation), a random_split of a plain one gathers."""
+
+    def case(lib, dev):
+        data = lib.utils.data
+
+        class Augmented(data.TensorDataset):
+            def __getitem__(self, i):
+                x, y = super().__getitem__(i)
+                return x * 10 + 1, y, i
+
+        x, y = lib.arange(8.0, device=dev).reshape(4, 2), lib.arange(4, device=dev)
+        out = list(next(iter(data.DataLoader(Augmented(x, y), batch_size=2))))
+        train, _ = data.random_split(data.TensorDataset(x, y), [3, 1])
+        batch = next(iter(data.DataLoader(train, batch_size=3)))
+        return out + [b.shape[0] for b in batch]
+
+    both(device, case)
+
+
+def test_dataloader_argument_checks_and_iterator():
+    for lib in (torch, clgrad):
+        data = lib.utils.data
+        ds = data.TensorDataset(lib.arange(5))
+        with pytest.raises(TypeError):
+            data.DataLoader(ds, batchsize=2)  # (a typo: not silently batch size 1)
+        with pytest.raises(ValueError, match="Fraction at index 0"):
+            data.random_split(ds, [1.5, -0.5])
+        with pytest.raises(ValueError, match="drop_last"):
+            data.DataLoader(ds, batch_size=None, drop_last=True)
+        with pytest.raises(TypeError):
+            data.RandomSampler(ds, replacement=1)
+        with pytest.raises(ValueError):
+            data.BatchSampler(range(3), 2, drop_last=1)
+        loader = data.DataLoader(ds, batch_size=2)
+        with pytest.raises(ValueError, match="should not be set"):
+            loader.batch_size = 3
+        it = iter(loader)
+        assert len(it) == 3 and next(it)[0].tolist() == [0, 1] and it._num_yielded == 1
+        sub = data.Subset(ds, [4, 0])
+        assert [s[0].item() for s in sub.__getitems__([0, 1])] == [4, 0]
+    from torch.utils.data._utils import collate
+
+    from clgrad.utils.data._utils.collate import (
+        default_collate_err_msg_format,
+        np_str_obj_array_pattern,
+    )
+
+    assert np_str_obj_array_pattern.pattern == collate.np_str_obj_array_pattern.pattern
+    assert default_collate_err_msg_format == collate.default_collate_err_msg_format
+
+
+# ---- reparametrized weights and packed sequences ---------------------------------------------
+def test_recurrent_layers_with_reparametrized_weights(device):
+    """LSTM/GRU read their weights through getattr: weight_norm, orthogonal and pruning wrap
+    them outside the parameters dict."""
+
+    def case(lib, dev):
+        lib.manual_seed(0)
+        nn = lib.nn
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch's weight_norm is deprecated)
+            lstm = nn.utils.weight_norm(nn.LSTM(3, 2), "weight_hh_l0")
+        gru = nn.utils.parametrizations.orthogonal(nn.GRU(3, 3), "weight_hh_l0")
+        nn.utils.prune.l1_unstructured(gru, "weight_ih_l0", amount=0.5)
+        x = lib.linspace(-1, 1, 12).reshape(4, 1, 3)
+        return [lstm(x)[0].shape, gru(x)[0].shape]
+
+    both(device, case)
+
+
+def test_weight_norm_shapes_checkpoints_and_spectral_dims(device):
+    """weight_norm of a vector keeps its modulus per entry; a dim out of range is IndexError;
+    the older API's weight_g/weight_v state dict loads into the parametrization; spectral_norm
+    of a ConvTranspose subclass normalizes over dim 1, and the older one takes a bias."""
+
+    def case(lib, dev):
+        nn = lib.nn
+        lib.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old = nn.utils.weight_norm(nn.Conv1d(2, 3, 3))
+            vec = nn.utils.weight_norm(nn.Linear(3, 4), name="bias")
+        new = nn.utils.parametrizations.weight_norm(nn.Conv1d(2, 3, 3))
+        new.load_state_dict(old.state_dict())
+        x = lib.linspace(-1, 1, 10).reshape(1, 2, 5)
+
+        class Up(nn.ConvTranspose2d):
+            pass
+
+        up = nn.utils.parametrizations.spectral_norm(Up(2, 3, 3))
+        lin = nn.utils.spectral_norm(nn.Linear(3, 4), "bias")
+        return [
+            new(x) - old(x),
+            vec.bias_g.shape,
+            up.parametrizations.weight[0]._u.shape,
+            lin.bias_u.shape,
+            lin(lib.ones(1, 3)).shape,
+        ]
+
+    both(device, case)
+
+    def out_of_range(lib, dev):
+        return lib.nn.utils.weight_norm(lib.nn.Linear(3, 4), dim=2)
+
+    both(device, out_of_range)
+
+
+def test_packed_sequence_built_by_hand(device):
+    """PackedSequence(data, batch_sizes, sorted_indices) works out unsorted_indices, and
+    (data, batch_sizes) as one tuple is accepted, as PyTorch's __new__; pad_sequence's bad
+    padding_side is RuntimeError."""
+
+    def case(lib, dev):
+        rnn = lib.nn.utils.rnn
+        data = lib.arange(6.0, device=dev).reshape(6, 1)
+        sizes, order = lib.tensor([3, 2, 1]), lib.tensor([2, 0, 1], device=dev)
+        packed = rnn.PackedSequence(data, sizes, order)
+        lib.manual_seed(0)
+        gru = lib.nn.GRU(1, 1).to(dev)
+        with lib.no_grad():
+            for p in gru.parameters():
+                p.fill_(0.5)
+        again = rnn.PackedSequence((data, sizes))
+        return [packed.unsorted_indices, rnn.pad_packed_sequence(packed)[0], gru(packed)[0].data,
+                again.sorted_indices is None, again.batch_sizes]  # fmt: skip
+
+    both(device, case)
+
+    def bad_side(lib, dev):
+        return lib.nn.utils.rnn.pad_sequence([lib.ones(2, device=dev)], padding_side="up")
+
+    both(device, bad_side)
+
+
+# ---- hooks and the engine --------------------------------------------------------------------
+def test_engine_hooks_and_retained_grads(device):
+    """backward(inputs=[m]) of a retain_grad non-leaf adds its gradient once; autograd.grad of
+    a leaf passes it through the leaf's tensor hooks, as its accumulation does."""
+
+    def case(lib, dev):
+        x = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        m = x * 3
+        m.retain_grad()
+        (m**2).sum().backward(inputs=[m])
+        y = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        y.register_hook(lambda g: g * 2)
+        return [m.grad, lib.autograd.grad((y**2).sum(), y)[0]]
+
+    both(device, case)
+
+
+def test_hook_handles_are_removable_handles():
+    for lib in (torch, clgrad):
+        handle_type = lib.utils.hooks.RemovableHandle  # (torch.utils.hooks with torch.utils)
+        x = lib.ones(2, requires_grad=True)
+        h = x.register_hook(lambda g: g)
+        assert isinstance(h, handle_type)
+        h.remove()
+        hooks, extra = OrderedDict(), OrderedDict()  # (torch's handle holds weak references)
+        h = handle_type(hooks, extra_dict=extra)
+        hooks[h.id] = extra[h.id] = print
+        h.remove()
+        assert not hooks and not extra
+
+
+def test_full_backward_hook_tuples_are_laid_out_as_torch(device):
+    """grad_input has an entry per argument (None for a non-tensor), grad_output one per output
+    (None for one that got no gradient); hooks on a module whose output is a list do not run."""
+
+    def case(lib, dev):
+        nn = lib.nn
+        log = []
+
+        def shapes(gs):
+            return [None if g is None else list(g.shape) for g in gs]
+
+        class Attention(nn.Module):
+            def forward(self, x, mask=None):
+                w = (x @ x.t()).softmax(-1)
+                return w @ x, w
+
+        class Listing(nn.Module):
+            def forward(self, x):
+                return [x * 2]
+
+        x = lib.ones(3, 2, device=dev, requires_grad=True)
+        attention, lstm, listing = Attention(), nn.LSTM(2, 2).to(dev), Listing()
+        for module in (attention, lstm, listing):
+            module.register_full_backward_hook(
+                lambda m, gi, go: log.append((type(m).__name__, shapes(gi), shapes(go)))
+            )
+            module.register_full_backward_pre_hook(lambda m, go: log.append(shapes(go)))
+        out, _ = attention(x, None)
+        out.sum().backward()
+        y, _ = lstm(lib.ones(3, 1, 2, device=dev, requires_grad=True))
+        y.sum().backward()
+        listing(x)[0].sum().backward()
+        return [str(log)]
+
+    both(device, case)
