@@ -302,3 +302,102 @@ def test_full_backward_hook_tuples_are_laid_out_as_torch(device):
         return [str(log)]
 
     both(device, case)
+
+
+# ---- mixed precision, layouts, checkpoints and functional calls ------------------------------
+@pytest.mark.parametrize(
+    "dtypes", [("bfloat16", "float32"), ("float32", "bfloat16"), ("float16", "bfloat16")]
+)
+def test_rms_norm_result_has_the_input_dtype(device, dtypes):
+    """bfloat16 activations with a float32 weight (mixed precision) give bfloat16, scaled by
+    the weight before the one rounding, as ATen's rms_norm."""
+    x = np.random.default_rng(2).standard_normal((2, 8)).astype(np.float32)
+    w = np.linspace(0.5, 2.0, 8, dtype=np.float32)
+
+    def case(lib, dev):
+        xt = lib.tensor(x, device=dev).to(getattr(lib, dtypes[0])).requires_grad_()
+        wt = lib.tensor(w, device=dev).to(getattr(lib, dtypes[1])).requires_grad_()
+        y = lib.nn.functional.rms_norm(xt, (8,), wt)
+        y.float().sum().backward()
+        return [y.dtype == xt.dtype, y.float(), xt.grad.float(), wt.grad.float()]
+
+    both(device, case)
+
+
+def test_attention_output_is_laid_out_as_its_queries(device):
+    """Queries viewed from (B, L, H, E) memory give an output laid out the same way, so the
+    usual ``y.transpose(1, 2).view(B, L, H * E)`` works, as in PyTorch."""
+
+    def case(lib, dev):
+        x = lib.linspace(-1, 1, 2 * 5 * 16, device=dev).reshape(2, 5, 16)
+        q = x.view(2, 5, 4, 4).transpose(1, 2)
+        y = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return [list(y.stride()), y.transpose(1, 2).view(2, 5, 16)]
+
+    both(device, case)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "RMSprop"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sixteen_bit_parameters_update_in_their_dtype(device, name, dtype):
+    """PyTorch's default optimizer path computes a 16-bit parameter's update in its dtype (in
+    float16 Adam's eps is 0: a zero gradient gives NaN), its fused=True path in float32."""
+
+    def case(lib, dev):
+        out = []
+        for fused in (None, True):
+            p = lib.nn.Parameter(lib.tensor([1.0, 2.0, -3.0], device=dev).to(getattr(lib, dtype)))
+            extra = {"momentum": 0.9} if name in ("SGD", "RMSprop") else {}
+            if fused and lib is torch and name == "RMSprop":
+                continue  # (torch has no fused RMSprop)
+            opt = getattr(lib.optim, name)([p], lr=0.1, fused=fused, **extra)
+            for g in ([0.0, 1e-4, 3.0], [1.0, -2.0, 0.5]):
+                p.grad = lib.tensor(g, device=dev).to(getattr(lib, dtype))
+                opt.step()
+            out.append(p.detach().float())
+        return out
+
+    if device != "cpu" and dtype == "float16" or name == "RMSprop":
+        # (torch's fused kernels run on cpu for these; RMSprop has no fused one)
+        def default_only(lib, dev):
+            return case(lib, dev)[:1]
+
+        both(device, default_only)
+    else:
+        both(device, case)
+
+
+def test_checkpoint_input_written_in_place_is_refused(device):
+    def case(lib, dev):
+        import torch.utils.checkpoint  # noqa: F401 -- (torch.utils does not import it)
+
+        x = lib.tensor([1.0, 2.0], device=dev, requires_grad=True)
+        z = x * 1
+        y = lib.utils.checkpoint.checkpoint(lib.exp, z, use_reentrant=False)
+        with lib.no_grad():
+            z.mul_(2)
+        y.sum().backward()
+        return x.grad
+
+    both(device, case)
+
+
+def test_functional_call_and_vector_to_parameters_alias(device):
+    """functional_call sets a parametrized tensor through its parametrization; the parameters
+    vector_to_parameters gives are views of the vector."""
+
+    def case(lib, dev):
+        import torch.func  # noqa: F401
+
+        m = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(2, 1, bias=False)).to(dev)
+        before = m.weight.detach().clone()
+        out = lib.func.functional_call(
+            m, {"weight": lib.ones(1, 2, device=dev)}, (lib.ones(1, 2, device=dev),)
+        )
+        lin = lib.nn.Linear(3, 2).to(dev)
+        vec = lib.nn.utils.parameters_to_vector(lin.parameters()).detach()
+        lib.nn.utils.vector_to_parameters(vec, lin.parameters())
+        vec += 1
+        return [out, (m.weight - before).abs().max() < 1e-6, lin.bias - vec[-2:]]
+
+    both(device, case)

@@ -310,28 +310,34 @@ class SavedTensor:
             return t
         t = self.tensor
         if t._version != self.version:
-            # as torch's: the node whose output the tensor is (a saved input: its history now),
-            # by its op's name (SigmoidBackward0 -> Sigmoid); none for a tensor without history
-            fn, nr = (
-                (node, self.output_nr) if self.output_nr is not None else (t._grad_fn, t._output_nr)
-            )
-            which = ""
-            if fn is not None:
-                op = _BACKWARD_SUFFIX.sub("", fn.name())
-                which = f", which is output {nr} of {op},"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.type()} {list(t.shape)}]{which} is at version "
-                f"{t._version}; expected version {self.version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
-            )
+            # as torch's: the node whose output the tensor is (a saved input: its history now)
+            if self.output_nr is not None:
+                raise modified_in_place(t, self.version, node, self.output_nr)
+            raise modified_in_place(t, self.version)
         if self.output_nr is not None:
             return Tensor._alias(t, grad_fn=node, output_nr=self.output_nr)
         return t
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")  # a node's name, back to its op's
+
+
+def modified_in_place(t, expected: int, fn=None, nr: int | None = None) -> RuntimeError:
+    """PyTorch's error for a tensor saved for backward at version ``expected`` and written in
+    place since, naming the node it is output ``nr`` of (default: its own history) by its op's
+    name (SigmoidBackward0 -> Sigmoid); none for a tensor without history."""
+    if fn is None:
+        fn, nr = t._grad_fn, t._output_nr
+    which = ""
+    if fn is not None:
+        which = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{t.type()} {list(t.shape)}]{which} is at version "
+        f"{t._version}; expected version {expected} instead. Hint: enable anomaly "
+        "detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
 
 
 class FunctionCtx:

@@ -2884,7 +2884,13 @@ def scaled_dot_product_attention(
     probs = _R.softmax(_E.where(dead, 0.0, scores), -1).masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         probs = dropout(probs, dropout_p)
-    return probs @ value
+    out = probs @ value
+    if query.ndim == 4 and query.stride(1) < query.stride(2):
+        # queries viewed from (B, L, heads, E) memory (x.view(B, L, H, E).transpose(1, 2)):
+        # the output is laid out the same way, as PyTorch's, so that the usual
+        # out.transpose(1, 2).view(B, L, H * E) is a view here too
+        out = out.transpose(1, 2).contiguous().transpose(1, 2)
+    return out
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -4137,8 +4143,9 @@ def rms_norm(
         eps = _D.finfo(wide.dtype).eps if wide.dtype.is_floating_point else 1e-7
     dims = tuple(range(input.ndim - k, input.ndim))
     y = wide * ((wide * wide).mean(dims, keepdim=True) + eps).rsqrt()
-    y = y.to(input.dtype) if wide is not input else y
-    return y * weight if weight is not None else y
+    if weight is not None:  # scaled before the rounding, and the result in the input's dtype
+        y = y * weight  # (bfloat16 activations, a float32 weight: bfloat16), as ATen's
+    return y.to(input.dtype)
 
 
 def _feature_dropout(input, p, training, inplace):

@@ -131,7 +131,7 @@ class Adam(Optimizer):
                     # a complex parameter and its state as their real views, as PyTorch's
                     param, grad = real_view(p), real_view(p._grad)
                     states = [real_view(state[name]) for name in names]
-                    kernel = fused and fusable(param, grad, states)
+                    kernel = fused and fusable(param, grad, states, group.get("fused"))
                     # (the kernel's replay counts the step: see the scalar source below)
                     step = count_step(state, replayed=kernel)
                     if kernel:

@@ -83,11 +83,14 @@ def fused_enabled(group: dict[str, Any]) -> bool:
     return group.get("foreach") is not False and group.get("fused") is not False
 
 
-def fusable(p: Tensor, grad: Tensor, states: list) -> bool:
+def fusable(p: Tensor, grad: Tensor, states: list, asked: bool | None = None) -> bool:
     """Whether the fused kernel can update ``p``: the parameter, its gradient and its state
     tensors are contiguous, of one floating dtype and shape, on one cpu or OpenCL device, and
     the gradient is not the parameter's own memory (the kernel writes param as it reads grad).
     Otherwise the caller takes the per-op path (strided views, mixed devices or dtypes).
+    A 16-bit parameter takes it only where ``fused=True`` was ``asked`` for: the kernel
+    computes in float32, as PyTorch's fused path, while its default path computes a float16
+    or bfloat16 parameter's update in that dtype, op by op (Adam's eps is 0 in float16 there).
 
     >>> from clgrad.optim.optimizer import fusable
     >>> w = clgrad.zeros(2, 3)
@@ -96,6 +99,8 @@ def fusable(p: Tensor, grad: Tensor, states: list) -> bool:
     """
     dev, dt, shape = p._storage.device, p.dtype, p._shape
     if not dt.is_floating_point or not (dev.is_cpu or dev.is_cl) or not p.is_contiguous():
+        return False
+    if dt.itemsize == 2 and not asked:
         return False
     if grad._storage is p._storage:
         return False

@@ -119,7 +119,7 @@ class RMSprop(Optimizer):
                     param, grad = real_view(p), real_view(p._grad)
                     named = {name: real_view(state[name]) for name in names}
                     states = list(named.values())
-                    kernel = fused and fusable(param, grad, states)
+                    kernel = fused and fusable(param, grad, states, group.get("fused"))
                     # (the kernel's replay counts the step: see the scalar source below)
                     count_step(state, replayed=kernel)
                     if kernel:

@@ -109,7 +109,7 @@ class SGD(Optimizer):
                             refuse_sparse(p, "`_fused_sgd` does not support sparse gradients")
                         self._sparse_update(p, lr, momentum, dampening, wd, nesterov, maximize)
                         continue
-                    if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd):
+                    if fused and self._fused(updates, p, flags, lr, momentum, dampening, wd, group):
                         continue
                     # one op per term: fused=False/foreach=False, or what the kernel can't take
                     # (a strided parameter or buffer, mixed devices or dtypes); a complex
@@ -154,7 +154,7 @@ class SGD(Optimizer):
             g = g.add(buf, alpha=momentum) if nesterov else buf
         g._add_into(p, alpha=-lr)
 
-    def _fused(self, updates, p, flags, lr, momentum, dampening, wd):
+    def _fused(self, updates, p, flags, lr, momentum, dampening, wd, group):
         """The update of p by the fused kernel (with ``updates``' others), when it applies (else
         False, nothing done)."""
         states, first = [], False
@@ -165,7 +165,7 @@ class SGD(Optimizer):
                 buf = empty_like(p).detach()
             states.append(real_view(buf))
         param, grad = real_view(p), real_view(p._grad)
-        if not fusable(param, grad, states):
+        if not fusable(param, grad, states, group.get("fused")):
             return False
         if first:
             self.state[p]["momentum_buffer"] = buf

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..autograd import backward as _backward
 from ..autograd.engine import _is_checkpoint_valid
-from ..autograd.function import Function
+from ..autograd.function import Function, modified_in_place
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.graph import saved_tensors_hooks
 from ..ops import autocast as _autocast
@@ -224,12 +224,18 @@ def _checkpoint_without_reentrant(
     autocast_state = _autocast.snapshot()
     count = [0]
     recomputed: list = []
+    # the inputs' versions: one written in place since is PyTorch's error at the recompute
+    # (which would silently start from the new values)
+    versions = [(a, a._version) for a in args if isinstance(a, Tensor)]
 
     def pack(t):
         count[0] += 1
         return count[0] - 1
 
     def recompute():
+        for a, version in versions:
+            if a._version != version:
+                raise modified_in_place(a, version)
         inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
                   for a in args]  # fmt: skip
         if rng_state is not None:

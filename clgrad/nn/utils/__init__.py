@@ -239,9 +239,9 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Copies consecutive slices of the 1-d ``vec`` into ``parameters`` in place (each slice
-    reshaped to its parameter's shape), the inverse of ``parameters_to_vector``, as
-    ``torch.nn.utils.vector_to_parameters``.
+    """Makes each of ``parameters`` a view of its consecutive slice of the 1-d ``vec`` (shaped as
+    the parameter; later writes to ``vec`` show in them), the inverse of
+    ``parameters_to_vector``, as ``torch.nn.utils.vector_to_parameters``.
 
     >>> layer = clgrad.nn.Linear(3, 2)
     >>> clgrad.nn.utils.vector_to_parameters(clgrad.arange(8.0), layer.parameters())
@@ -252,8 +252,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
     start = 0
-    with no_grad():
-        for p in parameters:
-            n = p.numel()
-            p.copy_(vec[start : start + n].reshape(p.shape))
-            start += n
+    for p in parameters:  # each parameter's data becomes a view of vec, as PyTorch's
+        n = p.numel()
+        p.data = vec[start : start + n].view_as(p).data
+        start += n

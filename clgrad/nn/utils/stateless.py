@@ -80,26 +80,29 @@ def functional_call(
             args = (args,)
         return module(*args, **(kwargs or {}))
     finally:
-        for table, key, previous in reversed(swapped):
-            if previous is _ABSENT:
-                del table[key]
-            else:
-                table[key] = previous
+        for restore in reversed(swapped):
+            restore()
 
 
 _ABSENT = object()
 
 
 def _swap(module, name, tensor):
-    """Puts ``tensor`` at dotted ``name`` (a parameter's, a buffer's, or a new attribute's
-    slot); returns what puts the old one back."""
+    """Puts ``tensor`` at dotted ``name`` (a parameter's, a buffer's, a parametrized tensor's
+    or a new attribute's slot); returns what puts the old one back."""
     path, _, key = name.rpartition(".")
     owner = module.get_submodule(path) if path else module
     for table in (owner._parameters, owner._buffers):
         if key in table:
             previous, table[key] = table[key], tensor
-            return table, key, previous
+            return lambda: table.__setitem__(key, previous)
+    if isinstance(getattr(type(owner), key, None), property):
+        # a parametrized tensor: set through its setter (the parametrization's right_inverse
+        # writes its originals), as PyTorch's swap does; the value read before goes back so
+        previous = getattr(owner, key)
+        setattr(owner, key, tensor)
+        return lambda: setattr(owner, key, previous)
     table = owner.__dict__
     previous = table.get(key, _ABSENT)
     table[key] = tensor
-    return table, key, previous
+    return lambda: table.pop(key) if previous is _ABSENT else table.__setitem__(key, previous)
