@@ -46,6 +46,7 @@ ldl_factor_ex, ldl_factor, ldl_solve = _LDL.ldl_factor_ex, _LDL.ldl_factor, _LDL
 matmul = _L.matmul
 
 
+@autocast_op
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (every element when None), like
     ``torch.linalg.vector_norm``.
@@ -57,6 +58,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _R.norm(x, ord, dim, keepdim, dtype)
 
 
+@autocast_op
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: ``"fro"``, or ``1`` / ``-1`` (the
     largest / smallest column sum of magnitudes) and ``inf`` / ``-inf`` (rows), like
@@ -86,6 +88,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return out if keepdim else out.squeeze((d0, d1))
 
 
+@autocast_op
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``vector_norm`` or ``matrix_norm`` as ``torch.linalg.norm`` chooses: a matrix norm for a
     string ``ord``, a two-dim ``dim``, or a 2-d input with ``ord`` and no ``dim``.

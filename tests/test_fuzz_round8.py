@@ -401,3 +401,36 @@ def test_functional_call_and_vector_to_parameters_alias(device):
         return [out, (m.weight - before).abs().max() < 1e-6, lin.bias - vec[-2:]]
 
     both(device, case)
+
+
+def test_autocast_lists_for_one_kernel_ops_and_norms(device):
+    """Ops that are one kernel in PyTorch and on no autocast list (average pooling,
+    embedding_bag) keep their input's dtype though clgrad writes them with a (listed) sum; on
+    the CUDA lists (an OpenCL device here) interpolation, rms_norm and the norms run in
+    float32. The cpu lists are checked against torch's CPU autocast."""
+    F = clgrad.nn.functional
+    if device == "cpu":
+
+        def case(lib, dev):
+            x = lib.linspace(-1, 1, 2 * 3 * 8 * 8).reshape(2, 3, 8, 8).bfloat16()
+            weight = lib.linspace(-1, 1, 12).reshape(4, 3).bfloat16()
+            with lib.autocast("cpu", dtype=lib.bfloat16):
+                outs = [
+                    lib.nn.functional.avg_pool2d(x, 2),
+                    lib.nn.functional.embedding_bag(lib.tensor([[0, 1]]), weight),
+                    lib.nn.functional.interpolate(x, scale_factor=2),
+                ]
+            return [str(o.dtype).split(".")[-1] for o in outs]
+
+        both(device, case)
+        return
+    x = clgrad.randn(2, 3, 8, 8, device=device).half()
+    weight = clgrad.randn(4, 3, device=device).half()
+    with clgrad.autocast("cuda"):
+        assert F.avg_pool2d(x, 2).dtype is clgrad.float16
+        assert (
+            F.embedding_bag(clgrad.tensor([[0, 1]], device=device), weight).dtype is clgrad.float16
+        )
+        assert F.interpolate(x, scale_factor=2).dtype is clgrad.float32
+        assert F.rms_norm(x, (8,)).dtype is clgrad.float32
+        assert clgrad.linalg.vector_norm(x).dtype is clgrad.float32

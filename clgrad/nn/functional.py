@@ -1256,6 +1256,7 @@ def _avg_poolnd(name, nd, input, kernel_size, stride, padding, ceil_mode, includ
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op
 def avg_pool1d(
     input: Tensor,
     kernel_size: int | tuple[int],
@@ -1275,6 +1276,7 @@ def avg_pool1d(
     )
 
 
+@autocast_op
 def avg_pool2d(
     input: Tensor,
     kernel_size: _Int2,
@@ -1299,6 +1301,7 @@ def avg_pool2d(
     )  # fmt: skip
 
 
+@autocast_op
 def avg_pool3d(
     input: Tensor,
     kernel_size: int | tuple[int, int, int],
@@ -2064,6 +2067,7 @@ def _interp_per_dim(value, nd, convert, mismatch_message):
     return (convert(value),) * nd
 
 
+@autocast_op
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -4115,6 +4119,7 @@ def gaussian_nll_loss(
 
 
 # ---- more normalization and dropout ----------------------------------------------------------
+@autocast_op
 def rms_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -4543,6 +4548,7 @@ def _check_bag_offsets(starts, total: int) -> None:
         raise RuntimeError("Expected i < index_size to be true, but got false.")
 
 
+@autocast_op
 def embedding_bag(
     input: Tensor,
     weight: Tensor,

@@ -26,7 +26,7 @@ LOWER = "lower"  # cast to the region's dtype
 FP32 = "fp32"  # cast to float32
 FP32_UNLESS_DTYPE = "fp32 unless dtype"  # float32 where no ``dtype=`` is given
 BANNED = "banned"  # raises: PyTorch's CUDA autocast refuses it
-AS_IS = "as is"  # runs in its inputs' dtypes, and so do the ops it calls (no list has it)
+AS_IS = "as is"  # runs in its inputs' dtypes, and so do the ops it calls
 
 # ops in the lower precision on both device types
 _LOWER = {
@@ -40,6 +40,9 @@ _LOSSES = {
     "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
     "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss", "cdist",
 }  # fmt: skip
+# ops that are one kernel in PyTorch, on no list (they run in their input's dtype), which
+# clgrad writes with listed ops (a sum): those run as they are inside them
+_OWN_DTYPE = {"avg_pool1d", "avg_pool2d", "avg_pool3d", "embedding_bag"}
 _POLICIES = {
     "cuda": {
         **dict.fromkeys(_LOWER, LOWER),
@@ -50,6 +53,9 @@ _POLICIES = {
             FP32,
         ),
         **dict.fromkeys("softmax log_softmax sum prod cumsum cumprod".split(), FP32_UNLESS_DTYPE),
+        # (upsample_* is interpolate; norm, frobenius_norm and linalg's norms are the norms)
+        **dict.fromkeys("rms_norm interpolate norm vector_norm matrix_norm".split(), FP32),
+        **dict.fromkeys(_OWN_DTYPE, AS_IS),
         "binary_cross_entropy": BANNED,
     },
     "cpu": {
@@ -60,6 +66,7 @@ _POLICIES = {
         **dict.fromkeys(_LOSSES, FP32),
         "binary_cross_entropy": FP32,
         "prod": FP32,
+        **dict.fromkeys(_OWN_DTYPE, AS_IS),
     },
 }
 # default region dtypes, PyTorch's
