@@ -307,6 +307,11 @@ class finfo:
         # 10 ** -precision as a Python float, as torch's (NumPy's is float16(0.001) for half)
         self.resolution = 10.0**-info.precision
 
+    def __eq__(self, other):  # (equal when of one dtype, as torch's; and unhashable)
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    __hash__ = None
+
     def __repr__(self):
         # six significant digits (C's %g), as torch prints them
         return (
@@ -335,6 +340,11 @@ class iinfo:
         info = np.iinfo(type.np)
         self.dtype, self.bits = type.name, info.bits
         self.max, self.min = int(info.max), int(info.min)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    __hash__ = None
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # as finfo's

@@ -33,7 +33,10 @@
 ## Params: mode, kernels, in_ct (storage ctype of x), ct (compute / accumulate ctype), apply_map
 ## (map x's elements: a first pass; partials are mapped already), idx_in (x's indices come from
 ## xi, laid out as x), out_ct (storage ctype of the value output, "" for none), out_bool, idx_out
-## (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t, fp64.
+## (write indices: long), nk, nr, vw, unroll, aligned, cb, rb, lx, ly, index_t, fp64, conv (how
+## x's elements become ct where a C conversion would not cast as PyTorch's: None; "bool": read
+## in x's own compute type, mapped there, then x != 0; "cast": read and mapped so, then cast
+## (a narrow integer through long). Scalar loads only: vw is 0).
 <%def name="kept_offset(m, var, upto)">\
 ## var = x_off + offset of kept index m over kept dims [0, upto)
     ${index_t} ${var} = x_off;
@@ -83,11 +86,23 @@ IDENT = h.neutral(kernel.neutral, ct)
 def ident(n=0):
     return h.neutral(kernel.neutral, ct, n) if n else IDENT
 
+# the type x's elements are mapped in: x's own compute type where they are cast after
+xt = "float" if in_ct in h.FLOAT16_STORAGE else in_ct
+mt = xt if conv else ct
+
 def map_body(T):
     """kernel.map_expr over x of type T (a scalar or vector type)."""
-    return h.ctext(kernel.map_expr, T, ct)
+    return h.ctext(kernel.map_expr, T, mt if T == mt else ct)
 
 def load(ptr, idx):
+    if conv:  # PyTorch's order: the element mapped (nansum's NaN to 0), then cast
+        v = h.load(in_ct, xt, ptr, idx)
+        v = f"cg_reduce_map_{kernel.name}({v})" if apply_map else v
+        if conv == "bool":
+            return f"(({ct})(({v}) != 0))"
+        # a narrow integer through long, as uint8 must: a float past char's range wraps as
+        # x86's conversion through int does (PoCL's vectorized char conversion saturated)
+        return f"(({ct})(long)({v}))" if h.SIZES[ct] < 4 else f"(({ct})({v}))"
     v = h.load(in_ct, ct, ptr, idx)
     return f"cg_reduce_map_{kernel.name}({v})" if apply_map else v
 
@@ -162,7 +177,7 @@ def write_vec(s, si, o):
 %>
 % if apply_map:
 ## each element of x as the reduction sees it (a function: the element is loaded once)
-static inline ${ct} cg_reduce_map_${kernel.name}(const ${ct} x) { return ${map_body(ct)}; }
+static inline ${mt} cg_reduce_map_${kernel.name}(const ${mt} x) { return ${map_body(mt)}; }
   % if vw:
 static inline ${vec} cg_reduce_mapv_${kernel.name}(const ${vec} x) { return ${map_body(vec)}; }
   % endif

@@ -434,3 +434,12 @@ def test_autocast_lists_for_one_kernel_ops_and_norms(device):
         assert F.interpolate(x, scale_factor=2).dtype is clgrad.float32
         assert F.rms_norm(x, (8,)).dtype is clgrad.float32
         assert clgrad.linalg.vector_norm(x).dtype is clgrad.float32
+
+
+def test_finfo_and_iinfo_compare_by_dtype():
+    for lib in (torch, clgrad):
+        assert lib.finfo(lib.float32) == lib.finfo(lib.float32) == lib.finfo()
+        assert lib.finfo(lib.float32) != lib.finfo(lib.float64)
+        assert lib.iinfo(lib.int8) == lib.iinfo(lib.int8) != lib.iinfo(lib.int16)
+        with pytest.raises(TypeError):
+            hash(lib.finfo(lib.float32))

@@ -512,17 +512,7 @@ EXTREMES = {
     "dev, op, values",
     per_device(
         [
-            case(
-                op,
-                v,
-                id=f"{op}-{name}",
-                xfail=(
-                    "max() of a tensor with NaN: torch's gradient goes to the NaN entries (split "
-                    "evenly), clgrad's is NaN everywhere"
-                    if (op, name) == ("max", "nan")
-                    else None
-                ),
-            )
+            case(op, v, id=f"{op}-{name}")
             for op in EXTREMES
             for name, v in (("ties", TIES), ("nan", NANS))
         ]

@@ -105,9 +105,14 @@ class HostBackend(Backend):
 
     def reduce(self, kernel, out, x, dims, acc):
         a = read(x)
-        if acc is not None and not kernel.arg:
-            a = a.astype(_compute_np(acc), copy=False)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # (a NaN cast to an integer gives what C's gives)
+            if acc is not None and not kernel.arg:
+                ct = _compute_np(acc)
+                if kernel.map_expr != "x" and a.dtype.kind == "f" and np.dtype(ct).kind != "f":
+                    # PyTorch maps each element before the cast (nansum's NaN is 0, then
+                    # cast): the reduction of each element alone is its mapped value
+                    a = kernel.numpy(a[..., None], axis=-1)
+                a = a.astype(ct, copy=False)
             if kernel.arg:
                 # one dim (or all, flattened): NaN counts as the extreme, as PyTorch
                 d = dims[0] if len(dims) == 1 and x.ndim > 0 else None
@@ -123,9 +128,10 @@ class HostBackend(Backend):
 
     def scan(self, out, x, dim, acc, kernel):
         ct = _compute_np(acc)
-        if ct == np.float32 and kernel.name in ("sum", "prod"):
-            # PyTorch's CPU kernels run float sums and products in double (a running product
-            # may pass float's range and come back): so does the host device
+        if ct == np.float32 and (kernel.name in ("sum", "prod") or out.dtype.name == "float32"):
+            # PyTorch's CPU kernels run float scans in double (acc_type<float>: a running
+            # product may pass float's range and come back, a million logaddexps of float32
+            # drift by 0.06), logcumsumexp's of the 16-bit floats in float: so does the host
             ct = np.float64
         a = read(x, ct)
         with np.errstate(all="ignore"):  # overflow and NaN propagate silently, as in PyTorch

@@ -40,15 +40,20 @@ min_result = return_type("min", ["values", "indices"])
 
 
 def _prod_grad(grad, input, result, dim):
-    # the result read (and saved), as PyTorch's: written in place before backward, it raises
-    if is_grad_enabled():  # create_graph: a formula whose own gradient is right with zeros
-        return grad * product_of_others(input, dim)
-    # exact with zeros: one zero gets the product of the others, two or more give 0
-    is_zero = input == 0
-    zeros = is_zero.sum(dim=dim, keepdim=True)
-    nonzero = input.masked_fill(is_zero, 1)
-    p = REDUCTIONS["prod"].apply(nonzero, dim, True)  # over several dims: no public form
-    return grad * where(zeros == 0, result / nonzero, where(is_zero & (zeros == 1), p, 0.0))
+    # PyTorch's prod_backward: the quotient result / input where the input holds no zero at
+    # all, else each element's product of the others, in every slice (one without a zero too:
+    # an infinite element's quotient inf / inf would be NaN); chosen on the device, so that
+    # backward never waits for it. The result is read (and saved), as PyTorch's: written in
+    # place before backward, it raises
+    if input.ndim == 0:
+        return grad
+    zeros = (input == 0).sum()
+    # (the quotient's divisor 1 where unused: its 0 / 0 would reach a second order's gradient)
+    quotient = result / where(zeros > 0, 1.0, input)
+    out = grad * where(zeros > 0, product_of_others(input, dim), quotient)
+    if not is_grad_enabled() and len(dim) == input.ndim:  # prod() of two zeros or more:
+        out = where(zeros > 1, 0.0, out)  # ATen's shortcut, zeros whatever the gradient
+    return out
 
 
 def _extreme_grad(grad, input, result, dim):
@@ -278,14 +283,17 @@ def _variance(name, input, dim, unbiased, correction):
     return dims, correction
 
 
-def _var_of(input, dims, correction, keepdim):
-    """The variance's value: the squared deviations from the mean, summed and divided (a 16-bit
-    float's in float32, as PyTorch's: its squares overflow)."""
+def _var_of(input, dims, correction, keepdim, root=False):
+    """The variance's value (its square root with ``root``: std's): the squared deviations
+    from the mean, summed and divided (a 16-bit float's in float32, as PyTorch's: its squares
+    overflow, and std's root is taken before the result is rounded to 16 bits, where a
+    variance past 65504 would be inf)."""
     acc = D.accumulation(input.dtype)
     x = input if acc is input.dtype else input.to(acc)
     centered = x - mean(x, dims, keepdim=True)
     n = _count(input, dims)
     out = sum(centered * centered, dims, keepdim) / builtins.max(n - correction, 0)
+    out = out.sqrt() if root else out
     return out if acc is input.dtype else out.to(input.dtype)
 
 
@@ -325,7 +333,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
-        result = _var_of(x, dims, correction, keepdim).sqrt()
+        result = _var_of(x, dims, correction, keepdim, root=True)
         ctx.save_for_backward(x, result)
         ctx.args = dims, correction, keepdim
         return result
@@ -372,7 +380,7 @@ class StdMean(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         ctx.set_materialize_grads(False)
-        result = _var_of(x, dims, correction, keepdim).sqrt()
+        result = _var_of(x, dims, correction, keepdim, root=True)
         ctx.save_for_backward(x, result)
         ctx.args = dims, correction, keepdim
         return result, mean(x, dims, keepdim)
@@ -410,6 +418,10 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def _variance_mean(function, name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
+    if input.dtype.category == 3:  # var's (std's) of the parts, and the complex mean
+        spread = var if function is VarMean else std
+        deviation = spread(input, dim, unbiased, keepdim, correction=correction)
+        return deviation, mean(input, dim, keepdim)
     return function.apply(input, *_variance(name, input, dim, unbiased, correction), keepdim)
 
 
@@ -609,13 +621,44 @@ class MinDim(ExtremeDim):
     node_name = "MinBackward0"
 
 
+class ExtremeAll(Function):
+    """max() / min() over every element (PyTorch's MaxBackward1 / MinBackward1): the gradient
+    shared evenly by the elements equal to the result, by the NaNs where it is NaN (ATen's
+    ``evenly_distribute_backward``; amax's formula gives every element NaN there)."""
+
+    node_name = "MaxBackward1"
+
+    @classmethod
+    def of(cls, name):
+        return cls if name == "max" else MinAll
+
+    @staticmethod
+    def forward(ctx, x, name):
+        result = REDUCTIONS["a" + name].apply(x)
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        mask = where(result.isnan(), x.isnan(), x == result)  # (chosen on the device)
+        # (zero elsewhere, an infinite or NaN gradient too: ATen's masked_fill)
+        return where(mask, grad / mask.sum(), 0.0), None
+
+
+class MinAll(ExtremeAll):
+    node_name = "MinBackward1"
+
+
 def _max_min(name, x, dim, keepdim, other):
     if isinstance(dim, Tensor):  # max(x, other), as PyTorch's overloads take it
         dim, other = EVERY_DIM, dim
     if other is not None:
         return (maximum if name == "max" else minimum)(x, other)
     if dim is EVERY_DIM:  # amax's / amin's reduction in PyTorch's node of max() / min()
-        return REDUCTIONS["a" + name].apply(x, node=f"{name.capitalize()}Backward1")
+        if not needs_recording((x,)):
+            return REDUCTIONS["a" + name].apply(x)
+        return ExtremeAll.of(name).apply(x, name)
     d = wrap_dim(int_dim(name, dim), x.ndim)
     if x.ndim and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -691,19 +734,22 @@ def logsumexp(input, dim, keepdim=False):
     """
     if dim is None:  # PyTorch's signature takes an int or ints only
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
-    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    floating = input.dtype.is_floating_point or input.dtype.is_complex
+    x = input if floating else input.to(D.get_default_dtype())
     dims = normalize_dims(dim, x.ndim, name="logsumexp")
     return Logsumexp.apply(x, dims, keepdim)
 
 
 class Logsumexp(Function):
-    """logsumexp over ``dims``; its gradient ``grad * exp(input - result)`` reads the result,
-    as PyTorch's (which refuses it written in place before backward)."""
+    """logsumexp over ``dims``; its gradient ``grad * conj(exp(input - result))`` reads the
+    result, as PyTorch's (which refuses it written in place before backward)."""
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        m = amax(x, dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True)
-        m = m.masked_fill(m.isinf(), 0.0)  # (shifted by the largest: no overflow)
+        # shifted by the largest (real part, for a complex input: PyTorch's): no overflow
+        real = x.real if x.dtype.is_complex else x
+        m = amax(real, dims, keepdim=True) if x.numel() else real.sum(dims, keepdim=True)
+        m = m.masked_fill(m.isinf(), 0.0)
         out = (x - m).exp().sum(dims, keepdim=True).log() + m
         ctx.kept = out.shape
         out = out if keepdim or not dims else out.squeeze(dims)
@@ -713,7 +759,8 @@ class Logsumexp(Function):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        return grad.reshape(ctx.kept) * (x - out.reshape(ctx.kept)).exp(), None, None
+        scale = (x - out.reshape(ctx.kept)).exp()
+        return grad.reshape(ctx.kept) * (scale.conj() if x.dtype.is_complex else scale), None, None
 
 
 def _softmax_kernel(x, dim, log, g=None):

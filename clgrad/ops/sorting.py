@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, index_arg, wrap_dim
 from .core import check_out, int_dim, refuse_bool, with_out, write_out
-from .creation import arange, full, ones, tensor, zeros
+from .creation import arange, full, linspace, ones, tensor, zeros
 from .elementwise import where
 from .indexing import ScatterAdd
 from .movement import cat
@@ -36,13 +36,7 @@ class Sort(Function):
 
     @staticmethod
     def forward(ctx, x, dim, descending):
-        src = _rows_along(x, dim)
-        values = Tensor._empty(src._shape, x.dtype, x.device)
-        indices = Tensor._empty(src._shape, D.int64, x.device)
-        if values.numel():
-            x.device.backend.sort(
-                values._record(), indices._record(), src._record(), bool(descending)
-            )
+        values, indices = _sorted_rows(x, dim, descending)
         values, indices = _laid_back(values, dim), _laid_back(indices, dim)
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
@@ -64,12 +58,13 @@ class Topk(Sort):
     @staticmethod
     def forward(ctx, x, dim, largest, k):
         picked = _select(x, dim, largest, k)
-        if picked is None:
-            values, indices = Sort.forward(ctx, x, dim, largest)
-            values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+        if picked is None:  # the first k of each sorted row, laid back row-major as
+            # PyTorch's results (a narrow of the whole sort would refuse their .view())
+            rows = _sorted_rows(x, dim, largest)
+            values, indices = (_laid_back(r.narrow(-1, 0, k), dim) for r in rows)
         else:
             values, indices = picked
-            ctx.shape, ctx.dim = x._shape, dim
+        ctx.shape, ctx.dim = x._shape, dim
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
         return values, indices
@@ -94,6 +89,16 @@ def _select(x, dim, largest, k):
     return _laid_back(values, dim), _laid_back(indices, dim)
 
 
+def _sorted_rows(x, dim, descending):
+    """(values, indices) of ``x``'s rows along ``dim`` (``_rows_along``'s) each sorted."""
+    src = _rows_along(x, dim)
+    values = Tensor._empty(src._shape, x.dtype, x.device)
+    indices = Tensor._empty(src._shape, D.int64, x.device)
+    if values.numel():
+        x.device.backend.sort(values._record(), indices._record(), src._record(), bool(descending))
+    return values, indices
+
+
 def _rows_along(x, dim):
     """x with ``dim`` swapped with the last dim, contiguous: the rows a backend sorts or
     selects from."""
@@ -106,16 +111,16 @@ def _rows_along(x, dim):
 
 
 def _laid_back(rows, dim):
-    """``rows`` (a result of ``_rows_along``'s rows) with its last dim swapped back to ``dim``,
-    row-major as PyTorch's results (a transposed layout would refuse the .view() PyTorch's
-    takes)."""
+    """``rows`` (``_rows_along``'s rows, or a narrow of their last dim) with its last dim
+    swapped back to ``dim``, row-major as PyTorch's results (a transposed or narrowed layout
+    would refuse the .view() PyTorch's takes)."""
     last = rows.ndim - 1
     if dim == last:
-        return rows
+        return rows.contiguous()
     shape, stride = list(rows._shape), list(rows._stride)
     shape[dim], shape[last] = shape[last], shape[dim]
     stride[dim], stride[last] = stride[last], stride[dim]
-    return Tensor._make(rows._storage, tuple(shape), stride, 0, rows.dtype).contiguous()
+    return Tensor._make(rows._storage, tuple(shape), stride, rows._offset, rows.dtype).contiguous()
 
 
 def _refuse_complex(x, kernel):
@@ -203,8 +208,8 @@ def topk(
 def _pick(values, indices, d, pos, keepdim, result):
     """The element at position ``pos`` along ``d`` of the sorted ``values``/``indices`` (an
     int, or an int64 tensor with a size-1 dim ``d``: one position per row)."""
-    if isinstance(pos, int):
-        v, i = values.narrow(d, pos, 1), indices.narrow(d, pos, 1)
+    if isinstance(pos, int):  # (copied: PyTorch's results are row-major, a narrow is not)
+        v, i = values.narrow(d, pos, 1).contiguous(), indices.narrow(d, pos, 1).contiguous()
     else:
         v, i = values.gather(d, pos), indices.gather(d, pos)
     if not keepdim:
@@ -252,8 +257,8 @@ class EvenlyDistributed(Function):
 
     @staticmethod
     def backward(ctx, g):
-        mask = ctx.mask
-        return mask * (g / mask.sum()), None
+        mask = ctx.mask  # (zero elsewhere, an infinite gradient too: ATen's masked_fill)
+        return where(mask, g / mask.sum(), 0.0), None
 
 
 # C's conversion of NaN (x86's "integer indefinite"), which an empty median's NaN goes through
@@ -411,7 +416,8 @@ def bucketize(
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range
-    when both are 0; values outside are ignored), like ``torch.histc``; computed on the host.
+    when both are equal; values outside are ignored), like ``torch.histc``; computed on the
+    host, each value's bin in the input's dtype as ATen's.
 
     >>> clgrad.histc(clgrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
     tensor([0., 2., 1., 0.])
@@ -421,70 +427,163 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
             f"\"histogram_cpu\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
         )
     if bins <= 0:
-        raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
-    a = _host(input).astype(np.float64).ravel()
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    a = _host(input).ravel()
     lo, hi = float(min), float(max)
-    if lo == hi and a.size:
-        lo, hi = float(a.min()), float(a.max())
+    if lo == hi and a.size:  # (a NaN among the data makes both ends NaN, as aminmax's)
+        lo, hi = (float(v) for v in _extent(a))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
-        raise RuntimeError("max must be larger than min")
-    a = a[(a >= lo) & (a <= hi)]
-    # PyTorch's binning: floor((x - min) * bins / (max - min)), the top edge in the last bin
-    idx = np.minimum(((a - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)
-    counts = np.bincount(idx, minlength=bins).astype(D.host_type(input.dtype))
+        raise RuntimeError("torch.histc: max must be larger than min")
+    edges = _host(linspace(lo, hi, bins + 1, dtype=input.dtype))
+    counts = _histogram(a, edges, input.dtype, None, "linear")
     return Tensor._from_numpy(counts, input.dtype, input.device)
 
 
 histogram_result = return_type("histogram", ["hist", "bin_edges"])
 
 
+def _extent(a):
+    """(min, max) of the non-empty host array ``a``: both NaN where it holds a NaN."""
+    if np.isnan(a).any():
+        return np.nan, np.nan
+    return a.min(), a.max()
+
+
+def _rounded(dt):
+    """A function rounding a host array's values to ``dt``: c10's BFloat16 arithmetic rounds
+    each operation (NumPy's float16, float32 and float64 already round to their own type)."""
+    if dt is D.bfloat16:
+        return lambda v: D.bfloat16_values(D.bfloat16_bits(np.asarray(v, dtype=np.float32)))
+    return lambda v: v
+
+
+def _upper_bound(edges, a, first, last):
+    """The index ``std::upper_bound`` gives for each value of ``a`` among ``edges[first:last]``
+    (arrays of bounds, one per value), its halving steps taken as written, so edges out of
+    order give what ATen's search gives."""
+    first, length = first.copy(), last - first
+    while length.any():
+        half = length >> 1
+        middle = first + half
+        right = (length > 0) & ~(a < edges[np.minimum(middle, len(edges) - 1)])
+        first = np.where(right, middle + 1, first)
+        length = np.where(right, length - half - 1, half)
+    return first
+
+
+def _histogram(a, edges, dt, weight, search):
+    """The counts (in ``dt``'s host type) of the host values ``a`` of the dtype ``dt`` in the
+    bins between the ``edges`` (host, in ``dt``), as ATen's histogramdd kernels place them: a
+    value outside [edges[0], edges[-1]] or NaN left out, then by ``search``: "binary" (any
+    edges: their upper bound), "linear" (equal bins, histc's: ``(x - first) * bins / (last -
+    first)`` in the dtype's arithmetic, truncated) or "local" (torch.histogram's: that bin,
+    moved to where its neighbouring edges say); the last bin holds its upper edge. ``weight``
+    (host) is summed in place of ones."""
+    n = len(edges) - 1
+    kept = (a >= edges[0]) & (a <= edges[-1])
+    x = a[kept]
+    if search == "binary":
+        zero = np.zeros(x.shape, dtype=np.int64)
+        pos = _upper_bound(edges, x, zero, zero + n + 1) - 1
+    else:
+        r, ct = _rounded(dt), D.host_type(dt).type
+        with np.errstate(all="ignore"):  # (a range past the dtype's: what the cast gives)
+            at = r(r(r(x - edges[0]) * r(ct(n))) / r(edges[-1] - edges[0]))
+        pos = np.clip(np.nan_to_num(at, nan=0.0), 0, n).astype(np.int64)
+        if search == "local":
+            first = np.maximum(pos - 1, 0)
+            pos = _upper_bound(edges, x, first, np.minimum(pos + 2, n + 1)) - 1
+    pos = np.clip(pos, 0, n - 1)
+    w = None if weight is None else weight[kept].astype(np.float64)
+    return np.bincount(pos, w, minlength=n).astype(D.host_type(dt))
+
+
 def histogram(input: Tensor, bins=100, *, range=None, weight=None, density=False):
     """``(hist, bin_edges)``: a histogram of ``input``'s values in ``bins`` equal bins over
     ``range`` (the data's extent by default), or between the given increasing ``bins`` edges,
     like ``torch.histogram``: the last bin holds its upper edge, ``weight`` weighs each value,
-    ``density`` scales to a density (integral 1). Computed on the host, as PyTorch's (CPU only).
+    ``density`` scales to a density (integral 1). Computed on the host, as PyTorch's (CPU only),
+    in the input's dtype (its edges a linspace of it).
 
     >>> clgrad.histogram(clgrad.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
     clgrad.return_types.histogram(
     hist=tensor([2., 1., 1.]),
     bin_edges=tensor([1., 2., 3., 4.]))
     """
-    if not input.dtype.is_floating_point:
+    if input.dtype not in (D.float32, D.float64):  # (ATen's kernel: no 16-bit floats)
         raise NotImplementedError(
             f"\"histogramdd\" not implemented for '{SCALAR_TYPE_NAMES[input.dtype.name]}'"
         )
     a = _host(input).ravel()
+    if isinstance(bins, Tensor):  # ATen's checks of the edges, in its order
+        if bins.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {input.dtype.name} and bins for dimension 0 with "
+                f"dtype {bins.dtype.name}"
+            )
+        if bins.ndim != 1:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have one dimension, but got "
+                f"{bins.ndim} dimensions in the bins tensor for dimension 0"
+            )
+        if bins.numel() == 0:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have at least 1 element, but got 0 "
+                "elements in the bins tensor for dimension 0"
+            )
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight "
+                f"tensor should have the same dtype, but got input({input.dtype.name}), and "
+                f"weight({weight.dtype.name})"
+            )
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "torch.histogramdd(): if weight tensor is provided it should have the same "
+                "shape as the input tensor excluding its innermost dimension"
+            )
     w = None if weight is None else _host(weight).ravel()
-    if w is not None and w.shape != a.shape:
-        raise RuntimeError(
-            "torch.histogramdd(): if weight tensor is provided it should have the same shape "
-            "as the input tensor excluding its innermost dimension"
-        )
     if isinstance(bins, Tensor):
-        edges = _host(bins).astype(np.float64)
+        edges = _host(bins).copy()
+        if len(edges) < 2:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {len(edges) - 1} for dimension 0"
+            )
+        search = "binary"
     else:
         if bins <= 0:
             raise RuntimeError(
-                f"torch.histogramdd(): bins must be > 0, but got {bins} for dimension 0"
+                f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0"
             )
         if range is not None:
             lo, hi = float(range[0]), float(range[1])
         elif a.size:
-            lo, hi = float(a.min()), float(a.max())
+            lo, hi = (float(v) for v in _extent(a))
         else:  # no data: PyTorch's [0, 1]
             lo, hi = 0.0, 1.0
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(
+                f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite"
+            )
         if lo > hi:
             raise RuntimeError(
-                f"torch.histogramdd(): for dimension 0, min should not exceed max, but got min "
-                f"{lo} max {hi}"
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} "
+                "for dimension 0"
             )
         if lo == hi:  # a range of width 0 widens by 1/2 on each side, as PyTorch's
             lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, bins + 1)
-    edges = edges.astype(D.host_type(input.dtype))
-    hist, _ = np.histogram(a, edges.astype(np.float64), weights=w, density=density)
+        edges = _host(linspace(lo, hi, bins + 1, dtype=input.dtype))
+        search = "local"
+    hist = _histogram(a, edges, input.dtype, w, search)
+    if density:  # (in the dtype, as ATen's: over the total, then each bin's width)
+        with np.errstate(all="ignore"):
+            hist = hist / hist.dtype.type(hist.sum()) / np.diff(edges)
     results = (
         Tensor._from_numpy(hist.astype(D.host_type(input.dtype)), input.dtype, input.device),
         Tensor._from_numpy(edges, input.dtype, input.device),

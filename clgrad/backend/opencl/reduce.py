@@ -140,15 +140,30 @@ def _cpu_launch(rt, rec, kernel, n_items, args):
 
 class _Src:
     """What a reduction launch reads: a buffer, its element ctype, kept and reduced runs; raw:
-    the input's elements (mapped by the kernel's map_expr), else partials (mapped already)."""
+    the input's elements (mapped by the kernel's map_expr), else partials (mapped already);
+    conv: how a raw element becomes the accumulator's type (the template's ``conv``)."""
 
-    __slots__ = ("buf", "off", "ct", "idx", "kshape", "kstr", "rshape", "rstr", "ext", "raw")
+    __slots__ = (
+        "buf", "off", "ct", "idx", "kshape", "kstr", "rshape", "rstr", "ext", "raw", "conv"
+    )  # fmt: skip
 
-    def __init__(self, buf, off, ct, idx, kshape, kstr, rshape, rstr, ext, raw=True):
+    def __init__(self, buf, off, ct, idx, kshape, kstr, rshape, rstr, ext, raw=True, conv=None):
         self.buf, self.off, self.ct, self.idx = buf, off, ct, idx
         self.kshape, self.kstr, self.rshape, self.rstr = kshape, kstr, rshape, rstr
         self.ext = ext  # one past the largest element offset read
         self.raw = raw
+        self.conv = conv if raw else None
+
+
+def _conversion(x_dtype, acc) -> str | None:
+    """How an element of ``x_dtype`` becomes the accumulator dtype ``acc`` as PyTorch casts
+    it where a C conversion would not (the template's ``conv``): bool by ``x != 0`` (0.4 is
+    True, 256 too), an integer from a float after the map (nansum's NaN is 0, then cast)."""
+    if acc.category == 0 and x_dtype.category != 0:
+        return "bool"
+    if x_dtype.is_floating_point and acc.category == 1:
+        return "cast"
+    return None
 
 
 class _Dst:
@@ -202,7 +217,8 @@ def _plan(rt, kernel, ct, itype, src, M, R, direct=False) -> _Plan:
             lx = 1
         return _Plan("wg", _cdiv(M, lx), lx=lx, ly=wg // lx)
     arg = kernel.arg
-    vector_ok = src.idx is None  # a second argmax pass reads indices: scalar
+    # a second argmax pass reads indices, a cast as PyTorch's takes a scalar: scalar loads
+    vector_ok = src.idx is None and src.conv is None
     vw = _vw(src.ct, ct, *((itype,) if arg else ()))  # "outer" keeps indices in vectors too
     if vector_ok and M > 1 and ks == 1 and rs != 1 and K0 >= vw:
         # every vector starts vw-aligned when all offsets are multiples of vw
@@ -279,7 +295,9 @@ def _launch(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_
     kshape, kstr = _pad_runs(src.kshape, src.kstr)
     rshape, rstr = _pad_runs(src.rshape, src.rstr)
     nk, nr = len(kshape), len(rshape)
+    conv = src.conv
     key = ("reduce", kernel, mode, src.ct, ct, apply_map, idx_in, out_ct, dst.is_bool, idx_out)
+    key += (conv,)
     key += (nk, nr, plan.vw, plan.unroll, plan.aligned, plan.cb, plan.rb, plan.lx, plan.ly, itype)
     k = _kernel(
         rt,
@@ -304,6 +322,7 @@ def _launch(rt, rec, kernel, ct, itype, plan, src, M, R, P, chunk, dst, o_sm, o_
         ly=plan.ly,
         index_t=itype,
         fp64=_fp64(src.ct, ct, out_ct),
+        conv=conv,
     )
     args = [src.buf, I(src.off)]
     if idx_in:
@@ -396,8 +415,12 @@ def _plan_reduce(rec, kernel, out, x, dims, acc) -> None:
         rshape, rstr = (1,), (0,)
     else:
         rshape, (rstr,) = merge_dims([shape[d] for d in red], [[strides[d] for d in red]])
-    ct = (acc or (x.dtype if kernel.arg else out.dtype)).compute_ctype
-    src = _Src(SLOTS[0], x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x))
+    acc_dtype = acc or (x.dtype if kernel.arg else out.dtype)
+    ct = acc_dtype.compute_ctype
+    conv = _conversion(x.dtype, acc_dtype)
+    src = _Src(
+        SLOTS[0], x.offset, x.dtype.ctype, None, kshape, kstr, rshape, rstr, extent(x), conv=conv
+    )
     if kernel.arg:
         dst = _Dst(None, "", False, SLOTS[1], out.offset)
     else:
