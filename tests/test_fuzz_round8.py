@@ -434,6 +434,7 @@ def test_autocast_lists_for_one_kernel_ops_and_norms(device):
         assert F.interpolate(x, scale_factor=2).dtype is clgrad.float32
         assert F.rms_norm(x, (8,)).dtype is clgrad.float32
         assert clgrad.linalg.vector_norm(x).dtype is clgrad.float32
+        assert x.norm().dtype is F.normalize(x.flatten(1)).dtype is clgrad.float32
 
 
 def test_finfo_and_iinfo_compare_by_dtype():

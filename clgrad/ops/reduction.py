@@ -461,6 +461,7 @@ def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
 
 
+@autocast_op
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (``"fro"`` and 2: Euclidean; ``inf``/``-inf``: the
     largest/smallest magnitude; 0: the count of nonzeros), or with ``"nuc"`` the nuclear norm of
