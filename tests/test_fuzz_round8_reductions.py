@@ -273,3 +273,16 @@ def test_prod_gradient_where_another_slice_holds_a_zero(device):
         return out + [g, h]
 
     both(device, case)
+
+
+def test_zero_d_reductions_into_bool(device):
+    """A 0-d tensor reduced into bool is a copy computed in its own dtype: 0.4 and 256 are
+    True."""
+
+    def case(lib, dev):
+        return [
+            lib.tensor(0.4, device=dev).sum(dtype=lib.bool),
+            lib.tensor(256, device=dev).prod(dtype=lib.bool),
+        ]
+
+    both(device, case)

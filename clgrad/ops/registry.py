@@ -858,7 +858,8 @@ def run_reduce(kernel: ReduceKernel, x, dims, keepdim, out_dt, acc=None):
     elif x.ndim == 0 and kernel.map_expr != "x":  # its one element mapped still (nansum's NaN)
         x.device.backend.reduce(kernel, out._record(), x.reshape(1)._record(), (0,), acc)
     elif x.ndim == 0 or not dims:  # nothing to reduce: a copy in the result's dtype
-        launch(COPY, [x], out_dt, acc or x.dtype, out=out)
+        # (into bool, computed in the input's dtype: 0.4 is True, not truncated to 0 first)
+        launch(COPY, [x], out_dt, x.dtype if out_dt is D.bool_ else acc or x.dtype, out=out)
     elif out.numel():
         x.device.backend.reduce(kernel, out._record(), x._record(), dims, acc)
     if keepdim:
