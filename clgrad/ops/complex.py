@@ -22,6 +22,7 @@ from .core import (
     SCALAR_TYPE_NAMES,
     ComplexOperands,
     broadcast_shapes,
+    complex_nonzero,
     complex_view,
     normalize_dims,
     real_view,
@@ -417,7 +418,7 @@ def _zero_base(z, y, re, im):
 SUPPORTED = frozenset(
     "add sub mul div pow neg exp log log2 log10 sqrt rsqrt reciprocal sin cos tan sinh cosh "
     "tanh sigmoid abs angle eq ne isnan isinf isfinite where lerp log1p expm1 exp2 "
-    "logical_not".split()
+    "logical_not logical_and logical_or logical_xor".split()
 )
 
 
@@ -450,6 +451,10 @@ def _elementwise(op, operands):
     if name == "logical_not":  # true where both parts are zero
         a, b = parts(operands[0])
         return (a == 0) & (b == 0)
+    if name in ("logical_and", "logical_or", "logical_xor"):
+        # a complex operand is true where either part is nonzero; the real op on the truths
+        truths = [complex_nonzero(x) if x.dtype.category == 3 else x for x in operands]
+        return ELEMENTWISE[name].public(*truths)
     if name in ("isnan", "isinf", "isfinite"):
         a, b = parts(operands[0])
         if name == "isfinite":
@@ -582,6 +587,8 @@ def complex_cast(x, dt):
     """``x.to(dt)`` where ``x`` or ``dt`` is complex."""
     if x.dtype.category == 3 and dt.category == 3:
         return view_as_complex(view_as_real(x).to(dt.to_real()))
+    if x.dtype.category == 3 and dt is D.bool_:  # (no part is discarded: PyTorch won't warn)
+        return complex_nonzero(x)
     if x.dtype.category == 3:
         warn_complex_to_real(5)
         return parts(x)[0].to(dt)

@@ -66,7 +66,7 @@ def as_operand(x, device):
         if x.device != device and x.ndim == 0 and x.device.is_cpu:
             return x.item()
         return x
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return x
     if isinstance(x, Number):
         return x.item() if hasattr(x, "item") else float(x)
@@ -143,9 +143,14 @@ def refuse_bool(x, kernel: str | None) -> None:
 
 def overflows(value, dt) -> bool:
     """Whether ``dt`` cannot hold the Python number ``value`` (c10::overflows: NaN and inf fit
-    a floating dtype; an unsigned dtype takes negatives down to -max, which wrap)."""
+    a floating dtype; an unsigned dtype takes negatives down to -max, which wrap; a complex
+    number fits a real dtype where its imaginary part is zero and its real part fits)."""
     if dt.category == 0:
         return False
+    if isinstance(value, complex) and dt.category != 3:
+        if value.imag != 0:
+            return True
+        value = value.real
     if dt.category == 2:
         big = _FLOAT_MAX.get(dt.name)
         return big is not None and math.isfinite(value) and abs(value) > big
@@ -183,8 +188,16 @@ def kernel_scalar(value, dt, exact=False):
     floating dtype, an int (truncated toward zero, wrapped to ``dt``'s width as C converts)
     for an integer one, 0 or 1 for bool. ``exact``: the value is stored as is (fill, copy), and
     one that ``dt`` cannot hold raises RuntimeError as PyTorch does. An int that is neither an
-    int64 nor a uint64 raises OverflowError, as PyTorch's conversion to a Scalar does."""
+    int64 nor a uint64 raises OverflowError, as PyTorch's conversion to a Scalar does. A
+    complex number is true where nonzero for bool; a real dtype takes it only where its
+    imaginary part is zero (c10's checked conversion raises for a part it would drop)."""
     check_scalar(value)
+    if isinstance(value, complex) and dt.category != 3:
+        if dt.category == 0:
+            return int(value != 0)
+        if value.imag != 0:
+            raise overflow_error(dt)
+        value = value.real
     if exact and overflows(value, dt):
         raise overflow_error(dt)
     if dt.category == 2:
@@ -210,12 +223,37 @@ def empty(shape, dt, device) -> Tensor:
 PYTHON_NUMBERS = (bool, int, float)
 
 
+# PyTorch fills a one-element cpu tensor through its scalar_fill, which converts the number to
+# float16 or bfloat16 through double with no range check (past the range: an infinity, so
+# ``full((1,), -1e9, dtype=float16)`` is -inf), where its fill kernel, for any other size,
+# raises; the other dtypes are range checked either way. A 0-d fill stays checked (PyTorch's
+# is not): index_fill and scatter make their number a 0-d tensor through ``full`` and rely on
+# its check, where PyTorch's kernels check the number themselves
+_UNCHECKED_ONE_ELEMENT_FILLS = (D.float16, D.bfloat16)
+
+
+def _one_element_fill(value, dt):
+    """A number to fill one element of float16 or bfloat16 ``dt`` with, as scalar_fill
+    converts it: rounded to ``dt`` (an infinity past its range); a tensor as it is."""
+    if isinstance(value, (Tensor, bool, np.bool_)):
+        return value
+    check_scalar(value)
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if value.imag != 0:  # (its conversion to double comes first, and refuses that part)
+            raise overflow_error(D.float64)
+        value = value.real
+    return D.held(value, dt)
+
+
 def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape=None, key=None):
     """Runs elementwise ``kernel`` over broadcast ``operands`` into a new tensor (or ``out``).
 
     ``compute`` is one dtype for every operand or a list with one per operand. ``key``: a
     declared op's ``layout_key`` of these operands, under which a new output's plan is kept.
     """
+    if kernel is FILL and out_dtype in _UNCHECKED_ONE_ELEMENT_FILLS and out is not None:
+        if out.numel() == 1 and out.ndim:
+            operands = [_one_element_fill(operands[0], out_dtype)]
     if shape is None:
         done = _launch_fast(kernel, operands, out_dtype, compute, out, key)
         if done is not None:
@@ -483,6 +521,11 @@ def complex_launch(kernel, operands, out_dtype, out=None, shape=None) -> Tensor:
     return out
 
 
+def complex_nonzero(t) -> Tensor:
+    """Where complex ``t`` is true, as C++'s cast to bool: either part nonzero (2j too)."""
+    return (complex_part(t, 0) != 0) | (complex_part(t, 1) != 0)
+
+
 def warn_complex_to_real(stacklevel=4) -> None:
     warnings.warn(
         "Casting complex values to real discards the imaginary part",
@@ -495,7 +538,9 @@ def copy_into(out, src) -> None:
     """``out[...] = src`` (broadcast, converted to out's dtype), an unrecorded write."""
     if src.device != out.device:
         src = src.to(out.device)
-    if src.dtype.category == 3 and out.dtype.category != 3:
+    if src.dtype.category == 3 and out.dtype is D.bool_:  # (nothing discarded: no warning)
+        src = complex_nonzero(src)
+    elif src.dtype.category == 3 and out.dtype.category != 3:
         warn_complex_to_real()
         src = complex_part(src, 0)
     launch(COPY, [src], out.dtype, src.dtype, out=out)

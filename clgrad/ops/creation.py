@@ -17,7 +17,14 @@ from ..backend.base import FILL
 from ..device import Device, default_device, resolve
 from ..storage import Storage
 from ..tensor import Size, Tensor, index_arg
-from .core import COMPLEX_HOOKS, launch, overflow_error, overflows
+from .core import (
+    COMPLEX_HOOKS,
+    SCALAR_TYPE_NAMES,
+    TYPE_META_NAMES,
+    launch,
+    overflow_error,
+    overflows,
+)
 
 
 def _size_keyword(factory):
@@ -610,22 +617,89 @@ def linspace(
     >>> clgrad.linspace(0, 1, steps=5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
-    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    start, end, dt = _space_ends("linspace", start, end, dtype)
     steps = index_arg(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if steps < 2:
+        return _one_or_no_value(start, steps, dt, device, requires_grad)
+    if dt is D.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if dt.is_complex:  # each part spaced on its own, as c10::complex's step * index scales both
+        start, end = (_complex_end(v, dt) for v in (start, end))
+        rdt = dt.to_real()
+        re = _linspace_values(start.real, end.real, steps, rdt)
+        im = _linspace_values(start.imag, end.imag, steps, rdt)
+        vals = re + 1j * im
+    else:
+        if not dt.is_floating_point:
+            start, end = (_integer_end(v, dt) for v in (start, end))
+        elif any(overflows(v, dt) for v in (start, end)):  # (ATen's Scalar to the dtype)
+            raise overflow_error(dt)
+        vals = _linspace_values(start, end, steps, dt)
+    return tensor(
+        vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
+    )
+
+
+def _space_ends(name, start, end, dtype):
+    """``(start, end, dtype)`` of linspace or logspace (``name``): the ends as Python numbers (a
+    0-d tensor gives its value), the dtype given or PyTorch's default (its complex one where an
+    end is complex); RuntimeError where a complex end meets a real dtype."""
+    ends = []
+    for which, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor):
+            if v.ndim:
+                raise RuntimeError(
+                    f"{name} only supports 0-dimensional start and end tensors, but got {which} "
+                    f"with {v.ndim} dimension(s)."
+                )
+            v = v.item()
+        elif isinstance(v, np.generic):
+            v = v.item()
+        ends.append(v)
+    inferred = D.get_default_dtype()
+    if any(isinstance(v, complex) for v in ends):
+        inferred = inferred.to_complex()
+    if dtype is None:
+        return ends[0], ends[1], inferred
+    dt = D.as_dtype(dtype)
+    if inferred.is_complex and not dt.is_complex:
+        raise RuntimeError(
+            f"torch.{name}(): inferred dtype {TYPE_META_NAMES[inferred.name]} can't be safely "
+            f"cast to passed dtype {SCALAR_TYPE_NAMES[dt.name]}"
+        )
+    return ends[0], ends[1], dt
+
+
+def _one_or_no_value(value, steps, dt, device, requires_grad) -> Tensor:
+    """linspace's or logspace's result of ``steps`` 0 or 1, as ATen makes it: empty with no
+    check of the ends, or one element filled with ``value`` (fill_'s conversion to ``dt``:
+    a float16 one past the range is an infinity, an integer one is range checked; bool and
+    complex dtypes too, which the spacing kernels refuse or compute otherwise)."""
+    if steps == 0:
+        return empty(0, dtype=dt, device=device, requires_grad=requires_grad)
+    return full((1,), value, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _complex_end(v, dt) -> complex:
+    """An end of a complex linspace or logspace, each part in the range of ``dt``'s parts (ATen's
+    Scalar to c10::complex: RuntimeError past it)."""
+    v = complex(v)
+    if any(overflows(part, dt.to_real()) for part in (v.real, v.imag)):
+        raise overflow_error(dt)
+    return v
+
+
+def _linspace_values(start, end, steps, dt) -> np.ndarray:
+    """``steps`` (2 or more) values of a real linspace from ``start`` to ``end`` (numbers
+    already in ``dt``'s range) as ATen's CPU kernel computes them, a host array."""
     # PyTorch's formula: the first half counts up from start, the second down from end, so
     # the ends are exact and no value passes them (start + i * step alone can overshoot end by
     # an ulp: a kaiser window's sqrt(1 - x^2) was NaN), in the dtype's own arithmetic
     # (integers' in float64 from the ends cast to the dtype, then truncated toward zero)
     i = np.arange(steps)
-    if dt is D.bool_:
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    if not dt.is_floating_point:
-        start, end = (_integer_end(v, dt) for v in (start, end))
-    elif any(overflows(v, dt) for v in (start, end)):  # (ATen's Scalar to the dtype)
-        raise overflow_error(dt)
-    half = steps // 2 if steps > 1 else 1
+    half = steps // 2
     with np.errstate(all="ignore"):  # inf and nan ends give what they give, as in torch
         if dt is not D.float16 and dt is not D.bfloat16:  # (integers in float64, as ATen)
             fused = D.float32 if dt is D.float32 else D.float64
@@ -633,15 +707,13 @@ def linspace(
         else:  # c10's Half and BFloat16 arithmetic: each operation rounded to the dtype
             r = np.float16 if dt is D.float16 else _bf16_round
             first, last = r(np.float32(start)), r(np.float32(end))
-            step = r(r(last - first) / r(np.float32(steps - 1))) if steps > 1 else r(0.0)
+            step = r(r(last - first) / r(np.float32(steps - 1)))
             up = r(first + r(step * r(i.astype(np.float32))))
             down = r(last - r(step * r((steps - 1 - i).astype(np.float32))))
             vals = np.where(i < half, up, down)
     if not dt.is_floating_point:
         vals = np.trunc(vals)
-    return tensor(
-        vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
-    )
+    return vals
 
 
 def _bf16_round(x):
@@ -1249,17 +1321,53 @@ def logspace(
     >>> clgrad.logspace(0, 2, 3, base=2)
     tensor([1., 2., 4.])
     """
-    dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    start, end, dt = _space_ends("logspace", start, end, dtype)
     steps = index_arg(steps)
-    exps = np.linspace(float(start), float(end), steps) if steps > 0 else np.zeros(0)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    vals = np.power(float(base), exps)
-    if not dt.is_floating_point:
-        vals = np.trunc(vals)
-    return tensor(
-        vals.astype(D.host_type(dt)), dtype=dt, device=device, requires_grad=requires_grad
-    )
+    with np.errstate(all="ignore"):  # (a negative base's fractional powers are NaN, as in C)
+        if steps < 2:  # ATen fills one element with base ** start, in double (or complex)
+            if dt.is_complex:
+                first = complex(np.power(np.complex128(base), np.complex128(start)))
+            else:
+                first = float(np.power(np.float64(base), np.float64(start)))
+            return _one_or_no_value(first, steps, dt, device, requires_grad)
+        if dt is D.bool_:
+            raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+        if dt.is_complex:
+            start, end = (_complex_end(v, dt) for v in (start, end))
+            vals = np.power(np.complex128(base), _halfway_exponents(start, end, steps))
+        elif not dt.is_floating_point:
+            # ATen's integer kernel: the ends converted to the dtype (wrapped), the powers of
+            # base as a float in double, converted to the dtype as C converts
+            start, end = (_integer_end(v, dt) for v in (start, end))
+            exps = _halfway_exponents(float(start), float(end), steps)
+            vals = _c_double_to_int(np.power(np.float64(np.float32(base)), exps), dt)
+        else:
+            if any(overflows(v, dt) for v in (start, end)):  # (ATen's Scalar to the dtype)
+                raise overflow_error(dt)
+            vals = np.power(float(base), np.linspace(float(start), float(end), steps))
+        vals = vals.astype(D.host_type(dt))  # (past a float16's range: infinities)
+    return tensor(vals, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _halfway_exponents(start, end, steps) -> np.ndarray:
+    """logspace's exponents as ATen's kernel steps them: up from ``start`` for the first half,
+    down from ``end`` for the second (both ends exact)."""
+    i = np.arange(steps)
+    step = (end - start) / (steps - 1)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def _c_double_to_int(vals, dt) -> np.ndarray:
+    """float64 ``vals`` converted to integer dtype ``dt`` as PyTorch's x86 build converts them
+    (cvttsd2si): truncated toward zero into int64 for int64, into int32 for the narrower types,
+    whose low bits they keep; a value past that range, or NaN, becomes its lowest."""
+    wide = np.int64 if dt is D.int64 else np.int32
+    info = np.iinfo(wide)
+    fits = np.isfinite(vals) & (vals > float(info.min) - 1) & (vals < float(info.max) + 1)
+    ints = np.where(fits, np.trunc(np.where(fits, vals, 0)), 0).astype(wide)
+    return np.where(fits, ints, info.min).astype(wide).astype(dt.np)
 
 
 class ToDevice(Function):

@@ -8,6 +8,7 @@ the ``cg_*`` helpers come from ``kernels/_prelude.cl.mako``.
 from __future__ import annotations
 
 import math
+import numbers
 from numbers import Number
 
 import numpy as np
@@ -16,7 +17,15 @@ from .. import dtypes as D
 from ..autograd.function import Function
 from ..backend.base import COPY
 from ..tensor import Tensor
-from .core import COMPLEX_HOOKS, TYPE_META_NAMES, is_tensor, launch, overflow_error, overflows
+from .core import (
+    COMPLEX_HOOKS,
+    TYPE_META_NAMES,
+    is_tensor,
+    kernel_scalar,
+    launch,
+    overflow_error,
+    overflows,
+)
 from .registry import (
     ALL_DTYPES,
     ELEMENTWISE,
@@ -113,12 +122,15 @@ def _np_clamp(a, lo, hi):
 def _check_divisor(input, other):
     """Integer division (//, %, rounded div) by zero raises RuntimeError, as PyTorch's CPU
     kernels do: a number divisor is checked here, a tensor one read from its device (one wait,
-    integer operands only)."""
-    if D.result_type(input, other).is_floating_point:
+    integer operands only). The divisor is checked as the kernel sees it, converted to the
+    result dtype: an int16 division by 65536 divides by zero."""
+    dt = D.result_type(input, other)
+    if dt.is_floating_point:
         return
     if any(is_tensor(x) and x.numel() == 0 for x in (input, other)):
         return  # an empty result divides nothing
-    zero = bool((other == 0).any()) if is_tensor(other) else other == 0
+    divisor = _as_dtype(other, dt)
+    zero = bool((divisor == 0).any()) if is_tensor(divisor) else divisor == 0
     if zero:
         raise RuntimeError("ZeroDivisionError")
 
@@ -302,8 +314,18 @@ class DivRounded(Function):
         ]
         if rounding_mode == "floor":
             return floor_divide(input, other)
+        dt = D.result_type(input, other)
+        if dt is D.bool_ or dt.is_complex:
+            raise NotImplementedError(
+                f"\"div_trunc_cpu\" not implemented for '{SCALAR_TYPE_NAMES[dt.name]}'"
+            )
         _check_divisor(input, other)
-        return div(input, other).trunc().to(D.result_type(input, other))
+        if dt.is_floating_point:
+            return _trunc_divide_floats(input, other, dt)
+        # PyTorch's kernel divides the operands converted to the result dtype (a number
+        # wrapped to an integer dtype's width: uint8 200 by -3 divides by 253)
+        a, b = (_as_dtype(x, dt) for x in (input, other))
+        return _trunc_divide_integers(a, b, dt)
 
     @staticmethod
     def backward(ctx, grad):
@@ -311,6 +333,39 @@ class DivRounded(Function):
             None if meta is None else grad.new_zeros(meta[0], dtype=meta[1], device=meta[2])
             for meta in ctx.operands
         ) + (None,)
+
+
+def _as_dtype(x, dt):
+    """Operand ``x`` (a tensor or a Python number) as ``dt`` holds it: a tensor converted, an
+    integer number wrapped to the dtype's width as C converts, a float one rounded."""
+    if is_tensor(x):
+        return x.to(dt)
+    return D.held(x, dt) if dt.is_floating_point else kernel_scalar(x, dt)
+
+
+def _trunc_divide_floats(input, other, dt):
+    """``trunc(input / other)`` of floating dtype ``dt``, rounded where PyTorch's CPU kernel
+    rounds: float16 and bfloat16 quotients by a tensor of several elements are rounded to
+    ``dt`` before the trunc (its vector code); by a one-element divisor (a number, a 0-d or
+    one-element tensor) the dividend in ``dt`` is divided by that value in float32 and the
+    trunc rounded once."""
+    if dt in (D.float16, D.bfloat16) and (not is_tensor(other) or other.numel() == 1):
+        a = _as_dtype(input, dt)
+        a = a.to(D.float32) if is_tensor(a) else a
+        b = other.to(D.float32) if is_tensor(other) else other
+        return div(a, b).trunc().to(dt)
+    return div(input, other).trunc().to(dt)
+
+
+def _trunc_divide_integers(a, b, dt):
+    """C's integer division (toward zero) of ``a`` by ``b``, both of integer dtype ``dt``, in
+    exact integer arithmetic (a float quotient rounds past 2**24): the floor quotient, one
+    more where the division leaves a remainder and the operands' signs differ."""
+    q = floor_divide(a, b)
+    if not dt.is_signed:
+        return q
+    toward_zero = (remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return q + toward_zero.to(dt)
 
 
 def _no_floor_divide_derivative(grad):
@@ -1429,27 +1484,44 @@ def lerp(apply, input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     return apply(input, end, weight)
 
 
+def _float_power_operands(input, exponent):
+    """float_power's dtype, complex128 where either operand is complex (a tensor or a number),
+    else float64, and the operands in it."""
+    is_complex = [
+        x.dtype.is_complex
+        if is_tensor(x)
+        else isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real)
+        for x in (input, exponent)
+    ]
+    dt, number = (D.complex128, complex) if any(is_complex) else (D.float64, float)
+    return dt, [x.to(dt) if is_tensor(x) else number(x) for x in (input, exponent)]
+
+
 def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
-    """``input ** exponent`` computed in double precision (a float64 result).
+    """``input ** exponent`` computed in double precision: a float64 result, complex128 where
+    either operand is complex.
 
     >>> clgrad.float_power(clgrad.tensor([2, 3]), 2)
     tensor([4., 9.], dtype=clgrad.float64)
     """
-    return pow(*(x.double() if is_tensor(x) else float(x) for x in (input, exponent)))
+    _, operands = _float_power_operands(input, exponent)
+    return pow(*operands)
 
 
 def float_power_(self: Tensor, exponent: Tensor | Number) -> Tensor:
-    """In-place ``float_power``: ``self`` must be float64, as PyTorch.
+    """In-place ``float_power``: ``self`` must be of its result dtype (float64, complex128
+    where an operand is complex), as PyTorch.
 
     >>> clgrad.tensor([3.0], dtype=clgrad.float64).float_power_(2)
     tensor([9.], dtype=clgrad.float64)
     """
-    if self.dtype is not D.float64:
+    dt, (_, exponent) = _float_power_operands(self, exponent)
+    if self.dtype is not dt:
         raise RuntimeError(
             f"the base given to float_power_ has dtype {SCALAR_TYPE_NAMES[self.dtype.name]} "
-            "but the operation's result requires dtype Double"
+            f"but the operation's result requires dtype {SCALAR_TYPE_NAMES[dt.name]}"
         )
-    return self.pow_(exponent.double() if is_tensor(exponent) else float(exponent))
+    return self.pow_(exponent)
 
 
 # ---- shifts, logic and predicates ---------------------------------------------------------------
@@ -1668,32 +1740,130 @@ def rsub(input, other, *, alpha=1):
     return sub(other, input, alpha=alpha)
 
 
+def _scalar_as(value, dt):
+    """PyTorch's ``Scalar.to<dt>()`` of the number ``value``: range checked (RuntimeError), a
+    float truncated toward zero for an integer dtype, a complex number taken by a real dtype
+    only where its imaginary part is zero (``kernel_scalar``'s exact conversion)."""
+    return complex(value) if dt.is_complex else kernel_scalar(value, dt, exact=True)
+
+
+def _addc(fn, name, input, tensor1, tensor2, value):
+    """``fn.apply`` (``Addcmul`` or ``Addcdiv``) after PyTorch's checks: tensors only (its
+    TypeError), no bool result (its kernels' NotImplementedError)."""
+    operands = (("input", input), ("tensor1", tensor1), ("tensor2", tensor2))
+    for position, (arg, x) in enumerate(operands, 1):
+        if not is_tensor(x):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+    if D.result_type(input, tensor1, tensor2) is D.bool_:
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    return fn.apply(input, tensor1, tensor2, value.item() if is_tensor(value) else value)
+
+
+class _AddcFunction(Function):
+    """``input + value * tensor1 <combine> tensor2`` as PyTorch's addcmul and addcdiv kernels
+    compute it: every operand converted to the result dtype and computed in it (float16 and
+    bfloat16 in float32, rounded once), so a product or quotient the operands' own dtype
+    cannot hold (uint8 200 * 200, float16 300 * 300) is not lost before the sum. The
+    gradients are PyTorch's formulas, in the operands' own dtypes as there. A subclass
+    names the ``combine`` (mul, div), its ``operand_grads`` and which operands they read
+    (``saved``): only those are saved, so writing into one that no formula reads afterwards
+    is no error at backward, as in PyTorch."""
+
+    @classmethod
+    def forward(cls, ctx, input, tensor1, tensor2, value):
+        if ctx.recording:
+            needs = ctx.needs_input_grad
+            operands = enumerate((tensor1, tensor2), 1)
+            ctx.save_for_backward(*(t if cls.saved(i, needs) else None for i, t in operands))
+        ctx.value = value
+        ctx.dtypes = [x.dtype for x in (input, tensor1, tensor2)]
+        dt = D.result_type(input, tensor1, tensor2)
+        compute = D.accumulation(dt)
+        scale = _scalar_as(value, compute)
+        self, a, b = (x.to(dt).to(compute) for x in (input, tensor1, tensor2))
+        if scale != 1:
+            a = a * scale
+        return (self + cls.combine(a, b)).to(dt)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        tensor1, tensor2 = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grads = [grad if needs[0] else None, *cls.operand_grads(grad, tensor1, tensor2, ctx)]
+        # a real operand takes the real part of a complex result's gradient
+        grads = [
+            g.real if g is not None and g.dtype.is_complex and not dt.is_complex else g
+            for g, dt in zip(grads, ctx.dtypes)
+        ]
+        return (*grads, None)
+
+
+class Addcmul(_AddcFunction):
+    node_name = "AddcmulBackward0"
+    combine = staticmethod(mul)
+
+    @staticmethod
+    def saved(i, needs):
+        return needs[3 - i]  # each operand's gradient reads the other one
+
+    @staticmethod
+    def operand_grads(grad, tensor1, tensor2, ctx):
+        needs, value = ctx.needs_input_grad, ctx.value
+        return (
+            grad * (tensor2 * value).conj() if needs[1] else None,
+            grad * (tensor1 * value).conj() if needs[2] else None,
+        )
+
+
+class Addcdiv(_AddcFunction):
+    node_name = "AddcdivBackward0"
+    combine = staticmethod(div)
+
+    @staticmethod
+    def saved(i, needs):
+        # tensor1's gradient reads tensor2; tensor2's reads both
+        return needs[2] if i == 1 else needs[1] or needs[2]
+
+    @staticmethod
+    def operand_grads(grad, tensor1, tensor2, ctx):
+        needs, value = ctx.needs_input_grad, ctx.value
+        return (
+            grad * (value / tensor2).conj() if needs[1] else None,
+            -grad * (value * tensor1 / (tensor2 * tensor2)).conj() if needs[2] else None,
+        )
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2``, broadcast, like ``torch.addcmul``.
+    """``input + value * tensor1 * tensor2``, broadcast, like ``torch.addcmul``: computed in
+    the result dtype of the three tensors (float16's in float32).
 
     >>> clgrad.addcmul(clgrad.tensor([1.0]), clgrad.tensor([2.0]), clgrad.tensor([3.0]), value=0.5)
     tensor([4.])
     """
-    if D.result_type(input, tensor1, tensor2) is D.bool_:  # ATen's kernel has no bool case
-        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
-    return add(input, mul(tensor1, tensor2), alpha=value)
+    return _addc(Addcmul, "addcmul", input, tensor1, tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``, broadcast, like ``torch.addcdiv`` (integer
-    ``tensor1`` and ``tensor2`` are refused, as there).
+    """``input + value * tensor1 / tensor2``, broadcast, like ``torch.addcdiv`` (integer or
+    bool ``tensor1`` and ``tensor2`` together are refused, as there): computed in the result
+    dtype of the three tensors (float16's in float32).
 
     >>> clgrad.addcdiv(clgrad.tensor([1.0]), clgrad.tensor([3.0]), clgrad.tensor([2.0]), value=2)
     tensor([4.])
     """
-    if not any(isinstance(t, Tensor) and t.dtype.is_floating_point for t in (tensor1, tensor2)):
+    if all(is_tensor(t) and t.dtype.category < 2 for t in (tensor1, tensor2)):
         raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release "
+            "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
-            "to(input.dtype) using PyTorch 1.5.0 or later."
+            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes."
         )
-    return add(input, div(tensor1, tensor2), alpha=value)
+    return _addc(Addcdiv, "addcdiv", input, tensor1, tensor2, value)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):

@@ -25,6 +25,7 @@ from .core import (
     COMPLEX_HOOKS,
     broadcast_shapes,
     check_no_overlap,
+    complex_nonzero,
     copy_into,
     launch,
     overflow_error,
@@ -517,7 +518,9 @@ def write(x, basic_key, advanced, values, accumulate=False):
         return
     if isinstance(values, Tensor):
         broadcast_shapes(v._shape, values._shape)  # names both shapes when they don't fit
-        if values.dtype.category == 3 and v.dtype.category != 3:
+        if values.dtype.category == 3 and v.dtype is D.bool_:  # nonzero in either part
+            values = complex_nonzero(values)
+        elif values.dtype.category == 3 and v.dtype.category != 3:
             values = real_view(values)[..., 0]  # (PyTorch's copy keeps the real parts)
     if accumulate:
         add.op.run(v, values, out=v)

@@ -289,19 +289,30 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     a.device.require(a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         _check(a.reshape(1, -1), b.reshape(-1, 1), a, b)
-        return (a * b).sum(dtype=a.dtype)
+        return _product_sum_over(a, b, 0)
     if a.ndim == 1:
         _check(a.unsqueeze(0), b, a, b)
         if b.numel() < VECTOR_PANEL * b._shape[-2]:
-            return (a.unsqueeze(-1) * b).sum(-2, dtype=a.dtype)
+            return _product_sum_over(a.unsqueeze(-1), b, -2)
         return matmul(a.unsqueeze(0), b).squeeze(-2)
     if b.ndim == 1:
         _check(a, b.unsqueeze(-1), a, b)
         if a.numel() < VECTOR_PANEL * a._shape[-1]:
-            return (a * b).sum(-1, dtype=a.dtype)
+            return _product_sum_over(a, b, -1)
         return matmul(a, b.unsqueeze(-1)).squeeze(-1)
     _check(a, b, a, b)
     return (Mm if a.ndim == 2 and b.ndim == 2 else Bmm).apply(a, b)
+
+
+def _product_sum_over(a, b, dim):
+    """The sum over ``dim`` of ``a * b`` (broadcast, one dtype) in that dtype, as PyTorch's dot
+    and matrix-vector kernels compute it: float16 and bfloat16 products and their sum in
+    float32, rounded once (300 * 300 past float16's range cancels against -300 * 300)."""
+    dt = a.dtype
+    wide = D.accumulation(dt)
+    if wide is dt:
+        return (a * b).sum(dim, dtype=dt)
+    return (a.to(wide) * b.to(wide)).sum(dim).to(dt)
 
 
 def _check(a, b, orig_a, orig_b):
