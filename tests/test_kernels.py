@@ -46,7 +46,7 @@ def _exercise(device, name):
         (big @ big).sum().item()  # the fast matmul path
         w = clgrad.nn.Parameter(clgrad.ones(4, 3, dtype=dt, device=device))
         w.grad = clgrad.ones(4, 3, dtype=dt, device=device)
-        clgrad.optim.Adam([w]).step()  # optim
+        clgrad.optim.Adam([w], fused=True).step()  # optim (16-bit: only when asked for)
         w.tolist()
         logits = clgrad.zeros(2, 3, dtype=dt, device=device, requires_grad=True)
         F.cross_entropy(logits, clgrad.tensor([0, 2], device=device)).backward()  # nll
