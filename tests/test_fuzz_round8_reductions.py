@@ -14,7 +14,8 @@ NAN, INF = float("nan"), float("inf")
 
 
 def _float_dtypes(lib, device):
-    """The floating dtypes ``device`` holds (float64 where it computes in it)."""
+    """The floating dtypes the tested ``device`` holds (float64 where it computes in it), for
+    both libraries alike (torch's side runs on its cpu)."""
     names = ["float32", "float16", "bfloat16"]
     if clgrad.device(device).supports(clgrad.float64):
         names.append("float64")
@@ -68,7 +69,7 @@ def test_histc_places_values_at_bin_edges_in_the_input_dtype(device):
 
     def case(lib, dev):
         out = []
-        for dt in _float_dtypes(lib, dev):
+        for dt in _float_dtypes(lib, device):
             x = lib.tensor([0.7, 0.6, 0.3], device=dev).to(dt)
             line = lib.linspace(-1, 1, 201, device=dev).to(dt)
             out += [lib.histc(x, 10, 0, 1).float(), lib.histc(line, 7, -1, 1).float()]
@@ -153,7 +154,7 @@ def test_nansum_into_an_integer_maps_nan_before_the_cast(device):
 
     def case(lib, dev):
         out = []
-        for dt in _float_dtypes(lib, dev):
+        for dt in _float_dtypes(lib, device):
             x = lib.tensor([[1.5, NAN, 2.7], [-0.5, NAN, NAN]], device=dev).to(dt)
             out += [
                 lib.nansum(x, dtype=lib.int64),
