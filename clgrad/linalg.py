@@ -36,7 +36,7 @@ __all__ += ["ldl_solve"]
 inv, det, slogdet, solve, cholesky = _DC.inv, _DC.det, _DC.linalg_slogdet, _DC.solve, _DC.cholesky
 qr, svd, svdvals, eigh, eigvalsh = _DC.qr, _DC.svd, _DC.svdvals, _DC.eigh, _DC.eigvalsh
 eig, eigvals = _DC.eig, _DC.eigvals
-lstsq, pinv, matrix_rank, cond = _DC.lstsq, _DC.pinv, _DC.matrix_rank, _DC.cond
+lstsq, pinv, matrix_rank = _DC.lstsq, _DC.pinv, _DC.matrix_rank
 matrix_power, solve_triangular = _DC.matrix_power, _DC.solve_triangular
 matrix_exp, householder_product = _DC.matrix_exp, _DC.householder_product
 lu_factor, lu_factor_ex, lu, lu_solve = _LU.lu_factor, _LU.lu_factor_ex, _LU.lu, _LU.lu_solve
@@ -260,6 +260,31 @@ def inv_ex(A, *, check_errors=False):
     """
     out, info = _ex("inv_ex", inv, _lu_info, A, check_errors)
     return _DC._Result("linalg_inv_ex", (out, info))
+
+
+def cond(A, p=None):
+    """The condition number of each matrix in ``A`` in the ``p``-norm (None / 2: the ratio of
+    the largest and smallest singular value, of any matrix), like ``torch.linalg.cond``: for
+    the other norms ``norm(A) * norm(inv(A))``, inf for a singular matrix (inverted by
+    ``inv_ex``, as PyTorch's). Host-computed: the data makes a round trip.
+
+    >>> clgrad.linalg.cond(clgrad.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    >>> clgrad.linalg.cond(clgrad.tensor([[1.0, 2.0], [2.0, 4.0]]), 1)
+    tensor(inf)
+    """
+    _DC._check_square("linalg.cond", A, square=p not in (None, 2, -2))
+    if p is None or p in (2, -2):
+        s = _DC.svdvals(A)
+        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
+    inverse, info = inv_ex(A)
+    singular = info > 0
+    # a singular matrix and its (NaN) inverse as identities: its inf carries no NaN gradient
+    square = singular.reshape(singular.shape + (1, 1))
+    identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    A, inverse = _E.where(square, identity, A), _E.where(square, identity, inverse)
+    result = _DC._matrix_norm_any(A, p) * _DC._matrix_norm_any(inverse, p)
+    return result.masked_fill(singular, float("inf"))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):

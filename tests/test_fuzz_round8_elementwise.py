@@ -487,3 +487,12 @@ def test_integer_and_bool_logspace(device, steps):
         return _outcomes(calls)
 
     both(device, case)
+
+
+def test_fill_of_an_expanded_float16_tensor_is_range_checked(device):
+    """One element expanded to three is a three-element fill to PyTorch: range checked."""
+
+    def case(lib, dev):
+        return lib.zeros(1, dtype=lib.float16, device=dev).expand(3).fill_(1e6)
+
+    both(device, case)

@@ -232,9 +232,17 @@ PYTHON_NUMBERS = (bool, int, float)
 _UNCHECKED_ONE_ELEMENT_FILLS = (D.float16, D.bfloat16)
 
 
-def _one_element_fill(value, dt):
-    """A number to fill one element of float16 or bfloat16 ``dt`` with, as scalar_fill
-    converts it: rounded to ``dt`` (an infinity past its range); a tensor as it is."""
+def scalar_fill_value(value, t):
+    """The number ``full``/``fill_`` store in ``t``: for a one-element float16 or bfloat16 ``t``
+    as scalar_fill converts it, rounded to its dtype (an infinity past its range); else
+    ``value`` itself, which the fill's launch range checks.
+
+    >>> scalar_fill_value(1e6, clgrad.zeros(1, dtype=clgrad.float16))
+    inf
+    """
+    dt = t.dtype
+    if dt not in _UNCHECKED_ONE_ELEMENT_FILLS or t.numel() != 1 or not t.ndim:
+        return value
     if isinstance(value, (Tensor, bool, np.bool_)):
         return value
     check_scalar(value)
@@ -251,9 +259,6 @@ def launch(kernel: MapKernel, operands, out_dtype, compute=None, out=None, shape
     ``compute`` is one dtype for every operand or a list with one per operand. ``key``: a
     declared op's ``layout_key`` of these operands, under which a new output's plan is kept.
     """
-    if kernel is FILL and out_dtype in _UNCHECKED_ONE_ELEMENT_FILLS and out is not None:
-        if out.numel() == 1 and out.ndim:
-            operands = [_one_element_fill(operands[0], out_dtype)]
     if shape is None:
         done = _launch_fast(kernel, operands, out_dtype, compute, out, key)
         if done is not None:

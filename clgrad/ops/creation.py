@@ -24,6 +24,7 @@ from .core import (
     launch,
     overflow_error,
     overflows,
+    scalar_fill_value,
 )
 
 
@@ -168,7 +169,7 @@ def full(
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
     out = empty(*_shape((size,)), dtype=dtype, device=device)
-    launch(FILL, [fill_value], out.dtype, out.dtype, out=out)
+    launch(FILL, [scalar_fill_value(fill_value, out)], out.dtype, out.dtype, out=out)
     return _finish(out, requires_grad)
 
 

@@ -716,17 +716,19 @@ def _host_number(v):
 
 class _Pinv(Function):
     @staticmethod
-    def forward(ctx, A, cutoff, hermitian):
+    def forward(ctx, A, atol, rtol, hermitian):
+        # one decomposition gives both the cut-off (from its values) and the inverse
         a = _host(A)
         if hermitian:
             a = np.tril(a) + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))
             w, V = _blas(np.linalg.eigh, a)
+            cutoff = _tolerance(np.abs(w), atol, rtol, A.shape, A.dtype)
             keep = np.abs(w) > cutoff[..., None]
             w_inv = np.where(keep, 1 / np.where(keep, w, 1), 0)
             p = (V * w_inv[..., None, :]) @ np.conj(np.swapaxes(V, -1, -2))
         else:
             U, sv, Vh = _blas(np.linalg.svd, a, full_matrices=False)
-            keep = sv > cutoff[..., None]
+            keep = sv > _tolerance(sv, atol, rtol, A.shape, A.dtype)[..., None]
             s_inv = np.where(keep, 1 / np.where(keep, sv, 1), 0)
             p = (
                 np.conj(np.swapaxes(Vh, -1, -2))
@@ -751,7 +753,7 @@ class _Pinv(Function):
             K = P @ gh
             PhK = Ph @ K
             gA = -_t(K @ P) + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
-        return gA, None, None
+        return gA, None, None, None
 
 
 def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
@@ -773,8 +775,7 @@ def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None
         if rtol is not None:
             raise RuntimeError("linalg.pinv: rcond and rtol cannot both be given")
         rtol = rcond
-    cutoff = _tolerance(_spectrum(_host(A.detach()), hermitian), atol, rtol, A.shape, A.dtype)
-    return _Pinv.apply(A, np.broadcast_to(cutoff, A.shape[:-2]), hermitian)
+    return _Pinv.apply(A, atol, rtol, hermitian)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -942,44 +943,6 @@ def matrix_norm_spectral(A, ord, dim, keepdim):
         for d in sorted((d0, d1)):
             out = out.unsqueeze(d)
     return out
-
-
-def cond(A: Tensor, p=None) -> Tensor:
-    """The condition number of each matrix in ``A`` in the ``p``-norm (None / 2: the ratio of
-    the largest and smallest singular value), like ``torch.linalg.cond``. Host-computed: the
-    data makes a round trip.
-
-    >>> clgrad.linalg.cond(clgrad.tensor([[2.0, 0.0], [0.0, 0.5]]))
-    tensor(4.)
-    """
-    _check_square("linalg.cond", A, square=p not in (None, 2, -2))
-    if p is None or p in (2, -2):
-        s = svdvals(A)
-        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
-    # a singular matrix's is inf, as PyTorch's (which inverts with inv_ex, then fills)
-    singular = _singular(_host(A.detach()))
-    if not np.any(singular):
-        return _matrix_norm_any(A, p) * _matrix_norm_any(inv(A), p)
-    invertible = _up(np.where(singular[..., None, None], np.eye(A.shape[-1]), 0), A)
-    result = _matrix_norm_any(A, p) * _matrix_norm_any(inv(A + invertible), p)
-    return result.masked_fill(_up(singular, A, D.bool_), float("inf"))
-
-
-def _singular(a) -> np.ndarray:
-    """Which host matrices of the batch ``a`` LAPACK cannot invert (an exact zero pivot)."""
-    try:
-        np.linalg.inv(a)
-        return np.zeros(a.shape[:-2], dtype=bool)
-    except np.linalg.LinAlgError:  # which ones: one at a time
-        flat = a.reshape((-1,) + a.shape[-2:])
-        found = []
-        for m in flat:
-            try:
-                np.linalg.inv(m)
-                found.append(False)
-            except np.linalg.LinAlgError:
-                found.append(True)
-        return np.array(found).reshape(a.shape[:-2])
 
 
 def _matrix_norm_any(A, p):

@@ -26,6 +26,7 @@ from .core import (
     copy_into,
     launch,
     real_view,
+    scalar_fill_value,
     sum_to,
 )
 
@@ -410,7 +411,8 @@ def fill_(x, value):
         return copy_(x, value)
 
     def direct():
-        launch(FILL, [value], x.dtype, x.dtype, out=distinct_elements(x))
+        # (the number as a fill of x converts it: an expanded x's one element is not x's size)
+        launch(FILL, [scalar_fill_value(value, x)], x.dtype, x.dtype, out=distinct_elements(x))
         x._bump_version()
 
     return inplace(x, lambda old: _Overwrite.apply(old, value), direct)

@@ -93,16 +93,12 @@ class _BackwardHooks:
 
     def at_outputs(self, grads):
         module = self.module
-        grad_output = _packed(self.output_index, grads, self.n_outputs)
-        for hook in [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]:
-            result = hook(module, grad_output)
-            if result is not None:
-                if len(result) != len(grad_output):
-                    raise RuntimeError(
-                        "Backward pre hook returned an invalid number of grad_output, got "
-                        f"{len(result)}, but expected {len(grad_output)}"
-                    )
-                grad_output = result
+        grad_output = _through_hooks(
+            [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()],
+            lambda hook, go: hook(module, go),
+            _packed(self.output_index, grads, self.n_outputs),
+            "Backward pre hook returned an invalid number of grad_output",
+        )
         self.grad_output = grad_output
         if self.input_index is None and (module._backward_hooks or _global_backward_hooks):
             warnings.warn(
@@ -135,19 +131,26 @@ class _BackwardHooks:
             return grads
         module = self.module
         grads = [self._given(i, g) for i, g in zip(self.input_index, grads)]
-        grad_input = _packed(self.input_index, grads, self.n_inputs)
-        for hook in [*_global_backward_hooks.values(), *module._backward_hooks.values()]:
-            result = hook(module, grad_input, self.grad_output)
-            if result is None:
-                continue
-            if len(result) != len(grad_input):
-                raise RuntimeError(
-                    "Backward hook returned an invalid number of grad_input, got "
-                    f"{len(result)}, but expected {len(grad_input)}"
-                )
-            grad_input = result
+        grad_input = _through_hooks(
+            [*_global_backward_hooks.values(), *module._backward_hooks.values()],
+            lambda hook, gi: hook(module, gi, self.grad_output),
+            _packed(self.input_index, grads, self.n_inputs),
+            "Backward hook returned an invalid number of grad_input",
+        )
         self.grad_output = None
         return tuple(grad_input[i] for i in self.input_index)
+
+
+def _through_hooks(hooks, call, grads, wrong_length: str):
+    """``grads`` through each hook in turn (``call(hook, grads)``): a result that is not None
+    replaces them, and must have their length (PyTorch's RuntimeError, ``wrong_length``)."""
+    for hook in hooks:
+        result = call(hook, grads)
+        if result is not None:
+            if len(result) != len(grads):
+                raise RuntimeError(f"{wrong_length}, got {len(result)}, but expected {len(grads)}")
+            grads = result
+    return grads
 
 
 def _packed(index, values, size) -> tuple:
@@ -156,10 +159,6 @@ def _packed(index, values, size) -> tuple:
     for i, v in zip(index, values):
         packed[i] = v
     return tuple(packed)
-
-
-def _needs_grad(t) -> bool:
-    return isinstance(t, Tensor) and t.requires_grad
 
 
 class BackwardHookFunction(Function):

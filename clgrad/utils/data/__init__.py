@@ -872,12 +872,19 @@ class DataLoader(Generic[T_co]):
         self._initialized = True
 
     _initialized = False
-    _FIXED = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset")
+    _FIXED = (
+        "batch_size",
+        "batch_sampler",
+        "sampler",
+        "drop_last",
+        "dataset",
+        "persistent_workers",
+    )
 
     def __setattr__(self, attr, value):
         # PyTorch's guard: the loader's batching is set once (its batch sampler was made
         # from these), so a later assignment would be silently ignored
-        if self._initialized and attr in self._FIXED + ("persistent_workers",):
+        if self._initialized and attr in self._FIXED:
             raise ValueError(
                 f"{attr} attribute should not be set after {type(self).__name__} is initialized"
             )
